@@ -1,0 +1,31 @@
+# Roomcast: the README's two commands are `make demo` and `make test`.
+SHELL := /bin/bash
+SWIFT ?= swift
+BUILD_FLAGS ?=
+
+.PHONY: setup build release demo test bench clean
+
+setup:
+	@bash scripts/setup.sh
+
+build: setup
+	$(SWIFT) build $(BUILD_FLAGS)
+
+release: setup
+	$(SWIFT) build -c release $(BUILD_FLAGS)
+
+## The main job: the whole system on an embedded default, no radio needed.
+demo: release
+	@bash scripts/demo.sh
+
+## Every test: unit, integration against real mosquitto brokers, end to end.
+test: setup
+	$(SWIFT) build --build-tests $(BUILD_FLAGS)
+	$(SWIFT) test --skip-build $(BUILD_FLAGS)
+
+## Benchmarks print numbers (release build).
+bench: release
+	@bash scripts/bench.sh
+
+clean:
+	rm -rf .build

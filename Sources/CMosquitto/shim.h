@@ -1,0 +1,1 @@
+#include <mosquitto.h>

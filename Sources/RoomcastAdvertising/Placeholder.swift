@@ -1,0 +1,1 @@
+// Placeholder: the RoomcastAdvertising module's sources go in this folder.

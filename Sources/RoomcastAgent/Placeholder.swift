@@ -1,0 +1,1 @@
+// Placeholder: the RoomcastAgent module's sources go in this folder.

@@ -1,0 +1,1 @@
+// Placeholder: the RoomcastAggregator module's sources go in this folder.

@@ -1,0 +1,1 @@
+// Placeholder: the RoomcastFusion module's sources go in this folder.

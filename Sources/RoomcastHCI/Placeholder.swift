@@ -1,0 +1,1 @@
+// Placeholder: the RoomcastHCI module's sources go in this folder.

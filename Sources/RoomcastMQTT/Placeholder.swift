@@ -1,0 +1,1 @@
+// Placeholder: the RoomcastMQTT module's sources go in this folder.

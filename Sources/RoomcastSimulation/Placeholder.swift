@@ -1,0 +1,1 @@
+// Placeholder: the RoomcastSimulation module's sources go in this folder.

@@ -1,0 +1,35 @@
+/// Hex encoding and decoding for byte arrays (lowercase, no separators).
+public enum Hex {
+    private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Lowercase hex of `bytes`.
+    public static func encode<S: Sequence>(_ bytes: S) -> String where S.Element == UInt8 {
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.underestimatedCount * 2)
+        for b in bytes {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Bytes from hex; whitespace, ':' and '-' separators are ignored.
+    /// Returns nil on an odd digit count or a non-hex character.
+    public static func decode(_ text: String) -> [UInt8]? {
+        var out = [UInt8]()
+        var high: UInt8?
+        for c in text.utf8 {
+            let v: UInt8
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): v = c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): v = c - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): v = c - UInt8(ascii: "A") + 10
+            case UInt8(ascii: " "), UInt8(ascii: ":"), UInt8(ascii: "-"), UInt8(ascii: "\n"), UInt8(ascii: "\t"):
+                continue
+            default: return nil
+            }
+            if let h = high { out.append(h << 4 | v); high = nil } else { high = v }
+        }
+        return high == nil ? out : nil
+    }
+}

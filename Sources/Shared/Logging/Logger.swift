@@ -1,0 +1,168 @@
+import Foundation
+import Synchronization
+
+/// A small logger shaped like swift-log: a value passed explicitly, constant
+/// messages, data in dotted metadata keys (`hci.device`, `mqtt.topic`).
+public struct Logger: Sendable {
+    public enum Level: Int, Comparable, Sendable, CaseIterable, CustomStringConvertible {
+        case trace, debug, info, notice, warning, error, critical
+
+        public static func < (a: Level, b: Level) -> Bool { a.rawValue < b.rawValue }
+
+        public var description: String {
+            switch self {
+            case .trace: "trace"
+            case .debug: "debug"
+            case .info: "info"
+            case .notice: "notice"
+            case .warning: "warning"
+            case .error: "error"
+            case .critical: "critical"
+            }
+        }
+
+        public init?(name: String) {
+            guard let l = Level.allCases.first(where: { $0.description == name.lowercased() }) else { return nil }
+            self = l
+        }
+    }
+
+    public typealias Metadata = [String: String]
+
+    public let label: String
+    public var logLevel: Level
+    public var metadata: Metadata
+    private let handler: any LogHandler
+
+    public init(label: String, level: Level = .info, handler: any LogHandler = StderrLogHandler()) {
+        self.label = label
+        self.logLevel = level
+        self.metadata = [:]
+        self.handler = handler
+    }
+
+    public subscript(metadataKey key: String) -> String? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(level: Level, _ message: @autoclosure () -> String, metadata extra: @autoclosure () -> Metadata = [:]) {
+        guard level >= logLevel else { return }
+        var merged = metadata
+        for (k, v) in extra() { merged[k] = v }
+        handler.log(LogRecord(level: level, label: label, message: message(), metadata: merged))
+    }
+
+    public func trace(_ m: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:]) { log(level: .trace, m(), metadata: metadata()) }
+    public func debug(_ m: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:]) { log(level: .debug, m(), metadata: metadata()) }
+    public func info(_ m: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:]) { log(level: .info, m(), metadata: metadata()) }
+    public func notice(_ m: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:]) { log(level: .notice, m(), metadata: metadata()) }
+    public func warning(_ m: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:]) { log(level: .warning, m(), metadata: metadata()) }
+    public func error(_ m: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:]) { log(level: .error, m(), metadata: metadata()) }
+    public func critical(_ m: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:]) { log(level: .critical, m(), metadata: metadata()) }
+
+    /// A logger that discards everything (for tests and benchmarks).
+    public static var silent: Logger { Logger(label: "silent", level: .critical, handler: NullLogHandler()) }
+}
+
+/// One log line.
+public struct LogRecord: Sendable, Equatable {
+    public var level: Logger.Level
+    public var label: String
+    public var message: String
+    public var metadata: Logger.Metadata
+}
+
+/// Where log records go.
+public protocol LogHandler: Sendable {
+    func log(_ record: LogRecord)
+}
+
+/// Writes `level label: message key=value ...` lines to stderr. journald adds
+/// its own timestamps; `timestamps: true` adds ISO-8601 ones for plain files.
+public struct StderrLogHandler: LogHandler {
+    public let timestamps: Bool
+
+    public init(timestamps: Bool = false) { self.timestamps = timestamps }
+
+    public func log(_ record: LogRecord) {
+        var line = ""
+        if timestamps { line += Date().formatted(.iso8601) + " " }
+        // journald reads a "<N>" syslog priority prefix on the lines of a unit's
+        // stderr (JOURNAL_STREAM is set there); a terminal gets plain lines.
+        if Self.underJournald { line += "<\(Self.syslogPriority(record.level))>" }
+        line += "\(record.level) \(record.label): \(record.message)"
+        for key in record.metadata.keys.sorted() {
+            line += " \(key)=\(Self.quote(record.metadata[key]!))"
+        }
+        line += "\n"
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+
+    static let underJournald = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil
+
+    static func syslogPriority(_ level: Logger.Level) -> Int {
+        switch level {
+        case .trace, .debug: 7
+        case .info: 6
+        case .notice: 5
+        case .warning: 4
+        case .error: 3
+        case .critical: 2
+        }
+    }
+
+    static func quote(_ value: String) -> String {
+        if !value.isEmpty && !value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" || $0.isNewline }) {
+            return value
+        }
+        return "\"" + value.replacingOccurrences(of: "\\", with: "\\\\")
+            .replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n") + "\""
+    }
+}
+
+/// Discards every record.
+public struct NullLogHandler: LogHandler {
+    public init() {}
+    public func log(_ record: LogRecord) {}
+}
+
+/// Keeps records in memory, for tests.
+public final class InMemoryLogHandler: LogHandler {
+    private let storage = Mutex<[LogRecord]>([])
+
+    public init() {}
+
+    public func log(_ record: LogRecord) { storage.withLock { $0.append(record) } }
+
+    public var records: [LogRecord] { storage.withLock { $0 } }
+
+    public func records(atLeast level: Logger.Level) -> [LogRecord] {
+        records.filter { $0.level >= level }
+    }
+}
+
+/// Lets a repeated log line through at most once per `interval` seconds and
+/// counts what it suppressed (hostile input must not flood the journal).
+public final class RateLimitedLog: Sendable {
+    private struct State { var lastAt: [String: Double] = [:]; var suppressed: [String: Int] = [:] }
+    private let state = Mutex(State())
+    public let interval: Double
+
+    public init(interval: Double = 10) { self.interval = interval }
+
+    /// True when a line with `key` may be logged at `now`; also returns how
+    /// many were suppressed since the last one.
+    public func admit(_ key: String, now: Double) -> (admit: Bool, suppressed: Int) {
+        state.withLock { s in
+            if let last = s.lastAt[key], now - last < interval {
+                s.suppressed[key, default: 0] += 1
+                return (false, 0)
+            }
+            s.lastAt[key] = now
+            let n = s.suppressed.removeValue(forKey: key) ?? 0
+            return (true, n)
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+
+/// A beacon's stable, lowercase, topic-safe identity, e.g.
+/// `ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-675-23`.
+///
+/// Major and minor stay separate numbers (joined by '-') so (675, 23) and
+/// (67, 523) never collide. Forms: `ibeacon:<uuid>-<major>-<minor>`,
+/// `altbeacon:<id1>-<id2>-<id3>`, `eddystone:<namespace hex>-<instance hex>`,
+/// `mac:<12 hex>`, `irk:<name>`, `fp:<rule>-<value>`.
+public struct BeaconID: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+
+    /// The kind prefix before the first ':'.
+    public var scheme: String {
+        String(rawValue.prefix(while: { $0 != ":" }))
+    }
+
+    public var description: String { rawValue }
+
+    public static func < (a: BeaconID, b: BeaconID) -> Bool { a.rawValue < b.rawValue }
+
+    /// Parses and validates a beacon id string. Returns nil when it is not a
+    /// known form or would not be a single topic level.
+    public init?(_ text: String) {
+        guard let parsed = BeaconID.validate(text) else { return nil }
+        self.rawValue = parsed
+    }
+
+    private init(unchecked: String) { self.rawValue = unchecked }
+
+    public static func iBeacon(uuid: UUID, major: UInt16, minor: UInt16) -> BeaconID {
+        BeaconID(unchecked: "ibeacon:\(uuid.uuidString.lowercased())-\(major)-\(minor)")
+    }
+
+    /// AltBeacon: id1 is 16 bytes (a UUID), id2 and id3 are 16-bit numbers.
+    public static func altBeacon(id1: [UInt8], id2: UInt16, id3: UInt16) -> BeaconID {
+        BeaconID(unchecked: "altbeacon:\(BeaconID.uuidString(id1))-\(id2)-\(id3)")
+    }
+
+    public static func eddystone(namespace: [UInt8], instance: [UInt8]) -> BeaconID {
+        BeaconID(unchecked: "eddystone:\(Hex.encode(namespace))-\(Hex.encode(instance))")
+    }
+
+    /// A device known only by its (public or static) address.
+    public static func mac(_ address: [UInt8]) -> BeaconID {
+        BeaconID(unchecked: "mac:\(Hex.encode(address))")
+    }
+
+    /// A device whose rotating address resolved with the named IRK.
+    public static func irk(_ name: String) -> BeaconID? {
+        BeaconID("irk:\(name.lowercased())")
+    }
+
+    /// A device recognised by a fingerprint rule, e.g. `fp:tile-<hex>`.
+    public static func fingerprint(_ rule: String, _ value: String) -> BeaconID? {
+        BeaconID("fp:\(rule.lowercased())-\(value.lowercased())")
+    }
+
+    /// 16 bytes as a hyphenated lowercase UUID; other lengths as plain hex.
+    public static func uuidString(_ bytes: [UInt8]) -> String {
+        guard bytes.count == 16 else { return Hex.encode(bytes) }
+        let h = Hex.encode(bytes)
+        let parts = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { r -> Substring in
+            let s = h.index(h.startIndex, offsetBy: r.lowerBound)
+            let e = h.index(h.startIndex, offsetBy: r.upperBound)
+            return h[s..<e]
+        }
+        return parts.joined(separator: "-")
+    }
+
+    static let allowedSchemes: Set<String> = ["ibeacon", "altbeacon", "eddystone", "mac", "irk", "fp"]
+
+    static func validate(_ text: String) -> String? {
+        guard let colon = text.firstIndex(of: ":") else { return nil }
+        let scheme = String(text[..<colon])
+        let rest = text[text.index(after: colon)...]
+        guard allowedSchemes.contains(scheme), !rest.isEmpty, text.utf8.count <= 200 else { return nil }
+        // Lowercase, topic-safe: letters, digits, '-', '_', '.', ':'.
+        for c in text.unicodeScalars {
+            switch c {
+            case "a"..."z", "0"..."9", "-", "_", ".", ":": continue
+            default: return nil
+            }
+        }
+        switch scheme {
+        case "ibeacon":
+            // uuid (36 chars) - major - minor
+            let parts = rest.split(separator: "-", omittingEmptySubsequences: false)
+            guard parts.count == 7, UUID(uuidString: parts[0..<5].joined(separator: "-")) != nil,
+                  let major = UInt16(parts[5]), let minor = UInt16(parts[6]),
+                  String(major) == parts[5], String(minor) == parts[6] else { return nil }
+        case "mac":
+            guard rest.count == 12, Hex.decode(String(rest)) != nil else { return nil }
+        default:
+            break
+        }
+        return text
+    }
+}
+
+extension BeaconID: Codable {
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        let s = try c.decode(String.self)
+        guard let id = BeaconID(s) else {
+            throw DecodingError.dataCorruptedError(in: c, debugDescription: "not a beacon id: '\(s.prefix(80))'")
+        }
+        self = id
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(rawValue)
+    }
+}

@@ -1,0 +1,87 @@
+/// One ranged beacon as heard by one node: the payload of
+/// `<prefix>/nodes/<node>/beacons/<id>` (docs/schema/reading.schema.json).
+public struct BeaconReading: Codable, Sendable, Equatable {
+    public var v: Int = WireFormat.version
+    public var id: BeaconID
+    public var node: String
+    /// Capture time at the node, unix seconds (millisecond precision).
+    public var ts: Double
+    /// Per-node, strictly increasing sequence number.
+    public var seq: UInt64
+    public var rssi: Int
+    public var rssiFiltered: Double
+    /// Reference RSSI at 1 m used for the distance.
+    public var power: Int
+    public var distance: Double
+    public var proximity: Proximity
+    public var kind: BeaconKind
+    /// Last advertiser address, 12 lowercase hex digits with colons.
+    public var mac: String
+    public var addressType: String?
+    public var name: String?
+    public var uuid: String?
+    public var major: UInt16?
+    public var minor: UInt16?
+    public var namespace: String?
+    public var instance: String?
+    public var url: String?
+    public var txPower: Int?
+    public var telemetry: BeaconTelemetry?
+    /// Observed advertising interval in seconds (median of recent gaps).
+    public var interval: Double?
+    /// Advertisements folded into this reading since the previous one.
+    public var samples: Int?
+
+    public init(id: BeaconID, node: String, ts: Double, seq: UInt64, rssi: Int, rssiFiltered: Double,
+                power: Int, distance: Double, proximity: Proximity, kind: BeaconKind, mac: String) {
+        self.id = id
+        self.node = node
+        self.ts = ts
+        self.seq = seq
+        self.rssi = rssi
+        self.rssiFiltered = rssiFiltered
+        self.power = power
+        self.distance = distance
+        self.proximity = proximity
+        self.kind = kind
+        self.mac = mac
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case v, id, node, ts, seq, rssi, power, distance, proximity, kind, mac, name
+        case uuid, major, minor, namespace, instance, url, telemetry, interval, samples
+        case rssiFiltered = "rssi_filtered"
+        case addressType = "address_type"
+        case txPower = "tx_power"
+    }
+}
+
+/// Beacon telemetry (Eddystone-TLM, Estimote Telemetry), every field optional.
+public struct BeaconTelemetry: Codable, Sendable, Equatable {
+    public var batteryMillivolts: Int?
+    public var batteryPercent: Int?
+    public var temperature: Double?
+    public var advertisementCount: UInt32?
+    public var uptime: Double?
+    public var encrypted: Bool?
+    public var motion: Bool?
+
+    public init(batteryMillivolts: Int? = nil, batteryPercent: Int? = nil, temperature: Double? = nil,
+                advertisementCount: UInt32? = nil, uptime: Double? = nil, encrypted: Bool? = nil,
+                motion: Bool? = nil) {
+        self.batteryMillivolts = batteryMillivolts
+        self.batteryPercent = batteryPercent
+        self.temperature = temperature
+        self.advertisementCount = advertisementCount
+        self.uptime = uptime
+        self.encrypted = encrypted
+        self.motion = motion
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case temperature, uptime, encrypted, motion
+        case batteryMillivolts = "battery_mv"
+        case batteryPercent = "battery_pct"
+        case advertisementCount = "adv_count"
+    }
+}

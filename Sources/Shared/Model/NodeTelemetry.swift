@@ -1,0 +1,42 @@
+/// Retained, periodic node health on `<prefix>/nodes/<node>/telemetry`
+/// (docs/schema/telemetry.schema.json).
+public struct NodeTelemetry: Codable, Sendable, Equatable {
+    public var v: Int = WireFormat.version
+    public var node: String
+    public var ts: Double
+    public var version: String
+    public var uptime: Double
+    public var adapter: String
+    public var room: String?
+    public var advertisementsPerSecond: Double
+    public var beaconsInView: Int
+    public var dropped: UInt64
+    public var hciErrors: UInt64
+    public var hciResets: UInt64
+    public var brokerReconnects: UInt64
+
+    public init(node: String, ts: Double, version: String, uptime: Double, adapter: String,
+                advertisementsPerSecond: Double, beaconsInView: Int, dropped: UInt64,
+                hciErrors: UInt64, hciResets: UInt64, brokerReconnects: UInt64) {
+        self.node = node
+        self.ts = ts
+        self.version = version
+        self.uptime = uptime
+        self.adapter = adapter
+        self.advertisementsPerSecond = advertisementsPerSecond
+        self.beaconsInView = beaconsInView
+        self.dropped = dropped
+        self.hciErrors = hciErrors
+        self.hciResets = hciResets
+        self.brokerReconnects = brokerReconnects
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case v, node, ts, version, uptime, adapter, room, dropped
+        case advertisementsPerSecond = "adverts_per_s"
+        case beaconsInView = "beacons_in_view"
+        case hciErrors = "hci_errors"
+        case hciResets = "hci_resets"
+        case brokerReconnects = "broker_reconnects"
+    }
+}

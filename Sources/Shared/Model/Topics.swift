@@ -1,0 +1,66 @@
+/// Builds and parses every topic of the wire contract (docs/mqtt-api.md).
+/// The prefix defaults to `roomcast`.
+public struct Topics: Sendable, Equatable {
+    public let prefix: String
+
+    public init(prefix: String = "roomcast") {
+        self.prefix = prefix
+    }
+
+    public func nodeStatus(_ node: String) -> String { "\(prefix)/nodes/\(node)/status" }
+    public func nodeTelemetry(_ node: String) -> String { "\(prefix)/nodes/\(node)/telemetry" }
+    public func nodeBeacon(_ node: String, _ id: BeaconID) -> String { "\(prefix)/nodes/\(node)/beacons/\(id.rawValue)" }
+    public func nodeEvents(_ node: String) -> String { "\(prefix)/nodes/\(node)/events" }
+    public func presence(_ id: BeaconID) -> String { "\(prefix)/presence/\(id.rawValue)" }
+    public func room(_ room: String) -> String { "\(prefix)/rooms/\(room)" }
+    public var events: String { "\(prefix)/events" }
+    public var aggregatorStatus: String { "\(prefix)/aggregator/status" }
+    public var aggregatorLease: String { "\(prefix)/aggregator/lease" }
+
+    /// Subscription filters.
+    public var allNodeBeacons: String { "\(prefix)/nodes/+/beacons/+" }
+    public var allNodeStatus: String { "\(prefix)/nodes/+/status" }
+    public var allNodeTelemetry: String { "\(prefix)/nodes/+/telemetry" }
+    public var allNodeEvents: String { "\(prefix)/nodes/+/events" }
+    public var allPresence: String { "\(prefix)/presence/+" }
+    public var allRooms: String { "\(prefix)/rooms/+" }
+
+    /// A parsed topic of the contract.
+    public enum Topic: Equatable, Sendable {
+        case nodeStatus(node: String)
+        case nodeTelemetry(node: String)
+        case nodeBeacon(node: String, id: BeaconID)
+        case nodeEvents(node: String)
+        case presence(id: BeaconID)
+        case room(String)
+        case events
+        case aggregatorStatus
+        case aggregatorLease
+    }
+
+    /// Parses `topic`; nil when it is not one of ours (or a beacon id is invalid).
+    public func parse(_ topic: String) -> Topic? {
+        let levels = topic.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        let p = prefix.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard levels.count > p.count, Array(levels[0..<p.count]) == p else { return nil }
+        let rest = Array(levels[p.count...])
+        guard rest.allSatisfy({ !$0.isEmpty }) else { return nil }
+        switch rest.count {
+        case 1 where rest[0] == "events": return .events
+        case 2 where rest[0] == "aggregator" && rest[1] == "status": return .aggregatorStatus
+        case 2 where rest[0] == "aggregator" && rest[1] == "lease": return .aggregatorLease
+        case 2 where rest[0] == "presence": return BeaconID(rest[1]).map { .presence(id: $0) }
+        case 2 where rest[0] == "rooms": return .room(rest[1])
+        case 3 where rest[0] == "nodes":
+            switch rest[2] {
+            case "status": return .nodeStatus(node: rest[1])
+            case "telemetry": return .nodeTelemetry(node: rest[1])
+            case "events": return .nodeEvents(node: rest[1])
+            default: return nil
+            }
+        case 4 where rest[0] == "nodes" && rest[2] == "beacons":
+            return BeaconID(rest[3]).map { .nodeBeacon(node: rest[1], id: $0) }
+        default: return nil
+        }
+    }
+}

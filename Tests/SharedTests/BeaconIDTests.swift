@@ -1,0 +1,132 @@
+import Foundation
+import Testing
+@testable import Shared
+
+@Suite struct BeaconIDTests {
+    @Test func majorAndMinorStaySeparate() {
+        let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+        let a = BeaconID.iBeacon(uuid: uuid, major: 675, minor: 23)
+        let b = BeaconID.iBeacon(uuid: uuid, major: 67, minor: 523)
+        #expect(a != b)
+        #expect(a.rawValue == "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-675-23")
+        #expect(b.rawValue == "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-67-523")
+    }
+
+    @Test(arguments: [
+        "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-0-65535",
+        "eddystone:edd1ebeac04e5defa017-0bdb87539b67",
+        "altbeacon:2f234454-cf6d-4a0f-adf2-f4911ba9ffa6-1-2",
+        "mac:a4c138aabbcc",
+        "irk:alice-phone",
+        "fp:tile-feed",
+    ])
+    func validIDsRoundTrip(_ text: String) throws {
+        let id = try #require(BeaconID(text))
+        #expect(id.rawValue == text)
+        let json = try WireFormat.encode([id])
+        #expect(try JSONDecoder().decode([BeaconID].self, from: Data(json)) == [id])
+    }
+
+    @Test(arguments: [
+        "", "ibeacon:", "IBEACON:x", "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-65536-1",
+        "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-01-1", "mac:a4c138aabb", "mac:zzzzzzzzzzzz",
+        "irk:a/b", "irk:a+b", "irk:a#b", "unknown:x", "irk:Upper",
+    ])
+    func invalidIDsAreRejected(_ text: String) {
+        #expect(BeaconID(text) == nil)
+    }
+}
+
+@Suite struct TopicsTests {
+    let topics = Topics()
+    let id = BeaconID("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2")!
+
+    @Test func buildsAndParsesEveryTopic() {
+        let cases: [(String, Topics.Topic)] = [
+            (topics.nodeStatus("kitchen-pi"), .nodeStatus(node: "kitchen-pi")),
+            (topics.nodeTelemetry("kitchen-pi"), .nodeTelemetry(node: "kitchen-pi")),
+            (topics.nodeBeacon("kitchen-pi", id), .nodeBeacon(node: "kitchen-pi", id: id)),
+            (topics.nodeEvents("kitchen-pi"), .nodeEvents(node: "kitchen-pi")),
+            (topics.presence(id), .presence(id: id)),
+            (topics.room("kitchen"), .room("kitchen")),
+            (topics.events, .events),
+            (topics.aggregatorStatus, .aggregatorStatus),
+        ]
+        for (topic, expected) in cases {
+            #expect(topics.parse(topic) == expected, "\(topic)")
+        }
+        #expect(topics.nodeBeacon("n", id) == "roomcast/nodes/n/beacons/\(id.rawValue)")
+    }
+
+    @Test func customPrefixWithSeveralLevels() {
+        let t = Topics(prefix: "site/a")
+        #expect(t.parse("site/a/presence/\(id.rawValue)") == .presence(id: id))
+        #expect(t.parse("roomcast/presence/\(id.rawValue)") == nil)
+    }
+
+    @Test(arguments: ["roomcast/nodes//status", "roomcast/nodes/a/beacons/not-an-id", "roomcast", "other/x", "roomcast/nodes/a/b/c/d"])
+    func rejectsForeignTopics(_ topic: String) {
+        #expect(topics.parse(topic) == nil)
+    }
+
+    @Test func topicNameRules() {
+        #expect(TopicName.problem(with: "kitchen") == nil)
+        #expect(TopicName.problem(with: "") != nil)
+        #expect(TopicName.problem(with: "a/b") != nil)
+        #expect(TopicName.problem(with: "a+") != nil)
+        #expect(TopicName.problem(with: "#") != nil)
+        #expect(TopicName.problem(with: "a\0b") != nil)
+    }
+}
+
+@Suite struct ByteReaderTests {
+    @Test func readsLittleAndBigEndian() throws {
+        var r = ByteReader([0x01, 0x02, 0x03, 0x04, 0x05, 0x06])
+        #expect(try r.readUInt16LE() == 0x0201)
+        #expect(try r.readUInt16BE() == 0x0304)
+        #expect(r.remaining == 2)
+        #expect(throws: ByteReaderError.self) { try r.readUInt32LE() }
+        #expect(try r.readBytes(2) == [0x05, 0x06])
+        #expect(r.isAtEnd)
+    }
+
+    @Test func subReaderIsBounded() throws {
+        var r = ByteReader([1, 2, 3, 4])
+        var sub = try r.subReader(2)
+        #expect(try sub.readUInt8() == 1)
+        #expect(try sub.readUInt8() == 2)
+        #expect(throws: ByteReaderError.self) { try sub.readUInt8() }
+        #expect(try r.readUInt8() == 3)
+    }
+
+    @Test func hexRoundTrip() {
+        #expect(Hex.encode([0xde, 0xad, 0x01]) == "dead01")
+        #expect(Hex.decode("DE:AD 01") == [0xde, 0xad, 0x01])
+        #expect(Hex.decode("abc") == nil)
+        #expect(Hex.decode("zz") == nil)
+    }
+}
+
+@Suite struct WireFormatTests {
+    @Test func presenceEncodesNullRoomExplicitly() throws {
+        let id = BeaconID("mac:a4c138aabbcc")!
+        let d = PresenceDecision(id: id, name: nil, room: nil, floor: nil, distance: nil, confidence: 0.9,
+                                 node: nil, since: 10, lastSeen: 5, evidence: [], ts: 12)
+        let text = String(decoding: try WireFormat.encode(d), as: UTF8.self)
+        #expect(text.contains("\"room\":null"))
+        let back = try WireFormat.decode(PresenceDecision.self, from: Array(text.utf8))
+        #expect(back == d)
+    }
+
+    @Test func rejectsUnknownVersionAndJunk() {
+        #expect(throws: WireFormatError.unsupportedVersion(2)) {
+            try WireFormat.decode(RoomOccupancy.self, from: Array(#"{"v":2}"#.utf8))
+        }
+        #expect(throws: WireFormatError.self) {
+            try WireFormat.decode(RoomOccupancy.self, from: [0xff, 0xfe])
+        }
+        #expect(throws: WireFormatError.tooLarge(WireFormat.maxPayloadBytes + 1)) {
+            try WireFormat.decode(RoomOccupancy.self, from: [UInt8](repeating: 0x20, count: WireFormat.maxPayloadBytes + 1))
+        }
+    }
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Roomcast needs to build, test and run. Idempotent:
+# it asks apt only for what is missing, so a second run is quick and offline.
+set -euo pipefail
+
+packages=(
+  libmosquitto-dev libbluetooth-dev libyaml-dev libssl-dev pkg-config
+  mosquitto mosquitto-clients bluez bluez-test-tools openssl iproute2
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+
+echo "setup: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+
+# The Debian package enables and starts a system-wide broker on port 1883 where
+# systemd runs. Roomcast's tests start their own brokers on free ports and do
+# not need it; we leave it as the package set it up.
