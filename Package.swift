@@ -45,7 +45,8 @@ let package = Package(
                                          "RoomcastSimulation", "RoomcastMQTT"]),
 
         // Tests.
-        .target(name: "TestSupport", dependencies: ["Shared"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Shared"], path: "Tests/TestSupport",
+                resources: [.copy("Vectors")]),
         .testTarget(name: "SharedTests", dependencies: ["Shared", "TestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "RoomcastMQTTTests", dependencies: ["RoomcastMQTT", "TestSupport"]),

@@ -1,1 +1,0 @@
-// Placeholder: the RoomcastFusion module's sources go in this folder.

@@ -1,0 +1,20 @@
+import Shared
+
+/// Anything that turns node readings into per-beacon room decisions: the
+/// fusion engine, and the baseline rules it is scored against. Pure and
+/// deterministic: time only enters through `now` (and readings' capture `ts`).
+public protocol PresenceEstimator {
+    /// Feeds one reading; `now` is when the aggregator received it (the
+    /// reading itself is judged by its capture time `reading.ts`).
+    mutating func ingest(_ reading: BeaconReading, now: Double)
+
+    /// A node's status changed; an offline node's evidence drops out at once.
+    mutating func nodeStatus(_ node: String, online: Bool, now: Double)
+
+    /// Advances time to `now` and returns the decisions that changed since the
+    /// previous call: a new room, or going away (`room == nil`).
+    mutating func tick(now: Double) -> [PresenceDecision]
+
+    /// The decision in force for `id`, if the beacon has been heard.
+    func decision(for id: BeaconID) -> PresenceDecision?
+}

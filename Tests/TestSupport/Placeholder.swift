@@ -1,1 +1,0 @@
-// Test support: helpers shared by the test targets (a real mosquitto on a free port, fixtures).
