@@ -130,3 +130,22 @@ import Testing
         }
     }
 }
+
+@Suite struct MessageLogLineTests {
+    @Test func roundTripsJSONAndTextPayloads() throws {
+        let json = MessageLogLine(ts: 1700000000.123, topic: "roomcast/x", payload: Array(#"{"a":1,"b":"c/d"}"#.utf8), retain: true)
+        let text = json.encoded()
+        #expect(text == #"{"payload":{"a":1,"b":"c/d"},"retain":true,"topic":"roomcast/x","ts":1700000000.123}"#)
+        #expect(try MessageLogLine.decode(text) == json)
+
+        let plain = MessageLogLine(ts: 5, topic: "roomcast/nodes/a/status", payload: Array("offline".utf8))
+        #expect(plain.encoded() == #"{"payload":"offline","retain":false,"topic":"roomcast/nodes/a/status","ts":5}"#)
+        #expect(try MessageLogLine.decode(plain.encoded()) == plain)
+    }
+
+    @Test func rejectsBrokenLines() {
+        #expect(throws: WireFormatError.self) { try MessageLogLine.decode("nope") }
+        #expect(throws: WireFormatError.self) { try MessageLogLine.decode(#"{"topic":"a"}"#) }
+        #expect(throws: WireFormatError.self) { try MessageLogLine.decode(#"{"ts":1}"#) }
+    }
+}
