@@ -1,0 +1,111 @@
+import Shared
+
+/// Checks every inbound MQTT message before it reaches fusion: topic shape,
+/// payload size and version, the node named in the topic against the payload,
+/// numbers that are not finite or out of range, unknown or foreign beacons.
+/// Rejections are counted by reason; nothing here throws or traps.
+public struct InputIntake: Sendable {
+    /// What an accepted message means for fusion.
+    public enum Input: Sendable, Equatable {
+        case reading(BeaconReading)
+        case nodeStatus(node: String, online: Bool)
+        /// Our own retained output, read back at start-up.
+        case retainedPresence(PresenceDecision)
+        case aggregatorStatus(String)
+        case lease([UInt8])
+    }
+
+    public enum Rejection: String, Sendable, CaseIterable {
+        case foreignTopic = "foreign_topic"
+        case tooLarge = "too_large"
+        case badPayload = "bad_payload"
+        case badVersion = "bad_version"
+        case nodeMismatch = "node_mismatch"
+        case idMismatch = "id_mismatch"
+        case outOfRange = "out_of_range"
+        case unknownNode = "unknown_node"
+    }
+
+    public let topics: Topics
+    /// Nodes from the config; empty accepts any node.
+    public let knownNodes: Set<String>
+    public private(set) var rejected: [Rejection: UInt64] = [:]
+    public private(set) var accepted: UInt64 = 0
+
+    public init(topics: Topics, knownNodes: Set<String> = []) {
+        self.topics = topics
+        self.knownNodes = knownNodes
+    }
+
+    public var rejectedTotal: UInt64 { rejected.values.reduce(0, +) }
+
+    /// Classifies one message; nil (with a counted reason) when rejected.
+    public mutating func accept(topic: String, payload: [UInt8]) -> Result<Input, RejectionDetail> {
+        let result = classify(topic: topic, payload: payload)
+        switch result {
+        case .success: accepted += 1
+        case .failure(let detail): rejected[detail.reason, default: 0] += 1
+        }
+        return result
+    }
+
+    /// Why a message was rejected, for a rate-limited log line.
+    public struct RejectionDetail: Error, Sendable, Equatable {
+        public var reason: Rejection
+        public var message: String
+    }
+
+    private func classify(topic: String, payload: [UInt8]) -> Result<Input, RejectionDetail> {
+        func reject(_ r: Rejection, _ m: String) -> Result<Input, RejectionDetail> { .failure(RejectionDetail(reason: r, message: m)) }
+        guard let parsed = topics.parse(topic) else { return reject(.foreignTopic, "not a Roomcast topic") }
+        if payload.count > WireFormat.maxPayloadBytes { return reject(.tooLarge, "\(payload.count) bytes") }
+        switch parsed {
+        case let .nodeBeacon(node, id):
+            if !knownNodes.isEmpty && !knownNodes.contains(node) { return reject(.unknownNode, "node '\(node)' is not configured") }
+            let reading: BeaconReading
+            do { reading = try WireFormat.decode(BeaconReading.self, from: payload) } catch {
+                if case .unsupportedVersion = error { return reject(.badVersion, error.description) }
+                if case .tooLarge = error { return reject(.tooLarge, error.description) }
+                return reject(.badPayload, error.description)
+            }
+            if reading.node != node { return reject(.nodeMismatch, "topic node '\(node)' but payload node '\(reading.node)'") }
+            if reading.id != id { return reject(.idMismatch, "topic id differs from payload id") }
+            if let problem = Self.rangeProblem(reading) { return reject(.outOfRange, problem) }
+            return .success(.reading(reading))
+        case let .nodeStatus(node):
+            if !knownNodes.isEmpty && !knownNodes.contains(node) { return reject(.unknownNode, "node '\(node)' is not configured") }
+            switch String(decoding: payload, as: UTF8.self) {
+            case "online": return .success(.nodeStatus(node: node, online: true))
+            case "offline", "": return .success(.nodeStatus(node: node, online: false))
+            default: return reject(.badPayload, "status must be online or offline")
+            }
+        case let .presence(id):
+            guard !payload.isEmpty else { return reject(.badPayload, "empty presence") }
+            do {
+                let d = try WireFormat.decode(PresenceDecision.self, from: payload)
+                guard d.id == id else { return reject(.idMismatch, "topic id differs from payload id") }
+                return .success(.retainedPresence(d))
+            } catch {
+                return reject(.badPayload, error.description)
+            }
+        case .aggregatorStatus:
+            return .success(.aggregatorStatus(String(decoding: payload, as: UTF8.self)))
+        case .aggregatorLease:
+            return .success(.lease(payload))
+        case .nodeTelemetry, .nodeEvents, .room, .events:
+            return reject(.foreignTopic, "not an input topic")
+        }
+    }
+
+    /// Why a decoded reading's numbers cannot be used, or nil.
+    static func rangeProblem(_ r: BeaconReading) -> String? {
+        if !r.ts.isFinite || r.ts < 0 || r.ts > 4_102_444_800 { return "ts out of range" }
+        if r.rssi < -127 || r.rssi > 20 { return "rssi \(r.rssi) out of range" }
+        if !r.rssiFiltered.isFinite || r.rssiFiltered < -127 || r.rssiFiltered > 20 { return "rssi_filtered out of range" }
+        if !r.distance.isFinite || r.distance < 0 || r.distance > 1000 { return "distance out of range" }
+        if r.power < -127 || r.power > 20 { return "power out of range" }
+        if let i = r.interval, !i.isFinite || i < 0 || i > 3600 { return "interval out of range" }
+        if let p = TopicName.problem(with: r.node) { return "node name \(p)" }
+        return nil
+    }
+}

@@ -1,1 +1,0 @@
-// Placeholder: the RoomcastAggregator module's sources go in this folder.

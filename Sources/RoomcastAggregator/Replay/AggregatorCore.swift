@@ -1,0 +1,116 @@
+import RoomcastFusion
+import Shared
+
+/// The aggregator's whole decision path without I/O: input checks, fusion,
+/// output. The live service and `aggregator replay` both drive this one type
+/// with (time, message), so a replay reproduces what the service would do.
+public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: Sendable {
+    public private(set) var engine: Engine
+    public private(set) var intake: InputIntake
+    public private(set) var publisher: PresencePublisher
+    public let discovery: HomeAssistantDiscovery?
+    public let site: SiteModel
+    public let topics: Topics
+    /// How often fusion is ticked, in seconds.
+    public let tickInterval: Double
+    private var nextTick: Double?
+    private var announcedBeacons: Set<BeaconID> = []
+    private let knownBeacons: [BeaconID: SiteModel.KnownBeacon]
+
+    public init(engine: Engine, site: SiteModel, topics: Topics, discovery: HomeAssistantDiscovery?,
+                mqttRoomOutput: Bool = false, tickInterval: Double = 1.0, restrictToKnownNodes: Bool = true) {
+        self.engine = engine
+        self.site = site
+        self.topics = topics
+        self.discovery = discovery
+        self.tickInterval = tickInterval
+        self.intake = InputIntake(topics: topics, knownNodes: restrictToKnownNodes ? Set(site.nodes.map(\.name)) : [])
+        self.publisher = PresencePublisher(topics: topics, site: site, mqttRoomOutput: mqttRoomOutput)
+        var known: [BeaconID: SiteModel.KnownBeacon] = [:]
+        for b in site.beacons { known[b.id] = b }
+        self.knownBeacons = known
+    }
+
+    /// Messages to publish when the service starts: online status and discovery.
+    public mutating func start(now: Double) throws -> [OutboundMessage] {
+        var out = [OutboundMessage(topic: topics.aggregatorStatus, text: "online", retain: true, qos: 1)]
+        if let discovery {
+            out += try discovery.siteConfigs(site)
+            announcedBeacons.formUnion(site.beacons.map(\.id))
+        }
+        return out
+    }
+
+    /// Resumes from our own retained presence read back at start-up.
+    public mutating func resume(from decisions: [PresenceDecision]) {
+        publisher.resume(from: decisions)
+    }
+
+    /// One inbound message at `now`; returns what to publish because of it
+    /// (including the ticks that fell due before `now`).
+    public mutating func handle(topic: String, payload: [UInt8], now: Double) throws -> (messages: [OutboundMessage], rejection: InputIntake.RejectionDetail?) {
+        var out = try advance(to: now)
+        switch intake.accept(topic: topic, payload: payload) {
+        case .failure(let why):
+            return (out, why)
+        case .success(.reading(let r)):
+            if !knownBeacons.isEmpty && knownBeacons[r.id] == nil { return (out, nil) }
+            engine.ingest(r, now: now)
+        case .success(.nodeStatus(let node, let online)):
+            engine.nodeStatus(node, online: online, now: now)
+            if !online { out += try publishChanges(now: now) }
+        case .success(.retainedPresence(let d)):
+            publisher.resume(from: [d])
+        case .success(.aggregatorStatus), .success(.lease):
+            break
+        }
+        return (out, nil)
+    }
+
+    /// Runs the ticks due up to `now`.
+    public mutating func advance(to now: Double) throws -> [OutboundMessage] {
+        guard let due = nextTick else {
+            nextTick = (now / tickInterval).rounded(.down) * tickInterval + tickInterval
+            return []
+        }
+        var out: [OutboundMessage] = []
+        var t = due
+        while t <= now {
+            out += try publishChanges(now: t)
+            t += tickInterval
+        }
+        nextTick = t
+        return out
+    }
+
+    /// Periodic refresh of every retained output.
+    public func refresh(now: Double) throws -> [OutboundMessage] {
+        let all = publishedDecisions()
+        return try publisher.refresh(all, now: now)
+    }
+
+    func publishedDecisions() -> [PresenceDecision] {
+        var ids = Set(knownBeacons.keys)
+        ids.formUnion(announcedBeacons)
+        return ids.sorted().compactMap { engine.decision(for: $0) }
+    }
+
+    private mutating func publishChanges(now: Double) throws -> [OutboundMessage] {
+        var changed = engine.tick(now: now)
+        guard !changed.isEmpty else { return [] }
+        for i in changed.indices where changed[i].name == nil {
+            changed[i].name = knownBeacons[changed[i].id]?.name
+        }
+        var out: [OutboundMessage] = []
+        if let discovery {
+            for d in changed where !announcedBeacons.contains(d.id) {
+                announcedBeacons.insert(d.id)
+                out += try discovery.beaconConfigs(id: d.id, name: d.name)
+            }
+        } else {
+            for d in changed { announcedBeacons.insert(d.id) }
+        }
+        out += try publisher.publish(changed, now: now)
+        return out
+    }
+}

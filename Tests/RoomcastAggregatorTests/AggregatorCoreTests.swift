@@ -1,0 +1,190 @@
+import Foundation
+import RoomcastFusion
+import Shared
+import Testing
+@testable import RoomcastAggregator
+
+/// A scripted estimator: the strongest latest rssi_filtered wins, away after 10 s.
+/// A fake at the estimator seam, so these tests check the core's plumbing only.
+struct StrongestLatest: PresenceEstimator, Sendable {
+    var latest: [BeaconID: [String: BeaconReading]] = [:]
+    var offline: Set<String> = []
+    var current: [BeaconID: PresenceDecision] = [:]
+    let roomOfNode: [String: String]
+
+    mutating func ingest(_ r: BeaconReading, now: Double) { latest[r.id, default: [:]][r.node] = r }
+    mutating func nodeStatus(_ node: String, online: Bool, now: Double) {
+        if online { offline.remove(node) } else { offline.insert(node) }
+    }
+    mutating func tick(now: Double) -> [PresenceDecision] {
+        var changed: [PresenceDecision] = []
+        for (id, byNode) in latest.sorted(by: { $0.key < $1.key }) {
+            let fresh = byNode.values.filter { now - $0.ts <= 10 && !offline.contains($0.node) }
+            let best = fresh.max { $0.rssiFiltered < $1.rssiFiltered }
+            let room = best.flatMap { roomOfNode[$0.node] }
+            if current[id]?.room != room || current[id] == nil {
+                let d = PresenceDecision(id: id, name: nil, room: room, floor: 0, distance: best?.distance, confidence: 1,
+                                         node: best?.node, since: now, lastSeen: best?.ts, evidence: [], ts: now)
+                current[id] = d
+                changed.append(d)
+            }
+        }
+        return changed
+    }
+    func decision(for id: BeaconID) -> PresenceDecision? { current[id] }
+}
+
+let cat = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45")!
+let site = SiteModel(
+    rooms: [.init(name: "kitchen"), .init(name: "office", floor: 1)],
+    nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "office-pi", room: "office")],
+    beacons: [.init(id: cat, name: "Cat", power: -59)])
+
+func reading(_ node: String, rssi: Double, ts: Double, seq: UInt64 = 1) -> BeaconReading {
+    BeaconReading(id: cat, node: node, ts: ts, seq: seq, rssi: Int(rssi), rssiFiltered: rssi, power: -59,
+                  distance: 1, proximity: .near, kind: .iBeacon, mac: "aa:bb:cc:dd:ee:ff")
+}
+
+func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
+    let topics = Topics()
+    return AggregatorCore(engine: StrongestLatest(roomOfNode: ["kitchen-pi": "kitchen", "office-pi": "office"]),
+                          site: site, topics: topics,
+                          discovery: discovery ? HomeAssistantDiscovery(topics: topics) : nil)
+}
+
+@Suite struct AggregatorCoreTests {
+    @Test func publishesPresenceRoomsAndEventsOnChangeOnly() throws {
+        var core = makeCore(discovery: false)
+        let topics = Topics()
+        _ = try core.start(now: 100)
+        var out: [OutboundMessage] = []
+        out += try core.handle(topic: topics.nodeBeacon("kitchen-pi", cat), payload: WireFormat.encode(reading("kitchen-pi", rssi: -60, ts: 100)), now: 100).messages
+        out += try core.advance(to: 101.5)
+        let presence = out.filter { $0.topic == topics.presence(cat) }
+        #expect(presence.count == 1)
+        #expect(presence.allSatisfy { $0.retain })
+        let decision = try WireFormat.decode(PresenceDecision.self, from: presence[0].payload)
+        #expect(decision.room == "kitchen")
+        #expect(decision.name == "Cat")
+        let events = try out.filter { $0.topic == topics.events }.map { try WireFormat.decode(RoomEvent.self, from: $0.payload) }
+        #expect(events.map(\.event) == [.enter])
+        let room = try #require(out.first { $0.topic == topics.room("kitchen") })
+        let occupancy = try WireFormat.decode(RoomOccupancy.self, from: room.payload)
+        #expect(occupancy.occupied && occupancy.count == 1 && occupancy.beacons == [cat])
+
+        // Same room again: nothing new.
+        var again = try core.handle(topic: topics.nodeBeacon("kitchen-pi", cat), payload: WireFormat.encode(reading("kitchen-pi", rssi: -61, ts: 102, seq: 2)), now: 102).messages
+        again += try core.advance(to: 103.5)
+        #expect(again.isEmpty)
+
+        // Moves to the office: leave + enter, both rooms republished.
+        var moved = try core.handle(topic: topics.nodeBeacon("office-pi", cat), payload: WireFormat.encode(reading("office-pi", rssi: -50, ts: 104)), now: 104).messages
+        moved += try core.advance(to: 105.5)
+        let moveEvents = try moved.filter { $0.topic == topics.events }.map { try WireFormat.decode(RoomEvent.self, from: $0.payload) }
+        #expect(moveEvents.map(\.event) == [.leave, .enter])
+        #expect(moveEvents[0].room == "kitchen" && moveEvents[0].other == "office")
+        #expect(Set(moved.map(\.topic)).isSuperset(of: [topics.room("kitchen"), topics.room("office")]))
+    }
+
+    @Test func offlineNodeDropsOutAtOnce() throws {
+        var core = makeCore(discovery: false)
+        let topics = Topics()
+        _ = try core.start(now: 0)
+        _ = try core.handle(topic: topics.nodeBeacon("kitchen-pi", cat), payload: WireFormat.encode(reading("kitchen-pi", rssi: -60, ts: 0)), now: 0)
+        _ = try core.advance(to: 1.5)
+        #expect(core.engine.decision(for: cat)?.room == "kitchen")
+        let out = try core.handle(topic: topics.nodeStatus("kitchen-pi"), payload: Array("offline".utf8), now: 2).messages
+        let d = try WireFormat.decode(PresenceDecision.self, from: try #require(out.first { $0.topic == topics.presence(cat) }).payload)
+        #expect(d.room == nil)
+    }
+
+    @Test func rejectsHostileInputWithCounters() throws {
+        var core = makeCore(discovery: false)
+        let topics = Topics()
+        let good = try WireFormat.encode(reading("kitchen-pi", rssi: -60, ts: 10))
+        let cases: [(String, [UInt8], InputIntake.Rejection)] = [
+            (topics.nodeBeacon("office-pi", cat), good, .nodeMismatch),
+            (topics.nodeBeacon("attic-pi", cat), good, .unknownNode),
+            (topics.nodeBeacon("kitchen-pi", cat), Array(#"{"v":2}"#.utf8), .badVersion),
+            (topics.nodeBeacon("kitchen-pi", cat), [0xff, 0xfe, 0x00], .badPayload),
+            (topics.nodeBeacon("kitchen-pi", cat), Array(#"{"v":1,"id":1}"#.utf8), .badPayload),
+            (topics.nodeBeacon("kitchen-pi", cat), [UInt8](repeating: 0x20, count: 1 << 20), .tooLarge),
+            (topics.nodeBeacon("kitchen-pi", cat), Array(String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"rssi\":-60", with: "\"rssi\":1e300").utf8), .badPayload),
+            (topics.nodeBeacon("kitchen-pi", cat), Array(String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"distance\":1", with: "\"distance\":-5").utf8), .outOfRange),
+            ("roomcast/nodes/kitchen-pi/beacons/not-an-id", good, .foreignTopic),
+            (topics.nodeStatus("kitchen-pi"), Array("maybe".utf8), .badPayload),
+        ]
+        for (topic, payload, reason) in cases {
+            let r = try core.handle(topic: topic, payload: payload, now: 10).rejection
+            #expect(r?.reason == reason, "\(topic): \(String(describing: r))")
+        }
+        #expect(core.intake.rejectedTotal == UInt64(cases.count))
+        // Good input still flows.
+        #expect(try core.handle(topic: topics.nodeBeacon("kitchen-pi", cat), payload: good, now: 10).rejection == nil)
+        _ = try core.advance(to: 12)
+        #expect(core.engine.decision(for: cat)?.room == "kitchen")
+    }
+
+    @Test func resumeFromRetainedPresencePublishesNoEvents() throws {
+        var core = makeCore(discovery: false)
+        let topics = Topics()
+        let retained = PresenceDecision(id: cat, name: "Cat", room: "kitchen", floor: 0, distance: 1, confidence: 1,
+                                        node: "kitchen-pi", since: 50, lastSeen: 99, evidence: [], ts: 99)
+        _ = try core.handle(topic: topics.presence(cat), payload: WireFormat.encode(retained), now: 100)
+        var out = try core.handle(topic: topics.nodeBeacon("kitchen-pi", cat), payload: WireFormat.encode(reading("kitchen-pi", rssi: -60, ts: 100)), now: 100).messages
+        out += try core.advance(to: 102)
+        #expect(!out.contains { $0.topic == topics.events }, "a restart must not look like a leave and enter")
+    }
+}
+
+@Suite struct HomeAssistantDiscoveryTests {
+    let discovery = HomeAssistantDiscovery(topics: Topics())
+
+    func json(_ m: OutboundMessage) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(m.payload)) as? [String: Any])
+    }
+
+    @Test func beaconTrackerFollowsDocumentedSchema() throws {
+        let configs = try discovery.beaconConfigs(id: cat, name: "Cat")
+        let tracker = try #require(configs.first { $0.topic.hasPrefix("homeassistant/device_tracker/") })
+        #expect(tracker.retain)
+        #expect(tracker.topic == "homeassistant/device_tracker/roomcast_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1233_45/config")
+        let c = try json(tracker)
+        #expect(c["source_type"] as? String == "bluetooth_le")
+        #expect(c["state_topic"] as? String == "roomcast/presence/\(cat.rawValue)")
+        #expect(c["payload_not_home"] as? String == "not_home")
+        #expect((c["unique_id"] as? String)?.hasPrefix("roomcast_") == true)
+        let availability = try #require(c["availability"] as? [[String: Any]])
+        #expect(availability.first?["topic"] as? String == "roomcast/aggregator/status")
+        let device = try #require(c["device"] as? [String: Any])
+        #expect(device["name"] as? String == "Cat")
+        #expect((device["identifiers"] as? [String])?.isEmpty == false)
+        let attrs = try #require(c["json_attributes_template"] as? String)
+        for key in ["room", "floor", "distance", "confidence", "node", "last_seen"] { #expect(attrs.contains("'\(key)'")) }
+        // Keys HA rejects would make the whole config invalid: only documented ones.
+        let allowed: Set<String> = ["name", "unique_id", "object_id", "state_topic", "value_template", "json_attributes_topic",
+                                    "json_attributes_template", "source_type", "payload_home", "payload_not_home",
+                                    "availability", "device", "icon"]
+        #expect(Set(c.keys).isSubset(of: allowed))
+    }
+
+    @Test func roomsAndNodesAndRemoval() throws {
+        let all = try discovery.siteConfigs(site)
+        let topics = Set(all.map(\.topic))
+        #expect(topics.contains("homeassistant/binary_sensor/roomcast_room_kitchen_occupancy/config"))
+        #expect(topics.contains("homeassistant/sensor/roomcast_room_kitchen_count/config"))
+        #expect(topics.contains("homeassistant/binary_sensor/roomcast_node_kitchen_pi_connectivity/config"))
+        let occupancy = try json(try #require(all.first { $0.topic.hasSuffix("roomcast_room_kitchen_occupancy/config") }))
+        #expect(occupancy["device_class"] as? String == "occupancy")
+        let node = try json(try #require(all.first { $0.topic.hasSuffix("roomcast_node_kitchen_pi_connectivity/config") }))
+        #expect(node["payload_on"] as? String == "online" && node["device_class"] as? String == "connectivity")
+        // Unique ids are unique.
+        let ids = try all.map { try json($0)["unique_id"] as? String }
+        #expect(Set(ids).count == ids.count)
+
+        let stale = "homeassistant/device_tracker/roomcast_old_beacon/config"
+        let removals = discovery.removals(existing: topics.union([stale, "homeassistant/sensor/other_thing/config"]), wanted: all)
+        #expect(removals.map(\.topic) == [stale])
+        #expect(removals[0].payload.isEmpty && removals[0].retain)
+    }
+}

@@ -1,5 +1,0 @@
-import Testing
-
-@Suite struct RoomcastAggregatorTestsPlaceholder {
-    @Test func builds() { #expect(Bool(true)) }
-}
