@@ -1,0 +1,41 @@
+import Foundation
+import Shared
+import Testing
+import TestSupport
+
+/// The Swift encoders must produce exactly what docs/schema documents.
+@Suite struct WireContractTests {
+    let id = BeaconID("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-675-23")!
+
+    func problems<T: Encodable>(_ value: T, _ schema: String) throws -> [String] {
+        try JSONSchemaValidator.contract(schema).validate(json: WireFormat.encode(value))
+    }
+
+    @Test func readingMatchesSchema() throws {
+        var r = BeaconReading(id: id, node: "kitchen-pi", ts: 1732880000.123, seq: 7, rssi: -68, rssiFiltered: -67.4,
+                              power: -59, distance: 2.1, proximity: .near, kind: .iBeacon, mac: "c8:1f:66:0a:1b:2c")
+        r.uuid = "e2c56db5-dffb-48d2-b060-d0f5a71096e0"; r.major = 675; r.minor = 23
+        r.telemetry = BeaconTelemetry(batteryMillivolts: 3000, temperature: 21.5)
+        #expect(try problems(r, "reading.schema.json") == [])
+        r.mac = "C8-1F"
+        #expect(try problems(r, "reading.schema.json") != [], "the validator must catch a bad mac")
+    }
+
+    @Test func presenceMatchesSchemaAwayAndHome() throws {
+        var d = PresenceDecision(id: id, name: "Cat", room: "kitchen", floor: 0, distance: 1.8, confidence: 0.9,
+                                 node: "kitchen-pi", since: 1, lastSeen: 2, evidence: [
+                                    NodeEvidence(node: "kitchen-pi", room: "kitchen", rssi: -66, distance: 1.8, ts: 2)], ts: 3)
+        #expect(try problems(d, "presence.schema.json") == [])
+        d.room = nil; d.node = nil; d.distance = nil; d.floor = nil; d.evidence = []
+        #expect(try problems(d, "presence.schema.json") == [])
+    }
+
+    @Test func otherPayloadsMatchSchemas() throws {
+        #expect(try problems(RoomOccupancy(room: "kitchen", floor: 0, beacons: [id], ts: 1), "room.schema.json") == [])
+        #expect(try problems(RoomEvent(ts: 1, event: .enter, id: id, name: "Cat", room: "kitchen", other: nil), "room-event.schema.json") == [])
+        #expect(try problems(RegionEvent(ts: 1, node: "n", region: "r", event: .exit, id: id), "region-event.schema.json") == [])
+        #expect(try problems(NodeTelemetry(node: "n", ts: 1, version: "0.1.0", uptime: 5, adapter: "hci0", advertisementsPerSecond: 3,
+                                           beaconsInView: 2, dropped: 0, hciErrors: 0, hciResets: 0, brokerReconnects: 1),
+                             "telemetry.schema.json") == [])
+    }
+}
