@@ -1,1 +1,0 @@
-// Placeholder: the RoomcastAgent module's sources go in this folder.

@@ -1,5 +1,0 @@
-import Testing
-
-@Suite struct RoomcastAgentTestsPlaceholder {
-    @Test func builds() { #expect(Bool(true)) }
-}
