@@ -1,0 +1,85 @@
+import Foundation
+import Shared
+
+/// Active/standby between aggregators with the same config, through one
+/// retained lease topic (`<prefix>/aggregator/lease`) plus each one's Last Will.
+///
+/// The active one renews `{"holder","expires"}` every `duration / 3`; a
+/// standby takes over when the lease has expired, or at once when the holder's
+/// lease is cleared (its Last Will publishes an empty lease). Both consume the
+/// same input, so a standby's state is warm; only the active one publishes.
+/// Pure: driven by `now` and the lease messages it reads back.
+public struct LeaseElection: Sendable {
+    public struct Lease: Codable, Sendable, Equatable {
+        public var v: Int = WireFormat.version
+        public var holder: String
+        public var expires: Double
+
+        public init(holder: String, expires: Double) {
+            self.holder = holder
+            self.expires = expires
+        }
+    }
+
+    public enum Role: String, Sendable { case standby, active }
+
+    public let me: String
+    public let duration: Double
+    public let topic: String
+    public private(set) var role: Role = .standby
+    public private(set) var seen: Lease?
+    /// When this instance first observed the lease topic (the retained value
+    /// arrives at once on subscribe; before that we must not grab the lease).
+    private var startedAt: Double?
+    private var lastRenewal: Double = -.infinity
+
+    public init(me: String, topics: Topics, duration: Double = 6) {
+        self.me = me
+        self.duration = duration
+        self.topic = topics.aggregatorLease
+    }
+
+    /// The retained lease as read from the broker (empty payload = released).
+    public mutating func observe(payload: [UInt8], now: Double) {
+        if payload.isEmpty {
+            seen = nil
+        } else if let lease = try? WireFormat.decode(Lease.self, from: payload) {
+            seen = lease
+            if lease.holder != me && lease.expires > now && role == .active {
+                // Someone else holds a valid lease (split brain after a partition): the
+                // later holder wins, we step down.
+                role = .standby
+            }
+        }
+    }
+
+    /// Advances to `now`; returns the lease message to publish, if any.
+    /// `grace` is how long to wait after start for the retained lease to arrive.
+    public mutating func tick(now: Double, grace: Double = 1.0) -> OutboundMessage? {
+        if startedAt == nil { startedAt = now }
+        switch role {
+        case .active:
+            return now - lastRenewal >= duration / 3 ? renew(now: now) : nil
+        case .standby:
+            guard now - (startedAt ?? now) >= grace else { return nil }
+            if let held = seen, held.holder != me, held.expires > now { return nil }
+            role = .active
+            return renew(now: now)
+        }
+    }
+
+    /// The Last Will to register: an empty retained lease releases it at once
+    /// when this instance dies, so the standby need not wait for expiry.
+    public var releaseMessage: OutboundMessage { OutboundMessage(topic: topic, payload: [], retain: true, qos: 1) }
+
+    private mutating func renew(now: Double) -> OutboundMessage {
+        lastRenewal = now
+        let lease = Lease(holder: me, expires: now + duration)
+        seen = lease
+        // Encoding a two-field struct of finite values cannot fail.
+        return (try? OutboundMessage(topic: topic, json: lease, retain: true, qos: 1))
+            ?? OutboundMessage(topic: topic, payload: [], retain: true, qos: 1)
+    }
+
+    public var isActive: Bool { role == .active }
+}
