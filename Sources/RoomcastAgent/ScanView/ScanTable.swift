@@ -1,0 +1,71 @@
+import Foundation
+import Shared
+
+/// The ranging table of `edge-agent scan`: the beacons in view, nearest first,
+/// rendered as text (refreshed in place on a terminal) or as JSONL.
+public struct ScanTable: Sendable {
+    public struct Row: Sendable, Equatable {
+        public var label: String
+        public var kind: String
+        public var rssi: Int
+        public var filtered: Double
+        public var distance: Double
+        public var proximity: Proximity
+        public var lastSeen: Double
+
+        public init(label: String, kind: String, rssi: Int, filtered: Double, distance: Double, proximity: Proximity, lastSeen: Double) {
+            self.label = label
+            self.kind = kind
+            self.rssi = rssi
+            self.filtered = filtered
+            self.distance = distance
+            self.proximity = proximity
+            self.lastSeen = lastSeen
+        }
+    }
+
+    private var rows: [String: Row] = [:]
+
+    public init() {}
+
+    /// Updates the row of one reading.
+    public mutating func update(_ r: BeaconReading) {
+        rows[r.id.rawValue] = Row(label: r.name ?? r.id.rawValue, kind: r.kind.rawValue, rssi: r.rssi, filtered: r.rssiFiltered,
+                                  distance: r.distance, proximity: r.proximity, lastSeen: r.ts)
+    }
+
+    /// Drops beacons not seen for `forgetAfter` seconds.
+    public mutating func expire(now: Double, forgetAfter: Double) {
+        rows = rows.filter { now - $0.value.lastSeen < forgetAfter }
+    }
+
+    /// Rows nearest first (then by label, so the order is stable).
+    public var sorted: [Row] {
+        rows.values.sorted { $0.distance != $1.distance ? $0.distance < $1.distance : $0.label < $1.label }
+    }
+
+    /// The table as text at `now`, `width` columns wide.
+    public func render(now: Double, width: Int = 100) -> String {
+        let labelWidth = max(12, min(60, width - 58))
+        var out = pad("BEACON", labelWidth) + " " + pad("KIND", 13) + pad("RSSI", 6, right: true) + pad("FILT", 8, right: true)
+            + pad("DIST", 8, right: true) + "  " + pad("PROXIMITY", 10) + pad("SEEN", 7, right: true) + "\n"
+        for r in sorted {
+            let age = max(0, now - r.lastSeen)
+            out += pad(String(r.label.prefix(labelWidth)), labelWidth) + " " + pad(r.kind, 13)
+                + pad("\(r.rssi)", 6, right: true) + pad(String(format: "%.1f", r.filtered), 8, right: true)
+                + pad(String(format: "%.2fm", r.distance), 8, right: true) + "  " + pad(r.proximity.rawValue, 10)
+                + pad(String(format: "%.0fs", age), 7, right: true) + "\n"
+        }
+        if rows.isEmpty { out += "(no beacons in view)\n" }
+        return out
+    }
+
+    /// ANSI: home the cursor and clear the screen, for an in-place refresh.
+    public static let clearScreen = "\u{1B}[H\u{1B}[2J"
+
+    private func pad(_ s: String, _ n: Int, right: Bool = false) -> String {
+        guard s.count < n else { return s }
+        let fill = String(repeating: " ", count: n - s.count)
+        return right ? fill + s : s + fill
+    }
+}

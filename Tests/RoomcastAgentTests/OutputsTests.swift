@@ -1,0 +1,46 @@
+import Foundation
+import Shared
+import Testing
+@testable import RoomcastAgent
+
+func sampleReading(_ id: BeaconID = tag, distance: Double = 2.5, name: String? = "Keys") -> BeaconReading {
+    var r = BeaconReading(id: id, node: "kitchen-pi", ts: 100, seq: 1, rssi: -70, rssiFiltered: -69.5, power: -59,
+                          distance: distance, proximity: .near, kind: .iBeacon, mac: "aa:bb:cc:dd:ee:ff")
+    r.name = name
+    r.interval = 0.1
+    return r
+}
+
+@Suite struct CompatibilityOutputsTests {
+    @Test func offByDefault() {
+        #expect(CompatibilityOutputs(room: "kitchen").messages(for: sampleReading()).isEmpty)
+    }
+
+    @Test func mqttRoomAndESPresenseShapes() throws {
+        let out = CompatibilityOutputs(room: "kitchen", mqttRoom: true, espresense: true).messages(for: sampleReading())
+        let room = try #require(out.first { $0.topic == "room_presence/kitchen" })
+        let r = try #require(try JSONSerialization.jsonObject(with: Data(room.payload)) as? [String: Any])
+        #expect(r["id"] as? String == tag.rawValue && r["name"] as? String == "Keys" && r["distance"] as? Double == 2.5)
+        let esp = try #require(out.first { $0.topic == "espresense/devices/\(tag.rawValue)/kitchen" })
+        let e = try #require(try JSONSerialization.jsonObject(with: Data(esp.payload)) as? [String: Any])
+        #expect(e["rssi@1m"] as? Int == -59)
+        #expect(e["mac"] as? String == "aabbccddeeff")
+        #expect(e["interval"] as? Int == 100)
+    }
+}
+
+@Suite struct ScanTableTests {
+    @Test func nearestFirstAndExpiry() {
+        var t = ScanTable()
+        let far = BeaconID("mac:a4c138aabbcc")!
+        t.update(sampleReading(far, distance: 7, name: nil))
+        t.update(sampleReading(tag, distance: 0.4, name: "Keys"))
+        #expect(t.sorted.map(\.label) == ["Keys", far.rawValue])
+        let text = t.render(now: 101)
+        let lines = text.split(separator: "\n")
+        #expect(lines[0].hasPrefix("BEACON"))
+        #expect(lines[1].hasPrefix("Keys") && lines[1].contains("0.40m") && lines[1].contains("1s"))
+        t.expire(now: 200, forgetAfter: 30)
+        #expect(t.render(now: 200).contains("(no beacons in view)"))
+    }
+}
