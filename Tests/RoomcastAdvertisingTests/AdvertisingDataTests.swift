@@ -37,13 +37,16 @@ import Shared
         #expect(ad.localName == "Foo")
     }
 
-    @Test func zeroLengthEndsDataAndJunkIsReported() {
+    @Test func zeroPaddingIsSkippedAndJunkAfterItReported() {
         let padded = AdvertisingData.decode(bytes("020106" + "000000"))
         #expect(padded.flags == 6)
         #expect(padded.issues.isEmpty)
+        // Zero-padded advertising data followed by the scan response (Android scan records).
+        let merged = AdvertisingData.decode(bytes("020106" + "0000" + "0409466f6f" + "00"))
+        #expect(merged.flags == 6 && merged.completeName == "Foo" && merged.issues.isEmpty)
         let junk = AdvertisingData.decode(bytes("020106" + "00ff02"))
         #expect(junk.flags == 6)
-        #expect(junk.issues == [ADIssue(offset: 3, adType: nil, problem: .dataAfterTerminator(count: 2))])
+        #expect(junk.issues == [ADIssue(offset: 4, adType: 0x02, problem: .overrun(length: 255, available: 1))])
     }
 
     @Test func lengthPastTheEndKeepsWhatCameBefore() {

@@ -10,8 +10,6 @@ public struct ADIssue: Sendable, Equatable, Encodable, CustomStringConvertible {
     public enum Problem: Sendable, Equatable {
         /// The length byte claims more bytes than are left; decoding stops here.
         case overrun(length: Int, available: Int)
-        /// Non-zero bytes after a zero length byte (which ends the significant part).
-        case dataAfterTerminator(count: Int)
         /// The payload length does not fit the AD type.
         case badLength(length: Int, expected: String)
         /// AD type 0x00 is not assigned.
@@ -32,8 +30,6 @@ public struct ADIssue: Sendable, Equatable, Encodable, CustomStringConvertible {
         switch problem {
         case let .overrun(length, available):
             what = "length \(length) runs past the end (\(available) byte(s) left); ignored the rest"
-        case .dataAfterTerminator(let n):
-            what = "\(n) non-zero byte(s) after a zero length byte; ignored"
         case let .badLength(length, expected):
             what = "payload of \(length) byte(s), expected \(expected)"
         case .reservedType:

@@ -52,12 +52,11 @@ public struct AdvertisingData: Sendable, Equatable {
         while i < n {
             let length = Int(bytes[i])
             if length == 0 {
-                // A zero length ends the significant part (Core Vol 3 Part C §11); the
-                // rest should be zero padding.
-                var junk = 0
-                for j in (i + 1)..<n where bytes[j] != 0 { junk += 1 }
-                if junk > 0 { ad.issues.append(ADIssue(offset: i, adType: nil, problem: .dataAfterTerminator(count: junk))) }
-                break
+                // Zero padding. Core Vol 3 Part C §11 ends the significant part here, but
+                // Android scan records and some controllers concatenate the zero-padded
+                // advertising data with the scan response, so skip it and go on.
+                i += 1
+                continue
             }
             guard length <= n - i - 1 else {
                 let type: UInt8? = i + 1 < n ? bytes[i + 1] : nil
@@ -143,7 +142,10 @@ public struct AdvertisingData: Sendable, Equatable {
         var end = payload.endIndex
         while end > payload.startIndex, payload[end - 1] == 0 { end -= 1 }
         let bytes = payload[payload.startIndex..<end]
-        guard !bytes.isEmpty else { return nil }
+        guard !bytes.isEmpty else {
+            issues.append(ADIssue(offset: offset, adType: type, problem: .badLength(length: payload.count, expected: "a name")))
+            return nil
+        }
         if let s = String(validating: bytes, as: UTF8.self) { return s }
         issues.append(ADIssue(offset: offset, adType: type, problem: .invalidUTF8))
         return String(decoding: bytes, as: UTF8.self)
