@@ -41,9 +41,9 @@ import Shared
     }
 
     @Test func truncatedIBeaconIsRejected() {
-        let s = scan("14ff4c000215e2c56db5dffb48d2b060d0f5a71096e0")
+        let s = scan("16ff4c000215e2c56db5dffb48d2b060d0f5a71096e000")
         #expect(s.beacons.isEmpty)
-        #expect(s.rejections.first?.reason.contains("expected 23") == true)
+        #expect(s.rejections.first?.reason == .shortIBeacon(length: 19))
     }
 
     // AltBeacon id1 2f234454-cf6d-4a0f-adf2-f4911ba9ffa6, id2 1, id3 2, ref -59, reserved 9,
@@ -95,7 +95,7 @@ import Shared
         }
         #expect(tx == -29 && Hex.encode(eid) == "4549445f74657374")
         let unknown = scan("1716aafe01e3123456789012346789010000000000010000")
-        #expect(unknown.beacons.isEmpty && unknown.rejections.first?.reason == "unknownFrameType(1)")
+        #expect(unknown.beacons.isEmpty && unknown.rejections.first?.reason == .eddystone(.unknownFrameType(1)))
     }
 
     @Test(arguments: [

@@ -26,7 +26,7 @@ public struct BeaconDecoder: Sendable {
             case Eddystone.serviceUUID:
                 switch Eddystone.decode(s.data) {
                 case .success(let e): scan.beacons.append(.eddystone(e))
-                case .failure(let f): scan.rejections.append(BeaconRejection(format: "eddystone", reason: "\(f)"))
+                case .failure(let f): scan.rejections.append(BeaconRejection(.eddystone(f)))
                 }
             case EstimoteTelemetry.serviceUUID:
                 if let t = EstimoteTelemetry.decode(s.data) { scan.beacons.append(.estimoteTelemetry(t)) }
@@ -34,8 +34,7 @@ public struct BeaconDecoder: Sendable {
                 if let e = ExposureNotification.decode(s.data) {
                     scan.beacons.append(.exposureNotification(e))
                 } else {
-                    scan.rejections.append(BeaconRejection(format: "exposure-notification",
-                                                           reason: "service data of \(s.data.count) bytes, expected 20"))
+                    scan.rejections.append(BeaconRejection(.shortExposureNotification(length: s.data.count)))
                 }
             case Self.uriBeaconUUID:
                 // Flags byte, TX power, then the URL field.
@@ -63,13 +62,11 @@ public struct BeaconDecoder: Sendable {
         let isIBeaconShape = d.count >= 2 && d[d.startIndex] == IBeacon.type && d[d.startIndex + 1] == IBeacon.length
         if m.companyID == Self.appleCompanyID {
             guard isIBeaconShape else {
-                let type = d.first.map { "0x" + ADIssue.hex2($0) } ?? "none"
-                scan.rejections.append(BeaconRejection(format: "ibeacon", reason: "Apple frame of type \(type), not an iBeacon"))
+                scan.rejections.append(BeaconRejection(.appleNotIBeacon(type: d.first)))
                 return
             }
         } else if isIBeaconShape && !iBeaconCompanies.contains(m.companyID) {
-            scan.rejections.append(BeaconRejection(
-                format: "ibeacon", reason: "iBeacon-shaped frame from company 0x\(String(m.companyID, radix: 16)), not allow-listed"))
+            scan.rejections.append(BeaconRejection(.companyNotAllowed(companyID: m.companyID)))
             return
         } else if !isIBeaconShape {
             return
@@ -77,7 +74,7 @@ public struct BeaconDecoder: Sendable {
         if let b = IBeacon.decode(companyID: m.companyID, d) {
             scan.beacons.append(.iBeacon(b))
         } else {
-            scan.rejections.append(BeaconRejection(format: "ibeacon", reason: "iBeacon frame of \(d.count) bytes, expected 23"))
+            scan.rejections.append(BeaconRejection(.shortIBeacon(length: d.count)))
         }
     }
 }
@@ -89,9 +86,52 @@ public struct BeaconScan: Sendable, Equatable {
     public init() {}
 }
 
-/// Why a frame that looked like a beacon format was refused.
+/// Why a frame that looked like a beacon format was refused. Kept as a value so the hot path
+/// builds no strings; `description` formats it when someone looks.
 public struct BeaconRejection: Sendable, Equatable, Encodable, CustomStringConvertible {
-    public var format: String
-    public var reason: String
-    public var description: String { "\(format): \(reason)" }
+    public enum Reason: Sendable, Equatable {
+        /// Apple manufacturer data whose type byte is not iBeacon's 0x02 0x15.
+        case appleNotIBeacon(type: UInt8?)
+        /// An iBeacon-shaped frame from a company not in the allow-list.
+        case companyNotAllowed(companyID: UInt16)
+        /// `02 15` but fewer than 23 bytes.
+        case shortIBeacon(length: Int)
+        /// Service data on 0xFEAA that is not a valid Eddystone frame.
+        case eddystone(Eddystone.Failure)
+        /// Service data on 0xFD6F shorter than 20 bytes.
+        case shortExposureNotification(length: Int)
+    }
+
+    public let reason: Reason
+
+    public init(_ reason: Reason) { self.reason = reason }
+
+    /// The format the frame looked like.
+    public var format: String {
+        switch reason {
+        case .appleNotIBeacon, .companyNotAllowed, .shortIBeacon: return "ibeacon"
+        case .eddystone: return "eddystone"
+        case .shortExposureNotification: return "exposure-notification"
+        }
+    }
+
+    public var description: String {
+        switch reason {
+        case .appleNotIBeacon(let t):
+            return "ibeacon: Apple frame of type \(t.map { "0x" + ADIssue.hex2($0) } ?? "none"), not an iBeacon"
+        case .companyNotAllowed(let c):
+            return "ibeacon: iBeacon-shaped frame from company 0x\(String(c, radix: 16)), not allow-listed"
+        case .shortIBeacon(let n):
+            return "ibeacon: iBeacon frame of \(n) bytes, expected 23"
+        case .eddystone(let f):
+            return "eddystone: \(f)"
+        case .shortExposureNotification(let n):
+            return "exposure-notification: service data of \(n) bytes, expected 20"
+        }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(description)
+    }
 }

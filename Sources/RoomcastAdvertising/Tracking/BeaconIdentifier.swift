@@ -17,6 +17,7 @@ public struct BeaconIdentifier: Sendable {
     public let resolver: AddressResolver?
     public let builtIns: [BuiltInFingerprint]
     public let rules: [FingerprintRule]
+    private let ids = BeaconIDCache()
     /// True when neither regions nor known beacons are configured: track every beacon with an id.
     public var tracksAllBeacons: Bool { regions.isEmpty && known.isEmpty }
 
@@ -61,9 +62,9 @@ public struct BeaconIdentifier: Sendable {
             if case .exposureNotification = b { return nil }
         }
         for b in beacons {
-            guard let id = b.beaconID, let kind = b.kind else { continue }
+            guard let kind = b.kind, let id = ids.id(for: b) else { continue }
             let inside = regions.filter { $0.contains(b) }.map(\.name)
-            let k = known[id]
+            let k = known.isEmpty ? nil : known[id]
             guard tracksAllBeacons || !inside.isEmpty || k != nil else { continue }
             return TrackedIdentity(id: id, kind: kind, name: k?.name, referencePower: k?.power ?? b.referencePower,
                                    regions: inside, beacon: b, source: .beacon)
