@@ -51,29 +51,3 @@ public struct AdvertisementDecoder: Sendable {
         return ids
     }
 }
-
-/// One decoded advertisement: what was heard, the beacons in it, and who it belongs to.
-public struct DecodedAdvertisement: Sendable, Equatable {
-    public var address: BLEAddress?
-    public var addressType: BLEAddressType?
-    public var rssi: Int?
-    public var data: AdvertisingData
-    public var scan: BeaconScan
-    /// Nil when the config does not track this advertisement.
-    public var identity: TrackedIdentity?
-}
-
-/// Input to `AdvertisementDecoder.report` that could not be read.
-public enum DecodeInputError: Error, Equatable, CustomStringConvertible {
-    case notHex
-    case badAddress(String)
-    case badAddressType(String)
-
-    public var description: String {
-        switch self {
-        case .notHex: return "advertising data is not hex (an even number of 0-9a-f digits; ':', '-' and spaces are ignored)"
-        case .badAddress(let a): return "'\(a.prefix(40))' is not a Bluetooth address (aa:bb:cc:dd:ee:ff)"
-        case .badAddressType(let t): return "'\(t.prefix(40))' is not an address type (public, random, public_identity, random_identity)"
-        }
-    }
-}
