@@ -288,7 +288,7 @@ enum PeerVectors {
             // walk, and a built-in fingerprint (if one fires) that names the same device.
             for f in BuiltInFingerprint.allCases {
                 guard let id = f.match(ad, beacons: s.beacons) else { continue }
-                fmt = "fingerprint"
+                fmt = "fingerprint:\(f.rawValue)"
                 c.equal(id.rawValue, "fp:\(f.rawValue)-\(mac.lowercased())", "fingerprint")
             }
         } else {
@@ -297,7 +297,7 @@ enum PeerVectors {
         }
         // The peer asserts nothing about AD validity for sensors (some real ones send malformed
         // structures); for beacons a clean walk is part of the contract.
-        if fmt != "hci-report" && fmt != "fingerprint" {
+        if fmt != "hci-report" && !fmt.hasPrefix("fingerprint") {
             c.expect(ad.issues.isEmpty, "AD issues: \(ad.issues.map(\.description))")
         }
         return VectorResult(file: "ble_monitor", source: v.source, format: fmt, outcome: c.outcome)
@@ -442,7 +442,7 @@ enum PeerVectors {
         default:
             // ATC thermometer firmware: its readings are a sensor decoder's job; the built-in
             // fingerprint must name the device by the MAC it carries.
-            fmt = "fingerprint"
+            fmt = "fingerprint:atc"
             let mac = (J.string(e["mac address"]) ?? "").replacingOccurrences(of: ":", with: "")
             c.equal(BuiltInFingerprint.atc.match(ad, beacons: s.beacons)?.rawValue, "fp:atc-\(mac)", "fingerprint")
         }
