@@ -30,9 +30,12 @@ import Shared
         #expect(r.resolve(address, type: .public) == nil)
     }
 
+    /// BlueZ's info file holds the sample key as 9B7D390AA610103405ADC857A33402EC (on-air order).
     @Test func lsbFirstKeysAreReversed() throws {
-        let k = try #require(IdentityResolvingKey(name: "p", key: Self.sampleIRK.reversed(), lsbFirst: true))
+        let k = try #require(IdentityResolvingKey(name: "p", hex: "9B7D390AA610103405ADC857A33402EC", lsbFirst: true))
         #expect(k.key == Self.sampleIRK)
+        let r = AddressResolver(keys: [k])
+        #expect(r.resolve(try #require(BLEAddress("70:81:94:0d:fb:aa")), type: .random)?.name == "p")
     }
 
     @Test func rotatingAddressesKeepOneIdentity() throws {

@@ -4,10 +4,10 @@ import Shared
 /// rotating resolvable private addresses.
 ///
 /// Byte order: the key is held most significant byte first, as the Core specification's
-/// sample data writes it and as Home Assistant's Private BLE Device, ESPresense and BlueZ's
-/// `/var/lib/bluetooth/<adapter>/<device>/info` show it. A key copied out of an SMP packet (for
-/// example Wireshark on an HCI snoop log) is on-air order, least significant byte first: reverse
-/// it, or give it with `lsbFirst`.
+/// sample data writes it and as Home Assistant's Private BLE Device and ESPresense take it.
+/// BlueZ's `/var/lib/bluetooth/<adapter>/<device>/info` and SMP captures hold it in on-air order,
+/// least significant byte first (BlueZ keeps key buffers little-endian and swaps them before AES,
+/// `bt_crypto_e`): give those with `lsbFirst` (docs/fingerprints.md).
 public struct IdentityResolvingKey: Sendable, Equatable {
     /// The name that becomes the tracked id `irk:<name>`.
     public let name: String
