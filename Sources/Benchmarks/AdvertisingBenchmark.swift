@@ -3,8 +3,8 @@ import RoomcastAdvertising
 import Shared
 
 /// Decode throughput of the advertising layer per format, on one core: AD walk + beacon
-/// decode + identity (default config), then IRK resolution. Run a release build:
-/// `swift run -c release roomcast-bench advertising [--seconds 0.5]`.
+/// decode + identity (default config), then IRK resolution. Run a release build of
+/// roomcast-bench; `--seconds S` sets the time per row (default 0.5).
 enum AdvertisingBenchmark {
     /// One row: a name and AD bytes.
     struct Case {

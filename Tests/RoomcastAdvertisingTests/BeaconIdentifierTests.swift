@@ -109,3 +109,26 @@ import Shared
         #expect(id.id.rawValue == "mac:f155906529dc" && id.kind == .eddystoneURL && id.referencePower == -49)
     }
 }
+
+@Suite struct BeaconRegionAndCacheTests {
+    @Test func uuidRegionAlsoMatchesAltBeaconID1() throws {
+        let region = BeaconRegion(name: "r", match: .uuid(try #require(UUID(uuidString: "2f234454-cf6d-4a0f-adf2-f4911ba9ffa6")),
+                                                         major: 1, minor: nil))
+        let alt = BeaconDecoder().decode(AdvertisingData.decode(bytes("1bff1801beac2f234454cf6d4a0fadf2f4911ba9ffa600010002c509")))
+        let b = try #require(alt.beacons.first)
+        #expect(region.contains(b))
+        let other = BeaconRegion(name: "r", match: .uuid(try #require(UUID(uuidString: "2f234454-cf6d-4a0f-adf2-f4911ba9ffa6")),
+                                                        major: 2, minor: nil))
+        #expect(!other.contains(b))
+    }
+
+    @Test func idCacheIsBoundedAndAgreesWithBeaconID() {
+        let cache = BeaconIDCache(limit: 4)
+        for minor in UInt16(0)..<20 {
+            let b = Beacon.iBeacon(IBeacon(companyID: 0x4C, uuid: UUID(), major: 1, minor: minor, measuredPower: -59))
+            #expect(cache.id(for: b) == b.beaconID)
+            #expect(cache.id(for: b) == b.beaconID)
+        }
+        #expect(cache.count <= 4)
+    }
+}

@@ -33,6 +33,9 @@ final class BeaconIDCache: Sendable {
         return id
     }
 
+    /// Ids held (for tests).
+    var count: Int { table.withLock { $0.count } }
+
     static func key(_ b: Beacon) -> Key? {
         switch b {
         case .iBeacon(let i):
