@@ -1,1 +1,0 @@
-// Placeholder: the RoomcastAdvertising module's sources go in this folder.

@@ -1,5 +1,0 @@
-import Testing
-
-@Suite struct RoomcastAdvertisingTestsPlaceholder {
-    @Test func builds() { #expect(Bool(true)) }
-}
