@@ -10,6 +10,7 @@ let package = Package(
         .executable(name: "aggregator", targets: ["Aggregator"]),
         .executable(name: "roomcast-sim", targets: ["Simulator"]),
         .executable(name: "roomcast-bench", targets: ["Benchmarks"]),
+        .executable(name: "roomcast-fuzz", targets: ["Fuzz"]),
     ],
     targets: [
         // C libraries, each behind one system-library target found through pkg-config.
@@ -43,6 +44,8 @@ let package = Package(
                           dependencies: ["Shared", "RoomcastHCI", "RoomcastAdvertising",
                                          "RoomcastFusion", "RoomcastAgent", "RoomcastAggregator",
                                          "RoomcastSimulation", "RoomcastMQTT"]),
+        // libFuzzer harnesses (scripts/fuzz.sh); a plain build replays crash inputs.
+        .executableTarget(name: "Fuzz", dependencies: ["Shared", "RoomcastAdvertising", "RoomcastHCI"]),
 
         // Tests.
         .target(name: "TestSupport", dependencies: ["Shared"], path: "Tests/TestSupport",

@@ -1,0 +1,32 @@
+import Foundation
+
+/// One fuzzed decoder. libFuzzer owns argv, so the harness is chosen with
+/// `ROOMCAST_FUZZ_TARGET` (see scripts/fuzz.sh and docs/reliability.md).
+enum FuzzTarget: String, CaseIterable, Sendable {
+    /// AD structures and beacon frames through `AdvertisementDecoder` (RoomcastAdvertising).
+    case ad
+    /// MQTT payloads and topics: `WireFormat.decode` of every wire type, `MessageLogLine.decode`, `Topics.parse`.
+    case wire
+
+    static let environmentKey = "ROOMCAST_FUZZ_TARGET"
+
+    /// The target named in the environment, or nil with a message on standard error.
+    static func fromEnvironment() -> FuzzTarget? {
+        let name = ProcessInfo.processInfo.environment[environmentKey] ?? ""
+        guard let t = FuzzTarget(rawValue: name) else {
+            let known = allCases.map(\.rawValue).joined(separator: "|")
+            FileHandle.standardError.write(Data("roomcast-fuzz: set \(environmentKey)=\(known)\n".utf8))
+            return nil
+        }
+        return t
+    }
+
+    /// Runs one input. Returning means the input was handled; a broken invariant traps
+    /// (`FuzzCheck`), which libFuzzer reports as a crash and saves.
+    func run(_ bytes: [UInt8]) {
+        switch self {
+        case .ad: AdvertisingHarness.run(bytes)
+        case .wire: WireHarness.run(bytes)
+        }
+    }
+}
