@@ -27,6 +27,9 @@ enum WireHarness {
             }
             FuzzCheck.require(again.topic == line.topic && again.retain == line.retain,
                               "log line topic/retain changed in a round trip")
+            // Timestamps keep millisecond precision (and their sign).
+            FuzzCheck.require((again.ts - line.ts).magnitude <= 0.0005 + line.ts.magnitude * 1e-12,
+                              "log line ts \(line.ts) came back as \(again.ts)")
             FuzzCheck.require((try? MessageLogLine.decode(again.encoded())) == again,
                               "log line encoding is not stable after one round trip")
         }

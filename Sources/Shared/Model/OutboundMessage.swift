@@ -84,9 +84,15 @@ public struct MessageLogLine: Sendable, Equatable {
 
     static func formatTimestamp(_ t: Double) -> String {
         let ms = (t * 1000).rounded()
-        let whole = Int64(ms / 1000)
-        let frac = Int64(abs(ms.truncatingRemainder(dividingBy: 1000)))
-        return frac == 0 ? "\(whole)" : "\(whole)." + String(String(frac + 1000).dropFirst()).replacingOccurrences(of: "0+$", with: "", options: .regularExpression)
+        // Int64 traps past ±9.2e18 ms, which a corrupt replay line reaches (found by fuzzing).
+        // A Double that large is a whole number of milliseconds, so its shortest form is exact JSON.
+        guard ms.magnitude < 9e18 else { return "\(t)" }
+        let n = Int64(ms)
+        let whole = n / 1000
+        let frac = (n % 1000).magnitude
+        // Between -1 and 0 the integer part is 0 and alone would drop the sign.
+        let sign = n < 0 && whole == 0 ? "-" : ""
+        return frac == 0 ? "\(whole)" : "\(sign)\(whole)." + String(String(frac + 1000).dropFirst()).replacingOccurrences(of: "0+$", with: "", options: .regularExpression)
     }
 
     static func jsonString(_ s: String) -> String {
