@@ -30,8 +30,14 @@ enum WireHarness {
             // Timestamps keep millisecond precision (and their sign).
             FuzzCheck.require((again.ts - line.ts).magnitude <= 0.0005 + line.ts.magnitude * 1e-12,
                               "log line ts \(line.ts) came back as \(again.ts)")
-            FuzzCheck.require((try? MessageLogLine.decode(again.encoded())) == again,
-                              "log line encoding is not stable after one round trip")
+            // Past 2^53 ms Foundation's JSON number parser is not correctly rounded (a 1e19 s ts moves
+            // by an ulp per round trip), so ts gets a tolerance; every other field must be a fixed point.
+            let third = try? MessageLogLine.decode(again.encoded())
+            var expected = again
+            expected.ts = third?.ts ?? again.ts
+            FuzzCheck.require(third == expected && (expected.ts - again.ts).magnitude <= again.ts.magnitude * 1e-12,
+                              "log line encoding is not stable after one round trip: "
+                              + "\(again.encoded()) became \(third?.encoded() ?? "unreadable")")
         }
         _ = topics.parse(text)
     }
