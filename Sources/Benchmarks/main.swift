@@ -1,1 +1,21 @@
-print("not yet")
+import Foundation
+
+// roomcast-bench: benchmarks that print numbers. Run a release build:
+//   swift run -c release roomcast-bench <name> [options]
+let benchmarks: [(name: String, summary: String, run: ([String]) throws -> Void)] = [
+    ("advertising", "decode throughput per beacon format", AdvertisingBenchmark.run),
+]
+
+let args = Array(CommandLine.arguments.dropFirst())
+guard let name = args.first, let bench = benchmarks.first(where: { $0.name == name }) else {
+    var usage = "USAGE: roomcast-bench <benchmark> [options]\n\nBENCHMARKS:\n"
+    for b in benchmarks { usage += "  \(b.name.padding(toLength: 14, withPad: " ", startingAt: 0)) \(b.summary)\n" }
+    FileHandle.standardError.write(Data(usage.utf8))
+    exit(args.isEmpty || args.first == "--help" ? 0 : 64)
+}
+do {
+    try bench.run(Array(args.dropFirst()))
+} catch {
+    FileHandle.standardError.write(Data("roomcast-bench: \(error)\n".utf8))
+    exit(1)
+}
