@@ -22,7 +22,8 @@ let usage = """
 
     OPTIONS (score):
       --scenario <dir>               Scenario directory (required).
-      --estimator <name>             One of \(Baselines.names.joined(separator: ", ")), or all (default).
+      --estimator <name>             One of \(Baselines.names.joined(separator: ", ")), bound
+                                     (simulated scenarios only), or all (default).
       --json                         Print scores as JSON lines.
       -h, --help                     Show this help.
 
@@ -65,7 +66,10 @@ func run() -> Int32 {
             let names = which == "all" ? Baselines.names + ["bound"] : [which]
             for name in names {
                 let score: Score
-                if name == "bound" { continue } else {
+                if name == "bound" {
+                    guard let bound = try DecisionTimeline.load(boundIn: URL(fileURLWithPath: dir)) else { continue }
+                    score = Scorer().score(bound, truth: scenario.truth, start: scenario.layout.t0)
+                } else {
                     guard let baseline = Baselines.named(name) else {
                         throw UsageError(message: "unknown estimator '\(name)'; known: \(Baselines.names.joined(separator: ", "))")
                     }
@@ -80,6 +84,26 @@ func run() -> Int32 {
                     print("\(name.padding(toLength: 16, withPad: " ", startingAt: 0)) \(score.summary)  (settled n=\(score.settledSamples), flaps \(score.flaps), switches \(score.switchLatencies.count), missed \(score.missedSwitches))")
                 }
             }
+            return 0
+        case "generate":
+            let o = try parse(args.dropFirst(), flags: ["gzip"])
+            guard let out = o["out"] else { throw UsageError(message: "generate needs --out DIR") }
+            let layoutName = o["layout"] ?? "house"
+            guard let plan = FloorPlan.named(layoutName) else {
+                throw UsageError(message: "unknown layout '\(layoutName)'; known: \(FloorPlan.names.joined(separator: ", "))")
+            }
+            guard let seed = UInt64(o["seed"] ?? "1") else { throw UsageError(message: "--seed must be an unsigned integer") }
+            guard let duration = Double(o["duration"] ?? "900"), duration > 0 else {
+                throw UsageError(message: "--duration must be a positive number of seconds")
+            }
+            guard let noise = RadioModel.Noise(rawValue: o["noise"] ?? "normal") else {
+                throw UsageError(message: "--noise must be low, normal or high")
+            }
+            var settings = SimulationSettings(plan: plan, seed: seed, duration: duration)
+            settings.radio = RadioModel(noise: noise)
+            let generated = ScenarioSimulator(settings: settings).run()
+            try DirectoryScenarioWriter(directory: URL(fileURLWithPath: out), gzip: o["gzip"] != nil).write(generated)
+            print("wrote \(out): \(generated.scenario.packets.count) packets, \(generated.scenario.truth.count) truth spans")
             return 0
         default:
             throw UsageError(message: "unknown command '\(command)'")
