@@ -38,7 +38,11 @@ public struct ReadingPublisher: Sendable {
             return RangingTable(config: c)
         }()
         let beacon = beacons[packet.id]
-        let estimate = table.ingest(packet.id, rssi: packet.rssi, power: beacon?.measuredPower, at: packet.t)
+        guard let estimate = table.ingest(packet.id, rssi: packet.rssi, power: beacon?.measuredPower, at: packet.t)
+        else {
+            tables[packet.node] = table
+            return nil
+        }
         let key = NodeBeacon(node: packet.node, id: packet.id)
         folded[key, default: 0] += 1
         var reading: BeaconReading?
