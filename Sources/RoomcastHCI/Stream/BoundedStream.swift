@@ -1,0 +1,94 @@
+import Dispatch
+import Synchronization
+
+/// A bounded async stream fed from a producer thread. Live mode keeps the
+/// newest `capacity` elements and counts the ones it drops (a BLE flood must
+/// not grow memory); lossless mode makes the producer thread wait for the
+/// consumer instead (a replay must deliver every packet, deterministically).
+public struct BoundedStream<Element: Sendable>: AsyncSequence, Sendable {
+    public enum Mode: Sendable, Hashable {
+        case dropOldest
+        case lossless
+    }
+
+    let base: AsyncStream<Element>
+    let producer: Producer
+
+    /// A stream and the producer that feeds it.
+    public static func make(capacity: Int, mode: Mode) -> (stream: BoundedStream, producer: Producer) {
+        let (stream, continuation) = AsyncStream<Element>.makeStream(
+            bufferingPolicy: mode == .lossless ? .unbounded : .bufferingNewest(Swift.max(1, capacity)))
+        let producer = Producer(continuation: continuation, capacity: Swift.max(1, capacity), mode: mode)
+        continuation.onTermination = { [producer] _ in producer.consumerGone() }
+        return (BoundedStream(base: stream, producer: producer), producer)
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: base.makeAsyncIterator(), producer: producer)
+    }
+
+    /// Elements dropped because the consumer fell behind.
+    public var dropped: UInt64 { producer.dropped }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: AsyncStream<Element>.Iterator
+        let producer: Producer
+
+        public mutating func next() async -> Element? {
+            let element = await base.next()
+            if element != nil { producer.consumed() }
+            return element
+        }
+    }
+
+    /// The producer side; `yield` may block the calling thread in lossless mode,
+    /// so call it from a dedicated thread, never from the cooperative pool.
+    public final class Producer: Sendable {
+        private let continuation: AsyncStream<Element>.Continuation
+        private let mode: Mode
+        private let permits = DispatchSemaphore(value: 0)
+        private let droppedCount = Atomic<UInt64>(0)
+        private let stopped = Atomic<Bool>(false)
+
+        init(continuation: AsyncStream<Element>.Continuation, capacity: Int, mode: Mode) {
+            self.continuation = continuation
+            self.mode = mode
+            // Signalled up front: a semaphore created with a positive value traps
+            // if released while below it.
+            if mode == .lossless { for _ in 0..<capacity { permits.signal() } }
+        }
+
+        public var dropped: UInt64 { droppedCount.load(ordering: .relaxed) }
+
+        /// Whether the consumer went away or `finish` was called.
+        public var isStopped: Bool { stopped.load(ordering: .acquiring) }
+
+        /// Hands `element` to the consumer; false once the stream has ended.
+        @discardableResult
+        public func yield(_ element: Element) -> Bool {
+            if mode == .lossless {
+                while permits.wait(timeout: .now() + .milliseconds(100)) == .timedOut {
+                    if isStopped { return false }
+                }
+            }
+            switch continuation.yield(element) {
+            case .enqueued: return true
+            case .dropped:
+                droppedCount.add(1, ordering: .relaxed)
+                return true
+            case .terminated: return false
+            @unknown default: return false
+            }
+        }
+
+        /// Ends the stream (idempotent); buffered elements are still delivered.
+        public func finish() {
+            stopped.store(true, ordering: .releasing)
+            continuation.finish()
+        }
+
+        func consumed() { if mode == .lossless { permits.signal() } }
+
+        func consumerGone() { stopped.store(true, ordering: .releasing) }
+    }
+}
