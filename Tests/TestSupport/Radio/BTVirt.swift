@@ -14,6 +14,9 @@ import Foundation
 public final class BTVirt: @unchecked Sendable {
     public static let lePath = "/tmp/bt-server-le"
     public static let bredrLEPath = "/tmp/bt-server-bredrle"
+    /// Every socket `btvirt -s` creates.
+    static let allPaths = ["/tmp/bt-server-le", "/tmp/bt-server-bredrle", "/tmp/bt-server-bredr", "/tmp/bt-server-amp",
+                           "/tmp/bt-server-mon"]
 
     /// Why btvirt cannot be used here.
     public struct Unavailable: Error, CustomStringConvertible {
@@ -75,7 +78,7 @@ public final class BTVirt: @unchecked Sendable {
             process.terminate()
             process.waitUntilExit()
         }
-        for path in [Self.lePath, Self.bredrLEPath] { unlink(path) }
+        for path in Self.allPaths { unlink(path) }
         try? FileManager.default.removeItem(atPath: tempDir)
         if lockFD >= 0 {
             flock(lockFD, LOCK_UN)
