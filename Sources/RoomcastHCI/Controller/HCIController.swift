@@ -58,12 +58,14 @@ public actor HCIController {
                 }
                 switch event {
                 case let .leMeta(.advertisingReports(reports)), let .leMeta(.extendedAdvertisingReports(reports)):
+                    var complete = [AdvertisingReport]()
                     for report in reports {
-                        guard let complete = assembler.add(report) else { continue }
-                        counters.reports.add(1, ordering: .relaxed)
-                        activity.withLock { $0.lastReportAt = complete.timestamp }
-                        sink.yield(complete)
+                        if let done = assembler.add(report) { complete.append(done) }
                     }
+                    guard let last = complete.last else { continue }
+                    counters.reports.add(UInt64(complete.count), ordering: .relaxed)
+                    activity.withLock { $0.lastReportAt = last.timestamp }
+                    sink.yield(contentsOf: complete)
                     counters.dropped.store(sink.dropped, ordering: .relaxed)
                 case let .commandComplete(cc):
                     await self?.complete(opcode: cc.opcode, status: cc.status ?? 0, returned: Array(cc.returnParameters.dropFirst()))

@@ -18,8 +18,12 @@ public final class ReplayRadioSource: RadioSource {
         self.path = path
         self.speed = speed
         spec = .btsnoop(path: path, speed: speed)
-        (reports, producer) = BoundedStream<AdvertisingReport>.make(capacity: bufferCapacity, mode: .lossless)
+        // At max speed reports travel in batches of `maxSpeedBatch`: bound the batches, not the reports.
+        let batches = speed == .max ? Swift.max(2, bufferCapacity / Self.maxSpeedBatch) : bufferCapacity
+        (reports, producer) = BoundedStream<AdvertisingReport>.make(capacity: batches, mode: .lossless)
     }
+
+    static let maxSpeedBatch = 256
 
     public var terminationError: RadioError? { state.withLock { $0.error } }
 
@@ -49,6 +53,11 @@ public final class ReplayRadioSource: RadioSource {
         defer { reader.shutdown() }
         var pacer = ReplayPacer(speed: speed)
         var assembler = ExtendedReportAssembler()
+        // At max speed reports go over in batches; when paced, each as it is due.
+        let batchSize = pacer.factor == nil ? maxSpeedBatch : 1
+        var pending = [AdvertisingReport]()
+        pending.reserveCapacity(batchSize)
+        defer { if !pending.isEmpty { producer.yield(contentsOf: pending) } }
         do throws(BTSnoopError) {
             while let record = try reader.next() {
                 guard record.type == .event, record.direction == .controllerToHost else { continue }
@@ -68,7 +77,12 @@ public final class ReplayRadioSource: RadioSource {
                 for report in batch {
                     guard let complete = assembler.add(report) else { continue }
                     counters.reports.add(1, ordering: .relaxed)
-                    if !producer.yield(complete) { return nil }
+                    pending.append(complete)
+                }
+                if pending.count >= batchSize {
+                    let full = pending
+                    pending.removeAll(keepingCapacity: true)
+                    if !producer.yield(contentsOf: full) { return nil }
                 }
             }
         } catch {

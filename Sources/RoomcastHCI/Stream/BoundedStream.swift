@@ -2,21 +2,23 @@ import Dispatch
 import Synchronization
 
 /// A bounded async stream fed from a producer thread. Live mode keeps the
-/// newest `capacity` elements and counts the ones it drops (a BLE flood must
-/// not grow memory); lossless mode makes the producer thread wait for the
-/// consumer instead (a replay must deliver every packet, deterministically).
+/// newest `capacity` batches and counts the elements it drops (a BLE flood
+/// must not grow memory); lossless mode makes the producer thread wait for
+/// the consumer instead (a replay must deliver every packet, deterministically).
+/// Producers may hand over elements in batches: one async hand-off per batch
+/// instead of per element is what lets a replay stream millions per second.
 public struct BoundedStream<Element: Sendable>: AsyncSequence, Sendable {
     public enum Mode: Sendable, Hashable {
         case dropOldest
         case lossless
     }
 
-    let base: AsyncStream<Element>
+    let base: AsyncStream<[Element]>
     let producer: Producer
 
     /// A stream and the producer that feeds it.
     public static func make(capacity: Int, mode: Mode) -> (stream: BoundedStream, producer: Producer) {
-        let (stream, continuation) = AsyncStream<Element>.makeStream(
+        let (stream, continuation) = AsyncStream<[Element]>.makeStream(
             bufferingPolicy: mode == .lossless ? .unbounded : .bufferingNewest(Swift.max(1, capacity)))
         let producer = Producer(continuation: continuation, capacity: Swift.max(1, capacity), mode: mode)
         continuation.onTermination = { [producer] _ in producer.consumerGone() }
@@ -31,26 +33,38 @@ public struct BoundedStream<Element: Sendable>: AsyncSequence, Sendable {
     public var dropped: UInt64 { producer.dropped }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
-        var base: AsyncStream<Element>.Iterator
+        var base: AsyncStream<[Element]>.Iterator
         let producer: Producer
+        var batch: [Element] = []
+        var index = 0
+
+        init(base: AsyncStream<[Element]>.Iterator, producer: Producer) {
+            self.base = base
+            self.producer = producer
+        }
 
         public mutating func next() async -> Element? {
-            let element = await base.next()
-            if element != nil { producer.consumed() }
-            return element
+            while index >= batch.count {
+                guard let next = await base.next() else { return nil }
+                producer.consumed()
+                batch = next
+                index = 0
+            }
+            defer { index += 1 }
+            return batch[index]
         }
     }
 
     /// The producer side; `yield` may block the calling thread in lossless mode,
     /// so call it from a dedicated thread, never from the cooperative pool.
     public final class Producer: Sendable {
-        private let continuation: AsyncStream<Element>.Continuation
+        private let continuation: AsyncStream<[Element]>.Continuation
         private let mode: Mode
         private let permits = DispatchSemaphore(value: 0)
         private let droppedCount = Atomic<UInt64>(0)
         private let stopped = Atomic<Bool>(false)
 
-        init(continuation: AsyncStream<Element>.Continuation, capacity: Int, mode: Mode) {
+        init(continuation: AsyncStream<[Element]>.Continuation, capacity: Int, mode: Mode) {
             self.continuation = continuation
             self.mode = mode
             // Signalled up front: a semaphore created with a positive value traps
@@ -65,16 +79,21 @@ public struct BoundedStream<Element: Sendable>: AsyncSequence, Sendable {
 
         /// Hands `element` to the consumer; false once the stream has ended.
         @discardableResult
-        public func yield(_ element: Element) -> Bool {
+        public func yield(_ element: Element) -> Bool { yield(contentsOf: [element]) }
+
+        /// Hands several elements over in one step; false once the stream has ended.
+        @discardableResult
+        public func yield(contentsOf elements: [Element]) -> Bool {
+            guard !elements.isEmpty else { return !isStopped }
             if mode == .lossless {
                 while permits.wait(timeout: .now() + .milliseconds(100)) == .timedOut {
                     if isStopped { return false }
                 }
             }
-            switch continuation.yield(element) {
+            switch continuation.yield(elements) {
             case .enqueued: return true
-            case .dropped:
-                droppedCount.add(1, ordering: .relaxed)
+            case let .dropped(batch):
+                droppedCount.add(UInt64(batch.count), ordering: .relaxed)
                 return true
             case .terminated: return false
             @unknown default: return false
