@@ -17,7 +17,16 @@ public actor HCIController {
     private let reportSink: BoundedStream<AdvertisingReport>.Producer
     private let logger: Logger
     private let commandTimeout: Double
-    private var pending: (opcode: HCIOpcode, token: Int, continuation: CheckedContinuation<Result<[UInt8], RadioError>, Never>)?
+    private struct Pending {
+        let opcode: HCIOpcode
+        let token: Int
+        let continuation: CheckedContinuation<Result<[UInt8], RadioError>, Never>
+        let timer: Task<Void, Never>
+    }
+
+    private var pending: Pending?
+    private var commandBusy = false
+    private var commandWaiters: [CheckedContinuation<Void, Never>] = []
     private var nextToken = 0
     private var readerTask: Task<Void, Never>?
     private nonisolated let activity = ActivityBox()
@@ -98,24 +107,22 @@ public actor HCIController {
     }
 
     /// Sends `command` and waits for its Command Complete; returns the return
-    /// parameters after the status byte. A non-zero status throws.
+    /// parameters after the status byte. A non-zero status throws. Commands
+    /// go one at a time, in call order (controllers typically accept one).
     @discardableResult
     public func send(_ command: HCICommand) async throws(RadioError) -> [UInt8] {
-        while pending != nil { await Task.yield() }
+        await acquireCommandSlot()
+        defer { releaseCommandSlot() }
         if health.transportEnded { throw transport.terminationError ?? .transportClosed(transport.name) }
         nextToken += 1
-        let token = nextToken, opcode = command.opcode
+        let token = nextToken, opcode = command.opcode, timeout = commandTimeout
         let result = await withCheckedContinuation { (c: CheckedContinuation<Result<[UInt8], RadioError>, Never>) in
-            pending = (opcode, token, c)
-            do throws(RadioError) { try transport.send(command) } catch {
-                failPending(error)
-                return
-            }
-            let timeout = commandTimeout
-            Task { [weak self] in
+            let timer = Task { [weak self] in
                 try? await Task.sleep(for: .seconds(timeout))
                 await self?.timeOut(token: token)
             }
+            pending = Pending(opcode: opcode, token: token, continuation: c, timer: timer)
+            do throws(RadioError) { try transport.send(command) } catch { failPending(error) }
         }
         switch result {
         case let .success(bytes): return bytes
@@ -125,15 +132,29 @@ public actor HCIController {
         }
     }
 
+    private func acquireCommandSlot() async {
+        guard commandBusy else {
+            commandBusy = true
+            return
+        }
+        await withCheckedContinuation { commandWaiters.append($0) }
+    }
+
+    private func releaseCommandSlot() {
+        if commandWaiters.isEmpty { commandBusy = false } else { commandWaiters.removeFirst().resume() }
+    }
+
     private func complete(opcode: HCIOpcode, status: UInt8, returned: [UInt8]) {
         guard let p = pending, p.opcode == opcode else { return }
         pending = nil
+        p.timer.cancel()
         p.continuation.resume(returning: status == 0 ? .success(returned) : .failure(.commandFailed(opcode: opcode, status: status)))
     }
 
     private func failPending(_ error: RadioError) {
         guard let p = pending else { return }
         pending = nil
+        p.timer.cancel()
         p.continuation.resume(returning: .failure(error))
     }
 
