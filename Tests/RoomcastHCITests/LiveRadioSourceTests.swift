@@ -97,3 +97,44 @@ import Testing
         }
     }
 }
+
+extension LiveRadioSourceTests {
+    @Test func advertisingWhileScanningUsesLegacyCommandsOnly() async throws {
+        // A controller refuses legacy advertising commands after extended ones,
+        // so with advertising on, auto mode scans with the legacy set.
+        let fake = try ScriptedH4Controller(configuration: .init(extended: true))
+        defer { fake.stop() }
+        var options = Self.options(stall: 30)
+        options.advertise = AdvertisingSettings(data: ControllerTests.beacon, interval: 0.5)
+        let source = LiveRadioSource(spec: .h4(path: fake.path, baud: nil), options: options)
+        try await within(5, "start") { try await source.start() }
+        let opcodes = fake.commands.map(\.opcode)
+        #expect(opcodes.contains(0x2008) && opcodes.contains(0x200C))
+        #expect(!opcodes.contains(0x2041) && !opcodes.contains(0x2042))
+        #expect(opcodes.last == 0x200C)
+        await source.shutdown()
+        #expect(fake.commands.last?.opcode == 0x200A, "advertising stopped on shutdown")
+        #expect(fake.commands.last?.parameters == [0])
+    }
+
+    @Test func aHardwareErrorResetsTheAdapter() async throws {
+        let fake = try ScriptedH4Controller()
+        defer { fake.stop() }
+        let source = LiveRadioSource(spec: .h4(path: fake.path, baud: nil), options: Self.options(stall: 30))
+        try await within(5, "start") { try await source.start() }
+        fake.emitRaw([0x04, 0x10, 0x01, 0x03])
+        try await awaitCommands(fake, opcode: 0x0C03, count: 2)
+        #expect(source.counters.snapshot.hciErrors >= 1)
+        #expect(source.counters.snapshot.resets == 1)
+        await source.shutdown()
+    }
+
+    @Test func aReplayIsNotALiveSource() async throws {
+        let source = RadioSources.make(.btsnoop(path: try fixturePath(BTSnoopTests.anchor1), speed: .max))
+        #expect(source is ReplayRadioSource)
+        let reports = try await collect(source)
+        #expect(reports.count == 2157)
+        #expect(source.counters.snapshot.reports == 2157)
+        #expect(source.terminationError == nil)
+    }
+}

@@ -1,3 +1,5 @@
+import Shared
+
 /// One HCI packet as a transport delivered or sent it: type, the bytes after
 /// the H4 indicator, and when (unix seconds on the source's clock).
 public struct HCIFrame: Sendable, Hashable {
@@ -29,5 +31,3 @@ public struct HCIFrame: Sendable, Hashable {
         return try HCIPacket.decode(type: type, from: &r, timestamp: timestamp)
     }
 }
-
-import Shared

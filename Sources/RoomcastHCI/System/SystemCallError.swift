@@ -50,13 +50,20 @@ extension Syscall {
         return n
     }
 
-    /// write(2) of all of `bytes`, retrying EINTR and short writes.
+    /// Writes all of `bytes`, retrying EINTR and short writes. Sockets are
+    /// written with MSG_NOSIGNAL: a peer that went away must be an EPIPE
+    /// error, not a SIGPIPE that kills the process.
     static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemCallError) {
         var err: Int32 = 0
+        var isSocket = true
         let ok = bytes.withUnsafeBytes { p -> Bool in
             var done = 0
             while done < p.count {
-                let r = Glibc.write(fd, p.baseAddress! + done, p.count - done)
+                var r = isSocket ? Glibc.send(fd, p.baseAddress! + done, p.count - done, Int32(MSG_NOSIGNAL)) : -1
+                if r < 0 && (!isSocket || errno == ENOTSOCK) {
+                    isSocket = false
+                    r = Glibc.write(fd, p.baseAddress! + done, p.count - done)
+                }
                 if r >= 0 { done += r; continue }
                 if errno == EINTR { continue }
                 if errno == EAGAIN {

@@ -21,7 +21,9 @@ public final class FileDescriptorTransport: HCITransport {
     private let producer: BoundedStream<HCIFrame>.Producer
     private let recorder: BTSnoopWriter?
     private let clock: any TimeSource
-    private let sendLock = Mutex(())
+    /// Guards the descriptors: sends, the wake-up and the final close never
+    /// race, so a closed descriptor number (maybe reused) is never written.
+    private let io = Mutex(IOState())
     private let closed = Atomic<Bool>(false)
     private let exited = DispatchSemaphore(value: 0)
     private let termination = Mutex<RadioError?>(nil)
@@ -56,6 +58,11 @@ public final class FileDescriptorTransport: HCITransport {
         thread.start()
     }
 
+    private struct IOState {
+        var shutdownRequested = false
+        var threadExited = false
+    }
+
     deinit { shutdown() }
 
     public var terminationError: RadioError? { termination.withLock { $0 } }
@@ -66,23 +73,33 @@ public final class FileDescriptorTransport: HCITransport {
 
     /// Sends any packet given as the bytes after the H4 indicator.
     public func sendRaw(type: HCIPacketType, bytes: [UInt8]) throws(RadioError) {
-        guard !closed.load(ordering: .acquiring) else { throw .transportClosed("\(name) is shut down") }
         let packet = [type.rawValue] + bytes
         let fd = self.fd
-        let result: SystemCallError? = sendLock.withLock { _ in
+        let result: SystemCallError?? = io.withLock { s in
+            if s.shutdownRequested || s.threadExited { return .some(nil) }
             do throws(SystemCallError) { try Syscall.writeAll(fd, packet) } catch { return error }
             return nil
         }
-        if let result { throw mapWriteError(result) }
+        switch result {
+        case .some(.some(let error)): throw mapWriteError(error)
+        case .some(.none): throw .transportClosed("\(name) is closed")
+        case .none: break
+        }
         try? recorder?.write(type: type, bytes: bytes, timestamp: clock.now(), direction: .hostToController)
     }
 
     public func shutdown() {
-        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        var one: UInt8 = 1
-        _ = write(wakeWrite, &one, 1)
+        let running = io.withLock { s -> Bool in
+            if s.shutdownRequested { return false }
+            s.shutdownRequested = true
+            closed.store(true, ordering: .releasing)
+            guard !s.threadExited else { return false }
+            var one: UInt8 = 1
+            _ = write(wakeWrite, &one, 1)
+            return true
+        }
         // The reader thread closes the descriptors once it has left poll().
-        _ = exited.wait(timeout: .now() + .seconds(2))
+        if running { _ = exited.wait(timeout: .now() + .seconds(2)) }
         producer.finish()
     }
 
@@ -130,10 +147,12 @@ public final class FileDescriptorTransport: HCITransport {
             }
         }
         if !closed.load(ordering: .acquiring) { termination.withLock { $0 = failure } }
-        close(fd)
-        close(wakeRead)
-        close(wakeWrite)
-        closed.store(true, ordering: .releasing)
+        io.withLock { s in
+            s.threadExited = true
+            close(fd)
+            close(wakeRead)
+            close(wakeWrite)
+        }
         try? recorder?.flush()
         exited.signal()
         producer.finish()

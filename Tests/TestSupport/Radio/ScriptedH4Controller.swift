@@ -114,6 +114,12 @@ public final class ScriptedH4Controller: Sendable {
         for packet in Self.reportPackets(reports, extended: extended, fragment: nil) { Self.writeAll(fd, packet) }
     }
 
+    /// Sends raw H4 bytes (e.g. a Hardware Error event) to the connected client.
+    public func emitRaw(_ bytes: [UInt8]) {
+        let fd = state.withLock { $0.client }
+        if fd >= 0 { Self.writeAll(fd, bytes) }
+    }
+
     /// Drops the client connection (the adapter "vanishes"); new connections are still accepted.
     public func disconnectClient() {
         let fd = state.withLock { s -> Int32 in
@@ -236,7 +242,7 @@ public final class ScriptedH4Controller: Sendable {
     static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
         var done = 0
         while done < bytes.count {
-            let n = bytes[done...].withUnsafeBytes { write(fd, $0.baseAddress!, $0.count) }
+            let n = bytes[done...].withUnsafeBytes { send(fd, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
             if n < 0 && errno == EINTR { continue }
             if n <= 0 { return }
             done += n
