@@ -81,3 +81,32 @@ import Testing
         #expect(got == 3)
     }
 }
+
+extension BTVirtEndToEndTests {
+    @Test func extendedScanningHearsALegacyAdvertiser() async throws {
+        guard let btvirt = try startBTVirt() else { return }
+        defer { btvirt.stop() }
+        let (scanner, reports) = try controller(BTVirt.bredrLEPath)
+        let (advertiser, _) = try controller(BTVirt.lePath)
+        await scanner.start()
+        await advertiser.start()
+        defer { Task { await scanner.shutdown(); await advertiser.shutdown() } }
+        try await within(10, "init") {
+            try await scanner.initialize(reset: true)
+            try await advertiser.initialize(reset: true)
+        }
+        try await within(10, "extended scan") { try await scanner.startScanning(ScanSettings(mode: .extended)) }
+        try await within(10, "advertise") { try await advertiser.startAdvertising(data: Self.beacon, interval: 0.1) }
+        let heard = try await within(10, "the extended report") { () -> AdvertisingReport? in
+            for await report in reports where report.data == Self.beacon { return report }
+            return nil
+        }
+        let report = try #require(heard)
+        // The emulated BR/EDR/LE controller (5.66) accepts the extended scan commands but
+        // still reports with the legacy event; either way the PDU is a legacy ADV_NONCONN_IND.
+        #expect(await scanner.scanMode == .extended)
+        #expect(report.eventType.isLegacyPDU)
+        #expect(!report.eventType.isConnectable && !report.eventType.isScannable)
+        if let ext = report.extended { #expect(ext.primaryPHY == .le1M) }
+    }
+}
