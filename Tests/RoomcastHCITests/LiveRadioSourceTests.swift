@@ -138,3 +138,32 @@ extension LiveRadioSourceTests {
         #expect(source.terminationError == nil)
     }
 }
+
+extension LiveRadioSourceTests {
+    @Test func anAdapterThatAppearsLaterIsWaitedFor() async throws {
+        // The controller's socket does not exist yet at start.
+        let fake = try ScriptedH4Controller(configuration: .init(scanBatches: [ControllerTests.script([-66])]))
+        defer { fake.stop() }
+        let later = fake.path + ".later"
+        var options = Self.options(stall: 30)
+        options.waitForAdapter = true
+        let source = LiveRadioSource(spec: .h4(path: later, baud: nil), options: options)
+        try await within(5, "start") { try await source.start() }
+        #expect(rename(fake.path, later) == 0)
+        defer { unlink(later) }
+        let got = try await within(10, "a report once the adapter appears") { try await first(1, of: source.reports) }
+        #expect(got.first?.rssi == -66)
+        #expect(source.counters.snapshot.reopens >= 1)
+        await source.shutdown()
+    }
+
+    @Test func settingsOutOfRangeAreRejected() async {
+        var options = Self.options()
+        options.scan.window = 1
+        options.scan.interval = 0.5
+        let source = LiveRadioSource(spec: .h4(path: "/nonexistent", baud: nil), options: options)
+        await #expect(throws: RadioError.invalidSettings("scan window 1.0 s is longer than the interval 0.5 s")) {
+            try await source.start()
+        }
+    }
+}

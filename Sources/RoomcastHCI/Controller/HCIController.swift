@@ -56,13 +56,16 @@ public actor HCIController {
     public func start() {
         guard readerTask == nil else { return }
         let transport = self.transport, sink = reportSink, counters = self.counters, activity = self.activity
+        let logger = self.logger
         readerTask = Task.detached { [weak self] in
             var assembler = ExtendedReportAssembler()
             for await frame in transport.frames {
                 guard frame.type == .event else { continue }
                 let event: HCIEvent
                 do { event = try frame.decode().eventValue } catch {
+                    // Counted for telemetry; logged at debug only, a noisy radio must not flood the journal.
                     counters.hciErrors.add(1, ordering: .relaxed)
+                    logger.debug("undecodable HCI event", metadata: ["hci.device": transport.name, "error": "\(error)"])
                     continue
                 }
                 switch event {
@@ -75,13 +78,14 @@ public actor HCIController {
                     counters.reports.add(UInt64(complete.count), ordering: .relaxed)
                     activity.withLock { $0.lastReportAt = last.timestamp }
                     sink.yield(contentsOf: complete)
-                    counters.dropped.store(sink.dropped, ordering: .relaxed)
+                    counters.dropped.store(sink.dropped + transport.frames.dropped, ordering: .relaxed)
                 case let .commandComplete(cc):
                     await self?.complete(opcode: cc.opcode, status: cc.status ?? 0, returned: Array(cc.returnParameters.dropFirst()))
                 case let .commandStatus(cs):
                     if cs.status != 0 { await self?.complete(opcode: cs.opcode, status: cs.status, returned: []) }
                 case let .hardwareError(code):
                     counters.hciErrors.add(1, ordering: .relaxed)
+                    logger.warning("controller hardware error", metadata: ["hci.device": transport.name, "hci.code": "\(code)"])
                     activity.withLock { $0.hardwareErrors += 1 }
                     await self?.failPending(.hardwareError(code: code))
                 default:
@@ -233,7 +237,7 @@ public actor HCIController {
     /// Starts legacy advertising of `settings.data` (e.g. `IBeaconAdvertisement.encode`),
     /// non-connectable by default; may run while scanning.
     public func startAdvertising(_ settings: AdvertisingSettings) async throws(RadioError) {
-        if let problem = settings.validate().first { throw .protocolError(.invalid(problem)) }
+        if let problem = settings.validate().first { throw .invalidSettings(problem) }
         _ = try? await send(.leSetAdvertisingEnable(false))
         try await send(.leSetAdvertisingParameters(settings.parameters))
         try await send(.leSetAdvertisingData(settings.data))

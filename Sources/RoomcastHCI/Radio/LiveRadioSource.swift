@@ -39,7 +39,7 @@ public final class LiveRadioSource: RadioSource {
 
     public func start() async throws(RadioError) {
         if let problem = options.scan.validate().first ?? options.advertise?.validate().first {
-            throw .protocolError(.invalid(problem))
+            throw .invalidSettings(problem)
         }
         if let path = options.recordPath {
             do throws(BTSnoopError) {
@@ -49,8 +49,18 @@ public final class LiveRadioSource: RadioSource {
                 throw .capture(error)
             }
         }
-        try await open()
-        let task = Task { [weak self] in guard let self else { return }; await self.supervise() }
+        var opened = true
+        do throws(RadioError) { try await open() } catch {
+            // With waitForAdapter, an adapter that is absent or down at boot is
+            // waited for like one that vanished later; other errors still throw.
+            guard options.waitForAdapter, error.isTransient else { throw error }
+            logger.warning("radio not available yet; retrying", metadata: ["hci.device": spec.description, "error": "\(error)"])
+            opened = false
+        }
+        let task = Task { [weak self, opened] in
+            guard let self else { return }
+            await self.supervise(opened: opened)
+        }
         state.withLock { $0.supervisor = task }
     }
 
@@ -104,10 +114,10 @@ public final class LiveRadioSource: RadioSource {
         try await controller.startScanning(options.scan)
     }
 
-    private func supervise() async {
+    private func supervise(opened: Bool) async {
         var machine = RecoveryMachine(policy: options.recovery)
         _ = machine.start(now: clock.now())
-        var action = machine.handle(.opened, now: clock.now())
+        var action = machine.handle(opened ? .opened : .openFailed(transient: true), now: clock.now())
         var lastReport: Double? = nil
         var hardwareErrors = 0
         while !Task.isCancelled {

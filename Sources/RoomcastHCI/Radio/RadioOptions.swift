@@ -15,10 +15,14 @@ public struct RadioOptions: Sendable, Hashable {
     public var commandTimeout: Double
     /// How often the supervisor checks for a stalled scan, in seconds.
     public var checkInterval: Double
+    /// When the adapter is absent or down at `start()`, keep retrying with backoff
+    /// instead of throwing (permission and configuration errors still throw).
+    public var waitForAdapter: Bool
 
     public init(scan: ScanSettings = ScanSettings(), advertise: AdvertisingSettings? = nil,
                 recovery: RecoveryPolicy = RecoveryPolicy(), recordPath: String? = nil, resetOnOpen: Bool? = nil,
-                bufferCapacity: Int = 4096, commandTimeout: Double = 2, checkInterval: Double = 0.5) {
+                bufferCapacity: Int = 4096, commandTimeout: Double = 2, checkInterval: Double = 0.5,
+                waitForAdapter: Bool = false) {
         self.scan = scan
         self.advertise = advertise
         self.recovery = recovery
@@ -27,5 +31,6 @@ public struct RadioOptions: Sendable, Hashable {
         self.bufferCapacity = bufferCapacity
         self.commandTimeout = commandTimeout
         self.checkInterval = checkInterval
+        self.waitForAdapter = waitForAdapter
     }
 }

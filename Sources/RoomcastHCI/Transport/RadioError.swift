@@ -27,6 +27,8 @@ public enum RadioError: Error, Equatable, Sendable, CustomStringConvertible {
     case readOnly(String)
     /// A capture could not be read or written.
     case capture(BTSnoopError)
+    /// Scan or advertising settings out of range.
+    case invalidSettings(String)
 
     public var description: String {
         switch self {
@@ -56,6 +58,8 @@ public enum RadioError: Error, Equatable, Sendable, CustomStringConvertible {
             return "\(what) is a replay and cannot send HCI commands"
         case let .capture(e):
             return e.description
+        case let .invalidSettings(problem):
+            return "invalid radio settings: \(problem)"
         }
     }
 
@@ -66,7 +70,7 @@ public enum RadioError: Error, Equatable, Sendable, CustomStringConvertible {
         case .adapterNotFound, .adapterDown, .adapterBusy, .transportClosed, .system, .commandFailed,
              .commandTimeout, .hardwareError, .protocolError:
             true
-        case .permissionDenied, .invalidSource, .readOnly, .capture:
+        case .permissionDenied, .invalidSource, .readOnly, .capture, .invalidSettings:
             false
         }
     }
