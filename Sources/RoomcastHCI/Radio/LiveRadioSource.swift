@@ -120,6 +120,7 @@ public final class LiveRadioSource: RadioSource {
         var action = machine.handle(opened ? .opened : .openFailed(transient: true), now: clock.now())
         var lastReport: Double? = nil
         var hardwareErrors = 0
+        var tracked: ObjectIdentifier?
         while !Task.isCancelled {
             if let a = action {
                 action = await perform(a, machine: &machine)
@@ -130,6 +131,12 @@ public final class LiveRadioSource: RadioSource {
             if Task.isCancelled { return }
             let now = clock.now()
             if let controller = state.withLock({ $0.controller }) {
+                if tracked != ObjectIdentifier(controller) {
+                    // A reopened adapter has its own, fresh health record.
+                    tracked = ObjectIdentifier(controller)
+                    lastReport = nil
+                    hardwareErrors = 0
+                }
                 let health = controller.health
                 if health.transportEnded {
                     logger.warning("radio transport lost", metadata: ["hci.device": spec.description])
