@@ -23,6 +23,8 @@ public final class LiveRadioSource: RadioSource {
         var shutDown = false
     }
 
+    /// A source for an `hci` or `h4` spec; nothing is opened before `start()`.
+    /// Call `shutdown()` when done: the supervisor keeps the source alive until then.
     public init(spec: RadioSourceSpec, options: RadioOptions = RadioOptions(), logger: Logger = .silent,
                 clock: any TimeSource = SystemTimeSource()) {
         self.spec = spec
