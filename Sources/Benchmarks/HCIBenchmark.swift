@@ -98,18 +98,22 @@ enum HCIBenchmark {
         func row(_ name: String, _ u: Usage, _ n: Int) -> String {
             let millions = Double(n) / 1e6
             return pad(name, 26) + pad(String(format: "%.3f s", u.wall), 11) + pad(rate(u, n), 12)
+                + pad(String(format: "%.2f M/s", Double(n) / max(u.cpu, 1e-9) / 1e6), 13)
                 + pad(String(format: "%.3f s", u.cpu / millions), 14) + pad(String(format: "%.1f MB", Double(u.maxRSSKB) / 1024), 12)
                 + String(format: "%.2f MB", Double(u.maxRSSKB) / 1024 / millions)
         }
         print("")
-        print(pad("path", 26) + pad("wall", 11) + pad("reports/s", 12) + pad("CPU per M", 14) + pad("peak RSS", 12) + "RSS per M")
+        print(pad("path", 26) + pad("wall", 11) + pad("reports/s", 12) + pad("per CPU-s", 13) + pad("CPU per M", 14)
+            + pad("peak RSS", 12) + "RSS per M")
         print(row("decode (reader+HCIEvent)", decode, decoded))
         print(row("ReplayRadioSource stream", stream, streamed))
         if let btmon { print(row("btmon -r > /dev/null", btmon, built)) }
         if let btmon {
-            print(String(format: "\nours vs btmon: %.1fx faster (decode), %.1fx (stream)", btmon.wall / decode.wall, btmon.wall / stream.wall))
+            print(String(format: "\nours vs btmon, wall: %.1fx faster (decode), %.1fx (stream); CPU: %.1fx (decode), %.1fx (stream)",
+                         btmon.wall / decode.wall, btmon.wall / stream.wall, btmon.cpu / decode.cpu, btmon.cpu / stream.cpu))
         }
-        print("(peak RSS is the process high-water mark, so the stream row includes the decode run; checksum \(checksum & 0xFFFF))")
+        print("(peak RSS is the process high-water mark: the reader's buffer is fixed, so it does not grow with the file;")
+        print(" 'per CPU-s' is the rate one core sustains, steadier than wall time on a shared machine; checksum \(checksum & 0xFFFF))")
         guard decoded == built, streamed == built else {
             throw BenchmarkError.mismatch("decoded \(decoded), streamed \(streamed), built \(built)")
         }

@@ -177,3 +177,22 @@ func collect(_ source: any RadioSource) async throws -> [AdvertisingReport] {
         #expect(n == 2157)
     }
 }
+
+extension BTSnoopTests {
+    @Test func replayTransportDeliversFramesAndRefusesCommands() async throws {
+        let transport = try RadioSources.openTransport(.btsnoop(path: try fixturePath(Self.anchor1), speed: .max))
+        #expect(throws: RadioError.readOnly(transport.name)) { try transport.send(.reset) }
+        var count = 0
+        var first: HCIFrame?
+        for await frame in transport.frames {
+            if first == nil { first = frame }
+            count += 1
+        }
+        #expect(count == 2157)
+        #expect(first?.type == .event)
+        #expect(first?.direction == .controllerToHost)
+        #expect(first.map { abs($0.timestamp - 1628008086.883) < 0.0005 } == true)
+        #expect(try first?.decode().eventReports.first?.rssi == -80)
+        #expect(transport.terminationError == nil)
+    }
+}

@@ -6,12 +6,15 @@ import Synchronization
 /// scanning and advertising, and turns advertising report events into
 /// `AdvertisingReport`s on a bounded stream.
 public actor HCIController {
+    /// The transport the controller is driven over.
     public nonisolated let transport: any HCITransport
+    /// Reports, drops, HCI errors and resets, shared with the owning source.
     public nonisolated let counters: RadioCounters
     /// What the last `initialize()` learned; nil before.
     public private(set) var info: ControllerInfo?
     /// The scan command set in use, once scanning.
     public private(set) var scanMode: ScanSettings.Mode?
+    /// Whether `startAdvertising` succeeded and `stopAdvertising` has not been called since.
     public private(set) var isAdvertising = false
 
     private let reportSink: BoundedStream<AdvertisingReport>.Producer

@@ -4,6 +4,7 @@ import Synchronization
 public final class RadioCounters: Sendable {
     /// A consistent-enough copy of the counters at one moment.
     public struct Snapshot: Sendable, Hashable {
+        /// Advertising reports delivered (extended fragments joined count once).
         public var reports: UInt64
         /// Reports dropped because the consumer fell behind.
         public var dropped: UInt64
@@ -26,6 +27,7 @@ public final class RadioCounters: Sendable {
 
     public init() {}
 
+    /// The counters now, for telemetry (`NodeTelemetry.hciErrors`, `.hciResets`, `.dropped`).
     public var snapshot: Snapshot {
         Snapshot(reports: reports.load(ordering: .relaxed), dropped: dropped.load(ordering: .relaxed),
                  hciErrors: hciErrors.load(ordering: .relaxed), resets: resets.load(ordering: .relaxed),

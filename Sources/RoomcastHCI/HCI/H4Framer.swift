@@ -7,6 +7,7 @@ public struct H4Framer: Sendable {
     /// Largest packet accepted: an ACL header allows 65535 + 4 bytes.
     public static let maximumPacketLength = 65_540
 
+    /// An empty framer.
     public init() {}
 
     /// Bytes received but not yet returned as a packet.

@@ -5,6 +5,7 @@ public struct LEFeatures: Sendable, Hashable {
 
     public init(rawValue: UInt64) { self.rawValue = rawValue }
 
+    /// Whether feature bit `bit` is set.
     public func contains(bit: Int) -> Bool { rawValue >> UInt64(bit) & 1 == 1 }
 
     /// Bit 12: LE Extended Advertising, hence the extended scan commands.

@@ -23,6 +23,8 @@ public final class LiveRadioSource: RadioSource {
         var shutDown = false
     }
 
+    /// A source for an `hci` or `h4` spec; nothing is opened before `start()`.
+    /// Call `shutdown()` when done: the supervisor keeps the source alive until then.
     public init(spec: RadioSourceSpec, options: RadioOptions = RadioOptions(), logger: Logger = .silent,
                 clock: any TimeSource = SystemTimeSource()) {
         self.spec = spec
@@ -120,6 +122,7 @@ public final class LiveRadioSource: RadioSource {
         var action = machine.handle(opened ? .opened : .openFailed(transient: true), now: clock.now())
         var lastReport: Double? = nil
         var hardwareErrors = 0
+        var tracked: ObjectIdentifier?
         while !Task.isCancelled {
             if let a = action {
                 action = await perform(a, machine: &machine)
@@ -130,6 +133,12 @@ public final class LiveRadioSource: RadioSource {
             if Task.isCancelled { return }
             let now = clock.now()
             if let controller = state.withLock({ $0.controller }) {
+                if tracked != ObjectIdentifier(controller) {
+                    // A reopened adapter has its own, fresh health record.
+                    tracked = ObjectIdentifier(controller)
+                    lastReport = nil
+                    hardwareErrors = 0
+                }
                 let health = controller.health
                 if health.transportEnded {
                     logger.warning("radio transport lost", metadata: ["hci.device": spec.description])

@@ -14,6 +14,7 @@ public final class ReplayRadioSource: RadioSource {
     private let speed: ReplaySpeed
     private let state = Mutex<(started: Bool, error: RadioError?)>((false, nil))
 
+    /// A replay of `path` at `speed`; nothing is read before `start()`.
     public init(path: String, speed: ReplaySpeed, bufferCapacity: Int = 4096) {
         self.path = path
         self.speed = speed

@@ -25,6 +25,7 @@ public final class BTSnoopReader {
     }
 
     public let path: String
+    /// The capture's encapsulation (H4, monitor or un-encapsulated HCI).
     public let datalink: BTSnoopFormat.Datalink
     /// True when the file ended inside a record (a capture cut off while written);
     /// the records before it were delivered and the end is treated as end of stream.

@@ -8,6 +8,7 @@ import Synchronization
 /// Producers may hand over elements in batches: one async hand-off per batch
 /// instead of per element is what lets a replay stream millions per second.
 public struct BoundedStream<Element: Sendable>: AsyncSequence, Sendable {
+    /// What happens when the consumer falls behind.
     public enum Mode: Sendable, Hashable {
         case dropOldest
         case lossless
@@ -72,6 +73,7 @@ public struct BoundedStream<Element: Sendable>: AsyncSequence, Sendable {
             if mode == .lossless { for _ in 0..<capacity { permits.signal() } }
         }
 
+        /// Elements dropped so far.
         public var dropped: UInt64 { droppedCount.load(ordering: .relaxed) }
 
         /// Whether the consumer went away or `finish` was called.

@@ -88,6 +88,7 @@ public final class FileDescriptorTransport: HCITransport {
         try? recorder?.write(type: type, bytes: bytes, timestamp: clock.now(), direction: .hostToController)
     }
 
+    /// Wakes the reader thread, waits for it to close the descriptor, ends `frames` (idempotent).
     public func shutdown() {
         let running = io.withLock { s -> Bool in
             if s.shutdownRequested { return false }

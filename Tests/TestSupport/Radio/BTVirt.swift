@@ -24,7 +24,7 @@ public final class BTVirt: @unchecked Sendable {
     }
 
     private let process: Process
-    private let lockFD: Int32
+    private var lockFD: Int32
     private let tempDir: String
 
     /// The btvirt binary, if installed.
@@ -82,6 +82,8 @@ public final class BTVirt: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: tempDir)
         if lockFD >= 0 {
             flock(lockFD, LOCK_UN)
+            close(lockFD)
+            lockFD = -1
         }
     }
 
