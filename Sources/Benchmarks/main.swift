@@ -3,6 +3,7 @@ import Foundation
 // roomcast-bench: benchmarks that print numbers. Run a release build:
 //   swift run -c release roomcast-bench <name> [options]
 let benchmarks: [(name: String, summary: String, run: ([String]) throws -> Void)] = [
+    ("hci", "HCI advertising-report decode and replay vs btmon", HCIBenchmark.run),
     ("advertising", "decode throughput per beacon format", AdvertisingBenchmark.run),
 ]
 
