@@ -5,6 +5,7 @@ import Foundation
 let benchmarks: [(name: String, summary: String, run: ([String]) throws -> Void)] = [
     ("hci", "HCI advertising-report decode and replay vs btmon", HCIBenchmark.run),
     ("advertising", "decode throughput per beacon format", AdvertisingBenchmark.run),
+    ("simulation", "room accuracy of the baselines on generated homes", SimulationBenchmark.run),
 ]
 
 let args = Array(CommandLine.arguments.dropFirst())
