@@ -164,6 +164,10 @@ final class DecodingState {
         return nil
     }
 
+    static func firstCase<E: ConfigEnum>(_ type: E.Type) -> Any? {
+        E.allCases.first
+    }
+
     static func erasedInteger<I: FixedWidthInteger>(_ type: I.Type, _ node: ConfigNode) -> Swift.Result<Any, ScalarMismatch> {
         integer(type, node).map { $0 as Any }
     }
@@ -216,6 +220,9 @@ final class DecodingState {
     }
 
     static func float<F: BinaryFloatingPoint>(_ type: F.Type, _ node: ConfigNode) -> Swift.Result<F, ScalarMismatch> {
+        if case .scalar(let s, .plain) = node.kind, [".inf", "+.inf", "-.inf", ".nan"].contains(s.lowercased()) {
+            return .failure(ScalarMismatch(message: "expected a finite number, found \(node.kindDescription)"))
+        }
         guard case .scalar(let s, .plain) = node.kind,
               s.allSatisfy({ $0.isNumber || "+-.eE".contains($0) }) || parseInteger(s) != nil,
               let d = Double(s) ?? parseInteger(s).map(Double.init) else {
@@ -234,6 +241,8 @@ final class DecodingState {
         if let integer = T.self as? any FixedWidthInteger.Type { return (integer.zero as! T) }
         if let float = T.self as? any BinaryFloatingPoint.Type { return (float.init(0) as! T) }
         if let collection = T.self as? any RangeReplaceableCollection.Type { return (collection.init() as! T) }
+        if let stand = T.self as? any ConfigPlaceholder.Type { return (stand.configPlaceholder as! T) }
+        if let choice = T.self as? any (ConfigEnum).Type { return firstCase(choice) as? T }
         return nil
     }
 }

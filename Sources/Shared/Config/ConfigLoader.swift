@@ -64,13 +64,15 @@ public enum ConfigLoader {
             var index: [String: ConfigLocation] = [:]
             DecodingState.indexLocations(tree, path: "", into: &index)
             let decodingPaths = result.covered
-            for var problem in validating.validate().sorted(by: byLine) {
+            var semantic: [ConfigProblem] = []
+            for var problem in validating.validate() {
                 // A value that failed to decode was replaced by a placeholder;
                 // its validation problems would only repeat the first report.
                 if decodingPaths.contains(where: { overlaps($0, problem.path) }) { continue }
                 problem.location = problem.location ?? locate(problem.path, in: index)
-                problems.append(problem)
+                semantic.append(problem)
             }
+            problems += semantic.sorted(by: byLine)
         }
         guard let value = result.value, problems.isEmpty else {
             throw ConfigError(problems: problems.isEmpty ? [ConfigProblem(path: "", message: "the config could not be decoded")] : problems)
@@ -117,6 +119,11 @@ public enum ConfigLoader {
         return "is larger than 1 MB\(found); a config file should be a few kilobytes"
     }
 
+    static func column(_ location: ConfigLocation) -> Int? {
+        if case .position(_, let column) = location { return column }
+        return nil
+    }
+
     static func isMappingOrNull(_ node: ConfigNode) -> Bool {
         switch node.kind {
         case .mapping, .null: true
@@ -125,7 +132,7 @@ public enum ConfigLoader {
     }
 
     static func byLine(_ a: ConfigProblem, _ b: ConfigProblem) -> Bool {
-        (a.location?.line ?? Int.max) < (b.location?.line ?? Int.max)
+        (a.location?.line ?? Int.max, a.location.flatMap(column) ?? 0) < (b.location?.line ?? Int.max, b.location.flatMap(column) ?? 0)
     }
 
     /// True when one path is the other or contains it.
