@@ -26,7 +26,7 @@ extension CommandSpec {
                 .map { wrap(String($0), indent: 0, hanging: 0) }.joined(separator: "\n"))
         }
         out.append("")
-        out.append(wrap("USAGE: " + usageLine(chain), indent: 0, hanging: 7))
+        out.append(wrapUsage(usageParts(chain)))
 
         if !command.arguments.isEmpty {
             out.append("")
@@ -67,6 +67,11 @@ extension CommandSpec {
 
     /// `edge-agent run [--config <file>] [--dry-run] <source>`.
     static func usageLine(_ chain: [CommandSpec]) -> String {
+        usageParts(chain).joined(separator: " ")
+    }
+
+    /// The usage line's items; an item such as `[--beacon <id> ...]` is never split.
+    static func usageParts(_ chain: [CommandSpec]) -> [String] {
         let command = chain[chain.count - 1]
         var parts = [chain.map(\.name).joined(separator: " ")]
         for option in command.options {
@@ -78,7 +83,25 @@ extension CommandSpec {
         if !command.subcommands.isEmpty {
             parts.append(command.defaultSubcommand == nil ? "<subcommand>" : "[<subcommand>]")
         }
-        return parts.joined(separator: " ")
+        return parts
+    }
+
+    /// `USAGE: ` and the items, wrapped under the first one.
+    static func wrapUsage(_ parts: [String]) -> String {
+        let prefix = "USAGE: "
+        var lines: [String] = []
+        var line = prefix
+        for part in parts {
+            if line.count > prefix.count && line.count + 1 + part.count > helpWidth {
+                lines.append(line)
+                line = String(repeating: " ", count: prefix.count)
+            } else if line.count > prefix.count {
+                line += " "
+            }
+            line += part
+        }
+        lines.append(line)
+        return lines.joined(separator: "\n")
     }
 
     /// Two spaces, the label padded to the help column, then the wrapped help;

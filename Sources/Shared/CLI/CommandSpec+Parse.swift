@@ -158,6 +158,9 @@ private struct ArgumentParserState {
         guard let spec else {
             var message = "unknown option '--\(name)'"
             var candidates = chain.flatMap { $0.options.map(\.name) } + ["help"]
+            if positionals.isEmpty, let name = current.defaultSubcommand, let sub = current.subcommand(name) {
+                candidates += sub.options.map(\.name)
+            }
             if version != nil { candidates.append("version") }
             if let guess = Suggestion.closest(to: name, in: candidates) { message += "; did you mean '--\(guess)'?" }
             throw error(message)
