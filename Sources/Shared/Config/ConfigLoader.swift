@@ -89,12 +89,13 @@ public enum ConfigLoader {
     // MARK: Helpers
 
     static func readText(_ path: String) throws(ConfigProblem) -> String {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw ConfigProblem(path: "", message: "no such file; create it or pass another path with --config")
+        }
+        if isDirectory.boolValue { throw ConfigProblem(path: "", message: "is a directory, not a file") }
         guard let handle = FileHandle(forReadingAtPath: path) else {
-            var isDirectory: ObjCBool = false
-            if !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-                throw ConfigProblem(path: "", message: "no such file; create it or pass another path with --config")
-            }
-            throw ConfigProblem(path: "", message: isDirectory.boolValue ? "is a directory, not a file" : "cannot be read (check its permissions)")
+            throw ConfigProblem(path: "", message: "cannot be read (check its permissions)")
         }
         defer { try? handle.close() }
         // Read at most one byte past the limit, so a huge or endless file
