@@ -1,13 +1,14 @@
 /// "Did you mean ...?" for unknown config keys, options and subcommands.
 public enum Suggestion {
     /// The candidate closest to `word` by edit distance, when close enough to
-    /// be a plausible typo (at most a third of the word's length, at least 1).
+    /// be a plausible typo: at most a third of the word's length (at least 1),
+    /// and never a wholesale replacement (`z` does not suggest `x`).
     public static func closest<S: Sequence>(to word: String, in candidates: S) -> String? where S.Element == String {
         let limit = max(1, word.count / 3)
         var best: (String, Int)?
         for candidate in candidates.sorted() {
             let d = distance(word.lowercased(), candidate.lowercased())
-            if d <= limit, d < (best?.1 ?? .max) { best = (candidate, d) }
+            if d <= limit, d < max(word.count, candidate.count), d < (best?.1 ?? .max) { best = (candidate, d) }
         }
         return best?.0
     }

@@ -97,7 +97,7 @@ extension AgentConfig {
         if region.uuid == nil, region.major != nil || region.minor != nil {
             checks.add(path + (region.major != nil ? ".major" : ".minor"), "only applies to an iBeacon region (with uuid)")
         }
-        if region.major == nil, region.minor != nil {
+        if region.uuid != nil, region.major == nil, region.minor != nil {
             checks.add(path + ".minor", "needs major too")
         }
         if region.namespace == nil, region.instance != nil {
