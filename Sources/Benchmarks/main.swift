@@ -1,1 +1,23 @@
-print("not yet")
+import Foundation
+
+// roomcast-bench: benchmarks that print numbers. Run a release build:
+//   swift run -c release roomcast-bench <name> [options]
+let benchmarks: [(name: String, summary: String, run: ([String]) throws -> Void)] = [
+    ("hci", "HCI advertising-report decode and replay vs btmon", HCIBenchmark.run),
+    ("advertising", "decode throughput per beacon format", AdvertisingBenchmark.run),
+    ("simulation", "room accuracy of the baselines on generated homes", SimulationBenchmark.run),
+]
+
+let args = Array(CommandLine.arguments.dropFirst())
+guard let name = args.first, let bench = benchmarks.first(where: { $0.name == name }) else {
+    var usage = "USAGE: roomcast-bench <benchmark> [options]\n\nBENCHMARKS:\n"
+    for b in benchmarks { usage += "  \(b.name.padding(toLength: 14, withPad: " ", startingAt: 0)) \(b.summary)\n" }
+    FileHandle.standardError.write(Data(usage.utf8))
+    exit(args.isEmpty || args.first == "--help" ? 0 : 64)
+}
+do {
+    try bench.run(Array(args.dropFirst()))
+} catch {
+    FileHandle.standardError.write(Data("roomcast-bench: \(error)\n".utf8))
+    exit(1)
+}

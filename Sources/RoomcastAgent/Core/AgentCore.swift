@@ -1,0 +1,169 @@
+import RoomcastAdvertising
+import RoomcastHCI
+import Shared
+
+/// The edge agent's whole decision path without I/O: advertising report →
+/// identity → ranging → publish policy → messages, plus region monitoring and
+/// telemetry. Driven by (time, report); the time is the radio's clock, which
+/// for a replay is the capture's, so a replay is deterministic.
+public struct AgentCore: Sendable {
+    public let settings: AgentSettings
+    public let decoder: AdvertisementDecoder
+    public private(set) var ranging: RangingTable
+    public private(set) var policy: PublishPolicy
+    public private(set) var regions: RegionTracker
+    public private(set) var sequence: SequenceNumber
+    public private(set) var scanTable = ScanTable()
+    public let outputs: CompatibilityOutputs
+    public private(set) var stats = Stats()
+    private let startTime: Double
+    private var nextTelemetry: Double
+    private var rateWindow: (start: Double, count: UInt64)
+    private var advertisementsPerSecond: Double = 0
+
+    /// What the core has counted, for telemetry and logs.
+    public struct Stats: Sendable, Equatable {
+        public var reports: UInt64 = 0
+        public var untracked: UInt64 = 0
+        public var withoutRSSI: UInt64 = 0
+        public var readings: UInt64 = 0
+    }
+
+    public init(settings: AgentSettings, decoder: AdvertisementDecoder, startTime: Double) {
+        self.settings = settings
+        self.decoder = decoder
+        self.ranging = RangingTable(config: settings.ranging)
+        self.policy = PublishPolicy(reportInterval: settings.reportInterval, significantChangeDB: settings.significantChangeDB,
+                                    significantChangeMeters: settings.significantChangeMeters)
+        self.regions = RegionTracker(node: settings.node, exitDelay: settings.regionExitDelay)
+        self.sequence = SequenceNumber(startTime: startTime)
+        self.outputs = CompatibilityOutputs(room: settings.room ?? settings.node, mqttRoom: settings.mqttRoomOutput,
+                                            espresense: settings.espresenseOutput)
+        self.startTime = startTime
+        self.nextTelemetry = startTime
+        self.rateWindow = (startTime, 0)
+    }
+
+    /// The retained `online` status; the MQTT Last Will is its `offline` twin.
+    public var onlineMessage: OutboundMessage {
+        OutboundMessage(topic: settings.topics.nodeStatus(settings.node), text: "online", retain: true, qos: 1)
+    }
+
+    public var offlineMessage: OutboundMessage {
+        OutboundMessage(topic: settings.topics.nodeStatus(settings.node), text: "offline", retain: true, qos: 1)
+    }
+
+    /// One advertising report; returns what to publish because of it.
+    public mutating func handle(_ report: AdvertisingReport) -> [OutboundMessage] {
+        stats.reports += 1
+        rateWindow.count += 1
+        let address = BLEAddress(report.address)
+        let decoded = decoder.decode(report.data, address: address, addressType: BLEAddressType(hci: report.addressType.rawValue),
+                                     rssi: report.rssi)
+        guard let identity = decoded.identity else {
+            stats.untracked += 1
+            return []
+        }
+        let ts = report.timestamp
+        var out: [OutboundMessage] = []
+        for event in regions.heard(identity.id, inRegions: identity.regions, ts: ts) {
+            if let m = try? OutboundMessage(topic: settings.topics.nodeEvents(settings.node), json: event, qos: 1) { out.append(m) }
+        }
+        let estimate: RangeEstimate
+        if let rssi = report.rssi, let e = ranging.ingest(identity.id, rssi: rssi, power: identity.referencePower, at: ts) {
+            estimate = e
+        } else {
+            // RSSI 127 = not available: the beacon was heard but cannot be ranged. Keep the
+            // filter untouched; report the floor (-127 dBm) with proximity unknown.
+            stats.withoutRSSI += 1
+            estimate = ranging.estimate(for: identity.id, now: ts).map { var e = $0; e.proximity = .unknown; return e }
+                ?? RangeEstimate(id: identity.id, rssi: -127, rssiFiltered: -127,
+                                 power: identity.referencePower ?? settings.ranging.defaultPower,
+                                 distance: settings.ranging.maxDistance, proximity: .unknown, interval: nil,
+                                 lastSeen: ts, samples: 0)
+        }
+        guard let due = policy.offer(identity.id, ts: ts, filtered: estimate.rssiFiltered, distance: estimate.distance,
+                                     proximity: estimate.proximity) else { return out }
+        let reading = makeReading(identity: identity, estimate: estimate, report: report, samples: due.samples)
+        scanTable.update(reading)
+        stats.readings += 1
+        if let m = try? OutboundMessage(topic: settings.topics.nodeBeacon(settings.node, identity.id), json: reading) {
+            out.append(m)
+        }
+        out += outputs.messages(for: reading)
+        return out
+    }
+
+    /// Time passes: region exits, forgotten beacons, periodic telemetry.
+    public mutating func tick(now: Double, radio: RadioCounters.Snapshot? = nil, dropped: UInt64 = 0,
+                              brokerReconnects: UInt64 = 0) -> [OutboundMessage] {
+        var out: [OutboundMessage] = []
+        for event in regions.expire(now: now) {
+            if let m = try? OutboundMessage(topic: settings.topics.nodeEvents(settings.node), json: event, qos: 1) { out.append(m) }
+        }
+        for id in ranging.expire(now: now) { policy.forget(id) }
+        scanTable.expire(now: now, forgetAfter: settings.ranging.forgetAfter)
+        if now - rateWindow.start >= 10 {
+            advertisementsPerSecond = Double(rateWindow.count) / (now - rateWindow.start)
+            rateWindow = (now, 0)
+        }
+        if now >= nextTelemetry {
+            nextTelemetry = now + settings.telemetryInterval
+            out.append(telemetry(now: now, radio: radio, dropped: dropped, brokerReconnects: brokerReconnects))
+        }
+        return out
+    }
+
+    /// The node's health as a retained message.
+    public func telemetry(now: Double, radio: RadioCounters.Snapshot?, dropped: UInt64, brokerReconnects: UInt64) -> OutboundMessage {
+        var t = NodeTelemetry(node: settings.node, ts: WireFormat.milliseconds(now), version: settings.version,
+                              uptime: WireFormat.milliseconds(max(0, now - startTime)), adapter: settings.adapter,
+                              advertisementsPerSecond: (advertisementsPerSecond * 10).rounded() / 10,
+                              beaconsInView: ranging.count, dropped: dropped + (radio?.dropped ?? 0),
+                              hciErrors: radio?.hciErrors ?? 0, hciResets: radio?.resets ?? 0,
+                              brokerReconnects: brokerReconnects)
+        t.room = settings.room
+        return (try? OutboundMessage(topic: settings.topics.nodeTelemetry(settings.node), json: t, retain: true))
+            ?? OutboundMessage(topic: settings.topics.nodeTelemetry(settings.node), payload: [], retain: true)
+    }
+
+    /// After the broker came back: every beacon's next advertisement goes out at once.
+    public mutating func brokerReconnected() {
+        policy.resetAfterReconnect()
+    }
+
+    mutating func makeReading(identity: TrackedIdentity, estimate: RangeEstimate, report: AdvertisingReport, samples: Int) -> BeaconReading {
+        var r = BeaconReading(id: identity.id, node: settings.node, ts: WireFormat.milliseconds(report.timestamp),
+                              seq: sequence.next(), rssi: report.rssi ?? -127,
+                              rssiFiltered: (estimate.rssiFiltered * 10).rounded() / 10, power: estimate.power,
+                              distance: (estimate.distance * 100).rounded() / 100, proximity: estimate.proximity,
+                              kind: identity.kind, mac: report.addressString)
+        r.addressType = Self.wireAddressType(report.addressType)
+        r.name = identity.name
+        r.interval = estimate.interval.map { ($0 * 1000).rounded() / 1000 }
+        r.samples = samples
+        if let beacon = identity.beacon {
+            let entry = AdvertisementReport.BeaconEntry(beacon)
+            r.uuid = entry.uuid
+            r.major = entry.major
+            r.minor = entry.minor
+            r.namespace = entry.namespace
+            r.instance = entry.instance
+            r.url = entry.url
+            r.txPower = entry.txPower
+            r.telemetry = entry.telemetry
+        }
+        return r
+    }
+
+    static func wireAddressType(_ t: AddressType) -> String? {
+        switch t {
+        case .public: "public"
+        case .random: "random"
+        case .publicIdentity: "public-identity"
+        case .randomIdentity: "random-identity"
+        case .anonymous: "anonymous"
+        case .other: nil
+        }
+    }
+}

@@ -1,0 +1,37 @@
+import Shared
+
+/// What the agent core needs to know, independent of how it was configured.
+public struct AgentSettings: Sendable {
+    public var node: String
+    public var room: String?
+    public var topics: Topics
+    public var ranging: RangingConfig
+    public var reportInterval: Double
+    public var significantChangeDB: Double
+    public var significantChangeMeters: Double
+    public var telemetryInterval: Double
+    public var regionExitDelay: Double
+    public var mqttRoomOutput: Bool
+    public var espresenseOutput: Bool
+    public var adapter: String
+    public var version: String
+
+    public init(node: String, room: String? = nil, topics: Topics = Topics(), ranging: RangingConfig = RangingConfig(),
+                reportInterval: Double = 1.0, significantChangeDB: Double = 6, significantChangeMeters: Double = 1.5,
+                telemetryInterval: Double = 30, regionExitDelay: Double = 30, mqttRoomOutput: Bool = false,
+                espresenseOutput: Bool = false, adapter: String = "hci", version: String = RoomcastVersion.current) {
+        self.node = node
+        self.room = room
+        self.topics = topics
+        self.ranging = ranging
+        self.reportInterval = reportInterval
+        self.significantChangeDB = significantChangeDB
+        self.significantChangeMeters = significantChangeMeters
+        self.telemetryInterval = telemetryInterval
+        self.regionExitDelay = regionExitDelay
+        self.mqttRoomOutput = mqttRoomOutput
+        self.espresenseOutput = espresenseOutput
+        self.adapter = adapter
+        self.version = version
+    }
+}

@@ -1,0 +1,25 @@
+/// When to restart a stalled scan, reset the adapter, and how long to wait
+/// before reopening an adapter that vanished.
+public struct RecoveryPolicy: Sendable, Hashable {
+    /// Seconds without any advertising report, while scanning, before the scan is restarted.
+    public var stallTimeout: Double
+    /// Scan restarts in a row without a report in between before the adapter is reset.
+    public var restartsBeforeReset: Int
+    /// First wait before reopening, in seconds; doubles up to `maxBackoff`.
+    public var initialBackoff: Double
+    public var maxBackoff: Double
+
+    public init(stallTimeout: Double = 30, restartsBeforeReset: Int = 3, initialBackoff: Double = 1, maxBackoff: Double = 60) {
+        self.stallTimeout = stallTimeout
+        self.restartsBeforeReset = restartsBeforeReset
+        self.initialBackoff = initialBackoff
+        self.maxBackoff = maxBackoff
+    }
+
+    /// The wait before reopen attempt `attempt` (0-based).
+    public func backoff(attempt: Int) -> Double {
+        var d = initialBackoff
+        for _ in 0..<min(attempt, 32) { d *= 2; if d >= maxBackoff { return maxBackoff } }
+        return min(d, maxBackoff)
+    }
+}

@@ -1,0 +1,95 @@
+import Shared
+
+/// The LE Meta event's subevents (Core 5.4 Vol 4 Part E §7.7.65).
+public enum LEMetaEvent: Sendable, Hashable {
+    /// Core 5.4 Vol 4 Part E §7.7.65.2: one or more legacy advertising reports.
+    case advertisingReports([AdvertisingReport])
+    /// Core 5.4 Vol 4 Part E §7.7.65.13: extended reports, possibly fragments
+    /// (see `AdvertisingEventType.dataStatus` and `ExtendedReportAssembler`).
+    case extendedAdvertisingReports([AdvertisingReport])
+    case unknown(subevent: UInt8, parameters: [UInt8])
+
+    public static let advertisingReportSubevent: UInt8 = 0x02
+    public static let extendedAdvertisingReportSubevent: UInt8 = 0x0D
+
+    static func decode(from r: inout ByteReader, timestamp: Double) throws(HCIDecodeError) -> LEMetaEvent {
+        let sub = try r.hci { r throws(ByteReaderError) in try r.readUInt8() }
+        switch sub {
+        case advertisingReportSubevent:
+            return .advertisingReports(try decodeLegacyReports(from: &r, timestamp: timestamp))
+        case extendedAdvertisingReportSubevent:
+            return .extendedAdvertisingReports(try decodeExtendedReports(from: &r, timestamp: timestamp))
+        default:
+            return .unknown(subevent: sub, parameters: r.readRest())
+        }
+    }
+
+    /// Reports are laid out one after another (Event_Type, Address_Type, Address,
+    /// Data_Length, Data, RSSI), as controllers, BlueZ's kernel and btmon read them.
+    static func decodeLegacyReports(from r: inout ByteReader, timestamp: Double) throws(HCIDecodeError) -> [AdvertisingReport] {
+        try r.hci { r throws(ByteReaderError) in
+            let n = Int(try r.readUInt8())
+            var reports = [AdvertisingReport]()
+            reports.reserveCapacity(n)
+            for _ in 0..<n {
+                let type = try r.readUInt8()
+                let addressType = try r.readUInt8()
+                let address = try r.readAddress()
+                let length = Int(try r.readUInt8())
+                let data = try r.readBytes(length)
+                let rssi = try r.readInt8()
+                reports.append(AdvertisingReport(
+                    address: address, addressType: AddressType(rawValue: addressType),
+                    eventType: AdvertisingEventType(legacy: type), rssi: rssi == 127 ? nil : Int(rssi),
+                    data: data, timestamp: timestamp))
+            }
+            return reports
+        }
+    }
+
+    static func decodeExtendedReports(from r: inout ByteReader, timestamp: Double) throws(HCIDecodeError) -> [AdvertisingReport] {
+        try r.hci { r throws(ByteReaderError) in
+            let n = Int(try r.readUInt8())
+            var reports = [AdvertisingReport]()
+            reports.reserveCapacity(n)
+            for _ in 0..<n {
+                let type = try r.readUInt16LE()
+                let addressType = try r.readUInt8()
+                let address = try r.readAddress()
+                let primary = try r.readUInt8()
+                let secondary = try r.readUInt8()
+                let sid = try r.readUInt8()
+                let tx = try r.readInt8()
+                let rssi = try r.readInt8()
+                let periodic = try r.readUInt16LE()
+                let directType = try r.readUInt8()
+                let direct = try r.readAddress()
+                let length = Int(try r.readUInt8())
+                let data = try r.readBytes(length)
+                let eventType = AdvertisingEventType(extended: type)
+                let ext = AdvertisingReport.ExtendedFields(
+                    primaryPHY: PHY(rawValue: primary),
+                    secondaryPHY: secondary == 0 ? nil : PHY(rawValue: secondary),
+                    sid: sid == 0xFF ? nil : sid,
+                    txPower: tx == 127 ? nil : Int(tx),
+                    periodicAdvertisingInterval: periodic,
+                    directAddress: eventType.isDirected ? direct : nil,
+                    directAddressType: eventType.isDirected ? AddressType(rawValue: directType) : nil)
+                reports.append(AdvertisingReport(
+                    address: address, addressType: AddressType(rawValue: addressType), eventType: eventType,
+                    rssi: rssi == 127 ? nil : Int(rssi), data: data, timestamp: timestamp, extended: ext))
+            }
+            return reports
+        }
+    }
+}
+
+extension ByteReader {
+    /// Six little-endian address bytes, returned in display order.
+    @inline(__always)
+    mutating func readAddress() throws(ByteReaderError) -> [UInt8] {
+        try skip(6)
+        let b = bytes, o = offset - 6
+        return [b[o + 5], b[o + 4], b[o + 3], b[o + 2], b[o + 1], b[o]]
+    }
+}

@@ -1,1 +1,0 @@
-// Placeholder: the RoomcastHCI module's sources go in this folder.

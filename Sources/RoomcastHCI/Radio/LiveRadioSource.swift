@@ -1,0 +1,205 @@
+import Shared
+import Synchronization
+
+/// Advertising reports from a live controller (raw HCI socket or H4), with
+/// recovery: a supervisor task feeds `RecoveryMachine` and performs what it
+/// decides — restart a stalled scan, reset the adapter, reopen it with
+/// backoff when it vanished — while `reports` keeps flowing across reopens.
+public final class LiveRadioSource: RadioSource {
+    public let spec: RadioSourceSpec
+    public let reports: BoundedStream<AdvertisingReport>
+    public let counters = RadioCounters()
+    public let options: RadioOptions
+    private let producer: BoundedStream<AdvertisingReport>.Producer
+    private let logger: Logger
+    private let clock: any TimeSource
+    private let recorder: Mutex<BTSnoopWriter?> = Mutex(nil)
+    private let state = Mutex(State())
+
+    private struct State {
+        var controller: HCIController?
+        var supervisor: Task<Void, Never>?
+        var error: RadioError?
+        var shutDown = false
+    }
+
+    /// A source for an `hci` or `h4` spec; nothing is opened before `start()`.
+    /// Call `shutdown()` when done: the supervisor keeps the source alive until then.
+    public init(spec: RadioSourceSpec, options: RadioOptions = RadioOptions(), logger: Logger = .silent,
+                clock: any TimeSource = SystemTimeSource()) {
+        self.spec = spec
+        self.options = options
+        self.logger = logger
+        self.clock = clock
+        (reports, producer) = BoundedStream<AdvertisingReport>.make(capacity: options.bufferCapacity, mode: .dropOldest)
+    }
+
+    public var terminationError: RadioError? { state.withLock { $0.error } }
+
+    /// The controller in use now (nil while reopening), e.g. to start advertising later.
+    public var controller: HCIController? { state.withLock { $0.controller } }
+
+    public func start() async throws(RadioError) {
+        if let problem = options.scan.validate().first ?? options.advertise?.validate().first {
+            throw .invalidSettings(problem)
+        }
+        if let path = options.recordPath {
+            do throws(BTSnoopError) {
+                let writer = try BTSnoopWriter(path: path)
+                recorder.withLock { $0 = writer }
+            } catch {
+                throw .capture(error)
+            }
+        }
+        var opened = true
+        do throws(RadioError) { try await open() } catch {
+            // With waitForAdapter, an adapter that is absent or down at boot is
+            // waited for like one that vanished later; other errors still throw.
+            guard options.waitForAdapter, error.isTransient else { throw error }
+            logger.warning("radio not available yet; retrying", metadata: ["hci.device": spec.description, "error": "\(error)"])
+            opened = false
+        }
+        let task = Task { [weak self, opened] in
+            guard let self else { return }
+            await self.supervise(opened: opened)
+        }
+        state.withLock { $0.supervisor = task }
+    }
+
+    public func shutdown() async {
+        let (controller, task) = state.withLock { s -> (HCIController?, Task<Void, Never>?) in
+            s.shutDown = true
+            defer { s.controller = nil; s.supervisor = nil }
+            return (s.controller, s.supervisor)
+        }
+        task?.cancel()
+        if let controller {
+            _ = try? await controller.stopScanning()
+            if await controller.isAdvertising { _ = try? await controller.stopAdvertising() }
+            await controller.shutdown()
+        }
+        recorder.withLock { $0?.shutdown() }
+        producer.finish()
+    }
+
+    /// Opens the transport, initialises the controller, starts scanning (and advertising).
+    private func open() async throws(RadioError) {
+        let transport = try RadioSources.openTransport(spec, recorder: recorder.withLock { $0 }, clock: clock,
+                                                      capacity: options.bufferCapacity)
+        let controller = HCIController(transport: transport, reports: producer, counters: counters, logger: logger,
+                                       commandTimeout: options.commandTimeout)
+        await controller.start()
+        do throws(RadioError) {
+            try await controller.initialize(reset: options.resetOnOpen ?? !isKernelManaged)
+            try await startRadio(controller)
+        } catch {
+            await controller.shutdown()
+            throw error
+        }
+        let stale = state.withLock { s -> Bool in
+            if s.shutDown { return true }
+            s.controller = controller
+            return false
+        }
+        if stale { await controller.shutdown() }
+        let mode = await controller.scanMode?.rawValue ?? "?"
+        logger.info("radio scanning", metadata: ["hci.device": transport.name, "hci.scan": mode])
+    }
+
+    private var isKernelManaged: Bool {
+        if case .hci = spec { return true }
+        return false
+    }
+
+    private func startRadio(_ controller: HCIController) async throws(RadioError) {
+        if let advertise = options.advertise { try await controller.startAdvertising(advertise) }
+        try await controller.startScanning(options.scan)
+    }
+
+    private func supervise(opened: Bool) async {
+        var machine = RecoveryMachine(policy: options.recovery)
+        _ = machine.start(now: clock.now())
+        var action = machine.handle(opened ? .opened : .openFailed(transient: true), now: clock.now())
+        var lastReport: Double? = nil
+        var hardwareErrors = 0
+        var tracked: ObjectIdentifier?
+        while !Task.isCancelled {
+            if let a = action {
+                action = await perform(a, machine: &machine)
+                if a == .giveUp { return }
+                continue
+            }
+            try? await Task.sleep(for: .seconds(options.checkInterval))
+            if Task.isCancelled { return }
+            let now = clock.now()
+            if let controller = state.withLock({ $0.controller }) {
+                if tracked != ObjectIdentifier(controller) {
+                    // A reopened adapter has its own, fresh health record.
+                    tracked = ObjectIdentifier(controller)
+                    lastReport = nil
+                    hardwareErrors = 0
+                }
+                let health = controller.health
+                if health.transportEnded {
+                    logger.warning("radio transport lost", metadata: ["hci.device": spec.description])
+                    action = machine.handle(.transportLost, now: now)
+                    continue
+                }
+                if let t = health.lastReportAt, t != lastReport {
+                    lastReport = t
+                    _ = machine.handle(.reportReceived, now: now)
+                }
+                if health.hardwareErrors > hardwareErrors {
+                    hardwareErrors = health.hardwareErrors
+                    action = .resetAdapter
+                    continue
+                }
+            }
+            action = machine.handle(.tick, now: now)
+        }
+    }
+
+    private func perform(_ action: RecoveryMachine.Action, machine: inout RecoveryMachine) async -> RecoveryMachine.Action? {
+        let controller = state.withLock { $0.controller }
+        switch action {
+        case .open:
+            counters.reopens.add(1, ordering: .relaxed)
+            do throws(RadioError) {
+                try await open()
+                logger.notice("radio reopened", metadata: ["hci.device": spec.description])
+                return machine.handle(.opened, now: clock.now())
+            } catch {
+                logger.warning("radio reopen failed", metadata: ["hci.device": spec.description, "error": "\(error)"])
+                if !error.isTransient { state.withLock { $0.error = error } }
+                return machine.handle(.openFailed(transient: error.isTransient), now: clock.now())
+            }
+        case .restartScan:
+            counters.scanRestarts.add(1, ordering: .relaxed)
+            logger.notice("no advertising report; restarting the scan", metadata: ["hci.device": spec.description])
+            guard let controller else { return machine.handle(.transportLost, now: clock.now()) }
+            do throws(RadioError) { try await controller.startScanning(options.scan) } catch {
+                return machine.handle(.scanRestartFailed, now: clock.now())
+            }
+            return nil
+        case .resetAdapter:
+            logger.warning("resetting the adapter", metadata: ["hci.device": spec.description])
+            guard let controller else { return machine.handle(.transportLost, now: clock.now()) }
+            do throws(RadioError) {
+                try await controller.resetAndInitialize()
+                try await startRadio(controller)
+                return machine.handle(.resetSucceeded, now: clock.now())
+            } catch {
+                return machine.handle(.resetFailed, now: clock.now())
+            }
+        case .close:
+            state.withLock { $0.controller = nil }
+            await controller?.shutdown()
+            return nil
+        case .giveUp:
+            logger.error("radio stopped", metadata: ["hci.device": spec.description, "error": "\(terminationError.map { "\($0)" } ?? "?")"])
+            await controller?.shutdown()
+            producer.finish()
+            return nil
+        }
+    }
+}

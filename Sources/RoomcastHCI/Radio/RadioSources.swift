@@ -1,0 +1,31 @@
+import Shared
+
+/// Creates radio sources and transports from a `RadioSourceSpec`.
+public enum RadioSources {
+    /// The source for `spec`: a replay for `btsnoop:`, a live controller otherwise.
+    public static func make(_ spec: RadioSourceSpec, options: RadioOptions = RadioOptions(), logger: Logger = .silent,
+                            clock: any TimeSource = SystemTimeSource()) -> any RadioSource {
+        switch spec {
+        case let .btsnoop(path, speed):
+            ReplayRadioSource(path: path, speed: speed, bufferCapacity: options.bufferCapacity)
+        case .hci, .h4:
+            LiveRadioSource(spec: spec, options: options, logger: logger, clock: clock)
+        }
+    }
+
+    /// Opens the HCI transport for `spec`; `recorder` receives every packet.
+    public static func openTransport(_ spec: RadioSourceSpec, recorder: BTSnoopWriter? = nil,
+                                     clock: any TimeSource = SystemTimeSource(), capacity: Int = 4096) throws(RadioError) -> any HCITransport {
+        switch spec {
+        case let .hci(device):
+            let (fd, name) = try HCISocket.open(device: device)
+            return try FileDescriptorTransport(fd: fd, name: name, recorder: recorder, clock: clock, capacity: capacity,
+                                               mapWriteError: { HCISocket.map(errno: $0.errno, call: "write", device: name) })
+        case let .h4(path, baud):
+            let fd = try H4Device.open(path: path, baud: baud)
+            return try FileDescriptorTransport(fd: fd, name: path, recorder: recorder, clock: clock, capacity: capacity)
+        case let .btsnoop(path, speed):
+            return try BTSnoopReplayTransport(path: path, speed: speed)
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import Synchronization
+
+/// Advertising reports replayed from a btsnoop capture (datalink 1002 H4 or
+/// 2001 monitor), decoded on a dedicated thread straight from the file
+/// buffer. Timestamps are the capture's, so a replay is deterministic at any
+/// speed; the stream is lossless and ends cleanly at the end of the file.
+public final class ReplayRadioSource: RadioSource {
+    public let spec: RadioSourceSpec
+    public let reports: BoundedStream<AdvertisingReport>
+    public let counters = RadioCounters()
+    private let producer: BoundedStream<AdvertisingReport>.Producer
+    private let path: String
+    private let speed: ReplaySpeed
+    private let state = Mutex<(started: Bool, error: RadioError?)>((false, nil))
+
+    /// A replay of `path` at `speed`; nothing is read before `start()`.
+    public init(path: String, speed: ReplaySpeed, bufferCapacity: Int = 4096) {
+        self.path = path
+        self.speed = speed
+        spec = .btsnoop(path: path, speed: speed)
+        // At max speed reports travel in batches of `maxSpeedBatch`: bound the batches, not the reports.
+        let batches = speed == .max ? Swift.max(2, bufferCapacity / Self.maxSpeedBatch) : bufferCapacity
+        (reports, producer) = BoundedStream<AdvertisingReport>.make(capacity: batches, mode: .lossless)
+    }
+
+    static let maxSpeedBatch = 256
+
+    public var terminationError: RadioError? { state.withLock { $0.error } }
+
+    public func start() async throws(RadioError) {
+        guard !state.withLock({ s in defer { s.started = true }; return s.started }) else { return }
+        let reader: BTSnoopReader
+        do { reader = try BTSnoopReader(path: path) } catch {
+            producer.finish()
+            throw .capture(error)
+        }
+        let box = UncheckedBox(reader)
+        let producer = self.producer, counters = self.counters, speed = self.speed
+        let thread = Thread { [weak self] in
+            let error = Self.run(reader: box.value, speed: speed, producer: producer, counters: counters)
+            if let error { self?.state.withLock { $0.error = error } }
+            producer.finish()
+        }
+        thread.name = "btsnoop-replay"
+        thread.start()
+    }
+
+    public func shutdown() async { producer.finish() }
+
+    /// The replay loop; returns the error that ended it early, if any.
+    static func run(reader: BTSnoopReader, speed: ReplaySpeed, producer: BoundedStream<AdvertisingReport>.Producer,
+                    counters: RadioCounters) -> RadioError? {
+        defer { reader.shutdown() }
+        var pacer = ReplayPacer(speed: speed)
+        var assembler = ExtendedReportAssembler()
+        // At max speed reports go over in batches; when paced, each as it is due.
+        let batchSize = pacer.factor == nil ? maxSpeedBatch : 1
+        var pending = [AdvertisingReport]()
+        pending.reserveCapacity(batchSize)
+        defer { if !pending.isEmpty { producer.yield(contentsOf: pending) } }
+        do throws(BTSnoopError) {
+            while let record = try reader.next() {
+                guard record.type == .event, record.direction == .controllerToHost else { continue }
+                guard pacer.wait(until: record.timestamp, stopped: { producer.isStopped }) else { return nil }
+                var r = record.reader
+                let event: HCIEvent
+                do { event = try HCIEvent.decode(from: &r, timestamp: record.timestamp) } catch {
+                    counters.hciErrors.add(1, ordering: .relaxed)
+                    continue
+                }
+                guard case let .leMeta(meta) = event else { continue }
+                let batch: [AdvertisingReport]
+                switch meta {
+                case let .advertisingReports(b), let .extendedAdvertisingReports(b): batch = b
+                case .unknown: continue
+                }
+                for report in batch {
+                    guard let complete = assembler.add(report) else { continue }
+                    counters.reports.add(1, ordering: .relaxed)
+                    pending.append(complete)
+                }
+                if pending.count >= batchSize {
+                    let full = pending
+                    pending.removeAll(keepingCapacity: true)
+                    if !producer.yield(contentsOf: full) { return nil }
+                }
+            }
+        } catch {
+            return .capture(error)
+        }
+        return nil
+    }
+}

@@ -1,0 +1,103 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+
+/// Writes HCI frames as a btsnoop capture (datalink 1002, H4) that `btmon -r`
+/// and Wireshark read. Thread-safe; buffered, flushed every `flushEvery`
+/// bytes and on `flush()` / `shutdown()`.
+public final class BTSnoopWriter: Sendable {
+    private struct State {
+        var fd: Int32
+        var pending: [UInt8] = []
+        var written: UInt64 = 0
+        var closed = false
+        var failure: SystemCallError?
+    }
+
+    public let path: String
+    private let state: Mutex<State>
+    private let flushEvery: Int
+
+    /// Creates (truncates) `path` and writes the file header.
+    public init(path: String, flushEvery: Int = 64 * 1024) throws(BTSnoopError) {
+        self.path = path
+        self.flushEvery = flushEvery
+        let fd: Int32
+        do {
+            fd = try Syscall.call("open") { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
+        } catch { throw .io(path: path, error) }
+        var header = BTSnoopFormat.magic
+        header.appendBE(UInt32(1))
+        header.appendBE(BTSnoopFormat.Datalink.h4.rawValue)
+        state = Mutex(State(fd: fd, pending: header))
+    }
+
+    deinit { shutdown() }
+
+    /// Frames written so far.
+    public var recordCount: UInt64 { state.withLock { $0.written } }
+
+    /// Appends one frame (its timestamp is the record's time).
+    public func write(_ frame: HCIFrame) throws(BTSnoopError) {
+        try write(type: frame.type, bytes: frame.bytes, timestamp: frame.timestamp, direction: frame.direction)
+    }
+
+    /// Appends one packet given as the bytes after the H4 indicator.
+    public func write(type: HCIPacketType, bytes: [UInt8], timestamp: Double,
+                      direction: HCIFrame.Direction) throws(BTSnoopError) {
+        let length = UInt32(bytes.count + 1)
+        var flags: UInt32 = direction == .controllerToHost ? 1 : 0
+        if type == .command || type == .event { flags |= 2 }
+        let result: SystemCallError? = state.withLock { s in
+            guard !s.closed else { return nil }
+            s.pending.appendBE(length)
+            s.pending.appendBE(length)
+            s.pending.appendBE(flags)
+            s.pending.appendBE(UInt32(0))
+            let ts = BTSnoopFormat.timestamp(unix: timestamp)
+            s.pending.appendBE(UInt32(ts >> 32))
+            s.pending.appendBE(UInt32(ts & 0xFFFF_FFFF))
+            s.pending.append(type.rawValue)
+            s.pending.append(contentsOf: bytes)
+            s.written += 1
+            if s.pending.count >= flushEvery { Self.drain(&s) }
+            return s.failure
+        }
+        if let result { throw .io(path: path, result) }
+    }
+
+    /// Writes buffered records to the file.
+    public func flush() throws(BTSnoopError) {
+        let failure = state.withLock { s in
+            Self.drain(&s)
+            return s.failure
+        }
+        if let failure { throw .io(path: path, failure) }
+    }
+
+    /// Flushes and closes (idempotent).
+    public func shutdown() {
+        state.withLock { s in
+            guard !s.closed else { return }
+            Self.drain(&s)
+            close(s.fd)
+            s.closed = true
+        }
+    }
+
+    private static func drain(_ s: inout State) {
+        guard !s.pending.isEmpty, s.failure == nil else { return }
+        do throws(SystemCallError) { try Syscall.writeAll(s.fd, s.pending) } catch { s.failure = error }
+        s.pending.removeAll(keepingCapacity: true)
+    }
+}
+
+extension [UInt8] {
+    @inline(__always)
+    mutating func appendBE(_ v: UInt32) {
+        append(UInt8(v >> 24)); append(UInt8(v >> 16 & 0xFF)); append(UInt8(v >> 8 & 0xFF)); append(UInt8(v & 0xFF))
+    }
+}

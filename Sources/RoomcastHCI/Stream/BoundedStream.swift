@@ -1,0 +1,115 @@
+import Dispatch
+import Synchronization
+
+/// A bounded async stream fed from a producer thread. Live mode keeps the
+/// newest `capacity` batches and counts the elements it drops (a BLE flood
+/// must not grow memory); lossless mode makes the producer thread wait for
+/// the consumer instead (a replay must deliver every packet, deterministically).
+/// Producers may hand over elements in batches: one async hand-off per batch
+/// instead of per element is what lets a replay stream millions per second.
+public struct BoundedStream<Element: Sendable>: AsyncSequence, Sendable {
+    /// What happens when the consumer falls behind.
+    public enum Mode: Sendable, Hashable {
+        case dropOldest
+        case lossless
+    }
+
+    let base: AsyncStream<[Element]>
+    let producer: Producer
+
+    /// A stream and the producer that feeds it.
+    public static func make(capacity: Int, mode: Mode) -> (stream: BoundedStream, producer: Producer) {
+        let (stream, continuation) = AsyncStream<[Element]>.makeStream(
+            bufferingPolicy: mode == .lossless ? .unbounded : .bufferingNewest(Swift.max(1, capacity)))
+        let producer = Producer(continuation: continuation, capacity: Swift.max(1, capacity), mode: mode)
+        continuation.onTermination = { [producer] _ in producer.consumerGone() }
+        return (BoundedStream(base: stream, producer: producer), producer)
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: base.makeAsyncIterator(), producer: producer)
+    }
+
+    /// Elements dropped because the consumer fell behind.
+    public var dropped: UInt64 { producer.dropped }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: AsyncStream<[Element]>.Iterator
+        let producer: Producer
+        var batch: [Element] = []
+        var index = 0
+
+        init(base: AsyncStream<[Element]>.Iterator, producer: Producer) {
+            self.base = base
+            self.producer = producer
+        }
+
+        public mutating func next() async -> Element? {
+            while index >= batch.count {
+                guard let next = await base.next() else { return nil }
+                producer.consumed()
+                batch = next
+                index = 0
+            }
+            defer { index += 1 }
+            return batch[index]
+        }
+    }
+
+    /// The producer side; `yield` may block the calling thread in lossless mode,
+    /// so call it from a dedicated thread, never from the cooperative pool.
+    public final class Producer: Sendable {
+        private let continuation: AsyncStream<[Element]>.Continuation
+        private let mode: Mode
+        private let permits = DispatchSemaphore(value: 0)
+        private let droppedCount = Atomic<UInt64>(0)
+        private let stopped = Atomic<Bool>(false)
+
+        init(continuation: AsyncStream<[Element]>.Continuation, capacity: Int, mode: Mode) {
+            self.continuation = continuation
+            self.mode = mode
+            // Signalled up front: a semaphore created with a positive value traps
+            // if released while below it.
+            if mode == .lossless { for _ in 0..<capacity { permits.signal() } }
+        }
+
+        /// Elements dropped so far.
+        public var dropped: UInt64 { droppedCount.load(ordering: .relaxed) }
+
+        /// Whether the consumer went away or `finish` was called.
+        public var isStopped: Bool { stopped.load(ordering: .acquiring) }
+
+        /// Hands `element` to the consumer; false once the stream has ended.
+        @discardableResult
+        public func yield(_ element: Element) -> Bool { yield(contentsOf: [element]) }
+
+        /// Hands several elements over in one step; false once the stream has ended.
+        @discardableResult
+        public func yield(contentsOf elements: [Element]) -> Bool {
+            guard !elements.isEmpty else { return !isStopped }
+            if mode == .lossless {
+                while permits.wait(timeout: .now() + .milliseconds(100)) == .timedOut {
+                    if isStopped { return false }
+                }
+            }
+            switch continuation.yield(elements) {
+            case .enqueued: return true
+            case let .dropped(batch):
+                droppedCount.add(UInt64(batch.count), ordering: .relaxed)
+                return true
+            case .terminated: return false
+            @unknown default: return false
+            }
+        }
+
+        /// Ends the stream (idempotent); buffered elements are still delivered.
+        public func finish() {
+            stopped.store(true, ordering: .releasing)
+            continuation.finish()
+        }
+
+        func consumed() { if mode == .lossless { permits.signal() } }
+
+        func consumerGone() { stopped.store(true, ordering: .releasing) }
+    }
+}

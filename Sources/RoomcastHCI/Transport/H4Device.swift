@@ -1,0 +1,86 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Opens the descriptor behind an `h4:` source: a unix stream socket (BlueZ's
+/// btvirt, a controller proxy) or a serial device put in raw mode.
+enum H4Device {
+    static func open(path: String, baud: Int?) throws(RadioError) -> Int32 {
+        var st = stat()
+        if stat(path, &st) < 0 {
+            throw .adapterNotFound(device: path, detail: "no such socket or serial device")
+        }
+        if st.st_mode & S_IFMT == S_IFSOCK { return try connectUnix(path: path) }
+        return try openSerial(path: path, baud: baud ?? 115_200)
+    }
+
+    private static func connectUnix(path: String) throws(RadioError) -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        if fd < 0 { throw .system("socket(AF_UNIX)", SystemCallError(call: "socket", errno: errno)) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            close(fd)
+            throw .invalidSource("h4:\(path) (path too long for a unix socket)")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { p in
+            for (i, b) in bytes.enumerated() { p[i] = b }
+        }
+        let r = withUnsafePointer(to: &address) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        if r < 0 {
+            let e = errno
+            close(fd)
+            switch e {
+            case ECONNREFUSED, ENOENT:
+                throw .adapterNotFound(device: path, detail: "nothing is listening on the socket")
+            case EACCES, EPERM:
+                throw .permissionDenied(device: path, call: "connect")
+            default:
+                throw .system("connect \(path)", SystemCallError(call: "connect", errno: e))
+            }
+        }
+        return fd
+    }
+
+    private static func openSerial(path: String, baud: Int) throws(RadioError) -> Int32 {
+        let fd = Glibc.open(path, O_RDWR | O_NOCTTY | O_CLOEXEC)
+        if fd < 0 {
+            let e = errno
+            if e == EACCES || e == EPERM { throw .permissionDenied(device: path, call: "open") }
+            if e == EBUSY { throw .adapterBusy(device: path) }
+            throw .system("open \(path)", SystemCallError(call: "open", errno: e))
+        }
+        var tio = termios()
+        if tcgetattr(fd, &tio) == 0 {
+            cfmakeraw(&tio)
+            let speed = speedConstant(baud)
+            cfsetispeed(&tio, speed)
+            cfsetospeed(&tio, speed)
+            tio.c_cflag |= tcflag_t(CLOCAL) | tcflag_t(CREAD) | tcflag_t(CRTSCTS)
+            _ = tcsetattr(fd, TCSANOW, &tio)
+            _ = tcflush(fd, TCIOFLUSH)
+        }
+        return fd
+    }
+
+    private static func speedConstant(_ baud: Int) -> speed_t {
+        switch baud {
+        case 9600: speed_t(B9600)
+        case 19200: speed_t(B19200)
+        case 38400: speed_t(B38400)
+        case 57600: speed_t(B57600)
+        case 230_400: speed_t(B230400)
+        case 460_800: speed_t(B460800)
+        case 921_600: speed_t(B921600)
+        case 1_000_000: speed_t(B1000000)
+        case 2_000_000: speed_t(B2000000)
+        case 3_000_000: speed_t(B3000000)
+        default: speed_t(B115200)
+        }
+    }
+}

@@ -1,0 +1,98 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+internal import CBlueZ
+import Shared
+
+/// Opens the kernel's raw HCI socket for an adapter (the only place that
+/// touches libbluetooth). The descriptor then carries H4-framed packets, one
+/// per read, so `FileDescriptorTransport` does the rest.
+enum HCISocket {
+    /// Resolves `device` ("hci0", or nil for the first adapter that is up),
+    /// checks it is up, binds a raw socket to it and installs a filter that
+    /// passes every event. Returns the descriptor and the device name.
+    static func open(device: String?) throws(RadioError) -> (fd: Int32, name: String) {
+        let shown = device ?? "hci (first adapter that is up)"
+        let fd = socket(AF_BLUETOOTH, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), BTPROTO_HCI)
+        if fd < 0 {
+            let e = errno
+            switch e {
+            case EAFNOSUPPORT, EPROTONOSUPPORT:
+                throw .adapterNotFound(device: shown, detail: "this kernel has no Bluetooth support (AF_BLUETOOTH); load the bluetooth module or use a kernel with CONFIG_BT")
+            case EPERM, EACCES:
+                throw .permissionDenied(device: shown, call: "socket")
+            default:
+                throw .system("socket(AF_BLUETOOTH)", SystemCallError(call: "socket", errno: e))
+            }
+        }
+        do throws(RadioError) {
+            let devID = try resolve(device: device)
+            let name = "hci\(devID)"
+            var info = hci_dev_info()
+            if hci_devinfo(devID, &info) < 0 {
+                let e = errno
+                if e == ENODEV { throw RadioError.adapterNotFound(device: name, detail: "no such device") }
+                throw RadioError.system("hci_devinfo \(name)", SystemCallError(call: "ioctl(HCIGETDEVINFO)", errno: e))
+            }
+            // Bit HCI_UP (0) of the device flags.
+            if info.flags & 1 == 0 { throw RadioError.adapterDown(device: name) }
+
+            var address = sockaddr_hci()
+            address.hci_family = sa_family_t(AF_BLUETOOTH)
+            address.hci_dev = UInt16(devID)
+            address.hci_channel = UInt16(HCI_CHANNEL_RAW)
+            let bound = withUnsafePointer(to: &address) { p in
+                p.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_hci>.size))
+                }
+            }
+            if bound < 0 { throw map(errno: errno, call: "bind", device: name) }
+
+            var filter = Self.eventFilter()
+            if setsockopt(fd, SOL_HCI, HCI_FILTER, &filter, socklen_t(MemoryLayout<hci_filter>.size)) < 0 {
+                throw map(errno: errno, call: "setsockopt(HCI_FILTER)", device: name)
+            }
+            return (fd, name)
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
+    /// The adapter number for "hciN", or the first adapter that is up.
+    private static func resolve(device: String?) throws(RadioError) -> Int32 {
+        if let device {
+            let id = hci_devid(device)
+            if id < 0 { throw .adapterNotFound(device: device, detail: "no such adapter") }
+            return id
+        }
+        let id = hci_get_route(nil)
+        if id >= 0 { return id }
+        // No adapter is up: tell "down" apart from "absent".
+        if hci_devid("hci0") >= 0 { throw .adapterDown(device: "hci0") }
+        throw .adapterNotFound(device: "hci", detail: "no Bluetooth adapter is present")
+    }
+
+    /// Passes events only (and the commands' answers among them), like hcitool lescan.
+    /// The bit operations of hci_lib.h's inline helpers, done here in Swift.
+    static func eventFilter() -> hci_filter {
+        var f = hci_filter()
+        f.type_mask = 1 << UInt32(HCIPacketType.event.rawValue)
+        f.event_mask.0 = 0xFFFF_FFFF
+        f.event_mask.1 = 0xFFFF_FFFF
+        f.opcode = 0
+        return f
+    }
+
+    /// The error the operator sees for a failed call on the raw socket.
+    static func map(errno e: Int32, call: String, device: String) -> RadioError {
+        switch e {
+        case EPERM, EACCES: .permissionDenied(device: device, call: call)
+        case EBUSY, EALREADY: .adapterBusy(device: device)
+        case ENODEV: .adapterNotFound(device: device, detail: "the adapter disappeared")
+        case ENETDOWN: .adapterDown(device: device)
+        case ERFKILL: .adapterDown(device: device)
+        default: .system("\(call) \(device)", SystemCallError(call: call, errno: e))
+        }
+    }
+}

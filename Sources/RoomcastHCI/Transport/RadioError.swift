@@ -1,0 +1,77 @@
+/// What went wrong with the radio, phrased for the operator: what failed,
+/// with what, and how to fix it when the fix is known.
+public enum RadioError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// No such adapter, or no Bluetooth support in the kernel at all.
+    case adapterNotFound(device: String, detail: String)
+    /// The adapter exists but is down, powered off or blocked by rfkill.
+    case adapterDown(device: String)
+    /// Missing CAP_NET_RAW / CAP_NET_ADMIN for the raw HCI socket.
+    case permissionDenied(device: String, call: String)
+    /// Another program holds the adapter exclusively.
+    case adapterBusy(device: String)
+    /// The source string is not `hci[:hciN]`, `h4:<path>` or `btsnoop:<file>`.
+    case invalidSource(String)
+    /// The other end closed the transport (socket closed, adapter removed).
+    case transportClosed(String)
+    /// A system call failed.
+    case system(String, SystemCallError)
+    /// The controller answered a command with a non-zero status.
+    case commandFailed(opcode: HCIOpcode, status: UInt8)
+    /// No Command Complete / Command Status within the timeout.
+    case commandTimeout(opcode: HCIOpcode)
+    /// The controller reported a hardware error.
+    case hardwareError(code: UInt8)
+    /// Bytes from the controller that are not HCI.
+    case protocolError(HCIDecodeError)
+    /// A replay cannot send commands.
+    case readOnly(String)
+    /// A capture could not be read or written.
+    case capture(BTSnoopError)
+    /// Scan or advertising settings out of range.
+    case invalidSettings(String)
+
+    public var description: String {
+        switch self {
+        case let .adapterNotFound(device, detail):
+            return "Bluetooth adapter \(device) not found: \(detail). Check `hciconfig -a` or `btmgmt info`, and that the adapter is plugged in."
+        case let .adapterDown(device):
+            return "Bluetooth adapter \(device) is down or powered off. Power it on with `sudo btmgmt -i \(device) power on` (or `sudo hciconfig \(device) up`) and check `rfkill list` for a block."
+        case let .permissionDenied(device, call):
+            return "permission denied on \(device) (\(call)): the raw HCI socket needs CAP_NET_RAW and CAP_NET_ADMIN. Grant them with `sudo setcap cap_net_raw,cap_net_admin+eip $(which edge-agent)`, or in the systemd unit set `AmbientCapabilities=CAP_NET_RAW CAP_NET_ADMIN`."
+        case let .adapterBusy(device):
+            return "Bluetooth adapter \(device) is busy: another program holds it exclusively (a user channel, e.g. another scanner or btproxy). Stop it, or use another adapter."
+        case let .invalidSource(s):
+            return "invalid radio source '\(s)': use hci[:hciN], h4:<socket or serial path>[@baud], or btsnoop:<file>[@speed]"
+        case let .transportClosed(what):
+            return "radio transport closed: \(what)"
+        case let .system(what, e):
+            return "\(what): \(e)"
+        case let .commandFailed(opcode, status):
+            return "HCI command \(opcode) failed with status 0x\(String(status, radix: 16))"
+        case let .commandTimeout(opcode):
+            return "HCI command \(opcode) got no answer from the controller"
+        case let .hardwareError(code):
+            return "controller hardware error 0x\(String(code, radix: 16))"
+        case let .protocolError(e):
+            return "controller sent bytes that are not HCI: \(e)"
+        case let .readOnly(what):
+            return "\(what) is a replay and cannot send HCI commands"
+        case let .capture(e):
+            return e.description
+        case let .invalidSettings(problem):
+            return "invalid radio settings: \(problem)"
+        }
+    }
+
+    /// Whether retrying later may help (the adapter may come back); false for
+    /// configuration and permission problems that need a person.
+    public var isTransient: Bool {
+        switch self {
+        case .adapterNotFound, .adapterDown, .adapterBusy, .transportClosed, .system, .commandFailed,
+             .commandTimeout, .hardwareError, .protocolError:
+            true
+        case .permissionDenied, .invalidSource, .readOnly, .capture, .invalidSettings:
+            false
+        }
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+import RoomcastHCI
+import Shared
+import Testing
+
+/// Runs `btmon -r path` and returns its output (nil when btmon is missing).
+func btmonRead(_ path: String) throws -> String? {
+    guard FileManager.default.isExecutableFile(atPath: "/usr/bin/btmon") else { return nil }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/btmon")
+    process.arguments = ["-r", path]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = FileHandle.nullDevice
+    var env = ProcessInfo.processInfo.environment
+    env["COLUMNS"] = "200"
+    process.environment = env
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self)
+}
+
+func fixturePath(_ name: String) throws -> String {
+    try #require(Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Fixtures")).path
+}
+
+func temporaryPath(_ suffix: String) -> String {
+    NSTemporaryDirectory() + "roomcast-hci-\(getpid())-\(UInt32.random(in: 0...UInt32.max))\(suffix)"
+}
+
+func collect(_ source: any RadioSource) async throws -> [AdvertisingReport] {
+    try await source.start()
+    var out = [AdvertisingReport]()
+    for await r in source.reports { out.append(r) }
+    return out
+}
+
+@Suite struct BTSnoopTests {
+    static let anchor1 = "kolakowski-robot-anchor1.btsnoop"
+
+    @Test func replayYieldsEveryAdvertisingReportOfTheCapture() async throws {
+        let path = try fixturePath(Self.anchor1)
+        let reports = try await collect(ReplayRadioSource(path: path, speed: .max))
+        #expect(reports.count == 2157)
+        let first = try #require(reports.first)
+        #expect(first.addressString == "c9:50:46:a8:8c:c7")
+        #expect(first.addressType == .random)
+        #expect(first.eventType.description == "ADV_NONCONN_IND")
+        #expect(first.rssi == -80)
+        #expect(abs(first.timestamp - 1628008086.883) < 0.0005, "capture clock, not the wall clock")
+        #expect(first.data.count == 30)
+        #expect(reports.allSatisfy { ($0.rssi ?? 0) >= -93 && ($0.rssi ?? 0) <= -38 })
+        #expect(zip(reports, reports.dropFirst()).allSatisfy { $0.timestamp <= $1.timestamp })
+    }
+
+    @Test func btmonCountsTheSameReports() throws {
+        let path = try fixturePath(Self.anchor1)
+        guard let text = try btmonRead(path) else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" { Issue.record("btmon missing") }
+            return
+        }
+        let reports = text.components(separatedBy: "\n").filter { $0.contains("RSSI:") }.count
+        #expect(reports == 2157)
+    }
+
+    @Test func replayIsDeterministicAtAnySpeed() async throws {
+        let path = try fixturePath(Self.anchor1)
+        let a = try await collect(ReplayRadioSource(path: path, speed: .max))
+        let b = try await collect(ReplayRadioSource(path: path, speed: .max))
+        #expect(a == b)
+    }
+
+    @Test func realtimeReplayIsPaced() async throws {
+        // Two events 0.2 s apart at 4x take about 50 ms; the check is only that
+        // pacing waits at all and keeps capture timestamps.
+        let path = temporaryPath(".btsnoop")
+        defer { unlink(path) }
+        let writer = try BTSnoopWriter(path: path)
+        let event = bytes("3e0d0201030100000000c0c001" + "00" + "c5")
+        try writer.write(type: .event, bytes: event, timestamp: 1000.0, direction: .controllerToHost)
+        try writer.write(type: .event, bytes: event, timestamp: 1000.2, direction: .controllerToHost)
+        writer.shutdown()
+        let clock = ContinuousClock()
+        let start = clock.now
+        let reports = try await collect(ReplayRadioSource(path: path, speed: .factor(4)))
+        #expect(clock.now - start >= .milliseconds(45))
+        #expect(reports.map(\.timestamp) == [1000.0, 1000.2])
+    }
+
+    @Test func recordingIsReadableByBtmonAndByUs() async throws {
+        let path = temporaryPath(".btsnoop")
+        defer { unlink(path) }
+        let writer = try BTSnoopWriter(path: path)
+        let command = HCICommand.leSetScanEnable(enable: true, filterDuplicates: false)
+        try writer.write(type: .command, bytes: command.encoded, timestamp: 1700000000, direction: .hostToController)
+        let complete = bytes("0e04010c2000")
+        try writer.write(type: .event, bytes: complete, timestamp: 1700000000.001, direction: .controllerToHost)
+        let report = bytes(String(HCIEventTests.twoReports.dropFirst(2)))
+        try writer.write(type: .event, bytes: report, timestamp: 1700000000.5, direction: .controllerToHost)
+        writer.shutdown()
+        #expect(writer.recordCount == 3)
+
+        let reader = try BTSnoopReader(path: path)
+        var frames = [HCIFrame]()
+        while let r = try reader.next() { frames.append(r.frame) }
+        #expect(reader.datalink == .h4)
+        #expect(frames.map(\.type) == [.command, .event, .event])
+        #expect(frames.map(\.direction) == [.hostToController, .controllerToHost, .controllerToHost])
+        #expect(frames[2].bytes == report)
+        #expect(frames[2].timestamp == 1700000000.5)
+        #expect(!reader.endedInsideRecord)
+
+        if let text = try btmonRead(path) {
+            #expect(text.contains("LE Set Scan Enable"))
+            #expect(text.contains("Command Complete"))
+            #expect(text.components(separatedBy: "RSSI:").count - 1 == 2)
+            #expect(text.contains("11:22:33:44:55:66"))
+        } else if ProcessInfo.processInfo.environment["CI"] == "true" {
+            Issue.record("btmon missing")
+        }
+    }
+
+    @Test func monitorDatalinkIsRead() async throws {
+        // Datalink 2001: flags = (index << 16) | opcode; 3 = event, 12 = system note.
+        var file = Array("btsnoop\0".utf8) + [0, 0, 0, 1, 0, 0, 0x07, 0xD1]
+        func record(_ data: [UInt8], opcode: UInt32, ts: Double) {
+            let n = UInt32(data.count)
+            for v in [n, n, opcode, 0] { file += [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+            let t = BTSnoopFormat.timestamp(unix: ts)
+            for i in (0..<8).reversed() { file.append(UInt8(t >> (8 * UInt64(i)) & 0xFF)) }
+            file += data
+        }
+        record(Array("note".utf8), opcode: 12, ts: 5)
+        record(bytes(String(HCIEventTests.twoReports.dropFirst(2))), opcode: 3, ts: 6)
+        let path = temporaryPath(".btsnoop")
+        defer { unlink(path) }
+        _ = FileManager.default.createFile(atPath: path, contents: Data(file))
+        let reports = try await collect(ReplayRadioSource(path: path, speed: .max))
+        #expect(reports.count == 2)
+        #expect(reports.allSatisfy { $0.timestamp == 6 })
+    }
+
+    @Test func aFileCutInsideARecordEndsCleanly() async throws {
+        let full = try Data(contentsOf: URL(fileURLWithPath: try fixturePath(Self.anchor1)))
+        let path = temporaryPath(".btsnoop")
+        defer { unlink(path) }
+        // Keep the header and 10 whole records (69 bytes each: 24 + 45), plus 30 bytes of the 11th.
+        _ = FileManager.default.createFile(atPath: path, contents: full.prefix(16 + 69 * 10 + 30))
+        let reader = try BTSnoopReader(path: path)
+        var n = 0
+        while try reader.next() != nil { n += 1 }
+        #expect(n == 10)
+        #expect(reader.endedInsideRecord)
+        let reports = try await collect(ReplayRadioSource(path: path, speed: .max))
+        #expect(reports.count == 10)
+    }
+
+    @Test func notACaptureIsRejected() throws {
+        let path = temporaryPath(".txt")
+        defer { unlink(path) }
+        _ = FileManager.default.createFile(atPath: path, contents: Data("hello, this is not btsnoop".utf8))
+        #expect(throws: BTSnoopError.notBTSnoop(path: path)) { try BTSnoopReader(path: path) }
+        #expect(throws: BTSnoopError.self) { try BTSnoopReader(path: path + ".missing") }
+    }
+
+    @Test func smallBuffersReadTheSameRecords() throws {
+        let path = try fixturePath(Self.anchor1)
+        let big = try BTSnoopReader(path: path), small = try BTSnoopReader(path: path, chunkSize: 100)
+        var n = 0
+        while let a = try big.next() {
+            let b = try #require(try small.next())
+            #expect(a.frame == b.frame)
+            n += 1
+        }
+        #expect(try small.next() == nil)
+        #expect(n == 2157)
+    }
+}
+
+extension BTSnoopTests {
+    @Test func replayTransportDeliversFramesAndRefusesCommands() async throws {
+        let transport = try RadioSources.openTransport(.btsnoop(path: try fixturePath(Self.anchor1), speed: .max))
+        #expect(throws: RadioError.readOnly(transport.name)) { try transport.send(.reset) }
+        var count = 0
+        var first: HCIFrame?
+        for await frame in transport.frames {
+            if first == nil { first = frame }
+            count += 1
+        }
+        #expect(count == 2157)
+        #expect(first?.type == .event)
+        #expect(first?.direction == .controllerToHost)
+        #expect(first.map { abs($0.timestamp - 1628008086.883) < 0.0005 } == true)
+        #expect(try first?.decode().eventReports.first?.rssi == -80)
+        #expect(transport.terminationError == nil)
+    }
+}

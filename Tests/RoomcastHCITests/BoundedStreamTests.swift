@@ -1,0 +1,61 @@
+import Foundation
+import RoomcastHCI
+import Testing
+
+@Suite struct BoundedStreamTests {
+    @Test func liveModeKeepsTheNewestAndCountsDrops() async {
+        let (stream, producer) = BoundedStream<Int>.make(capacity: 4, mode: .dropOldest)
+        for i in 0..<10 { producer.yield(i) }
+        producer.finish()
+        var got = [Int]()
+        for await i in stream { got.append(i) }
+        #expect(got == [6, 7, 8, 9])
+        #expect(stream.dropped == 6)
+    }
+
+    @Test func droppedBatchesCountTheirElements() async {
+        let (stream, producer) = BoundedStream<Int>.make(capacity: 1, mode: .dropOldest)
+        producer.yield(contentsOf: [1, 2, 3])
+        producer.yield(contentsOf: [4, 5])
+        producer.finish()
+        var got = [Int]()
+        for await i in stream { got.append(i) }
+        #expect(got == [4, 5])
+        #expect(producer.dropped == 3)
+    }
+
+    @Test func losslessModeMakesTheProducerWait() async throws {
+        let (stream, producer) = BoundedStream<Int>.make(capacity: 2, mode: .lossless)
+        let thread = Thread {
+            for i in 0..<1000 { producer.yield(i) }
+            producer.finish()
+        }
+        thread.start()
+        var got = [Int]()
+        for await i in stream { got.append(i) }
+        #expect(got == Array(0..<1000))
+        #expect(stream.dropped == 0)
+    }
+
+    @Test func aBlockedProducerIsReleasedWhenTheConsumerLeaves() async throws {
+        let (stream, producer) = BoundedStream<Int>.make(capacity: 1, mode: .lossless)
+        let finished = AsyncStream<Bool>.makeStream()
+        let thread = Thread {
+            var ok = true
+            for i in 0..<100 where ok { ok = producer.yield(i) }
+            finished.continuation.yield(ok)
+            finished.continuation.finish()
+        }
+        thread.start()
+        do {
+            var iterator = stream.makeAsyncIterator()
+            _ = await iterator.next()
+        }
+        producer.finish()
+        let result = try await within(5, "the producer to give up") { () -> Bool? in
+            for await r in finished.stream { return r }
+            return nil
+        }
+        #expect(result == false)
+    }
+}

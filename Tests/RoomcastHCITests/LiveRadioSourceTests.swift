@@ -1,0 +1,169 @@
+import Foundation
+import RoomcastHCI
+import Shared
+import TestSupport
+import Testing
+
+/// The supervised live source against the scripted controller: a silent scan
+/// is restarted then the adapter reset; a vanished adapter is reopened and
+/// reports resume; everything can be recorded for btmon.
+@Suite struct LiveRadioSourceTests {
+    static func options(stall: Double = 0.3, record: String? = nil) -> RadioOptions {
+        RadioOptions(recovery: RecoveryPolicy(stallTimeout: stall, restartsBeforeReset: 2, initialBackoff: 0.05, maxBackoff: 0.2),
+                     recordPath: record, commandTimeout: 1, checkInterval: 0.05)
+    }
+
+    /// Waits until the fake has received `count` commands with `opcode`.
+    func awaitCommands(_ fake: ScriptedH4Controller, opcode: UInt16, count: Int) async throws {
+        let updates = fake.commandUpdates
+        try await within(10, "\(count) × command \(String(opcode, radix: 16))") {
+            if fake.commands.filter({ $0.opcode == opcode }).count >= count { return }
+            for await _ in updates where fake.commands.filter({ $0.opcode == opcode }).count >= count { return }
+        }
+    }
+
+    @Test func aSilentScanIsRestartedThenTheAdapterIsReset() async throws {
+        let fake = try ScriptedH4Controller()
+        defer { fake.stop() }
+        let source = LiveRadioSource(spec: .h4(path: fake.path, baud: nil), options: Self.options())
+        try await within(5, "start") { try await source.start() }
+        #expect(fake.commands.first?.opcode == 0x0C03, "H4 controllers are reset on open")
+        // 1 enable at start + 2 restarts (each disable+enable), then a reset.
+        try await awaitCommands(fake, opcode: 0x0C03, count: 2)
+        let counters = source.counters.snapshot
+        #expect(counters.scanRestarts == 2)
+        #expect(counters.resets == 1)
+        let enables = fake.commands.filter { $0.opcode == 0x200C && $0.parameters.first == 1 }.count
+        #expect(enables >= 3)
+        await source.shutdown()
+    }
+
+    @Test func reportsKeepTheScanFromBeingRestarted() async throws {
+        let fake = try ScriptedH4Controller(configuration: .init(scanBatches: [ControllerTests.script([-50, -51])]))
+        defer { fake.stop() }
+        let source = LiveRadioSource(spec: .h4(path: fake.path, baud: nil), options: Self.options(stall: 5))
+        try await within(5, "start") { try await source.start() }
+        let got = try await within(5, "reports") { try await first(2, of: source.reports) }
+        #expect(got.map(\.rssi) == [-50, -51])
+        #expect(source.counters.snapshot.scanRestarts == 0)
+        #expect(source.counters.snapshot.reports == 2)
+        await source.shutdown()
+    }
+
+    @Test func aVanishedAdapterIsReopenedAndReportsResume() async throws {
+        let fake = try ScriptedH4Controller(configuration: .init(scanBatches: [ControllerTests.script([-60])]))
+        defer { fake.stop() }
+        let source = LiveRadioSource(spec: .h4(path: fake.path, baud: nil), options: Self.options(stall: 30))
+        try await within(5, "start") { try await source.start() }
+        let reports = source.reports
+        let got = try await within(10, "a report before and after the reopen") { () -> [AdvertisingReport] in
+            var out = [AdvertisingReport]()
+            for await report in reports {
+                out.append(report)
+                if out.count == 1 {
+                    fake.configure { $0.scanBatches = [ControllerTests.script([-61])] }
+                    fake.disconnectClient()
+                }
+                if out.count == 2 { break }
+            }
+            return out
+        }
+        #expect(got.map(\.rssi) == [-60, -61])
+        #expect(fake.connections == 2)
+        #expect(source.counters.snapshot.reopens >= 1)
+        await source.shutdown()
+    }
+
+    @Test func aMissingAdapterFailsTheStartClearly() async throws {
+        let source = RadioSources.make(.h4(path: "/nonexistent/roomcast.sock", baud: nil))
+        await #expect(throws: RadioError.self) { try await source.start() }
+    }
+
+    @Test func everythingIsRecordedForBtmon() async throws {
+        let path = temporaryPath(".btsnoop")
+        defer { unlink(path) }
+        let fake = try ScriptedH4Controller(configuration: .init(scanBatches: [ControllerTests.script([-42, -43, -44])]))
+        defer { fake.stop() }
+        let source = LiveRadioSource(spec: .h4(path: fake.path, baud: nil), options: Self.options(stall: 30, record: path))
+        try await within(5, "start") { try await source.start() }
+        _ = try await within(5, "reports") { try await first(3, of: source.reports) }
+        await source.shutdown()
+        let replayed = try await collect(ReplayRadioSource(path: path, speed: .max))
+        #expect(replayed.map(\.rssi) == [-42, -43, -44])
+        if let text = try btmonRead(path) {
+            #expect(text.contains("Reset"))
+            #expect(text.contains("LE Set Scan Parameters"))
+            #expect(text.components(separatedBy: "RSSI:").count - 1 == 3)
+        }
+    }
+}
+
+extension LiveRadioSourceTests {
+    @Test func advertisingWhileScanningUsesLegacyCommandsOnly() async throws {
+        // A controller refuses legacy advertising commands after extended ones,
+        // so with advertising on, auto mode scans with the legacy set.
+        let fake = try ScriptedH4Controller(configuration: .init(extended: true))
+        defer { fake.stop() }
+        var options = Self.options(stall: 30)
+        options.advertise = AdvertisingSettings(data: ControllerTests.beacon, interval: 0.5)
+        let source = LiveRadioSource(spec: .h4(path: fake.path, baud: nil), options: options)
+        try await within(5, "start") { try await source.start() }
+        let opcodes = fake.commands.map(\.opcode)
+        #expect(opcodes.contains(0x2008) && opcodes.contains(0x200C))
+        #expect(!opcodes.contains(0x2041) && !opcodes.contains(0x2042))
+        #expect(opcodes.last == 0x200C)
+        await source.shutdown()
+        #expect(fake.commands.last?.opcode == 0x200A, "advertising stopped on shutdown")
+        #expect(fake.commands.last?.parameters == [0])
+    }
+
+    @Test func aHardwareErrorResetsTheAdapter() async throws {
+        let fake = try ScriptedH4Controller()
+        defer { fake.stop() }
+        let source = LiveRadioSource(spec: .h4(path: fake.path, baud: nil), options: Self.options(stall: 30))
+        try await within(5, "start") { try await source.start() }
+        fake.emitRaw([0x04, 0x10, 0x01, 0x03])
+        try await awaitCommands(fake, opcode: 0x0C03, count: 2)
+        #expect(source.counters.snapshot.hciErrors >= 1)
+        #expect(source.counters.snapshot.resets == 1)
+        await source.shutdown()
+    }
+
+    @Test func aReplayIsNotALiveSource() async throws {
+        let source = RadioSources.make(.btsnoop(path: try fixturePath(BTSnoopTests.anchor1), speed: .max))
+        #expect(source is ReplayRadioSource)
+        let reports = try await collect(source)
+        #expect(reports.count == 2157)
+        #expect(source.counters.snapshot.reports == 2157)
+        #expect(source.terminationError == nil)
+    }
+}
+
+extension LiveRadioSourceTests {
+    @Test func anAdapterThatAppearsLaterIsWaitedFor() async throws {
+        // The controller's socket does not exist yet at start.
+        let fake = try ScriptedH4Controller(configuration: .init(scanBatches: [ControllerTests.script([-66])]))
+        defer { fake.stop() }
+        let later = fake.path + ".later"
+        var options = Self.options(stall: 30)
+        options.waitForAdapter = true
+        let source = LiveRadioSource(spec: .h4(path: later, baud: nil), options: options)
+        try await within(5, "start") { try await source.start() }
+        #expect(rename(fake.path, later) == 0)
+        defer { unlink(later) }
+        let got = try await within(10, "a report once the adapter appears") { try await first(1, of: source.reports) }
+        #expect(got.first?.rssi == -66)
+        #expect(source.counters.snapshot.reopens >= 1)
+        await source.shutdown()
+    }
+
+    @Test func settingsOutOfRangeAreRejected() async {
+        var options = Self.options()
+        options.scan.window = 1
+        options.scan.interval = 0.5
+        let source = LiveRadioSource(spec: .h4(path: "/nonexistent", baud: nil), options: options)
+        await #expect(throws: RadioError.invalidSettings("scan window 1.0 s is longer than the interval 0.5 s")) {
+            try await source.start()
+        }
+    }
+}

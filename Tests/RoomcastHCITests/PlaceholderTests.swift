@@ -1,5 +1,0 @@
-import Testing
-
-@Suite struct RoomcastHCITestsPlaceholder {
-    @Test func builds() { #expect(Bool(true)) }
-}

@@ -1,0 +1,63 @@
+import RoomcastHCI
+import Testing
+
+@Suite struct RadioSourceSpecTests {
+    @Test(arguments: [
+        ("hci", RadioSourceSpec.hci(device: nil)),
+        ("hci:hci0", .hci(device: "hci0")),
+        ("hci:hci12", .hci(device: "hci12")),
+        ("h4:/tmp/bt-server-le", .h4(path: "/tmp/bt-server-le", baud: nil)),
+        ("h4:/dev/ttyUSB0@1000000", .h4(path: "/dev/ttyUSB0", baud: 1_000_000)),
+        ("btsnoop:/data/a.btsnoop", .btsnoop(path: "/data/a.btsnoop", speed: .realtime)),
+        ("btsnoop:/data/a.btsnoop@max", .btsnoop(path: "/data/a.btsnoop", speed: .max)),
+        ("btsnoop:/data/a.btsnoop@2.5", .btsnoop(path: "/data/a.btsnoop", speed: .factor(2.5))),
+        ("btsnoop:a.btsnoop@10x", .btsnoop(path: "a.btsnoop", speed: .factor(10))),
+    ])
+    func parses(text: String, expected: RadioSourceSpec) throws {
+        #expect(try RadioSourceSpec.parse(text) == expected)
+    }
+
+    @Test(arguments: ["", "usb:1", "hci:", "hci:eth0", "hci:hci", "h4:", "btsnoop:", "btsnoop:a@fast2", "btsnoop:a@0", "h4:/dev/x@-1"])
+    func rejects(text: String) {
+        #expect(throws: RadioError.invalidSource(text)) { try RadioSourceSpec.parse(text) }
+    }
+
+    @Test func speedCanBeSetApart() throws {
+        #expect(try RadioSourceSpec.parse("btsnoop:x").with(speed: .max) == .btsnoop(path: "x", speed: .max))
+        #expect(RadioSourceSpec.hci(device: nil).with(speed: .max) == .hci(device: nil))
+        #expect(RadioSourceSpec.default == .hci(device: nil))
+        #expect(ReplaySpeed("realtime") == .realtime)
+        #expect(ReplaySpeed("nope") == nil)
+    }
+
+    @Test func errorMessagesSayHowToFix() {
+        let permission = RadioError.permissionDenied(device: "hci0", call: "bind").description
+        #expect(permission.contains("sudo setcap cap_net_raw,cap_net_admin+eip $(which edge-agent)"))
+        #expect(permission.contains("AmbientCapabilities=CAP_NET_RAW CAP_NET_ADMIN"))
+        #expect(RadioError.adapterDown(device: "hci0").description.contains("power on"))
+        #expect(RadioError.adapterBusy(device: "hci0").description.contains("busy"))
+        #expect(!RadioError.permissionDenied(device: "hci0", call: "bind").isTransient)
+        #expect(RadioError.adapterNotFound(device: "hci0", detail: "x").isTransient)
+    }
+
+    @Test func rawHCISocketWithoutKernelSupportSaysSo() async throws {
+        // This machine's kernel has no AF_BLUETOOTH; on one with Bluetooth but no
+        // adapter the error is also adapterNotFound. Either way it must be clear.
+        do {
+            let transport = try RadioSources.openTransport(.hci(device: "hci0"))
+            transport.shutdown()
+        } catch let error {
+            switch error {
+            case .adapterNotFound, .adapterDown, .permissionDenied, .adapterBusy: break
+            default: Issue.record("unexpected \(error)")
+            }
+            #expect(!error.description.isEmpty)
+        }
+    }
+
+    @Test func missingH4SocketIsAdapterNotFound() {
+        #expect(throws: RadioError.adapterNotFound(device: "/nonexistent/h4.sock", detail: "no such socket or serial device")) {
+            try RadioSources.openTransport(.h4(path: "/nonexistent/h4.sock", baud: nil))
+        }
+    }
+}
