@@ -70,9 +70,52 @@ write_seeds() {
       # Events without the H4 type byte: prepend 04 (HCI event).
       while read -r hex; do hex_to_file "04$hex" "$dir/event-$n"; n=$((n + 1)); done \
         < <(jq -r 'select(.hex_level == "hci_event_no_h4") | .hex' "$VECTORS"/*.jsonl)
+      # LE Advertising Report parameters from Num_Reports on: wrap in an LE Meta event.
+      while read -r hex; do
+        hex_to_file "043e$(printf '%02x' $(( ${#hex} / 2 + 1 )))02$hex" "$dir/params-$n"; n=$((n + 1))
+      done < <(jq -r 'select(.hex_level == "le_adv_report_params") | .hex' "$VECTORS"/*.jsonl)
+      ;;
+    btsnoop)
+      # The start of the HCI fixture capture (cut inside a record on purpose), and small captures
+      # in each datalink built from the H4 vectors.
+      head -c 6000 Tests/RoomcastHCITests/Fixtures/kolakowski-robot-anchor1.btsnoop > "$dir/fixture-head"
+      local link flags records
+      for link in 1002 1001 2001; do
+        records=""
+        while read -r hex; do
+          case $link in
+            1002) flags=00000001 ;;
+            1001) flags=00000003; hex=${hex:2} ;;
+            2001) flags=00000003; hex=${hex:2} ;;
+          esac
+          records+=$(printf '%08x%08x%s00000000%s%s' $(( ${#hex} / 2 )) $(( ${#hex} / 2 )) "$flags" \
+            00e2d8b3c2a0c000 "$hex")
+          n=$((n + 1))
+          if [ $((n % 8)) -eq 0 ]; then
+            hex_to_file "$(printf '6274736e6f6f700000000001%08x' "$link")$records" "$dir/capture-$link-$n"
+            records=""
+          fi
+        done < <(jq -r 'select(.hex_level == "hci_event_with_h4") | .hex' "$VECTORS"/*.jsonl | head -64)
+      done
+      ;;
+    config)
+      cp Tests/SharedTests/Fixtures/*.yaml Tests/SharedTests/Fixtures/*.json "$dir"/
       ;;
   esac
   if [ -d "$SEEDS/$t" ]; then cp "$SEEDS/$t"/* "$dir"/ 2>/dev/null; fi
+}
+
+# Dictionaries: checked-in ones, and for config every key the fixtures use.
+dictionary() {
+  local t=$1 out=$SCRATCH/dicts/$1.dict
+  mkdir -p "$SCRATCH/dicts"
+  : > "$out"
+  if [ -f "$DICTS/$t.dict" ]; then cat "$DICTS/$t.dict" >> "$out"; fi
+  if [ "$t" = config ]; then
+    cat Tests/SharedTests/Fixtures/*.yaml "$SEEDS/config"/*.yaml \
+      | sed -n 's/^[ -]*\([a-z_][a-z0-9_]*\):.*/\1/p' | sort -u | sed 's/.*/"&:"/' >> "$out"
+  fi
+  [ -s "$out" ] && echo "$out"
 }
 
 total_crashes=0
@@ -85,14 +128,17 @@ for t in $targets; do
   mkdir -p "$corpus" "$artifacts" "$(dirname "$log")"
   before=$(find "$artifacts" -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
   extra=()
-  if [ -f "$DICTS/$t.dict" ]; then extra+=(-dict="$DICTS/$t.dict"); fi
+  dict=$(dictionary "$t") && extra+=(-dict="$dict")
+  # Captures need room for several records across the reader's 4 KiB refill.
+  max_len=4096
+  if [ "$t" = btsnoop ]; then max_len=16384; fi
   if [ "$JOBS" -gt 1 ]; then extra+=(-fork="$JOBS" -ignore_crashes=1); fi
   echo "fuzz: $t for ${SECONDS_PER_TARGET}s (log $log)" >&2
   # SWIFT_BACKTRACE=enable=no: Swift's crash handler reads freed memory under ASan and hides the
   # real report; a trap must reach libFuzzer as a plain deadly signal.
   ROOMCAST_FUZZ_TARGET=$t SWIFT_BACKTRACE=enable=no nice -n 10 "$BIN" \
     -max_total_time="$SECONDS_PER_TARGET" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
-    -max_len=4096 -artifact_prefix="$artifacts/" "${extra[@]}" "$corpus" "$SCRATCH/seeds/$t" > "$log" 2>&1
+    -max_len="$max_len" -artifact_prefix="$artifacts/" "${extra[@]}" "$corpus" "$SCRATCH/seeds/$t" > "$log" 2>&1
   status=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   if [ -z "$runs" ]; then runs=$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#'); fi

@@ -52,7 +52,11 @@ enum AdvertisingHarness {
         let decoded = decoder.decode(ad, address: address, addressType: type, rssi: rssi)
         let direct = AdvertisingData.decode(ad)
         FuzzCheck.require(direct == decoded.data, "AdvertisingData.decode is not deterministic")
+        check(decoded)
+    }
 
+    /// What must hold for any decoded advertisement, however malformed its bytes.
+    static func check(_ decoded: DecodedAdvertisement) {
         // Ids go into MQTT topics and must be valid by the rules everyone else parses them with.
         for b in decoded.scan.beacons {
             if let id = b.beaconID { FuzzCheck.require(BeaconID(id.rawValue) == id, "beacon id '\(id)' does not validate") }

@@ -7,6 +7,12 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case ad
     /// MQTT payloads and topics: `WireFormat.decode` of every wire type, `MessageLogLine.decode`, `Topics.parse`.
     case wire
+    /// H4 byte streams: `H4Framer`, `HCIPacket`/`HCIEvent` decoding, `ExtendedReportAssembler` (RoomcastHCI).
+    case hci
+    /// Whole btsnoop captures through `BTSnoopReader`, as `--source replay:` reads them.
+    case btsnoop
+    /// YAML/JSON config text through `ConfigLoader` for the agent, aggregator and advertising configs.
+    case config
 
     static let environmentKey = "ROOMCAST_FUZZ_TARGET"
 
@@ -27,6 +33,9 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         switch self {
         case .ad: AdvertisingHarness.run(bytes)
         case .wire: WireHarness.run(bytes)
+        case .hci: HCIHarness.run(bytes)
+        case .btsnoop: BTSnoopHarness.run(bytes)
+        case .config: ConfigHarness.run(bytes)
         }
     }
 }
