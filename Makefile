@@ -29,3 +29,12 @@ bench: release
 
 clean:
 	rm -rf .build
+
+## Reliability (docs/reliability.md): libFuzzer harnesses for a bounded time (FUZZ_SECONDS per
+## harness), and the test suite under AddressSanitizer and ThreadSanitizer.
+.PHONY: fuzz sanitize
+fuzz: setup
+	@bash scripts/fuzz.sh
+
+sanitize: setup
+	@bash scripts/sanitizers.sh

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Builds and runs the whole test suite under AddressSanitizer and ThreadSanitizer, each in its own
+# scratch directory, and prints per sanitizer: build time, test time, test result, sanitizer reports
+# (docs/reliability.md).
+#
+#   SANITIZERS="address thread"   which to run
+#   SANITIZE_FILTER=<regex>       passed to `swift test --filter` (default: every test)
+#   SANITIZE_SKIP_BUILD=1         reuse the last build
+#
+# Logs: .build/sanitize-<name>.log. Exit status: 0 when every suite passed with no report.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+SWIFT=${SWIFT:-swift}
+sanitizers=${SANITIZERS:-address thread}
+filter=()
+if [ -n "${SANITIZE_FILTER:-}" ]; then filter=(--filter "$SANITIZE_FILTER"); fi
+
+# Swift's own crash handler reads freed memory under ASan and would hide the real report.
+export SWIFT_BACKTRACE=enable=no
+# Keep going after the first report so one run lists them all; leaks are checked at exit.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=0:detect_leaks=1:detect_stack_use_after_return=0}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=0:second_deadlock_stack=1}
+
+failed=0
+summary=()
+for s in $sanitizers; do
+  case $s in
+    address) short=asan ;;
+    thread) short=tsan ;;
+    *) echo "sanitize: unknown sanitizer '$s' (address or thread)" >&2; exit 64 ;;
+  esac
+  scratch=.build/$short
+  log=.build/sanitize-$short.log
+  mkdir -p .build
+  : > "$log"
+  build_s=0
+  if [ "${SANITIZE_SKIP_BUILD:-0}" != 1 ]; then
+    echo "sanitize: building tests with --sanitize=$s (scratch $scratch)" >&2
+    t0=$(date +%s)
+    if ! $SWIFT build --build-tests --sanitize="$s" --scratch-path "$scratch" >> "$log" 2>&1; then
+      tail -20 "$log" >&2
+      summary+=("$(printf '%-5s build FAILED after %ss (see %s)' "$short" $(( $(date +%s) - t0 )) "$log")")
+      failed=1
+      continue
+    fi
+    build_s=$(( $(date +%s) - t0 ))
+  fi
+  echo "sanitize: running tests under $short (log $log)" >&2
+  t0=$(date +%s)
+  $SWIFT test --skip-build --sanitize="$s" --scratch-path "$scratch" "${filter[@]}" >> "$log" 2>&1
+  status=$?
+  test_s=$(( $(date +%s) - t0 ))
+  reports=$(grep -cE '^(==[0-9]+==ERROR: AddressSanitizer|==[0-9]+==ERROR: LeakSanitizer|WARNING: ThreadSanitizer)' "$log")
+  result=$(grep -E '(Test run with [0-9]+ tests?.*(passed|failed))|Executed [0-9]+ tests?' "$log" | tail -2 | tr '\n' ' ')
+  if [ "$status" -ne 0 ] || [ "$reports" -ne 0 ]; then failed=1; fi
+  summary+=("$(printf '%-5s build %4ss  tests %4ss  exit %s  reports %s  %s' "$short" "$build_s" "$test_s" "$status" "$reports" "$result")")
+  if [ "$reports" -ne 0 ]; then
+    grep -E '^SUMMARY: (AddressSanitizer|LeakSanitizer|ThreadSanitizer)' "$log" | sort | uniq -c | sort -rn | head -10 | sed 's/^/    /' >&2
+  fi
+done
+
+echo
+echo "sanitizer summary:"
+printf '  %s\n' "${summary[@]}"
+exit $failed
