@@ -15,8 +15,7 @@ let selectedTarget: FuzzTarget? = FuzzTarget.fromEnvironment()
 
 @_cdecl("Fuzz_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    guard let target = selectedTarget else { return 64 }
-    _ = target
+    guard selectedTarget != nil else { return 64 }
     var count = argc
     var values = argv
     return LLVMFuzzerRunDriver(&count, &values) { data, size in

@@ -2,7 +2,7 @@ import Foundation
 import Shared
 
 /// Fuzzes what the aggregator and `aggregator replay` read from the network and from files:
-/// every wire payload type, message log lines, and topic strings.
+/// every wire payload type, message log lines, topic strings and beacon ids.
 ///
 /// A payload that decodes must encode again (the encoder refuses NaN and infinities) and
 /// decode to the same value, so nothing the aggregator accepts breaks when it republishes.
@@ -39,7 +39,29 @@ enum WireHarness {
                               "log line encoding is not stable after one round trip: "
                               + "\(again.encoded()) became \(third?.encoded() ?? "unreadable")")
         }
-        _ = topics.parse(text)
+        // Topics and ids: what parses must rebuild to the same string, since the aggregator answers
+        // on topics it builds from what it parsed.
+        if let topic = topics.parse(text) {
+            FuzzCheck.require(rebuild(topic) == text, "topic '\(text)' parses but rebuilds as '\(rebuild(topic))'")
+        }
+        if let id = BeaconID(text) {
+            FuzzCheck.require(BeaconID(id.rawValue) == id && topics.parse(topics.presence(id)) == .presence(id: id),
+                              "beacon id '\(id)' does not survive a presence topic")
+        }
+    }
+
+    static func rebuild(_ topic: Topics.Topic) -> String {
+        switch topic {
+        case let .nodeStatus(node): topics.nodeStatus(node)
+        case let .nodeTelemetry(node): topics.nodeTelemetry(node)
+        case let .nodeBeacon(node, id): topics.nodeBeacon(node, id)
+        case let .nodeEvents(node): topics.nodeEvents(node)
+        case let .presence(id): topics.presence(id)
+        case let .room(room): topics.room(room)
+        case .events: topics.events
+        case .aggregatorStatus: topics.aggregatorStatus
+        case .aggregatorLease: topics.aggregatorLease
+        }
     }
 
     static func roundTrip<T: Codable & Equatable>(_ type: T.Type, _ input: [UInt8]) {
