@@ -14,7 +14,9 @@ extension CommandSpec {
     /// Accepts `--opt value`, `--opt=value`, `-o value`, `-ovalue`, grouped
     /// short flags (`-vq`), repeated options, and `--` after which everything
     /// is positional. Options of a parent command are accepted after a
-    /// subcommand name too. `-h`/`--help` at any level wins over errors.
+    /// subcommand name too. A non-repeating option given twice keeps the last
+    /// value (so wrappers can append overrides). `-h`/`--help` at any level
+    /// wins over errors.
     public func parse(_ arguments: [String]) throws(UsageError) -> ParseOutcome {
         var parser = ArgumentParserState(root: self)
         return try parser.run(arguments)
