@@ -49,6 +49,19 @@ import Testing
         #expect(agg.rooms[0].floor == 3)
     }
 
+    @Test func repeatedOptionsBecomeListsAndFlagsBecomeTrue() throws {
+        guard case .run(let command) = try CLITestSpec.agent.parse(["replay", "-b", "kitchen", "--beacon", "hall", "--json", "f"]) else {
+            Issue.record("expected run")
+            return
+        }
+        let overrides = Overrides(command, paths: ["beacon": "partition.rooms", "json": "output.mqtt_room", "speed": "fusion.min_dwell_s"])
+        #expect(overrides.entries.map(\.source) == ["--beacon", "--json"])
+        let config = try ConfigLoader.parse(AggregatorConfig.self, yaml: "rooms: [{name: kitchen}, {name: hall}]\n",
+                                            overrides: overrides)
+        #expect(config.partition.rooms == ["kitchen", "hall"])
+        #expect(config.output.mqttRoom)
+    }
+
     @Test func badOverrideValuesNameTheFlag() {
         var o = Overrides()
         o.set("mqtt.broker", to: "tcp://x", from: "--broker")
