@@ -86,13 +86,12 @@ final class DecodingState {
     }
 
     func decode<T: Decodable>(_ type: T.Type, from node: ConfigNode, at path: [any CodingKey], substitute: Bool) throws -> T {
-        let pathString = ConfigPath.render(path)
         if let result = Self.scalar(T.self, from: node) {
             switch result {
             case .success(let v):
                 return v
             case .failure(let mismatch):
-                record(pathString, mismatch.message, at: node.location)
+                record(ConfigPath.render(path), mismatch.message, at: node.location)
                 if substitute, let placeholder = Self.placeholder(T.self) { return placeholder }
                 throw AlreadyReported()
             }
@@ -100,6 +99,7 @@ final class DecodingState {
         do {
             return try T(from: NodeDecoder(node: node, codingPath: path, state: self))
         } catch let error {
+            let pathString = ConfigPath.render(path)
             exempt.insert(pathString)
             switch error {
             case is AlreadyReported:
@@ -252,9 +252,16 @@ struct NodeDecoder: Decoder {
     let node: ConfigNode
     let codingPath: [any CodingKey]
     let state: DecodingState
+    /// `codingPath` rendered once; containers use it for every key they read.
+    let path: String
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    var path: String { ConfigPath.render(codingPath) }
+    init(node: ConfigNode, codingPath: [any CodingKey], state: DecodingState) {
+        self.node = node
+        self.codingPath = codingPath
+        self.state = state
+        self.path = ConfigPath.render(codingPath)
+    }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         switch node.kind {
