@@ -205,6 +205,29 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         }
     }
 
+    /// Random single-byte damage to a valid file (seeded, so reproducible)
+    /// either still loads or yields problems; it never crashes or hangs.
+    @Test func randomDamageNeverCrashes() throws {
+        let text = try String(contentsOfFile: try fixturePath("aggregator-full.yaml"), encoding: .utf8)
+        let alphabet = Array(":-[]{},&*!|>'\"#\n\t ?%@`0a".utf8)
+        var seed: UInt64 = 0x5eed
+        func next() -> Int {
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            return Int(truncatingIfNeeded: seed >> 33)
+        }
+        var bytes = Array(text.utf8)
+        for round in 0..<400 {
+            if round % 20 == 0 { bytes = Array(text.utf8) }
+            bytes[next() % bytes.count] = alphabet[next() % alphabet.count]
+            let damaged = String(decoding: bytes, as: UTF8.self)
+            do {
+                _ = try ConfigLoader.parse(AggregatorConfig.self, yaml: damaged)
+            } catch {
+                #expect(!error.problems.isEmpty)
+            }
+        }
+    }
+
     /// Hostile or damaged files never crash the loader: every prefix of a
     /// valid file either loads or throws a ConfigError.
     @Test func everyTruncationOfAValidFileFailsCleanly() throws {
