@@ -199,3 +199,15 @@ extension MQTTClient {
         return h
     }
 }
+
+extension MQTTClient {
+    /// Test hook: cuts the TCP connection without a DISCONNECT, as a crash or a
+    /// pulled cable would, so tests can watch the Last Will and the reconnect.
+    func abortConnectionForTesting() {
+        handleAlive.withLock { alive in
+            guard alive else { return }
+            let fd = mosquitto_socket(handle)
+            if fd >= 0 { _ = Foundation.shutdown(fd, Int32(SHUT_RDWR)) }
+        }
+    }
+}

@@ -139,9 +139,13 @@ public final class MosquittoBroker: Sendable {
     /// True while the broker process runs.
     public var isRunning: Bool { child.withLock { $0?.isRunning ?? false } }
 
-    /// Stops the broker with SIGTERM (clean: clients see their connection close) and waits for it to exit.
+    /// Stops the broker with SIGTERM (clean: clients see their connection close) and waits for it to
+    /// exit; SIGKILL after 5 s so a wedged broker cannot hang the test run.
     public func stop() async {
-        await signalAndWait(SIGTERM)
+        guard let c = child.withLock({ $0 }) else { return }
+        c.send(SIGTERM)
+        let exited = try? await withTimeout(.seconds(5), "mosquitto to exit after SIGTERM") { await c.waitForExit() }
+        if exited == nil { await signalAndWait(SIGKILL) }
     }
 
     /// Kills the broker with SIGKILL and waits for it to exit.
