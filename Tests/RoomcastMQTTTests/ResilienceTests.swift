@@ -97,7 +97,10 @@ struct ResilienceTests {
             let got = try await inbox.waitFor("the will") { !$0.isEmpty }
             #expect(got.map(\.payloadString) == ["lost"])
             // It comes back on its own.
-            try await events.waitFor("the reconnect") { $0.contains(where: \.isConnected) }
+            try await events.waitFor("the reconnect") { e in
+                guard let lost = e.firstIndex(where: \.isDisconnected) else { return false }
+                return e[lost...].contains(where: \.isConnected)
+            }
             #expect(node.reconnects == 1)
 
             // A clean shutdown publishes the caller's final message and no will.

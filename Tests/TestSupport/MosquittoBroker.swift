@@ -153,6 +153,16 @@ public final class MosquittoBroker: Sendable {
         await signalAndWait(SIGKILL)
     }
 
+    /// Freezes the broker (SIGSTOP): connections stay open but nothing is answered.
+    public func pause() {
+        child.withLock { $0?.send(SIGSTOP) }
+    }
+
+    /// Thaws a paused broker (SIGCONT).
+    public func resume() {
+        child.withLock { $0?.send(SIGCONT) }
+    }
+
     /// Stops the broker and starts it again on the same ports with the same configuration.
     public func restart() async throws {
         await stop()
