@@ -26,10 +26,12 @@ public struct TLSMaterial: Sendable {
 
     private static let cache = Mutex<TLSMaterial?>(nil)
 
-    /// One set per test process (generating takes a few hundred milliseconds).
+    /// One set per test process (generating takes a few hundred milliseconds),
+    /// deleted when the process exits.
     public static func shared() async throws -> TLSMaterial {
         if let m = cache.withLock({ $0 }) { return m }
-        let m = try await generate()
+        let m = try await generate(in: sharedDirectory(pid: getpid()))
+        atexit { try? FileManager.default.removeItem(atPath: TLSMaterial.sharedDirectory(pid: getpid())) }
         return cache.withLock { c in
             if let existing = c { return existing }
             c = m
@@ -37,9 +39,13 @@ public struct TLSMaterial: Sendable {
         }
     }
 
-    /// Generates a fresh set in a new temp folder (EC P-256 keys, valid for two days).
-    public static func generate() async throws -> TLSMaterial {
-        let dir = FileManager.default.temporaryDirectory
+    static func sharedDirectory(pid: Int32) -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-tls-pid\(pid)").path
+    }
+
+    /// Generates a fresh set (EC P-256 keys, valid for two days) in `directory`, by default a new temp folder.
+    public static func generate(in directory: String? = nil) async throws -> TLSMaterial {
+        let dir = directory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("roomcast-tls-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         func p(_ name: String) -> String { "\(dir)/\(name)" }
