@@ -79,6 +79,8 @@ public final class MQTTClient: Sendable {
         handleAlive.withLock { alive in
             if alive { mosquitto_destroy(handle); alive = false }
         }
+        eventSink.finish()
+        messageSink.finish()
     }
 
     /// Starts connecting in the background; failures are retried with backoff until `shutdown()`.

@@ -24,19 +24,23 @@ public struct TLSMaterial: Sendable {
 
     public static let openssl = "/usr/bin/openssl"
 
-    private static let cache = Mutex<TLSMaterial?>(nil)
+    /// Concurrent tests share one generation instead of racing in the same folder.
+    private static let cache = Mutex<Task<TLSMaterial, any Error>?>(nil)
 
     /// One set per test process (generating takes a few hundred milliseconds),
     /// deleted when the process exits.
     public static func shared() async throws -> TLSMaterial {
-        if let m = cache.withLock({ $0 }) { return m }
-        let m = try await generate(in: sharedDirectory(pid: getpid()))
-        atexit { try? FileManager.default.removeItem(atPath: TLSMaterial.sharedDirectory(pid: getpid())) }
-        return cache.withLock { c in
-            if let existing = c { return existing }
-            c = m
-            return m
+        let task = cache.withLock { c in
+            if let t = c { return t }
+            let t = Task {
+                let m = try await generate(in: sharedDirectory(pid: getpid()))
+                atexit { try? FileManager.default.removeItem(atPath: TLSMaterial.sharedDirectory(pid: getpid())) }
+                return m
+            }
+            c = t
+            return t
         }
+        return try await task.value
     }
 
     static func sharedDirectory(pid: Int32) -> String {
