@@ -59,6 +59,26 @@ struct TLSTests {
         }
     }
 
+    @Test func hostNameMismatchIsRefusedUnlessInsecure() async throws {
+        let tls = try await TLSMaterial.shared()
+        try await withRig(.init(tls: tls, misnamedServerCertificate: true)) { rig in
+            let strict = try rig.client(rig.configuration("strict", tls: .init(caFile: tls.caCertificate)))
+            let error = await #expect(throws: MQTTError.self) {
+                try await strict.waitUntilConnected(timeout: .seconds(10))
+            }
+            guard case .tlsHandshakeFailed(_, let detail) = error else {
+                Issue.record("expected a TLS failure for a misnamed certificate, got \(String(describing: error))")
+                return
+            }
+            #expect(detail.contains("certificate verify failed"), "detail: \(detail)")
+            // `insecure` skips only the name check: the chain is still verified against the CA.
+            let lax = try rig.client(rig.configuration("lax", tls: .init(caFile: tls.caCertificate, insecure: true)))
+            try await lax.waitUntilConnected(timeout: .seconds(10))
+            let laxWrongCA = try rig.client(rig.configuration("lax-wrong-ca", tls: .init(caFile: tls.otherCACertificate, insecure: true)))
+            await #expect(throws: MQTTError.self) { try await laxWrongCA.waitUntilConnected(timeout: .seconds(10)) }
+        }
+    }
+
     @Test func plainClientOnTheTLSPortFailsWithAHint() async throws {
         let tls = try await TLSMaterial.shared()
         try await withRig(.init(tls: tls)) { rig in

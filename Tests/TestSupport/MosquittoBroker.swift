@@ -17,6 +17,8 @@ public final class MosquittoBroker: Sendable {
         public var tls: TLSMaterial?
         /// Makes the TLS listener demand a client certificate signed by the test CA.
         public var requireClientCertificate: Bool
+        /// Serves `tls.misnamedServerCertificate` (for host name check tests).
+        public var misnamedServerCertificate: Bool
         /// Contents of an ACL file (`user`, `topic read|write|readwrite`, `pattern` lines).
         public var aclRules: String?
         /// Lines appended verbatim (bridge `connection` blocks and the like).
@@ -25,12 +27,14 @@ public final class MosquittoBroker: Sendable {
         public var port: Int?
 
         public init(users: [String: String] = [:], allowAnonymous: Bool? = nil, tls: TLSMaterial? = nil,
-                    requireClientCertificate: Bool = false, aclRules: String? = nil,
+                    requireClientCertificate: Bool = false, misnamedServerCertificate: Bool = false,
+                    aclRules: String? = nil,
                     extraConfig: [String] = [], port: Int? = nil) {
             self.users = users
             self.allowAnonymous = allowAnonymous
             self.tls = tls
             self.requireClientCertificate = requireClientCertificate
+            self.misnamedServerCertificate = misnamedServerCertificate
             self.aclRules = aclRules
             self.extraConfig = extraConfig
             self.port = port
@@ -238,8 +242,8 @@ public final class MosquittoBroker: Sendable {
             lines += [
                 "listener \(tlsPort) \(host)",
                 "cafile \(tls.caCertificate)",
-                "certfile \(tls.serverCertificate)",
-                "keyfile \(tls.serverKey)",
+                "certfile \(options.misnamedServerCertificate ? tls.misnamedServerCertificate : tls.serverCertificate)",
+                "keyfile \(options.misnamedServerCertificate ? tls.misnamedServerKey : tls.serverKey)",
                 "require_certificate \(options.requireClientCertificate)",
             ]
         }

@@ -2,8 +2,8 @@ import Foundation
 import Synchronization
 
 /// Certificates for TLS tests, made with the `openssl` CLI in a temp folder:
-/// a CA, a server certificate for 127.0.0.1/localhost (SAN) and a client
-/// certificate signed by it, and a second, unrelated CA that must be refused.
+/// a CA, a server certificate for 127.0.0.1/localhost (SAN), a misnamed server
+/// certificate and a client certificate signed by it, and a second, unrelated CA.
 public struct TLSMaterial: Sendable {
     /// The folder holding every file.
     public let directory: String
@@ -21,6 +21,11 @@ public struct TLSMaterial: Sendable {
     public let clientKey: String
     /// Certificate of an unrelated CA: a `caFile` that must be refused.
     public let otherCACertificate: String
+    /// A server certificate from the same CA for a name nobody connects to
+    /// (elsewhere.invalid): fails the host name check unless `insecure` is on.
+    public let misnamedServerCertificate: String
+    /// The key of `misnamedServerCertificate`.
+    public let misnamedServerKey: String
 
     public static let openssl = "/usr/bin/openssl"
 
@@ -72,6 +77,14 @@ public struct TLSMaterial: Sendable {
              subjectKeyIdentifier=hash
              authorityKeyIdentifier=keyid
              """, "2"),
+            ("misnamed", "elsewhere.invalid", """
+             basicConstraints=CA:FALSE
+             keyUsage=critical,digitalSignature,keyEncipherment
+             extendedKeyUsage=serverAuth
+             subjectAltName=DNS:elsewhere.invalid
+             subjectKeyIdentifier=hash
+             authorityKeyIdentifier=keyid
+             """, "4"),
             ("client", "roomcast-test-client", """
              basicConstraints=CA:FALSE
              keyUsage=critical,digitalSignature,keyEncipherment
@@ -95,6 +108,7 @@ public struct TLSMaterial: Sendable {
             directory: dir, caCertificate: p("ca.crt"), caKey: p("ca.key"),
             serverCertificate: p("server.crt"), serverKey: p("server.key"),
             clientCertificate: p("client.crt"), clientKey: p("client.key"),
-            otherCACertificate: p("other-ca.crt"))
+            otherCACertificate: p("other-ca.crt"),
+            misnamedServerCertificate: p("misnamed.crt"), misnamedServerKey: p("misnamed.key"))
     }
 }
