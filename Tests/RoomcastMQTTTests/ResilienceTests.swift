@@ -112,6 +112,26 @@ struct ResilienceTests {
         }
     }
 
+    @Test func keepAliveNoticesAFrozenBrokerAndRecovers() async throws {
+        try await withRig { rig in
+            let c = try await rig.connectedClient("pinger") { c in c.keepAlive = 5 }
+            let events = StreamCollector(c.connectionEvents)
+            rig.broker.pause()
+            // No PINGRESP: libmosquitto gives up after about two keep-alive periods.
+            let lost = try await events.waitFor("the keep-alive to expire", timeout: .seconds(20)) {
+                $0.contains(where: \.isDisconnected)
+            }
+            #expect(lost.last == .disconnected(reason: .connectionLost(endpoint: "127.0.0.1:\(rig.broker.port)",
+                                                                       detail: "no answer to keep-alive pings")))
+            rig.broker.resume()
+            try await events.waitFor("the reconnect", timeout: .seconds(20)) { e in
+                guard let i = e.firstIndex(where: \.isDisconnected) else { return false }
+                return e[i...].contains(where: \.isConnected)
+            }
+            #expect(c.reconnects == 1)
+        }
+    }
+
     @Test func connectTimeoutAppliesToASilentPeer() async throws {
         // A listener that accepts TCP but never answers CONNECT (the kernel completes the handshake).
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
