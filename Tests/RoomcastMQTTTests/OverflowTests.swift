@@ -6,7 +6,9 @@ import TestSupport
 @Suite(.enabled(if: brokerAvailable, Comment(rawValue: MosquittoBroker.skipReason)), .timeLimit(.minutes(1)))
 struct OverflowTests {
     @Test func slowConsumerKeepsTheNewestAndCountsDrops() async throws {
-        try await withRig { rig in
+        // Unlimited broker queue: mosquitto's default (1000 QoS 1 messages per client) would
+        // otherwise drop on the broker side under CPU contention, before our client sees them.
+        try await withRig(.init(extraConfig: ["max_queued_messages 0"])) { rig in
             let buffer = 16
             let sub = try await rig.connectedClient("slow") { c in c.inboundBufferSize = buffer }
             try await sub.subscribe("flood/#")
