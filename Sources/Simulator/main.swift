@@ -18,6 +18,8 @@ let usage = """
       --duration <s>                 Seconds to simulate (default: 900).
       --noise <low|normal|high>      Radio noise level (default: normal).
       --gzip                         Write raw.jsonl.gz instead of raw.jsonl.
+      --no-btsnoop                   Skip nodes/<node>.btsnoop (HCI captures).
+      --no-configs                   Skip site.yaml and agent.yaml.
       --out <dir>                    Output directory (required).
 
     OPTIONS (score):
@@ -86,7 +88,7 @@ func run() -> Int32 {
             }
             return 0
         case "generate":
-            let o = try parse(args.dropFirst(), flags: ["gzip"])
+            let o = try parse(args.dropFirst(), flags: ["gzip", "no-btsnoop", "no-configs"])
             guard let out = o["out"] else { throw UsageError(message: "generate needs --out DIR") }
             let layoutName = o["layout"] ?? "house"
             guard let plan = FloorPlan.named(layoutName) else {
@@ -102,7 +104,8 @@ func run() -> Int32 {
             var settings = SimulationSettings(plan: plan, seed: seed, duration: duration)
             settings.radio = RadioModel(noise: noise)
             let generated = ScenarioSimulator(settings: settings).run()
-            try DirectoryScenarioWriter(directory: URL(fileURLWithPath: out), gzip: o["gzip"] != nil).write(generated)
+            try DirectoryScenarioWriter(directory: URL(fileURLWithPath: out), gzip: o["gzip"] != nil,
+                                        btsnoop: o["no-btsnoop"] == nil, configs: o["no-configs"] == nil).write(generated)
             print("wrote \(out): \(generated.scenario.packets.count) packets, \(generated.scenario.truth.count) truth spans")
             return 0
         default:
