@@ -59,7 +59,7 @@ let package = Package(
                     dependencies: ["RoomcastFusion", "RoomcastSimulation", "TestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "RoomcastAgentTests",
-                    dependencies: ["RoomcastAgent", "RoomcastMQTT", "TestSupport"]),
+                    dependencies: ["RoomcastAgent", "RoomcastMQTT", "RoomcastHCI", "RoomcastAdvertising", "TestSupport"]),
         .testTarget(name: "RoomcastAggregatorTests",
                     dependencies: ["RoomcastAggregator", "RoomcastMQTT", "TestSupport"]),
     ],

@@ -18,3 +18,11 @@ public protocol PresenceEstimator {
     /// The decision in force for `id`, if the beacon has been heard.
     func decision(for id: BeaconID) -> PresenceDecision?
 }
+
+/// Resuming after a restart.
+public protocol ResumablePresenceEstimator: PresenceEstimator {
+    /// Seeds a beacon's decision from the aggregator's own retained output
+    /// (read back at start-up), so the first fresh readings are judged against
+    /// the room it was in — with the usual hysteresis — instead of from nothing.
+    mutating func resume(_ decision: PresenceDecision, now: Double)
+}

@@ -61,6 +61,10 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             if !online { out += try publishChanges(now: now) }
         case .success(.retainedPresence(let d)):
             publisher.resume(from: [d])
+            if var resumable = engine as? any ResumablePresenceEstimator {
+                resumable.resume(d, now: now)
+                if let back = resumable as? Engine { engine = back }
+            }
         case .success(.aggregatorStatus), .success(.lease):
             break
         }

@@ -1,0 +1,80 @@
+import Foundation
+import RoomcastMQTT
+import Shared
+import Synchronization
+
+/// Where the agent's messages go: a broker, or stdout for `--dry-run`.
+public protocol AgentSink: Sendable {
+    /// Sends now or drops (and counts) — a sink never queues readings for
+    /// later, so stale values are never published as if fresh.
+    func send(_ messages: [OutboundMessage], at ts: Double)
+    /// Messages dropped because the broker was unreachable.
+    var dropped: UInt64 { get }
+    var reconnects: UInt64 { get }
+    /// Flushes and closes, publishing `final` (e.g. the offline status) first.
+    func shutdown(final: OutboundMessage?, at ts: Double) async
+}
+
+/// `--dry-run`: every message as one JSONL line `{"payload","retain","topic","ts"}` on stdout.
+public final class DryRunSink: AgentSink {
+    private let buffer = Mutex<[UInt8]>([])
+    private let handle: FileHandle
+
+    public init(handle: FileHandle = .standardOutput) {
+        self.handle = handle
+    }
+
+    public func send(_ messages: [OutboundMessage], at ts: Double) {
+        guard !messages.isEmpty else { return }
+        let full: [UInt8]? = buffer.withLock { buf in
+            for m in messages {
+                buf.append(contentsOf: MessageLogLine(ts: ts, message: m).encoded().utf8)
+                buf.append(0x0A)
+            }
+            guard buf.count >= 64 * 1024 else { return nil }
+            defer { buf.removeAll(keepingCapacity: true) }
+            return buf
+        }
+        if let full { handle.write(Data(full)) }
+    }
+
+    public var dropped: UInt64 { 0 }
+    public var reconnects: UInt64 { 0 }
+
+    public func shutdown(final: OutboundMessage?, at ts: Double) async {
+        if let final { send([final], at: ts) }
+        let rest = buffer.withLock { buf in defer { buf.removeAll() }; return buf }
+        if !rest.isEmpty { handle.write(Data(rest)) }
+    }
+}
+
+/// Publishes through an `MQTTClient`; drops (and counts) while disconnected.
+public final class MQTTSink: AgentSink {
+    public let client: MQTTClient
+    private let droppedCount = Atomic<UInt64>(0)
+    private let logger: Logger
+
+    public init(client: MQTTClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    public func send(_ messages: [OutboundMessage], at ts: Double) {
+        for m in messages {
+            do {
+                try client.publish(MQTTMessage(topic: m.topic, payload: m.payload, qos: m.qos == 0 ? .atMostOnce : .atLeastOnce,
+                                               retain: m.retain))
+            } catch {
+                droppedCount.add(1, ordering: .relaxed)
+            }
+        }
+    }
+
+    public var dropped: UInt64 { droppedCount.load(ordering: .relaxed) }
+    public var reconnects: UInt64 { UInt64(max(0, client.reconnects)) }
+
+    public func shutdown(final: OutboundMessage?, at ts: Double) async {
+        let last = final.map { MQTTMessage(topic: $0.topic, payload: $0.payload, qos: .atLeastOnce, retain: $0.retain) }
+        await client.shutdown(publishing: last, timeout: .seconds(3))
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import RoomcastAdvertising
+import RoomcastHCI
+import RoomcastMQTT
+import Shared
+
+/// The running edge agent: a radio source feeding the agent core, whose
+/// messages go to a sink (broker or `--dry-run`). `run()` returns when the
+/// source ends (end of a replay) or after `stop()`; either way it publishes
+/// the offline status, flushes and disconnects first.
+public final class EdgeAgentService: Sendable {
+    public let settings: AgentSettings
+    private let decoder: AdvertisementDecoder
+    private let source: any RadioSource
+    private let sink: any AgentSink
+    private let mqtt: MQTTClient?
+    private let clock: any TimeSource
+    private let logger: Logger
+    private let isReplay: Bool
+    /// Called with the scan table after each tick (for `edge-agent scan`).
+    private let onTick: (@Sendable (ScanTable, Double) -> Void)?
+
+    public init(settings: AgentSettings, decoder: AdvertisementDecoder, source: any RadioSource, sink: any AgentSink,
+                mqtt: MQTTClient?, clock: any TimeSource = SystemTimeSource(), logger: Logger,
+                onTick: (@Sendable (ScanTable, Double) -> Void)? = nil) {
+        self.settings = settings
+        self.decoder = decoder
+        self.source = source
+        self.sink = sink
+        self.mqtt = mqtt
+        self.clock = clock
+        self.logger = logger
+        self.onTick = onTick
+        if case .btsnoop = source.spec { isReplay = true } else { isReplay = false }
+    }
+
+    /// Runs until the source ends or `stop()` is called. Throws only when the
+    /// radio cannot start (adapter absent, permission, ...), with a message that says how to fix it.
+    public func run() async throws(RadioError) -> AgentCore.Stats {
+        mqtt?.start()
+        try await source.start()
+        var reports = source.reports.makeAsyncIterator()
+        let first = await reports.next()
+        let start = isReplay ? (first?.timestamp ?? clock.now()) : clock.now()
+        let core = AgentCore(settings: settings, decoder: decoder, startTime: start)
+        let runtime = AgentRuntime(core: core, sink: sink, counters: source.counters, ticksFromReports: isReplay, startTime: start)
+        await runtime.start(now: start)
+        logger.info("edge agent running", metadata: ["node": settings.node, "source": source.spec.description])
+
+        let connectionWatcher = Task { [mqtt, logger] in
+            guard let mqtt else { return }
+            for await event in mqtt.connectionEvents {
+                switch event {
+                case .connected:
+                    logger.info("broker connected", metadata: ["mqtt.endpoint": mqtt.configuration.endpoint])
+                    await runtime.brokerConnected()
+                case .disconnected(let reason):
+                    logger.warning("broker connection lost; scanning goes on", metadata: ["error": "\(reason)"])
+                case .connectFailed(let error, let retryIn):
+                    logger.warning("broker unreachable", metadata: ["error": "\(error)", "retry_in_s": "\(retryIn)"])
+                }
+            }
+        }
+        let ticker = Task { [isReplay, clock, onTick] in
+            guard !isReplay || onTick != nil else { return }
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                if !isReplay { await runtime.tick(now: clock.now()) }
+                if let onTick { onTick(await runtime.scanTable, await runtime.now) }
+            }
+        }
+
+        if let first { await runtime.handle(first) }
+        while let report = await reports.next() {
+            await runtime.handle(report)
+        }
+        ticker.cancel()
+        if let error = source.terminationError {
+            logger.error("radio source stopped", metadata: ["error": error.description])
+        }
+        await runtime.finish()
+        connectionWatcher.cancel()
+        await source.shutdown()
+        let stats = await runtime.stats
+        logger.info("edge agent stopped", metadata: ["reports": "\(stats.reports)", "readings": "\(stats.readings)"])
+        return stats
+    }
+
+    /// Ends `run()` gracefully (idempotent).
+    public func stop() async {
+        await source.shutdown()
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import RoomcastFusion
+import RoomcastMQTT
+import Shared
+
+/// The live aggregator: subscribes to the nodes' readings and status (and its
+/// own retained output, to resume after a restart), feeds the core, and
+/// publishes while it is the active instance. `run()` returns after `stop()`.
+public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Sendable {
+    public let runtime: AggregatorRuntime<Engine>
+    private let mqtt: MQTTClient
+    private let topics: Topics
+    private let discoveryFilter: String?
+    private let extraFilters: [String]
+    private let clock: any TimeSource
+    private let logger: Logger
+    private let tickInterval: Double
+    private let stopSignal = AsyncStream<Void>.makeStream()
+
+    public init(runtime: AggregatorRuntime<Engine>, mqtt: MQTTClient, topics: Topics, discoveryFilter: String?,
+                extraFilters: [String] = [], clock: any TimeSource = SystemTimeSource(), tickInterval: Double = 0.5,
+                logger: Logger) {
+        self.runtime = runtime
+        self.mqtt = mqtt
+        self.topics = topics
+        self.discoveryFilter = discoveryFilter
+        self.extraFilters = extraFilters
+        self.clock = clock
+        self.tickInterval = tickInterval
+        self.logger = logger
+    }
+
+    /// Every subscription, re-sent by the client after each reconnect.
+    var filters: [String] {
+        [topics.allNodeBeacons, topics.allNodeStatus, topics.allPresence, topics.aggregatorLease]
+            + (discoveryFilter.map { [$0] } ?? []) + extraFilters
+    }
+
+    public func run() async {
+        mqtt.start()
+        for f in filters {
+            // Remembered by the client and re-sent on every (re)connect; failing now only means not connected yet.
+            try? await mqtt.subscribe(f, qos: .atLeastOnce)
+        }
+        let inbound = Task { [mqtt, runtime, clock] in
+            for await m in mqtt.messages {
+                let out = await runtime.handle(topic: m.topic, payload: m.payload, now: clock.now())
+                await self.publish(out)
+            }
+        }
+        let ticker = Task { [runtime, clock, tickInterval] in
+            while !Task.isCancelled {
+                let out = await runtime.tick(now: clock.now())
+                await self.publish(out)
+                try? await Task.sleep(for: .seconds(tickInterval))
+            }
+        }
+        let events = Task { [mqtt, logger] in
+            for await e in mqtt.connectionEvents {
+                switch e {
+                case .connected: logger.info("broker connected", metadata: ["mqtt.endpoint": mqtt.configuration.endpoint])
+                case .disconnected(let why): logger.warning("broker connection lost", metadata: ["error": "\(why)"])
+                case .connectFailed(let why, let retry):
+                    logger.warning("broker unreachable", metadata: ["error": "\(why)", "retry_in_s": "\(retry)"])
+                }
+            }
+        }
+        for await _ in stopSignal.stream { break }
+        ticker.cancel()
+        inbound.cancel()
+        let final = await runtime.stopMessages()
+        for m in final.dropLast() { try? mqtt.publish(Self.mqttMessage(m)) }
+        await mqtt.shutdown(publishing: final.last.map(Self.mqttMessage), timeout: .seconds(3))
+        events.cancel()
+        logger.info("aggregator stopped")
+    }
+
+    /// Ends `run()` gracefully (idempotent).
+    public func stop() {
+        stopSignal.continuation.yield()
+        stopSignal.continuation.finish()
+    }
+
+    private func publish(_ messages: [OutboundMessage]) async {
+        guard !messages.isEmpty else { return }
+        // Lease messages always go out; everything else only from the active instance.
+        let active = await runtime.isActive
+        for m in messages where active || m.topic == topics.aggregatorLease {
+            do { try mqtt.publish(Self.mqttMessage(m)) } catch {
+                logger.debug("publish failed", metadata: ["mqtt.topic": m.topic, "error": "\(error)"])
+            }
+        }
+    }
+
+    static func mqttMessage(_ m: OutboundMessage) -> MQTTMessage {
+        MQTTMessage(topic: m.topic, payload: m.payload, qos: m.qos == 0 ? .atMostOnce : .atLeastOnce, retain: m.retain)
+    }
+}

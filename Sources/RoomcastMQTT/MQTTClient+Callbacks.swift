@@ -1,0 +1,171 @@
+internal import CMosquitto
+import Foundation
+import Shared
+
+// libmosquitto calls these from the loop thread (the log callback also from a
+// publishing thread). They are nonisolated top-level functions: a closure
+// formed in actor-isolated code would trap when called from a C thread. Each
+// finds its client through the userdata pointer, copies what it needs and returns.
+
+private func client(_ userdata: UnsafeMutableRawPointer?) -> MQTTClient? {
+    guard let userdata else { return nil }
+    // Unretained: the loop thread holds the client strongly for as long as callbacks can run.
+    return Unmanaged<MQTTClient>.fromOpaque(userdata).takeUnretainedValue()
+}
+
+nonisolated func mqttOnConnect(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ code: Int32) {
+    client(userdata)?.didReceiveConnack(code: Int(code))
+}
+
+nonisolated func mqttOnDisconnect(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ rc: Int32) {
+    client(userdata)?.logger.debug("mqtt socket closed", metadata: ["mqtt.rc": "\(rc)"])
+}
+
+nonisolated func mqttOnMessage(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?,
+                               _ message: UnsafePointer<mosquitto_message>?) {
+    guard let owner = client(userdata), let m = message?.pointee, let topic = m.topic else { return }
+    let payload: [UInt8] = if m.payloadlen > 0, let bytes = m.payload {
+        Array(UnsafeRawBufferPointer(start: bytes, count: Int(m.payloadlen)))
+    } else {
+        []
+    }
+    owner.didReceive(MQTTMessage(topic: String(cString: topic), payload: payload,
+                                 qos: m.qos >= 1 ? .atLeastOnce : .atMostOnce, retain: m.retain))
+}
+
+nonisolated func mqttOnPublish(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ mid: Int32) {
+    client(userdata)?.didPublish(mid: mid)
+}
+
+nonisolated func mqttOnSubscribe(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ mid: Int32,
+                                 _ count: Int32, _ granted: UnsafePointer<Int32>?) {
+    let first: Int32 = if count > 0, let granted { granted[0] } else { 0x80 }
+    client(userdata)?.didSubscribe(mid: mid, granted: first)
+}
+
+nonisolated func mqttOnLog(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ level: Int32,
+                           _ text: UnsafePointer<CChar>?) {
+    guard let owner = client(userdata), let text else { return }
+    owner.didLog(level: level, text: text)
+}
+
+extension MQTTClient {
+    func installCallbacks() {
+        mosquitto_user_data_set(handle, Unmanaged.passUnretained(self).toOpaque())
+        mosquitto_connect_callback_set(handle, mqttOnConnect)
+        mosquitto_disconnect_callback_set(handle, mqttOnDisconnect)
+        mosquitto_message_callback_set(handle, mqttOnMessage)
+        mosquitto_publish_callback_set(handle, mqttOnPublish)
+        mosquitto_subscribe_callback_set(handle, mqttOnSubscribe)
+        mosquitto_log_callback_set(handle, mqttOnLog)
+    }
+
+    func didReceiveConnack(code: Int) {
+        guard code == 0 else {
+            let refusal = Mosquitto.connackError(code, endpoint: endpoint, username: configuration.username)
+            state.withLock { $0.attemptError = refusal }
+            return
+        }
+        let subscriptions = state.withLock { s -> [Subscription] in
+            s.phase = .subscribing(since: s.phase.attemptStart ?? .now)
+            return s.subscriptions
+        }
+        // Called on the loop thread, which owns the handle: no handleAlive lock needed.
+        var mids: [Int32: String] = [:]
+        for sub in subscriptions {
+            var mid: Int32 = 0
+            let rc = mosquitto_subscribe(handle, &mid, sub.filter, Int32(sub.qos.rawValue))
+            if rc == Mosquitto.success {
+                mids[mid] = sub.filter
+            } else {
+                logger.error("mqtt resubscribe failed", metadata: ["mqtt.topic": sub.filter, "mqtt.rc": "\(rc)"])
+            }
+        }
+        let ready = state.withLock { s -> ReadyActions? in
+            s.resubscribeMids = mids
+            return mids.isEmpty ? becomeReady(&s) : nil
+        }
+        if let ready { perform(ready) }
+    }
+
+    struct ReadyActions {
+        var isReconnect: Bool
+        var waiters: [CheckedContinuation<Result<Void, MQTTError>, Never>]
+    }
+
+    func becomeReady(_ s: inout State) -> ReadyActions {
+        s.phase = .connected
+        s.lastError = nil
+        s.consecutiveFailures = 0
+        let again = s.everConnected
+        s.everConnected = true
+        let w = Array(s.connectWaiters.values)
+        s.connectWaiters.removeAll()
+        return ReadyActions(isReconnect: again, waiters: w)
+    }
+
+    func perform(_ ready: ReadyActions) {
+        if ready.isReconnect { reconnectCount.add(1, ordering: .relaxed) }
+        logger.info(ready.isReconnect ? "mqtt reconnected" : "mqtt connected",
+                    metadata: ["mqtt.subscriptions": "\(state.withLock { $0.subscriptions.count })"])
+        eventSink.yield(.connected)
+        for w in ready.waiters { w.resume(returning: .success(())) }
+    }
+
+    func didSubscribe(mid: Int32, granted: Int32) {
+        var rejected: String?
+        let (ready, waiter) = state.withLock { s -> (ReadyActions?, SubscribeWaiter?) in
+            if let filter = s.resubscribeMids.removeValue(forKey: mid) {
+                if granted >= 0x80 { rejected = filter }
+                if s.resubscribeMids.isEmpty && s.phase.isSubscribing { return (becomeReady(&s), nil) }
+                return (nil, nil)
+            }
+            if let w = s.subscribeWaiters.removeValue(forKey: mid) { return (nil, w) }
+            // The SUBACK beat `subscribe` to registering its id; keep it for it (bounded, ids are 16-bit).
+            if s.earlySubscribeAcks.count > 1024 { s.earlySubscribeAcks.removeAll() }
+            s.earlySubscribeAcks[mid] = granted
+            return (nil, nil)
+        }
+        if let rejected {
+            logger.error("mqtt broker rejected a subscription", metadata: ["mqtt.topic": rejected])
+        }
+        if let waiter {
+            waiter.continuation.resume(returning: granted >= 0x80 ? .failure(.subscriptionRejected(filter: waiter.filter)) : .success(()))
+        }
+        if let ready { perform(ready) }
+    }
+
+    func didReceive(_ message: MQTTMessage) {
+        receivedInboundCount.add(1, ordering: .relaxed)
+        if case .dropped = messageSink.yield(message) {
+            droppedInboundCount.add(1, ordering: .relaxed)
+        }
+    }
+
+    func didPublish(mid: Int32) {
+        let waiters = state.withLock { $0.confirmPublished(mid: mid) }
+        for w in waiters { w.resume(returning: true) }
+    }
+
+    func didLog(level: Int32, text: UnsafePointer<CChar>) {
+        // MOSQ_LOG_INFO 1, NOTICE 2, WARNING 4, ERR 8, DEBUG 16.
+        let mapped: Logger.Level = switch level {
+        case 8: .error
+        case 4: .warning
+        case 2: .notice
+        case 1: .info
+        default: .trace
+        }
+        let isError = level == 8
+        guard isError || mapped >= logger.logLevel else { return }
+        let line = String(cString: text)
+        if isError && (line.contains("SSL") || line.contains("TLS")) {
+            // A failed handshake is reported only here; keep the first line for the connect error.
+            let detail = line.replacingOccurrences(of: "OpenSSL Error[0]: ", with: "")
+            state.withLock { s in
+                if s.phase.attemptStart != nil && s.attemptTLSDetail == nil { s.attemptTLSDetail = detail }
+            }
+        }
+        logger.log(level: mapped, "libmosquitto", metadata: ["mqtt.log": line])
+    }
+}

@@ -1,0 +1,201 @@
+internal import CMosquitto
+import Dispatch
+import Foundation
+import Shared
+
+extension MQTTClient {
+    /// The loop thread: connect, pump until the connection ends, back off, repeat.
+    ///
+    /// libmosquitto's own loop (`mosquitto_loop_forever`) gives up on a failed
+    /// first connect and on TLS errors, so this drives `mosquitto_connect_async`
+    /// and `mosquitto_loop` itself and owns every retry decision.
+    func runLoop() {
+        let h = handle
+        let cfg = configuration
+        var wasConnected = false
+        while true {
+            let proceed = state.withLock { s -> Bool in
+                guard !s.stopping else { return false }
+                s.phase = .connecting(since: .now)
+                s.attemptError = nil
+                s.attemptTLSDetail = nil
+                return true
+            }
+            guard proceed else { break }
+            logger.debug("mqtt connecting")
+
+            let failure: MQTTError
+            let rc = mosquitto_connect_async(h, cfg.host, Int32(cfg.port), Int32(cfg.keepAlive))
+            let err = errno
+            if rc != Mosquitto.success {
+                failure = classify(rc, err, call: "mosquitto_connect_async")
+            } else {
+                failure = pump(h)
+            }
+
+            let outcome = state.withLock { s -> AttemptOutcome in
+                let connected = s.phase == .connected
+                s.phase = .idle
+                s.resubscribeMids.removeAll()
+                var o = AttemptOutcome(wasConnected: connected)
+                o.flushWaiters = s.forgetUnconfirmableAfterDisconnect()
+                o.subscribeWaiters = Array(s.subscribeWaiters.values)
+                s.subscribeWaiters.removeAll()
+                if s.stopping {
+                    o.exit = true
+                    return o
+                }
+                // After a lost connection the first retry waits only the initial delay.
+                s.consecutiveFailures = connected ? 1 : s.consecutiveFailures + 1
+                s.lastError = failure
+                o.delay = cfg.reconnectBackoff.delay(afterFailures: s.consecutiveFailures,
+                                                     random: Double.random(in: 0..<1))
+                if !connected && failure.isPermanent {
+                    o.connectWaiters = Array(s.connectWaiters.values)
+                    s.connectWaiters.removeAll()
+                }
+                return o
+            }
+            // A subscription cut short by the disconnect stays remembered and is re-sent.
+            for w in outcome.subscribeWaiters { w.continuation.resume(returning: .success(())) }
+            for w in outcome.flushWaiters { w.resume(returning: !outcome.exit) }
+            if outcome.exit {
+                wasConnected = outcome.wasConnected
+                break
+            }
+            for w in outcome.connectWaiters { w.resume(returning: .failure(failure)) }
+            let retry = String(format: "%.2f", outcome.delay)
+            if outcome.wasConnected {
+                logger.warning("mqtt connection lost", metadata: ["mqtt.error": "\(failure)", "mqtt.retry_in": retry])
+                eventSink.yield(.disconnected(reason: failure))
+            } else {
+                connectFailureCount.add(1, ordering: .relaxed)
+                logger.warning("mqtt connect failed", metadata: ["mqtt.error": "\(failure)", "mqtt.retry_in": retry])
+                eventSink.yield(.connectFailed(failure, retryIn: outcome.delay))
+            }
+            _ = wakeup.wait(timeout: .now() + outcome.delay)
+        }
+        finishAfterLoop(wasConnected: wasConnected)
+    }
+
+    struct AttemptOutcome {
+        var wasConnected: Bool
+        var exit = false
+        var delay = 0.0
+        var flushWaiters: [CheckedContinuation<Bool, Never>] = []
+        var subscribeWaiters: [SubscribeWaiter] = []
+        var connectWaiters: [CheckedContinuation<Result<Void, MQTTError>, Never>] = []
+    }
+
+    enum PumpVerdict { case keepGoing, exit, timedOut }
+
+    /// Runs `mosquitto_loop` until the connection fails, the attempt times out
+    /// or shutdown asks to stop; returns why it ended.
+    func pump(_ h: OpaquePointer) -> MQTTError {
+        let timeout = Duration.seconds(configuration.connectTimeout)
+        while true {
+            // 100 ms bounds how late a timeout or shutdown is noticed; publishes
+            // wake the select at once through libmosquitto's socket pair.
+            let rc = mosquitto_loop(h, 100, 1)
+            let err = errno
+            if rc != Mosquitto.success { return classify(rc, err, call: "mosquitto_loop") }
+            let now = ContinuousClock.now
+            let verdict = state.withLock { s -> PumpVerdict in
+                if s.stopping && !s.drainOnStop { return .exit }
+                if let d = s.stopDeadline, now >= d { return .exit }
+                if let start = s.phase.attemptStart, now - start > timeout { return .timedOut }
+                return .keepGoing
+            }
+            switch verdict {
+            case .keepGoing: continue
+            case .exit: return .shutDown
+            case .timedOut: return .connectTimedOut(endpoint: endpoint, seconds: configuration.connectTimeout)
+            }
+        }
+    }
+
+    /// Turns a failed call into the most telling error: the broker's CONNACK
+    /// refusal or a TLS error seen in the log beat the bare return code.
+    func classify(_ rc: Int32, _ err: Int32, call: String) -> MQTTError {
+        let (refusal, tlsDetail, handshaking) = state.withLock { s in
+            (s.attemptError, s.attemptTLSDetail, { if case .connecting = s.phase { true } else { false } }())
+        }
+        if let refusal { return refusal }
+        if let tlsDetail { return .tlsHandshakeFailed(endpoint: endpoint, detail: tlsDetail) }
+        let base = Mosquitto.error(rc, call: call, errnoValue: err, endpoint: endpoint, host: configuration.host)
+        guard handshaking, case .connectionLost(_, let detail) = base else { return base }
+        if configuration.tls != nil {
+            return .tlsHandshakeFailed(endpoint: endpoint, detail: "the broker closed the connection during the handshake (\(detail)); it may require a client certificate or have rejected this one")
+        }
+        return .connectionLost(endpoint: endpoint, detail: "the broker closed the connection before answering CONNECT (\(detail)); if this port expects TLS, configure tls")
+    }
+
+    /// Releases the handle and wakes everyone still waiting; runs once, on the loop thread (or in shutdown if never started).
+    func finishAfterLoop(wasConnected: Bool) {
+        handleAlive.withLock { alive in
+            if alive {
+                mosquitto_destroy(handle)
+                alive = false
+            }
+        }
+        let (connectW, flushW, subscribeW, exitW) = state.withLock { s in
+            s.exited = true
+            s.phase = .idle
+            defer {
+                s.connectWaiters.removeAll(); s.flushWaiters.removeAll()
+                s.subscribeWaiters.removeAll(); s.exitWaiters.removeAll()
+            }
+            return (Array(s.connectWaiters.values), Array(s.flushWaiters.values),
+                    Array(s.subscribeWaiters.values), s.exitWaiters)
+        }
+        if wasConnected { eventSink.yield(.disconnected(reason: .shutDown)) }
+        eventSink.finish()
+        messageSink.finish()
+        for w in connectW { w.resume(returning: .failure(.shutDown)) }
+        for w in flushW { w.resume(returning: false) }
+        for w in subscribeW { w.continuation.resume(returning: .failure(.shutDown)) }
+        for w in exitW { w.resume() }
+    }
+
+    /// Creates and configures a mosquitto handle; destroys it again if any setting fails.
+    static func makeHandle(_ cfg: MQTTClientConfiguration, endpoint: String) throws(MQTTError) -> OpaquePointer {
+        guard let h = mosquitto_new(cfg.clientID.isEmpty ? nil : cfg.clientID, cfg.cleanSession, nil) else {
+            throw .library(call: "mosquitto_new", code: Int(errno), message: String(cString: strerror(errno)))
+        }
+        func check(_ rc: Int32, _ call: String, _ problem: @autoclosure () -> String? = nil) throws(MQTTError) {
+            guard rc != Mosquitto.success else { return }
+            mosquitto_destroy(h)
+            if let problem = problem() { throw .invalidConfiguration([problem]) }
+            throw Mosquitto.error(rc, call: call, errnoValue: errno, endpoint: endpoint, host: cfg.host)
+        }
+        // Several threads use the handle (publishers, the loop thread): turn on libmosquitto's locking.
+        try check(mosquitto_threaded_set(h, true), "mosquitto_threaded_set")
+        let version: Int32 = cfg.protocolVersion == .v5 ? 5 : 4 // MQTT_PROTOCOL_V5 / MQTT_PROTOCOL_V311
+        try check(mosquitto_int_option(h, MOSQ_OPT_PROTOCOL_VERSION, version), "mosquitto_int_option")
+        if let user = cfg.username {
+            try check(mosquitto_username_pw_set(h, user, cfg.password), "mosquitto_username_pw_set")
+        }
+        if let will = cfg.lastWill {
+            let rc = will.payload.withUnsafeBytes { buf in
+                mosquitto_will_set(h, will.topic, Int32(buf.count), buf.baseAddress, Int32(will.qos.rawValue), will.retain)
+            }
+            try check(rc, "mosquitto_will_set", "mqtt.lastWill is not a valid will (topic \"\(will.topic)\", \(will.payload.count) bytes)")
+        }
+        if let tls = cfg.tls {
+            for (field, path) in [("caFile", tls.caFile), ("certificateFile", tls.certificateFile), ("keyFile", tls.keyFile)] {
+                if let path, !FileManager.default.isReadableFile(atPath: path) {
+                    mosquitto_destroy(h)
+                    throw .invalidConfiguration(["mqtt.tls.\(field) \"\(path)\" cannot be read"])
+                }
+            }
+            if tls.caFile == nil {
+                try check(mosquitto_int_option(h, MOSQ_OPT_TLS_USE_OS_CERTS, 1), "mosquitto_int_option")
+            }
+            let rc = mosquitto_tls_set(h, tls.caFile, tls.caFile == nil ? "/etc/ssl/certs" : nil,
+                                       tls.certificateFile, tls.keyFile, nil)
+            try check(rc, "mosquitto_tls_set", "mqtt.tls files were refused by libmosquitto (caFile, certificateFile, keyFile must be PEM; the key unencrypted)")
+            try check(mosquitto_tls_insecure_set(h, tls.insecure), "mosquitto_tls_insecure_set")
+        }
+        return h
+    }
+}

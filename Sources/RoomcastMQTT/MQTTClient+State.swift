@@ -1,0 +1,114 @@
+extension MQTTClient {
+    /// One remembered subscription.
+    struct Subscription: Sendable, Equatable {
+        var filter: String
+        var qos: MQTTQoS
+    }
+
+    struct SubscribeWaiter {
+        var filter: String
+        var continuation: CheckedContinuation<Result<Void, MQTTError>, Never>
+    }
+
+    /// Where the connection stands.
+    enum Phase: Equatable {
+        /// Not started, or between attempts.
+        case idle
+        /// TCP/TLS/CONNECT under way since the instant.
+        case connecting(since: ContinuousClock.Instant)
+        /// CONNACK accepted; waiting for the re-sent subscriptions' SUBACKs.
+        case subscribing(since: ContinuousClock.Instant)
+        /// Ready: messages flow.
+        case connected
+
+        var isSubscribing: Bool { if case .subscribing = self { true } else { false } }
+
+        var attemptStart: ContinuousClock.Instant? {
+            switch self {
+            case .connecting(let t), .subscribing(let t): t
+            default: nil
+            }
+        }
+    }
+
+    /// Everything mutable, behind `MQTTClient.state`.
+    struct State {
+        var phase: Phase = .idle
+        var started = false
+        var stopping = false
+        /// Shutdown found a live connection: keep pumping until the DISCONNECT is written.
+        var drainOnStop = false
+        var stopDeadline: ContinuousClock.Instant?
+        var exited = false
+        var exitWaiters: [CheckedContinuation<Void, Never>] = []
+
+        var subscriptions: [Subscription]
+        var consecutiveFailures = 0
+        var everConnected = false
+        var lastError: MQTTError?
+        /// What the broker said in a refusing CONNACK during the current attempt.
+        var attemptError: MQTTError?
+        /// The first TLS error libmosquitto logged during the current attempt (it is only reported through the log).
+        var attemptTLSDetail: String?
+
+        var nextID: UInt64 = 0
+        var connectWaiters: [UInt64: CheckedContinuation<Result<Void, MQTTError>, Never>] = [:]
+        var flushWaiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
+
+        /// Message ids sent and not yet confirmed by on_publish. libmosquitto may
+        /// confirm before `mosquitto_publish` returns the id to us, hence `earlyPublishAcks`.
+        var pendingPublishes: [Int32: MQTTQoS] = [:]
+        var pendingQoS1 = 0
+        var earlyPublishAcks: Set<Int32> = []
+
+        var resubscribeMids: [Int32: String] = [:]
+        var subscribeWaiters: [Int32: SubscribeWaiter] = [:]
+        var earlySubscribeAcks: [Int32: Int32] = [:]
+
+        init(subscriptions: [Subscription]) { self.subscriptions = subscriptions }
+
+        mutating func allocateID() -> UInt64 {
+            nextID += 1
+            return nextID
+        }
+
+        mutating func recordPublished(mid: Int32, qos: MQTTQoS) {
+            if earlyPublishAcks.remove(mid) != nil { return }
+            if let old = pendingPublishes.updateValue(qos, forKey: mid), old == .atLeastOnce { pendingQoS1 -= 1 }
+            if qos == .atLeastOnce { pendingQoS1 += 1 }
+        }
+
+        /// Marks `mid` confirmed; returns the flush waiters to resume when nothing is pending any more.
+        mutating func confirmPublished(mid: Int32) -> [CheckedContinuation<Bool, Never>] {
+            if let qos = pendingPublishes.removeValue(forKey: mid) {
+                if qos == .atLeastOnce { pendingQoS1 -= 1 }
+            } else {
+                // Bounded: ids are 16-bit; a set this large means ids are never claimed, so forget them.
+                if earlyPublishAcks.count > 4096 { earlyPublishAcks.removeAll() }
+                earlyPublishAcks.insert(mid)
+            }
+            return pendingPublishes.isEmpty ? takeFlushWaiters() : []
+        }
+
+        /// After a lost connection QoS 0 messages will never be confirmed; QoS 1 ones are re-sent by libmosquitto.
+        mutating func forgetUnconfirmableAfterDisconnect() -> [CheckedContinuation<Bool, Never>] {
+            pendingPublishes = pendingPublishes.filter { $0.value == .atLeastOnce }
+            earlyPublishAcks.removeAll()
+            return pendingPublishes.isEmpty ? takeFlushWaiters() : []
+        }
+
+        mutating func takeFlushWaiters() -> [CheckedContinuation<Bool, Never>] {
+            let w = Array(flushWaiters.values)
+            flushWaiters.removeAll()
+            return w
+        }
+    }
+}
+
+extension Duration {
+    /// The duration in (fractional) seconds.
+    var seconds: Double {
+        let c = components
+        return Double(c.seconds) + Double(c.attoseconds) * 1e-18
+    }
+}

@@ -1,0 +1,311 @@
+internal import CMosquitto
+import Dispatch
+import Foundation
+import Shared
+import Synchronization
+
+/// An MQTT client over libmosquitto: connects with retry and capped exponential
+/// backoff (the first connect included), re-sends its subscriptions after every
+/// reconnect, and hands inbound messages to a bounded stream.
+///
+/// The client owns one mosquitto handle and one thread that drives it
+/// (`mosquitto_loop`), so blocking socket work never runs on the cooperative
+/// pool. Call `shutdown()` when done: it is idempotent and joins that thread.
+/// See docs/mqtt-client.md for the behaviour in detail.
+public final class MQTTClient: Sendable {
+    /// The settings this client was built with.
+    public let configuration: MQTTClientConfiguration
+    /// Inbound messages of every subscription; keeps the newest `inboundBufferSize`, counts the rest in `droppedInbound`.
+    public let messages: AsyncStream<MQTTMessage>
+    /// Connection changes: connected, disconnected, each failed attempt.
+    public let connectionEvents: AsyncStream<MQTTConnectionEvent>
+
+    let logger: Logger
+    let endpoint: String
+    let messageSink: AsyncStream<MQTTMessage>.Continuation
+    let eventSink: AsyncStream<MQTTConnectionEvent>.Continuation
+    let state: Mutex<State>
+    /// The mosquitto handle. Only the loop thread destroys it, and only while
+    /// holding `handleAlive`; other threads hold that lock across their C call.
+    nonisolated(unsafe) let handle: OpaquePointer
+    let handleAlive = Mutex(true)
+    /// Wakes the loop thread out of a backoff wait (shutdown).
+    let wakeup = DispatchSemaphore(value: 0)
+
+    let reconnectCount = Atomic<Int>(0)
+    let publishFailureCount = Atomic<Int>(0)
+    let droppedInboundCount = Atomic<Int>(0)
+    let receivedInboundCount = Atomic<Int>(0)
+    let connectFailureCount = Atomic<Int>(0)
+
+    /// Successful connections after the first one.
+    public var reconnects: Int { reconnectCount.load(ordering: .relaxed) }
+    /// `publish` calls that threw (not connected, queue full, invalid topic, shut down).
+    public var publishFailures: Int { publishFailureCount.load(ordering: .relaxed) }
+    /// Inbound messages dropped because the consumer of `messages` fell behind.
+    public var droppedInbound: Int { droppedInboundCount.load(ordering: .relaxed) }
+    /// Inbound messages received from the broker (delivered or dropped).
+    public var receivedInbound: Int { receivedInboundCount.load(ordering: .relaxed) }
+    /// Connection attempts that failed.
+    public var connectFailures: Int { connectFailureCount.load(ordering: .relaxed) }
+
+    /// True while connected with every subscription in place.
+    public var isConnected: Bool { state.withLock { $0.phase == .connected } }
+
+    /// Creates the client and its mosquitto handle; nothing touches the network until `start()`.
+    public init(configuration: MQTTClientConfiguration, logger: Logger) throws(MQTTError) {
+        let problems = configuration.validate()
+        guard problems.isEmpty else { throw .invalidConfiguration(problems) }
+        _ = Mosquitto.initialised
+        self.endpoint = configuration.endpoint
+        let handle = try Self.makeHandle(configuration, endpoint: configuration.endpoint)
+        self.handle = handle
+        self.configuration = configuration
+        var logger = logger
+        logger[metadataKey: "mqtt.broker"] = configuration.endpoint
+        if !configuration.clientID.isEmpty { logger[metadataKey: "mqtt.client_id"] = configuration.clientID }
+        self.logger = logger
+        (messages, messageSink) = AsyncStream.makeStream(of: MQTTMessage.self,
+                                                         bufferingPolicy: .bufferingNewest(configuration.inboundBufferSize))
+        (connectionEvents, eventSink) = AsyncStream.makeStream(of: MQTTConnectionEvent.self,
+                                                               bufferingPolicy: .bufferingNewest(256))
+        state = Mutex(State(subscriptions: []))
+        installCallbacks()
+    }
+
+    deinit {
+        // Backstop only: a started client is kept alive by its loop thread until
+        // shutdown, so this destroys just a handle that never ran.
+        handleAlive.withLock { alive in
+            if alive { mosquitto_destroy(handle); alive = false }
+        }
+    }
+
+    /// Starts connecting in the background; failures are retried with backoff until `shutdown()`.
+    public func start() {
+        let go = state.withLock { s in
+            guard !s.started, !s.stopping else { return false }
+            s.started = true
+            return true
+        }
+        guard go else { return }
+        logger.info("mqtt client starting", metadata: [
+            "mqtt.protocol": configuration.protocolVersion.rawValue,
+            "mqtt.tls": configuration.tls == nil ? "off" : "on",
+            "mqtt.username": configuration.username ?? "-",
+            "mqtt.libmosquitto": Mosquitto.version,
+        ])
+        let thread = Thread { [self] in self.runLoop() }
+        thread.name = "mqtt-loop"
+        thread.start()
+    }
+
+    /// Returns once connected (subscriptions acknowledged); throws at once on a
+    /// failure retrying will not fix (credentials, TLS trust), else `.timedOut` with the last failure.
+    public func waitUntilConnected(timeout: Duration) async throws(MQTTError) {
+        let id = state.withLock { s in s.allocateID() }
+        let result: Result<Void, MQTTError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Result<Void, MQTTError>, Never>) in
+                let immediate: Result<Void, MQTTError>? = state.withLock { s in
+                    if s.phase == .connected { return .success(()) }
+                    if s.stopping || s.exited { return .failure(.shutDown) }
+                    if let e = s.lastError, e.isPermanent { return .failure(e) }
+                    if Task.isCancelled { return .failure(.cancelled) }
+                    s.connectWaiters[id] = c
+                    return nil
+                }
+                if let immediate {
+                    c.resume(returning: immediate)
+                } else {
+                    Task { [weak self] in
+                        try? await Task.sleep(for: timeout)
+                        self?.resolveConnectWaiter(id) { s in
+                            .failure(.timedOut(seconds: timeout.seconds, lastError: s.lastError?.description))
+                        }
+                    }
+                }
+            }
+        } onCancel: {
+            resolveConnectWaiter(id) { _ in .failure(.cancelled) }
+        }
+        if case .failure(let e) = result { throw e }
+    }
+
+    /// Sends a message without blocking. Throws `.notConnected` while there is no
+    /// connection (the caller decides whether that message matters); every throw is counted in `publishFailures`.
+    public func publish(_ message: MQTTMessage) throws(MQTTError) {
+        do {
+            try send(message, whileStopping: false)
+        } catch {
+            publishFailureCount.add(1, ordering: .relaxed)
+            throw error
+        }
+    }
+
+    /// Remembers a subscription and, when connected, sends it and waits for the broker's acknowledgement.
+    /// Remembered subscriptions are sent again after every reconnect.
+    public func subscribe(_ filter: String, qos: MQTTQoS = .atLeastOnce) async throws(MQTTError) {
+        guard !filter.isEmpty, mosquitto_sub_topic_check(filter) == Mosquitto.success else { throw .invalidTopic(filter) }
+        let connected = try state.withLock { s throws(MQTTError) -> Bool in
+            if s.stopping || s.exited { throw .shutDown }
+            s.subscriptions.removeAll { $0.filter == filter }
+            s.subscriptions.append(Subscription(filter: filter, qos: qos))
+            return s.phase == .connected || s.phase.isSubscribing
+        }
+        guard connected else { return }
+        var subscribeMid: Int32 = 0
+        let (rc, err) = handleAlive.withLock { alive -> (Int32, Int32) in
+            guard alive else { return (Int32(MOSQ_ERR_NO_CONN.rawValue), 0) }
+            let rc = mosquitto_subscribe(handle, &subscribeMid, filter, Int32(qos.rawValue))
+            return (rc, errno)
+        }
+        if rc == Int32(MOSQ_ERR_NO_CONN.rawValue) { return } // sent on the next connect
+        guard rc == Mosquitto.success else {
+            throw Mosquitto.error(rc, call: "mosquitto_subscribe", errnoValue: err, endpoint: endpoint,
+                                  host: configuration.host, topic: filter)
+        }
+        let timeout = Duration.seconds(configuration.connectTimeout)
+        let mid = subscribeMid
+        let result: Result<Void, MQTTError> = await withCheckedContinuation { c in
+            let early: Int32? = state.withLock { s in
+                if let granted = s.earlySubscribeAcks.removeValue(forKey: mid) { return granted }
+                s.subscribeWaiters[mid] = SubscribeWaiter(filter: filter, continuation: c)
+                return nil
+            }
+            if let early {
+                c.resume(returning: early >= 0x80 ? .failure(.subscriptionRejected(filter: filter)) : .success(()))
+            } else {
+                Task { [weak self] in
+                    try? await Task.sleep(for: timeout)
+                    self?.resolveSubscribeWaiter(mid, .success(()))
+                }
+            }
+        }
+        if case .failure(let e) = result {
+            state.withLock { s in s.subscriptions.removeAll { $0.filter == filter } }
+            throw e
+        }
+    }
+
+    /// Waits until every published message has been handed to the broker (QoS 1: acknowledged);
+    /// false when `timeout` passed first.
+    public func flush(timeout: Duration) async -> Bool {
+        let id = state.withLock { s in s.allocateID() }
+        return await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+            let done = state.withLock { s in
+                if s.pendingPublishes.isEmpty { return true }
+                s.flushWaiters[id] = c
+                return false
+            }
+            if done {
+                c.resume(returning: true)
+            } else {
+                Task { [weak self] in
+                    try? await Task.sleep(for: timeout)
+                    self?.resolveFlushWaiter(id, false)
+                }
+            }
+        }
+    }
+
+    /// Stops the client: publishes `finalMessage` when connected (e.g. a retained
+    /// `offline` status), waits up to `timeout` for outstanding QoS 1 messages,
+    /// disconnects cleanly (so the broker does not send the Last Will), joins the
+    /// loop thread and finishes both streams. Safe to call more than once.
+    public func shutdown(publishing finalMessage: MQTTMessage? = nil, timeout: Duration = .seconds(5)) async {
+        let deadline = ContinuousClock.now + timeout + .seconds(1)
+        let (first, started, connected) = state.withLock { s in
+            if s.stopping { return (false, s.started, false) }
+            s.stopping = true
+            let connected = s.phase == .connected || s.phase.isSubscribing
+            s.drainOnStop = connected
+            s.stopDeadline = deadline
+            return (true, s.started, connected)
+        }
+        guard first else {
+            await waitForExit()
+            return
+        }
+        logger.info("mqtt client shutting down")
+        guard started else {
+            finishAfterLoop(wasConnected: false)
+            return
+        }
+        if connected {
+            if let finalMessage {
+                do { try send(finalMessage, whileStopping: true) } catch {
+                    logger.warning("mqtt final message not sent", metadata: ["mqtt.topic": finalMessage.topic, "mqtt.error": "\(error)"])
+                }
+            }
+            if !(await flush(timeout: timeout)) {
+                logger.warning("mqtt messages still unacknowledged at shutdown",
+                               metadata: ["mqtt.pending": "\(state.withLock { $0.pendingPublishes.count })"])
+            }
+            handleAlive.withLock { alive in
+                if alive { _ = mosquitto_disconnect(handle) }
+            }
+        }
+        wakeup.signal()
+        await waitForExit()
+        logger.info("mqtt client stopped")
+    }
+
+    // MARK: - Sending
+
+    func send(_ message: MQTTMessage, whileStopping: Bool) throws(MQTTError) {
+        guard message.payload.count <= 268_435_455 else {
+            throw .payloadTooLarge(topic: message.topic, bytes: message.payload.count)
+        }
+        let limit = configuration.outboundQueueLimit
+        try state.withLock { s throws(MQTTError) in
+            if (s.stopping && !whileStopping) || s.exited { throw .shutDown }
+            guard s.phase == .connected || s.phase.isSubscribing else { throw .notConnected }
+            if message.qos == .atLeastOnce && s.pendingQoS1 >= limit { throw .outboundQueueFull(limit: limit) }
+        }
+        var mid: Int32 = 0
+        let (rc, err) = handleAlive.withLock { alive -> (Int32, Int32) in
+            guard alive else { return (Int32(MOSQ_ERR_NO_CONN.rawValue), 0) }
+            let rc = message.payload.withUnsafeBytes { buf in
+                mosquitto_publish(handle, &mid, message.topic, Int32(buf.count), buf.baseAddress,
+                                  Int32(message.qos.rawValue), message.retain)
+            }
+            return (rc, errno)
+        }
+        guard rc == Mosquitto.success else {
+            throw Mosquitto.error(rc, call: "mosquitto_publish", errnoValue: err, endpoint: endpoint,
+                                  host: configuration.host, topic: message.topic)
+        }
+        state.withLock { s in s.recordPublished(mid: mid, qos: message.qos) }
+    }
+
+    // MARK: - Waiters
+
+    func waitForExit() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let exited = state.withLock { s in
+                if s.exited { return true }
+                s.exitWaiters.append(c)
+                return false
+            }
+            if exited { c.resume() }
+        }
+    }
+
+    func resolveConnectWaiter(_ id: UInt64, _ result: (State) -> Result<Void, MQTTError>) {
+        let found = state.withLock { s -> (CheckedContinuation<Result<Void, MQTTError>, Never>, Result<Void, MQTTError>)? in
+            guard let c = s.connectWaiters.removeValue(forKey: id) else { return nil }
+            return (c, result(s))
+        }
+        if let (c, r) = found { c.resume(returning: r) }
+    }
+
+    func resolveSubscribeWaiter(_ mid: Int32, _ result: Result<Void, MQTTError>) {
+        let w = state.withLock { s in s.subscribeWaiters.removeValue(forKey: mid) }
+        w?.continuation.resume(returning: result)
+    }
+
+    func resolveFlushWaiter(_ id: UInt64, _ result: Bool) {
+        let w = state.withLock { s in s.flushWaiters.removeValue(forKey: id) }
+        w?.resume(returning: result)
+    }
+}

@@ -1,1 +1,0 @@
-// Placeholder: the RoomcastMQTT module's sources go in this folder.

@@ -1,0 +1,68 @@
+/// The edge agent's config file (`/etc/roomcast/agent.yaml`). Every key but
+/// `node` has a default; docs/configuration.md lists them all.
+public struct AgentConfig: Codable, Sendable, Equatable, ConfigValidating {
+    /// This receiver's name: one topic level, unique per site.
+    public var node: String
+    /// The room this node stands in, if it is fixed.
+    public var room: String?
+    public var mqtt: MQTTConfig
+    /// Where advertisements come from (default `hci`: the first adapter that is up).
+    public var source: SourceSpec
+    public var scan: Scan
+    public var ranging: Ranging
+    public var publish: Publish
+    /// Beacon regions to report enter/exit events for.
+    public var regions: [Region]
+    /// Known beacons (names, calibrated power); empty means every beacon heard.
+    public var beacons: [SiteModel.KnownBeacon]
+    /// Identity resolving keys for phones with rotating addresses.
+    public var irks: [IRK]
+    /// Rules that give devices without a beacon frame a stable id.
+    public var fingerprints: [FingerprintRule]
+    public var advertise: Advertise
+    public var outputs: Outputs
+    public var log: LogConfig
+
+    public init(node: String, room: String? = nil, mqtt: MQTTConfig = MQTTConfig(), source: SourceSpec = .hci(device: nil),
+                scan: Scan = Scan(), ranging: Ranging = Ranging(), publish: Publish = Publish(),
+                regions: [Region] = [], beacons: [SiteModel.KnownBeacon] = [], irks: [IRK] = [],
+                fingerprints: [FingerprintRule] = [], advertise: Advertise = Advertise(),
+                outputs: Outputs = Outputs(), log: LogConfig = LogConfig()) {
+        self.node = node
+        self.room = room
+        self.mqtt = mqtt
+        self.source = source
+        self.scan = scan
+        self.ranging = ranging
+        self.publish = publish
+        self.regions = regions
+        self.beacons = beacons
+        self.irks = irks
+        self.fingerprints = fingerprints
+        self.advertise = advertise
+        self.outputs = outputs
+        self.log = log
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case node, room, mqtt, source, scan, ranging, publish, regions, beacons, irks, fingerprints, advertise, outputs, log
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        node = try c.decode(String.self, forKey: .node)
+        room = try c.decodeIfPresent(String.self, forKey: .room)
+        mqtt = try c.decode(MQTTConfig.self, forKey: .mqtt, default: MQTTConfig())
+        source = try c.decode(SourceSpec.self, forKey: .source, default: .hci(device: nil))
+        scan = try c.decode(Scan.self, forKey: .scan, default: Scan())
+        ranging = try c.decode(Ranging.self, forKey: .ranging, default: Ranging())
+        publish = try c.decode(Publish.self, forKey: .publish, default: Publish())
+        regions = try c.decode([Region].self, forKey: .regions, default: [])
+        beacons = try c.decode([SiteModel.KnownBeacon].self, forKey: .beacons, default: [])
+        irks = try c.decode([IRK].self, forKey: .irks, default: [])
+        fingerprints = try c.decode([FingerprintRule].self, forKey: .fingerprints, default: [])
+        advertise = try c.decode(Advertise.self, forKey: .advertise, default: Advertise())
+        outputs = try c.decode(Outputs.self, forKey: .outputs, default: Outputs())
+        log = try c.decode(LogConfig.self, forKey: .log, default: LogConfig())
+    }
+}

@@ -1,0 +1,179 @@
+/// The aggregator's config file (`/etc/roomcast/aggregator.yaml`): the broker,
+/// the site (`rooms`, `nodes`, `beacons` at the top level) and fusion settings.
+public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
+    public var mqtt: MQTTConfig
+    public var rooms: [SiteModel.Room]
+    public var nodes: [SiteModel.Node]
+    /// Known beacons; empty means every beacon heard is tracked.
+    public var beacons: [SiteModel.KnownBeacon]
+    public var fusion: Fusion
+    public var discovery: Discovery
+    public var output: Output
+    public var partition: Partition
+    public var standby: Standby
+    public var inputs: Inputs
+    public var log: LogConfig
+
+    public init(mqtt: MQTTConfig = MQTTConfig(), site: SiteModel = SiteModel(), fusion: Fusion = Fusion(),
+                discovery: Discovery = Discovery(), output: Output = Output(), partition: Partition = Partition(),
+                standby: Standby = Standby(), inputs: Inputs = Inputs(), log: LogConfig = LogConfig()) {
+        self.mqtt = mqtt
+        self.rooms = site.rooms
+        self.nodes = site.nodes
+        self.beacons = site.beacons
+        self.fusion = fusion
+        self.discovery = discovery
+        self.output = output
+        self.partition = partition
+        self.standby = standby
+        self.inputs = inputs
+        self.log = log
+    }
+
+    /// The `rooms`, `nodes` and `beacons` sections as one value.
+    public var site: SiteModel {
+        get { SiteModel(rooms: rooms, nodes: nodes, beacons: beacons) }
+        set { rooms = newValue.rooms; nodes = newValue.nodes; beacons = newValue.beacons }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case mqtt, rooms, nodes, beacons, fusion, discovery, output, partition, standby, inputs, log
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        mqtt = try c.decode(MQTTConfig.self, forKey: .mqtt, default: MQTTConfig())
+        rooms = try c.decode([SiteModel.Room].self, forKey: .rooms, default: [])
+        nodes = try c.decode([SiteModel.Node].self, forKey: .nodes, default: [])
+        beacons = try c.decode([SiteModel.KnownBeacon].self, forKey: .beacons, default: [])
+        fusion = try c.decode(Fusion.self, forKey: .fusion, default: Fusion())
+        discovery = try c.decode(Discovery.self, forKey: .discovery, default: Discovery())
+        output = try c.decode(Output.self, forKey: .output, default: Output())
+        partition = try c.decode(Partition.self, forKey: .partition, default: Partition())
+        standby = try c.decode(Standby.self, forKey: .standby, default: Standby())
+        inputs = try c.decode(Inputs.self, forKey: .inputs, default: Inputs())
+        log = try c.decode(LogConfig.self, forKey: .log, default: LogConfig())
+    }
+
+    /// `fusion:` how readings of all nodes become one room per beacon.
+    public struct Fusion: Codable, Sendable, Equatable {
+        /// A beacon no node heard for this long is "away" (room null), in seconds (default 30).
+        public var awayTimeoutS: Double
+        /// A new room must beat the current one by this much filtered RSSI, in dB (default 4).
+        public var switchMarginDb: Double
+        /// A beacon stays at least this long in a room before it may move again, in seconds (default 5).
+        public var minDwellS: Double
+        /// Readings older than this are ignored, in seconds (default 10).
+        public var maxReadingAgeS: Double
+
+        public init(awayTimeoutS: Double = 30, switchMarginDb: Double = 4, minDwellS: Double = 5, maxReadingAgeS: Double = 10) {
+            self.awayTimeoutS = awayTimeoutS
+            self.switchMarginDb = switchMarginDb
+            self.minDwellS = minDwellS
+            self.maxReadingAgeS = maxReadingAgeS
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case awayTimeoutS = "away_timeout_s", switchMarginDb = "switch_margin_db",
+                 minDwellS = "min_dwell_s", maxReadingAgeS = "max_reading_age_s"
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            let d = Fusion()
+            awayTimeoutS = try c.decode(Double.self, forKey: .awayTimeoutS, default: d.awayTimeoutS)
+            switchMarginDb = try c.decode(Double.self, forKey: .switchMarginDb, default: d.switchMarginDb)
+            minDwellS = try c.decode(Double.self, forKey: .minDwellS, default: d.minDwellS)
+            maxReadingAgeS = try c.decode(Double.self, forKey: .maxReadingAgeS, default: d.maxReadingAgeS)
+        }
+    }
+
+    /// `discovery:` Home Assistant MQTT discovery.
+    public struct Discovery: Codable, Sendable, Equatable {
+        /// Default true.
+        public var enabled: Bool
+        /// Discovery topic prefix (default `homeassistant`).
+        public var prefix: String
+
+        public init(enabled: Bool = true, prefix: String = "homeassistant") {
+            self.enabled = enabled
+            self.prefix = prefix
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            enabled = try c.decode(Bool.self, forKey: .enabled, default: true)
+            prefix = try c.decode(String.self, forKey: .prefix, default: "homeassistant")
+        }
+    }
+
+    /// `output:` what the aggregator publishes besides presence changes.
+    public struct Output: Codable, Sendable, Equatable {
+        /// Republish every retained presence and room state this often, in seconds; 0 disables (default 60).
+        public var refreshIntervalS: Double
+        /// Also publish room-assistant / mqtt_room style messages (default false).
+        public var mqttRoom: Bool
+
+        public init(refreshIntervalS: Double = 60, mqttRoom: Bool = false) {
+            self.refreshIntervalS = refreshIntervalS
+            self.mqttRoom = mqttRoom
+        }
+
+        enum CodingKeys: String, CodingKey { case refreshIntervalS = "refresh_interval_s", mqttRoom = "mqtt_room" }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            refreshIntervalS = try c.decode(Double.self, forKey: .refreshIntervalS, default: 60)
+            mqttRoom = try c.decode(Bool.self, forKey: .mqttRoom, default: false)
+        }
+    }
+
+    /// `partition:` limit this aggregator to part of the site (one per floor, say).
+    public struct Partition: Codable, Sendable, Equatable {
+        /// Only rooms on these floors; nil means all.
+        public var floors: [Int]?
+        /// Only these rooms; nil means all.
+        public var rooms: [String]?
+
+        public init(floors: [Int]? = nil, rooms: [String]? = nil) {
+            self.floors = floors
+            self.rooms = rooms
+        }
+    }
+
+    /// `standby:` run as a hot standby that takes over when the active aggregator's lease lapses.
+    public struct Standby: Codable, Sendable, Equatable {
+        /// Default false.
+        public var enabled: Bool
+        /// Lease length in seconds; the active aggregator renews it at a third of this (default 15).
+        public var leaseS: Double
+
+        public init(enabled: Bool = false, leaseS: Double = 15) {
+            self.enabled = enabled
+            self.leaseS = leaseS
+        }
+
+        enum CodingKeys: String, CodingKey { case enabled, leaseS = "lease_s" }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            enabled = try c.decode(Bool.self, forKey: .enabled, default: false)
+            leaseS = try c.decode(Double.self, forKey: .leaseS, default: 15)
+        }
+    }
+
+    /// `inputs:` readings accepted besides Roomcast agents'.
+    public struct Inputs: Codable, Sendable, Equatable {
+        /// Also read ESPresense nodes' topics (default false).
+        public var espresense: Bool
+
+        public init(espresense: Bool = false) {
+            self.espresense = espresense
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            espresense = try c.decode(Bool.self, forKey: .espresense, default: false)
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import RoomcastAdvertising
+import RoomcastHCI
+import Shared
+import Testing
+@testable import RoomcastAgent
+
+@Suite struct AgentCoreTests {
+    let address: [UInt8] = [0xC8, 0x1F, 0x66, 0x0A, 0x1B, 0x2C]
+
+    func report(t: Double, rssi: Int?, major: UInt16 = 675, minor: UInt16 = 23, data: [UInt8]? = nil) -> AdvertisingReport {
+        AdvertisingReport(address: address, addressType: .random, eventType: AdvertisingEventType(legacy: 0x03), rssi: rssi,
+                          data: data ?? CaptureBuilder.iBeacon(major: major, minor: minor), timestamp: t)
+    }
+
+    func readings(_ msgs: [OutboundMessage]) throws -> [BeaconReading] {
+        try msgs.filter { $0.topic.contains("/beacons/") }.map { try WireFormat.decode(BeaconReading.self, from: $0.payload) }
+    }
+
+    @Test func rangesAndPublishesWithWireFields() throws {
+        var core = AgentCore(settings: AgentSettings(node: "kitchen-pi", room: "kitchen"), decoder: try AdvertisementDecoder(), startTime: 1000)
+        var all: [BeaconReading] = []
+        for i in 0..<30 { all += try readings(core.handle(report(t: 1000 + Double(i) * 0.1, rssi: -65))) }
+        #expect(all.count == 3, "10 Hz for 3 s at a 1 s report interval")
+        let r = try #require(all.first)
+        #expect(r.id.rawValue == "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-675-23")
+        #expect(r.uuid == "e2c56db5-dffb-48d2-b060-d0f5a71096e0" && r.major == 675 && r.minor == 23)
+        #expect(r.node == "kitchen-pi" && r.kind == .iBeacon && r.mac == "c8:1f:66:0a:1b:2c" && r.power == -59)
+        #expect(r.rssi == -65 && r.ts == 1000)
+        #expect(all.map(\.seq) == all.map(\.seq).sorted() && Set(all.map(\.seq)).count == 3)
+        #expect(all[2].samples == 10)
+        #expect(all[2].distance > 1 && all[2].distance < 3, "-65 dBm at -59 dBm reference is a couple of metres")
+    }
+
+    @Test func majorAndMinorDistinguishBeacons() throws {
+        var core = AgentCore(settings: AgentSettings(node: "n"), decoder: try AdvertisementDecoder(), startTime: 0)
+        let a = try readings(core.handle(report(t: 0, rssi: -60, major: 675, minor: 23)))
+        let b = try readings(core.handle(report(t: 0.1, rssi: -60, major: 67, minor: 523)))
+        #expect(a.count == 1 && b.count == 1 && a[0].id != b[0].id)
+    }
+
+    @Test func unavailableRSSIIsNotRangedButSeen() throws {
+        var core = AgentCore(settings: AgentSettings(node: "n"), decoder: try AdvertisementDecoder(), startTime: 0)
+        let r = try #require(try readings(core.handle(report(t: 0, rssi: nil))).first)
+        #expect(r.proximity == .unknown && r.rssi == -127)
+        #expect(core.stats.withoutRSSI == 1)
+    }
+
+    @Test func untrackedAdvertisementsAreCountedNotPublished() throws {
+        var core = AgentCore(settings: AgentSettings(node: "n"), decoder: try AdvertisementDecoder(), startTime: 0)
+        #expect(core.handle(report(t: 0, rssi: -50, data: [0x02, 0x01, 0x06, 0x05, 0xFF, 0x4C, 0x00, 0x10, 0x05])).isEmpty)
+        #expect(core.handle(report(t: 0, rssi: -50, data: [0x1F, 0xFF])).isEmpty, "malformed AD never traps")
+        #expect(core.stats.untracked == 2)
+    }
+
+    @Test func regionEnterAndExitAtThisNode() throws {
+        var config = AdvertisingConfig()
+        config.regions = [RegionConfig(name: "office", uuid: "e2c56db5-dffb-48d2-b060-d0f5a71096e0")]
+        var core = AgentCore(settings: AgentSettings(node: "n", regionExitDelay: 10), decoder: try AdvertisementDecoder(config: config),
+                             startTime: 0)
+        let enter = core.handle(report(t: 0, rssi: -60)).filter { $0.topic == "roomcast/nodes/n/events" }
+        #expect(try enter.map { try WireFormat.decode(RegionEvent.self, from: $0.payload).event } == [.enter])
+        #expect(core.tick(now: 5).filter { $0.topic.hasSuffix("/events") }.isEmpty)
+        let exit = core.tick(now: 11).filter { $0.topic == "roomcast/nodes/n/events" }
+        #expect(try exit.map { try WireFormat.decode(RegionEvent.self, from: $0.payload).event } == [.exit])
+    }
+
+    @Test func telemetryIsRetainedAndPeriodic() throws {
+        var core = AgentCore(settings: AgentSettings(node: "n", telemetryInterval: 30), decoder: try AdvertisementDecoder(), startTime: 0)
+        _ = core.handle(report(t: 0, rssi: -60))
+        let first = core.tick(now: 0).filter { $0.topic == "roomcast/nodes/n/telemetry" }
+        #expect(first.count == 1 && first[0].retain)
+        let t = try WireFormat.decode(NodeTelemetry.self, from: first[0].payload)
+        #expect(t.beaconsInView == 1 && t.node == "n")
+        #expect(core.tick(now: 10).filter { $0.topic.hasSuffix("/telemetry") }.isEmpty)
+        #expect(core.tick(now: 31).filter { $0.topic.hasSuffix("/telemetry") }.count == 1)
+    }
+}

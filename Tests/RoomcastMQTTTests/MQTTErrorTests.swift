@@ -1,0 +1,44 @@
+@testable import RoomcastMQTT
+import Testing
+
+@Suite struct MQTTErrorTests {
+    static let ep = "127.0.0.1:1883"
+
+    @Test(arguments: [
+        (4, MQTTError.badCredentials(endpoint: ep, username: "agent")),
+        (0x86, MQTTError.badCredentials(endpoint: ep, username: "agent")),
+        (5, MQTTError.notAuthorized(endpoint: ep, username: "agent")),
+        (0x87, MQTTError.notAuthorized(endpoint: ep, username: "agent")),
+    ])
+    func connackRefusalsForCredentials(code: Int, expected: MQTTError) {
+        let e = Mosquitto.connackError(code, endpoint: Self.ep, username: "agent")
+        #expect(e == expected)
+        #expect(e.isAuthenticationFailure)
+        #expect(e.isPermanent)
+    }
+
+    @Test(arguments: [1, 2, 3, 0x84, 0x85, 0x88, 0x89, 0x8A, 0x97])
+    func otherRefusalsCarryTheirCode(code: Int) {
+        guard case .brokerRefused(_, let c, let reason) = Mosquitto.connackError(code, endpoint: Self.ep, username: nil) else {
+            Issue.record("code \(code) not mapped to brokerRefused")
+            return
+        }
+        #expect(c == code)
+        #expect(!reason.isEmpty)
+    }
+
+    @Test func messagesSayWhatToDo() {
+        #expect(MQTTError.badCredentials(endpoint: Self.ep, username: "agent").description
+            .contains("bad user name or password for user \"agent\""))
+        #expect(MQTTError.connectionRefused(endpoint: Self.ep).description.contains("is mosquitto running"))
+        #expect(MQTTError.tlsHandshakeFailed(endpoint: Self.ep, detail: "certificate verify failed").description
+            .contains("CA file"))
+        #expect(MQTTError.notConnected.description.contains("not sent"))
+    }
+
+    @Test func transientFailuresAreNotPermanent() {
+        #expect(!MQTTError.connectionRefused(endpoint: Self.ep).isPermanent)
+        #expect(!MQTTError.connectTimedOut(endpoint: Self.ep, seconds: 1).isPermanent)
+        #expect(!MQTTError.connectionLost(endpoint: Self.ep, detail: "x").isPermanent)
+    }
+}

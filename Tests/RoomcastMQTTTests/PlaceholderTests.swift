@@ -1,5 +1,0 @@
-import Testing
-
-@Suite struct RoomcastMQTTTestsPlaceholder {
-    @Test func builds() { #expect(Bool(true)) }
-}

@@ -1,0 +1,162 @@
+import Testing
+@testable import Shared
+
+/// Small types exercising the decoder independently of the real configs.
+private struct Point: Codable, Equatable {
+    var x: Int
+    var y: Int
+}
+
+private struct Doc: Codable, Equatable {
+    var name: String
+    var count: Int?
+    var ratio: Double?
+    var on: Bool?
+    var small: UInt8?
+    var points: [Point]?
+    var tags: [String: Int]?
+}
+
+private func problems<T: Decodable>(_ type: T.Type, _ yaml: String) -> [String] {
+    do {
+        _ = try ConfigLoader.parse(T.self, yaml: yaml)
+        return []
+    } catch {
+        return error.messages
+    }
+}
+
+@Suite struct ConfigDecoderTests {
+    @Test func decodesScalarsByTheRequestedType() throws {
+        let d = try ConfigLoader.parse(Doc.self, yaml: "name: 007\ncount: 0x10\nratio: 3\non: True\nsmall: 255\ntags: {a: 1, b: -2}\n")
+        #expect(d == Doc(name: "007", count: 16, ratio: 3, on: true, small: 255, points: nil, tags: ["a": 1, "b": -2]))
+    }
+
+    @Test func quotedNumbersStayStrings() {
+        #expect(problems(Doc.self, "name: a\ncount: \"007\"\n") == ["count: expected an integer, found the string '007'"])
+        #expect(problems(Doc.self, "name: a\non: 'true'\n") == ["on: expected true or false, found the string 'true'"])
+    }
+
+    @Test(arguments: [
+        ("count: 1.5", "count: expected an integer, found '1.5'"),
+        ("count: 99999999999999999999", "count: expected an integer, found '99999999999999999999'"),
+        ("small: 256", "small: expected an integer in 0...255, found '256'"),
+        ("small: -1", "small: expected an integer in 0...255, found '-1'"),
+        ("ratio: .nan", "ratio: expected a finite number, found '.nan'"),
+        ("ratio: 1e999", "ratio: expected a finite number, found '1e999'"),
+        ("ratio: abc", "ratio: expected a number, found 'abc'"),
+        ("on: yes", "on: expected true or false, found 'yes'"),
+        ("points: 3", "points: expected a list, found '3'"),
+        ("points: [[1, 2]]", "points[0]: expected a mapping, found a list"),
+        ("count: [1]", "count: expected an integer, found a list"),
+    ])
+    func typeErrorsCarryPathAndLine(_ line: String, _ message: String) throws {
+        do {
+            _ = try ConfigLoader.parse(Doc.self, yaml: "name: a\n\(line)\n")
+            Issue.record("decoded")
+        } catch {
+            #expect(error.messages == [message])
+            #expect(error.problems.first?.location?.line == 2)
+        }
+    }
+
+    @Test func everyBadListElementIsReportedNotOnlyTheFirst() {
+        let yaml = """
+            name: a
+            points:
+              - {x: 1, y: 2}
+              - {x: one, y: 2}
+              - {x: 1}
+              - {x: 1, y: 2, z: 3}
+              - {x: 1, y: [2]}
+            """
+        #expect(problems(Doc.self, yaml) == [
+            "points[1].x: expected an integer, found 'one'",
+            "points[2]: missing required key 'y'",
+            "points[4].y: expected an integer, found a list",
+            "points[3].z: unknown key",
+        ])
+    }
+
+    @Test func unknownKeysSuggestTheClosestKnownKey() {
+        #expect(problems(Doc.self, "name: a\ncuont: 1\nzzz: 2\n") == ["cuont: unknown key; did you mean 'count'?", "zzz: unknown key"])
+    }
+
+    @Test func nullMeansAbsentAndAnEmptySectionMeansDefaults() throws {
+        #expect(try ConfigLoader.parse(Doc.self, yaml: "name: a\ncount: ~\n").count == nil)
+        let agent = try ConfigLoader.parse(AgentConfig.self, yaml: "node: n\nmqtt:\nscan: {}\n")
+        #expect(agent.mqtt == MQTTConfig())
+        #expect(agent.scan == AgentConfig.Scan())
+    }
+
+    @Test func aMissingRequiredStringIsReportedOnce() {
+        #expect(problems(AgentConfig.self, "room: x\n") == ["missing required key 'node'"])
+        #expect(problems(AgentConfig.self, "node: ''\n") == ["node: must not be empty"])
+    }
+
+    @Test func everyNameIsCheckedAsATopicLevel() {
+        let yaml = """
+            node: "a+b"
+            mqtt: {topic_prefix: "home//x"}
+            regions: [{name: "r#", uuid: e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0}]
+            beacons: [{id: "mac:a4c138aabbcc", name: "x/y"}]
+            irks: [{name: "", key: "0123456789abcdef0123456789abcdef"}]
+            fingerprints: [{name: "t/t", local_name: x}]
+            """
+        #expect(problems(AgentConfig.self, yaml) == [
+            "node: must not contain '+'",
+            "mqtt.topic_prefix: level '' must not be empty",
+            "regions[0].name: must not contain '#'",
+            "beacons[0].name: must not contain '/'",
+            "irks[0].name: must not be empty",
+            "fingerprints[0].name: must not contain '/'",
+        ])
+    }
+
+    @Test func siteReferencesAndPartitionsAreChecked() {
+        let yaml = """
+            rooms: [{name: hall, floor: 2}]
+            nodes: [{name: n, room: hal}, {name: m, room: attic}]
+            partition: {floors: [2, 3], rooms: [hall, cellar]}
+            beacons: [{id: "mac:a4c138aabbcc"}, {id: "mac:a4c138aabbcc"}]
+            """
+        #expect(problems(AggregatorConfig.self, yaml) == [
+            "nodes[0].room: unknown room 'hal'; did you mean 'hall'?",
+            "nodes[1].room: unknown room 'attic'",
+            "partition.floors[1]: no room is on floor 3",
+            "partition.rooms[1]: unknown room 'cellar'",
+            "beacons[1].id: duplicate id 'mac:a4c138aabbcc' (also beacons[0])",
+        ])
+    }
+
+    @Test func regionAndFingerprintRules() {
+        let yaml = """
+            node: n
+            regions:
+              - {name: a}
+              - {name: b, uuid: e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0, namespace: edd1ebeac04e5defa017}
+              - {name: c, namespace: abcd, minor: 1}
+            fingerprints:
+              - {name: f, prefix_hex: "12z", service_uuid: "12345"}
+            """
+        #expect(problems(AgentConfig.self, yaml) == [
+            "regions[0]: needs uuid (iBeacon) or namespace (Eddystone)",
+            "regions[1]: give uuid (iBeacon) or namespace (Eddystone), not both",
+            "regions[2].namespace: must be 20 hex digits (an Eddystone namespace)",
+            "regions[2].minor: only applies to an iBeacon region (with uuid)",
+            "fingerprints[0].prefix_hex: must be an even number of hex digits",
+            "fingerprints[0].prefix_hex: needs manufacturer_id (the prefix is matched after the company id)",
+            "fingerprints[0].service_uuid: must be a 16-bit (4 hex digits), 32-bit (8 hex digits) or 128-bit UUID",
+        ])
+    }
+
+    @Test func encodingTheEffectiveConfigHidesSecrets() throws {
+        var config = AgentConfig(node: "n")
+        config.mqtt.password = "hunter2"
+        config.mqtt.broker = try BrokerURL(parsing: "mqtt://u:pw@h")
+        let text = String(decoding: try WireFormat.encode(config), as: UTF8.self)
+        #expect(!text.contains("hunter2"))
+        #expect(!text.contains("pw@"))
+        #expect(text.contains("\"password\":\"***\""))
+    }
+}

@@ -1,0 +1,226 @@
+import Foundation
+import Testing
+@testable import Shared
+
+func fixturePath(_ name: String) throws -> String {
+    let url = try #require(Bundle.module.url(forResource: "Fixtures/" + name, withExtension: nil))
+    return url.path
+}
+
+/// Loads a fixture expecting failure; returns the error.
+func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigError {
+    let path = try fixturePath(name)
+    do {
+        _ = try ConfigLoader.load(T.self, from: path)
+    } catch {
+        return error
+    }
+    Issue.record("\(name) loaded without problems")
+    return ConfigError(problems: [])
+}
+
+@Suite struct ConfigFixtureTests {
+    @Test func fullAgentConfigLoads() throws {
+        let c = try ConfigLoader.load(AgentConfig.self, from: try fixturePath("agent-full.yaml"))
+        #expect(c.node == "kitchen-pi")
+        #expect(c.room == "kitchen")
+        #expect(c.mqtt.broker == BrokerURL(isTLS: true, host: "broker.example.net", port: 8883, username: "roomcast"))
+        #expect(c.mqtt.passwordEnv == "ROOMCAST_TEST_PASSWORD")
+        #expect(c.mqtt.clientID == "agent-kitchen")
+        #expect(c.mqtt.keepalive == 20)
+        #expect(c.mqtt.topics.prefix == "home/roomcast")
+        #expect(c.mqtt.tls == MQTTConfig.TLSConfig(caFile: "/etc/roomcast/ca.pem", certFile: "/etc/roomcast/kitchen.pem",
+                                                    keyFile: "/etc/roomcast/kitchen.key", insecure: false))
+        #expect(c.source == .hci(device: "hci1"))
+        #expect(c.scan == AgentConfig.Scan(active: true, intervalMs: 160, windowMs: 80, restartAfterS: 120))
+        #expect(c.ranging.filter == AgentConfig.Filter(kind: .medianKalman, window: 7, processNoise: 0.02,
+                                                        measurementNoise: 3.5, outlierDb: 12))
+        #expect(c.ranging.pathLossExponent == 2.8)
+        #expect(c.ranging.rxAdjustDb == -3)
+        #expect(c.ranging.defaultPower == -61)
+        #expect(c.ranging.immediateM == 0.4 && c.ranging.nearM == 2.5 && c.ranging.forgetAfterS == 45)
+        #expect(c.publish == AgentConfig.Publish(reportIntervalS: 2, significantChangeDb: 4, significantChangeM: 0.75, telemetryIntervalS: 30))
+        #expect(c.regions.map(\.name) == ["house", "cat-tag", "office-eddystone"])
+        #expect(c.regions[1].major == 1233 && c.regions[1].minor == 45)
+        #expect(c.regions[1].uuidValue == UUID(uuidString: "e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0"))
+        #expect(c.regions[2].namespace == "edd1ebeac04e5defa017" && c.regions[2].instance == "0bdb87539b67")
+        #expect(c.beacons == [
+            SiteModel.KnownBeacon(id: BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45")!, name: "Cat", power: -59),
+            SiteModel.KnownBeacon(id: BeaconID("mac:a4c138aabbcc")!),
+        ])
+        #expect(c.irks == [AgentConfig.IRK(name: "alice-phone", key: "0123456789abcdef0123456789ABCDEF")])
+        #expect(c.irks[0].keyBytes?.count == 16)
+        #expect(c.fingerprints == [
+            AgentConfig.FingerprintRule(name: "tile", serviceUUID: "feed"),
+            AgentConfig.FingerprintRule(name: "airtag", manufacturerID: 0x004C, prefixHex: "1219"),
+            AgentConfig.FingerprintRule(name: "band", localName: "Mi Smart Band 4"),
+        ])
+        #expect(c.advertise == AgentConfig.Advertise(enabled: true, uuid: "e2c56db5-dffb-48d2-b060-d0f5a71096e0",
+                                                      major: 100, minor: 7, power: -65, intervalMs: 500))
+        #expect(c.outputs == AgentConfig.Outputs(mqttRoom: true, espresense: true))
+        #expect(c.log.level == .debug)
+    }
+
+    @Test func minimalAgentConfigGetsEveryDefault() throws {
+        let c = try ConfigLoader.parse(AgentConfig.self, yaml: "node: hall-pi\n")
+        #expect(c == AgentConfig(node: "hall-pi"))
+        #expect(c.mqtt.broker.redacted == "mqtt://localhost:1883")
+        #expect(c.mqtt.topicPrefix == "roomcast")
+        #expect(c.source == .hci(device: nil))
+        #expect(c.ranging.defaultPower == -59 && c.ranging.pathLossExponent == 2.5)
+        #expect(c.ranging.immediateM == 0.5 && c.ranging.nearM == 3.0)
+        #expect(c.publish.reportIntervalS == 1.0)
+        #expect(c.ranging.filter.kind == .medianKalman)
+        #expect(c.log.level == .info)
+    }
+
+    static let issueSite = SiteModel(
+        rooms: [SiteModel.Room(name: "kitchen", floor: 0, polygon: [[6, 0], [12, 0], [12, 6], [6, 6]])],
+        nodes: [SiteModel.Node(name: "kitchen-pi", room: "kitchen", position: [6.5, 1.0, 1.2], rxAdjust: 0)],
+        beacons: [SiteModel.KnownBeacon(id: BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45")!, name: "Cat", power: -59)])
+
+    @Test func theIssuesAggregatorShapeLoads() throws {
+        let c = try ConfigLoader.load(AggregatorConfig.self, from: try fixturePath("aggregator-minimal.yaml"))
+        #expect(c.site == Self.issueSite)
+        #expect(c.discovery == AggregatorConfig.Discovery(enabled: true, prefix: "homeassistant"))
+        #expect(c.fusion == AggregatorConfig.Fusion())
+    }
+
+    @Test func aJSONFileLoadsDirectly() throws {
+        let c = try ConfigLoader.load(AggregatorConfig.self, from: try fixturePath("aggregator.json"))
+        #expect(c.site == Self.issueSite)
+        #expect(c.mqtt.broker == BrokerURL(host: "10.0.0.2"))
+        #expect(c.mqtt.keepalive == 15)
+    }
+
+    @Test func fullAggregatorConfigLoads() throws {
+        let c = try ConfigLoader.load(AggregatorConfig.self, from: try fixturePath("aggregator-full.yaml"))
+        #expect(c.mqtt.broker == BrokerURL(host: "::1", port: 1884))
+        #expect(c.rooms.map(\.name) == ["kitchen", "living-room", "bedroom"])
+        #expect(c.rooms[2].floor == 1 && c.rooms[2].polygon == nil)
+        #expect(c.nodes[1].rxAdjust == -2.5)
+        #expect(c.nodes[2] == SiteModel.Node(name: "roaming-pi", room: nil))
+        #expect(c.beacons.count == 2)
+        #expect(c.fusion == AggregatorConfig.Fusion(awayTimeoutS: 45, switchMarginDb: 5, minDwellS: 8, maxReadingAgeS: 12))
+        #expect(c.discovery == AggregatorConfig.Discovery(enabled: false, prefix: "ha"))
+        #expect(c.output == AggregatorConfig.Output(refreshIntervalS: 120, mqttRoom: true))
+        #expect(c.partition == AggregatorConfig.Partition(floors: [0, 1], rooms: ["kitchen"]))
+        #expect(c.standby == AggregatorConfig.Standby(enabled: true, leaseS: 20))
+        #expect(c.inputs.espresense)
+        #expect(c.log.level == .warning)
+    }
+
+    @Test func everyProblemOfTheBrokenAgentConfigIsReported() throws {
+        let error = try loadError(AgentConfig.self, "agent-broken.yaml")
+        let found = error.problems.map { "\($0.path)@\($0.location?.line ?? 0)" }
+        #expect(found.sorted() == [
+            "@2",  // missing required key 'node'
+            "advertise.major@28", "advertise.uuid@27", "extra@31", "fingerprints[0]@25", "irks[0].key@23",
+            "log.level@30", "mqtt.broker@4", "mqtt.password@5", "mqtt.topic_prefix@7", "ranging.filter.kind@15",
+            "ranging.near_m@17", "regions[0].uuid@20", "room@2", "scan.active@10", "scan.window_ms@12", "source@8",
+        ])
+        #expect(error.messages.contains("missing required key 'node'"))
+        #expect(error.messages.contains("ranging.filter.kind: expected one of median_kalman, kalman, median, none, found 'kalmann'; did you mean 'kalman'?"))
+        #expect(error.messages.contains("scan.active: expected true or false, found 'yes'"))
+        #expect(error.messages.contains("room: must not contain '/'"))
+        #expect(error.messages.contains("extra: unknown key"))
+        #expect(error.messages.contains("advertise.major: expected an integer in 0...65535, found '70000'"))
+    }
+
+    @Test func everyProblemOfTheBrokenAggregatorConfigIsReported() throws {
+        let error = try loadError(AggregatorConfig.self, "aggregator-broken.yaml")
+        #expect(error.messages == [
+            // Decoding, in file order.
+            "mqtt.keepalive: expected an integer, found 'soon'",
+            "rooms[0].floor: expected an integer, found '1.5'",
+            "nodes[1].rx_adjust: expected a number, found 'loud'",
+            "nodes[2]: missing required key 'name'",
+            "beacons[0].id: not a beacon id 'ibeacon:not-a-uuid-1-2'",
+            "standby.lease_s: expected a finite number, found '.inf'",
+            // Unknown keys.
+            "mqtt.brokr: unknown key; did you mean 'broker'?",
+            // Meaning, in file order.
+            "rooms[0].polygon: needs at least 3 points, found 2",
+            "rooms[1].name: duplicate name 'kitchen' (also rooms[0])",
+            "rooms[2].name: must not contain '/'",
+            "rooms[2].polygon[2]: must be [x, y] (2 numbers), found 1",
+            "nodes[0].room: unknown room 'kitchn'; did you mean 'kitchen'?",
+            "nodes[0].position: must be [x, y, z] (3 numbers), found 2",
+            "nodes[1].name: duplicate name 'kitchen-pi' (also nodes[0])",
+            "beacons[1].power: must be between -127 and 20 dBm, found -300",
+            "fusion.away_timeout_s: must be between 1.0 and 86400.0 s, found -5.0",
+        ])
+        // Each problem points at the marked line of the fixture.
+        let text = try String(contentsOfFile: try fixturePath("aggregator-broken.yaml"), encoding: .utf8)
+        let marked = Set(text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+            .filter { $0.element.contains("# problem") }.map { $0.offset + 1 })
+        #expect(Set(error.problems.compactMap { $0.location?.line }) == marked)
+        // Printed one per line under a header naming the file.
+        let lines = error.description.split(separator: "\n")
+        #expect(lines.count == 17)
+        #expect(lines[0].hasSuffix("aggregator-broken.yaml': 16 problems:"))
+        #expect(lines[12] == "  nodes[0].room: unknown room 'kitchn'; did you mean 'kitchen'? (line 14, column 11)")
+    }
+
+    @Test func duplicateKeysAreRejectedWithBothLines() throws {
+        let error = try loadError(AgentConfig.self, "duplicate-keys.yaml")
+        #expect(error.problems == [ConfigProblem(path: "mqtt.broker", message: "duplicate key (first at line 3)",
+                                                 location: .position(line: 5, column: 3))])
+    }
+
+    @Test func aliasBombsAreRefused() throws {
+        let error = try loadError(AgentConfig.self, "alias-bomb.yaml")
+        #expect(error.messages == ["aliases expand to more than 10000 nodes; refusing the document"])
+    }
+
+    @Test func filesOverOneMegabyteAreRefused() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-big-\(UUID()).yaml").path
+        let big = "node: a\n" + String(repeating: "# padding\n", count: 110_000)
+        try big.write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        do {
+            _ = try ConfigLoader.load(AgentConfig.self, from: path)
+            Issue.record("loaded a file over 1 MB")
+        } catch {
+            #expect(error.file == path)
+            #expect(error.messages == ["is larger than 1 MB; a config file should be a few kilobytes"])
+        }
+        #expect(throws: ConfigError.self) { try ConfigLoader.parse(AgentConfig.self, yaml: big) }
+    }
+
+    @Test func missingFilesDirectoriesAndBinaryAreClearErrors() throws {
+        let dir = FileManager.default.temporaryDirectory.path
+        let binary = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-bin-\(UUID()).yaml").path
+        try Data([0x6e, 0x3a, 0x20, 0xff, 0xfe]).write(to: URL(fileURLWithPath: binary))
+        defer { try? FileManager.default.removeItem(atPath: binary) }
+        let cases = [("/nonexistent/roomcast.yaml", "no such file; create it or pass another path with --config"),
+                     (dir, "is a directory, not a file"),
+                     (binary, "is not UTF-8 text")]
+        for (path, message) in cases {
+            do {
+                _ = try ConfigLoader.load(AgentConfig.self, from: path)
+                Issue.record("loaded \(path)")
+            } catch {
+                #expect(error.messages == [message], "\(path)")
+            }
+        }
+    }
+
+    /// Hostile or damaged files never crash the loader: every prefix of a
+    /// valid file either loads or throws a ConfigError.
+    @Test func everyTruncationOfAValidFileFailsCleanly() throws {
+        let text = try String(contentsOfFile: try fixturePath("agent-full.yaml"), encoding: .utf8)
+        let bytes = Array(text.utf8)
+        var failures = 0
+        for n in stride(from: 0, to: bytes.count, by: 3) {
+            let prefix = String(decoding: bytes[..<n], as: UTF8.self)
+            do {
+                _ = try ConfigLoader.parse(AgentConfig.self, yaml: prefix)
+            } catch {
+                failures += 1
+                #expect(!error.problems.isEmpty)
+            }
+        }
+        #expect(failures > 0)
+    }
+}

@@ -1,0 +1,235 @@
+import Foundation
+import Synchronization
+
+/// A real `mosquitto` broker for integration tests: a free loopback port, a
+/// generated configuration in a temp folder, its log captured to a file.
+///
+/// Under CI (`CI=true`) a missing broker binary is a test failure; elsewhere
+/// suites may skip with `.enabled(if: MosquittoBroker.shouldRun, MosquittoBroker.skipReason)`.
+public final class MosquittoBroker: Sendable {
+    /// What to put in the broker's configuration.
+    public struct Options: Sendable {
+        /// User name → password; when non-empty a password file is made with `mosquitto_passwd -b`.
+        public var users: [String: String]
+        /// Whether clients without credentials may connect (default: only when `users` is empty).
+        public var allowAnonymous: Bool?
+        /// Adds a TLS listener with these certificates.
+        public var tls: TLSMaterial?
+        /// Makes the TLS listener demand a client certificate signed by the test CA.
+        public var requireClientCertificate: Bool
+        /// Contents of an ACL file (`user`, `topic read|write|readwrite`, `pattern` lines).
+        public var aclRules: String?
+        /// Lines appended verbatim (bridge `connection` blocks and the like).
+        public var extraConfig: [String]
+        /// A fixed plain port instead of a free one.
+        public var port: Int?
+
+        public init(users: [String: String] = [:], allowAnonymous: Bool? = nil, tls: TLSMaterial? = nil,
+                    requireClientCertificate: Bool = false, aclRules: String? = nil,
+                    extraConfig: [String] = [], port: Int? = nil) {
+            self.users = users
+            self.allowAnonymous = allowAnonymous
+            self.tls = tls
+            self.requireClientCertificate = requireClientCertificate
+            self.aclRules = aclRules
+            self.extraConfig = extraConfig
+            self.port = port
+        }
+    }
+
+    /// Why a broker could not be started.
+    public enum BrokerError: Error, CustomStringConvertible {
+        case notInstalled(String)
+        case didNotStart(reason: String, log: String)
+
+        public var description: String {
+            switch self {
+            case .notInstalled(let m): m
+            case .didNotStart(let reason, let log): "mosquitto did not start: \(reason)\n--- broker log ---\n\(log)"
+            }
+        }
+    }
+
+    public static let binary = "/usr/sbin/mosquitto"
+    public static let passwdTool = "/usr/bin/mosquitto_passwd"
+
+    /// True when running under CI (`CI=true`), where a missing broker must fail tests.
+    public static var isCI: Bool {
+        let v = ProcessInfo.processInfo.environment["CI"]?.lowercased()
+        return v == "true" || v == "1"
+    }
+
+    /// True when the broker binary is installed.
+    public static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: binary) }
+
+    /// Whether broker tests should run: always under CI (so a missing broker fails), else when installed.
+    public static var shouldRun: Bool { isCI || isInstalled }
+
+    /// The skip message shown outside CI when mosquitto is missing.
+    public static let skipReason = "mosquitto is not installed at /usr/sbin/mosquitto (apt install mosquitto mosquitto-clients, or scripts/setup.sh); with CI=true these tests fail instead of skipping"
+
+    /// 127.0.0.1.
+    public let host = "127.0.0.1"
+    /// The plain MQTT port.
+    public let port: Int
+    /// The TLS port, when `options.tls` was given.
+    public let tlsPort: Int?
+    /// The temp folder with the config, password file, ACL and log.
+    public let directory: String
+    /// The options it was started with.
+    public let options: Options
+
+    private let child = Mutex<ChildProcess?>(nil)
+    private var configPath: String { "\(directory)/mosquitto.conf" }
+    /// The broker's stderr log (all runs, including restarts).
+    public var logPath: String { "\(directory)/broker.log" }
+
+    private init(port: Int, tlsPort: Int?, directory: String, options: Options) {
+        self.port = port
+        self.tlsPort = tlsPort
+        self.directory = directory
+        self.options = options
+    }
+
+    deinit {
+        child.withLock { $0?.send(SIGKILL) }
+    }
+
+    /// Starts a broker and returns once it accepts TCP connections on every listener.
+    public static func start(_ options: Options = Options()) async throws -> MosquittoBroker {
+        guard isInstalled else {
+            throw BrokerError.notInstalled(isCI
+                ? "CI=true and mosquitto is missing at \(binary): install mosquitto (scripts/setup.sh); broker tests must not be skipped in CI"
+                : "mosquitto is missing at \(binary): apt install mosquitto")
+        }
+        let dir = FileManager.default.temporaryDirectory
+            .appendingPathComponent("roomcast-mosquitto-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        // The broker drops to user `mosquitto` when started as root unless told
+        // `user root`; keep the folder usable for either case.
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: dir)
+        try await writeSupportFiles(options, in: dir)
+
+        // A free port can be taken by someone else before mosquitto binds it: retry with new ones.
+        var lastError: Error?
+        for _ in 0..<3 {
+            let port = try options.port ?? freePort()
+            let tlsPort = try options.tls.map { _ in try freePort() }
+            let broker = MosquittoBroker(port: port, tlsPort: tlsPort, directory: dir, options: options)
+            try broker.writeConfig()
+            do {
+                try await broker.launch()
+                return broker
+            } catch {
+                lastError = error
+                if options.port != nil { break }
+            }
+        }
+        throw lastError ?? BrokerError.didNotStart(reason: "unknown", log: "")
+    }
+
+    /// Every line of the broker log so far.
+    public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// The last `lines` lines of the log, for failure messages.
+    public func logTail(_ lines: Int = 40) -> String {
+        log.split(separator: "\n", omittingEmptySubsequences: false).suffix(lines).joined(separator: "\n")
+    }
+
+    /// True while the broker process runs.
+    public var isRunning: Bool { child.withLock { $0?.isRunning ?? false } }
+
+    /// Stops the broker with SIGTERM (clean: clients see their connection close) and waits for it to exit.
+    public func stop() async {
+        await signalAndWait(SIGTERM)
+    }
+
+    /// Kills the broker with SIGKILL and waits for it to exit.
+    public func kill() async {
+        await signalAndWait(SIGKILL)
+    }
+
+    /// Stops the broker and starts it again on the same ports with the same configuration.
+    public func restart() async throws {
+        await stop()
+        try await launch()
+    }
+
+    /// Starts the broker again after `stop()`/`kill()` on the same ports.
+    public func startAgain() async throws {
+        guard !isRunning else { return }
+        try await launch()
+    }
+
+    /// Kills the broker if it still runs and deletes its folder.
+    public func cleanup() async {
+        await kill()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    private func signalAndWait(_ signal: Int32) async {
+        guard let c = child.withLock({ $0 }) else { return }
+        c.send(signal)
+        await c.waitForExit()
+    }
+
+    private func launch() async throws {
+        let c = try ChildProcess(Self.binary, ["-c", configPath], stdoutPath: logPath, stderrPath: logPath)
+        child.withLock { $0 = c }
+        let ports = [port] + (tlsPort.map { [$0] } ?? [])
+        do {
+            try await eventually("mosquitto to accept connections on \(ports)", timeout: .seconds(10),
+                                 detail: { self.logTail() }) {
+                guard c.isRunning else {
+                    throw BrokerError.didNotStart(reason: "it exited", log: self.logTail())
+                }
+                return ports.allSatisfy { acceptsConnections(port: $0) }
+            }
+        } catch {
+            c.send(SIGKILL)
+            await c.waitForExit()
+            throw error
+        }
+    }
+
+    private static func writeSupportFiles(_ options: Options, in dir: String) async throws {
+        if !options.users.isEmpty {
+            let passwd = "\(dir)/passwd"
+            var first = true
+            for (user, password) in options.users.sorted(by: { $0.key < $1.key }) {
+                try await ChildProcess.run(passwdTool, (first ? ["-c"] : []) + ["-b", passwd, user, password], in: dir)
+                first = false
+            }
+        }
+        if let acl = options.aclRules {
+            try acl.write(toFile: "\(dir)/acl", atomically: true, encoding: .utf8)
+        }
+    }
+
+    private func writeConfig() throws {
+        var lines = [
+            "# Generated by Roomcast TestSupport for one test.",
+            "per_listener_settings false",
+            "persistence false",
+            "log_dest stderr",
+            "log_type all",
+            "connection_messages true",
+        ]
+        if geteuid() == 0 { lines.append("user root") }
+        lines.append("allow_anonymous \(options.allowAnonymous ?? options.users.isEmpty)")
+        if !options.users.isEmpty { lines.append("password_file \(directory)/passwd") }
+        if options.aclRules != nil { lines.append("acl_file \(directory)/acl") }
+        lines.append("listener \(port) \(host)")
+        if let tls = options.tls, let tlsPort {
+            lines += [
+                "listener \(tlsPort) \(host)",
+                "cafile \(tls.caCertificate)",
+                "certfile \(tls.serverCertificate)",
+                "keyfile \(tls.serverKey)",
+                "require_certificate \(options.requireClientCertificate)",
+            ]
+        }
+        lines += options.extraConfig
+        try (lines.joined(separator: "\n") + "\n").write(toFile: configPath, atomically: true, encoding: .utf8)
+    }
+}
