@@ -129,11 +129,12 @@ struct SimulationCaptureTests {
                 return
             }
             let report = try #require(reports.count == 1 ? reports[0] : nil)
-            #expect(report.rssi == p.rssi)
-            #expect(report.data == air.data)
-            #expect(report.addressType.rawValue == air.addressType)
-            #expect(report.eventType.legacyCode == air.eventType)
-            #expect(report.addressString == (p.mac ?? BLEAddress(air.address(for: nil) ?? [])?.description))
+            // #require: one wrong record says enough.
+            try #require(report.rssi == p.rssi, "record \(index)")
+            try #require(report.data == air.data, "record \(index)")
+            try #require(report.addressType.rawValue == air.addressType, "record \(index)")
+            try #require(report.eventType.legacyCode == air.eventType, "record \(index)")
+            try #require(report.addressString == (p.mac ?? BLEAddress(air.address(for: nil) ?? [])?.description), "record \(index)")
             index += 1
         }
         #expect(index == packets.count)
