@@ -64,6 +64,11 @@ struct SimulationCaptureTests {
         for phone in ["phone-0", "phone-1"] {
             let macs = Set(result.packets.filter { $0.id == BeaconID.irk(phone) }.compactMap(\.mac))
             #expect(macs.count >= 3, "\(phone): \(macs)")
+            if phone == "phone-0", let air = g.advertisers[BeaconID.irk(phone)!] {
+                // The iPhone's payload changes with its address, so only the key links them.
+                let payloads = Set(macs.compactMap { Hex.decode($0) }.map { air.data(from: $0) })
+                #expect(payloads.count == macs.count)
+            }
             #expect(macs.allSatisfy { BLEAddress($0)?.randomKind == .resolvablePrivate })
         }
     }
@@ -131,7 +136,7 @@ struct SimulationCaptureTests {
             let report = try #require(reports.count == 1 ? reports[0] : nil)
             // #require: one wrong record says enough.
             try #require(report.rssi == p.rssi, "record \(index)")
-            try #require(report.data == air.data, "record \(index)")
+            try #require(report.data == air.data(from: report.address), "record \(index)")
             try #require(report.addressType.rawValue == air.addressType, "record \(index)")
             try #require(report.eventType.legacyCode == air.eventType, "record \(index)")
             try #require(report.addressString == (p.mac ?? BLEAddress(air.address(for: nil) ?? [])?.description), "record \(index)")
@@ -182,7 +187,7 @@ struct SimulationCaptureTests {
             let mac = g.scenario.packets.first { $0.id == id }?.mac
             let bytes = try #require(air.address(for: mac), "\(id)")
             let address = try #require(BLEAddress(bytes))
-            let decoded = decoder.decode(air.data, address: address, addressType: BLEAddressType(hci: air.addressType))
+            let decoded = decoder.decode(air.data(from: bytes), address: address, addressType: BLEAddressType(hci: air.addressType))
             #expect(decoded.data.issues.isEmpty, "\(id): \(decoded.data.issues)")
             if id.scheme == "mac" {
                 #expect(decoded.identity == nil, "\(id)")

@@ -26,6 +26,9 @@ public enum AdvertisingPayload {
         [0x02, 0x01, 0x1A, 0x0A, 0xFF, 0x4C, 0x00, 0x10, 0x05] + padded(status, 5)
     }
 
+    /// Where `applePhone`'s five status bytes sit.
+    public static let applePhoneStatusBytes = 9..<14
+
     /// An Android phone's advertisement: flags and Google Fast Pair service data (0xFE2C)
     /// with a 3-byte model id.
     public static func androidPhone(model: [UInt8]) -> [UInt8] {

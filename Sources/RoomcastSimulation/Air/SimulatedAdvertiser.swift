@@ -23,12 +23,28 @@ public struct SimulatedAdvertiser: Sendable, Equatable {
     public var eventType: UInt8
     /// The AD structures, at most 31 bytes (legacy advertising).
     public var data: [UInt8]
+    /// Bytes of `data` that change with every address, as phones change their payload when
+    /// they rotate (so only the IRK links two addresses); nil = constant payload.
+    public var rotatingBytes: Range<Int>?
 
-    public init(id: BeaconID, address: Address, eventType: UInt8, data: [UInt8]) {
+    public init(id: BeaconID, address: Address, eventType: UInt8, data: [UInt8], rotatingBytes: Range<Int>? = nil) {
         self.id = id
         self.address = address
         self.eventType = eventType
         self.data = data
+        self.rotatingBytes = rotatingBytes
+    }
+
+    /// The advertising data sent from `address`: `data`, with `rotatingBytes` drawn from a
+    /// stream seeded by the address (the same address always sends the same bytes).
+    public func data(from address: [UInt8]) -> [UInt8] {
+        guard let range = rotatingBytes?.clamped(to: data.indices), !range.isEmpty else { return data }
+        var seed: UInt64 = 0
+        for b in address { seed = seed << 8 | UInt64(b) }
+        var rng = SeededRandom(seed: seed, stream: "payload")
+        var out = data
+        for i in range { out[i] = UInt8(truncatingIfNeeded: rng.next()) }
+        return out
     }
 
     /// HCI Address_Type: 0x00 public, 0x01 random.

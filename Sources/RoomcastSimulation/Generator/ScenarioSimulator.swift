@@ -117,9 +117,14 @@ public struct ScenarioSimulator: Sendable {
                 let phone = ScenarioBeacon(id: id, name: "phone-\(i)", kind: "device", measuredPower: nil,
                                            interval: 0.5, mobile: true)
                 let noise = randomBytes(5, stream: "payload-phone-\(i)")
-                let air = SimulatedAdvertiser(
-                    id: id, address: .resolvable(irk), eventType: 0x00,
-                    data: i % 2 == 0 ? AdvertisingPayload.applePhone(status: noise) : AdvertisingPayload.androidPhone(model: noise))
+                // iPhones change their Nearby Info status bytes with the address; an Android
+                // phone's Fast Pair model id stays.
+                let air = i % 2 == 0
+                    ? SimulatedAdvertiser(id: id, address: .resolvable(irk), eventType: 0x00,
+                                          data: AdvertisingPayload.applePhone(status: noise),
+                                          rotatingBytes: AdvertisingPayload.applePhoneStatusBytes)
+                    : SimulatedAdvertiser(id: id, address: .resolvable(irk), eventType: 0x00,
+                                          data: AdvertisingPayload.androidPhone(model: noise))
                 out.append(Transmitter(beacon: phone, trajectory: path, power: -64 + trng.gaussian() * 3,
                                        tracked: true, rotation: s.addressRotation, advertiser: air))
             }

@@ -46,6 +46,6 @@ public struct BTSnoopScenarioWriter: ScenarioWriter {
             throw SkippedPacket(packet: packet, why: "rotating advertiser without a usable mac")
         }
         return AdvertisingReportEvent.encode(eventType: air.eventType, addressType: air.addressType,
-                                             address: address, data: air.data, rssi: packet.rssi)
+                                             address: address, data: air.data(from: address), rssi: packet.rssi)
     }
 }
