@@ -58,6 +58,9 @@ struct SimulationCaptureTests {
         for p in scenario.packets where !tracked.contains(p.id) { strangers[p.node, default: 0] += 1 }
         #expect(!strangers.isEmpty)
         #expect(result.untracked == strangers)
+        // Among them the neighbour's phone, rotating under a key nobody configured.
+        let neighbour = scenario.packets.filter { !tracked.contains($0.id) && $0.mac != nil }
+        #expect(Set(neighbour.compactMap(\.mac)).count >= 3)
         #expect(result.withoutRSSI.isEmpty)
 
         // The phones really rotate: several resolvable addresses each, all resolving to one id.
@@ -85,6 +88,7 @@ struct SimulationCaptureTests {
         }
         let phones = g.scenario.packets.filter { $0.id.scheme == "irk" }.count
         let strangers = g.scenario.packets.filter { $0.id.scheme == "mac" }.count
+        #expect(g.irks.map(\.name) == ["phone-0", "phone-1"])
         #expect(phones > 0)
         #expect(!result.packets.contains { $0.id.scheme == "irk" })
         #expect(result.untracked.values.reduce(0, +) == phones + strangers)

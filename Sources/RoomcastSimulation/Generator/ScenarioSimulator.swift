@@ -55,7 +55,7 @@ public struct ScenarioSimulator: Sendable {
         var irks: [IdentityResolvingKey] = []
         for tx in transmitters {
             advertisers[tx.beacon.id] = tx.advertiser
-            if case let .resolvable(irk) = tx.advertiser.address { irks.append(irk) }
+            if tx.tracked, case let .resolvable(irk) = tx.advertiser.address { irks.append(irk) }
         }
         return GeneratedScenario(scenario: scenario, bound: bound, receiverOffsets: offsets,
                                  advertisers: advertisers, irks: irks, floorHeight: s.plan.floorHeight)
@@ -174,6 +174,25 @@ public struct ScenarioSimulator: Sendable {
                                           eventType: i % 3 == 0 ? 0x03 : 0x00, data: data)
             out.append(Transmitter(beacon: beacon, trajectory: .fixed(at: p, floor: room.floor, duration: s.duration),
                                    power: -60 + trng.gaussian() * 4, tracked: false, rotation: nil, advertiser: air))
+        }
+        for i in 0..<s.neighbourPhones {
+            var trng = SeededRandom(seed: s.seed, stream: "neighbour-phone-\(i)")
+            let room = s.plan.rooms[trng.index(s.plan.rooms.count)]
+            var p = Trajectory.randomPoint(in: room, rng: &trng)
+            p.y += trng.chance(0.5) ? 6 : -6
+            // The id only labels the phone in raw.jsonl; on the air it is its rotating `mac`,
+            // from a key no agent has, so it must stay untracked.
+            let label = (0..<6).map { _ in UInt8(truncatingIfNeeded: trng.next()) }
+            guard let irk = IdentityResolvingKey(name: "neighbour-\(i)", key: randomBytes(16, stream: "irk-neighbour-phone-\(i)"))
+            else { continue }
+            let beacon = ScenarioBeacon(id: .mac(label), name: nil, kind: "device", measuredPower: nil,
+                                        interval: trng.uniform(0.3, 1), mobile: false)
+            let air = SimulatedAdvertiser(id: beacon.id, address: .resolvable(irk), eventType: 0x00,
+                                          data: AdvertisingPayload.applePhone(status: randomBytes(5, stream: "payload-neighbour-phone-\(i)")),
+                                          rotatingBytes: AdvertisingPayload.applePhoneStatusBytes)
+            out.append(Transmitter(beacon: beacon, trajectory: .fixed(at: p, floor: room.floor, duration: s.duration),
+                                   power: -62 + trng.gaussian() * 3, tracked: false, rotation: s.addressRotation,
+                                   advertiser: air))
         }
         return out
     }
