@@ -94,6 +94,22 @@ struct SimulationCaptureTests {
         #expect(result.untracked.values.reduce(0, +) == phones + strangers)
     }
 
+    @Test("a packet without an advertiser, or a phone packet without its address, is refused")
+    func unwritablePackets() throws {
+        var g = Self.generate(duration: 10, plan: .flat)
+        let tag = try #require(g.scenario.beacons.first { $0.id.scheme == "ibeacon" }).id
+        let phone = try #require(g.scenario.packets.first { $0.id.scheme == "irk" })
+        var withoutMac = phone
+        withoutMac.mac = nil
+        #expect(throws: BTSnoopScenarioWriter.UnwritablePacket.self) {
+            try BTSnoopScenarioWriter.event(for: withoutMac, advertisers: g.advertisers)
+        }
+        g.advertisers[tag] = nil
+        let dir = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        #expect(throws: BTSnoopScenarioWriter.UnwritablePacket.self) { try BTSnoopScenarioWriter(directory: dir).write(g) }
+    }
+
     @Test("captures are byte-identical for a seed and differ for another")
     func capturesAreDeterministic() throws {
         func captures(seed: UInt64) throws -> [String: Data] {

@@ -12,8 +12,8 @@ public struct BTSnoopScenarioWriter: ScenarioWriter {
     /// Files go to `directory/nodes/`.
     public init(directory: URL) { self.directory = directory }
 
-    /// A packet that could not be written, and why.
-    public struct SkippedPacket: Error, CustomStringConvertible {
+    /// A packet that cannot become a report (no advertiser for its id, no usable address), and why.
+    public struct UnwritablePacket: Error, CustomStringConvertible {
         public var packet: RawPacket
         public var why: String
         public var description: String { "packet \(packet.id) at \(packet.t) on \(packet.node): \(why)" }
@@ -29,7 +29,7 @@ public struct BTSnoopScenarioWriter: ScenarioWriter {
         }
         for packet in generated.scenario.packets {
             guard let writer = writers[packet.node] else {
-                throw SkippedPacket(packet: packet, why: "node not in layout.json")
+                throw UnwritablePacket(packet: packet, why: "node not in layout.json")
             }
             let event = try BTSnoopScenarioWriter.event(for: packet, advertisers: generated.advertisers)
             try writer.write(type: .event, bytes: event, timestamp: packet.t, direction: .controllerToHost)
@@ -40,10 +40,10 @@ public struct BTSnoopScenarioWriter: ScenarioWriter {
     /// The LE Advertising Report event (bytes after the H4 indicator) for one packet.
     public static func event(for packet: RawPacket, advertisers: [BeaconID: SimulatedAdvertiser]) throws -> [UInt8] {
         guard let air = advertisers[packet.id] else {
-            throw SkippedPacket(packet: packet, why: "no advertiser for this id")
+            throw UnwritablePacket(packet: packet, why: "no advertiser for this id")
         }
         guard let address = air.address(for: packet.mac) else {
-            throw SkippedPacket(packet: packet, why: "rotating advertiser without a usable mac")
+            throw UnwritablePacket(packet: packet, why: "rotating advertiser without a usable mac")
         }
         return AdvertisingReportEvent.encode(eventType: air.eventType, addressType: air.addressType,
                                              address: address, data: air.data(from: address), rssi: packet.rssi)
