@@ -158,5 +158,8 @@ private func problems<T: Decodable>(_ type: T.Type, _ yaml: String) -> [String] 
         #expect(!text.contains("hunter2"))
         #expect(!text.contains("pw@"))
         #expect(text.contains("\"password\":\"***\""))
+        let line = ConfigLoader.describe(config)
+        #expect(line.contains("\"broker\":\"mqtt://u:***@h:1883\""))
+        #expect(!line.contains("hunter2"))
     }
 }
