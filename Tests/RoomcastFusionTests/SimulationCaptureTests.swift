@@ -27,7 +27,7 @@ struct SimulationCaptureTests {
         overrides.set("node", to: node, from: "--node")
         let text = String(decoding: try Data(contentsOf: dir.appendingPathComponent("agent.yaml")), as: UTF8.self)
         let agent = try ConfigLoader.parse(AgentConfig.self, yaml: text, overrides: overrides)
-        return AdvertisingConfig(irks: agent.irks.map { IRKConfig(name: $0.name, key: $0.key) })
+        return agent.advertising
     }
 
     @Test("replaying every node's capture with agent.yaml gives raw.jsonl's tracked packets, phones resolved across rotations")

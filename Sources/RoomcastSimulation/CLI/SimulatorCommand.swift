@@ -1,5 +1,4 @@
 import Foundation
-import RoomcastAdvertising
 import Shared
 
 /// `roomcast-sim`: its command-line declaration and what each subcommand does, in the
@@ -144,8 +143,7 @@ public enum SimulatorCommand {
         overrides.set("node", to: nodes.first ?? "node", from: "--node")
         let agent = try ConfigLoader.load(AgentConfig.self, from: dir.appendingPathComponent("agent.yaml").path,
                                           overrides: overrides)
-        let tracking = AdvertisingConfig(irks: agent.irks.map { IRKConfig(name: $0.name, key: $0.key) })
-        let result = try await CaptureReplay.run(directory: dir, nodes: nodes, config: tracking)
+        let result = try await CaptureReplay.run(directory: dir, nodes: nodes, config: agent.advertising)
         let trackedIDs = Set(scenario.beacons.map(\.id))
         let expected = scenario.packets.filter { trackedIDs.contains($0.id) }
         let untracked = scenario.packets.count - expected.count
