@@ -165,6 +165,36 @@ struct SimulationCaptureTests {
         #expect(index == packets.count)
     }
 
+    static let btmon = "/usr/bin/btmon"
+
+    @Test("btmon -r reads every record as the advertisement it is", .enabled(if: FileManager.default.isExecutableFile(atPath: btmon)))
+    func btmonReadsCaptures() async throws {
+        let g = Self.generate(duration: 20, plan: .flat)
+        let dir = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try BTSnoopScenarioWriter(directory: dir).write(g)
+        let node = "hall-pi"
+        let process = try ChildProcess(Self.btmon, ["-r", dir.appendingPathComponent("nodes/\(node).btsnoop").path],
+                                       stdoutPath: dir.appendingPathComponent("btmon.out").path,
+                                       stderrPath: dir.appendingPathComponent("btmon.err").path)
+        let status = try await withTimeout(.seconds(30), "btmon -r") { await process.waitForExit() }
+        #expect(status == 0, "\(process.stderr)")
+        let text = process.stdout
+        func count(_ s: String) -> Int { text.components(separatedBy: s).count - 1 }
+        let packets = g.scenario.packets.filter { $0.node == node }
+        #expect(packets.count > 100)
+        #expect(count("LE Advertising Report (0x02)") == packets.count)
+        #expect(count("Type: iBeacon (2)") == packets.filter { $0.id.scheme == "ibeacon" }.count)
+        #expect(count("Service Data: Google (0xfeaa)") == packets.filter { $0.id.scheme == "eddystone" }.count)
+        #expect(count("(Resolvable)") == packets.filter { $0.mac != nil }.count)
+        // btmon prints every RSSI it decoded.
+        let rssis = text.split(separator: "\n").compactMap { line -> Int? in
+            guard let r = line.range(of: "RSSI: ") else { return nil }
+            return Int(line[r.upperBound...].prefix { $0 == "-" || $0.isNumber })
+        }
+        #expect(rssis == packets.map(\.rssi))
+    }
+
     // Core 5.4 Vol 3 Part H §D.7 sample: IRK ec0234a3 57c8ad05 341010a6 0a397d9b,
     // prand 0x708194 → hash 0x0dfbaa, so the address is 70:81:94:0d:fb:aa.
     @Test("resolvable private addresses follow the Core sample and resolve with their key")
