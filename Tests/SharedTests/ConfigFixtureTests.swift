@@ -42,7 +42,7 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         #expect(c.publish == AgentConfig.Publish(reportIntervalS: 2, significantChangeDb: 4, significantChangeM: 0.75, telemetryIntervalS: 30))
         #expect(c.regions.map(\.name) == ["house", "cat-tag", "office-eddystone"])
         #expect(c.regions[1].major == 1233 && c.regions[1].minor == 45)
-        #expect(c.regions[1].uuid == "e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0")
+        #expect(c.regions[1].uuid.flatMap(UUID.init(uuidString:)) == UUID(uuidString: "e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0"))
         #expect(c.regions[2].namespace == "edd1ebeac04e5defa017" && c.regions[2].instance == "0bdb87539b67")
         #expect(c.beacons == [
             KnownBeaconConfig(id: "ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45", name: "Cat", power: -59),
@@ -114,8 +114,8 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         let found = error.problems.map { "\($0.path)@\($0.location?.line ?? 0)" }
         #expect(found.sorted() == [
             "@2",  // missing required key 'node'
-            "advertise.major@28", "advertise.uuid@27", "extra@31", "fingerprints[0]@25", "irks[0].key@23",
-            "log.level@30", "mqtt.broker@4", "mqtt.password@5", "mqtt.topic_prefix@7", "ranging.filter.kind@15",
+            "advertise.major@29", "advertise.uuid@28", "extra@32", "fingerprints.rules[0]@26", "irks[0].key@23",
+            "log.level@31", "mqtt.broker@4", "mqtt.password@5", "mqtt.topic_prefix@7", "ranging.filter.kind@15",
             "ranging.near_m@17", "regions[0].uuid@20", "room@2", "scan.active@10", "scan.window_ms@12", "source@8",
         ])
         #expect(error.messages.contains("missing required key 'node'"))

@@ -35,11 +35,15 @@ extension AgentConfig {
         checks.range(publish.significantChangeM, 0...1000, at: "publish.significant_change_m", unit: " m")
         checks.range(publish.telemetryIntervalS, 1...86400, at: "publish.telemetry_interval_s", unit: " s")
 
-        // regions, beacons, irks and fingerprints are checked by the advertising layer
-        // (AdvertisingConfig.validate), which knows the built-in fingerprints and UUID forms.
         for (i, region) in regions.enumerated() { checks.topicName(region.name, at: "regions[\(i)].name") }
         for (i, beacon) in beacons.enumerated() {
             if let name = beacon.name { checks.topicName(name, at: "beacons[\(i)].name") }
+        }
+        // The tracking sections' own rules; this file calls known_beacons `beacons`.
+        for line in advertising.validate() {
+            let text = line.hasPrefix("known_beacons") ? "beacons" + line.dropFirst("known_beacons".count) : Substring(line)
+            guard let colon = text.range(of: ": ") else { checks.add("", String(text)); continue }
+            checks.add(String(text[..<colon.lowerBound]), String(text[colon.upperBound...]))
         }
 
         if advertise.enabled {

@@ -1,5 +1,4 @@
 import Foundation
-import Shared
 
 extension AdvertisingConfig {
     /// Every problem, each prefixed with its path (`regions[1].uuid: not a UUID`). Empty means valid.
@@ -46,8 +45,8 @@ extension AdvertisingConfig {
                 out.append("\(p).byte_order: '\(o)' is not msb_first or lsb_first")
             }
         }
-        for (i, b) in fingerprints.builtins.enumerated() where b != "all" && BuiltInFingerprint(rawValue: b) == nil {
-            out.append("fingerprints.builtins[\(i)]: unknown '\(b)' (known: all, \(BuiltInFingerprint.allCases.map(\.rawValue).joined(separator: ", ")))")
+        for (i, b) in fingerprints.builtins.enumerated() where b != "all" && !FingerprintConfig.builtinNames.contains(b) {
+            out.append("fingerprints.builtins[\(i)]: unknown '\(b)' (known: all, \(FingerprintConfig.builtinNames.joined(separator: ", ")))")
         }
         var ruleNames = Set<String>()
         for (i, r) in fingerprints.rules.enumerated() {
@@ -72,7 +71,7 @@ extension AdvertisingConfig {
             if Hex.decode(m) == nil { out.append("\(p).manufacturer_prefix: not hex") }
             if r.companyId == nil { out.append("\(p).manufacturer_prefix: needs company_id") }
         }
-        if let s = r.serviceUuid, BluetoothUUID(s) == nil { out.append("\(p).service_uuid: not a UUID: '\(s)'") }
+        if let s = r.serviceUuid, !FingerprintConfig.isServiceUUID(s) { out.append("\(p).service_uuid: not a UUID: '\(s)'") }
         if let s = r.serviceDataPrefix {
             if Hex.decode(s) == nil { out.append("\(p).service_data_prefix: not hex") }
             if r.serviceUuid == nil { out.append("\(p).service_data_prefix: needs service_uuid") }
