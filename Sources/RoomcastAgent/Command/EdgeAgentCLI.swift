@@ -134,16 +134,18 @@ public enum EdgeAgentCLI {
             } catch let e as ConfigError { return fail("bad config:\n\(e)", .config) }
             catch { return fail("\(error)", .config) }
         }
+        var onTick: (@Sendable (ScanTable, Double) -> Void)?
+        if let scanView { onTick = { table, now in scanView.render(table, now: now) } }
+        let serviceLogger = scan && !json ? Logger(label: "edge-agent", level: .error) : logger
         let service = EdgeAgentService(settings: config.agentSettings, decoder: decoder, source: source, sink: sink, mqtt: mqtt,
-                                       logger: scan && !json ? Logger(label: "edge-agent", level: .error) : logger,
-                                       onTick: scanView.map { view in { table, now in view.render(table, now: now) } })
+                                       logger: serviceLogger, onTick: onTick)
         let lifecycle = ServiceLifecycle(logger: logger)
         lifecycle.onShutdown("stop the radio") { await service.stop() }
         let isReplay: Bool = { if case .btsnoop = spec { true } else { false } }()
         return await lifecycle.run {
             do {
                 _ = try await service.run()
-            } catch {
+            } catch let error as RadioError {
                 throw AgentStartError(error: error, isReplay: isReplay)
             }
         }
@@ -171,7 +173,7 @@ public enum EdgeAgentCLI {
         let lifecycle = ServiceLifecycle(logger: logger)
         lifecycle.onShutdown("stop advertising") { await source.shutdown() }
         return await lifecycle.run {
-            do { try await source.start() } catch { throw AgentStartError(error: error, isReplay: false) }
+            do { try await source.start() } catch let error as RadioError { throw AgentStartError(error: error, isReplay: false) }
             logger.notice("advertising", metadata: ["ibeacon.uuid": uuid.lowercased(), "ibeacon.major": "\(major)",
                                                     "ibeacon.minor": "\(minor)", "ibeacon.power": "\(power)"])
             for await _ in source.reports {}  // keep the controller open (and scanning) until stopped
