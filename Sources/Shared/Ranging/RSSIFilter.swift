@@ -1,0 +1,68 @@
+/// Robust RSSI smoothing for one beacon at one node: a sliding median (drops
+/// isolated spikes and nulls from multipath) feeding a 1-D Kalman filter whose
+/// process noise grows with the time since the previous sample, so the same
+/// settings suit a beacon advertising every 100 ms and one every 10 s.
+/// See docs/ranging.md for the choice and the defaults.
+public struct RSSIFilter: Sendable, Equatable {
+    public let config: RangingConfig
+    private var window: [(t: Double, rssi: Double)] = []
+    /// Filtered RSSI in dBm, nil before the first sample.
+    public private(set) var estimate: Double?
+    /// Variance of `estimate` in dB².
+    public private(set) var variance: Double = 0
+    private var lastTime: Double?
+
+    public init(config: RangingConfig) {
+        self.config = config
+    }
+
+    public static func == (a: RSSIFilter, b: RSSIFilter) -> Bool {
+        a.config == b.config && a.estimate == b.estimate && a.variance == b.variance && a.lastTime == b.lastTime
+            && a.window.map(\.t) == b.window.map(\.t) && a.window.map(\.rssi) == b.window.map(\.rssi)
+    }
+
+    /// Folds in one sample (already rx-adjusted) received at `t`; returns the new estimate.
+    /// Samples older than the previous one are treated as simultaneous with it.
+    @discardableResult
+    public mutating func update(rssi: Double, at t: Double) -> Double {
+        guard rssi.isFinite else { return estimate ?? rssi }
+        let now = max(t, lastTime ?? t)
+        let dt = now - (lastTime ?? now)
+        lastTime = now
+
+        window.append((now, rssi))
+        let cutoff = now - config.medianMaxAge
+        window.removeAll { $0.t < cutoff }
+        if window.isEmpty { window.append((now, rssi)) }
+        if window.count > config.medianWindow { window.removeFirst(window.count - config.medianWindow) }
+        let measured = RSSIFilter.median(window.map(\.rssi))
+
+        guard let x = estimate else {
+            estimate = measured
+            variance = config.measurementNoise
+            return measured
+        }
+        let p = variance + config.processNoise * dt
+        var r = config.measurementNoise
+        let innovation = measured - x
+        // Robust update: an innovation far outside what the filter expects is
+        // more likely interference than motion; inflating R instead of
+        // rejecting keeps a real step change reachable within a few samples.
+        let gate = config.outlierGate * (p + r).squareRoot()
+        if abs(innovation) > gate {
+            r *= (abs(innovation) / gate) * (abs(innovation) / gate)
+        }
+        let k = p / (p + r)
+        estimate = x + k * innovation
+        variance = (1 - k) * p
+        return estimate!
+    }
+
+    /// The median of `values` (mean of the middle two for an even count); nil-free input assumed non-empty.
+    static func median(_ values: [Double]) -> Double {
+        let s = values.sorted()
+        guard !s.isEmpty else { return .nan }
+        let m = s.count / 2
+        return s.count % 2 == 1 ? s[m] : (s[m - 1] + s[m]) / 2
+    }
+}
