@@ -248,12 +248,15 @@ extension FusionEngine {
         k = 0
         let bound = settings.maxLearnedOffset
         for n in scratchNodes where n < g.columnOfNode.count && g.columnOfNode[n] >= 0 {
+            defer { k += 1 }
+            let col = scratchColumns[k]
+            guard g.obstacles[col * g.cellCount + lastBestCell] == 0,
+                  g.distance(column: col, cell: lastBestCell) <= settings.learnRange else { continue }
             let target = residuals[k] - median
             var off = nodes[n].learnedOffset + settings.calibrationRate * (target - nodes[n].learnedOffset)
             off = min(bound, max(-bound, off))
             nodes[n].learnedOffset = off
             nodes[n].learnedSamples += 1
-            k += 1
         }
     }
 

@@ -126,7 +126,8 @@ public struct FusionEngine: PresenceEstimator {
     // MARK: Input
 
     public mutating func ingest(_ reading: BeaconReading, now: Double) {
-        let rssi = reading.rssiFiltered.isFinite ? reading.rssiFiltered : Double(reading.rssi)
+        let rssi = settings.rssiInput == .filtered && reading.rssiFiltered.isFinite
+            ? reading.rssiFiltered : Double(reading.rssi)
         guard reading.ts.isFinite, now.isFinite, rssi >= settings.minRSSI, rssi <= settings.maxRSSI else {
             counters.count(.invalid); return
         }

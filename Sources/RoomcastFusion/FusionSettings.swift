@@ -17,7 +17,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     public var freshnessIntervals: Double = 4
     /// Decisions are re-evaluated at most this often per beacon (seconds); the
     /// geometry estimate runs at this rate, never per reading.
-    public var evaluationInterval: Double = 0.5
+    public var evaluationInterval: Double = 0.25
 
     // MARK: Input bounds
 
@@ -34,24 +34,28 @@ public struct FusionSettings: Codable, Sendable, Equatable {
 
     // MARK: Filtering
 
+    /// Which RSSI of a reading feeds the evidence: `raw` (the newest packet's,
+    /// filtered here only) or `filtered` (the node's own filter, then this one).
+    public var rssiInput: RSSIInput = .raw
+
     /// Time constant (seconds) of the per-node RSSI average when the signal rises.
-    public var riseTimeConstant: Double = 1.0
+    public var riseTimeConstant: Double = 0.3
     /// Time constant when it falls. Longer than the rise: fading only ever
     /// removes power, so drops are more often noise than movement.
-    public var fallTimeConstant: Double = 2.0
+    public var fallTimeConstant: Double = 0.6
 
     // MARK: Decision
 
     /// Posterior-probability lead a challenger room needs over the current room.
-    public var switchMargin: Double = 0.2
+    public var switchMargin: Double = 0.3
     /// How long a challenger must keep that lead before the switch (seconds).
-    public var minDwell: Double = 1.0
+    public var minDwell: Double = 0
     /// Prior rate of room changes (per second) in the room-level hidden Markov model:
     /// lower is stickier.
-    public var switchRate: Double = 0.05
+    public var switchRate: Double = 0.01
     /// Weight of one evaluation's likelihood in the room filter (readings are
     /// correlated, so less than 1).
-    public var evidenceWeight: Double = 0.35
+    public var evidenceWeight: Double = 0.5
     /// Nearest-node mode: dB per natural-log unit of likelihood.
     public var nearestTemperature: Double = 3
     /// Nearest-node mode: how much weaker than the weakest heard node a room with
@@ -79,6 +83,9 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     /// RSSI noise around the path-loss model (dB), and its growth per wall.
     public var rssiSigma: Double = 5
     public var wallSigma: Double = 1
+    /// Whether a room's prior grows with its area (room likelihood summed over its
+    /// cells) or all rooms start equal (averaged).
+    public var roomAreaPrior: Bool = true
     /// Prior spread of the beacon's real 1 m power around its advertised one (dB).
     public var powerSigma: Double = 6
 
@@ -87,9 +94,12 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     /// Learn a per-node RSSI offset from the data (needs geometry).
     public var learnCalibration: Bool = true
     /// Fraction of the observed residual taken per confident evaluation.
-    public var calibrationRate: Double = 0.01
+    public var calibrationRate: Double = 0.002
+    /// Only nodes within this distance of the estimated position, with no wall
+    /// between, teach their offset (metres): there the path-loss model is trustworthy.
+    public var learnRange: Double = 2.5
     /// Bound of the learned offset (dB).
-    public var maxLearnedOffset: Double = 6
+    public var maxLearnedOffset: Double = 4
 
     // MARK: Capacity
 
@@ -114,6 +124,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         case maxAge = "max_age"
         case minRSSI = "min_rssi"
         case maxRSSI = "max_rssi"
+        case rssiInput = "rssi_input"
         case riseTimeConstant = "rise_time_constant"
         case fallTimeConstant = "fall_time_constant"
         case switchMargin = "switch_margin"
@@ -133,6 +144,8 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         case rssiSigma = "rssi_sigma"
         case wallSigma = "wall_sigma"
         case powerSigma = "power_sigma"
+        case roomAreaPrior = "room_area_prior"
+        case learnRange = "learn_range"
         case learnCalibration = "learn_calibration"
         case calibrationRate = "calibration_rate"
         case maxLearnedOffset = "max_learned_offset"
@@ -158,6 +171,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         maxAge = try v(.maxAge, d.maxAge)
         minRSSI = try v(.minRSSI, d.minRSSI)
         maxRSSI = try v(.maxRSSI, d.maxRSSI)
+        rssiInput = try v(.rssiInput, d.rssiInput)
         riseTimeConstant = try v(.riseTimeConstant, d.riseTimeConstant)
         fallTimeConstant = try v(.fallTimeConstant, d.fallTimeConstant)
         switchMargin = try v(.switchMargin, d.switchMargin)
@@ -177,6 +191,8 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         rssiSigma = try v(.rssiSigma, d.rssiSigma)
         wallSigma = try v(.wallSigma, d.wallSigma)
         powerSigma = try v(.powerSigma, d.powerSigma)
+        roomAreaPrior = try v(.roomAreaPrior, d.roomAreaPrior)
+        learnRange = try v(.learnRange, d.learnRange)
         learnCalibration = try v(.learnCalibration, d.learnCalibration)
         calibrationRate = try v(.calibrationRate, d.calibrationRate)
         maxLearnedOffset = try v(.maxLearnedOffset, d.maxLearnedOffset)
@@ -234,4 +250,9 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         if maxAge < freshness { problems.append("fusion.max_age: must be >= freshness") }
         return problems
     }
+}
+
+/// Which RSSI of a reading the fusion engine filters.
+public enum RSSIInput: String, Codable, Sendable {
+    case raw, filtered
 }

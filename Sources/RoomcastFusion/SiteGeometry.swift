@@ -57,6 +57,11 @@ struct SiteGeometry {
     let pathLoss: [Float]
     let weight: [Float]
     let logWeight: [Float]
+    /// Walls plus floors between node and cell, same layout.
+    let obstacles: [UInt8]
+    /// Whether room log-likelihoods are averaged over a room's cells instead of summed
+    /// (summing gives large rooms a prior in proportion to their area).
+    let areaPrior: Bool
 
     // Scratch, reused by every evaluation.
     var sumW: [Float]
@@ -122,6 +127,7 @@ struct SiteGeometry {
         let n = settings.pathLossExponent
         var pl = [Float](repeating: 0, count: nodes.count * cellCount)
         var w = pl, lw = pl
+        var obstacleCount = [UInt8](repeating: 0, count: nodes.count * cellCount)
         for (col, node) in nodes.enumerated() {
             for c in 0..<cellCount {
                 let cellFloor = Int(((cz[c] - settings.beaconHeight) / settings.floorHeight).rounded())
@@ -138,9 +144,11 @@ struct SiteGeometry {
                 pl[col * cellCount + c] = Float(-loss)
                 w[col * cellCount + c] = Float(wt)
                 lw[col * cellCount + c] = Float(log(wt))
+                obstacleCount[col * cellCount + c] = UInt8(min(walls + floors, 255))
             }
         }
-        pathLoss = pl; weight = w; logWeight = lw
+        pathLoss = pl; weight = w; logWeight = lw; obstacles = obstacleCount
+        areaPrior = settings.roomAreaPrior
         sumW = [Float](repeating: 0, count: cellCount)
         sumWR = sumW; sumWRR = sumW; sumLogW = sumW; cellLL = sumW
     }
@@ -209,13 +217,20 @@ struct SiteGeometry {
                 sx += p * cellX[c]; sy += p * cellY[c]; sz += p * cellZ[c]
             }
             total += sum
-            out[r] = peak + log(max(sum, .leastNormalMagnitude))
+            out[r] = peak + log(max(sum, .leastNormalMagnitude)) - (areaPrior ? 0 : log(Double(e - s)))
         }
         if out.count > roomStart.count {
             for r in roomStart.count..<out.count { out[r] = -.infinity }
         }
         guard total > 0 else { return (cellX[bestCell], cellY[bestCell], cellZ[bestCell]) }
         return (sx / total, sy / total, sz / total)
+    }
+
+    /// Distance (metres) from the node in `column` to `cell`.
+    func distance(column: Int, cell: Int) -> Double {
+        let n = placed[column]
+        let dx = cellX[cell] - n.x, dy = cellY[cell] - n.y, dz = cellZ[cell] - n.z
+        return (dx * dx + dy * dy + dz * dz).squareRoot()
     }
 
     /// Expected RSSI minus 1 m power at `cell` for `column`.

@@ -14,7 +14,12 @@ import Shared
             var out = "\(line)\n"
             for replay in sets {
                 var engine = FusionEngine(site: replay.site, settings: settings)
-                out += "   \(replay.name): \(replay.score(replay.run(&engine)))\n"
+                let changes = replay.run(&engine)
+                out += "   \(replay.name): \(replay.score(changes))\n"
+                if ProcessInfo.processInfo.environment["FUSION_TRACE"] != nil {
+                    for s in replay.truth { out += String(format: "      truth %8.1f-%8.1f %@\n", s.t0, s.t1, s.room ?? "away") }
+                    for c in changes { out += String(format: "      dec   %8.1f %@\n", c.t, c.room ?? "away") }
+                }
             }
             print(out, terminator: "")
         }
