@@ -53,8 +53,14 @@ extension FusionEngine {
     mutating func evaluate(_ b: Int, now: Double) -> Bool {
         var s = beacons[b]
         defer { beacons[b] = s }
-        let dt = s.lastEvaluation.isFinite ? max(0, now - s.lastEvaluation) : 0
+        var dt = s.lastEvaluation.isFinite ? max(0, now - s.lastEvaluation) : 0
         s.lastEvaluation = now
+        let restarting = s.restart
+        if restarting {
+            s.restart = false
+            dt = 0
+            for r in s.logPosterior.indices { s.logPosterior[r] = -log(Double(max(s.logPosterior.count, 1))) }
+        }
         let roomCount = roomNames.count
         if s.logPosterior.count < roomCount {
             // Rooms registered after this beacon appeared start nearly impossible.
@@ -128,11 +134,19 @@ extension FusionEngine {
             s.decided = true
             s.challenger = -1
             changed = true
+        } else if restarting && best != s.room {
+            s.reason = "node_offline"
+            s.room = best
+            s.since = now
+            s.challenger = -1
+            changed = true
         } else if best != s.room {
             let lead = exp(s.logPosterior[best]) - exp(s.logPosterior[s.room])
             if lead >= settings.switchMargin {
-                if s.challenger != best { s.challenger = best; s.challengerSince = now }
-                if now - s.challengerSince >= settings.minDwell {
+                if s.challenger != best { s.challenger = best; s.challengerSince = now; s.challengerLead = 0 }
+                // A clear lead switches at once, a marginal one only once it has lasted.
+                s.challengerLead += lead * max(dt, 0.001)
+                if now - s.challengerSince >= settings.minDwell && s.challengerLead >= settings.switchEvidence {
                     s.room = best
                     s.since = now
                     s.reason = usedGeometry ? "moved_geometry" : "moved_nearest"
@@ -189,7 +203,9 @@ extension FusionEngine {
         scratchMeasurements.removeAll(keepingCapacity: true)
         for n in scratchNodes where n < g.columnOfNode.count && g.columnOfNode[n] >= 0 {
             scratchColumns.append(g.columnOfNode[n])
-            scratchMeasurements.append(slots[base + n].rssi - nodes[n].learnedOffset - s.power)
+            // The fast average: the fit over several nodes already averages noise out,
+            // and geometry is what makes moves quick.
+            scratchMeasurements.append(slots[base + n].fast - nodes[n].learnedOffset - s.power)
         }
         guard scratchColumns.count >= 2 else { return false }
         // Leave the stored geometry uniquely referenced while its scratch is written.
@@ -212,8 +228,10 @@ extension FusionEngine {
         let roomCount = roomNames.count
         for r in 0..<roomCount { scratchRoomLL[r] = -.infinity }
         var weakest = Double.infinity
+        var noise = 0.0
         for n in scratchNodes {
             let v = slots[base + n].rssi - nodes[n].learnedOffset
+            noise = max(noise, slots[base + n].variance)
             weakest = min(weakest, v)
             let r = nodes[n].room
             if r >= 0 { scratchRoomLL[r] = max(scratchRoomLL[r], v) }
@@ -223,8 +241,10 @@ extension FusionEngine {
             // A room whose nodes are silent (or offline) is weaker than anything heard.
             scratchRoomLL[nodes[n].room] = floorValue
         }
+        // Noisy links make every dB of difference worth less.
+        let temperature = max(settings.nearestTemperature, settings.nearestNoiseFactor * noise.squareRoot())
         for r in 0..<roomCount where scratchRoomLL[r].isFinite {
-            scratchRoomLL[r] /= settings.nearestTemperature
+            scratchRoomLL[r] /= temperature
         }
     }
 

@@ -158,14 +158,38 @@ public struct FusionEngine: PresenceEstimator {
         let adjusted = rssi + nodes[n].rxAdjust
         if slot.count == 0 || ts - slot.ts > settings.maxAge {
             slot.rssi = adjusted
+            slot.fast = adjusted
             slot.gap = 0
         } else {
             let dt = max(0, ts - slot.ts)
-            let tau = adjusted > slot.rssi ? settings.riseTimeConstant : settings.fallTimeConstant
             // Readings stamped at the same instant (two antennas, batching) still
             // each count a little.
-            let alpha = 1 - exp(-max(dt, 0.05) / tau)
-            slot.rssi += alpha * (adjusted - slot.rssi)
+            let step = max(dt, 0.05)
+            let tau = adjusted > slot.fast ? settings.riseTimeConstant : settings.fallTimeConstant
+            let deviation = adjusted - slot.fast
+            // Spread of single readings around the average, over ~10 s: how much one
+            // node's evidence can be trusted (noisy links weigh less).
+            slot.variance += (1 - exp(-step / 10)) * (min(deviation * deviation, 400) - slot.variance)
+            slot.fast += (1 - exp(-step / tau)) * deviation
+            // The evidence average is slow while the signal is steady (a still beacon
+            // stays put) and jumps to the fast one when they part by more than the
+            // noise explains (a real move is followed at the fast filter's pace).
+            // While few readings are in, a plain running mean: a new beacon is not
+            // judged on its first packet for a whole time constant.
+            let warmUp = 1 / Double(slot.count + 1)
+            slot.rssi += max(1 - exp(-step / settings.steadyTimeConstant), warmUp) * (adjusted - slot.rssi)
+            let apart = slot.fast - slot.rssi
+            if abs(apart) > settings.changeThreshold * slot.variance.squareRoot() {
+                // Only a parting that lasts is a change; noise parts them briefly.
+                let sign: Double = apart > 0 ? 1 : -1
+                if slot.changeSign != sign { slot.changeSign = sign; slot.changeSince = ts }
+                if ts - slot.changeSince >= settings.changePersistence {
+                    slot.rssi = slot.fast
+                    slot.changeSign = 0
+                }
+            } else {
+                slot.changeSign = 0
+            }
             if dt > 0 { slot.gap = slot.gap == 0 ? dt : slot.gap + 0.1 * (dt - slot.gap) }
         }
         if reading.distance.isFinite && reading.distance >= 0 { slot.distance = reading.distance }
@@ -189,9 +213,17 @@ public struct FusionEngine: PresenceEstimator {
 
     public mutating func nodeStatus(_ node: String, online: Bool, now: Double) {
         guard let n = self.node(named: node) else { return }
-        if nodes[n].online != online {
-            nodes[n].online = online
-            sweepForced = true
+        guard nodes[n].online != online else { return }
+        nodes[n].online = online
+        sweepForced = true
+        guard !online else { return }
+        // The room filter of every beacon this node was hearing carries its
+        // evidence; restart those from what the remaining nodes say.
+        for b in 0..<beacons.count where beacons[b].active && slots[b * nodeStride + n].count > 0 {
+            let slot = slots[b * nodeStride + n]
+            if now - slot.ts <= freshWindow(beacons[b], slot, awayAfter: awayAfter(beacons[b])) {
+                beacons[b].restart = true
+            }
         }
     }
 
@@ -261,9 +293,16 @@ struct EvidenceSlot {
     /// Newest capture time, -inf when never heard.
     var ts = -Double.infinity
     var seq: UInt64 = 0
-    /// Time-aware average of RSSI (with rx_adjust), dBm.
+    /// The evidence: an adaptive average of RSSI (with rx_adjust), dBm.
     var rssi = 0.0
+    /// Fast, asymmetric average that detects changes.
+    var fast = 0.0
+    /// Direction (+1/-1, 0 none) and start of the current fast/evidence parting.
+    var changeSign = 0.0
+    var changeSince = 0.0
     var distance = -1.0
+    /// Running variance of single readings around `rssi` (dB²).
+    var variance = 16.0
     /// Average gap between this node's readings of this beacon (seconds).
     var gap = 0.0
     var count: UInt32 = 0
@@ -291,6 +330,10 @@ struct BeaconState {
     var reason = "initial"
     var challenger = -1
     var challengerSince = 0.0
+    /// Evidence behind the room filter vanished (a node went offline): decide afresh.
+    var restart = false
+    /// Integral of the challenger's posterior lead over time (seconds).
+    var challengerLead = 0.0
 
     // Explanation of the latest evaluation.
     var confidence = 0.0

@@ -44,12 +44,25 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     /// removes power, so drops are more often noise than movement.
     public var fallTimeConstant: Double = 0.6
 
+    /// Nearest-node mode: time constant of the evidence average while a node's
+    /// signal is steady (seconds). Geometry uses the fast average.
+    public var steadyTimeConstant: Double = 6
+    /// The evidence average jumps to the fast one when they differ by more than
+    /// this many standard deviations of single readings.
+    public var changeThreshold: Double = 1.0
+    /// ... for at least this long (seconds).
+    public var changePersistence: Double = 0.6
+
     // MARK: Decision
 
     /// Posterior-probability lead a challenger room needs over the current room.
     public var switchMargin: Double = 0.3
     /// How long a challenger must keep that lead before the switch (seconds).
     public var minDwell: Double = 0
+    /// The challenger's lead integrated over time (probability × seconds) needed
+    /// to switch: a decisive lead (≈1) switches in this many seconds, a marginal one
+    /// (≈`switch_margin`) takes 1/margin times longer.
+    public var switchEvidence: Double = 0
     /// Prior rate of room changes (per second) in the room-level hidden Markov model:
     /// lower is stickier.
     public var switchRate: Double = 0.01
@@ -58,6 +71,9 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     public var evidenceWeight: Double = 0.5
     /// Nearest-node mode: dB per natural-log unit of likelihood.
     public var nearestTemperature: Double = 3
+    /// Nearest-node mode: the temperature is at least this × the noisiest fresh
+    /// node's reading-to-reading spread (dB), so noisy links count less.
+    public var nearestNoiseFactor: Double = 1
     /// Nearest-node mode: how much weaker than the weakest heard node a room with
     /// no fresh node is taken to be (dB).
     public var unheardPenalty: Double = 8
@@ -127,12 +143,17 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         case rssiInput = "rssi_input"
         case riseTimeConstant = "rise_time_constant"
         case fallTimeConstant = "fall_time_constant"
+        case steadyTimeConstant = "steady_time_constant"
+        case changeThreshold = "change_threshold"
+        case changePersistence = "change_persistence"
         case switchMargin = "switch_margin"
         case minDwell = "min_dwell"
         case switchRate = "switch_rate"
+        case switchEvidence = "switch_evidence"
         case evidenceWeight = "evidence_weight"
         case nearestTemperature = "nearest_temperature"
         case unheardPenalty = "unheard_penalty"
+        case nearestNoiseFactor = "nearest_noise_factor"
         case useGeometry = "use_geometry"
         case gridResolution = "grid_resolution"
         case maxCells = "max_cells"
@@ -174,12 +195,17 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         rssiInput = try v(.rssiInput, d.rssiInput)
         riseTimeConstant = try v(.riseTimeConstant, d.riseTimeConstant)
         fallTimeConstant = try v(.fallTimeConstant, d.fallTimeConstant)
+        steadyTimeConstant = try v(.steadyTimeConstant, d.steadyTimeConstant)
+        changeThreshold = try v(.changeThreshold, d.changeThreshold)
+        changePersistence = try v(.changePersistence, d.changePersistence)
         switchMargin = try v(.switchMargin, d.switchMargin)
         minDwell = try v(.minDwell, d.minDwell)
         switchRate = try v(.switchRate, d.switchRate)
+        switchEvidence = try v(.switchEvidence, d.switchEvidence)
         evidenceWeight = try v(.evidenceWeight, d.evidenceWeight)
         nearestTemperature = try v(.nearestTemperature, d.nearestTemperature)
         unheardPenalty = try v(.unheardPenalty, d.unheardPenalty)
+        nearestNoiseFactor = try v(.nearestNoiseFactor, d.nearestNoiseFactor)
         useGeometry = try v(.useGeometry, d.useGeometry)
         gridResolution = try v(.gridResolution, d.gridResolution)
         maxCells = try v(.maxCells, d.maxCells)
@@ -222,11 +248,16 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         positive(maxAge, .maxAge)
         positive(riseTimeConstant, .riseTimeConstant)
         positive(fallTimeConstant, .fallTimeConstant)
+        positive(steadyTimeConstant, .steadyTimeConstant)
+        nonNegative(changeThreshold, .changeThreshold)
+        nonNegative(changePersistence, .changePersistence)
         nonNegative(minDwell, .minDwell)
         positive(switchRate, .switchRate)
+        nonNegative(switchEvidence, .switchEvidence)
         positive(evidenceWeight, .evidenceWeight)
         positive(nearestTemperature, .nearestTemperature)
         nonNegative(unheardPenalty, .unheardPenalty)
+        nonNegative(nearestNoiseFactor, .nearestNoiseFactor)
         positive(gridResolution, .gridResolution)
         positive(pathLossExponent, .pathLossExponent)
         nonNegative(wallLoss, .wallLoss)
