@@ -112,11 +112,29 @@ struct RangingTests {
         config.rxAdjust = 6
         config.pathLossExponent = 3
         var table = RangingTable(config: config)
-        let e = table.ingest(Self.id, rssi: -95, power: -59, at: 0)
+        let ingested = table.ingest(Self.id, rssi: -95, power: -59, at: 0)
+        let e = try #require(ingested)
         #expect(e.rssiFiltered == -89)
         #expect(abs(e.distance - 10) < 1e-9)
         #expect(e.proximity == .far)
         #expect(e.rssi == -95)
+    }
+
+    @Test("an unusable RSSI (127 = not available) counts as heard but does not move the filter")
+    func unusableRSSI() throws {
+        var table = RangingTable()
+        let none = table.ingest(Self.id, rssi: 127, power: -59, at: 0)
+        #expect(none == nil)
+        let e1 = table.ingest(Self.id, rssi: -70, power: -59, at: 1)
+        let e2 = table.ingest(Self.id, rssi: 127, power: -59, at: 2)
+        let first = try #require(e1)
+        let after = try #require(e2)
+        #expect(after.rssiFiltered == first.rssiFiltered)
+        #expect(after.rssi == -70)
+        #expect(after.lastSeen == 2)
+        #expect(after.samples == 1)
+        let e3 = table.ingest(Self.id, rssi: -70, power: -59, at: .nan)
+        #expect(e3?.lastSeen == 2)
     }
 
     @Test("a silent beacon goes unknown, then is forgotten")

@@ -17,14 +17,20 @@ public struct BeaconRanger: Sendable, Equatable {
         self.power = config.powerOverrides[id] ?? config.defaultPower
     }
 
+    /// RSSI values a controller can really report; HCI uses 127 for "not available".
+    public static let validRSSI = -127...20
+
     /// Folds in one advertisement heard with `rssi` at `t`. `advertised` is the beacon's
     /// own 1 m power, if it carries one (0 or an implausible value counts as none).
+    /// A packet without a usable RSSI still counts as heard but leaves the filter alone.
     public mutating func ingest(rssi: Int, advertised: Int?, at t: Double) {
+        guard t.isFinite else { return }
         power = BeaconRanger.referencePower(id: id, advertised: advertised, config: config)
-        lastRSSI = rssi
         lastSeen = max(t, lastSeen)
-        samples += 1
         intervals.record(at: t)
+        guard BeaconRanger.validRSSI ~= rssi else { return }
+        lastRSSI = rssi
+        samples += 1
         filter.update(rssi: Double(rssi) + config.rxAdjust, at: t)
     }
 
@@ -47,15 +53,5 @@ public struct BeaconRanger: Sendable, Equatable {
             id: id, rssi: lastRSSI, rssiFiltered: filtered, power: power, distance: d,
             proximity: silent ? .unknown : Proximity(distance: d, config: config),
             interval: intervals.interval, lastSeen: lastSeen, samples: samples)
-    }
-}
-
-extension Proximity {
-    /// CoreLocation-style class of a distance under `config`'s thresholds.
-    public init(distance: Double, config: RangingConfig) {
-        if !distance.isFinite || distance < 0 { self = .unknown }
-        else if distance < config.immediateBelow { self = .immediate }
-        else if distance < config.nearBelow { self = .near }
-        else { self = .far }
     }
 }

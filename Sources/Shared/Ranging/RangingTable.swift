@@ -9,14 +9,14 @@ public struct RangingTable: Sendable {
     }
 
     /// Folds in one advertisement of `id` heard at `t` with `rssi` (dBm, raw) and,
-    /// if the beacon advertises it, its 1 m reference `power`; returns the new estimate.
+    /// if the beacon advertises it, its 1 m reference `power`; returns the new estimate,
+    /// nil while the beacon has not yet given a usable RSSI (e.g. 127, "not available").
     @discardableResult
-    public mutating func ingest(_ id: BeaconID, rssi: Int, power: Int?, at t: Double) -> RangeEstimate {
+    public mutating func ingest(_ id: BeaconID, rssi: Int, power: Int?, at t: Double) -> RangeEstimate? {
         var ranger = rangers[id] ?? BeaconRanger(id: id, config: config)
         ranger.ingest(rssi: rssi, advertised: power, at: t)
         rangers[id] = ranger
-        // A ranger always has an estimate after one sample.
-        return ranger.estimate(now: t)!
+        return ranger.estimate(now: t)
     }
 
     /// The estimate of `id` at `now`, nil when never heard or forgotten.

@@ -1,0 +1,154 @@
+import Foundation
+import RoomcastFusion
+import RoomcastSimulation
+import Shared
+
+/// Scores the baselines (and any estimators handed in) on many simulated scenarios —
+/// layouts × seeds × noise levels — and on recorded ones, side by side.
+///
+/// Seeds are split so tuning never sees the scenarios used for checking:
+/// `--split tune` uses seeds 1…n, `--split check` seeds 1001…1000+n.
+enum SimulationBenchmark {
+    /// A named estimator factory to compare with the baselines.
+    struct Contender {
+        var name: String
+        var options: Evaluation.Options
+        var make: (SiteModel) -> any PresenceEstimator
+
+        init(name: String, options: Evaluation.Options = Evaluation.Options(),
+             make: @escaping (SiteModel) -> any PresenceEstimator) {
+            self.name = name
+            self.options = options
+            self.make = make
+        }
+    }
+
+    static let usage = """
+        USAGE: roomcast-bench simulation [options]
+
+        OPTIONS:
+          --layouts <list>     Comma-separated: house,flat,office (default: all).
+          --noise <list>       Comma-separated: low,normal,high (default: normal,high).
+          --seeds <n>          Scenarios per layout and noise level (default: 3).
+          --split <tune|check> Seed range: tune = 1…n, check = 1001…1000+n (default: check).
+          --duration <s>       Seconds per scenario (default: 900).
+          --scenario <dir>     Also score a recorded scenario directory (repeatable).
+          --only <list>        Comma-separated estimator names to run (default: all).
+
+        """
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Runs the benchmark with the baselines only.
+    static func run(arguments: [String]) throws {
+        try run(arguments: arguments, contenders: [])
+    }
+
+    /// Runs the benchmark with the baselines plus `contenders`, printing one line per
+    /// scenario and estimator and a mean per estimator at the end.
+    static func run(arguments: [String], contenders: [Contender]) throws {
+        var layouts = FloorPlan.names
+        var noises: [RadioModel.Noise] = [.normal, .high]
+        var seeds = 3
+        var base: UInt64 = 1000
+        var duration = 900.0
+        var recorded: [String] = []
+        var only: Set<String>?
+        var i = 0
+        func value() throws -> String {
+            guard i + 1 < arguments.count else { throw Failure(description: "missing value for \(arguments[i])\n\n\(usage)") }
+            i += 1
+            return arguments[i]
+        }
+        while i < arguments.count {
+            switch arguments[i] {
+            case "--layouts": layouts = try value().split(separator: ",").map(String.init)
+            case "--noise":
+                noises = try value().split(separator: ",").map {
+                    guard let n = RadioModel.Noise(rawValue: String($0)) else { throw Failure(description: "bad noise '\($0)'") }
+                    return n
+                }
+            case "--seeds":
+                guard let n = Int(try value()), n > 0 else { throw Failure(description: "--seeds needs a positive integer") }
+                seeds = n
+            case "--split":
+                switch try value() {
+                case "tune": base = 0
+                case "check": base = 1000
+                case let other: throw Failure(description: "--split must be tune or check, not '\(other)'")
+                }
+            case "--duration":
+                guard let d = Double(try value()), d > 0 else { throw Failure(description: "--duration needs seconds") }
+                duration = d
+            case "--scenario": recorded.append(try value())
+            case "--only": only = Set(try value().split(separator: ",").map(String.init))
+            case "-h", "--help":
+                print(usage, terminator: "")
+                return
+            default: throw Failure(description: "unknown argument '\(arguments[i])'\n\n\(usage)")
+            }
+            i += 1
+        }
+        for l in layouts where FloorPlan.named(l) == nil { throw Failure(description: "unknown layout '\(l)'") }
+
+        var rows: [Contender] = Baselines.all.map { b in
+            Contender(name: b.name, options: b.options) { b.make(site: $0) }
+        } + contenders
+        if let only { rows = rows.filter { only.contains($0.name) || $0.name == "bound" } }
+        var totals: [String: (accuracy: Double, flaps: Double, latency: Double, n: Int)] = [:]
+
+        func report(_ scenario: String, _ name: String, _ score: Score) {
+            let lat = score.medianSwitchLatency.map { String(format: "%5.1f", $0) } ?? "    -"
+            let away = score.medianAwayLatency.map { String(format: "%5.1f", $0) } ?? "    -"
+            print("\(scenario.padding(toLength: 24, withPad: " ", startingAt: 0)) "
+                + "\(name.padding(toLength: 16, withPad: " ", startingAt: 0)) "
+                + String(format: "%6.3f %7.0f", score.settledAccuracy, score.flapsPerHour) + " \(lat) \(away)"
+                + " \(score.missedSwitches)")
+            var t = totals[name] ?? (0, 0, 0, 0)
+            t.accuracy += score.settledAccuracy
+            t.flaps += score.flapsPerHour
+            t.latency += score.medianSwitchLatency ?? 0
+            t.n += 1
+            totals[name] = t
+        }
+        func header() {
+            print("scenario                 estimator        settled flaps/h  lat_s away_s missed")
+        }
+
+        header()
+        for dir in recorded {
+            let scenario = try Scenario.load(from: URL(fileURLWithPath: dir))
+            for c in rows {
+                report(scenario.name, c.name,
+                       Evaluation.run(scenario: scenario, estimator: c.make(scenario.layout.siteModel()), options: c.options))
+            }
+        }
+        for layout in layouts {
+            for noise in noises {
+                for k in 1...seeds {
+                    var settings = SimulationSettings(plan: FloorPlan.named(layout)!, seed: base + UInt64(k), duration: duration)
+                    settings.radio = RadioModel(noise: noise)
+                    let generated = ScenarioSimulator(settings: settings).run()
+                    let name = "\(layout)-\(noise.rawValue)-\(base + UInt64(k))"
+                    report(name, "bound", generated.boundScore())
+                    for c in rows {
+                        report(name, c.name, Evaluation.run(scenario: generated.scenario,
+                                                            estimator: c.make(generated.scenario.layout.siteModel()),
+                                                            options: c.options))
+                    }
+                }
+            }
+        }
+        print("\nmean over \(totals["bound"]?.n ?? 0) simulated (+\(recorded.count) recorded) scenarios")
+        header()
+        for name in ["bound"] + rows.map(\.name) {
+            guard let t = totals[name], t.n > 0 else { continue }
+            let n = Double(t.n)
+            print("\("(mean)".padding(toLength: 24, withPad: " ", startingAt: 0)) "
+                + "\(name.padding(toLength: 16, withPad: " ", startingAt: 0)) "
+                + String(format: "%6.3f %7.0f %5.1f", t.accuracy / n, t.flaps / n, t.latency / n))
+        }
+    }
+}

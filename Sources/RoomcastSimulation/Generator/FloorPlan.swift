@@ -1,0 +1,108 @@
+/// A building to simulate: rooms on floors, where receivers could go, the way out
+/// and the stairs. Walls are derived from the room outlines.
+public struct FloorPlan: Sendable {
+    public var name: String
+    public var rooms: [ScenarioLayout.Room]
+    /// Metres between floors.
+    public var floorHeight: Double = 3.0
+    /// The room people leave the building from.
+    public var exit: String
+    /// Rooms joined by stairs, one per floor, vertically aligned.
+    public var stairs: [String] = []
+    /// Rooms that get two receivers (large open spaces).
+    public var doubleNodes: Set<String> = []
+
+    public init(name: String, rooms: [ScenarioLayout.Room], exit: String, stairs: [String] = [],
+                doubleNodes: Set<String> = []) {
+        self.name = name
+        self.rooms = rooms
+        self.exit = exit
+        self.stairs = stairs
+        self.doubleNodes = doubleNodes
+    }
+
+    /// Names of the built-in plans.
+    public static let names = ["house", "flat", "office"]
+
+    /// A built-in plan by name.
+    public static func named(_ name: String) -> FloorPlan? {
+        switch name {
+        case "house": return house
+        case "flat": return flat
+        case "office": return office
+        default: return nil
+        }
+    }
+
+    /// Two floors, four rooms each; stairs from the hall to the landing.
+    public static let house = FloorPlan(
+        name: "house",
+        rooms: [
+            .init(name: "living", floor: 0, rect: [0, 0, 6, 6]),
+            .init(name: "kitchen", floor: 0, rect: [6, 0, 12, 6]),
+            .init(name: "hall", floor: 0, rect: [0, 6, 4, 10]),
+            .init(name: "office", floor: 0, rect: [4, 6, 12, 10]),
+            .init(name: "bedroom", floor: 1, rect: [0, 0, 6, 6]),
+            .init(name: "kids", floor: 1, rect: [6, 0, 12, 6]),
+            .init(name: "landing", floor: 1, rect: [0, 6, 4, 10]),
+            .init(name: "bath", floor: 1, rect: [4, 6, 12, 10]),
+        ],
+        exit: "hall", stairs: ["hall", "landing"])
+
+    /// One floor: a corridor with five small rooms off it.
+    public static let flat = FloorPlan(
+        name: "flat",
+        rooms: [
+            .init(name: "living", floor: 0, rect: [0, 0, 5, 4]),
+            .init(name: "kitchen", floor: 0, rect: [5, 0, 8, 4]),
+            .init(name: "hall", floor: 0, rect: [0, 4, 8, 5.5]),
+            .init(name: "bedroom", floor: 0, rect: [0, 5.5, 4, 9]),
+            .init(name: "bath", floor: 0, rect: [4, 5.5, 6, 9]),
+            .init(name: "study", floor: 0, polygon: [[6, 5.5], [8, 5.5], [8, 9], [6.8, 9], [6.8, 8], [6, 8]]),
+        ],
+        exit: "hall")
+
+    /// One floor: an open plan with two receivers, meeting rooms, offices off a corridor.
+    public static let office = FloorPlan(
+        name: "office",
+        rooms: [
+            .init(name: "open_plan", floor: 0, rect: [0, 0, 12, 8]),
+            .init(name: "meeting_a", floor: 0, rect: [12, 0, 16, 4]),
+            .init(name: "meeting_b", floor: 0, rect: [16, 0, 20, 4]),
+            .init(name: "kitchen", floor: 0, rect: [12, 4, 20, 8]),
+            .init(name: "corridor", floor: 0, rect: [0, 8, 20, 9.5]),
+            .init(name: "office_1", floor: 0, rect: [0, 9.5, 5, 13]),
+            .init(name: "office_2", floor: 0, rect: [5, 9.5, 10, 13]),
+            .init(name: "office_3", floor: 0, rect: [10, 9.5, 15, 13]),
+            .init(name: "reception", floor: 0, rect: [15, 9.5, 20, 13]),
+        ],
+        exit: "reception", doubleNodes: ["open_plan"])
+
+    /// Floors in use, ascending.
+    public var floors: [Int] { Array(Set(rooms.map(\.floor))).sorted() }
+
+    public func room(_ name: String) -> ScenarioLayout.Room? { rooms.first { $0.name == name } }
+
+    /// Wall segments per floor: every room edge, with edges shared by two rooms kept once.
+    public func walls() -> [Int: [(Point, Point)]] {
+        var out: [Int: [(Point, Point)]] = [:]
+        for floor in floors {
+            var seen = Set<[Double]>()
+            var list: [(Point, Point)] = []
+            for r in rooms where r.floor == floor {
+                let o = r.outline
+                for i in 0..<o.count {
+                    let a = o[i], b = o[(i + 1) % o.count]
+                    // Canonical key (rounded to cm) so the neighbour's copy of the edge is dropped.
+                    let k1 = [a.x, a.y, b.x, b.y].map { ($0 * 100).rounded() }
+                    let k2 = [b.x, b.y, a.x, a.y].map { ($0 * 100).rounded() }
+                    if seen.contains(k1) || seen.contains(k2) { continue }
+                    seen.insert(k1)
+                    list.append((a, b))
+                }
+            }
+            out[floor] = list
+        }
+        return out
+    }
+}

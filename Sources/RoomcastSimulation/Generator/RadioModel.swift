@@ -1,0 +1,49 @@
+import Foundation
+
+/// How a simulated advertisement's RSSI comes about at a receiver: log-distance
+/// path loss, per-wall and per-floor loss, a fixed receiver offset, slow correlated
+/// shadowing (Gauss–Markov), fast fading, sensitivity and random packet loss.
+public struct RadioModel: Sendable, Equatable {
+    /// Preset noise levels.
+    public enum Noise: String, Sendable, CaseIterable {
+        case low, normal, high
+    }
+
+    public var pathLossExponent = 2.2
+    /// dB per wall crossed on the straight path.
+    public var wallLoss = 4.0
+    /// dB per floor between transmitter and receiver.
+    public var floorLoss = 15.0
+    /// Standard deviation of each receiver's fixed offset, dB.
+    public var receiverOffsetSigma = 3.0
+    /// Standard deviation of the slow shadowing, dB.
+    public var shadowingSigma = 4.0
+    /// Correlation time of the shadowing, seconds.
+    public var shadowingTime = 8.0
+    /// Standard deviation of per-packet fading, dB.
+    public var fadingSigma = 4.0
+    /// Packets below this RSSI are not received, dBm.
+    public var sensitivity = -98.0
+    /// Probability that a receiver misses a packet regardless of its strength.
+    public var lossProbability = 0.1
+    /// Standard deviation of a beacon's true 1 m power around what it advertises, dB.
+    public var powerSpread = 2.0
+
+    public init(noise: Noise = .normal) {
+        switch noise {
+        case .low:
+            receiverOffsetSigma = 1; shadowingSigma = 2; fadingSigma = 2; lossProbability = 0.05; powerSpread = 1
+        case .normal:
+            break
+        case .high:
+            receiverOffsetSigma = 5; shadowingSigma = 6; fadingSigma = 6; lossProbability = 0.2; powerSpread = 3
+            wallLoss = 3
+        }
+    }
+
+    /// Noise-free mean RSSI at `distance` metres through `walls` walls and `floors` floors.
+    public func meanRSSI(power: Double, distance: Double, walls: Int, floors: Int) -> Double {
+        let d = max(distance, 0.1)
+        return power - 10 * pathLossExponent * log10(d) - wallLoss * Double(walls) - floorLoss * Double(floors)
+    }
+}

@@ -1,0 +1,30 @@
+/// What to simulate: the building, who is in it, how noisy the radio is.
+public struct SimulationSettings: Sendable {
+    public var plan: FloorPlan
+    public var seed: UInt64
+    /// Seconds.
+    public var duration: Double
+    /// Unix seconds of the scenario start (fixed so output does not depend on the clock).
+    public var t0: Double = 1_767_225_600
+    /// People walking about, each carrying a tag (iBeacon, 200 ms or 1 s).
+    public var people: Int = 3
+    /// How many of the people also carry a phone (rotating address, resolved to an `irk:` id).
+    public var phones: Int = 1
+    /// Beacons lying still in a room (iBeacon / Eddystone, 1–2 s).
+    public var staticTags: Int = 2
+    /// Untracked devices heard by the nodes (neighbours, TVs).
+    public var strangers: Int = 3
+    /// Mean stay in a room, seconds.
+    public var meanStay: Double = 90
+    /// Chance of leaving the building after a stay.
+    public var leaveProbability: Double = 0.12
+    /// Seconds between a phone's address rotations.
+    public var addressRotation: Double = 900
+    public var radio = RadioModel()
+
+    public init(plan: FloorPlan, seed: UInt64, duration: Double) {
+        self.plan = plan
+        self.seed = seed
+        self.duration = duration
+    }
+}

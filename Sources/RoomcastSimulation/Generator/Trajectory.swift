@@ -1,0 +1,109 @@
+/// Where one transmitter is over time: straight legs at walking speed, stays, and
+/// spells away from the building. Times are seconds from the scenario start.
+public struct Trajectory: Sendable, Equatable {
+    /// One piece of movement; `present == false` means outside the building.
+    public struct Leg: Sendable, Equatable {
+        public var t0: Double
+        public var t1: Double
+        public var from: Point
+        public var to: Point
+        public var floor: Int
+        public var present: Bool
+    }
+
+    public private(set) var legs: [Leg] = []
+
+    public init(legs: [Leg]) { self.legs = legs }
+
+    /// A transmitter that never moves.
+    public static func fixed(at p: Point, floor: Int, duration: Double) -> Trajectory {
+        Trajectory(legs: [Leg(t0: 0, t1: duration, from: p, to: p, floor: floor, present: true)])
+    }
+
+    /// Position and floor at `t`, nil while away (or outside the legs).
+    public func position(at t: Double) -> (point: Point, floor: Int)? {
+        guard let leg = leg(at: t), leg.present else { return nil }
+        let span = leg.t1 - leg.t0
+        let f = span > 0 ? min(max((t - leg.t0) / span, 0), 1) : 1
+        return (Point(leg.from.x + (leg.to.x - leg.from.x) * f, leg.from.y + (leg.to.y - leg.from.y) * f), leg.floor)
+    }
+
+    func leg(at t: Double) -> Leg? {
+        var lo = 0, hi = legs.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if legs[mid].t1 <= t { lo = mid + 1 } else { hi = mid }
+        }
+        guard lo < legs.count, legs[lo].t0 <= t else { return nil }
+        return legs[lo]
+    }
+
+    /// A walking person's day: stays in rooms, walks between them (by the stairs when
+    /// the floor changes), sometimes leaves the building through `plan.exit`.
+    static func walker(plan: FloorPlan, duration: Double, rng: inout SeededRandom,
+                       meanStay: Double = 90, leaveProbability: Double = 0.12) -> Trajectory {
+        var legs: [Leg] = []
+        var t = 0.0
+        var room = plan.rooms[rng.index(plan.rooms.count)]
+        var pos = randomPoint(in: room, rng: &rng)
+        var floor = room.floor
+        let speed = rng.uniform(0.8, 1.3)
+
+        func stay(_ seconds: Double) {
+            legs.append(Leg(t0: t, t1: t + seconds, from: pos, to: pos, floor: floor, present: true))
+            t += seconds
+        }
+        func walk(to q: Point) {
+            let d = ((q.x - pos.x) * (q.x - pos.x) + (q.y - pos.y) * (q.y - pos.y)).squareRoot()
+            let seconds = max(d / speed, 0.5)
+            legs.append(Leg(t0: t, t1: t + seconds, from: pos, to: q, floor: floor, present: true))
+            t += seconds
+            pos = q
+        }
+        func go(to target: ScenarioLayout.Room) {
+            if target.floor != floor, let here = plan.stairs.compactMap(plan.room).first(where: { $0.floor == floor }),
+               let there = plan.stairs.compactMap(plan.room).first(where: { $0.floor == target.floor }) {
+                walk(to: randomPoint(in: here, rng: &rng))
+                // Climbing: a few seconds on the stairs, then on the other floor.
+                stay(2)
+                floor = there.floor
+                pos = randomPoint(in: there, rng: &rng)
+                stay(2)
+            }
+            floor = target.floor
+            walk(to: randomPoint(in: target, rng: &rng))
+            room = target
+        }
+
+        while t < duration {
+            stay(max(15, rng.exponential(mean: meanStay)))
+            if rng.chance(leaveProbability), let exit = plan.room(plan.exit) {
+                go(to: exit)
+                let away = rng.uniform(60, 400)
+                legs.append(Leg(t0: t, t1: t + away, from: pos, to: pos, floor: floor, present: false))
+                t += away
+                stay(3)
+                continue
+            }
+            let others = plan.rooms.filter { $0.name != room.name }
+            guard !others.isEmpty else { continue }
+            go(to: others[rng.index(others.count)])
+        }
+        return Trajectory(legs: legs)
+    }
+
+    /// A uniformly random point of `room`, at least `margin` metres from its walls
+    /// (rejection sampling in the bounding box; falls back to the centre).
+    static func randomPoint(in room: ScenarioLayout.Room, rng: inout SeededRandom, margin: Double = 0.4) -> Point {
+        let o = room.outline
+        guard let minX = o.map(\.x).min(), let maxX = o.map(\.x).max(),
+              let minY = o.map(\.y).min(), let maxY = o.map(\.y).max() else { return Point(0, 0) }
+        for _ in 0..<100 {
+            let p = Point(rng.uniform(minX + margin, maxX - margin), rng.uniform(minY + margin, maxY - margin))
+            let probes = [p, Point(p.x - margin, p.y), Point(p.x + margin, p.y), Point(p.x, p.y - margin),
+                          Point(p.x, p.y + margin)]
+            if probes.allSatisfy(room.contains) { return p }
+        }
+        return Geometry.centre(o)
+    }
+}

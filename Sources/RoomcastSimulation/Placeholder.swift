@@ -1,1 +1,0 @@
-// Placeholder: the RoomcastSimulation module's sources go in this folder.

@@ -1,0 +1,46 @@
+/// A point on a floor plan, metres.
+public struct Point: Sendable, Equatable, Hashable {
+    public var x: Double
+    public var y: Double
+
+    public init(_ x: Double, _ y: Double) {
+        self.x = x
+        self.y = y
+    }
+}
+
+/// Plane geometry for floor plans: point in polygon, segment crossing.
+public enum Geometry {
+    /// Even-odd point-in-polygon test.
+    public static func contains(_ polygon: [Point], _ p: Point) -> Bool {
+        guard polygon.count >= 3 else { return false }
+        var inside = false
+        var j = polygon.count - 1
+        for i in 0..<polygon.count {
+            let a = polygon[i], b = polygon[j]
+            if (a.y > p.y) != (b.y > p.y) {
+                let x = a.x + (p.y - a.y) * (b.x - a.x) / (b.y - a.y)
+                if p.x < x { inside.toggle() }
+            }
+            j = i
+        }
+        return inside
+    }
+
+    /// Whether segments pq and ab cross properly (touching at an end does not count).
+    public static func crosses(_ p: Point, _ q: Point, _ a: Point, _ b: Point) -> Bool {
+        func orient(_ u: Point, _ v: Point, _ w: Point) -> Double {
+            (v.x - u.x) * (w.y - u.y) - (v.y - u.y) * (w.x - u.x)
+        }
+        let d1 = orient(a, b, p), d2 = orient(a, b, q)
+        let d3 = orient(p, q, a), d4 = orient(p, q, b)
+        return ((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0)) && ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0))
+    }
+
+    /// The centroid of a polygon's vertices (good enough for convex and L-shaped rooms).
+    public static func centre(_ polygon: [Point]) -> Point {
+        guard !polygon.isEmpty else { return Point(0, 0) }
+        let n = Double(polygon.count)
+        return Point(polygon.map(\.x).reduce(0, +) / n, polygon.map(\.y).reduce(0, +) / n)
+    }
+}

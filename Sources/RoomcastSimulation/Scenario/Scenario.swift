@@ -1,0 +1,101 @@
+import Foundation
+import Shared
+
+/// A replayable scenario: layout, tracked beacons, ground truth and received packets
+/// (a directory with layout.json, beacons.json, truth.jsonl, raw.jsonl[.gz]).
+public struct Scenario: Sendable {
+    public var name: String
+    public var layout: ScenarioLayout
+    public var beacons: [ScenarioBeacon]
+    public var truth: [TruthSpan]
+    /// Sorted by time (stable for equal times).
+    public var packets: [RawPacket]
+
+    public init(name: String, layout: ScenarioLayout, beacons: [ScenarioBeacon], truth: [TruthSpan],
+                packets: [RawPacket]) {
+        self.name = name
+        self.layout = layout
+        self.beacons = beacons
+        self.truth = truth
+        self.packets = Scenario.sortedStable(packets)
+    }
+
+    /// Why a scenario could not be loaded, naming the file and line.
+    public struct LoadError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Loads the scenario in `directory`; raw packets come from raw.jsonl.gz or raw.jsonl.
+    public static func load(from directory: URL) throws -> Scenario {
+        func file(_ name: String) -> URL { directory.appendingPathComponent(name) }
+        func read(_ name: String) throws -> Data {
+            do { return try Data(contentsOf: file(name)) } catch {
+                throw LoadError(description: "\(file(name).path): cannot read (\(error.localizedDescription))")
+            }
+        }
+        let layout: ScenarioLayout = try decode(read("layout.json"), "layout.json")
+        let problems = layout.problems()
+        guard problems.isEmpty else {
+            throw LoadError(description: "layout.json: " + problems.joined(separator: "; "))
+        }
+        let beacons: [ScenarioBeacon] = try decode(read("beacons.json"), "beacons.json")
+        let truth: [TruthSpan] = try decodeLines(read("truth.jsonl"), "truth.jsonl")
+        let raw: Data
+        let fm = FileManager.default
+        if fm.fileExists(atPath: file("raw.jsonl.gz").path) {
+            raw = try Gzip.decompress(file: file("raw.jsonl.gz"))
+        } else if fm.fileExists(atPath: file("raw.jsonl").path) {
+            raw = try read("raw.jsonl")
+        } else {
+            throw LoadError(description: "\(directory.path): no raw.jsonl.gz or raw.jsonl")
+        }
+        let packets: [RawPacket] = try decodeLines(raw, "raw.jsonl")
+        return Scenario(name: directory.lastPathComponent, layout: layout, beacons: beacons,
+                        truth: truth, packets: packets)
+    }
+
+    /// The beacon entry for `id`, if tracked.
+    public func beacon(_ id: BeaconID) -> ScenarioBeacon? {
+        beacons.first { $0.id == id }
+    }
+
+    static func decode<T: Decodable>(_ data: Data, _ what: String) throws -> T {
+        do { return try JSONDecoder().decode(T.self, from: data) } catch let e as DecodingError {
+            throw LoadError(description: "\(what): \(describe(e))")
+        }
+    }
+
+    static func decodeLines<T: Decodable>(_ data: Data, _ what: String) throws -> [T] {
+        let decoder = JSONDecoder()
+        var out: [T] = []
+        var lineNumber = 0
+        for line in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            lineNumber += 1
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { continue }
+            do { out.append(try decoder.decode(T.self, from: Data(line))) } catch let e as DecodingError {
+                throw LoadError(description: "\(what):\(lineNumber): \(describe(e))")
+            }
+        }
+        return out
+    }
+
+    static func describe(_ e: DecodingError) -> String {
+        func path(_ p: [CodingKey]) -> String {
+            p.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        }
+        switch e {
+        case let .typeMismatch(t, c): return "\(path(c.codingPath)): expected \(t)"
+        case let .valueNotFound(t, c): return "\(path(c.codingPath)): missing \(t)"
+        case let .keyNotFound(k, c): return "\(path(c.codingPath + [k])): missing"
+        case let .dataCorrupted(c): return "\(path(c.codingPath)): \(c.debugDescription)"
+        @unknown default: return String(describing: e)
+        }
+    }
+
+    static func sortedStable(_ packets: [RawPacket]) -> [RawPacket] {
+        if zip(packets, packets.dropFirst()).allSatisfy({ $0.t <= $1.t }) { return packets }
+        return packets.enumerated().sorted { a, b in
+            a.element.t != b.element.t ? a.element.t < b.element.t : a.offset < b.offset
+        }.map(\.element)
+    }
+}

@@ -1,0 +1,28 @@
+import Foundation
+import RoomcastSimulation
+import Synchronization
+
+/// Scenario fixtures of this test target (see Fixtures/README.md).
+enum SimulationFixtures {
+    struct Missing: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// The fixture directory `name` (e.g. "kolakowski-robot").
+    static func directory(_ name: String) throws -> URL {
+        guard let root = Bundle.module.url(forResource: "Fixtures", withExtension: nil) else {
+            throw Missing(description: "Fixtures folder not in the test bundle")
+        }
+        return root.appendingPathComponent(name)
+    }
+
+    /// The scenario fixture `name`, loaded once per process (the calib set takes a moment).
+    static func scenario(_ name: String) throws -> Scenario {
+        if let s = cache.withLock({ $0[name] }) { return s }
+        let s = try Scenario.load(from: directory(name))
+        cache.withLock { $0[name] = s }
+        return s
+    }
+
+    private static let cache = Mutex<[String: Scenario]>([:])
+}

@@ -1,0 +1,129 @@
+import Foundation
+import Shared
+import Testing
+@testable import RoomcastSimulation
+
+@Suite("Simulation")
+struct SimulationTests {
+    static func generate(_ plan: FloorPlan = .house, seed: UInt64 = 7, duration: Double = 120,
+                         noise: RadioModel.Noise = .normal) -> GeneratedScenario {
+        var s = SimulationSettings(plan: plan, seed: seed, duration: duration)
+        s.radio = RadioModel(noise: noise)
+        return ScenarioSimulator(settings: s).run()
+    }
+
+    @Test("same seed, same scenario; another seed, another one")
+    func deterministic() {
+        let a = Self.generate(), b = Self.generate(), c = Self.generate(seed: 8)
+        #expect(a.scenario.packets == b.scenario.packets)
+        #expect(a.scenario.truth == b.scenario.truth)
+        #expect(a.scenario.layout == b.scenario.layout)
+        #expect(a.scenario.beacons == b.scenario.beacons)
+        #expect(a.bound == b.bound)
+        #expect(a.scenario.packets != c.scenario.packets)
+        #expect(a.scenario.layout.nodes != c.scenario.layout.nodes)
+    }
+
+    @Test("a short scenario is well-formed", arguments: FloorPlan.names)
+    func wellFormed(_ name: String) throws {
+        let plan = try #require(FloorPlan.named(name))
+        let g = Self.generate(plan)
+        let s = g.scenario
+        #expect(s.layout.problems().isEmpty)
+        // Every room has a receiver, placed inside it.
+        for room in plan.rooms {
+            let nodes = s.layout.nodes.filter { $0.room == room.name }
+            #expect(!nodes.isEmpty, "\(room.name) has no node")
+            for n in nodes { #expect(room.contains(Point(n.x, n.y)), "\(n.name) outside \(room.name)") }
+        }
+        // Truth covers every tracked beacon for the whole run, without gaps or overlaps.
+        for b in s.beacons {
+            let spans = s.truth.filter { $0.id == b.id }
+            #expect(spans.first?.t0 == s.layout.t0)
+            #expect(spans.last?.t1 == s.layout.t0 + s.layout.duration)
+            #expect(zip(spans, spans.dropFirst()).allSatisfy { $0.t1 == $1.t0 && $0.room != $1.room })
+            if !b.mobile { #expect(spans.count == 1) }
+        }
+        let nodeNames = Set(s.layout.nodes.map(\.name))
+        #expect(s.packets.allSatisfy { nodeNames.contains($0.node) && (-98)...(-20) ~= $0.rssi })
+        #expect(zip(s.packets, s.packets.dropFirst()).allSatisfy { $0.t <= $1.t })
+        // A beacon at 200 ms heard by several nodes gives thousands of packets in two minutes.
+        #expect(s.packets.count > 2000)
+        // Nobody is heard while away.
+        for span in s.truth where span.room == nil {
+            #expect(!s.packets.contains { $0.id == span.id && $0.t > span.t0 + 0.01 && $0.t < span.t1 - 0.01 })
+        }
+    }
+
+    @Test("phones rotate their address; tags keep theirs")
+    func rotation() throws {
+        var settings = SimulationSettings(plan: .flat, seed: 3, duration: 120)
+        settings.addressRotation = 30
+        settings.leaveProbability = 0
+        let s = ScenarioSimulator(settings: settings).run().scenario
+        let phone = try #require(BeaconID.irk("phone-0"))
+        let macs = Set(s.packets.filter { $0.id == phone }.compactMap(\.mac))
+        #expect(macs.count >= 3)
+        #expect(s.packets.filter { $0.id.scheme == "ibeacon" }.allSatisfy { $0.mac == nil })
+    }
+
+    @Test("the nearest-node bound beats the baselines and the scores are sane")
+    func bound() throws {
+        let g = Self.generate(.house, seed: 11, duration: 600, noise: .low)
+        let bound = g.boundScore()
+        #expect(bound.settledAccuracy > 0.8)
+        #expect(bound.settledSamples > 1000)
+        for baseline in Baselines.all {
+            let score = baseline.run(scenario: g.scenario)
+            #expect((0...1).contains(score.settledAccuracy))
+            #expect(score.settledSamples == bound.settledSamples)
+            #expect(score.settledAccuracy <= bound.settledAccuracy + 0.02, "\(baseline.name): \(score.summary)")
+            #expect(score.settledAccuracy > 0.5, "\(baseline.name): \(score.summary)")
+        }
+    }
+
+    @Test("walls: shared walls count once, floors are separate")
+    func walls() {
+        let sim = ScenarioSimulator(settings: SimulationSettings(plan: .house, seed: 1, duration: 10))
+        let w = FloorPlan.house.walls()
+        // 4 rooms of rects per floor: 16 edges, 4 of them shared → but edges of unequal rooms only
+        // coincide where they are the same segment; the hall/office wall x=4 is shared.
+        #expect(sim.walls(between: Point(3, 3), Point(9, 3), on: 0, w) == 1)  // living → kitchen
+        #expect(sim.walls(between: Point(3, 3), Point(9, 8), on: 0, w) == 2)  // living → office
+        #expect(sim.walls(between: Point(1, 1), Point(2, 2), on: 0, w) == 0)
+        #expect(sim.walls(between: Point(-1, 3), Point(3, 3), on: 0, w) == 1)  // from outside
+    }
+
+    @Test("a written scenario loads back the same, plain and gzip")
+    func roundTrip() throws {
+        let g = Self.generate(.flat, seed: 5, duration: 60)
+        for gzip in [false, true] {
+            let dir = FileManager.default.temporaryDirectory
+                .appendingPathComponent("roomcast-sim-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: dir) }
+            try DirectoryScenarioWriter(directory: dir, gzip: gzip).write(g)
+            let back = try Scenario.load(from: dir)
+            #expect(back.layout == g.scenario.layout)
+            #expect(back.beacons == g.scenario.beacons)
+            #expect(back.packets == g.scenario.packets)
+            #expect(back.truth.count == g.scenario.truth.count)
+            for (x, y) in zip(back.truth, g.scenario.truth) {
+                #expect(x.id == y.id && x.room == y.room && abs(x.t0 - y.t0) < 1e-3 && abs(x.t1 - y.t1) < 1e-3)
+            }
+            #expect(try DecisionTimeline.load(boundIn: dir) == g.bound)
+        }
+    }
+
+    @Test("the loader names the file and line of bad input")
+    func loadErrors() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-bad-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try DirectoryScenarioWriter(directory: dir).write(Self.generate(.flat, seed: 1, duration: 10))
+        try Data("{\"t\": 1, \"node\": \"x\", \"id\": \"ibeacon:nope\", \"rssi\": -50}\n".utf8)
+            .write(to: dir.appendingPathComponent("raw.jsonl"))
+        #expect(throws: Scenario.LoadError.self) { try Scenario.load(from: dir) }
+        do { _ = try Scenario.load(from: dir) } catch {
+            #expect("\(error)".contains("raw.jsonl:1"))
+        }
+    }
+}
