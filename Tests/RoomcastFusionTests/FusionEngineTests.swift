@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import RoomcastFusion
+import RoomcastSimulation
 import Shared
 
 @Suite struct FusionEngineTests {
@@ -220,15 +221,11 @@ import Shared
     }
 
     @Test func deterministicReplay() throws {
-        let replay = try KolakowskiReplay.load("robot")
+        let scenario = try SimulationFixtures.scenario("kolakowski-robot")
         func run() -> [PresenceDecision] {
-            var engine = FusionEngine(site: replay.site, settings: FusionSettings())
-            var all: [PresenceDecision] = []
-            var recorder = Recorder(engine: engine)
-            _ = replay.run(&recorder)
-            all = recorder.log
-            engine = recorder.engine
-            return all + engine.allDecisions()
+            let recorder = Recorder(engine: FusionEngine(site: scenario.layout.siteModel(), settings: FusionSettings()))
+            _ = Evaluation.replay(scenario: scenario, estimator: recorder)
+            return recorder.log + recorder.engine.allDecisions()
         }
         let first = run(), second = run()
         #expect(first.count > 3)
@@ -236,13 +233,15 @@ import Shared
     }
 }
 
-/// Wraps an engine and keeps every decision it returns, in full.
-struct Recorder: PresenceEstimator {
+/// Wraps an engine and keeps every decision it returns, in full (a class, so the
+/// log survives being handed to a replay by value).
+final class Recorder: PresenceEstimator {
     var engine: FusionEngine
     var log: [PresenceDecision] = []
-    mutating func ingest(_ reading: BeaconReading, now: Double) { engine.ingest(reading, now: now) }
-    mutating func nodeStatus(_ node: String, online: Bool, now: Double) { engine.nodeStatus(node, online: online, now: now) }
-    mutating func tick(now: Double) -> [PresenceDecision] {
+    init(engine: FusionEngine) { self.engine = engine }
+    func ingest(_ reading: BeaconReading, now: Double) { engine.ingest(reading, now: now) }
+    func nodeStatus(_ node: String, online: Bool, now: Double) { engine.nodeStatus(node, online: online, now: now) }
+    func tick(now: Double) -> [PresenceDecision] {
         let d = engine.tick(now: now)
         log += d
         return d
