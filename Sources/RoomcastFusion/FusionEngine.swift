@@ -11,7 +11,7 @@ import Shared
 /// published room only when a challenger leads by `switch_margin` for
 /// `min_dwell`. A pure state machine: time enters only through `now` and
 /// capture times, so replays are deterministic. docs/fusion.md has the design.
-public struct FusionEngine: PresenceEstimator {
+public struct FusionEngine: PresenceEstimator, Sendable {
     /// The site this engine was built for.
     public let site: SiteModel
     /// The settings in force.

@@ -100,7 +100,7 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         #expect(c.nodes[1].rxAdjust == -2.5)
         #expect(c.nodes[2] == SiteModel.Node(name: "roaming-pi", room: nil))
         #expect(c.beacons.count == 2)
-        #expect(c.fusion == AggregatorConfig.Fusion(awayTimeoutS: 45, switchMarginDb: 5, minDwellS: 8, maxReadingAgeS: 12))
+        #expect(c.fusion == AggregatorConfig.Fusion(awayTimeoutS: 45, switchMargin: 0.4, minDwellS: 8, maxReadingAgeS: 12))
         #expect(c.discovery == AggregatorConfig.Discovery(enabled: false, prefix: "ha"))
         #expect(c.output == AggregatorConfig.Output(refreshIntervalS: 120, mqttRoom: true))
         #expect(c.partition == AggregatorConfig.Partition(floors: [0, 1], rooms: ["kitchen"]))

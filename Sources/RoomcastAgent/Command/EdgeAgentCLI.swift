@@ -137,8 +137,10 @@ public enum EdgeAgentCLI {
         var onTick: (@Sendable (ScanTable, Double) -> Void)?
         if let scanView { onTick = { table, now in scanView.render(table, now: now) } }
         let serviceLogger = scan && !json ? Logger(label: "edge-agent", level: .error) : logger
+        // A capture replayed in real time to a broker stands in for a live node: its clock is shifted to now.
+        let rebase: Bool = { if case .btsnoop(_, .max) = spec { false } else { mqtt != nil } }()
         let service = EdgeAgentService(settings: config.agentSettings, decoder: decoder, source: source, sink: sink, mqtt: mqtt,
-                                       logger: serviceLogger, onTick: onTick)
+                                       logger: serviceLogger, rebaseReplayToNow: rebase, onTick: onTick)
         let lifecycle = ServiceLifecycle(logger: logger)
         lifecycle.onShutdown("stop the radio") { await service.stop() }
         let isReplay: Bool = { if case .btsnoop = spec { true } else { false } }()

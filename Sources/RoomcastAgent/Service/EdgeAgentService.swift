@@ -19,10 +19,14 @@ public final class EdgeAgentService: Sendable {
     private let isReplay: Bool
     /// Called with the scan table after each tick (for `edge-agent scan`).
     private let onTick: (@Sendable (ScanTable, Double) -> Void)?
+    /// Shift a replay's capture times so its first packet is "now": a capture
+    /// replayed in real time to a live aggregator then looks like a live node.
+    private let rebaseReplayToNow: Bool
 
     public init(settings: AgentSettings, decoder: AdvertisementDecoder, source: any RadioSource, sink: any AgentSink,
                 mqtt: MQTTClient?, clock: any TimeSource = SystemTimeSource(), logger: Logger,
-                onTick: (@Sendable (ScanTable, Double) -> Void)? = nil) {
+                rebaseReplayToNow: Bool = false, onTick: (@Sendable (ScanTable, Double) -> Void)? = nil) {
+        self.rebaseReplayToNow = rebaseReplayToNow
         self.settings = settings
         self.decoder = decoder
         self.source = source
@@ -40,7 +44,9 @@ public final class EdgeAgentService: Sendable {
         mqtt?.start()
         try await source.start()
         var reports = source.reports.makeAsyncIterator()
-        let first = await reports.next()
+        var first = await reports.next()
+        let offset = isReplay && rebaseReplayToNow ? clock.now() - (first?.timestamp ?? clock.now()) : 0
+        first?.timestamp += offset
         let start = isReplay ? (first?.timestamp ?? clock.now()) : clock.now()
         let core = AgentCore(settings: settings, decoder: decoder, startTime: start)
         let runtime = AgentRuntime(core: core, sink: sink, counters: source.counters, ticksFromReports: isReplay, startTime: start)
@@ -71,7 +77,8 @@ public final class EdgeAgentService: Sendable {
         }
 
         if let first { await runtime.handle(first) }
-        while let report = await reports.next() {
+        while var report = await reports.next() {
+            report.timestamp += offset
             await runtime.handle(report)
         }
         ticker.cancel()

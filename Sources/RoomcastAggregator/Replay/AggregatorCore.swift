@@ -65,7 +65,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                 resumable.resume(d, now: now)
                 if let back = resumable as? Engine { engine = back }
             }
-        case .success(.aggregatorStatus), .success(.lease):
+        case .success(.aggregatorStatus), .success(.lease), .success(.ignored):
             break
         }
         return (out, nil)
