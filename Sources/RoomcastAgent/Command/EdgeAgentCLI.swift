@@ -9,6 +9,7 @@ import Shared
 public enum EdgeAgentCLI {
     static let speed = OptionSpec.option("speed", value: "speed",
                                          help: "Replay speed for btsnoop sources: realtime, max or a factor.", default: "realtime")
+    static let dryRun = OptionSpec.flag("dry-run", help: "Print every message as JSONL on stdout instead of connecting to a broker.")
     static let record = OptionSpec.option("record", value: "file", help: "Also write what the radio delivers to a btsnoop file (btmon -r reads it).")
 
     public static let spec = CommandSpec(
@@ -18,7 +19,7 @@ public enum EdgeAgentCLI {
         subcommands: [
             CommandSpec("run", abstract: "Run the agent (the default).",
                         options: [StandardOptions.config, StandardOptions.broker, StandardOptions.node, StandardOptions.source,
-                                  speed, record, StandardOptions.dryRun, StandardOptions.logLevel]),
+                                  speed, record, dryRun, StandardOptions.logLevel]),
             CommandSpec("scan", abstract: "Show the beacons in view, nearest first (the ranging table).",
                         options: [StandardOptions.config, StandardOptions.source, speed,
                                   .flag("json", help: "Print one JSON reading per line instead of the table."),
