@@ -44,7 +44,8 @@ public final class EdgeAgentService: Sendable {
         mqtt?.start()
         try await source.start()
         var reports = source.reports.makeAsyncIterator()
-        var first = await reports.next()
+        // A replay's clock starts at its first packet; a live radio's is now (never wait for a first report).
+        var first = isReplay ? await reports.next() : nil
         let offset = isReplay && rebaseReplayToNow ? clock.now() - (first?.timestamp ?? clock.now()) : 0
         first?.timestamp += offset
         let start = isReplay ? (first?.timestamp ?? clock.now()) : clock.now()
