@@ -5,6 +5,7 @@ import Foundation
 let benchmarks: [(name: String, summary: String, run: ([String]) throws -> Void)] = [
     ("hci", "HCI advertising-report decode and replay vs btmon", HCIBenchmark.run),
     ("advertising", "decode throughput per beacon format", AdvertisingBenchmark.run),
+    ("agent", "edge-agent CPU and RSS replaying a busy capture (real time and max)", AgentBenchmark.run),
     ("simulation", "room accuracy of the baselines on generated homes", SimulationBenchmark.run),
 ]
 
