@@ -110,8 +110,10 @@ extension FusionEngine {
         guard maxLL.isFinite else { return false }  // only nodes without a room heard it
 
         // Room-level HMM: predict (a room change at `switch_rate`), then update.
+        let rate = usedGeometry ? settings.switchRate : settings.nearestSwitchRate
+        let weight = usedGeometry ? settings.evidenceWeight : settings.nearestEvidenceWeight
         if roomCount > 1 && dt > 0 {
-            let stay = exp(-settings.switchRate * dt)
+            let stay = exp(-rate * dt)
             let spread = (1 - stay) / Double(roomCount - 1)
             for r in 0..<roomCount {
                 let p = exp(s.logPosterior[r])
@@ -119,7 +121,7 @@ extension FusionEngine {
             }
         }
         for r in 0..<roomCount {
-            s.logPosterior[r] += settings.evidenceWeight * (scratchRoomLL[r] - maxLL)
+            s.logPosterior[r] += weight * (scratchRoomLL[r] - maxLL)
         }
         Self.normalise(&s.logPosterior)
 

@@ -36,7 +36,10 @@ public struct FusionSettings: Codable, Sendable, Equatable {
 
     /// Which RSSI of a reading feeds the evidence: `raw` (the newest packet's,
     /// filtered here only) or `filtered` (the node's own filter, then this one).
-    public var rssiInput: RSSIInput = .raw
+    public var rssiInput: RSSIInput = .filtered
+    /// With `filtered` input: how far to lean towards the reading's newest raw RSSI
+    /// (0…1). The node's filter lags; a little of the raw value buys back time.
+    public var rawWeight: Double = 0
 
     /// Time constant (seconds) of the per-node RSSI average when the signal rises.
     public var riseTimeConstant: Double = 0.3
@@ -65,10 +68,15 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     public var switchEvidence: Double = 0
     /// Prior rate of room changes (per second) in the room-level hidden Markov model:
     /// lower is stickier.
-    public var switchRate: Double = 0.01
+    public var switchRate: Double = 0.05
     /// Weight of one evaluation's likelihood in the room filter (readings are
     /// correlated, so less than 1).
-    public var evidenceWeight: Double = 0.5
+    public var evidenceWeight: Double = 1
+    /// Nearest-node mode: its own room-filter weight and change rate. One node
+    /// against another is coarser evidence than a fit over all nodes, so the
+    /// filter is stickier.
+    public var nearestEvidenceWeight: Double = 0.5
+    public var nearestSwitchRate: Double = 0.01
     /// Nearest-node mode: dB per natural-log unit of likelihood.
     public var nearestTemperature: Double = 3
     /// Nearest-node mode: the temperature is at least this × the noisiest fresh
@@ -141,6 +149,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         case minRSSI = "min_rssi"
         case maxRSSI = "max_rssi"
         case rssiInput = "rssi_input"
+        case rawWeight = "raw_weight"
         case riseTimeConstant = "rise_time_constant"
         case fallTimeConstant = "fall_time_constant"
         case steadyTimeConstant = "steady_time_constant"
@@ -152,6 +161,8 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         case switchEvidence = "switch_evidence"
         case evidenceWeight = "evidence_weight"
         case nearestTemperature = "nearest_temperature"
+        case nearestEvidenceWeight = "nearest_evidence_weight"
+        case nearestSwitchRate = "nearest_switch_rate"
         case unheardPenalty = "unheard_penalty"
         case nearestNoiseFactor = "nearest_noise_factor"
         case useGeometry = "use_geometry"
@@ -193,6 +204,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         minRSSI = try v(.minRSSI, d.minRSSI)
         maxRSSI = try v(.maxRSSI, d.maxRSSI)
         rssiInput = try v(.rssiInput, d.rssiInput)
+        rawWeight = try v(.rawWeight, d.rawWeight)
         riseTimeConstant = try v(.riseTimeConstant, d.riseTimeConstant)
         fallTimeConstant = try v(.fallTimeConstant, d.fallTimeConstant)
         steadyTimeConstant = try v(.steadyTimeConstant, d.steadyTimeConstant)
@@ -204,6 +216,8 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         switchEvidence = try v(.switchEvidence, d.switchEvidence)
         evidenceWeight = try v(.evidenceWeight, d.evidenceWeight)
         nearestTemperature = try v(.nearestTemperature, d.nearestTemperature)
+        nearestEvidenceWeight = try v(.nearestEvidenceWeight, d.nearestEvidenceWeight)
+        nearestSwitchRate = try v(.nearestSwitchRate, d.nearestSwitchRate)
         unheardPenalty = try v(.unheardPenalty, d.unheardPenalty)
         nearestNoiseFactor = try v(.nearestNoiseFactor, d.nearestNoiseFactor)
         useGeometry = try v(.useGeometry, d.useGeometry)
@@ -256,6 +270,8 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         nonNegative(switchEvidence, .switchEvidence)
         positive(evidenceWeight, .evidenceWeight)
         positive(nearestTemperature, .nearestTemperature)
+        positive(nearestEvidenceWeight, .nearestEvidenceWeight)
+        positive(nearestSwitchRate, .nearestSwitchRate)
         nonNegative(unheardPenalty, .unheardPenalty)
         nonNegative(nearestNoiseFactor, .nearestNoiseFactor)
         positive(gridResolution, .gridResolution)
@@ -274,6 +290,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
             problems.append("fusion.switch_margin: must be in 0..<1 (is \(switchMargin))")
         }
         if !(minRSSI < maxRSSI) { problems.append("fusion.min_rssi: must be below max_rssi") }
+        if !(rawWeight >= 0 && rawWeight <= 1) { problems.append("fusion.raw_weight: must be in 0...1 (is \(rawWeight))") }
         if calibrationRate > 1 { problems.append("fusion.calibration_rate: must be <= 1 (is \(calibrationRate))") }
         if maxCells < 1 { problems.append("fusion.max_cells: must be >= 1 (is \(maxCells))") }
         if maxBeacons < 1 { problems.append("fusion.max_beacons: must be >= 1 (is \(maxBeacons))") }
