@@ -212,12 +212,17 @@ extension FusionEngine {
         guard scratchColumns.count >= 2 else { return false }
         // Leave the stored geometry uniquely referenced while its scratch is written.
         geometry = nil
+        // Only rooms within reach of the strongest node are worth a likelihood.
+        var anchor = 0
+        for k in 1..<scratchMeasurements.count where scratchMeasurements[k] > scratchMeasurements[anchor] { anchor = k }
+        let rooms = g.rooms(near: scratchColumns[anchor])
         let best = scratchColumns.withUnsafeBufferPointer { cols in
             scratchMeasurements.withUnsafeBufferPointer { ms in
-                g.cellLikelihood(columns: cols, measurements: ms, powerSigma: settings.powerSigma)
+                g.cellLikelihood(columns: cols, measurements: ms, powerSigma: settings.powerSigma, rooms: rooms)
             }
         }
-        let position = g.roomLikelihood(into: &scratchRoomLL, bestCell: best)
+        guard best >= 0 else { geometry = g; return false }
+        let position = g.roomLikelihood(into: &scratchRoomLL, bestCell: best, rooms: rooms)
         s.position = position
         lastBestCell = best
         geometry = g

@@ -94,6 +94,9 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     /// above `maxCells` cells.
     public var gridResolution: Double = 0.25
     public var maxCells: Int = 6000
+    /// Only rooms with a cell within this distance of the strongest node are
+    /// evaluated (metres): bounds the cost per beacon on large sites.
+    public var geometryRadius: Double = 15
     /// Log-distance path-loss exponent.
     public var pathLossExponent: Double = 2.0
     /// Extra attenuation per wall between node and beacon (dB).
@@ -168,6 +171,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         case useGeometry = "use_geometry"
         case gridResolution = "grid_resolution"
         case maxCells = "max_cells"
+        case geometryRadius = "geometry_radius"
         case pathLossExponent = "path_loss_exponent"
         case wallLoss = "wall_loss"
         case floorLoss = "floor_loss"
@@ -223,6 +227,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         useGeometry = try v(.useGeometry, d.useGeometry)
         gridResolution = try v(.gridResolution, d.gridResolution)
         maxCells = try v(.maxCells, d.maxCells)
+        geometryRadius = try v(.geometryRadius, d.geometryRadius)
         pathLossExponent = try v(.pathLossExponent, d.pathLossExponent)
         wallLoss = try v(.wallLoss, d.wallLoss)
         floorLoss = try v(.floorLoss, d.floorLoss)
@@ -275,6 +280,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         nonNegative(unheardPenalty, .unheardPenalty)
         nonNegative(nearestNoiseFactor, .nearestNoiseFactor)
         positive(gridResolution, .gridResolution)
+        positive(geometryRadius, .geometryRadius)
         positive(pathLossExponent, .pathLossExponent)
         nonNegative(wallLoss, .wallLoss)
         nonNegative(floorLoss, .floorLoss)
