@@ -97,19 +97,24 @@ enum SimulationBenchmark {
             Contender(name: b.name, options: b.options) { b.make(site: $0) }
         } + contenders
         if let only { rows = rows.filter { only.contains($0.name) || $0.name == "bound" } }
-        var totals: [String: (accuracy: Double, flaps: Double, latency: Double, n: Int)] = [:]
+        var totals: [String: (accuracy: Double, flaps: Double, latency: Double, n: Int, latencies: Int)] = [:]
 
-        func report(_ scenario: String, _ name: String, _ score: Score) {
+        /// Prints one line; simulated scenarios also go into the means.
+        func report(_ scenario: String, _ name: String, _ score: Score, simulated: Bool = true) {
             let lat = score.medianSwitchLatency.map { String(format: "%5.1f", $0) } ?? "    -"
             let away = score.medianAwayLatency.map { String(format: "%5.1f", $0) } ?? "    -"
             print("\(scenario.padding(toLength: 24, withPad: " ", startingAt: 0)) "
                 + "\(name.padding(toLength: 16, withPad: " ", startingAt: 0)) "
                 + String(format: "%6.3f %7.0f", score.settledAccuracy, score.flapsPerHour) + " \(lat) \(away)"
                 + " \(score.missedSwitches)")
-            var t = totals[name] ?? (0, 0, 0, 0)
+            guard simulated else { return }
+            var t = totals[name] ?? (0, 0, 0, 0, 0)
             t.accuracy += score.settledAccuracy
             t.flaps += score.flapsPerHour
-            t.latency += score.medianSwitchLatency ?? 0
+            if let l = score.medianSwitchLatency {
+                t.latency += l
+                t.latencies += 1
+            }
             t.n += 1
             totals[name] = t
         }
@@ -122,7 +127,8 @@ enum SimulationBenchmark {
             let scenario = try Scenario.load(from: URL(fileURLWithPath: dir))
             for c in rows {
                 report(scenario.name, c.name,
-                       Evaluation.run(scenario: scenario, estimator: c.make(scenario.layout.siteModel()), options: c.options))
+                       Evaluation.run(scenario: scenario, estimator: c.make(scenario.layout.siteModel()), options: c.options),
+                       simulated: false)
             }
         }
         for layout in layouts {
@@ -141,14 +147,15 @@ enum SimulationBenchmark {
                 }
             }
         }
-        print("\nmean over \(totals["bound"]?.n ?? 0) simulated (+\(recorded.count) recorded) scenarios")
+        print("\nmean over \(totals["bound"]?.n ?? 0) simulated scenarios")
         header()
         for name in ["bound"] + rows.map(\.name) {
             guard let t = totals[name], t.n > 0 else { continue }
             let n = Double(t.n)
             print("\("(mean)".padding(toLength: 24, withPad: " ", startingAt: 0)) "
                 + "\(name.padding(toLength: 16, withPad: " ", startingAt: 0)) "
-                + String(format: "%6.3f %7.0f %5.1f", t.accuracy / n, t.flaps / n, t.latency / n))
+                + String(format: "%6.3f %7.0f %5.1f", t.accuracy / n, t.flaps / n,
+                         t.latencies > 0 ? t.latency / Double(t.latencies) : .nan))
         }
     }
 }

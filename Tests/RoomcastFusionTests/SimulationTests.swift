@@ -86,8 +86,7 @@ struct SimulationTests {
     func walls() {
         let sim = ScenarioSimulator(settings: SimulationSettings(plan: .house, seed: 1, duration: 10))
         let w = FloorPlan.house.walls()
-        // 4 rooms of rects per floor: 16 edges, 4 of them shared → but edges of unequal rooms only
-        // coincide where they are the same segment; the hall/office wall x=4 is shared.
+        // Each wall between two rooms is stored once, so crossing it counts once.
         #expect(sim.walls(between: Point(3, 3), Point(9, 3), on: 0, w) == 1)  // living → kitchen
         #expect(sim.walls(between: Point(3, 3), Point(9, 8), on: 0, w) == 2)  // living → office
         #expect(sim.walls(between: Point(1, 1), Point(2, 2), on: 0, w) == 0)

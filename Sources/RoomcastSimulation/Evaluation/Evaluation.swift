@@ -59,6 +59,8 @@ public enum Evaluation {
         }
 
         for packet in scenario.packets {
+            // A stray time stamp far outside the scenario must not make us tick for ages.
+            guard packet.t >= start - 3600, packet.t <= end + 60 else { continue }
             while packet.t > nextTick {
                 tick(nextTick)
                 nextTick += options.tickInterval
