@@ -110,8 +110,10 @@ extension FusionEngine {
         guard maxLL.isFinite else { return false }  // only nodes without a room heard it
 
         // Room-level HMM: predict (a room change at `switch_rate`), then update.
+        let rate = usedGeometry ? settings.switchRate : settings.nearestSwitchRate
+        let weight = usedGeometry ? settings.evidenceWeight : settings.nearestEvidenceWeight
         if roomCount > 1 && dt > 0 {
-            let stay = exp(-settings.switchRate * dt)
+            let stay = exp(-rate * dt)
             let spread = (1 - stay) / Double(roomCount - 1)
             for r in 0..<roomCount {
                 let p = exp(s.logPosterior[r])
@@ -119,7 +121,7 @@ extension FusionEngine {
             }
         }
         for r in 0..<roomCount {
-            s.logPosterior[r] += settings.evidenceWeight * (scratchRoomLL[r] - maxLL)
+            s.logPosterior[r] += weight * (scratchRoomLL[r] - maxLL)
         }
         Self.normalise(&s.logPosterior)
 
@@ -210,12 +212,17 @@ extension FusionEngine {
         guard scratchColumns.count >= 2 else { return false }
         // Leave the stored geometry uniquely referenced while its scratch is written.
         geometry = nil
+        // Only rooms within reach of the strongest node are worth a likelihood.
+        var anchor = 0
+        for k in 1..<scratchMeasurements.count where scratchMeasurements[k] > scratchMeasurements[anchor] { anchor = k }
+        let rooms = g.rooms(near: scratchColumns[anchor])
         let best = scratchColumns.withUnsafeBufferPointer { cols in
             scratchMeasurements.withUnsafeBufferPointer { ms in
-                g.cellLikelihood(columns: cols, measurements: ms, powerSigma: settings.powerSigma)
+                g.cellLikelihood(columns: cols, measurements: ms, powerSigma: settings.powerSigma, rooms: rooms)
             }
         }
-        let position = g.roomLikelihood(into: &scratchRoomLL, bestCell: best)
+        guard best >= 0 else { geometry = g; return false }
+        let position = g.roomLikelihood(into: &scratchRoomLL, bestCell: best, rooms: rooms)
         s.position = position
         lastBestCell = best
         geometry = g

@@ -126,8 +126,9 @@ public struct FusionEngine: PresenceEstimator, Sendable {
     // MARK: Input
 
     public mutating func ingest(_ reading: BeaconReading, now: Double) {
+        let raw = Double(reading.rssi)
         let rssi = settings.rssiInput == .filtered && reading.rssiFiltered.isFinite
-            ? reading.rssiFiltered : Double(reading.rssi)
+            ? reading.rssiFiltered + settings.rawWeight * (raw - reading.rssiFiltered) : raw
         guard reading.ts.isFinite, now.isFinite, rssi >= settings.minRSSI, rssi <= settings.maxRSSI else {
             counters.count(.invalid); return
         }

@@ -36,7 +36,10 @@ public struct FusionSettings: Codable, Sendable, Equatable {
 
     /// Which RSSI of a reading feeds the evidence: `raw` (the newest packet's,
     /// filtered here only) or `filtered` (the node's own filter, then this one).
-    public var rssiInput: RSSIInput = .raw
+    public var rssiInput: RSSIInput = .filtered
+    /// With `filtered` input: how far to lean towards the reading's newest raw RSSI
+    /// (0…1). The node's filter lags; a little of the raw value buys back time.
+    public var rawWeight: Double = 0
 
     /// Time constant (seconds) of the per-node RSSI average when the signal rises.
     public var riseTimeConstant: Double = 0.3
@@ -65,10 +68,15 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     public var switchEvidence: Double = 0
     /// Prior rate of room changes (per second) in the room-level hidden Markov model:
     /// lower is stickier.
-    public var switchRate: Double = 0.01
+    public var switchRate: Double = 0.05
     /// Weight of one evaluation's likelihood in the room filter (readings are
     /// correlated, so less than 1).
-    public var evidenceWeight: Double = 0.5
+    public var evidenceWeight: Double = 1
+    /// Nearest-node mode: its own room-filter weight and change rate. One node
+    /// against another is coarser evidence than a fit over all nodes, so the
+    /// filter is stickier.
+    public var nearestEvidenceWeight: Double = 0.5
+    public var nearestSwitchRate: Double = 0.01
     /// Nearest-node mode: dB per natural-log unit of likelihood.
     public var nearestTemperature: Double = 3
     /// Nearest-node mode: the temperature is at least this × the noisiest fresh
@@ -86,6 +94,9 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     /// above `maxCells` cells.
     public var gridResolution: Double = 0.25
     public var maxCells: Int = 6000
+    /// Only rooms with a cell within this distance of the strongest node are
+    /// evaluated (metres): bounds the cost per beacon on large sites.
+    public var geometryRadius: Double = 15
     /// Log-distance path-loss exponent.
     public var pathLossExponent: Double = 2.0
     /// Extra attenuation per wall between node and beacon (dB).
@@ -141,6 +152,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         case minRSSI = "min_rssi"
         case maxRSSI = "max_rssi"
         case rssiInput = "rssi_input"
+        case rawWeight = "raw_weight"
         case riseTimeConstant = "rise_time_constant"
         case fallTimeConstant = "fall_time_constant"
         case steadyTimeConstant = "steady_time_constant"
@@ -152,11 +164,14 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         case switchEvidence = "switch_evidence"
         case evidenceWeight = "evidence_weight"
         case nearestTemperature = "nearest_temperature"
+        case nearestEvidenceWeight = "nearest_evidence_weight"
+        case nearestSwitchRate = "nearest_switch_rate"
         case unheardPenalty = "unheard_penalty"
         case nearestNoiseFactor = "nearest_noise_factor"
         case useGeometry = "use_geometry"
         case gridResolution = "grid_resolution"
         case maxCells = "max_cells"
+        case geometryRadius = "geometry_radius"
         case pathLossExponent = "path_loss_exponent"
         case wallLoss = "wall_loss"
         case floorLoss = "floor_loss"
@@ -193,6 +208,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         minRSSI = try v(.minRSSI, d.minRSSI)
         maxRSSI = try v(.maxRSSI, d.maxRSSI)
         rssiInput = try v(.rssiInput, d.rssiInput)
+        rawWeight = try v(.rawWeight, d.rawWeight)
         riseTimeConstant = try v(.riseTimeConstant, d.riseTimeConstant)
         fallTimeConstant = try v(.fallTimeConstant, d.fallTimeConstant)
         steadyTimeConstant = try v(.steadyTimeConstant, d.steadyTimeConstant)
@@ -204,11 +220,14 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         switchEvidence = try v(.switchEvidence, d.switchEvidence)
         evidenceWeight = try v(.evidenceWeight, d.evidenceWeight)
         nearestTemperature = try v(.nearestTemperature, d.nearestTemperature)
+        nearestEvidenceWeight = try v(.nearestEvidenceWeight, d.nearestEvidenceWeight)
+        nearestSwitchRate = try v(.nearestSwitchRate, d.nearestSwitchRate)
         unheardPenalty = try v(.unheardPenalty, d.unheardPenalty)
         nearestNoiseFactor = try v(.nearestNoiseFactor, d.nearestNoiseFactor)
         useGeometry = try v(.useGeometry, d.useGeometry)
         gridResolution = try v(.gridResolution, d.gridResolution)
         maxCells = try v(.maxCells, d.maxCells)
+        geometryRadius = try v(.geometryRadius, d.geometryRadius)
         pathLossExponent = try v(.pathLossExponent, d.pathLossExponent)
         wallLoss = try v(.wallLoss, d.wallLoss)
         floorLoss = try v(.floorLoss, d.floorLoss)
@@ -256,9 +275,12 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         nonNegative(switchEvidence, .switchEvidence)
         positive(evidenceWeight, .evidenceWeight)
         positive(nearestTemperature, .nearestTemperature)
+        positive(nearestEvidenceWeight, .nearestEvidenceWeight)
+        positive(nearestSwitchRate, .nearestSwitchRate)
         nonNegative(unheardPenalty, .unheardPenalty)
         nonNegative(nearestNoiseFactor, .nearestNoiseFactor)
         positive(gridResolution, .gridResolution)
+        positive(geometryRadius, .geometryRadius)
         positive(pathLossExponent, .pathLossExponent)
         nonNegative(wallLoss, .wallLoss)
         nonNegative(floorLoss, .floorLoss)
@@ -274,6 +296,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
             problems.append("fusion.switch_margin: must be in 0..<1 (is \(switchMargin))")
         }
         if !(minRSSI < maxRSSI) { problems.append("fusion.min_rssi: must be below max_rssi") }
+        if !(rawWeight >= 0 && rawWeight <= 1) { problems.append("fusion.raw_weight: must be in 0...1 (is \(rawWeight))") }
         if calibrationRate > 1 { problems.append("fusion.calibration_rate: must be <= 1 (is \(calibrationRate))") }
         if maxCells < 1 { problems.append("fusion.max_cells: must be >= 1 (is \(maxCells))") }
         if maxBeacons < 1 { problems.append("fusion.max_beacons: must be >= 1 (is \(maxBeacons))") }

@@ -48,6 +48,10 @@ struct SiteGeometry {
     let cellCount: Int
     let cellX: [Double], cellY: [Double], cellZ: [Double]
     let cellRoom: [Int]
+    let cellXf: [Float], cellYf: [Float], cellZf: [Float]
+    /// Per column: rooms with a cell within `geometry_radius` of the node — the only
+    /// rooms evaluated when that node hears the beacon best (bounds the cost on large sites).
+    let roomsNear: [[Int]]
     /// Cells are grouped by room: room r owns `roomStart[r] ..< roomEnd[r]`.
     let roomStart: [Int], roomEnd: [Int]
     /// Geometry column of each engine node index, or -1 when it has no position.
@@ -115,6 +119,20 @@ struct SiteGeometry {
         guard !cx.isEmpty else { return nil }
         cellCount = cx.count
         cellX = cx; cellY = cy; cellZ = cz; cellRoom = cr
+        cellXf = cx.map(Float.init); cellYf = cy.map(Float.init); cellZf = cz.map(Float.init)
+        var near: [[Int]] = []
+        for node in nodes {
+            var list: [Int] = []
+            for r in 0..<roomCount where start[r] < end[r] {
+                let radius2 = settings.geometryRadius * settings.geometryRadius
+                if (start[r]..<end[r]).contains(where: { c in
+                    let dx = cx[c] - node.x, dy = cy[c] - node.y, dz = cz[c] - node.z
+                    return dx * dx + dy * dy + dz * dz <= radius2
+                }) { list.append(r) }
+            }
+            near.append(list)
+        }
+        roomsNear = near
         roomStart = start; roomEnd = end
 
         var columns = [Int](repeating: -1, count: nodeCount)
@@ -153,26 +171,33 @@ struct SiteGeometry {
         sumWR = sumW; sumWRR = sumW; sumLogW = sumW; cellLL = sumW
     }
 
-    /// Log-likelihood of each cell given per-column measurements `m` (RSSI minus
-    /// the beacon's 1 m power), with the beacon's true power offset profiled out
-    /// under a Gaussian prior of `powerSigma`. Fills `cellLL`; returns the best cell.
+    /// Log-likelihood of the cells of `rooms` given per-column measurements `m` (RSSI
+    /// minus the beacon's 1 m power), with the beacon's true power offset profiled out
+    /// under a Gaussian prior of `powerSigma`. Fills `cellLL` for those cells; returns
+    /// the best cell.
     @discardableResult
     mutating func cellLikelihood(columns: UnsafeBufferPointer<Int>, measurements: UnsafeBufferPointer<Double>,
-                                 powerSigma: Double) -> Int {
+                                 powerSigma: Double, rooms: [Int]) -> Int {
         let count = cellCount
         let prior = Float(1 / (powerSigma * powerSigma))
+        var best = -1
+        var bestLL = -Float.infinity
+        let starts = roomStart, ends = roomEnd
         sumW.withUnsafeMutableBufferPointer { sw in
         sumWR.withUnsafeMutableBufferPointer { swr in
         sumWRR.withUnsafeMutableBufferPointer { swrr in
         sumLogW.withUnsafeMutableBufferPointer { slw in
-            for c in 0..<count { sw[c] = prior; swr[c] = 0; swrr[c] = 0; slw[c] = 0 }
-            pathLoss.withUnsafeBufferPointer { pl in
-            weight.withUnsafeBufferPointer { wt in
-            logWeight.withUnsafeBufferPointer { lw in
+        cellLL.withUnsafeMutableBufferPointer { ll in
+        pathLoss.withUnsafeBufferPointer { pl in
+        weight.withUnsafeBufferPointer { wt in
+        logWeight.withUnsafeBufferPointer { lw in
+            for r in rooms {
+                let lo = starts[r], hi = ends[r]
+                for c in lo..<hi { sw[c] = prior; swr[c] = 0; swrr[c] = 0; slw[c] = 0 }
                 for k in 0..<columns.count {
                     let base = columns[k] * count
                     let m = Float(measurements[k])
-                    for c in 0..<count {
+                    for c in lo..<hi {
                         let r = m - pl[base + c]
                         let w = wt[base + c]
                         sw[c] += w
@@ -181,50 +206,46 @@ struct SiteGeometry {
                         slw[c] += lw[base + c]
                     }
                 }
-            }}}
-        }}}}
-        var best = 0
-        var bestLL = -Float.infinity
-        sumW.withUnsafeBufferPointer { sw in
-        sumWR.withUnsafeBufferPointer { swr in
-        sumWRR.withUnsafeBufferPointer { swrr in
-        sumLogW.withUnsafeBufferPointer { slw in
-        cellLL.withUnsafeMutableBufferPointer { ll in
-            for c in 0..<count {
-                // Σw(r-b)² + b²/σb² at the optimal offset b = Σwr / (Σw + 1/σb²).
-                let cost = swrr[c] - swr[c] * swr[c] / sw[c]
-                let v = 0.5 * (slw[c] - cost)
-                ll[c] = v
-                if v > bestLL { bestLL = v; best = c }
+                for c in lo..<hi {
+                    // Σw(r-b)² + b²/σb² at the optimal offset b = Σwr / (Σw + 1/σb²).
+                    let cost = swrr[c] - swr[c] * swr[c] / sw[c]
+                    let v = 0.5 * (slw[c] - cost)
+                    ll[c] = v
+                    if v > bestLL { bestLL = v; best = c }
+                }
             }
-        }}}}}
+        }}}}}}}}
         return best
     }
 
-    /// Log of the summed cell likelihood of each room (after `cellLikelihood`),
-    /// written into `out` (rooms without cells get `-.infinity`); also the
+    /// Log of the summed cell likelihood of each of `rooms` (after `cellLikelihood`),
+    /// written into `out` (every other room gets `-.infinity`); also the
     /// likelihood-weighted mean position.
-    func roomLikelihood(into out: inout [Double], bestCell: Int) -> (x: Double, y: Double, z: Double) {
-        let peak = Double(cellLL[bestCell])
-        var sx = 0.0, sy = 0.0, sz = 0.0, total = 0.0
-        for r in 0..<min(out.count, roomStart.count) {
-            let s = roomStart[r], e = roomEnd[r]
-            if s == e { out[r] = -.infinity; continue }
-            var sum = 0.0
-            for c in s..<e {
-                let p = exp(Double(cellLL[c]) - peak)
-                sum += p
-                sx += p * cellX[c]; sy += p * cellY[c]; sz += p * cellZ[c]
+    func roomLikelihood(into out: inout [Double], bestCell: Int, rooms: [Int]) -> (x: Double, y: Double, z: Double) {
+        for r in out.indices { out[r] = -.infinity }
+        let peak = cellLL[bestCell]
+        var sx: Float = 0, sy: Float = 0, sz: Float = 0, total: Float = 0
+        cellLL.withUnsafeBufferPointer { ll in
+            for r in rooms where r < out.count {
+                let s = roomStart[r], e = roomEnd[r]
+                if s == e { continue }
+                var sum: Float = 0
+                for c in s..<e {
+                    let p = exp(ll[c] - peak)
+                    sum += p
+                    sx += p * cellXf[c]; sy += p * cellYf[c]; sz += p * cellZf[c]
+                }
+                total += sum
+                out[r] = Double(peak) + log(Double(max(sum, .leastNormalMagnitude)))
+                    - (areaPrior ? 0 : log(Double(e - s)))
             }
-            total += sum
-            out[r] = peak + log(max(sum, .leastNormalMagnitude)) - (areaPrior ? 0 : log(Double(e - s)))
-        }
-        if out.count > roomStart.count {
-            for r in roomStart.count..<out.count { out[r] = -.infinity }
         }
         guard total > 0 else { return (cellX[bestCell], cellY[bestCell], cellZ[bestCell]) }
-        return (sx / total, sy / total, sz / total)
+        return (Double(sx / total), Double(sy / total), Double(sz / total))
     }
+
+    /// Rooms worth evaluating when `column` hears the beacon best.
+    func rooms(near column: Int) -> [Int] { roomsNear[column] }
 
     /// Distance (metres) from the node in `column` to `cell`.
     func distance(column: Int, cell: Int) -> Double {

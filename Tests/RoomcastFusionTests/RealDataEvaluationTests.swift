@@ -14,13 +14,12 @@ import Shared
         /// Best simple rule's settled accuracy in the README (Bermuda-style).
         var reference: Double
         var referenceFlaps: Double
-        var referenceLatency: Double
         var description: String { scenario }
     }
 
     static let goals = [
-        Goal(scenario: "kolakowski-robot", reference: 0.965, referenceFlaps: 0, referenceLatency: 3.4),
-        Goal(scenario: "kolakowski-calib", reference: 0.916, referenceFlaps: 16, referenceLatency: 6.0),
+        Goal(scenario: "kolakowski-robot", reference: 0.965, referenceFlaps: 0),
+        Goal(scenario: "kolakowski-calib", reference: 0.916, referenceFlaps: 16),
     ]
 
     @Test(arguments: goals)
@@ -34,11 +33,16 @@ import Shared
         #expect(errors <= (1 - goal.reference) / 2, "\(goal): \(score.summary)")
         #expect(score.flapsPerHour <= goal.referenceFlaps, "\(goal): \(score.summary)")
         let latency = try #require(score.medianSwitchLatency)
-        #expect(latency < goal.referenceLatency, "\(goal): \(score.summary)")
+        // The README's latencies came from a replay that fed rules every packet; through
+        // the agent's one-reading-per-second path every rule is slower, so the switch is
+        // compared with Bermuda's on the same path (docs/fusion.md has both).
+        let bermuda = try #require(Baselines.named("bermuda")).run(scenario: scenario)
+        #expect(latency < (bermuda.medianSwitchLatency ?? .infinity), "\(goal): \(score.summary) vs \(bermuda.summary)")
         // And better than every baseline as the shared replay scores them.
         for baseline in Baselines.all {
             let b = baseline.run(scenario: scenario)
             #expect(score.settledAccuracy > b.settledAccuracy, "\(baseline.name): \(b.summary) vs \(score.summary)")
+            #expect(score.flapsPerHour <= b.flapsPerHour, "\(baseline.name): \(b.summary) vs \(score.summary)")
         }
     }
 }

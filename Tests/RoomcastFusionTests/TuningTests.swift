@@ -14,9 +14,11 @@ import Shared
         guard let path = env["FUSION_TUNE"] else { return }
         var scenarios = try ["kolakowski-robot", "kolakowski-calib"].map { try SimulationFixtures.scenario($0) }
         let seeds = (env["FUSION_TUNE_SEEDS"] ?? "1,2").split(separator: ",").compactMap { UInt64($0) }
-        for layout in ["house", "flat", "office"] {
+        let layouts = (env["FUSION_TUNE_LAYOUTS"] ?? "house,flat,office").split(separator: ",").map(String.init)
+        let duration = Double(env["FUSION_TUNE_DURATION"] ?? "1800") ?? 1800
+        for layout in layouts {
             for seed in seeds {
-                var settings = SimulationSettings(plan: FloorPlan.named(layout)!, seed: seed, duration: 1800)
+                var settings = SimulationSettings(plan: FloorPlan.named(layout)!, seed: seed, duration: duration)
                 settings.radio = RadioModel(noise: .normal)
                 var s = ScenarioSimulator(settings: settings).run().scenario
                 s.name = "\(layout)-\(seed)"
