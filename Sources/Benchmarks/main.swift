@@ -6,6 +6,7 @@ let benchmarks: [(name: String, summary: String, run: ([String]) throws -> Void)
     ("hci", "HCI advertising-report decode and replay vs btmon", HCIBenchmark.run),
     ("advertising", "decode throughput per beacon format", AdvertisingBenchmark.run),
     ("agent", "edge-agent CPU and RSS replaying a busy capture (real time and max)", AgentBenchmark.run),
+    ("fusion", "fusion engine throughput and memory (beacons x nodes)", FusionBenchmark.run),
     ("simulation", "room accuracy of the baselines on generated homes", SimulationBenchmark.run),
 ]
 
