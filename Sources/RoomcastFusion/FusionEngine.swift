@@ -349,3 +349,28 @@ struct BeaconState {
         logPosterior = [Double](repeating: -log(Double(max(roomCount, 1))), count: roomCount)
     }
 }
+
+extension FusionEngine: ResumablePresenceEstimator {
+    /// Seeds a beacon from the aggregator's own retained decision after a
+    /// restart: its published room (or away), `since`, and a room filter that
+    /// already leans to that room, so fresh readings must beat it by the usual
+    /// margin before the room changes — a restart is not a move.
+    public mutating func resume(_ decision: PresenceDecision, now: Double) {
+        guard let b = beacon(for: decision.id, now: now), !beacons[b].decided else { return }
+        let room = decision.room.flatMap { roomIndex[$0] } ?? -1
+        var s = beacons[b]
+        s.room = room
+        s.decided = true
+        s.since = decision.since
+        s.reason = "resumed"
+        s.confidence = decision.confidence
+        if let seen = decision.lastSeen { s.lastSeen = seen }
+        if room >= 0 && s.logPosterior.count > 1 {
+            let lean = 0.8
+            let rest = log((1 - lean) / Double(s.logPosterior.count - 1))
+            for i in s.logPosterior.indices { s.logPosterior[i] = i == room ? log(lean) : rest }
+        }
+        if s.name == nil { s.name = decision.name }
+        beacons[b] = s
+    }
+}
