@@ -1,4 +1,5 @@
 import Foundation
+import RoomcastFusion
 
 // roomcast-bench: benchmarks that print numbers. Run a release build:
 //   swift run -c release roomcast-bench <name> [options]
@@ -7,7 +8,11 @@ let benchmarks: [(name: String, summary: String, run: ([String]) throws -> Void)
     ("advertising", "decode throughput per beacon format", AdvertisingBenchmark.run),
     ("agent", "edge-agent CPU and RSS replaying a busy capture (real time and max)", AgentBenchmark.run),
     ("fusion", "fusion engine throughput and memory (beacons x nodes)", FusionBenchmark.run),
-    ("simulation", "room accuracy of the baselines on generated homes", SimulationBenchmark.run),
+    ("simulation", "room accuracy of Roomcast's fusion beside the baselines on generated homes", { arguments in
+        try SimulationBenchmark.run(arguments: arguments, contenders: [
+            .init(name: "roomcast", make: { site in FusionEngine(site: site) }),
+        ])
+    }),
 ]
 
 let args = Array(CommandLine.arguments.dropFirst())
