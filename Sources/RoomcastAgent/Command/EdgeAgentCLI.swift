@@ -100,7 +100,8 @@ public enum EdgeAgentCLI {
     static func agent(_ command: ParsedCommand, scan: Bool) async -> ExitCode {
         let config: AgentConfig
         do { config = try loadConfig(command, requireNode: !scan) } catch { return fail("bad config:\n\(error)", .config) }
-        var logger = Logger(label: "edge-agent", level: config.log.level)
+        // The scan table owns the terminal: only warnings and worse on stderr there.
+        var logger = Logger(label: "edge-agent", level: scan && !command.flag("json") ? max(config.log.level, .warning) : config.log.level)
         logger[metadataKey: "node"] = config.node
         let decoder: AdvertisementDecoder
         do { decoder = try AdvertisementDecoder(config: config.advertising) } catch {
