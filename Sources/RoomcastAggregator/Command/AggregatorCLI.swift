@@ -104,6 +104,7 @@ public enum AggregatorCLI {
                                         startedAt: clock.now(), logger: logger)
         let service = AggregatorService(runtime: runtime, mqtt: client, topics: topics,
                                         discoveryFilter: config.discovery.enabled ? "\(config.discovery.prefix)/+/+/config" : nil,
+                                        extraFilters: config.inputs.espresense ? [ESPresenseInput.filter] : [],
                                         clock: clock, logger: logger)
         let lifecycle = ServiceLifecycle(logger: logger)
         lifecycle.onShutdown("stop the aggregator") { service.stop() }

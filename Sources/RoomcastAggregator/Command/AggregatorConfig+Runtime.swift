@@ -31,8 +31,10 @@ extension AggregatorConfig {
     public func makeCore() -> AggregatorCore<FusionEngine> {
         let site = partitionedSite
         let topics = mqtt.topics
-        return AggregatorCore(engine: FusionEngine(site: site, settings: fusionSettings), site: site, topics: topics,
-                              discovery: discovery.enabled ? HomeAssistantDiscovery(prefix: discovery.prefix, topics: topics) : nil,
-                              mqttRoomOutput: output.mqttRoom, restrictToKnownNodes: !site.nodes.isEmpty)
+        var core = AggregatorCore(engine: FusionEngine(site: site, settings: fusionSettings), site: site, topics: topics,
+                                  discovery: discovery.enabled ? HomeAssistantDiscovery(prefix: discovery.prefix, topics: topics) : nil,
+                                  mqttRoomOutput: output.mqttRoom, restrictToKnownNodes: !site.nodes.isEmpty)
+        core.acceptsESPresense = inputs.espresense
+        return core
     }
 }
