@@ -51,7 +51,7 @@ public final class EdgeAgentService: Sendable {
         let start = isReplay ? (first?.timestamp ?? clock.now()) : clock.now()
         let core = AgentCore(settings: settings, decoder: decoder, startTime: start)
         let runtime = AgentRuntime(core: core, sink: sink, counters: source.counters, ticksFromReports: isReplay, startTime: start)
-        await runtime.start(now: start)
+        runtime.start(now: start)
         logger.info("edge agent running", metadata: ["node": settings.node, "source": source.spec.description])
 
         let connectionWatcher = Task { [mqtt, logger] in
@@ -60,7 +60,7 @@ public final class EdgeAgentService: Sendable {
                 switch event {
                 case .connected:
                     logger.info("broker connected", metadata: ["mqtt.endpoint": mqtt.configuration.endpoint])
-                    await runtime.brokerConnected()
+                    runtime.brokerConnected()
                 case .disconnected(let reason):
                     logger.warning("broker connection lost; scanning goes on", metadata: ["error": "\(reason)"])
                 case .connectFailed(let error, let retryIn):
@@ -72,15 +72,15 @@ public final class EdgeAgentService: Sendable {
             guard !isReplay || onTick != nil else { return }
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))
-                if !isReplay { await runtime.tick(now: clock.now()) }
-                if let onTick { onTick(await runtime.scanTable, await runtime.now) }
+                if !isReplay { runtime.tick(now: clock.now()) }
+                if let onTick { onTick(runtime.scanTable, runtime.now) }
             }
         }
 
-        if let first { await runtime.handle(first) }
+        if let first { runtime.handle(first) }
         while var report = await reports.next() {
             report.timestamp += offset
-            await runtime.handle(report)
+            runtime.handle(report)
         }
         ticker.cancel()
         if let error = source.terminationError {
@@ -89,7 +89,7 @@ public final class EdgeAgentService: Sendable {
         await runtime.finish()
         connectionWatcher.cancel()
         await source.shutdown()
-        let stats = await runtime.stats
+        let stats = runtime.stats
         logger.info("edge agent stopped", metadata: ["reports": "\(stats.reports)", "readings": "\(stats.readings)"])
         return stats
     }
