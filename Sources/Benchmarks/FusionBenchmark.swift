@@ -65,7 +65,7 @@ enum FusionBenchmark {
                              major: UInt16(b / 65536 + 1), minor: UInt16(b % 65536))
         }
         // Where each beacon sits: a home node; it is heard by its neighbours.
-        var rng = SplitMix(seed: 42)
+        var rng = SeededRandom(seed: 42)
         let home = (0..<beacons).map { _ in Int(rng.next() % UInt64(nodeCount)) }
         var template = BeaconReading(id: ids[0], node: nodeNames[0], ts: 0, seq: 0, rssi: -70, rssiFiltered: -70,
                                      power: -59, distance: 3, proximity: .near, kind: .iBeacon,
@@ -124,16 +124,4 @@ enum FusionBenchmark {
         return 0
     }
 
-    /// SplitMix64: a seeded generator, so every run replays the same readings.
-    struct SplitMix {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 }
