@@ -1,5 +1,56 @@
 #!/usr/bin/env bash
-# The demo: filled in as the pipeline grows (broker, agents replaying captures, aggregator, live view).
+# The main job with no radio: a private mosquitto on a free loopback port, one
+# edge-agent per node of a simulated two-floor home replaying that node's
+# capture in real time, the aggregator, and a live view of who is in which room.
+# Stop with Ctrl-C. DEMO_SECONDS=N stops by itself after N seconds.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 bin=$(swift build -c release --show-bin-path)
-"$bin/edge-agent" --help || true
+home=${DEMO_HOME:-.build/demo-home}
+work=$(mktemp -d /tmp/roomcast-demo.XXXXXX)
+pids=()
+
+cleanup() {
+  trap - EXIT INT TERM
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  sleep 1
+  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+  echo "demo stopped; logs in $work" >&2
+}
+trap cleanup EXIT INT TERM
+
+if [ ! -f "$home/site.yaml" ]; then
+  echo "demo: simulating a two-floor home with 3 people, tags and phones ($home)" >&2
+  "$bin/roomcast-sim" generate --layout house --seed 7 --duration 900 --phones 2 --out "$home" >&2
+fi
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cat > "$work/mosquitto.conf" <<CONF
+listener $port 127.0.0.1
+allow_anonymous true
+persistence false
+CONF
+[ "$(id -u)" -eq 0 ] && echo "user root" >> "$work/mosquitto.conf"
+mosquitto -c "$work/mosquitto.conf" > "$work/mosquitto.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do (echo > /dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+broker="mqtt://127.0.0.1:$port"
+echo "demo: broker on $broker" >&2
+
+"$bin/aggregator" run --config "$home/site.yaml" --broker "$broker" > "$work/aggregator.log" 2>&1 &
+pids+=($!)
+for capture in "$home"/nodes/*.btsnoop; do
+  node=$(basename "$capture" .btsnoop)
+  "$bin/edge-agent" run --config "$home/agent.yaml" --node "$node" --broker "$broker" \
+    --source "btsnoop:$capture" --speed realtime > "$work/$node.log" 2>&1 &
+  pids+=($!)
+done
+echo "demo: $(ls "$home"/nodes/*.btsnoop | wc -l) edge agents replaying in real time; logs in $work" >&2
+
+if [ -n "${DEMO_SECONDS:-}" ]; then
+  "$bin/aggregator" watch --broker "$broker" &
+  pids+=($!)
+  sleep "$DEMO_SECONDS"
+else
+  "$bin/aggregator" watch --broker "$broker"
+fi

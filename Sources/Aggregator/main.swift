@@ -1,1 +1,4 @@
-print("not yet")
+import RoomcastAggregator
+
+// aggregator: wiring only. Everything it does lives in RoomcastAggregator (AggregatorCLI).
+await AggregatorCLI.main()

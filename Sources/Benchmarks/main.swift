@@ -1,11 +1,18 @@
 import Foundation
+import RoomcastFusion
 
 // roomcast-bench: benchmarks that print numbers. Run a release build:
 //   swift run -c release roomcast-bench <name> [options]
 let benchmarks: [(name: String, summary: String, run: ([String]) throws -> Void)] = [
     ("hci", "HCI advertising-report decode and replay vs btmon", HCIBenchmark.run),
     ("advertising", "decode throughput per beacon format", AdvertisingBenchmark.run),
-    ("simulation", "room accuracy of the baselines on generated homes", SimulationBenchmark.run),
+    ("agent", "edge-agent CPU and RSS replaying a busy capture (real time and max)", AgentBenchmark.run),
+    ("fusion", "fusion engine throughput and memory (beacons x nodes)", FusionBenchmark.run),
+    ("simulation", "room accuracy of Roomcast's fusion beside the baselines on generated homes", { arguments in
+        try SimulationBenchmark.run(arguments: arguments, contenders: [
+            .init(name: "roomcast", make: { site in FusionEngine(site: site) }),
+        ])
+    }),
 ]
 
 let args = Array(CommandLine.arguments.dropFirst())

@@ -13,6 +13,7 @@ extension MQTTClient {
         let h = handle
         let cfg = configuration
         var wasConnected = false
+        var firstAttempt = true
         while true {
             let proceed = state.withLock { s -> Bool in
                 guard !s.stopping else { return false }
@@ -25,10 +26,17 @@ extension MQTTClient {
             logger.debug("mqtt connecting")
 
             let failure: MQTTError
-            let rc = mosquitto_connect_async(h, cfg.host, Int32(cfg.port), Int32(cfg.keepAlive))
+            // connect_async stores host, port and keep-alive (and resets in-flight
+            // quotas, which publishing threads read); later attempts only need a
+            // new socket, which reconnect_async makes from the stored settings.
+            let rc = firstAttempt
+                ? mosquitto_connect_async(h, cfg.host, Int32(cfg.port), Int32(cfg.keepAlive))
+                : mosquitto_reconnect_async(h)
             let err = errno
+            let call = firstAttempt ? "mosquitto_connect_async" : "mosquitto_reconnect_async"
+            firstAttempt = false
             if rc != Mosquitto.success {
-                failure = classify(rc, err, call: "mosquitto_connect_async")
+                failure = classify(rc, err, call: call)
             } else {
                 failure = pump(h)
             }
@@ -197,5 +205,17 @@ extension MQTTClient {
             try check(mosquitto_tls_insecure_set(h, tls.insecure), "mosquitto_tls_insecure_set")
         }
         return h
+    }
+}
+
+extension MQTTClient {
+    /// Test hook: cuts the TCP connection without a DISCONNECT, as a crash or a
+    /// pulled cable would, so tests can watch the Last Will and the reconnect.
+    func abortConnectionForTesting() {
+        handleAlive.withLock { alive in
+            guard alive else { return }
+            let fd = mosquitto_socket(handle)
+            if fd >= 0 { _ = Foundation.shutdown(fd, Int32(SHUT_RDWR)) }
+        }
     }
 }

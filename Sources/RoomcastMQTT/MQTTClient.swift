@@ -15,9 +15,10 @@ import Synchronization
 public final class MQTTClient: Sendable {
     /// The settings this client was built with.
     public let configuration: MQTTClientConfiguration
-    /// Inbound messages of every subscription; keeps the newest `inboundBufferSize`, counts the rest in `droppedInbound`.
+    /// Inbound messages of every subscription; keeps the newest `inboundBufferSize`, counts the rest in
+    /// `droppedInbound`. One consumer: iterate it from a single task.
     public let messages: AsyncStream<MQTTMessage>
-    /// Connection changes: connected, disconnected, each failed attempt.
+    /// Connection changes: connected, disconnected, each failed attempt (newest 256 kept). One consumer.
     public let connectionEvents: AsyncStream<MQTTConnectionEvent>
 
     let logger: Logger
@@ -25,8 +26,10 @@ public final class MQTTClient: Sendable {
     let messageSink: AsyncStream<MQTTMessage>.Continuation
     let eventSink: AsyncStream<MQTTConnectionEvent>.Continuation
     let state: Mutex<State>
-    /// The mosquitto handle. Only the loop thread destroys it, and only while
-    /// holding `handleAlive`; other threads hold that lock across their C call.
+    /// The mosquitto handle. It is destroyed only while holding `handleAlive`
+    /// (by the loop thread as it ends, or by shutdown/deinit if it never ran);
+    /// other threads hold that lock across their C call. The loop thread itself
+    /// and the callbacks it runs use the handle without the lock.
     nonisolated(unsafe) let handle: OpaquePointer
     let handleAlive = Mutex(true)
     /// Wakes the loop thread out of a backoff wait (shutdown).
@@ -48,6 +51,12 @@ public final class MQTTClient: Sendable {
     public var receivedInbound: Int { receivedInboundCount.load(ordering: .relaxed) }
     /// Connection attempts that failed.
     public var connectFailures: Int { connectFailureCount.load(ordering: .relaxed) }
+
+    /// The libmosquitto version linked at run time, e.g. "2.0.11".
+    public static var libraryVersion: String {
+        _ = Mosquitto.initialised
+        return Mosquitto.version
+    }
 
     /// True while connected with every subscription in place.
     public var isConnected: Bool { state.withLock { $0.phase == .connected } }
@@ -79,6 +88,8 @@ public final class MQTTClient: Sendable {
         handleAlive.withLock { alive in
             if alive { mosquitto_destroy(handle); alive = false }
         }
+        eventSink.finish()
+        messageSink.finish()
     }
 
     /// Starts connecting in the background; failures are retried with backoff until `shutdown()`.
@@ -142,7 +153,8 @@ public final class MQTTClient: Sendable {
         }
     }
 
-    /// Remembers a subscription and, when connected, sends it and waits for the broker's acknowledgement.
+    /// Remembers a subscription and, when connected, sends it and waits (up to `connectTimeout`) for the
+    /// broker's acknowledgement; throws `.subscriptionRejected` when the broker refuses it.
     /// Remembered subscriptions are sent again after every reconnect.
     public func subscribe(_ filter: String, qos: MQTTQoS = .atLeastOnce) async throws(MQTTError) {
         guard !filter.isEmpty, mosquitto_sub_topic_check(filter) == Mosquitto.success else { throw .invalidTopic(filter) }

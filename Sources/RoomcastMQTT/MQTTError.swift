@@ -18,7 +18,8 @@ public enum MQTTError: Error, Sendable, Hashable, CustomStringConvertible {
     case tlsHandshakeFailed(endpoint: String, detail: String)
     /// The broker rejected the user name or password (CONNACK 4, MQTT 5 reason 0x86).
     case badCredentials(endpoint: String, username: String?)
-    /// The broker does not allow this client to connect (CONNACK 5, MQTT 5 reason 0x87).
+    /// The broker does not allow this client to connect (CONNACK 5, MQTT 5 reason 0x87);
+    /// mosquitto 2.0 also answers a wrong password this way.
     case notAuthorized(endpoint: String, username: String?)
     /// The broker refused the connection for another reason.
     case brokerRefused(endpoint: String, code: Int, reason: String)
@@ -78,7 +79,11 @@ public enum MQTTError: Error, Sendable, Hashable, CustomStringConvertible {
         case .badCredentials(let ep, let user):
             return "MQTT broker \(ep) refused the connection: bad user name or password\(Self.user(user)); fix the credentials (mosquitto_passwd on the broker)"
         case .notAuthorized(let ep, let user):
-            return "MQTT broker \(ep) refused the connection: not authorised\(Self.user(user)); give a user name and password the broker accepts, or allow this client in its configuration"
+            // mosquitto 2.0 also answers a wrong password with "not authorised".
+            if let user {
+                return "MQTT broker \(ep) refused the connection: not authorised for user \"\(user)\"; check the password for user \"\(user)\" (mosquitto reports a wrong password this way) and that the broker allows this user"
+            }
+            return "MQTT broker \(ep) refused the connection: not authorised (no user name given); set username and password, or allow anonymous clients on the broker"
         case .brokerRefused(let ep, let code, let reason):
             return "MQTT broker \(ep) refused the connection: \(reason) (code \(code))"
         case .connectionLost(let ep, let detail):

@@ -88,7 +88,7 @@ import Shared
 
     /// Random bytes never trap; decoded lengths stay inside the input.
     @Test func randomInputNeverTraps() {
-        var rng = SplitMix(seed: 42)
+        var rng = SeededRandom(seed: 42)
         for _ in 0..<5000 {
             let n = Int(rng.next() % 64)
             let input = (0..<n).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
@@ -126,15 +126,3 @@ import Shared
     }
 }
 
-/// Deterministic generator for fuzz-style tests.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -68,3 +68,9 @@ import Shared
         #expect(throws: AdvertisingConfigError.self) { try BeaconIdentifier(config: c) }
     }
 }
+
+@Suite struct BuiltInFingerprintNamesTests {
+    @Test func sharedConfigKnowsEveryBuiltIn() {
+        #expect(FingerprintConfig.builtinNames == BuiltInFingerprint.allCases.map(\.rawValue))
+    }
+}

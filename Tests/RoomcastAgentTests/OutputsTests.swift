@@ -40,6 +40,7 @@ func sampleReading(_ id: BeaconID = tag, distance: Double = 2.5, name: String? =
         let lines = text.split(separator: "\n")
         #expect(lines[0].hasPrefix("BEACON"))
         #expect(lines[1].hasPrefix("Keys") && lines[1].contains("0.40m") && lines[1].contains("1s"))
+        #expect(ScanTable.abbreviate("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-675-23", to: 20) == "ibeacon:e2…e0-675-23")
         t.expire(now: 200, forgetAfter: 30)
         #expect(t.render(now: 200).contains("(no beacons in view)"))
     }

@@ -188,3 +188,28 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(removals[0].payload.isEmpty && removals[0].retain)
     }
 }
+
+@Suite struct ESPresenseInputTests {
+    @Test func espresenseNodesFuseWithRoomcastNodes() throws {
+        let topics = Topics()
+        var core = makeCore(discovery: false)
+        core.acceptsESPresense = true
+        _ = try core.start(now: 0)
+        // An ESPresense node named after its room ("office-pi" here, as configured) reports the cat close by.
+        let payload = Array(#"{"id":"iBeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45","rssi@1m":-59,"rssi":-52.5,"raw":0.6,"distance":0.7,"mac":"aabbccddeeff","interval":100}"#.utf8)
+        #expect(try core.handle(topic: "espresense/devices/iBeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45/office-pi",
+                                payload: payload, now: 10).rejection == nil)
+        _ = try core.handle(topic: topics.nodeBeacon("kitchen-pi", cat), payload: WireFormat.encode(reading("kitchen-pi", rssi: -80, ts: 10)), now: 10)
+        _ = try core.advance(to: 12)
+        #expect(core.engine.decision(for: cat)?.room == "office")
+        // Garbage and unknown ESPresense nodes are rejected, never trapped on.
+        #expect(try core.handle(topic: "espresense/devices/x/office-pi", payload: [0xff], now: 12).rejection?.reason == .badPayload)
+        #expect(try core.handle(topic: "espresense/devices/x/garage", payload: payload, now: 12).rejection?.reason == .unknownNode)
+        #expect(try core.handle(topic: "espresense/devices/x/office-pi", payload: Array(#"{"rssi":1e9}"#.utf8), now: 12).rejection?.reason == .outOfRange)
+    }
+
+    @Test func idsMapOntoOursOrAFingerprint() {
+        #expect(ESPresenseInput.beaconID("iBeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45") == cat)
+        #expect(ESPresenseInput.beaconID("apple:1005:9-26").rawValue == "fp:espresense-apple-1005-9-26")
+    }
+}

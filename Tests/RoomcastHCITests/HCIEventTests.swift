@@ -118,7 +118,7 @@ func bytes(_ hex: String) -> [UInt8] { Hex.decode(hex)! }
     }
 
     @Test func randomBytesNeverTrap() {
-        var generator = SplitMix(seed: 42)
+        var generator = SeededRandom(seed: 42)
         for _ in 0..<20_000 {
             let n = Int(generator.next() % 64)
             var packet: [UInt8] = [0x04, [0x3E, 0x0E, 0x0F, 0x10, 0x05][Int(generator.next() % 5)], UInt8(max(0, n - 3))]
@@ -129,18 +129,6 @@ func bytes(_ hex: String) -> [UInt8] { Hex.decode(hex)! }
     }
 }
 
-/// A small deterministic generator for fuzz-style sweeps.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 extension HCIPacket {
     var eventReports: [AdvertisingReport] {

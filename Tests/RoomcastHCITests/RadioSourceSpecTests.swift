@@ -1,4 +1,5 @@
-import RoomcastHCI
+import Glibc
+@testable import RoomcastHCI
 import Testing
 
 @Suite struct RadioSourceSpecTests {
@@ -58,6 +59,21 @@ import Testing
     @Test func missingH4SocketIsAdapterNotFound() {
         #expect(throws: RadioError.adapterNotFound(device: "/nonexistent/h4.sock", detail: "no such socket or serial device")) {
             try RadioSources.openTransport(.h4(path: "/nonexistent/h4.sock", baud: nil))
+        }
+    }
+}
+
+/// What the kernel says on a Pi becomes the error a user can act on.
+@Suite struct HCIErrnoMappingTests {
+    @Test(arguments: [
+        (EPERM, "permission"), (EACCES, "permission"), (EBUSY, "busy"), (EALREADY, "busy"),
+        (ENODEV, "absent"), (ENETDOWN, "down"), (ERFKILL, "down"),
+    ])
+    func errnoBecomesAnActionableError(_ code: Int32, _ kind: String) {
+        let error = HCISocket.map(errno: code, call: "bind", device: "hci0")
+        switch (error, kind) {
+        case (.permissionDenied, "permission"), (.adapterBusy, "busy"), (.adapterNotFound, "absent"), (.adapterDown, "down"): break
+        default: Issue.record("errno \(code) gave \(error)")
         }
     }
 }

@@ -101,15 +101,15 @@ private func problems<T: Decodable>(_ type: T.Type, _ yaml: String) -> [String] 
             regions: [{name: "r#", uuid: e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0}]
             beacons: [{id: "mac:a4c138aabbcc", name: "x/y"}]
             irks: [{name: "", key: "0123456789abcdef0123456789abcdef"}]
-            fingerprints: [{name: "t/t", local_name: x}]
+            fingerprints: {rules: [{name: "t/t", local_name: x}]}
             """
         #expect(problems(AgentConfig.self, yaml) == [
             "node: must not contain '+'",
             "mqtt.topic_prefix: level '' must not be empty",
             "regions[0].name: must not contain '#'",
             "beacons[0].name: must not contain '/'",
-            "irks[0].name: must not be empty",
-            "fingerprints[0].name: must not contain '/'",
+            "irks[0].name: '' must be lowercase letters, digits, '-', '_' or '.'",
+            "fingerprints.rules[0].name: 't/t' must be lowercase letters, digits, '-', '_' or '.'",
         ])
     }
 
@@ -137,16 +137,19 @@ private func problems<T: Decodable>(_ type: T.Type, _ yaml: String) -> [String] 
               - {name: b, uuid: e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0, namespace: edd1ebeac04e5defa017}
               - {name: c, namespace: abcd, minor: 1}
             fingerprints:
-              - {name: f, prefix_hex: "12z", service_uuid: "12345"}
+              builtins: [tile]
+              rules:
+                - {name: f, manufacturer_prefix: "12z", service_uuid: "12345"}
             """
         #expect(problems(AgentConfig.self, yaml) == [
-            "regions[0]: needs uuid (iBeacon) or namespace (Eddystone)",
-            "regions[1]: give uuid (iBeacon) or namespace (Eddystone), not both",
-            "regions[2].namespace: must be 20 hex digits (an Eddystone namespace)",
-            "regions[2].minor: only applies to an iBeacon region (with uuid)",
-            "fingerprints[0].prefix_hex: must be an even number of hex digits",
-            "fingerprints[0].prefix_hex: needs manufacturer_id (the prefix is matched after the company id)",
-            "fingerprints[0].service_uuid: must be a 16-bit (4 hex digits), 32-bit (8 hex digits) or 128-bit UUID",
+            "regions[0]: give uuid (iBeacon/AltBeacon) or namespace (Eddystone)",
+            "regions[1]: give uuid or namespace, not both",
+            "regions[2].namespace: not 20 hex digits: 'abcd'",
+            "regions[2].minor: needs major",
+            "fingerprints.builtins[0]: unknown 'tile' (known: all, ruuvi, xiaomi, atc, estimote)",
+            "fingerprints.rules[0].manufacturer_prefix: not hex",
+            "fingerprints.rules[0].manufacturer_prefix: needs company_id",
+            "fingerprints.rules[0].service_uuid: not a UUID: '12345'",
         ])
     }
 
@@ -158,5 +161,8 @@ private func problems<T: Decodable>(_ type: T.Type, _ yaml: String) -> [String] 
         #expect(!text.contains("hunter2"))
         #expect(!text.contains("pw@"))
         #expect(text.contains("\"password\":\"***\""))
+        let line = ConfigLoader.describe(config)
+        #expect(line.contains("\"broker\":\"mqtt://u:***@h:1883\""))
+        #expect(!line.contains("hunter2"))
     }
 }

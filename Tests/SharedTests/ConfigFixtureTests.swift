@@ -42,19 +42,18 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         #expect(c.publish == AgentConfig.Publish(reportIntervalS: 2, significantChangeDb: 4, significantChangeM: 0.75, telemetryIntervalS: 30))
         #expect(c.regions.map(\.name) == ["house", "cat-tag", "office-eddystone"])
         #expect(c.regions[1].major == 1233 && c.regions[1].minor == 45)
-        #expect(c.regions[1].uuidValue == UUID(uuidString: "e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0"))
+        #expect(c.regions[1].uuid.flatMap(UUID.init(uuidString:)) == UUID(uuidString: "e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0"))
         #expect(c.regions[2].namespace == "edd1ebeac04e5defa017" && c.regions[2].instance == "0bdb87539b67")
         #expect(c.beacons == [
-            SiteModel.KnownBeacon(id: BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45")!, name: "Cat", power: -59),
-            SiteModel.KnownBeacon(id: BeaconID("mac:a4c138aabbcc")!),
+            KnownBeaconConfig(id: "ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45", name: "Cat", power: -59),
+            KnownBeaconConfig(id: "mac:a4c138aabbcc"),
         ])
-        #expect(c.irks == [AgentConfig.IRK(name: "alice-phone", key: "0123456789abcdef0123456789ABCDEF")])
-        #expect(c.irks[0].keyBytes?.count == 16)
-        #expect(c.fingerprints == [
-            AgentConfig.FingerprintRule(name: "tile", serviceUUID: "feed"),
-            AgentConfig.FingerprintRule(name: "airtag", manufacturerID: 0x004C, prefixHex: "1219"),
-            AgentConfig.FingerprintRule(name: "band", localName: "Mi Smart Band 4"),
-        ])
+        #expect(c.irks == [IRKConfig(name: "alice-phone", key: "0123456789abcdef0123456789ABCDEF")])
+        #expect(c.fingerprints.builtins == ["ruuvi"])
+        #expect(c.fingerprints.rules.map(\.name) == ["tile", "airtag", "band"])
+        #expect(c.fingerprints.rules[1].companyId?.value == 0x004C && c.fingerprints.rules[1].manufacturerPrefix == "1219")
+        #expect(c.fingerprints.rules[2].id == "constant" && c.fingerprints.rules[2].value == "band")
+        #expect(c.advertising.knownBeacons.count == 2)
         #expect(c.advertise == AgentConfig.Advertise(enabled: true, uuid: "e2c56db5-dffb-48d2-b060-d0f5a71096e0",
                                                       major: 100, minor: 7, power: -65, intervalMs: 500))
         #expect(c.outputs == AgentConfig.Outputs(mqttRoom: true, espresense: true))
@@ -101,7 +100,7 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         #expect(c.nodes[1].rxAdjust == -2.5)
         #expect(c.nodes[2] == SiteModel.Node(name: "roaming-pi", room: nil))
         #expect(c.beacons.count == 2)
-        #expect(c.fusion == AggregatorConfig.Fusion(awayTimeoutS: 45, switchMarginDb: 5, minDwellS: 8, maxReadingAgeS: 12))
+        #expect(c.fusion == AggregatorConfig.Fusion(awayTimeoutS: 45, switchMargin: 0.4, minDwellS: 8, maxReadingAgeS: 12))
         #expect(c.discovery == AggregatorConfig.Discovery(enabled: false, prefix: "ha"))
         #expect(c.output == AggregatorConfig.Output(refreshIntervalS: 120, mqttRoom: true))
         #expect(c.partition == AggregatorConfig.Partition(floors: [0, 1], rooms: ["kitchen"]))
@@ -115,8 +114,8 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         let found = error.problems.map { "\($0.path)@\($0.location?.line ?? 0)" }
         #expect(found.sorted() == [
             "@2",  // missing required key 'node'
-            "advertise.major@28", "advertise.uuid@27", "extra@31", "fingerprints[0]@25", "irks[0].key@23",
-            "log.level@30", "mqtt.broker@4", "mqtt.password@5", "mqtt.topic_prefix@7", "ranging.filter.kind@15",
+            "advertise.major@29", "advertise.uuid@28", "extra@32", "fingerprints.rules[0]@26", "irks[0].key@23",
+            "log.level@31", "mqtt.broker@4", "mqtt.password@5", "mqtt.topic_prefix@7", "ranging.filter.kind@15",
             "ranging.near_m@17", "regions[0].uuid@20", "room@2", "scan.active@10", "scan.window_ms@12", "source@8",
         ])
         #expect(error.messages.contains("missing required key 'node'"))
@@ -202,6 +201,29 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
                 Issue.record("loaded \(path)")
             } catch {
                 #expect(error.messages == [message], "\(path)")
+            }
+        }
+    }
+
+    /// Random single-byte damage to a valid file (seeded, so reproducible)
+    /// either still loads or yields problems; it never crashes or hangs.
+    @Test func randomDamageNeverCrashes() throws {
+        let text = try String(contentsOfFile: try fixturePath("aggregator-full.yaml"), encoding: .utf8)
+        let alphabet = Array(":-[]{},&*!|>'\"#\n\t ?%@`0a".utf8)
+        var seed: UInt64 = 0x5eed
+        func next() -> Int {
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            return Int(truncatingIfNeeded: seed >> 33)
+        }
+        var bytes = Array(text.utf8)
+        for round in 0..<400 {
+            if round % 20 == 0 { bytes = Array(text.utf8) }
+            bytes[next() % bytes.count] = alphabet[next() % alphabet.count]
+            let damaged = String(decoding: bytes, as: UTF8.self)
+            do {
+                _ = try ConfigLoader.parse(AggregatorConfig.self, yaml: damaged)
+            } catch {
+                #expect(!error.problems.isEmpty)
             }
         }
     }

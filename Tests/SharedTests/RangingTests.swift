@@ -68,7 +68,7 @@ struct RangingTests {
 
     @Test("filtered noise is much calmer than the raw samples")
     func noiseReduced() {
-        var rng = SplitMix(seed: 7)
+        var rng = SeededRandom(seed: 7)
         var f = RSSIFilter(config: RangingConfig())
         var rawDev = 0.0, filteredDev = 0.0
         for i in 0..<600 {
@@ -165,20 +165,3 @@ struct RangingTests {
     }
 }
 
-/// A small deterministic generator for test noise.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func uniform() -> Double { Double(next() >> 11) / Double(1 << 53) }
-    mutating func gaussian() -> Double {
-        let u = max(uniform(), 1e-12), v = uniform()
-        return (-2 * log(u)).squareRoot() * cos(2 * .pi * v)
-    }
-}

@@ -12,16 +12,26 @@ private final class Recorder: Sendable {
 
 /// Runs `body` but fails loudly instead of hanging when it takes unreasonably long.
 private func withTimeout<T: Sendable>(_ seconds: Double = 20, _ body: @escaping @Sendable () async -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { await body() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            return nil
+    let result = Mutex<(done: Bool, continuation: CheckedContinuation<T?, Never>?)>((false, nil))
+    let finish = { @Sendable (value: T?) in
+        let c = result.withLock { r -> CheckedContinuation<T?, Never>? in
+            if r.done { return nil }
+            r.done = true
+            defer { r.continuation = nil }
+            return r.continuation
         }
-        let first = try await group.next()!
-        group.cancelAll()
-        return try #require(first, "timed out after \(seconds) s")
+        c?.resume(returning: value)
     }
+    // Unstructured on purpose: a hung body must not keep the test waiting.
+    let value: T? = await withCheckedContinuation { c in
+        result.withLock { $0.continuation = c }
+        Task { finish(await body()) }
+        Task {
+            try? await Task.sleep(for: .seconds(seconds))
+            finish(nil)
+        }
+    }
+    return try #require(value, "timed out after \(seconds) s")
 }
 
 /// A gate tests open by hand; `wait()` returns once it is open.

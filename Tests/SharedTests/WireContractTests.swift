@@ -39,3 +39,26 @@ import TestSupport
                              "telemetry.schema.json") == [])
     }
 }
+
+@Suite struct FastJSONTests {
+    @Test func fastEncodingDecodesToTheSameReadingAndMatchesTheSchema() throws {
+        let id = BeaconID("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-675-23")!
+        var r = BeaconReading(id: id, node: "kitchen \"pi\"\n", ts: 1732880000.123, seq: 1_767_225_600_040_001, rssi: -68,
+                              rssiFiltered: -67.4, power: -59, distance: 2.0, proximity: .near, kind: .iBeacon, mac: "c8:1f:66:0a:1b:2c")
+        var plain = r
+        plain.node = "kitchen-pi"
+        for var reading in [r, plain] {
+            #expect(try WireFormat.decode(BeaconReading.self, from: reading.fastJSON()) == reading)
+            reading.uuid = "e2c56db5-dffb-48d2-b060-d0f5a71096e0"; reading.major = 675; reading.minor = 23
+            reading.name = "Cat"; reading.interval = 0.1; reading.samples = 3; reading.addressType = "random"; reading.txPower = -59
+            reading.telemetry = BeaconTelemetry(batteryMillivolts: 3000, temperature: 21.5)
+            reading.namespace = "edd1ebeac04e5defa017"; reading.instance = "0bdb87539b67"; reading.url = "https://x.y/z"
+            #expect(try WireFormat.decode(BeaconReading.self, from: reading.fastJSON()) == reading)
+            if reading.node == "kitchen-pi" {
+                #expect(try JSONSchemaValidator.contract("reading.schema.json").validate(json: reading.fastJSON()) == [])
+            }
+        }
+        r.rssiFiltered = -70
+        #expect(String(decoding: r.fastJSON(), as: UTF8.self).contains("\"rssi_filtered\":-70,"))
+    }
+}

@@ -3,10 +3,11 @@ import Synchronization
 
 /// A child process whose stdout and stderr go to files (readable while it
 /// runs, shown when a test fails), with async waiting for its exit.
-public final class ChildProcess: @unchecked Sendable {
-    // @unchecked: `process` is only touched through its thread-safe methods;
-    // the mutable exit state lives behind `exit`.
-    private let process: Process
+///
+/// Spawned with posix_spawn and an empty signal mask: Foundation's `Process`
+/// passes on the spawning thread's mask, and Dispatch threads block SIGTERM,
+/// so a broker started that way would ignore `stop()`.
+public final class ChildProcess: Sendable {
     private struct ExitState { var status: Int32?; var waiters: [CheckedContinuation<Int32, Never>] = [] }
     private final class ExitBox: Sendable { let state = Mutex(ExitState()) }
     private let exitBox = ExitBox()
@@ -15,43 +16,58 @@ public final class ChildProcess: @unchecked Sendable {
     /// Where stderr goes.
     public let stderrPath: String
     /// The child's pid.
-    public let pid: Int32
+    public let pid: pid_t
 
     /// Launches `executable` with `arguments`; stdout/stderr are appended to the given files.
     public init(_ executable: String, _ arguments: [String], stdoutPath: String, stderrPath: String) throws {
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw ChildProcessError.notExecutable(executable)
         }
-        for path in [stdoutPath, stderrPath] where !FileManager.default.fileExists(atPath: path) {
-            _ = FileManager.default.createFile(atPath: path, contents: nil)
-        }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: executable)
-        p.arguments = arguments
-        let out = try FileHandle(forWritingTo: URL(fileURLWithPath: stdoutPath))
-        let err = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
-        out.seekToEndOfFile()
-        err.seekToEndOfFile()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = FileHandle.nullDevice
-        self.process = p
         self.stdoutPath = stdoutPath
         self.stderrPath = stderrPath
-        let box = exitBox
-        p.terminationHandler = { proc in
-            let status = proc.terminationStatus
-            let waiters = box.state.withLock { s in
-                s.status = status
+
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        var noneBlocked = sigset_t()
+        sigemptyset(&noneBlocked)
+        posix_spawnattr_setsigmask(&attr, &noneBlocked)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for sig in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGUSR1, SIGUSR2, SIGCHLD] { sigaddset(&defaults, sig) }
+        posix_spawnattr_setsigdefault(&attr, &defaults)
+        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+
+        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for a in argv { free(a) } }
+        var child: pid_t = 0
+        let rc = posix_spawn(&child, executable, &actions, &attr, argv, environ)
+        guard rc == 0 else { throw ChildProcessError.spawnFailed(executable, String(cString: strerror(rc))) }
+        pid = child
+        let spawned = child
+
+        // Reap on a dedicated thread: waitpid blocks, which the cooperative pool must not.
+        let reaper = Thread { [exitBox] in
+            var status: Int32 = 0
+            while waitpid(spawned, &status, 0) == -1 && errno == EINTR {}
+            // WIFEXITED → exit code, else the terminating signal.
+            let code = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : status & 0x7F
+            let waiters = exitBox.state.withLock { s in
+                s.status = code
                 defer { s.waiters.removeAll() }
                 return s.waiters
             }
-            for w in waiters { w.resume(returning: status) }
+            for w in waiters { w.resume(returning: code) }
         }
-        try p.run()
-        try? out.close()
-        try? err.close()
-        pid = p.processIdentifier
+        reaper.name = "reap \(spawned)"
+        reaper.start()
     }
 
     deinit {
@@ -66,7 +82,7 @@ public final class ChildProcess: @unchecked Sendable {
         if isRunning { Foundation.kill(pid, signal) }
     }
 
-    /// Waits for the child to exit; returns its status (or signal number).
+    /// Waits for the child to exit; returns its exit code (or the signal that ended it).
     @discardableResult
     public func waitForExit() async -> Int32 {
         await withCheckedContinuation { c in
@@ -106,11 +122,13 @@ public final class ChildProcess: @unchecked Sendable {
 /// Why a child process could not do its job.
 public enum ChildProcessError: Error, CustomStringConvertible {
     case notExecutable(String)
+    case spawnFailed(String, String)
     case failed(command: String, status: Int32, stderr: String)
 
     public var description: String {
         switch self {
         case .notExecutable(let p): "\(p) is not an executable file"
+        case .spawnFailed(let p, let why): "cannot start \(p): \(why)"
         case .failed(let c, let s, let e): "`\(c)` exited with status \(s):\n\(e)"
         }
     }

@@ -17,6 +17,8 @@ public final class MosquittoBroker: Sendable {
         public var tls: TLSMaterial?
         /// Makes the TLS listener demand a client certificate signed by the test CA.
         public var requireClientCertificate: Bool
+        /// Serves `tls.misnamedServerCertificate` (for host name check tests).
+        public var misnamedServerCertificate: Bool
         /// Contents of an ACL file (`user`, `topic read|write|readwrite`, `pattern` lines).
         public var aclRules: String?
         /// Lines appended verbatim (bridge `connection` blocks and the like).
@@ -25,12 +27,14 @@ public final class MosquittoBroker: Sendable {
         public var port: Int?
 
         public init(users: [String: String] = [:], allowAnonymous: Bool? = nil, tls: TLSMaterial? = nil,
-                    requireClientCertificate: Bool = false, aclRules: String? = nil,
+                    requireClientCertificate: Bool = false, misnamedServerCertificate: Bool = false,
+                    aclRules: String? = nil,
                     extraConfig: [String] = [], port: Int? = nil) {
             self.users = users
             self.allowAnonymous = allowAnonymous
             self.tls = tls
             self.requireClientCertificate = requireClientCertificate
+            self.misnamedServerCertificate = misnamedServerCertificate
             self.aclRules = aclRules
             self.extraConfig = extraConfig
             self.port = port
@@ -139,14 +143,28 @@ public final class MosquittoBroker: Sendable {
     /// True while the broker process runs.
     public var isRunning: Bool { child.withLock { $0?.isRunning ?? false } }
 
-    /// Stops the broker with SIGTERM (clean: clients see their connection close) and waits for it to exit.
+    /// Stops the broker with SIGTERM (clean: clients see their connection close) and waits for it to
+    /// exit; SIGKILL after 5 s so a wedged broker cannot hang the test run.
     public func stop() async {
-        await signalAndWait(SIGTERM)
+        guard let c = child.withLock({ $0 }) else { return }
+        c.send(SIGTERM)
+        let exited = try? await withTimeout(.seconds(5), "mosquitto to exit after SIGTERM") { await c.waitForExit() }
+        if exited == nil { await signalAndWait(SIGKILL) }
     }
 
     /// Kills the broker with SIGKILL and waits for it to exit.
     public func kill() async {
         await signalAndWait(SIGKILL)
+    }
+
+    /// Freezes the broker (SIGSTOP): connections stay open but nothing is answered.
+    public func pause() {
+        child.withLock { $0?.send(SIGSTOP) }
+    }
+
+    /// Thaws a paused broker (SIGCONT).
+    public func resume() {
+        child.withLock { $0?.send(SIGCONT) }
     }
 
     /// Stops the broker and starts it again on the same ports with the same configuration.
@@ -224,8 +242,8 @@ public final class MosquittoBroker: Sendable {
             lines += [
                 "listener \(tlsPort) \(host)",
                 "cafile \(tls.caCertificate)",
-                "certfile \(tls.serverCertificate)",
-                "keyfile \(tls.serverKey)",
+                "certfile \(options.misnamedServerCertificate ? tls.misnamedServerCertificate : tls.serverCertificate)",
+                "keyfile \(options.misnamedServerCertificate ? tls.misnamedServerKey : tls.serverKey)",
                 "require_certificate \(options.requireClientCertificate)",
             ]
         }

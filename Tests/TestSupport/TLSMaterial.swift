@@ -2,8 +2,8 @@ import Foundation
 import Synchronization
 
 /// Certificates for TLS tests, made with the `openssl` CLI in a temp folder:
-/// a CA, a server certificate for 127.0.0.1/localhost (SAN) and a client
-/// certificate signed by it, and a second, unrelated CA that must be refused.
+/// a CA, a server certificate for 127.0.0.1/localhost (SAN), a misnamed server
+/// certificate and a client certificate signed by it, and a second, unrelated CA.
 public struct TLSMaterial: Sendable {
     /// The folder holding every file.
     public let directory: String
@@ -21,25 +21,40 @@ public struct TLSMaterial: Sendable {
     public let clientKey: String
     /// Certificate of an unrelated CA: a `caFile` that must be refused.
     public let otherCACertificate: String
+    /// A server certificate from the same CA for a name nobody connects to
+    /// (elsewhere.invalid): fails the host name check unless `insecure` is on.
+    public let misnamedServerCertificate: String
+    /// The key of `misnamedServerCertificate`.
+    public let misnamedServerKey: String
 
     public static let openssl = "/usr/bin/openssl"
 
-    private static let cache = Mutex<TLSMaterial?>(nil)
+    /// Concurrent tests share one generation instead of racing in the same folder.
+    private static let cache = Mutex<Task<TLSMaterial, any Error>?>(nil)
 
-    /// One set per test process (generating takes a few hundred milliseconds).
+    /// One set per test process (generating takes a few hundred milliseconds),
+    /// deleted when the process exits.
     public static func shared() async throws -> TLSMaterial {
-        if let m = cache.withLock({ $0 }) { return m }
-        let m = try await generate()
-        return cache.withLock { c in
-            if let existing = c { return existing }
-            c = m
-            return m
+        let task = cache.withLock { c in
+            if let t = c { return t }
+            let t = Task {
+                let m = try await generate(in: sharedDirectory(pid: getpid()))
+                atexit { try? FileManager.default.removeItem(atPath: TLSMaterial.sharedDirectory(pid: getpid())) }
+                return m
+            }
+            c = t
+            return t
         }
+        return try await task.value
     }
 
-    /// Generates a fresh set in a new temp folder (EC P-256 keys, valid for two days).
-    public static func generate() async throws -> TLSMaterial {
-        let dir = FileManager.default.temporaryDirectory
+    static func sharedDirectory(pid: Int32) -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-tls-pid\(pid)").path
+    }
+
+    /// Generates a fresh set (EC P-256 keys, valid for two days) in `directory`, by default a new temp folder.
+    public static func generate(in directory: String? = nil) async throws -> TLSMaterial {
+        let dir = directory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("roomcast-tls-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         func p(_ name: String) -> String { "\(dir)/\(name)" }
@@ -62,6 +77,14 @@ public struct TLSMaterial: Sendable {
              subjectKeyIdentifier=hash
              authorityKeyIdentifier=keyid
              """, "2"),
+            ("misnamed", "elsewhere.invalid", """
+             basicConstraints=CA:FALSE
+             keyUsage=critical,digitalSignature,keyEncipherment
+             extendedKeyUsage=serverAuth
+             subjectAltName=DNS:elsewhere.invalid
+             subjectKeyIdentifier=hash
+             authorityKeyIdentifier=keyid
+             """, "4"),
             ("client", "roomcast-test-client", """
              basicConstraints=CA:FALSE
              keyUsage=critical,digitalSignature,keyEncipherment
@@ -85,6 +108,7 @@ public struct TLSMaterial: Sendable {
             directory: dir, caCertificate: p("ca.crt"), caKey: p("ca.key"),
             serverCertificate: p("server.crt"), serverKey: p("server.key"),
             clientCertificate: p("client.crt"), clientKey: p("client.key"),
-            otherCACertificate: p("other-ca.crt"))
+            otherCACertificate: p("other-ca.crt"),
+            misnamedServerCertificate: p("misnamed.crt"), misnamedServerKey: p("misnamed.key"))
     }
 }

@@ -87,9 +87,7 @@ public struct AgentCore: Sendable {
         let reading = makeReading(identity: identity, estimate: estimate, report: report, samples: due.samples)
         scanTable.update(reading)
         stats.readings += 1
-        if let m = try? OutboundMessage(topic: settings.topics.nodeBeacon(settings.node, identity.id), json: reading) {
-            out.append(m)
-        }
+        out.append(OutboundMessage(topic: settings.topics.nodeBeacon(settings.node, identity.id), payload: reading.fastJSON()))
         out += outputs.messages(for: reading)
         return out
     }

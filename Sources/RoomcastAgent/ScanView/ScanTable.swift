@@ -51,13 +51,20 @@ public struct ScanTable: Sendable {
             + pad("DIST", 8, right: true) + "  " + pad("PROXIMITY", 10) + pad("SEEN", 7, right: true) + "\n"
         for r in sorted {
             let age = max(0, now - r.lastSeen)
-            out += pad(String(r.label.prefix(labelWidth)), labelWidth) + " " + pad(r.kind, 13)
+            out += pad(Self.abbreviate(r.label, to: labelWidth), labelWidth) + " " + pad(r.kind, 13)
                 + pad("\(r.rssi)", 6, right: true) + pad(String(format: "%.1f", r.filtered), 8, right: true)
                 + pad(String(format: "%.2fm", r.distance), 8, right: true) + "  " + pad(r.proximity.rawValue, 10)
                 + pad(String(format: "%.0fs", age), 7, right: true) + "\n"
         }
         if rows.isEmpty { out += "(no beacons in view)\n" }
         return out
+    }
+
+    /// Shortens a long id in the middle, keeping its end (major-minor, instance) readable.
+    static func abbreviate(_ label: String, to width: Int) -> String {
+        guard label.count > width, width > 3 else { return label }
+        let tail = (width - 1) / 2
+        return String(label.prefix(width - 1 - tail)) + "…" + String(label.suffix(tail))
     }
 
     /// ANSI: home the cursor and clear the screen, for an in-place refresh.

@@ -1,66 +1,92 @@
 import RoomcastHCI
 import Shared
+import Synchronization
 
 /// Owns the agent core while the service runs: reports, ticks and broker
-/// reconnects all pass through this actor, so the core has one owner.
-public actor AgentRuntime {
-    private var core: AgentCore
+/// reconnects all go through one lock, so the core has one owner. A lock and
+/// not an actor: the report path runs thousands of times a second and must
+/// not pay a suspension per advertisement; nothing under the lock blocks
+/// (sinks send or drop at once).
+public final class AgentRuntime: Sendable {
+    private struct State {
+        var core: AgentCore
+        var nextTick: Double?
+        var lastTime: Double
+    }
+
+    private let state: Mutex<State>
     private let sink: any AgentSink
     private let counters: RadioCounters?
     /// Replays tick on the capture's clock (deterministic); live runs tick on a timer.
     private let ticksFromReports: Bool
-    private var nextTick: Double?
-    private var lastTime: Double
 
     public init(core: AgentCore, sink: any AgentSink, counters: RadioCounters?, ticksFromReports: Bool, startTime: Double) {
-        self.core = core
+        self.state = Mutex(State(core: core, nextTick: nil, lastTime: startTime))
         self.sink = sink
         self.counters = counters
         self.ticksFromReports = ticksFromReports
-        self.lastTime = startTime
     }
 
     /// Publishes the online status (and first telemetry).
     public func start(now: Double) {
-        lastTime = now
-        sink.send([core.onlineMessage], at: now)
+        let online = state.withLock { s in
+            s.lastTime = now
+            return s.core.onlineMessage
+        }
+        sink.send([online], at: now)
         tick(now: now)
     }
 
     public func handle(_ report: AdvertisingReport) {
         let ts = report.timestamp
-        if ticksFromReports {
-            if let due = nextTick {
-                if ts >= due { tick(now: ts) }
-            } else {
-                nextTick = ts + 1
+        let (due, messages): ([OutboundMessage], [OutboundMessage]) = state.withLock { s in
+            var due: [OutboundMessage] = []
+            if ticksFromReports {
+                if let next = s.nextTick {
+                    if ts >= next { due = tickLocked(&s, now: ts) }
+                } else {
+                    s.nextTick = ts + 1
+                }
             }
+            s.lastTime = max(s.lastTime, ts)
+            return (due, s.core.handle(report))
         }
-        lastTime = max(lastTime, ts)
-        sink.send(core.handle(report), at: ts)
+        if !due.isEmpty { sink.send(due, at: ts) }
+        if !messages.isEmpty { sink.send(messages, at: ts) }
     }
 
     public func tick(now: Double) {
-        lastTime = max(lastTime, now)
-        nextTick = now + 1
-        sink.send(core.tick(now: now, radio: counters?.snapshot, dropped: sink.dropped, brokerReconnects: sink.reconnects), at: now)
+        let messages = state.withLock { s in tickLocked(&s, now: now) }
+        sink.send(messages, at: now)
+    }
+
+    private func tickLocked(_ s: inout State, now: Double) -> [OutboundMessage] {
+        s.lastTime = max(s.lastTime, now)
+        s.nextTick = now + 1
+        return s.core.tick(now: now, radio: counters?.snapshot, dropped: sink.dropped, brokerReconnects: sink.reconnects)
     }
 
     /// The broker came (back): status online, telemetry, then the current state with the next advertisements.
     public func brokerConnected() {
-        core.brokerReconnected()
-        sink.send([core.onlineMessage, core.telemetry(now: lastTime, radio: counters?.snapshot, dropped: sink.dropped,
-                                                         brokerReconnects: sink.reconnects)], at: lastTime)
+        let (messages, at) = state.withLock { s in
+            s.core.brokerReconnected()
+            return ([s.core.onlineMessage, s.core.telemetry(now: s.lastTime, radio: counters?.snapshot, dropped: sink.dropped,
+                                                            brokerReconnects: sink.reconnects)], s.lastTime)
+        }
+        sink.send(messages, at: at)
     }
 
     /// Final tick, then offline status, flush and disconnect.
     public func finish() async {
-        sink.send(core.tick(now: lastTime, radio: counters?.snapshot, dropped: sink.dropped, brokerReconnects: sink.reconnects),
-                  at: lastTime)
-        await sink.shutdown(final: core.offlineMessage, at: lastTime)
+        let (messages, offline, at) = state.withLock { s in
+            (s.core.tick(now: s.lastTime, radio: counters?.snapshot, dropped: sink.dropped, brokerReconnects: sink.reconnects),
+             s.core.offlineMessage, s.lastTime)
+        }
+        sink.send(messages, at: at)
+        await sink.shutdown(final: offline, at: at)
     }
 
-    public var scanTable: ScanTable { core.scanTable }
-    public var stats: AgentCore.Stats { core.stats }
-    public var now: Double { lastTime }
+    public var scanTable: ScanTable { state.withLock { $0.core.scanTable } }
+    public var stats: AgentCore.Stats { state.withLock { $0.core.stats } }
+    public var now: Double { state.withLock { $0.lastTime } }
 }

@@ -19,10 +19,14 @@ public final class EdgeAgentService: Sendable {
     private let isReplay: Bool
     /// Called with the scan table after each tick (for `edge-agent scan`).
     private let onTick: (@Sendable (ScanTable, Double) -> Void)?
+    /// Shift a replay's capture times so its first packet is "now": a capture
+    /// replayed in real time to a live aggregator then looks like a live node.
+    private let rebaseReplayToNow: Bool
 
     public init(settings: AgentSettings, decoder: AdvertisementDecoder, source: any RadioSource, sink: any AgentSink,
                 mqtt: MQTTClient?, clock: any TimeSource = SystemTimeSource(), logger: Logger,
-                onTick: (@Sendable (ScanTable, Double) -> Void)? = nil) {
+                rebaseReplayToNow: Bool = false, onTick: (@Sendable (ScanTable, Double) -> Void)? = nil) {
+        self.rebaseReplayToNow = rebaseReplayToNow
         self.settings = settings
         self.decoder = decoder
         self.source = source
@@ -40,11 +44,14 @@ public final class EdgeAgentService: Sendable {
         mqtt?.start()
         try await source.start()
         var reports = source.reports.makeAsyncIterator()
-        let first = await reports.next()
+        // A replay's clock starts at its first packet; a live radio's is now (never wait for a first report).
+        var first = isReplay ? await reports.next() : nil
+        let offset = isReplay && rebaseReplayToNow ? clock.now() - (first?.timestamp ?? clock.now()) : 0
+        first?.timestamp += offset
         let start = isReplay ? (first?.timestamp ?? clock.now()) : clock.now()
         let core = AgentCore(settings: settings, decoder: decoder, startTime: start)
         let runtime = AgentRuntime(core: core, sink: sink, counters: source.counters, ticksFromReports: isReplay, startTime: start)
-        await runtime.start(now: start)
+        runtime.start(now: start)
         logger.info("edge agent running", metadata: ["node": settings.node, "source": source.spec.description])
 
         let connectionWatcher = Task { [mqtt, logger] in
@@ -53,7 +60,7 @@ public final class EdgeAgentService: Sendable {
                 switch event {
                 case .connected:
                     logger.info("broker connected", metadata: ["mqtt.endpoint": mqtt.configuration.endpoint])
-                    await runtime.brokerConnected()
+                    runtime.brokerConnected()
                 case .disconnected(let reason):
                     logger.warning("broker connection lost; scanning goes on", metadata: ["error": "\(reason)"])
                 case .connectFailed(let error, let retryIn):
@@ -65,14 +72,15 @@ public final class EdgeAgentService: Sendable {
             guard !isReplay || onTick != nil else { return }
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))
-                if !isReplay { await runtime.tick(now: clock.now()) }
-                if let onTick { onTick(await runtime.scanTable, await runtime.now) }
+                if !isReplay { runtime.tick(now: clock.now()) }
+                if let onTick { onTick(runtime.scanTable, runtime.now) }
             }
         }
 
-        if let first { await runtime.handle(first) }
-        while let report = await reports.next() {
-            await runtime.handle(report)
+        if let first { runtime.handle(first) }
+        while var report = await reports.next() {
+            report.timestamp += offset
+            runtime.handle(report)
         }
         ticker.cancel()
         if let error = source.terminationError {
@@ -81,7 +89,7 @@ public final class EdgeAgentService: Sendable {
         await runtime.finish()
         connectionWatcher.cancel()
         await source.shutdown()
-        let stats = await runtime.stats
+        let stats = runtime.stats
         logger.info("edge agent stopped", metadata: ["reports": "\(stats.reports)", "readings": "\(stats.readings)"])
         return stats
     }

@@ -13,6 +13,8 @@ public struct InputIntake: Sendable {
         case retainedPresence(PresenceDecision)
         case aggregatorStatus(String)
         case lease([UInt8])
+        /// A topic of ours that fusion does not use (node telemetry and region events).
+        case ignored
     }
 
     public enum Rejection: String, Sendable, CaseIterable {
@@ -92,7 +94,9 @@ public struct InputIntake: Sendable {
             return .success(.aggregatorStatus(String(decoding: payload, as: UTF8.self)))
         case .aggregatorLease:
             return .success(.lease(payload))
-        case .nodeTelemetry, .nodeEvents, .room, .events:
+        case .nodeTelemetry, .nodeEvents:
+            return .success(.ignored)
+        case .room, .events:
             return reject(.foreignTopic, "not an input topic")
         }
     }

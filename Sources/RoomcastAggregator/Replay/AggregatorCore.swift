@@ -16,6 +16,10 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     private var nextTick: Double?
     private var announcedBeacons: Set<BeaconID> = []
     private let knownBeacons: [BeaconID: SiteModel.KnownBeacon]
+    private let knownNodes: Set<String>
+    /// Also take ESPresense nodes' readings (`inputs.espresense`).
+    public var acceptsESPresense = false
+    private var espresense = ESPresenseInput()
 
     public init(engine: Engine, site: SiteModel, topics: Topics, discovery: HomeAssistantDiscovery?,
                 mqttRoomOutput: Bool = false, tickInterval: Double = 1.0, restrictToKnownNodes: Bool = true) {
@@ -29,6 +33,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         var known: [BeaconID: SiteModel.KnownBeacon] = [:]
         for b in site.beacons { known[b.id] = b }
         self.knownBeacons = known
+        self.knownNodes = restrictToKnownNodes ? Set(site.nodes.map(\.name)) : []
     }
 
     /// Messages to publish when the service starts: online status and discovery.
@@ -50,6 +55,17 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// (including the ticks that fell due before `now`).
     public mutating func handle(topic: String, payload: [UInt8], now: Double) throws -> (messages: [OutboundMessage], rejection: InputIntake.RejectionDetail?) {
         var out = try advance(to: now)
+        if acceptsESPresense && topic.hasPrefix("espresense/devices/") {
+            switch espresense.reading(topic: topic, payload: payload, now: now) {
+            case .failure(let why): return (out, why)
+            case .success(let r):
+                if !knownNodes.isEmpty && !knownNodes.contains(r.node) {
+                    return (out, .init(reason: .unknownNode, message: "ESPresense node '\(r.node)' is not configured"))
+                }
+                if knownBeacons.isEmpty || knownBeacons[r.id] != nil { engine.ingest(r, now: now) }
+                return (out, nil)
+            }
+        }
         switch intake.accept(topic: topic, payload: payload) {
         case .failure(let why):
             return (out, why)
@@ -65,7 +81,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                 resumable.resume(d, now: now)
                 if let back = resumable as? Engine { engine = back }
             }
-        case .success(.aggregatorStatus), .success(.lease):
+        case .success(.aggregatorStatus), .success(.lease), .success(.ignored):
             break
         }
         return (out, nil)

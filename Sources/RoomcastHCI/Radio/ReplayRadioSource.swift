@@ -54,15 +54,28 @@ public final class ReplayRadioSource: RadioSource {
         defer { reader.shutdown() }
         var pacer = ReplayPacer(speed: speed)
         var assembler = ExtendedReportAssembler()
-        // At max speed reports go over in batches; when paced, each as it is due.
-        let batchSize = pacer.factor == nil ? maxSpeedBatch : 1
+        // Reports go over in batches: at max speed as they fill, when paced with every
+        // wake-up (records due within `slack` of each other share one), which keeps a
+        // real-time replay of a busy capture to a few hundred wake-ups a second.
+        let batchSize = maxSpeedBatch
+        let slack = pacer.factor == nil ? 0 : 0.02
         var pending = [AdvertisingReport]()
         pending.reserveCapacity(batchSize)
         defer { if !pending.isEmpty { producer.yield(contentsOf: pending) } }
         do throws(BTSnoopError) {
             while let record = try reader.next() {
                 guard record.type == .event, record.direction == .controllerToHost else { continue }
-                guard pacer.wait(until: record.timestamp, stopped: { producer.isStopped }) else { return nil }
+                if !pacer.isDue(record.timestamp, slack: slack) {
+                    // Not due for a while: hand on what is due, then sleep until this one is.
+                    if !pending.isEmpty {
+                        let due = pending
+                        pending.removeAll(keepingCapacity: true)
+                        if !producer.yield(contentsOf: due) { return nil }
+                    }
+                    guard pacer.wait(until: record.timestamp, stopped: { producer.isStopped }) else { return nil }
+                } else if pacer.factor != nil {
+                    _ = pacer.wait(until: record.timestamp, slack: .infinity, stopped: { producer.isStopped })  // starts the clock
+                }
                 var r = record.reader
                 let event: HCIEvent
                 do { event = try HCIEvent.decode(from: &r, timestamp: record.timestamp) } catch {

@@ -12,16 +12,23 @@ struct ReplayPacer {
 
     init(speed: ReplaySpeed) { factor = speed.factor }
 
-    /// Waits until the record captured at `timestamp` is due; returns false
-    /// when `stopped()` became true while waiting.
-    mutating func wait(until timestamp: Double, stopped: () -> Bool) -> Bool {
+    /// True when the record captured at `timestamp` is due within `slack` seconds.
+    func isDue(_ timestamp: Double, slack: Double = 0) -> Bool {
+        guard let factor, let start = captureStart else { return true }
+        return wallStart + max(0, timestamp - start) / factor - Self.monotonic() <= slack
+    }
+
+    /// Waits until the record captured at `timestamp` is due (up to `slack`
+    /// seconds early, so records close together go out in one wake-up); returns
+    /// false when `stopped()` became true while waiting.
+    mutating func wait(until timestamp: Double, slack: Double = 0, stopped: () -> Bool) -> Bool {
         guard let factor else { return true }
         guard let start = captureStart else {
             captureStart = timestamp
             wallStart = Self.monotonic()
             return true
         }
-        let due = wallStart + max(0, timestamp - start) / factor
+        let due = wallStart + max(0, timestamp - start) / factor - slack
         while true {
             let left = due - Self.monotonic()
             if left <= 0 { return true }

@@ -1,4 +1,5 @@
 import Foundation
+import RoomcastAdvertising
 import Shared
 
 /// Generates a scenario from `SimulationSettings`: places nodes, moves people and
@@ -18,6 +19,8 @@ public struct ScenarioSimulator: Sendable {
         var tracked: Bool
         /// Rotating advertiser addresses (phones), nil = fixed.
         var rotation: Double?
+        /// What it puts on the air.
+        var advertiser: SimulatedAdvertiser
     }
 
     public func run() -> GeneratedScenario {
@@ -48,7 +51,14 @@ public struct ScenarioSimulator: Sendable {
         }
         let scenario = Scenario(name: "\(s.plan.name)-\(s.seed)", layout: layout,
                                 beacons: tracked.map(\.beacon), truth: truth, packets: packets)
-        return GeneratedScenario(scenario: scenario, bound: bound, receiverOffsets: offsets)
+        var advertisers: [BeaconID: SimulatedAdvertiser] = [:]
+        var irks: [IdentityResolvingKey] = []
+        for tx in transmitters {
+            advertisers[tx.beacon.id] = tx.advertiser
+            if tx.tracked, case let .resolvable(irk) = tx.advertiser.address { irks.append(irk) }
+        }
+        return GeneratedScenario(scenario: scenario, bound: bound, receiverOffsets: offsets,
+                                 advertisers: advertisers, irks: irks, floorHeight: s.plan.floorHeight)
     }
 
     // MARK: - Set-up
@@ -90,19 +100,33 @@ public struct ScenarioSimulator: Sendable {
             let path = Trajectory.walker(plan: s.plan, duration: s.duration, rng: &trng, meanStay: s.meanStay,
                                          leaveProbability: s.leaveProbability)
             let advertised = -59 - trng.index(5)
+            let major = UInt16(100 + i), minor = UInt16(truncatingIfNeeded: trng.next())
             let beacon = ScenarioBeacon(
-                id: .iBeacon(uuid: uuid, major: UInt16(100 + i), minor: UInt16(truncatingIfNeeded: trng.next())),
+                id: .iBeacon(uuid: uuid, major: major, minor: minor),
                 name: "person-\(i)", kind: "ibeacon", measuredPower: advertised,
                 interval: i % 3 == 2 ? 1.0 : 0.2, mobile: true)
+            let tag = SimulatedAdvertiser(
+                id: beacon.id, address: .fixed(staticAddress(for: beacon.id), random: true), eventType: 0x03,
+                data: AdvertisingPayload.iBeacon(uuid: uuidBytes, major: major, minor: minor, power: advertised))
             out.append(Transmitter(beacon: beacon, trajectory: path,
                                    power: Double(advertised) + trng.gaussian() * s.radio.powerSpread,
-                                   tracked: true, rotation: nil))
-            if i < s.phones, let id = BeaconID.irk("phone-\(i)") {
+                                   tracked: true, rotation: nil, advertiser: tag))
+            if i < s.phones, let id = BeaconID.irk("phone-\(i)"),
+               let irk = IdentityResolvingKey(name: "phone-\(i)", key: randomBytes(16, stream: "irk-phone-\(i)")) {
                 // A phone in the same pocket: no advertised power, a weaker antenna, rotating address.
                 let phone = ScenarioBeacon(id: id, name: "phone-\(i)", kind: "device", measuredPower: nil,
                                            interval: 0.5, mobile: true)
+                let noise = randomBytes(5, stream: "payload-phone-\(i)")
+                // iPhones change their Nearby Info status bytes with the address; an Android
+                // phone's Fast Pair model id stays.
+                let air = i % 2 == 0
+                    ? SimulatedAdvertiser(id: id, address: .resolvable(irk), eventType: 0x00,
+                                          data: AdvertisingPayload.applePhone(status: noise),
+                                          rotatingBytes: AdvertisingPayload.applePhoneStatusBytes)
+                    : SimulatedAdvertiser(id: id, address: .resolvable(irk), eventType: 0x00,
+                                          data: AdvertisingPayload.androidPhone(model: noise))
                 out.append(Transmitter(beacon: phone, trajectory: path, power: -64 + trng.gaussian() * 3,
-                                       tracked: true, rotation: s.addressRotation))
+                                       tracked: true, rotation: s.addressRotation, advertiser: air))
             }
         }
         for i in 0..<s.staticTags {
@@ -110,15 +134,25 @@ public struct ScenarioSimulator: Sendable {
             let room = s.plan.rooms[trng.index(s.plan.rooms.count)]
             let p = Trajectory.randomPoint(in: room, rng: &trng)
             let advertised = -60 - trng.index(6)
-            let id: BeaconID = i % 2 == 0
-                ? .iBeacon(uuid: uuid, major: UInt16(200 + i), minor: UInt16(truncatingIfNeeded: trng.next()))
-                : .eddystone(namespace: (0..<10).map { _ in UInt8(truncatingIfNeeded: trng.next()) },
-                             instance: (0..<6).map { _ in UInt8(truncatingIfNeeded: trng.next()) })
+            let id: BeaconID
+            let data: [UInt8]
+            if i % 2 == 0 {
+                let major = UInt16(200 + i), minor = UInt16(truncatingIfNeeded: trng.next())
+                id = .iBeacon(uuid: uuid, major: major, minor: minor)
+                data = AdvertisingPayload.iBeacon(uuid: uuidBytes, major: major, minor: minor, power: advertised)
+            } else {
+                let namespace = (0..<10).map { _ in UInt8(truncatingIfNeeded: trng.next()) }
+                let instance = (0..<6).map { _ in UInt8(truncatingIfNeeded: trng.next()) }
+                id = .eddystone(namespace: namespace, instance: instance)
+                data = AdvertisingPayload.eddystoneUID(namespace: namespace, instance: instance, power: advertised)
+            }
             let beacon = ScenarioBeacon(id: id, name: "tag-\(i)", kind: i % 2 == 0 ? "ibeacon" : "eddystone",
                                         measuredPower: advertised, interval: i % 2 == 0 ? 1.0 : 2.0, mobile: false)
+            let air = SimulatedAdvertiser(id: id, address: .fixed(staticAddress(for: id), random: true),
+                                          eventType: 0x03, data: data)
             out.append(Transmitter(beacon: beacon, trajectory: .fixed(at: p, floor: room.floor, duration: s.duration),
                                    power: Double(advertised) + trng.gaussian() * s.radio.powerSpread,
-                                   tracked: true, rotation: nil))
+                                   tracked: true, rotation: nil, advertiser: air))
         }
         for i in 0..<s.strangers {
             var trng = SeededRandom(seed: s.seed, stream: "stranger-\(i)")
@@ -129,10 +163,51 @@ public struct ScenarioSimulator: Sendable {
             let mac = (0..<6).map { _ in UInt8(truncatingIfNeeded: trng.next()) }
             let beacon = ScenarioBeacon(id: .mac(mac), name: nil, kind: "device", measuredPower: nil,
                                         interval: trng.uniform(0.1, 2), mobile: false)
+            // A PC, a TV, a speaker: nothing any config tracks.
+            let noise = randomBytes(4, stream: "payload-stranger-\(i)")
+            let data = switch i % 3 {
+            case 0: AdvertisingPayload.microsoftCDP(salt: noise)
+            case 1: AdvertisingPayload.named("LE-Device")
+            default: AdvertisingPayload.named("TV-" + Hex.encode(noise.prefix(2)))
+            }
+            let air = SimulatedAdvertiser(id: beacon.id, address: .fixed(mac, random: false),
+                                          eventType: i % 3 == 0 ? 0x03 : 0x00, data: data)
             out.append(Transmitter(beacon: beacon, trajectory: .fixed(at: p, floor: room.floor, duration: s.duration),
-                                   power: -60 + trng.gaussian() * 4, tracked: false, rotation: nil))
+                                   power: -60 + trng.gaussian() * 4, tracked: false, rotation: nil, advertiser: air))
+        }
+        for i in 0..<s.neighbourPhones {
+            var trng = SeededRandom(seed: s.seed, stream: "neighbour-phone-\(i)")
+            let room = s.plan.rooms[trng.index(s.plan.rooms.count)]
+            var p = Trajectory.randomPoint(in: room, rng: &trng)
+            p.y += trng.chance(0.5) ? 6 : -6
+            // The id only labels the phone in raw.jsonl; on the air it is its rotating `mac`,
+            // from a key no agent has, so it must stay untracked.
+            let label = (0..<6).map { _ in UInt8(truncatingIfNeeded: trng.next()) }
+            guard let irk = IdentityResolvingKey(name: "neighbour-\(i)", key: randomBytes(16, stream: "irk-neighbour-phone-\(i)"))
+            else { continue }
+            let beacon = ScenarioBeacon(id: .mac(label), name: nil, kind: "device", measuredPower: nil,
+                                        interval: trng.uniform(0.3, 1), mobile: false)
+            let air = SimulatedAdvertiser(id: beacon.id, address: .resolvable(irk), eventType: 0x00,
+                                          data: AdvertisingPayload.applePhone(status: randomBytes(5, stream: "payload-neighbour-phone-\(i)")),
+                                          rotatingBytes: AdvertisingPayload.applePhoneStatusBytes)
+            out.append(Transmitter(beacon: beacon, trajectory: .fixed(at: p, floor: room.floor, duration: s.duration),
+                                   power: -62 + trng.gaussian() * 3, tracked: false, rotation: s.addressRotation,
+                                   advertiser: air))
         }
         return out
+    }
+
+    /// Bytes from their own sub-stream, so drawing them leaves every other stream as it was.
+    func randomBytes(_ count: Int, stream: String) -> [UInt8] {
+        var rng = SeededRandom(seed: settings.seed, stream: stream)
+        return (0..<count).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+    }
+
+    /// A tag's random static address (top bits 11), fixed for the scenario.
+    func staticAddress(for id: BeaconID) -> [UInt8] {
+        var bytes = randomBytes(6, stream: "address-\(id.rawValue)")
+        bytes[0] |= 0xC0
+        return bytes
     }
 
     // MARK: - Radio
@@ -169,11 +244,11 @@ public struct ScenarioSimulator: Sendable {
         var lastT = 0.0
         var out: [RawPacket] = []
         var t = rng.uniform(0, interval)
-        var address = tx.rotation.map { _ in ScenarioSimulator.randomAddress(&rng) }
+        var address = tx.rotation.map { _ in ScenarioSimulator.rotatedAddress(tx.advertiser, &rng) }
         var nextRotation = tx.rotation ?? .infinity
         while t < s.duration {
             if t >= nextRotation, let r = tx.rotation {
-                address = ScenarioSimulator.randomAddress(&rng)
+                address = ScenarioSimulator.rotatedAddress(tx.advertiser, &rng)
                 nextRotation += r
             }
             let dt = t - lastT
@@ -200,10 +275,19 @@ public struct ScenarioSimulator: Sendable {
         return out
     }
 
-    /// A random resolvable private address (top bits 01), colon-separated.
-    static func randomAddress(_ rng: inout SeededRandom) -> String {
-        var bytes = (0..<6).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
-        bytes[0] = (bytes[0] & 0x3F) | 0x40
+    /// The next resolvable private address of a rotating advertiser, colon-separated:
+    /// prand from the link's stream, hash from the advertiser's IRK.
+    static func rotatedAddress(_ advertiser: SimulatedAdvertiser, _ rng: inout SeededRandom) -> String {
+        // Six draws, as many as a fully random address takes, so the radio stream after a
+        // rotation does not depend on how the address is built.
+        let draws = (0..<6).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+        var bytes = draws
+        if case let .resolvable(irk) = advertiser.address,
+           let rpa = ResolvablePrivateAddress.make(irk: irk, random: UInt32(draws[0]) << 16 | UInt32(draws[1]) << 8 | UInt32(draws[2])) {
+            bytes = rpa
+        } else {
+            bytes[0] = (bytes[0] & 0x3F) | 0x40
+        }
         return bytes.map { b in
             let h = String(b, radix: 16)
             return h.count == 1 ? "0" + h : h

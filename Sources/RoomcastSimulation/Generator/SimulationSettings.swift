@@ -14,6 +14,8 @@ public struct SimulationSettings: Sendable {
     public var staticTags: Int = 2
     /// Untracked devices heard by the nodes (neighbours, TVs).
     public var strangers: Int = 3
+    /// Neighbours' phones heard through the wall: rotating addresses from keys nobody configured.
+    public var neighbourPhones: Int = 1
     /// Mean stay in a room, seconds.
     public var meanStay: Double = 90
     /// Chance of leaving the building after a stay.

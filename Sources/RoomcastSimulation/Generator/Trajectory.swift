@@ -1,3 +1,4 @@
+import Shared
 /// Where one transmitter is over time: straight legs at walking speed, stays, and
 /// spells away from the building. Times are seconds from the scenario start.
 public struct Trajectory: Sendable, Equatable {

@@ -2,6 +2,17 @@ import Foundation
 
 /// The glue a thin `@main` needs: parse argv, print help, version or the
 /// usage error, and either hand back the command to run or the exit code.
+///
+/// ```swift
+/// guard case .run(let command) = CommandLineTool.decide(spec) else { exit(...) }
+/// let overrides = Overrides(command, paths: StandardOptions.overridePaths)
+/// let config = try ConfigLoader.load(AgentConfig.self, from: command.option("config") ?? defaultPath,
+///                                    overrides: overrides)          // ConfigError → exit 78
+/// logger.info("config", metadata: ["config": ConfigLoader.describe(config)])
+/// let lifecycle = ServiceLifecycle(logger: logger)
+/// lifecycle.onShutdown("disconnect") { await client.disconnect() }
+/// exit(await lifecycle.run { try await agent.run() }.rawValue)
+/// ```
 public enum CommandLineTool {
     /// What the program should do after reading its command line.
     public enum Decision: Sendable, Equatable {

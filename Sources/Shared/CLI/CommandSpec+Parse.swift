@@ -1,20 +1,12 @@
-/// What a command line asks for.
-public enum ParseOutcome: Sendable, Equatable {
-    /// Run this command.
-    case run(ParsedCommand)
-    /// Print this help text to stdout and exit 0.
-    case help(String)
-    /// Print this version to stdout and exit 0.
-    case version(String)
-}
-
 extension CommandSpec {
     /// Reads `arguments` (without the program name) against this spec.
     ///
     /// Accepts `--opt value`, `--opt=value`, `-o value`, `-ovalue`, grouped
     /// short flags (`-vq`), repeated options, and `--` after which everything
     /// is positional. Options of a parent command are accepted after a
-    /// subcommand name too. `-h`/`--help` at any level wins over errors.
+    /// subcommand name too. A non-repeating option given twice keeps the last
+    /// value (so wrappers can append overrides). `-h`/`--help` at any level
+    /// wins over errors.
     public func parse(_ arguments: [String]) throws(UsageError) -> ParseOutcome {
         var parser = ArgumentParserState(root: self)
         return try parser.run(arguments)

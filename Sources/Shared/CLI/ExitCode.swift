@@ -22,6 +22,7 @@ public struct ExitCode: RawRepresentable, Hashable, Sendable, CustomStringConver
     /// The conventional code for an error that ended the program.
     public init(for error: any Error) {
         switch error {
+        case let e as any ExitCodeProviding: self = e.exitCode
         case is UsageError: self = .usage
         case is ConfigError, is ConfigProblem: self = .config
         default: self = .failure
@@ -29,4 +30,9 @@ public struct ExitCode: RawRepresentable, Hashable, Sendable, CustomStringConver
     }
 
     public var description: String { String(rawValue) }
+}
+
+/// An error that knows which exit code it should end the program with.
+public protocol ExitCodeProviding: Error {
+    var exitCode: ExitCode { get }
 }

@@ -92,15 +92,16 @@ extension AgentConfig {
         public var kind: Kind
         /// Samples in the median window (default 5).
         public var window: Int
-        /// Kalman process noise Q, in dB² per sample (default 0.01).
+        /// Kalman process noise Q, in dB² per second of elapsed time, so a beacon heard every
+        /// 100 ms and one heard every 10 s are filtered alike (default 4).
         public var processNoise: Double
-        /// Kalman measurement noise R, in dB² (default 4.0).
+        /// Kalman measurement noise R of one median output, in dB² (default 16).
         public var measurementNoise: Double
-        /// Samples further than this from the estimate are dropped, in dB; 0 disables (default 15).
+        /// Samples further than this from the estimate are down-weighted, in dB (default 12).
         public var outlierDb: Double
 
-        public init(kind: Kind = .medianKalman, window: Int = 5, processNoise: Double = 0.01,
-                    measurementNoise: Double = 4.0, outlierDb: Double = 15) {
+        public init(kind: Kind = .medianKalman, window: Int = 5, processNoise: Double = 4,
+                    measurementNoise: Double = 16, outlierDb: Double = 12) {
             self.kind = kind
             self.window = window
             self.processNoise = processNoise

@@ -35,25 +35,16 @@ extension AgentConfig {
         checks.range(publish.significantChangeM, 0...1000, at: "publish.significant_change_m", unit: " m")
         checks.range(publish.telemetryIntervalS, 1...86400, at: "publish.telemetry_interval_s", unit: " s")
 
-        for (i, region) in regions.enumerated() {
-            Self.validate(region, at: "regions[\(i)]", into: &checks)
+        for (i, region) in regions.enumerated() { checks.topicName(region.name, at: "regions[\(i)].name") }
+        for (i, beacon) in beacons.enumerated() {
+            if let name = beacon.name { checks.topicName(name, at: "beacons[\(i)].name") }
         }
-        checks.unique(regions.map(\.name), list: "regions")
-        Self.validate(beacons, list: "beacons", into: &checks)
-        for (i, irk) in irks.enumerated() {
-            checks.topicName(irk.name, at: "irks[\(i)].name")
-            if BeaconID.irk(irk.name) == nil, TopicName.problem(with: irk.name) == nil {
-                checks.add("irks[\(i)].name", "must make a valid beacon id 'irk:\(irk.name.lowercased())' (letters, digits, '-', '_', '.')")
-            }
-            if irk.keyBytes == nil {
-                checks.add("irks[\(i)].key", "must be 32 hex digits (16 bytes)")
-            }
+        // The tracking sections' own rules; this file calls known_beacons `beacons`.
+        for line in advertising.validate() {
+            let text = line.hasPrefix("known_beacons") ? "beacons" + line.dropFirst("known_beacons".count) : Substring(line)
+            guard let colon = text.range(of: ": ") else { checks.add("", String(text)); continue }
+            checks.add(String(text[..<colon.lowerBound]), String(text[colon.upperBound...]))
         }
-        checks.unique(irks.map(\.name), list: "irks")
-        for (i, rule) in fingerprints.enumerated() {
-            Self.validate(rule, at: "fingerprints[\(i)]", into: &checks)
-        }
-        checks.unique(fingerprints.map(\.name), list: "fingerprints")
 
         if advertise.enabled {
             if let uuid = advertise.uuid {
@@ -76,57 +67,5 @@ extension AgentConfig {
             if let power = beacon.power { checks.range(power, -127...20, at: "\(list)[\(i)].power", unit: " dBm") }
         }
         checks.unique(beacons.map(\.id.rawValue), list: list, field: "id")
-    }
-
-    static func validate(_ region: Region, at path: String, into checks: inout ConfigChecks) {
-        checks.topicName(region.name, at: path + ".name")
-        if let uuid = region.uuid, UUID(uuidString: uuid) == nil {
-            checks.add(path + ".uuid", "not a UUID '\(ConfigNode.excerpt(uuid))'")
-        }
-        if let ns = region.namespace, Hex.decode(ns)?.count != 10 {
-            checks.add(path + ".namespace", "must be 20 hex digits (an Eddystone namespace)")
-        }
-        if let instance = region.instance, Hex.decode(instance)?.count != 6 {
-            checks.add(path + ".instance", "must be 12 hex digits (an Eddystone instance)")
-        }
-        switch (region.uuid != nil, region.namespace != nil) {
-        case (false, false): checks.add(path, "needs uuid (iBeacon) or namespace (Eddystone)")
-        case (true, true): checks.add(path, "give uuid (iBeacon) or namespace (Eddystone), not both")
-        default: break
-        }
-        if region.uuid == nil, region.major != nil || region.minor != nil {
-            checks.add(path + (region.major != nil ? ".major" : ".minor"), "only applies to an iBeacon region (with uuid)")
-        }
-        if region.uuid != nil, region.major == nil, region.minor != nil {
-            checks.add(path + ".minor", "needs major too")
-        }
-        if region.namespace == nil, region.instance != nil {
-            checks.add(path + ".instance", "only applies to an Eddystone region (with namespace)")
-        }
-    }
-
-    static func validate(_ rule: FingerprintRule, at path: String, into checks: inout ConfigChecks) {
-        checks.topicName(rule.name, at: path + ".name")
-        if TopicName.problem(with: rule.name) == nil, BeaconID.fingerprint(rule.name, "0") == nil {
-            checks.add(path + ".name", "must make a valid beacon id 'fp:\(rule.name.lowercased())-...' (letters, digits, '-', '_', '.')")
-        }
-        if rule.manufacturerID == nil, rule.prefixHex == nil, rule.serviceUUID == nil, rule.localName == nil {
-            checks.add(path, "needs at least one of manufacturer_id, prefix_hex, service_uuid, local_name")
-        }
-        if let prefix = rule.prefixHex, Hex.decode(prefix)?.isEmpty ?? true {
-            checks.add(path + ".prefix_hex", "must be an even number of hex digits")
-        }
-        if rule.prefixHex != nil, rule.manufacturerID == nil {
-            checks.add(path + ".prefix_hex", "needs manufacturer_id (the prefix is matched after the company id)")
-        }
-        if let service = rule.serviceUUID {
-            let short = service.count == 4 || service.count == 8
-            if !(short && Hex.decode(service) != nil) && UUID(uuidString: service) == nil {
-                checks.add(path + ".service_uuid", "must be a 16-bit (4 hex digits), 32-bit (8 hex digits) or 128-bit UUID")
-            }
-        }
-        if let name = rule.localName, name.isEmpty {
-            checks.add(path + ".local_name", "must not be empty")
-        }
     }
 }

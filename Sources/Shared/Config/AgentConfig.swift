@@ -11,22 +11,28 @@ public struct AgentConfig: Codable, Sendable, Equatable, ConfigValidating {
     public var scan: Scan
     public var ranging: Ranging
     public var publish: Publish
-    /// Beacon regions to report enter/exit events for.
-    public var regions: [Region]
-    /// Known beacons (names, calibrated power); empty means every beacon heard.
-    public var beacons: [SiteModel.KnownBeacon]
+    /// Beacon regions (CLBeaconRegion): only beacons inside one are tracked when any is given,
+    /// and enter/exit events are reported per region.
+    public var regions: [RegionConfig]
+    /// Known beacons (names, calibrated power); with neither regions nor beacons, every beacon heard is tracked.
+    public var beacons: [KnownBeaconConfig]
     /// Identity resolving keys for phones with rotating addresses.
-    public var irks: [IRK]
-    /// Rules that give devices without a beacon frame a stable id.
-    public var fingerprints: [FingerprintRule]
+    public var irks: [IRKConfig]
+    /// Built-in and custom rules that give devices without a beacon frame a stable id.
+    public var fingerprints: FingerprintConfig
+    /// Companies besides Apple whose `02 15` frames count as iBeacons.
+    public var ibeaconCompanyIds: [ConfigNumber]
+    /// Resolvable private addresses whose IRK resolution is remembered.
+    public var irkCacheSize: Int
     public var advertise: Advertise
     public var outputs: Outputs
     public var log: LogConfig
 
     public init(node: String, room: String? = nil, mqtt: MQTTConfig = MQTTConfig(), source: SourceSpec = .hci(device: nil),
                 scan: Scan = Scan(), ranging: Ranging = Ranging(), publish: Publish = Publish(),
-                regions: [Region] = [], beacons: [SiteModel.KnownBeacon] = [], irks: [IRK] = [],
-                fingerprints: [FingerprintRule] = [], advertise: Advertise = Advertise(),
+                regions: [RegionConfig] = [], beacons: [KnownBeaconConfig] = [], irks: [IRKConfig] = [],
+                fingerprints: FingerprintConfig = FingerprintConfig(), ibeaconCompanyIds: [ConfigNumber] = [],
+                irkCacheSize: Int = 4096, advertise: Advertise = Advertise(),
                 outputs: Outputs = Outputs(), log: LogConfig = LogConfig()) {
         self.node = node
         self.room = room
@@ -39,6 +45,8 @@ public struct AgentConfig: Codable, Sendable, Equatable, ConfigValidating {
         self.beacons = beacons
         self.irks = irks
         self.fingerprints = fingerprints
+        self.ibeaconCompanyIds = ibeaconCompanyIds
+        self.irkCacheSize = irkCacheSize
         self.advertise = advertise
         self.outputs = outputs
         self.log = log
@@ -46,6 +54,8 @@ public struct AgentConfig: Codable, Sendable, Equatable, ConfigValidating {
 
     enum CodingKeys: String, CodingKey {
         case node, room, mqtt, source, scan, ranging, publish, regions, beacons, irks, fingerprints, advertise, outputs, log
+        case ibeaconCompanyIds = "ibeacon_company_ids"
+        case irkCacheSize = "irk_cache_size"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -57,12 +67,24 @@ public struct AgentConfig: Codable, Sendable, Equatable, ConfigValidating {
         scan = try c.decode(Scan.self, forKey: .scan, default: Scan())
         ranging = try c.decode(Ranging.self, forKey: .ranging, default: Ranging())
         publish = try c.decode(Publish.self, forKey: .publish, default: Publish())
-        regions = try c.decode([Region].self, forKey: .regions, default: [])
-        beacons = try c.decode([SiteModel.KnownBeacon].self, forKey: .beacons, default: [])
-        irks = try c.decode([IRK].self, forKey: .irks, default: [])
-        fingerprints = try c.decode([FingerprintRule].self, forKey: .fingerprints, default: [])
+        regions = try c.decode([RegionConfig].self, forKey: .regions, default: [])
+        beacons = try c.decode([KnownBeaconConfig].self, forKey: .beacons, default: [])
+        irks = try c.decode([IRKConfig].self, forKey: .irks, default: [])
+        fingerprints = try c.decode(FingerprintConfig.self, forKey: .fingerprints, default: FingerprintConfig())
+        ibeaconCompanyIds = try c.decode([ConfigNumber].self, forKey: .ibeaconCompanyIds, default: [])
+        irkCacheSize = try c.decode(Int.self, forKey: .irkCacheSize, default: 4096)
         advertise = try c.decode(Advertise.self, forKey: .advertise, default: Advertise())
         outputs = try c.decode(Outputs.self, forKey: .outputs, default: Outputs())
         log = try c.decode(LogConfig.self, forKey: .log, default: LogConfig())
+    }
+}
+
+extension AgentConfig {
+    /// The tracking part of the config, as the advertising layer takes it. Its
+    /// own validation (ids, keys, fingerprint rules) runs when the decoder is
+    /// built; paths there say `known_beacons` where this file says `beacons`.
+    public var advertising: AdvertisingConfig {
+        AdvertisingConfig(regions: regions, knownBeacons: beacons, irks: irks, fingerprints: fingerprints,
+                          ibeaconCompanyIds: ibeaconCompanyIds, irkCacheSize: irkCacheSize)
     }
 }

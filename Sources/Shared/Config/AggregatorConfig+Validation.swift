@@ -47,7 +47,7 @@ extension AggregatorConfig {
         AgentConfig.validate(beacons, list: "beacons", into: &checks)
 
         checks.range(fusion.awayTimeoutS, 1...86400, at: "fusion.away_timeout_s", unit: " s")
-        checks.range(fusion.switchMarginDb, 0...50, at: "fusion.switch_margin_db", unit: " dB")
+        checks.range(fusion.switchMargin, 0...1, at: "fusion.switch_margin")
         checks.range(fusion.minDwellS, 0...3600, at: "fusion.min_dwell_s", unit: " s")
         checks.range(fusion.maxReadingAgeS, 0.1...3600, at: "fusion.max_reading_age_s", unit: " s")
 

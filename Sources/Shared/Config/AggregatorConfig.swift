@@ -55,36 +55,48 @@ public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
         log = try c.decode(LogConfig.self, forKey: .log, default: LogConfig())
     }
 
-    /// `fusion:` how readings of all nodes become one room per beacon.
+    /// `fusion:` how readings of all nodes become one room per beacon. The
+    /// engine has more knobs (docs/fusion.md); these are the ones users tune.
     public struct Fusion: Codable, Sendable, Equatable {
-        /// A beacon no node heard for this long is "away" (room null), in seconds (default 30).
+        /// A beacon no node heard for this long is "away" (room null), in seconds (default 30);
+        /// slow advertisers get a multiple of their advertising interval instead.
         public var awayTimeoutS: Double
-        /// A new room must beat the current one by this much filtered RSSI, in dB (default 4).
-        public var switchMarginDb: Double
-        /// A beacon stays at least this long in a room before it may move again, in seconds (default 5).
+        /// Lead in room probability (0...1) a new room needs over the current one (default 0.3).
+        public var switchMargin: Double
+        /// How long a new room must keep that lead before the switch, in seconds (default 0).
         public var minDwellS: Double
-        /// Readings older than this are ignored, in seconds (default 10).
+        /// Readings captured longer ago than this are ignored, in seconds (default 60).
         public var maxReadingAgeS: Double
+        /// Use node positions and room polygons to estimate a position (default true).
+        public var useGeometry: Bool
+        /// Learn receivers that read consistently high or low (default true).
+        public var learnCalibration: Bool
 
-        public init(awayTimeoutS: Double = 30, switchMarginDb: Double = 4, minDwellS: Double = 5, maxReadingAgeS: Double = 10) {
+        public init(awayTimeoutS: Double = 30, switchMargin: Double = 0.3, minDwellS: Double = 0, maxReadingAgeS: Double = 60,
+                    useGeometry: Bool = true, learnCalibration: Bool = true) {
             self.awayTimeoutS = awayTimeoutS
-            self.switchMarginDb = switchMarginDb
+            self.switchMargin = switchMargin
             self.minDwellS = minDwellS
             self.maxReadingAgeS = maxReadingAgeS
+            self.useGeometry = useGeometry
+            self.learnCalibration = learnCalibration
         }
 
         enum CodingKeys: String, CodingKey {
-            case awayTimeoutS = "away_timeout_s", switchMarginDb = "switch_margin_db",
-                 minDwellS = "min_dwell_s", maxReadingAgeS = "max_reading_age_s"
+            case awayTimeoutS = "away_timeout_s", switchMargin = "switch_margin",
+                 minDwellS = "min_dwell_s", maxReadingAgeS = "max_reading_age_s",
+                 useGeometry = "use_geometry", learnCalibration = "learn_calibration"
         }
 
         public init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             let d = Fusion()
             awayTimeoutS = try c.decode(Double.self, forKey: .awayTimeoutS, default: d.awayTimeoutS)
-            switchMarginDb = try c.decode(Double.self, forKey: .switchMarginDb, default: d.switchMarginDb)
+            switchMargin = try c.decode(Double.self, forKey: .switchMargin, default: d.switchMargin)
             minDwellS = try c.decode(Double.self, forKey: .minDwellS, default: d.minDwellS)
             maxReadingAgeS = try c.decode(Double.self, forKey: .maxReadingAgeS, default: d.maxReadingAgeS)
+            useGeometry = try c.decode(Bool.self, forKey: .useGeometry, default: d.useGeometry)
+            learnCalibration = try c.decode(Bool.self, forKey: .learnCalibration, default: d.learnCalibration)
         }
     }
 

@@ -86,6 +86,15 @@ public enum ConfigLoader {
         if !problems.isEmpty { throw ConfigError(problems: problems) }
     }
 
+    /// The effective config as one line of sorted-key JSON, for logging once at
+    /// start-up. Secrets are already redacted by the config types' encoders.
+    public static func describe(_ config: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(config) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
     // MARK: Helpers
 
     static func readText(_ path: String) throws(ConfigProblem) -> String {

@@ -84,7 +84,9 @@ public final class ServiceLifecycle: Sendable {
 
     /// Runs `service` until the run ends and returns the exit code. Call once.
     public func run(_ service: @escaping @Sendable () async throws -> Void) async -> ExitCode {
-        installSignalSources()
+        // The service starts only once every signal source is registered, so a
+        // SIGTERM sent right after start-up is not lost.
+        await installSignalSources()
         let task = Task { [self] in
             do {
                 try await service()
@@ -173,18 +175,30 @@ public final class ServiceLifecycle: Sendable {
         continuation?.resume(returning: code)
     }
 
-    private func installSignalSources() {
+    private func installSignalSources() async {
         var sources: [DispatchSourceBox] = []
+        let registered = DispatchGroup()
         for sig in signals {
             // The default action would kill the process before the source sees
-            // the signal; ignoring it leaves delivery to Dispatch alone.
-            signal(sig, SIG_IGN)
+            // the signal, so ignore it first (what Darwin's kqueue sources need).
+            // On Linux, libdispatch replaces the disposition with its own
+            // forwarding handler when it registers the source; when such a
+            // handler is already in place (a second run in one process), keep it.
+            let previous = signal(sig, SIG_IGN)
+            if let previous, unsafeBitCast(previous, to: Int.self) != unsafeBitCast(SIG_IGN, to: Int.self) {
+                signal(sig, previous)
+            }
             let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
             source.setEventHandler { [self] in deliver(signal: sig) }
+            registered.enter()
+            source.setRegistrationHandler { registered.leave() }
             source.resume()
             sources.append(DispatchSourceBox(source))
         }
         inner.withLock { $0.sources = sources }
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            registered.notify(queue: queue) { c.resume() }
+        }
     }
 
     private func cancelSources() {

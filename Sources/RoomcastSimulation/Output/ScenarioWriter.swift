@@ -1,22 +1,28 @@
 import Foundation
 import Shared
 
-/// Writes a generated scenario somewhere. The directory writer below produces the
-/// JSON/JSONL format; a btsnoop writer (nodes/<node>.btsnoop, one capture per node
-/// as HCI LE advertising reports) plugs in here once RoomcastHCI can encode them.
+/// Writes a generated scenario somewhere: `DirectoryScenarioWriter` (the whole directory),
+/// `BTSnoopScenarioWriter` (per-node captures), `ScenarioConfigWriter` (site.yaml, agent.yaml).
 public protocol ScenarioWriter {
     func write(_ generated: GeneratedScenario) throws
 }
 
 /// Writes layout.json, beacons.json, truth.jsonl, raw.jsonl (or raw.jsonl.gz) and
-/// bound.jsonl into a directory, byte-for-byte reproducibly.
+/// bound.jsonl into a directory, byte-for-byte reproducibly; by default also
+/// nodes/<node>.btsnoop and site.yaml / agent.yaml.
 public struct DirectoryScenarioWriter: ScenarioWriter {
     public var directory: URL
     public var gzip: Bool
+    /// Also write `nodes/<node>.btsnoop` (`BTSnoopScenarioWriter`).
+    public var btsnoop: Bool
+    /// Also write `site.yaml` and `agent.yaml` (`ScenarioConfigWriter`).
+    public var configs: Bool
 
-    public init(directory: URL, gzip: Bool = false) {
+    public init(directory: URL, gzip: Bool = false, btsnoop: Bool = true, configs: Bool = true) {
         self.directory = directory
         self.gzip = gzip
+        self.btsnoop = btsnoop
+        self.configs = configs
     }
 
     public func write(_ generated: GeneratedScenario) throws {
@@ -41,6 +47,8 @@ public struct DirectoryScenarioWriter: ScenarioWriter {
         }
         try Data(DirectoryScenarioWriter.boundLines(generated.bound).utf8)
             .write(to: directory.appendingPathComponent("bound.jsonl"))
+        if btsnoop { try BTSnoopScenarioWriter(directory: directory).write(generated) }
+        if configs { try ScenarioConfigWriter(directory: directory).write(generated) }
     }
 
     static func json(_ s: String) -> String {

@@ -1,47 +1,6 @@
 import Foundation
-import Shared
 
-/// What the agent tracks: regions, known beacons, IRKs, fingerprints and the iBeacon
-/// company allow-list. Every section is optional; with none at all every iBeacon, AltBeacon
-/// and Eddystone-UID heard is tracked.
-public struct AdvertisingConfig: Codable, Sendable, Equatable {
-    public var regions: [RegionConfig]
-    public var knownBeacons: [KnownBeaconConfig]
-    public var irks: [IRKConfig]
-    public var fingerprints: FingerprintConfig
-    /// Companies besides Apple whose `02 15` manufacturer frames count as iBeacons.
-    public var ibeaconCompanyIds: [ConfigNumber]
-    /// Most resolvable private addresses whose IRK resolution is remembered.
-    public var irkCacheSize: Int
-
-    public init(regions: [RegionConfig] = [], knownBeacons: [KnownBeaconConfig] = [], irks: [IRKConfig] = [],
-                fingerprints: FingerprintConfig = FingerprintConfig(), ibeaconCompanyIds: [ConfigNumber] = [],
-                irkCacheSize: Int = 4096) {
-        self.regions = regions
-        self.knownBeacons = knownBeacons
-        self.irks = irks
-        self.fingerprints = fingerprints
-        self.ibeaconCompanyIds = ibeaconCompanyIds
-        self.irkCacheSize = irkCacheSize
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case regions, irks, fingerprints
-        case knownBeacons = "known_beacons"
-        case ibeaconCompanyIds = "ibeacon_company_ids"
-        case irkCacheSize = "irk_cache_size"
-    }
-
-    public init(from decoder: Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        regions = try c.decodeIfPresent([RegionConfig].self, forKey: .regions) ?? []
-        knownBeacons = try c.decodeIfPresent([KnownBeaconConfig].self, forKey: .knownBeacons) ?? []
-        irks = try c.decodeIfPresent([IRKConfig].self, forKey: .irks) ?? []
-        fingerprints = try c.decodeIfPresent(FingerprintConfig.self, forKey: .fingerprints) ?? FingerprintConfig()
-        ibeaconCompanyIds = try c.decodeIfPresent([ConfigNumber].self, forKey: .ibeaconCompanyIds) ?? []
-        irkCacheSize = try c.decodeIfPresent(Int.self, forKey: .irkCacheSize) ?? 4096
-    }
-
+extension AdvertisingConfig {
     /// Every problem, each prefixed with its path (`regions[1].uuid: not a UUID`). Empty means valid.
     public func validate() -> [String] {
         var out: [String] = []
@@ -86,8 +45,8 @@ public struct AdvertisingConfig: Codable, Sendable, Equatable {
                 out.append("\(p).byte_order: '\(o)' is not msb_first or lsb_first")
             }
         }
-        for (i, b) in fingerprints.builtins.enumerated() where b != "all" && BuiltInFingerprint(rawValue: b) == nil {
-            out.append("fingerprints.builtins[\(i)]: unknown '\(b)' (known: all, \(BuiltInFingerprint.allCases.map(\.rawValue).joined(separator: ", ")))")
+        for (i, b) in fingerprints.builtins.enumerated() where b != "all" && !FingerprintConfig.builtinNames.contains(b) {
+            out.append("fingerprints.builtins[\(i)]: unknown '\(b)' (known: all, \(FingerprintConfig.builtinNames.joined(separator: ", ")))")
         }
         var ruleNames = Set<String>()
         for (i, r) in fingerprints.rules.enumerated() {
@@ -112,7 +71,7 @@ public struct AdvertisingConfig: Codable, Sendable, Equatable {
             if Hex.decode(m) == nil { out.append("\(p).manufacturer_prefix: not hex") }
             if r.companyId == nil { out.append("\(p).manufacturer_prefix: needs company_id") }
         }
-        if let s = r.serviceUuid, BluetoothUUID(s) == nil { out.append("\(p).service_uuid: not a UUID: '\(s)'") }
+        if let s = r.serviceUuid, !FingerprintConfig.isServiceUUID(s) { out.append("\(p).service_uuid: not a UUID: '\(s)'") }
         if let s = r.serviceDataPrefix {
             if Hex.decode(s) == nil { out.append("\(p).service_data_prefix: not hex") }
             if r.serviceUuid == nil { out.append("\(p).service_data_prefix: needs service_uuid") }
@@ -136,15 +95,4 @@ public struct AdvertisingConfig: Codable, Sendable, Equatable {
         }
         return out
     }
-
-    static func hexBytes(_ s: String, _ count: Int) -> [UInt8]? {
-        guard let b = Hex.decode(s), b.count == count else { return nil }
-        return b
-    }
-}
-
-/// Config that did not validate; `problems` as `validate()` returns them.
-public struct AdvertisingConfigError: Error, Equatable, CustomStringConvertible {
-    public var problems: [String]
-    public var description: String { problems.joined(separator: "\n") }
 }

@@ -7,7 +7,7 @@ public struct FingerprintRuleConfig: Codable, Sendable, Equatable {
     public var serviceDataPrefix: String?
     public var localName: String?
     public var localNamePrefix: String?
-    /// `address`, `local_name`, `constant`, `manufacturer_bytes` or `service_data_bytes`.
+    /// `address` (default), `local_name`, `constant`, `manufacturer_bytes` or `service_data_bytes`.
     public var id: String
     /// The value for `id: constant`.
     public var value: String?
@@ -28,5 +28,20 @@ public struct FingerprintRuleConfig: Codable, Sendable, Equatable {
         case serviceDataPrefix = "service_data_prefix"
         case localName = "local_name"
         case localNamePrefix = "local_name_prefix"
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        id = try c.decodeIfPresent(String.self, forKey: .id) ?? "address"
+        value = try c.decodeIfPresent(String.self, forKey: .value)
+        offset = try c.decodeIfPresent(Int.self, forKey: .offset)
+        length = try c.decodeIfPresent(Int.self, forKey: .length)
+        companyId = try c.decodeIfPresent(ConfigNumber.self, forKey: .companyId)
+        manufacturerPrefix = try c.decodeIfPresent(String.self, forKey: .manufacturerPrefix)
+        serviceUuid = try c.decodeIfPresent(String.self, forKey: .serviceUuid)
+        serviceDataPrefix = try c.decodeIfPresent(String.self, forKey: .serviceDataPrefix)
+        localName = try c.decodeIfPresent(String.self, forKey: .localName)
+        localNamePrefix = try c.decodeIfPresent(String.self, forKey: .localNamePrefix)
     }
 }

@@ -1,0 +1,84 @@
+import Foundation
+import RoomcastHCI
+import Shared
+
+/// CPU time and peak RSS of the edge agent replaying a busy capture
+/// (`--devices` iBeacons each advertising `--rate` times a second) in real time
+/// and at max speed, as a separate `edge-agent` process writing `--dry-run`
+/// output to /dev/null. Targets on a 2-core machine: < 2 % of one core and
+/// < 20 MB RSS at real time.
+enum AgentBenchmark {
+    static func run(arguments: [String]) throws {
+        func value(_ name: String, _ fallback: Double) -> Double {
+            guard let i = arguments.firstIndex(of: name), i + 1 < arguments.count, let v = Double(arguments[i + 1]) else { return fallback }
+            return v
+        }
+        let devices = Int(value("--devices", 200))
+        let rate = value("--rate", 10)
+        let seconds = value("--seconds", 30)
+        let agent = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("edge-agent").path
+        guard FileManager.default.isExecutableFile(atPath: agent) else {
+            throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: agent])
+        }
+        let capture = NSTemporaryDirectory() + "roomcast-agent-bench-\(getpid()).btsnoop"
+        defer { unlink(capture) }
+        let count = try writeCapture(path: capture, devices: devices, rate: rate, seconds: seconds)
+        print("capture: \(count) advertisements from \(devices) devices over \(Int(seconds)) s (\(Int(Double(count) / seconds)) adv/s)")
+        print("mode       wall s   cpu s   % of one core   peak RSS MB   adv/s")
+        for speed in ["realtime", "max"] {
+            let (wall, cpu, rss) = try measure(agent, ["run", "--node", "bench-pi", "--source", "btsnoop:\(capture)", "--speed", speed,
+                                                       "--dry-run", "--log-level", "error"])
+            print(speed.padding(toLength: 9, withPad: " ", startingAt: 0)
+                  + String(format: " %7.2f %7.2f %15.2f %13.1f %7.0f", wall, cpu, 100 * cpu / wall, rss, Double(count) / wall))
+        }
+    }
+
+    /// Writes a btsnoop capture of `devices` iBeacons, each advertising `rate` times a second.
+    static func writeCapture(path: String, devices: Int, rate: Double, seconds: Double) throws -> Int {
+        let writer = try BTSnoopWriter(path: path)
+        let t0 = 1_767_225_600.0
+        var events: [[UInt8]] = []
+        for d in 0..<devices {
+            let data = IBeaconAdvertisement.encode(uuidString: "e2c56db5-dffb-48d2-b060-d0f5a71096e0", major: UInt16(d / 100),
+                                                   minor: UInt16(d % 100), power: -59)!
+            let address: [UInt8] = [UInt8(d & 0xFF), UInt8(d >> 8), 0x33, 0x44, 0x55, 0xC6]  // little-endian on the wire
+            var p: [UInt8] = [0x02, 0x01, 0x03, 0x01] + address + [UInt8(data.count)] + data + [0]
+            p[p.count - 1] = UInt8(bitPattern: Int8(-50 - d % 40))
+            events.append([0x3E, UInt8(p.count)] + p)
+        }
+        let total = Int(seconds * rate) * devices
+        let step = 1 / (rate * Double(devices))
+        for i in 0..<total {
+            var e = events[i % devices]
+            e[e.count - 1] = UInt8(bitPattern: Int8(-50 - (i * 7) % 30))
+            try writer.write(type: .event, bytes: e, timestamp: t0 + Double(i) * step, direction: .controllerToHost)
+        }
+        try writer.flush()
+        writer.shutdown()
+        return total
+    }
+
+    /// Runs a child to completion (stdout and stderr to /dev/null); wall seconds,
+    /// CPU seconds (user + system) and peak RSS in MB, from wait4's rusage. Spawned
+    /// with posix_spawn, not Foundation's Process, which reaps children itself.
+    static func measure(_ path: String, _ args: [String]) throws -> (Double, Double, Double) {
+        var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = ([path] + args).map { strdup($0) } + [nil]
+        defer { for a in argv { free(a) } }
+        var pid: pid_t = 0
+        let start = Date()
+        let rc = posix_spawn(&pid, path, &actions, nil, argv, environ)
+        guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }
+        var usage = rusage()
+        var status: Int32 = 0
+        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+        let wall = Date().timeIntervalSince(start)
+        let cpu = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+            + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+        return (wall, cpu, Double(usage.ru_maxrss) / 1024)
+    }
+}

@@ -1,0 +1,194 @@
+import Foundation
+import RoomcastAdvertising
+import RoomcastHCI
+import RoomcastMQTT
+import Shared
+
+/// The `edge-agent` command line: its spec and what each subcommand does.
+/// The executable only calls `EdgeAgentCLI.main()`.
+public enum EdgeAgentCLI {
+    static let speed = OptionSpec.option("speed", value: "speed",
+                                         help: "Replay speed for btsnoop sources: realtime, max or a factor.", default: "realtime")
+    static let dryRun = OptionSpec.flag("dry-run", help: "Print every message as JSONL on stdout instead of connecting to a broker.")
+    static let record = OptionSpec.option("record", value: "file", help: "Also write what the radio delivers to a btsnoop file (btmon -r reads it).")
+
+    public static let spec = CommandSpec(
+        "edge-agent",
+        abstract: "Scan BLE beacons, range them and publish readings to MQTT.",
+        version: RoomcastVersion.current,
+        subcommands: [
+            CommandSpec("run", abstract: "Run the agent (the default).",
+                        options: [StandardOptions.config, StandardOptions.broker, StandardOptions.node, StandardOptions.source,
+                                  speed, record, dryRun, StandardOptions.logLevel]),
+            CommandSpec("scan", abstract: "Show the beacons in view, nearest first (the ranging table).",
+                        options: [StandardOptions.config, StandardOptions.source, speed,
+                                  .flag("json", help: "Print one JSON reading per line instead of the table."),
+                                  StandardOptions.logLevel]),
+            CommandSpec("decode", abstract: "Decode an HCI event, an advertising report or AD structures given in hex.",
+                        arguments: [ArgumentSpec("hex", help: "The bytes in hex (spaces and ':' allowed).")],
+                        options: [StandardOptions.config]),
+            CommandSpec("advertise", abstract: "Transmit as an iBeacon (non-connectable) until stopped.",
+                        options: [.option("uuid", value: "uuid", help: "Proximity UUID.", required: true),
+                                  .option("major", value: "n", help: "Major, 0-65535.", default: "0"),
+                                  .option("minor", value: "n", help: "Minor, 0-65535.", default: "0"),
+                                  .option("power", value: "dBm", help: "Measured power at 1 m.", default: "-59"),
+                                  .option("interval-ms", value: "ms", help: "Advertising interval.", default: "100"),
+                                  StandardOptions.source, StandardOptions.logLevel]),
+        ],
+        defaultSubcommand: "run")
+
+    /// Parses the command line, runs the command and exits with its code.
+    public static func main() async -> Never {
+        switch CommandLineTool.decide(spec) {
+        case .exit(let code):
+            exit(code.rawValue)
+        case .run(let command):
+            let code = await run(command)
+            exit(code.rawValue)
+        }
+    }
+
+    public static func run(_ command: ParsedCommand) async -> ExitCode {
+        switch command.command {
+        case "decode": return decode(command)
+        case "advertise": return await advertise(command)
+        case "scan": return await agent(command, scan: true)
+        default: return await agent(command, scan: false)
+        }
+    }
+
+    static func fail(_ message: String, _ code: ExitCode) -> ExitCode {
+        FileHandle.standardError.write(Data("edge-agent: \(message)\n".utf8))
+        return code
+    }
+
+    static func loadConfig(_ command: ParsedCommand, requireNode: Bool) throws(ConfigError) -> AgentConfig {
+        var overrides = Overrides(command, paths: StandardOptions.overridePaths)
+        if let path = command.option("config") {
+            return try ConfigLoader.load(AgentConfig.self, from: path, overrides: overrides)
+        }
+        if !requireNode && command.option("node") == nil {
+            overrides.set("node", to: ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "node",
+                          from: "the host name")
+        }
+        return try ConfigLoader.fromOverrides(AgentConfig.self, overrides)
+    }
+
+    static func decode(_ command: ParsedCommand) -> ExitCode {
+        guard let hex = command.argument("hex") else { return fail("missing <hex>", .usage) }
+        do {
+            let config = try command.option("config").map { try ConfigLoader.load(AgentConfig.self, from: $0).advertising }
+            let output = try DecodeCommand.decode(hex, config: config ?? AdvertisingConfig())
+            print(try DecodeCommand.json(output))
+            return .success
+        } catch let e as ConfigError {
+            return fail("bad config:\n\(e)", .config)
+        } catch {
+            return fail("\(error)", .dataError)
+        }
+    }
+
+    static func radioSpec(_ config: AgentConfig, _ command: ParsedCommand) throws(RadioError) -> RadioSourceSpec {
+        var spec = try RadioSourceSpec.parse(config.source.description)
+        if let text = command.option("speed") {
+            guard let speed = ReplaySpeed(text) else { throw .invalidSource("--speed '\(text)': use realtime, max or a factor") }
+            spec = spec.with(speed: speed)
+        }
+        return spec
+    }
+
+    static func agent(_ command: ParsedCommand, scan: Bool) async -> ExitCode {
+        let config: AgentConfig
+        do { config = try loadConfig(command, requireNode: !scan) } catch { return fail("bad config:\n\(error)", .config) }
+        // The scan table owns the terminal: only warnings and worse on stderr there.
+        var logger = Logger(label: "edge-agent", level: scan && !command.flag("json") ? max(config.log.level, .warning) : config.log.level)
+        logger[metadataKey: "node"] = config.node
+        let decoder: AdvertisementDecoder
+        do { decoder = try AdvertisementDecoder(config: config.advertising) } catch {
+            return fail("bad config:\n\(error)", .config)
+        }
+        let spec: RadioSourceSpec
+        let options: RadioOptions
+        do {
+            spec = try radioSpec(config, command)
+            options = try config.radioOptions(record: command.option("record"))
+        } catch let e as ConfigError { return fail("bad config:\n\(e)", .config) }
+        catch { return fail("\(error)", .usage) }
+        logger.info("effective config", metadata: ["config": ConfigLoader.describe(config)])
+
+        let source = RadioSources.make(spec, options: options, logger: logger)
+        let sink: any AgentSink
+        var mqtt: MQTTClient?
+        let json = command.flag("json")
+        let scanView = scan ? ScanView(json: json) : nil
+        if let scanView {
+            sink = scanView
+        } else if command.flag("dry-run") {
+            sink = DryRunSink()
+        } else {
+            do {
+                let settings = config.agentSettings
+                let will = OutboundMessage(topic: settings.topics.nodeStatus(config.node), text: "offline", retain: true, qos: 1)
+                let client = try MQTTClient(configuration: try config.mqtt.clientConfiguration(clientID: "roomcast-\(config.node)", will: will),
+                                            logger: logger)
+                mqtt = client
+                sink = MQTTSink(client: client, logger: logger)
+            } catch let e as ConfigError { return fail("bad config:\n\(e)", .config) }
+            catch { return fail("\(error)", .config) }
+        }
+        var onTick: (@Sendable (ScanTable, Double) -> Void)?
+        if let scanView { onTick = { table, now in scanView.render(table, now: now) } }
+        let serviceLogger = scan && !json ? Logger(label: "edge-agent", level: .error) : logger
+        // A capture replayed in real time to a broker stands in for a live node: its clock is shifted to now.
+        let rebase: Bool = { if case .btsnoop(_, .max) = spec { false } else { mqtt != nil } }()
+        let service = EdgeAgentService(settings: config.agentSettings, decoder: decoder, source: source, sink: sink, mqtt: mqtt,
+                                       logger: serviceLogger, rebaseReplayToNow: rebase, onTick: onTick)
+        let lifecycle = ServiceLifecycle(logger: logger)
+        lifecycle.onShutdown("stop the radio") { await service.stop() }
+        let isReplay: Bool = { if case .btsnoop = spec { true } else { false } }()
+        return await lifecycle.run {
+            do {
+                _ = try await service.run()
+            } catch let error as RadioError {
+                throw AgentStartError(error: error, isReplay: isReplay)
+            }
+        }
+    }
+
+    static func advertise(_ command: ParsedCommand) async -> ExitCode {
+        guard let uuid = command.option("uuid") else { return fail("missing --uuid", .usage) }
+        let major: UInt16, minor: UInt16, power: Int8, interval: Double
+        do {
+            major = try command.option("major", as: UInt16.self) ?? 0
+            minor = try command.option("minor", as: UInt16.self) ?? 0
+            power = try command.option("power", as: Int8.self) ?? -59
+            interval = try command.option("interval-ms", as: Double.self) ?? 100
+        } catch { return fail(error.description, .usage) }
+        guard let data = IBeaconAdvertisement.encode(uuidString: uuid, major: major, minor: minor, power: power) else {
+            return fail("--uuid '\(uuid)' is not a UUID", .usage)
+        }
+        guard (20...10240).contains(interval) else { return fail("--interval-ms must be 20...10240", .usage) }
+        let logger = Logger(label: "edge-agent", level: Logger.Level(name: command.option("log-level") ?? "info") ?? .info)
+        let spec: RadioSourceSpec
+        do { spec = try RadioSourceSpec.parse(command.option("source") ?? "hci") } catch { return fail("\(error)", .usage) }
+        var options = RadioOptions()
+        options.advertise = AdvertisingSettings(data: data, interval: interval / 1000)
+        let source = RadioSources.make(spec, options: options, logger: logger)
+        let lifecycle = ServiceLifecycle(logger: logger)
+        lifecycle.onShutdown("stop advertising") { await source.shutdown() }
+        return await lifecycle.run {
+            do { try await source.start() } catch let error as RadioError { throw AgentStartError(error: error, isReplay: false) }
+            logger.notice("advertising", metadata: ["ibeacon.uuid": uuid.lowercased(), "ibeacon.major": "\(major)",
+                                                    "ibeacon.minor": "\(minor)", "ibeacon.power": "\(power)"])
+            for await _ in source.reports {}  // keep the controller open (and scanning) until stopped
+        }
+    }
+}
+
+/// The radio could not start; a replay file that cannot be read is bad input data (65).
+struct AgentStartError: Error, CustomStringConvertible, ExitCodeProviding {
+    let error: RadioError
+    let isReplay: Bool
+    var description: String { error.description }
+    var exitCode: ExitCode { isReplay ? .dataError : .failure }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import Shared
+import Synchronization
+
+/// `edge-agent scan`: a sink that shows readings instead of publishing them —
+/// the ranging table refreshed in place, or JSONL with `--json`.
+public final class ScanView: AgentSink {
+    private let json: Bool
+    private let lastFrame = Mutex<String>("")
+
+    public init(json: Bool) {
+        self.json = json
+    }
+
+    public func send(_ messages: [OutboundMessage], at ts: Double) {
+        guard json else { return }
+        var out = ""
+        for m in messages where m.topic.contains("/beacons/") {
+            out += String(decoding: m.payload, as: UTF8.self) + "\n"
+        }
+        if !out.isEmpty { FileHandle.standardOutput.write(Data(out.utf8)) }
+    }
+
+    /// Redraws the table (not in JSON mode); called once a second.
+    public func render(_ table: ScanTable, now: Double) {
+        guard !json else { return }
+        let frame = table.render(now: now)
+        let changed = lastFrame.withLock { last in
+            defer { last = frame }
+            return last != frame
+        }
+        if changed { FileHandle.standardOutput.write(Data((ScanTable.clearScreen + frame).utf8)) }
+    }
+
+    public var dropped: UInt64 { 0 }
+    public var reconnects: UInt64 { 0 }
+    public func shutdown(final: OutboundMessage?, at ts: Double) async {}
+}

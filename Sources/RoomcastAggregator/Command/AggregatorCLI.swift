@@ -1,0 +1,146 @@
+import Foundation
+import Synchronization
+import RoomcastFusion
+import RoomcastMQTT
+import Shared
+
+/// The `aggregator` command line: its spec and what each subcommand does.
+/// The executable only calls `AggregatorCLI.main()`.
+public enum AggregatorCLI {
+    public static let spec = CommandSpec(
+        "aggregator",
+        abstract: "Fuse the readings of every node into one room per beacon and publish presence.",
+        version: RoomcastVersion.current,
+        subcommands: [
+            CommandSpec("run", abstract: "Run the live service against a broker (the default).",
+                        options: [StandardOptions.config, StandardOptions.broker, StandardOptions.logLevel,
+                                  .option("instance", value: "name", help: "This instance's name for hot standby.", default: "the host name")]),
+            CommandSpec("replay", abstract: "Run the engine over JSONL message logs on a virtual clock; print what it would publish.",
+                        arguments: [ArgumentSpec("input", help: "JSONL files as edge-agent --dry-run writes them.", repeating: true)],
+                        options: [StandardOptions.config, StandardOptions.logLevel]),
+            CommandSpec("watch", abstract: "Show who is in which room, live, from the retained presence topics.",
+                        options: [StandardOptions.config, StandardOptions.broker, StandardOptions.logLevel]),
+        ],
+        defaultSubcommand: "run")
+
+    public static func main() async -> Never {
+        switch CommandLineTool.decide(spec) {
+        case .exit(let code): exit(code.rawValue)
+        case .run(let command): exit(await run(command).rawValue)
+        }
+    }
+
+    public static func run(_ command: ParsedCommand) async -> ExitCode {
+        let config: AggregatorConfig
+        do {
+            let overrides = Overrides(command, paths: StandardOptions.overridePaths)
+            if let path = command.option("config") {
+                config = try ConfigLoader.load(AggregatorConfig.self, from: path, overrides: overrides)
+            } else {
+                config = try ConfigLoader.fromOverrides(AggregatorConfig.self, overrides)
+            }
+        } catch {
+            return fail("bad config:\n\(error)", .config)
+        }
+        let logger = Logger(label: "aggregator", level: config.log.level)
+        switch command.command {
+        case "replay": return replay(command, config: config, logger: logger)
+        case "watch": return await watch(config: config, logger: logger)
+        default: return await live(command, config: config, logger: logger)
+        }
+    }
+
+    static func fail(_ message: String, _ code: ExitCode) -> ExitCode {
+        FileHandle.standardError.write(Data("aggregator: \(message)\n".utf8))
+        return code
+    }
+
+    static func replay(_ command: ParsedCommand, config: AggregatorConfig, logger: Logger) -> ExitCode {
+        let inputs = command.arguments("input")
+        guard !inputs.isEmpty else { return fail("give at least one input file", .usage) }
+        var report = ReplayRunner.Report()
+        let lines: [MessageLogLine]
+        do { lines = try ReplayRunner.mergedInputs(paths: inputs, report: &report) } catch {
+            return fail("cannot read input: \(error)", .dataError)
+        }
+        var core = config.makeCore()
+        var buffer = ""
+        let out = FileHandle.standardOutput
+        do {
+            try ReplayRunner.run(core: &core, inputs: lines, report: &report) { line in
+                buffer += line.encoded()
+                buffer += "\n"
+                if buffer.utf8.count > 64 * 1024 { out.write(Data(buffer.utf8)); buffer = "" }
+            }
+        } catch {
+            return fail("\(error)", .failure)
+        }
+        out.write(Data(buffer.utf8))
+        for bad in report.badLines.prefix(10) { logger.warning("skipped a bad input line", metadata: ["line": bad]) }
+        logger.info("replay done", metadata: ["lines": "\(report.linesRead)", "bad_lines": "\(report.badLines.count)",
+                                              "rejected": "\(report.rejected.values.reduce(0, +))", "published": "\(report.published)"])
+        return .success
+    }
+
+    static func live(_ command: ParsedCommand, config: AggregatorConfig, logger: Logger) async -> ExitCode {
+        let topics = config.mqtt.topics
+        let instance = command.option("instance") ?? ProcessInfo.processInfo.hostName
+        let election = config.standby.enabled
+            ? LeaseElection(me: instance, topics: topics, duration: config.standby.leaseS) : nil
+        // Under hot standby the Last Will releases the lease (so the standby takes over at once);
+        // otherwise it marks the aggregator offline.
+        let will = election?.releaseMessage
+            ?? OutboundMessage(topic: topics.aggregatorStatus, text: "offline", retain: true, qos: 1)
+        let client: MQTTClient
+        do {
+            client = try MQTTClient(configuration: try config.mqtt.clientConfiguration(
+                clientID: "roomcast-aggregator-\(instance)", will: will), logger: logger)
+        } catch let e as ConfigError { return fail("bad config:\n\(e)", .config) }
+        catch { return fail("\(error)", .config) }
+        logger.info("effective config", metadata: ["config": ConfigLoader.describe(config)])
+        let clock = SystemTimeSource()
+        let runtime = AggregatorRuntime(core: config.makeCore(), election: election,
+                                        refreshInterval: config.output.refreshIntervalS > 0 ? config.output.refreshIntervalS : .infinity,
+                                        startedAt: clock.now(), logger: logger)
+        let service = AggregatorService(runtime: runtime, mqtt: client, topics: topics,
+                                        discoveryFilter: config.discovery.enabled ? "\(config.discovery.prefix)/+/+/config" : nil,
+                                        extraFilters: config.inputs.espresense ? [ESPresenseInput.filter] : [],
+                                        clock: clock, logger: logger)
+        let lifecycle = ServiceLifecycle(logger: logger)
+        lifecycle.onShutdown("stop the aggregator") { service.stop() }
+        return await lifecycle.run { await service.run() }
+    }
+
+    static func watch(config: AggregatorConfig, logger: Logger) async -> ExitCode {
+        let topics = config.mqtt.topics
+        let client: MQTTClient
+        do {
+            client = try MQTTClient(configuration: try config.mqtt.clientConfiguration(
+                clientID: "roomcast-watch-\(ProcessInfo.processInfo.processIdentifier)", will: nil), logger: logger)
+        } catch let e as ConfigError { return fail("bad config:\n\(e)", .config) }
+        catch { return fail("\(error)", .config) }
+        let lifecycle = ServiceLifecycle(logger: Logger(label: "aggregator", level: .warning))
+        lifecycle.onShutdown("disconnect") { await client.shutdown() }
+        return await lifecycle.run {
+            client.start()
+            try? await client.subscribe(topics.allPresence)
+            try? await client.subscribe(topics.allRooms)
+            let board = Mutex(PresenceBoard())
+            let reader = Task {
+                for await m in client.messages { board.withLock { $0.take(topic: m.topic, payload: m.payload, topics: topics) } }
+            }
+            defer { reader.cancel() }
+            var last = ""
+            while !lifecycle.isShuttingDown {
+                let status = client.isConnected ? "connected to \(config.mqtt.broker.redacted)" : "waiting for \(config.mqtt.broker.redacted)"
+                let frame = "Roomcast — \(status)   \(Date().formatted(date: .omitted, time: .standard))\n\n"
+                    + board.withLock { $0.render(now: Date().timeIntervalSince1970) }
+                if frame != last { print(ScanClear.sequence + frame, terminator: ""); last = frame }
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+}
+
+/// ANSI: cursor home and clear screen, for in-place refresh.
+enum ScanClear { static let sequence = "\u{1B}[H\u{1B}[2J" }

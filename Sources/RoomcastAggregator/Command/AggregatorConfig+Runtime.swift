@@ -1,0 +1,40 @@
+import RoomcastFusion
+import Shared
+
+extension AggregatorConfig {
+    /// The fusion engine's settings: its tuned defaults, with what the config sets.
+    public var fusionSettings: FusionSettings {
+        var s = FusionSettings()
+        s.awayTimeout = fusion.awayTimeoutS
+        s.switchMargin = fusion.switchMargin
+        s.minDwell = fusion.minDwellS
+        s.maxAge = fusion.maxReadingAgeS
+        s.useGeometry = fusion.useGeometry
+        s.learnCalibration = fusion.learnCalibration
+        return s
+    }
+
+    /// The site this aggregator decides for: with a partition, only its rooms and their nodes.
+    public var partitionedSite: SiteModel {
+        var site = self.site
+        guard partition.floors != nil || partition.rooms != nil else { return site }
+        let rooms = site.rooms.filter { r in
+            (partition.floors.map { $0.contains(r.floor) } ?? true) && (partition.rooms.map { $0.contains(r.name) } ?? true)
+        }
+        let names = Set(rooms.map(\.name))
+        site.rooms = rooms
+        site.nodes = site.nodes.filter { $0.room.map(names.contains) ?? false }
+        return site
+    }
+
+    /// The aggregator core for this config, with a fresh engine.
+    public func makeCore() -> AggregatorCore<FusionEngine> {
+        let site = partitionedSite
+        let topics = mqtt.topics
+        var core = AggregatorCore(engine: FusionEngine(site: site, settings: fusionSettings), site: site, topics: topics,
+                                  discovery: discovery.enabled ? HomeAssistantDiscovery(prefix: discovery.prefix, topics: topics) : nil,
+                                  mqttRoomOutput: output.mqttRoom, restrictToKnownNodes: !site.nodes.isEmpty)
+        core.acceptsESPresense = inputs.espresense
+        return core
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import Shared
+
+/// Readings from ESPresense nodes (`espresense/devices/<id>/<room>`), so a fleet
+/// of ESPresense and Roomcast nodes fuses together. The ESPresense node is
+/// named by its room topic level; list it under `nodes:` with that name.
+public struct ESPresenseInput: Sendable {
+    /// The subscription filter.
+    public static let filter = "espresense/devices/+/+"
+
+    struct Payload: Decodable {
+        var id: String?
+        var name: String?
+        var rssi: Double?
+        var raw: Double?
+        var distance: Double?
+        var mac: String?
+        var interval: Double?
+        var rssiAt1m: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case id, name, rssi, raw, distance, mac, interval
+            case rssiAt1m = "rssi@1m"
+        }
+    }
+
+    private var sequence: UInt64 = 0
+
+    public init() {}
+
+    /// The reading for one ESPresense message at `now` (ESPresense sends no capture time), or why not.
+    public mutating func reading(topic: String, payload: [UInt8], now: Double) -> Result<BeaconReading, InputIntake.RejectionDetail> {
+        func reject(_ r: InputIntake.Rejection, _ m: String) -> Result<BeaconReading, InputIntake.RejectionDetail> {
+            .failure(.init(reason: r, message: m))
+        }
+        let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
+        guard levels.count == 4, levels[0] == "espresense", levels[1] == "devices",
+              !levels[2].isEmpty, TopicName.problem(with: String(levels[3])) == nil else {
+            return reject(.foreignTopic, "not an ESPresense device topic")
+        }
+        guard payload.count <= WireFormat.maxPayloadBytes else { return reject(.tooLarge, "\(payload.count) bytes") }
+        guard let p = try? JSONDecoderBox.decoder.decode(Payload.self, from: Data(payload)) else {
+            return reject(.badPayload, "not an ESPresense JSON payload")
+        }
+        guard let rssi = p.rssi, rssi.isFinite, (-127...20).contains(rssi) else { return reject(.outOfRange, "rssi missing or out of range") }
+        let distance = p.distance ?? p.raw ?? 0
+        guard distance.isFinite, distance >= 0, distance <= 1000 else { return reject(.outOfRange, "distance out of range") }
+        let id = Self.beaconID(String(levels[2]))
+        sequence += 1
+        let power = Int((p.rssiAt1m ?? -59).rounded())
+        var r = BeaconReading(id: id, node: String(levels[3]), ts: WireFormat.milliseconds(now), seq: sequence,
+                              rssi: Int(rssi.rounded()), rssiFiltered: rssi, power: (-127...20).contains(power) ? power : -59,
+                              distance: distance, proximity: distance < 0.5 ? .immediate : distance < 3 ? .near : .far,
+                              kind: id.scheme == "ibeacon" ? .iBeacon : .device, mac: Self.macString(p.mac))
+        r.name = p.name
+        r.interval = p.interval.flatMap { $0.isFinite && $0 > 0 && $0 < 3_600_000 ? $0 / 1000 : nil }
+        return .success(r)
+    }
+
+    /// ESPresense ids: `iBeacon:<uuid>-<major>-<minor>` becomes ours; anything else a fingerprint id.
+    static func beaconID(_ text: String) -> BeaconID {
+        let lower = text.lowercased()
+        if let id = BeaconID(lower) { return id }
+        var safe = ""
+        for c in lower.unicodeScalars {
+            switch c {
+            case "a"..."z", "0"..."9", "-", "_", ".": safe.unicodeScalars.append(c)
+            default: safe += "-"
+            }
+        }
+        return BeaconID.fingerprint("espresense", String(safe.prefix(120))) ?? BeaconID("fp:espresense-unknown")!
+    }
+
+    static func macString(_ mac: String?) -> String {
+        guard let mac, let bytes = Hex.decode(mac), bytes.count == 6 else { return "00:00:00:00:00:00" }
+        return bytes.map { Hex.encode([$0]) }.joined(separator: ":")
+    }
+}
+
+enum JSONDecoderBox {
+    static let decoder = JSONDecoder()
+}

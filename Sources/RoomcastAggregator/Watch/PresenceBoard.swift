@@ -1,0 +1,55 @@
+import Foundation
+import Shared
+
+/// The live "who is in which room" view of `aggregator watch`, built from the
+/// retained presence topics any dashboard can read.
+public struct PresenceBoard: Sendable {
+    private var decisions: [BeaconID: PresenceDecision] = [:]
+    private var rooms: [String: RoomOccupancy] = [:]
+
+    public init() {}
+
+    /// Takes one message from `<prefix>/presence/+` or `<prefix>/rooms/+`; ignores anything else.
+    public mutating func take(topic: String, payload: [UInt8], topics: Topics) {
+        switch topics.parse(topic) {
+        case .presence(let id):
+            if payload.isEmpty { decisions.removeValue(forKey: id); return }
+            if let d = try? WireFormat.decode(PresenceDecision.self, from: payload) { decisions[id] = d }
+        case .room(let name):
+            if let o = try? WireFormat.decode(RoomOccupancy.self, from: payload) { rooms[name] = o }
+        default:
+            break
+        }
+    }
+
+    /// Rooms (sorted by floor, then name) with who is in each, then who is away.
+    public func render(now: Double) -> String {
+        var byRoom: [String: [PresenceDecision]] = [:]
+        var away: [PresenceDecision] = []
+        for d in decisions.values {
+            if let r = d.room { byRoom[r, default: []].append(d) } else { away.append(d) }
+        }
+        var floorOf: [String: Int] = [:]
+        for (name, o) in rooms { floorOf[name] = o.floor ?? 0 }
+        for (name, ds) in byRoom where floorOf[name] == nil { floorOf[name] = ds.first?.floor ?? 0 }
+        let names = floorOf.keys.sorted { (floorOf[$0]!, $0) < (floorOf[$1]!, $1) }
+        var out = "ROOM              FLOOR  WHO\n"
+        for name in names {
+            let who = (byRoom[name] ?? []).sorted { label($0) < label($1) }
+                .map { "\(label($0)) (\(Int(($0.confidence * 100).rounded()))%, \(Self.age(now - $0.since)))" }
+            out += pad(name, 18) + pad("\(floorOf[name] ?? 0)", 7) + (who.isEmpty ? "-" : who.joined(separator: ", ")) + "\n"
+        }
+        let gone = away.map(label).sorted()
+        out += "\nAWAY: " + (gone.isEmpty ? "-" : gone.joined(separator: ", ")) + "\n"
+        return out
+    }
+
+    private func label(_ d: PresenceDecision) -> String { d.name ?? d.id.rawValue }
+
+    private func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count) }
+
+    static func age(_ seconds: Double) -> String {
+        let s = Int(max(0, seconds))
+        return s < 60 ? "\(s)s" : s < 3600 ? "\(s / 60)m" : "\(s / 3600)h"
+    }
+}

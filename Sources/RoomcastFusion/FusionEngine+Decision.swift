@@ -1,0 +1,342 @@
+import Foundation
+import Shared
+
+extension FusionEngine {
+    public mutating func tick(now: Double) -> [PresenceDecision] {
+        guard now.isFinite, sweepForced || now - lastSweep >= settings.evaluationInterval else { return [] }
+        sweepForced = false
+        lastSweep = now
+        var changed: [PresenceDecision] = []
+        for b in 0..<beacons.count where beacons[b].active {
+            if evaluate(b, now: now) {
+                changed.append(makeDecision(b, at: now))
+            } else if beacons[b].decided && beacons[b].room < 0 && now - beacons[b].lastSeen > settings.forgetAfter {
+                forget(b)
+            }
+        }
+        return changed
+    }
+
+    public func decision(for id: BeaconID) -> PresenceDecision? {
+        guard let b = beaconIndex[id], beacons[b].decided else { return nil }
+        return makeDecision(b, at: beacons[b].lastEvaluation)
+    }
+
+    /// Every decision in force, ordered by beacon id.
+    public func allDecisions() -> [PresenceDecision] {
+        beaconIndex.values.filter { beacons[$0].decided }
+            .sorted { beacons[$0].id < beacons[$1].id }
+            .map { makeDecision($0, at: beacons[$0].lastEvaluation) }
+    }
+
+    /// Beacons currently tracked (heard and not yet forgotten).
+    public var trackedBeacons: Int { beaconIndex.count }
+
+    private mutating func forget(_ b: Int) {
+        beaconIndex[beacons[b].id] = nil
+        beacons[b].active = false
+        beacons[b].logPosterior = []
+        freeBeacons.append(b)
+        counters.forgotten &+= 1
+    }
+
+    /// Freshness window of one node's evidence for beacon `s`.
+    func freshWindow(_ s: BeaconState, _ slot: EvidenceSlot, awayAfter: Double) -> Double {
+        min(awayAfter, max(settings.freshness, settings.freshnessIntervals * max(s.interval, slot.gap)))
+    }
+
+    func awayAfter(_ s: BeaconState) -> Double {
+        max(settings.awayTimeout, settings.awayIntervals * s.interval)
+    }
+
+    /// Re-evaluates beacon `b` at `now`; true when its room (or away) changed.
+    mutating func evaluate(_ b: Int, now: Double) -> Bool {
+        var s = beacons[b]
+        defer { beacons[b] = s }
+        var dt = s.lastEvaluation.isFinite ? max(0, now - s.lastEvaluation) : 0
+        s.lastEvaluation = now
+        let restarting = s.restart
+        if restarting {
+            s.restart = false
+            dt = 0
+            for r in s.logPosterior.indices { s.logPosterior[r] = -log(Double(max(s.logPosterior.count, 1))) }
+        }
+        let roomCount = roomNames.count
+        if s.logPosterior.count < roomCount {
+            // Rooms registered after this beacon appeared start nearly impossible.
+            s.logPosterior.append(contentsOf: repeatElement(log(1e-3), count: roomCount - s.logPosterior.count))
+            Self.normalise(&s.logPosterior)
+        }
+
+        // Fresh evidence from online nodes.
+        scratchNodes.removeAll(keepingCapacity: true)
+        let away = awayAfter(s)
+        var lastOnline = -Double.infinity
+        let base = b * nodeStride
+        for n in 0..<nodes.count where nodes[n].online {
+            let slot = slots[base + n]
+            guard slot.count > 0 else { continue }
+            lastOnline = max(lastOnline, slot.ts)
+            if now - slot.ts <= freshWindow(s, slot, awayAfter: away) { scratchNodes.append(n) }
+        }
+
+        if scratchNodes.isEmpty {
+            if s.decided && s.room < 0 { return false }
+            // Silence within the away timeout holds the room; beyond it, or when every
+            // node that heard the beacon is offline, the beacon is away.
+            guard !lastOnline.isFinite || now - lastOnline > away else { return false }
+            let wasPresent = s.decided
+            s.decided = true
+            s.room = -1
+            s.since = now
+            s.reason = lastOnline.isFinite ? "timeout" : "nodes_offline"
+            s.challenger = -1
+            s.confidence = 0
+            s.runnerUp = -1
+            s.margin = 0
+            s.node = -1
+            s.distance = nil
+            s.position = nil
+            for r in s.logPosterior.indices { s.logPosterior[r] = -log(Double(max(roomCount, 1))) }
+            return wasPresent
+        }
+
+        // Likelihood of each room from this evaluation's evidence.
+        if scratchRoomLL.count != roomCount { scratchRoomLL = [Double](repeating: 0, count: roomCount) }
+        let usedGeometry = geometryLikelihood(&s, base: base)
+        if !usedGeometry { nearestLikelihood(base: base) }
+        var maxLL = -Double.infinity
+        for r in 0..<roomCount { maxLL = max(maxLL, scratchRoomLL[r]) }
+        guard maxLL.isFinite else { return false }  // only nodes without a room heard it
+
+        // Room-level HMM: predict (a room change at `switch_rate`), then update.
+        let rate = usedGeometry ? settings.switchRate : settings.nearestSwitchRate
+        let weight = usedGeometry ? settings.evidenceWeight : settings.nearestEvidenceWeight
+        if roomCount > 1 && dt > 0 {
+            let stay = exp(-rate * dt)
+            let spread = (1 - stay) / Double(roomCount - 1)
+            for r in 0..<roomCount {
+                let p = exp(s.logPosterior[r])
+                s.logPosterior[r] = log(stay * p + spread * (1 - p))
+            }
+        }
+        for r in 0..<roomCount {
+            s.logPosterior[r] += weight * (scratchRoomLL[r] - maxLL)
+        }
+        Self.normalise(&s.logPosterior)
+
+        var best = 0
+        for r in 1..<max(roomCount, 1) where s.logPosterior[r] > s.logPosterior[best] { best = r }
+
+        var changed = false
+        if !s.decided || s.room < 0 {
+            s.reason = s.decided ? "returned" : "initial"
+            s.room = best
+            s.since = now
+            s.decided = true
+            s.challenger = -1
+            changed = true
+        } else if restarting && best != s.room {
+            s.reason = "node_offline"
+            s.room = best
+            s.since = now
+            s.challenger = -1
+            changed = true
+        } else if best != s.room {
+            let lead = exp(s.logPosterior[best]) - exp(s.logPosterior[s.room])
+            if lead >= settings.switchMargin {
+                if s.challenger != best { s.challenger = best; s.challengerSince = now; s.challengerLead = 0 }
+                // A clear lead switches at once, a marginal one only once it has lasted.
+                s.challengerLead += lead * max(dt, 0.001)
+                if now - s.challengerSince >= settings.minDwell && s.challengerLead >= settings.switchEvidence {
+                    s.room = best
+                    s.since = now
+                    s.reason = usedGeometry ? "moved_geometry" : "moved_nearest"
+                    s.challenger = -1
+                    changed = true
+                }
+            } else {
+                s.challenger = -1
+            }
+        } else {
+            s.challenger = -1
+        }
+
+        // Explanation.
+        var runner = -1
+        for r in 0..<roomCount where r != s.room {
+            if runner < 0 || s.logPosterior[r] > s.logPosterior[runner] { runner = r }
+        }
+        s.confidence = exp(s.logPosterior[s.room])
+        s.runnerUp = runner
+        s.margin = runner >= 0 ? s.confidence - exp(s.logPosterior[runner]) : s.confidence
+        var strongest = -1, strongestInRoom = -1
+        for n in scratchNodes {
+            let v = slots[base + n].rssi - nodes[n].learnedOffset
+            if strongest < 0 || v > slots[base + strongest].rssi - nodes[strongest].learnedOffset { strongest = n }
+            if nodes[n].room == s.room,
+               strongestInRoom < 0 || v > slots[base + strongestInRoom].rssi - nodes[strongestInRoom].learnedOffset {
+                strongestInRoom = n
+            }
+        }
+        s.node = strongestInRoom >= 0 ? strongestInRoom : strongest
+        s.distance = nil
+        if s.node >= 0 {
+            if let p = s.position, let g = geometry, g.columnOfNode.count > s.node, g.columnOfNode[s.node] >= 0 {
+                let placed = g.placed[g.columnOfNode[s.node]]
+                let dx = p.x - placed.x, dy = p.y - placed.y, dz = p.z - placed.z
+                s.distance = (dx * dx + dy * dy + dz * dz).squareRoot()
+            } else if slots[base + s.node].distance >= 0 {
+                s.distance = slots[base + s.node].distance
+            }
+        }
+        if usedGeometry && settings.learnCalibration && best == s.room && s.confidence >= 0.9 {
+            learnOffsets()
+        }
+        return changed
+    }
+
+    /// Fills `scratchRoomLL` from the position grid; false when geometry cannot be
+    /// used for this evidence (fewer than two positioned fresh nodes).
+    private mutating func geometryLikelihood(_ s: inout BeaconState, base: Int) -> Bool {
+        s.position = nil
+        guard var g = geometry else { return false }
+        scratchColumns.removeAll(keepingCapacity: true)
+        scratchMeasurements.removeAll(keepingCapacity: true)
+        for n in scratchNodes where n < g.columnOfNode.count && g.columnOfNode[n] >= 0 {
+            scratchColumns.append(g.columnOfNode[n])
+            // The fast average: the fit over several nodes already averages noise out,
+            // and geometry is what makes moves quick.
+            scratchMeasurements.append(slots[base + n].fast - nodes[n].learnedOffset - s.power)
+        }
+        guard scratchColumns.count >= 2 else { return false }
+        // Leave the stored geometry uniquely referenced while its scratch is written.
+        geometry = nil
+        // Only rooms within reach of the strongest node are worth a likelihood.
+        var anchor = 0
+        for k in 1..<scratchMeasurements.count where scratchMeasurements[k] > scratchMeasurements[anchor] { anchor = k }
+        let rooms = g.rooms(near: scratchColumns[anchor])
+        let best = scratchColumns.withUnsafeBufferPointer { cols in
+            scratchMeasurements.withUnsafeBufferPointer { ms in
+                g.cellLikelihood(columns: cols, measurements: ms, powerSigma: settings.powerSigma, rooms: rooms)
+            }
+        }
+        guard best >= 0 else { geometry = g; return false }
+        let position = g.roomLikelihood(into: &scratchRoomLL, bestCell: best, rooms: rooms)
+        s.position = position
+        lastBestCell = best
+        geometry = g
+        counters.geometryEvaluations &+= 1
+        return true
+    }
+
+    /// Fills `scratchRoomLL` from the strongest fresh node of each room.
+    private mutating func nearestLikelihood(base: Int) {
+        let roomCount = roomNames.count
+        for r in 0..<roomCount { scratchRoomLL[r] = -.infinity }
+        var weakest = Double.infinity
+        var noise = 0.0
+        for n in scratchNodes {
+            let v = slots[base + n].rssi - nodes[n].learnedOffset
+            noise = max(noise, slots[base + n].variance)
+            weakest = min(weakest, v)
+            let r = nodes[n].room
+            if r >= 0 { scratchRoomLL[r] = max(scratchRoomLL[r], v) }
+        }
+        let floorValue = weakest - settings.unheardPenalty
+        for n in 0..<nodes.count where nodes[n].room >= 0 && scratchRoomLL[nodes[n].room] == -.infinity {
+            // A room whose nodes are silent (or offline) is weaker than anything heard.
+            scratchRoomLL[nodes[n].room] = floorValue
+        }
+        // Noisy links make every dB of difference worth less.
+        let temperature = max(settings.nearestTemperature, settings.nearestNoiseFactor * noise.squareRoot())
+        for r in 0..<roomCount where scratchRoomLL[r].isFinite {
+            scratchRoomLL[r] /= temperature
+        }
+    }
+
+    /// Moves each positioned node's offset a little towards its residual at the
+    /// best cell, relative to the median residual (the beacon's own power error
+    /// is common to all nodes, a receiver's bias is not).
+    private mutating func learnOffsets() {
+        guard let g = geometry, scratchColumns.count >= 3 else { return }
+        scratchResiduals.removeAll(keepingCapacity: true)
+        var k = 0
+        for n in scratchNodes where n < g.columnOfNode.count && g.columnOfNode[n] >= 0 {
+            let raw = scratchMeasurements[k] + nodes[n].learnedOffset
+            scratchResiduals.append(raw - g.expected(column: scratchColumns[k], cell: lastBestCell))
+            k += 1
+        }
+        let residuals = scratchResiduals
+        scratchResiduals.sort()
+        let mid = scratchResiduals.count / 2
+        let median = scratchResiduals.count % 2 == 1 ? scratchResiduals[mid]
+                                                       : (scratchResiduals[mid - 1] + scratchResiduals[mid]) / 2
+        k = 0
+        let bound = settings.maxLearnedOffset
+        for n in scratchNodes where n < g.columnOfNode.count && g.columnOfNode[n] >= 0 {
+            defer { k += 1 }
+            let col = scratchColumns[k]
+            guard g.obstacles[col * g.cellCount + lastBestCell] == 0,
+                  g.distance(column: col, cell: lastBestCell) <= settings.learnRange else { continue }
+            let target = residuals[k] - median
+            var off = nodes[n].learnedOffset + settings.calibrationRate * (target - nodes[n].learnedOffset)
+            off = min(bound, max(-bound, off))
+            nodes[n].learnedOffset = off
+            nodes[n].learnedSamples += 1
+        }
+    }
+
+    static func normalise(_ logs: inout [Double]) {
+        var peak = -Double.infinity
+        for v in logs { peak = max(peak, v) }
+        guard peak.isFinite else {
+            for i in logs.indices { logs[i] = -log(Double(max(logs.count, 1))) }
+            return
+        }
+        var sum = 0.0
+        for v in logs { sum += exp(v - peak) }
+        let shift = peak + log(sum)
+        for i in logs.indices { logs[i] = max(logs[i] - shift, -700) }
+    }
+
+    func makeDecision(_ b: Int, at now: Double) -> PresenceDecision {
+        let s = beacons[b]
+        let present = s.room >= 0
+        var evidence: [NodeEvidence] = []
+        let away = awayAfter(s)
+        let base = b * nodeStride
+        for n in 0..<nodes.count where nodes[n].online {
+            let slot = slots[base + n]
+            guard slot.count > 0, now - slot.ts <= freshWindow(s, slot, awayAfter: away) else { continue }
+            let room = nodes[n].room >= 0 ? roomNames[nodes[n].room] : nil
+            evidence.append(NodeEvidence(node: nodes[n].name, room: room,
+                                         rssi: Self.round(slot.rssi - nodes[n].learnedOffset, 1),
+                                         distance: slot.distance >= 0 ? Self.round(slot.distance, 2) : nil,
+                                         ts: slot.ts))
+        }
+        evidence.sort { $0.rssi != $1.rssi ? $0.rssi > $1.rssi : $0.node < $1.node }
+        var d = PresenceDecision(
+            id: s.id, name: s.name,
+            room: present ? roomNames[s.room] : nil,
+            floor: present ? roomFloors[s.room] : nil,
+            distance: present ? s.distance.map { Self.round($0, 2) } : nil,
+            confidence: Self.round(present ? s.confidence : 0, 3),
+            node: present && s.node >= 0 ? nodes[s.node].name : nil,
+            since: s.since,
+            lastSeen: s.lastSeen.isFinite ? s.lastSeen : nil,
+            evidence: evidence, ts: now)
+        d.reason = s.reason
+        if present {
+            d.runnerUp = s.runnerUp >= 0 ? roomNames[s.runnerUp] : nil
+            d.margin = Self.round(s.margin, 3)
+            d.position = s.position.map { [Self.round($0.x, 2), Self.round($0.y, 2), Self.round($0.z, 2)] }
+        }
+        return d
+    }
+
+    static func round(_ v: Double, _ digits: Int) -> Double {
+        let scale = digits == 1 ? 10.0 : digits == 2 ? 100.0 : 1000.0
+        return (v * scale).rounded() / scale
+    }
+}

@@ -1,0 +1,376 @@
+import Foundation
+import Shared
+
+/// Fuses the readings of every node into one room decision per beacon.
+///
+/// Per beacon and node it keeps a time-aware RSSI average; at most every
+/// `evaluation_interval` it turns the fresh evidence into a likelihood per room
+/// (a position grid with a log-distance, wall- and floor-aware model when node
+/// positions and room polygons are configured, otherwise the strongest node per
+/// room), runs a room-level hidden Markov filter over it, and switches the
+/// published room only when a challenger leads by `switch_margin` for
+/// `min_dwell`. A pure state machine: time enters only through `now` and
+/// capture times, so replays are deterministic. docs/fusion.md has the design.
+public struct FusionEngine: PresenceEstimator, Sendable {
+    /// The site this engine was built for.
+    public let site: SiteModel
+    /// The settings in force.
+    public let settings: FusionSettings
+    /// What happened to the input so far.
+    public internal(set) var counters = FusionCounters()
+    /// Why geometry is off, when the site has positions or polygons but they cannot be used.
+    public internal(set) var geometryNote: String?
+
+    // Rooms: site rooms first, then rooms of auto-registered nodes.
+    var roomNames: [String] = []
+    var roomFloors: [Int] = []
+    var roomIndex: [String: Int] = [:]
+
+    // Nodes.
+    var nodes: [NodeState] = []
+    var nodeIndex: [String: Int] = [:]
+
+    // Beacons and their per-node evidence (`slots[beacon * nodeStride + node]`).
+    var beacons: [BeaconState] = []
+    var beaconIndex: [BeaconID: Int] = [:]
+    var freeBeacons: [Int] = []
+    var slots: [EvidenceSlot] = []
+    var nodeStride: Int
+    var known: [BeaconID: SiteModel.KnownBeacon] = [:]
+
+    var geometry: SiteGeometry?
+    var lastSweep = -Double.infinity
+    var sweepForced = false
+    var lastBestCell = 0
+
+    // Scratch reused by evaluations.
+    var scratchNodes: [Int] = []
+    var scratchColumns: [Int] = []
+    var scratchMeasurements: [Double] = []
+    var scratchRoomLL: [Double] = []
+    var scratchResiduals: [Double] = []
+
+    /// Builds an engine for `site`; nodes and rooms are indexed once here.
+    public init(site: SiteModel, settings: FusionSettings = FusionSettings()) {
+        self.site = site
+        self.settings = settings
+        for room in site.rooms where roomIndex[room.name] == nil {
+            roomIndex[room.name] = roomNames.count
+            roomNames.append(room.name)
+            roomFloors.append(room.floor)
+        }
+        for node in site.nodes where nodeIndex[node.name] == nil {
+            var room = -1
+            if let name = node.room { room = Self.ensureRoom(name, floor: 0, names: &roomNames, floors: &roomFloors, index: &roomIndex) }
+            nodeIndex[node.name] = nodes.count
+            nodes.append(NodeState(name: node.name, room: room, rxAdjust: node.rxAdjust))
+        }
+        for beacon in site.beacons { known[beacon.id] = beacon }
+        nodeStride = max(8, nodes.count)
+        geometry = nil
+        buildGeometry()
+    }
+
+    static func ensureRoom(_ name: String, floor: Int, names: inout [String], floors: inout [Int],
+                           index: inout [String: Int]) -> Int {
+        if let i = index[name] { return i }
+        index[name] = names.count
+        names.append(name)
+        floors.append(floor)
+        return names.count - 1
+    }
+
+    private mutating func buildGeometry() {
+        guard settings.useGeometry else { return }
+        var outlines: [SiteGeometry.Outline] = []
+        for room in site.rooms {
+            guard let polygon = room.polygon, let r = roomIndex[room.name] else { continue }
+            let points = polygon.compactMap { p -> (x: Double, y: Double)? in
+                p.count >= 2 && p[0].isFinite && p[1].isFinite ? (p[0], p[1]) : nil
+            }
+            if points.count >= 3 { outlines.append(.init(room: r, floor: room.floor, points: points)) }
+        }
+        var placed: [SiteGeometry.PlacedNode] = []
+        for node in site.nodes {
+            guard let p = node.position, p.count >= 2, p.allSatisfy(\.isFinite), let i = nodeIndex[node.name] else { continue }
+            let z = p.count >= 3 ? p[2] : settings.floorHeight * 0.7
+            let floor = nodes[i].room >= 0 ? roomFloors[nodes[i].room]
+                                          : Int((z / settings.floorHeight).rounded(.down))
+            placed.append(.init(engineIndex: i, x: p[0], y: p[1], z: z, floor: floor))
+        }
+        if outlines.isEmpty && placed.isEmpty { return }
+        // Geometry can only choose rooms it can draw: every room a node sits in
+        // needs a polygon, or that room would become unreachable.
+        let drawn = Set(outlines.map(\.room))
+        for node in nodes where node.room >= 0 && !drawn.contains(node.room) {
+            geometryNote = "room '\(roomNames[node.room])' has a node but no polygon; using nearest-node rules"
+            return
+        }
+        guard placed.count >= 2 else {
+            geometryNote = "fewer than two nodes have a position; using nearest-node rules"
+            return
+        }
+        geometry = SiteGeometry(outlines: outlines, roomCount: roomNames.count, nodes: placed,
+                                nodeCount: nodes.count, settings: settings)
+        if geometry == nil { geometryNote = "room polygons contain no grid cell; using nearest-node rules" }
+    }
+
+    /// Whether position estimation is in use.
+    public var usesGeometry: Bool { geometry != nil }
+
+    /// The learned RSSI offset of `node` (dB, subtracted from its readings), if known.
+    public func learnedOffset(of node: String) -> Double? {
+        nodeIndex[node].map { nodes[$0].learnedOffset }
+    }
+
+    // MARK: Input
+
+    public mutating func ingest(_ reading: BeaconReading, now: Double) {
+        let raw = Double(reading.rssi)
+        let rssi = settings.rssiInput == .filtered && reading.rssiFiltered.isFinite
+            ? reading.rssiFiltered + settings.rawWeight * (raw - reading.rssiFiltered) : raw
+        guard reading.ts.isFinite, now.isFinite, rssi >= settings.minRSSI, rssi <= settings.maxRSSI else {
+            counters.count(.invalid); return
+        }
+        // Capture time against the aggregator clock.
+        var ts = reading.ts
+        let ahead = ts - now
+        if ahead > settings.maxFuture { counters.count(.tooFarFuture); return }
+        if now - ts > settings.maxAge { counters.count(.tooOld); return }
+        if ahead > 0 {
+            if ahead > settings.skewBound { counters.clampedSkew &+= 1 }
+            ts = now
+        }
+        guard let n = node(named: reading.node) else { counters.count(.unknownNode); return }
+        guard nodes[n].online else { counters.count(.nodeOffline); return }
+        guard let b = beacon(for: reading.id, now: now) else { return }
+
+        let slotIndex = b * nodeStride + n
+        var slot = slots[slotIndex]
+        if slot.count > 0 {
+            if reading.seq == slot.seq {
+                counters.count(.duplicate); return
+            }
+            // A lower sequence number that is also newer in time is an agent restart.
+            if reading.seq < slot.seq && ts <= slot.ts {
+                counters.count(.outOfOrder); return
+            }
+        }
+        let adjusted = rssi + nodes[n].rxAdjust
+        if slot.count == 0 || ts - slot.ts > settings.maxAge {
+            slot.rssi = adjusted
+            slot.fast = adjusted
+            slot.gap = 0
+        } else {
+            let dt = max(0, ts - slot.ts)
+            // Readings stamped at the same instant (two antennas, batching) still
+            // each count a little.
+            let step = max(dt, 0.05)
+            let tau = adjusted > slot.fast ? settings.riseTimeConstant : settings.fallTimeConstant
+            let deviation = adjusted - slot.fast
+            // Spread of single readings around the average, over ~10 s: how much one
+            // node's evidence can be trusted (noisy links weigh less).
+            slot.variance += (1 - exp(-step / 10)) * (min(deviation * deviation, 400) - slot.variance)
+            slot.fast += (1 - exp(-step / tau)) * deviation
+            // The evidence average is slow while the signal is steady (a still beacon
+            // stays put) and jumps to the fast one when they part by more than the
+            // noise explains (a real move is followed at the fast filter's pace).
+            // While few readings are in, a plain running mean: a new beacon is not
+            // judged on its first packet for a whole time constant.
+            let warmUp = 1 / Double(slot.count + 1)
+            slot.rssi += max(1 - exp(-step / settings.steadyTimeConstant), warmUp) * (adjusted - slot.rssi)
+            let apart = slot.fast - slot.rssi
+            if abs(apart) > settings.changeThreshold * slot.variance.squareRoot() {
+                // Only a parting that lasts is a change; noise parts them briefly.
+                let sign: Double = apart > 0 ? 1 : -1
+                if slot.changeSign != sign { slot.changeSign = sign; slot.changeSince = ts }
+                if ts - slot.changeSince >= settings.changePersistence {
+                    slot.rssi = slot.fast
+                    slot.changeSign = 0
+                }
+            } else {
+                slot.changeSign = 0
+            }
+            if dt > 0 { slot.gap = slot.gap == 0 ? dt : slot.gap + 0.1 * (dt - slot.gap) }
+        }
+        if reading.distance.isFinite && reading.distance >= 0 { slot.distance = reading.distance }
+        slot.seq = reading.seq
+        slot.ts = max(slot.ts, ts)
+        slot.count &+= 1
+        slots[slotIndex] = slot
+
+        var state = beacons[b]
+        state.lastSeen = max(state.lastSeen, ts)
+        if let interval = reading.interval, interval.isFinite, interval > 0, interval < 3600 {
+            state.interval = state.interval == 0 ? interval : state.interval + 0.2 * (interval - state.interval)
+        }
+        if state.powerOverride == nil {
+            state.power = Double(reading.power)
+        }
+        if reading.name != nil && state.name == nil { state.name = reading.name }
+        beacons[b] = state
+        counters.accepted &+= 1
+    }
+
+    public mutating func nodeStatus(_ node: String, online: Bool, now: Double) {
+        guard let n = self.node(named: node) else { return }
+        guard nodes[n].online != online else { return }
+        nodes[n].online = online
+        sweepForced = true
+        guard !online else { return }
+        // The room filter of every beacon this node was hearing carries its
+        // evidence; restart those from what the remaining nodes say.
+        for b in 0..<beacons.count where beacons[b].active && slots[b * nodeStride + n].count > 0 {
+            let slot = slots[b * nodeStride + n]
+            if now - slot.ts <= freshWindow(beacons[b], slot, awayAfter: awayAfter(beacons[b])) {
+                beacons[b].restart = true
+            }
+        }
+    }
+
+    private mutating func node(named name: String) -> Int? {
+        if let i = nodeIndex[name] { return i }
+        guard settings.autoNodes, nodes.count < settings.maxNodes else { return nil }
+        // An unconfigured node stands for a room of its own name (zero-config).
+        let room = Self.ensureRoom(name, floor: 0, names: &roomNames, floors: &roomFloors, index: &roomIndex)
+        nodeIndex[name] = nodes.count
+        nodes.append(NodeState(name: name, room: room, rxAdjust: 0))
+        if nodes.count > nodeStride { growStride(to: max(nodeStride * 2, nodes.count)) }
+        return nodes.count - 1
+    }
+
+    private mutating func growStride(to stride: Int) {
+        var grown = [EvidenceSlot](repeating: EvidenceSlot(), count: beacons.count * stride)
+        for b in 0..<beacons.count {
+            for n in 0..<nodeStride { grown[b * stride + n] = slots[b * nodeStride + n] }
+        }
+        slots = grown
+        nodeStride = stride
+    }
+
+    private mutating func beacon(for id: BeaconID, now: Double) -> Int? {
+        if let b = beaconIndex[id] { return b }
+        let knownBeacon = known[id]
+        if !known.isEmpty && knownBeacon == nil { counters.count(.unknownBeacon); return nil }
+        guard beaconIndex.count < settings.maxBeacons else { counters.count(.capacity); return nil }
+        var state = BeaconState(id: id, roomCount: roomNames.count)
+        state.name = knownBeacon?.name
+        if let p = knownBeacon?.power { state.powerOverride = Double(p); state.power = Double(p) }
+        let b: Int
+        if let free = freeBeacons.popLast() {
+            b = free
+            beacons[b] = state
+            for n in 0..<nodeStride { slots[b * nodeStride + n] = EvidenceSlot() }
+        } else {
+            b = beacons.count
+            beacons.append(state)
+            slots.append(contentsOf: repeatElement(EvidenceSlot(), count: nodeStride))
+        }
+        beaconIndex[id] = b
+        return b
+    }
+}
+
+/// One receiver node.
+struct NodeState {
+    var name: String
+    /// Engine room index, -1 when the node is in no room.
+    var room: Int
+    var rxAdjust: Double
+    var online = true
+    /// Learned bias (dB) subtracted from this node's RSSI.
+    var learnedOffset = 0.0
+    var learnedSamples = 0
+
+    init(name: String, room: Int, rxAdjust: Double) {
+        self.name = name
+        self.room = room
+        self.rxAdjust = rxAdjust.isFinite ? rxAdjust : 0
+    }
+}
+
+/// What one node has recently heard of one beacon. Fixed size, stored inline.
+struct EvidenceSlot {
+    /// Newest capture time, -inf when never heard.
+    var ts = -Double.infinity
+    var seq: UInt64 = 0
+    /// The evidence: an adaptive average of RSSI (with rx_adjust), dBm.
+    var rssi = 0.0
+    /// Fast, asymmetric average that detects changes.
+    var fast = 0.0
+    /// Direction (+1/-1, 0 none) and start of the current fast/evidence parting.
+    var changeSign = 0.0
+    var changeSince = 0.0
+    var distance = -1.0
+    /// Running variance of single readings around `rssi` (dB²).
+    var variance = 16.0
+    /// Average gap between this node's readings of this beacon (seconds).
+    var gap = 0.0
+    var count: UInt32 = 0
+}
+
+/// One tracked beacon's decision state.
+struct BeaconState {
+    var id: BeaconID
+    var name: String?
+    var active = true
+    var powerOverride: Double?
+    var power = -59.0
+    /// Advertising interval reported by the nodes (seconds); 0 when unknown.
+    var interval = 0.0
+    var lastSeen = -Double.infinity
+
+    /// Room filter: log posterior per engine room.
+    var logPosterior: [Double]
+    var lastEvaluation = -Double.infinity
+
+    // The published decision.
+    var room = -1
+    var decided = false
+    var since = 0.0
+    var reason = "initial"
+    var challenger = -1
+    var challengerSince = 0.0
+    /// Evidence behind the room filter vanished (a node went offline): decide afresh.
+    var restart = false
+    /// Integral of the challenger's posterior lead over time (seconds).
+    var challengerLead = 0.0
+
+    // Explanation of the latest evaluation.
+    var confidence = 0.0
+    var runnerUp = -1
+    var margin = 0.0
+    var node = -1
+    var distance: Double?
+    var position: (x: Double, y: Double, z: Double)?
+
+    init(id: BeaconID, roomCount: Int) {
+        self.id = id
+        logPosterior = [Double](repeating: -log(Double(max(roomCount, 1))), count: roomCount)
+    }
+}
+
+extension FusionEngine: ResumablePresenceEstimator {
+    /// Seeds a beacon from the aggregator's own retained decision after a
+    /// restart: its published room (or away), `since`, and a room filter that
+    /// already leans to that room, so fresh readings must beat it by the usual
+    /// margin before the room changes — a restart is not a move.
+    public mutating func resume(_ decision: PresenceDecision, now: Double) {
+        guard let b = beacon(for: decision.id, now: now), !beacons[b].decided else { return }
+        let room = decision.room.flatMap { roomIndex[$0] } ?? -1
+        var s = beacons[b]
+        s.room = room
+        s.decided = true
+        s.since = decision.since
+        s.reason = "resumed"
+        s.confidence = decision.confidence
+        if let seen = decision.lastSeen { s.lastSeen = seen }
+        if room >= 0 && s.logPosterior.count > 1 {
+            let lean = 0.8
+            let rest = log((1 - lean) / Double(s.logPosterior.count - 1))
+            for i in s.logPosterior.indices { s.logPosterior[i] = i == room ? log(lean) : rest }
+        }
+        if s.name == nil { s.name = decision.name }
+        beacons[b] = s
+    }
+}

@@ -1,0 +1,312 @@
+/// Tuning of the fusion engine: the `fusion:` section of the aggregator config.
+///
+/// Every field is optional in the file (snake_case keys) and falls back to the
+/// default documented here; the defaults were tuned on the Kolakowski flat
+/// recordings (docs/fusion.md explains each choice).
+public struct FusionSettings: Codable, Sendable, Equatable {
+    // MARK: Time windows
+
+    /// A beacon nobody has heard for this long is away (seconds). A floor: slow
+    /// advertisers get `awayIntervals` × their advertising interval instead.
+    public var awayTimeout: Double = 30
+    /// Away after this many advertising intervals of silence, when that is longer than `awayTimeout`.
+    public var awayIntervals: Double = 5
+    /// A node's evidence counts while its newest reading is at most this old (seconds); a floor.
+    public var freshness: Double = 4
+    /// Evidence also stays fresh for this many advertising (or reading) intervals.
+    public var freshnessIntervals: Double = 4
+    /// Decisions are re-evaluated at most this often per beacon (seconds); the
+    /// geometry estimate runs at this rate, never per reading.
+    public var evaluationInterval: Double = 0.25
+
+    // MARK: Input bounds
+
+    /// Readings stamped up to this far ahead of the aggregator clock are node clock
+    /// skew: clamped to now silently. Further ahead they are clamped and counted.
+    public var skewBound: Double = 2
+    /// Readings stamped further ahead than this are rejected (`tooFarFuture`).
+    public var maxFuture: Double = 120
+    /// Readings older than this (by capture time, against now) are rejected (`tooOld`).
+    public var maxAge: Double = 60
+    /// RSSI outside this range (dBm) is rejected as invalid.
+    public var minRSSI: Double = -127
+    public var maxRSSI: Double = 20
+
+    // MARK: Filtering
+
+    /// Which RSSI of a reading feeds the evidence: `raw` (the newest packet's,
+    /// filtered here only) or `filtered` (the node's own filter, then this one).
+    public var rssiInput: RSSIInput = .filtered
+    /// With `filtered` input: how far to lean towards the reading's newest raw RSSI
+    /// (0…1). The node's filter lags; a little of the raw value buys back time.
+    public var rawWeight: Double = 0
+
+    /// Time constant (seconds) of the per-node RSSI average when the signal rises.
+    public var riseTimeConstant: Double = 0.3
+    /// Time constant when it falls. Longer than the rise: fading only ever
+    /// removes power, so drops are more often noise than movement.
+    public var fallTimeConstant: Double = 0.6
+
+    /// Nearest-node mode: time constant of the evidence average while a node's
+    /// signal is steady (seconds). Geometry uses the fast average.
+    public var steadyTimeConstant: Double = 6
+    /// The evidence average jumps to the fast one when they differ by more than
+    /// this many standard deviations of single readings.
+    public var changeThreshold: Double = 1.0
+    /// ... for at least this long (seconds).
+    public var changePersistence: Double = 0.6
+
+    // MARK: Decision
+
+    /// Posterior-probability lead a challenger room needs over the current room.
+    public var switchMargin: Double = 0.3
+    /// How long a challenger must keep that lead before the switch (seconds).
+    public var minDwell: Double = 0
+    /// The challenger's lead integrated over time (probability × seconds) needed
+    /// to switch: a decisive lead (≈1) switches in this many seconds, a marginal one
+    /// (≈`switch_margin`) takes 1/margin times longer.
+    public var switchEvidence: Double = 0
+    /// Prior rate of room changes (per second) in the room-level hidden Markov model:
+    /// lower is stickier.
+    public var switchRate: Double = 0.05
+    /// Weight of one evaluation's likelihood in the room filter (readings are
+    /// correlated, so less than 1).
+    public var evidenceWeight: Double = 1
+    /// Nearest-node mode: its own room-filter weight and change rate. One node
+    /// against another is coarser evidence than a fit over all nodes, so the
+    /// filter is stickier.
+    public var nearestEvidenceWeight: Double = 0.5
+    public var nearestSwitchRate: Double = 0.01
+    /// Nearest-node mode: dB per natural-log unit of likelihood.
+    public var nearestTemperature: Double = 3
+    /// Nearest-node mode: the temperature is at least this × the noisiest fresh
+    /// node's reading-to-reading spread (dB), so noisy links count less.
+    public var nearestNoiseFactor: Double = 1
+    /// Nearest-node mode: how much weaker than the weakest heard node a room with
+    /// no fresh node is taken to be (dB).
+    public var unheardPenalty: Double = 8
+
+    // MARK: Geometry
+
+    /// Use node positions and room polygons (when configured) to estimate position.
+    public var useGeometry: Bool = true
+    /// Grid spacing of the position likelihood (metres); coarsened automatically
+    /// above `maxCells` cells.
+    public var gridResolution: Double = 0.25
+    public var maxCells: Int = 6000
+    /// Only rooms with a cell within this distance of the strongest node are
+    /// evaluated (metres): bounds the cost per beacon on large sites.
+    public var geometryRadius: Double = 15
+    /// Log-distance path-loss exponent.
+    public var pathLossExponent: Double = 2.0
+    /// Extra attenuation per wall between node and beacon (dB).
+    public var wallLoss: Double = 4
+    /// Extra attenuation per floor (dB).
+    public var floorLoss: Double = 15
+    /// Storey height (metres) for nodes whose floor is not known from their room.
+    public var floorHeight: Double = 3
+    /// Assumed beacon height above its floor (metres).
+    public var beaconHeight: Double = 1.0
+    /// RSSI noise around the path-loss model (dB), and its growth per wall.
+    public var rssiSigma: Double = 5
+    public var wallSigma: Double = 1
+    /// Whether a room's prior grows with its area (room likelihood summed over its
+    /// cells) or all rooms start equal (averaged).
+    public var roomAreaPrior: Bool = true
+    /// Prior spread of the beacon's real 1 m power around its advertised one (dB).
+    public var powerSigma: Double = 6
+
+    // MARK: Learning
+
+    /// Learn a per-node RSSI offset from the data (needs geometry).
+    public var learnCalibration: Bool = true
+    /// Fraction of the observed residual taken per confident evaluation.
+    public var calibrationRate: Double = 0.002
+    /// Only nodes within this distance of the estimated position, with no wall
+    /// between, teach their offset (metres): there the path-loss model is trustworthy.
+    public var learnRange: Double = 2.5
+    /// Bound of the learned offset (dB).
+    public var maxLearnedOffset: Double = 4
+
+    // MARK: Capacity
+
+    /// Beacons tracked at most; more are rejected (`capacity`).
+    public var maxBeacons: Int = 20000
+    /// Nodes not in the site become their own room, up to this many nodes in all.
+    public var autoNodes: Bool = true
+    public var maxNodes: Int = 512
+    /// An away beacon not heard for this long is forgotten (seconds).
+    public var forgetAfter: Double = 3600
+
+    public init() {}
+
+    enum CodingKeys: String, CodingKey {
+        case awayTimeout = "away_timeout"
+        case awayIntervals = "away_intervals"
+        case freshness
+        case freshnessIntervals = "freshness_intervals"
+        case evaluationInterval = "evaluation_interval"
+        case skewBound = "skew_bound"
+        case maxFuture = "max_future"
+        case maxAge = "max_age"
+        case minRSSI = "min_rssi"
+        case maxRSSI = "max_rssi"
+        case rssiInput = "rssi_input"
+        case rawWeight = "raw_weight"
+        case riseTimeConstant = "rise_time_constant"
+        case fallTimeConstant = "fall_time_constant"
+        case steadyTimeConstant = "steady_time_constant"
+        case changeThreshold = "change_threshold"
+        case changePersistence = "change_persistence"
+        case switchMargin = "switch_margin"
+        case minDwell = "min_dwell"
+        case switchRate = "switch_rate"
+        case switchEvidence = "switch_evidence"
+        case evidenceWeight = "evidence_weight"
+        case nearestTemperature = "nearest_temperature"
+        case nearestEvidenceWeight = "nearest_evidence_weight"
+        case nearestSwitchRate = "nearest_switch_rate"
+        case unheardPenalty = "unheard_penalty"
+        case nearestNoiseFactor = "nearest_noise_factor"
+        case useGeometry = "use_geometry"
+        case gridResolution = "grid_resolution"
+        case maxCells = "max_cells"
+        case geometryRadius = "geometry_radius"
+        case pathLossExponent = "path_loss_exponent"
+        case wallLoss = "wall_loss"
+        case floorLoss = "floor_loss"
+        case floorHeight = "floor_height"
+        case beaconHeight = "beacon_height"
+        case rssiSigma = "rssi_sigma"
+        case wallSigma = "wall_sigma"
+        case powerSigma = "power_sigma"
+        case roomAreaPrior = "room_area_prior"
+        case learnRange = "learn_range"
+        case learnCalibration = "learn_calibration"
+        case calibrationRate = "calibration_rate"
+        case maxLearnedOffset = "max_learned_offset"
+        case maxBeacons = "max_beacons"
+        case autoNodes = "auto_nodes"
+        case maxNodes = "max_nodes"
+        case forgetAfter = "forget_after"
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        func v<T: Decodable>(_ key: CodingKeys, _ fallback: T) throws -> T {
+            try c.decodeIfPresent(T.self, forKey: key) ?? fallback
+        }
+        let d = FusionSettings()
+        awayTimeout = try v(.awayTimeout, d.awayTimeout)
+        awayIntervals = try v(.awayIntervals, d.awayIntervals)
+        freshness = try v(.freshness, d.freshness)
+        freshnessIntervals = try v(.freshnessIntervals, d.freshnessIntervals)
+        evaluationInterval = try v(.evaluationInterval, d.evaluationInterval)
+        skewBound = try v(.skewBound, d.skewBound)
+        maxFuture = try v(.maxFuture, d.maxFuture)
+        maxAge = try v(.maxAge, d.maxAge)
+        minRSSI = try v(.minRSSI, d.minRSSI)
+        maxRSSI = try v(.maxRSSI, d.maxRSSI)
+        rssiInput = try v(.rssiInput, d.rssiInput)
+        rawWeight = try v(.rawWeight, d.rawWeight)
+        riseTimeConstant = try v(.riseTimeConstant, d.riseTimeConstant)
+        fallTimeConstant = try v(.fallTimeConstant, d.fallTimeConstant)
+        steadyTimeConstant = try v(.steadyTimeConstant, d.steadyTimeConstant)
+        changeThreshold = try v(.changeThreshold, d.changeThreshold)
+        changePersistence = try v(.changePersistence, d.changePersistence)
+        switchMargin = try v(.switchMargin, d.switchMargin)
+        minDwell = try v(.minDwell, d.minDwell)
+        switchRate = try v(.switchRate, d.switchRate)
+        switchEvidence = try v(.switchEvidence, d.switchEvidence)
+        evidenceWeight = try v(.evidenceWeight, d.evidenceWeight)
+        nearestTemperature = try v(.nearestTemperature, d.nearestTemperature)
+        nearestEvidenceWeight = try v(.nearestEvidenceWeight, d.nearestEvidenceWeight)
+        nearestSwitchRate = try v(.nearestSwitchRate, d.nearestSwitchRate)
+        unheardPenalty = try v(.unheardPenalty, d.unheardPenalty)
+        nearestNoiseFactor = try v(.nearestNoiseFactor, d.nearestNoiseFactor)
+        useGeometry = try v(.useGeometry, d.useGeometry)
+        gridResolution = try v(.gridResolution, d.gridResolution)
+        maxCells = try v(.maxCells, d.maxCells)
+        geometryRadius = try v(.geometryRadius, d.geometryRadius)
+        pathLossExponent = try v(.pathLossExponent, d.pathLossExponent)
+        wallLoss = try v(.wallLoss, d.wallLoss)
+        floorLoss = try v(.floorLoss, d.floorLoss)
+        floorHeight = try v(.floorHeight, d.floorHeight)
+        beaconHeight = try v(.beaconHeight, d.beaconHeight)
+        rssiSigma = try v(.rssiSigma, d.rssiSigma)
+        wallSigma = try v(.wallSigma, d.wallSigma)
+        powerSigma = try v(.powerSigma, d.powerSigma)
+        roomAreaPrior = try v(.roomAreaPrior, d.roomAreaPrior)
+        learnRange = try v(.learnRange, d.learnRange)
+        learnCalibration = try v(.learnCalibration, d.learnCalibration)
+        calibrationRate = try v(.calibrationRate, d.calibrationRate)
+        maxLearnedOffset = try v(.maxLearnedOffset, d.maxLearnedOffset)
+        maxBeacons = try v(.maxBeacons, d.maxBeacons)
+        autoNodes = try v(.autoNodes, d.autoNodes)
+        maxNodes = try v(.maxNodes, d.maxNodes)
+        forgetAfter = try v(.forgetAfter, d.forgetAfter)
+    }
+
+    /// Every problem with these settings, each prefixed with its config path
+    /// (`fusion.<key>`); empty when valid.
+    public func validate() -> [String] {
+        var problems: [String] = []
+        func positive(_ value: Double, _ key: CodingKeys) {
+            if !(value > 0) || !value.isFinite { problems.append("fusion.\(key.rawValue): must be > 0 (is \(value))") }
+        }
+        func nonNegative(_ value: Double, _ key: CodingKeys) {
+            if !(value >= 0) || !value.isFinite { problems.append("fusion.\(key.rawValue): must be >= 0 (is \(value))") }
+        }
+        positive(awayTimeout, .awayTimeout)
+        nonNegative(awayIntervals, .awayIntervals)
+        positive(freshness, .freshness)
+        nonNegative(freshnessIntervals, .freshnessIntervals)
+        positive(evaluationInterval, .evaluationInterval)
+        nonNegative(skewBound, .skewBound)
+        positive(maxFuture, .maxFuture)
+        positive(maxAge, .maxAge)
+        positive(riseTimeConstant, .riseTimeConstant)
+        positive(fallTimeConstant, .fallTimeConstant)
+        positive(steadyTimeConstant, .steadyTimeConstant)
+        nonNegative(changeThreshold, .changeThreshold)
+        nonNegative(changePersistence, .changePersistence)
+        nonNegative(minDwell, .minDwell)
+        positive(switchRate, .switchRate)
+        nonNegative(switchEvidence, .switchEvidence)
+        positive(evidenceWeight, .evidenceWeight)
+        positive(nearestTemperature, .nearestTemperature)
+        positive(nearestEvidenceWeight, .nearestEvidenceWeight)
+        positive(nearestSwitchRate, .nearestSwitchRate)
+        nonNegative(unheardPenalty, .unheardPenalty)
+        nonNegative(nearestNoiseFactor, .nearestNoiseFactor)
+        positive(gridResolution, .gridResolution)
+        positive(geometryRadius, .geometryRadius)
+        positive(pathLossExponent, .pathLossExponent)
+        nonNegative(wallLoss, .wallLoss)
+        nonNegative(floorLoss, .floorLoss)
+        positive(floorHeight, .floorHeight)
+        nonNegative(beaconHeight, .beaconHeight)
+        positive(rssiSigma, .rssiSigma)
+        nonNegative(wallSigma, .wallSigma)
+        positive(powerSigma, .powerSigma)
+        nonNegative(calibrationRate, .calibrationRate)
+        nonNegative(maxLearnedOffset, .maxLearnedOffset)
+        nonNegative(forgetAfter, .forgetAfter)
+        if !(switchMargin >= 0 && switchMargin < 1) {
+            problems.append("fusion.switch_margin: must be in 0..<1 (is \(switchMargin))")
+        }
+        if !(minRSSI < maxRSSI) { problems.append("fusion.min_rssi: must be below max_rssi") }
+        if !(rawWeight >= 0 && rawWeight <= 1) { problems.append("fusion.raw_weight: must be in 0...1 (is \(rawWeight))") }
+        if calibrationRate > 1 { problems.append("fusion.calibration_rate: must be <= 1 (is \(calibrationRate))") }
+        if maxCells < 1 { problems.append("fusion.max_cells: must be >= 1 (is \(maxCells))") }
+        if maxBeacons < 1 { problems.append("fusion.max_beacons: must be >= 1 (is \(maxBeacons))") }
+        if maxNodes < 1 { problems.append("fusion.max_nodes: must be >= 1 (is \(maxNodes))") }
+        if maxAge < freshness { problems.append("fusion.max_age: must be >= freshness") }
+        return problems
+    }
+}
+
+/// Which RSSI of a reading the fusion engine filters.
+public enum RSSIInput: String, Codable, Sendable {
+    case raw, filtered
+}

@@ -1,0 +1,316 @@
+import Foundation
+
+/// The site rasterised for position estimation: a grid of cells inside the room
+/// polygons, and per positioned node and cell the expected path loss (log-distance
+/// plus walls and floors crossed) and its uncertainty.
+///
+/// Built once from the site; read-only afterwards apart from reusable scratch
+/// space, so an evaluation allocates nothing.
+struct SiteGeometry {
+    /// One positioned node as the geometry sees it.
+    struct PlacedNode {
+        var engineIndex: Int
+        var x: Double, y: Double, z: Double
+        var floor: Int
+    }
+
+    /// A room outline on a floor, with the engine's room index.
+    struct Outline {
+        var room: Int
+        var floor: Int
+        var points: [(x: Double, y: Double)]
+
+        func contains(_ px: Double, _ py: Double) -> Bool {
+            var inside = false
+            var j = points.count - 1
+            for i in 0..<points.count {
+                let a = points[i], b = points[j]
+                if (a.y > py) != (b.y > py) {
+                    let xCross = a.x + (py - a.y) / (b.y - a.y) * (b.x - a.x)
+                    if px < xCross { inside.toggle() }
+                }
+                j = i
+            }
+            return inside
+        }
+
+        var bounds: (x0: Double, y0: Double, x1: Double, y1: Double) {
+            var b = (x0: Double.infinity, y0: Double.infinity, x1: -Double.infinity, y1: -Double.infinity)
+            for p in points {
+                b.x0 = min(b.x0, p.x); b.y0 = min(b.y0, p.y)
+                b.x1 = max(b.x1, p.x); b.y1 = max(b.y1, p.y)
+            }
+            return b
+        }
+    }
+
+    let resolution: Double
+    let cellCount: Int
+    let cellX: [Double], cellY: [Double], cellZ: [Double]
+    let cellRoom: [Int]
+    let cellXf: [Float], cellYf: [Float], cellZf: [Float]
+    /// Per column: rooms with a cell within `geometry_radius` of the node — the only
+    /// rooms evaluated when that node hears the beacon best (bounds the cost on large sites).
+    let roomsNear: [[Int]]
+    /// Cells are grouped by room: room r owns `roomStart[r] ..< roomEnd[r]`.
+    let roomStart: [Int], roomEnd: [Int]
+    /// Geometry column of each engine node index, or -1 when it has no position.
+    let columnOfNode: [Int]
+    let placed: [PlacedNode]
+    /// Per column, per cell (column-major: `col * cellCount + cell`).
+    let pathLoss: [Float]
+    let weight: [Float]
+    let logWeight: [Float]
+    /// Walls plus floors between node and cell, same layout.
+    let obstacles: [UInt8]
+    /// Whether room log-likelihoods are averaged over a room's cells instead of summed
+    /// (summing gives large rooms a prior in proportion to their area).
+    let areaPrior: Bool
+
+    // Scratch, reused by every evaluation.
+    var sumW: [Float]
+    var sumWR: [Float]
+    var sumWRR: [Float]
+    var sumLogW: [Float]
+    var cellLL: [Float]
+
+    /// Builds the grid. Returns nil when there is nothing to estimate over (no
+    /// polygons, or fewer than two positioned nodes).
+    init?(outlines: [Outline], roomCount: Int, nodes: [PlacedNode], nodeCount: Int, settings: FusionSettings) {
+        guard !outlines.isEmpty, nodes.count >= 2 else { return nil }
+        // Choose a resolution that keeps the grid within max_cells.
+        var res = settings.gridResolution
+        var area = 0.0
+        for o in outlines {
+            let b = o.bounds
+            area += max(0, b.x1 - b.x0) * max(0, b.y1 - b.y0)
+        }
+        if area / (res * res) > Double(settings.maxCells) {
+            res = (area / Double(settings.maxCells)).squareRoot()
+        }
+        resolution = res
+
+        // Cells, grouped by room; cell centres on a grid anchored at the origin so
+        // neighbouring rooms share one lattice.
+        var cx: [Double] = [], cy: [Double] = [], cz: [Double] = [], cr: [Int] = []
+        var start = [Int](repeating: 0, count: roomCount), end = [Int](repeating: 0, count: roomCount)
+        for r in 0..<roomCount {
+            start[r] = cx.count
+            for o in outlines where o.room == r {
+                let b = o.bounds
+                var i = Int((b.x0 / res).rounded(.down))
+                while (Double(i) + 0.5) * res <= b.x1 {
+                    let x = (Double(i) + 0.5) * res
+                    var j = Int((b.y0 / res).rounded(.down))
+                    while (Double(j) + 0.5) * res <= b.y1 {
+                        let y = (Double(j) + 0.5) * res
+                        if x >= b.x0, y >= b.y0, o.contains(x, y) {
+                            cx.append(x); cy.append(y)
+                            cz.append(Double(o.floor) * settings.floorHeight + settings.beaconHeight)
+                            cr.append(r)
+                        }
+                        j += 1
+                    }
+                    i += 1
+                }
+            }
+            end[r] = cx.count
+        }
+        guard !cx.isEmpty else { return nil }
+        cellCount = cx.count
+        cellX = cx; cellY = cy; cellZ = cz; cellRoom = cr
+        cellXf = cx.map(Float.init); cellYf = cy.map(Float.init); cellZf = cz.map(Float.init)
+        var near: [[Int]] = []
+        for node in nodes {
+            var list: [Int] = []
+            for r in 0..<roomCount where start[r] < end[r] {
+                let radius2 = settings.geometryRadius * settings.geometryRadius
+                if (start[r]..<end[r]).contains(where: { c in
+                    let dx = cx[c] - node.x, dy = cy[c] - node.y, dz = cz[c] - node.z
+                    return dx * dx + dy * dy + dz * dz <= radius2
+                }) { list.append(r) }
+            }
+            near.append(list)
+        }
+        roomsNear = near
+        roomStart = start; roomEnd = end
+
+        var columns = [Int](repeating: -1, count: nodeCount)
+        for (col, n) in nodes.enumerated() where n.engineIndex < nodeCount { columns[n.engineIndex] = col }
+        columnOfNode = columns
+        placed = nodes
+
+        // Wall counting walks the segment node→cell over a fine raster of room ids.
+        let rasters = FloorRaster.build(outlines: outlines, resolution: res / 2)
+        let n = settings.pathLossExponent
+        var pl = [Float](repeating: 0, count: nodes.count * cellCount)
+        var w = pl, lw = pl
+        var obstacleCount = [UInt8](repeating: 0, count: nodes.count * cellCount)
+        for (col, node) in nodes.enumerated() {
+            for c in 0..<cellCount {
+                let cellFloor = Int(((cz[c] - settings.beaconHeight) / settings.floorHeight).rounded())
+                let dx = cx[c] - node.x, dy = cy[c] - node.y, dz = cz[c] - node.z
+                let d = max((dx * dx + dy * dy + dz * dz).squareRoot(), 0.3)
+                let floors = abs(cellFloor - node.floor)
+                var walls = 0
+                if floors == 0, let raster = rasters[node.floor] {
+                    walls = raster.roomChanges(fromX: node.x, fromY: node.y, toX: cx[c], toY: cy[c])
+                }
+                let loss = 10 * n * log10(d) + settings.wallLoss * Double(walls) + settings.floorLoss * Double(floors)
+                let sigma = settings.rssiSigma + settings.wallSigma * Double(walls + floors)
+                let wt = 1 / (sigma * sigma)
+                pl[col * cellCount + c] = Float(-loss)
+                w[col * cellCount + c] = Float(wt)
+                lw[col * cellCount + c] = Float(log(wt))
+                obstacleCount[col * cellCount + c] = UInt8(min(walls + floors, 255))
+            }
+        }
+        pathLoss = pl; weight = w; logWeight = lw; obstacles = obstacleCount
+        areaPrior = settings.roomAreaPrior
+        sumW = [Float](repeating: 0, count: cellCount)
+        sumWR = sumW; sumWRR = sumW; sumLogW = sumW; cellLL = sumW
+    }
+
+    /// Log-likelihood of the cells of `rooms` given per-column measurements `m` (RSSI
+    /// minus the beacon's 1 m power), with the beacon's true power offset profiled out
+    /// under a Gaussian prior of `powerSigma`. Fills `cellLL` for those cells; returns
+    /// the best cell.
+    @discardableResult
+    mutating func cellLikelihood(columns: UnsafeBufferPointer<Int>, measurements: UnsafeBufferPointer<Double>,
+                                 powerSigma: Double, rooms: [Int]) -> Int {
+        let count = cellCount
+        let prior = Float(1 / (powerSigma * powerSigma))
+        var best = -1
+        var bestLL = -Float.infinity
+        let starts = roomStart, ends = roomEnd
+        sumW.withUnsafeMutableBufferPointer { sw in
+        sumWR.withUnsafeMutableBufferPointer { swr in
+        sumWRR.withUnsafeMutableBufferPointer { swrr in
+        sumLogW.withUnsafeMutableBufferPointer { slw in
+        cellLL.withUnsafeMutableBufferPointer { ll in
+        pathLoss.withUnsafeBufferPointer { pl in
+        weight.withUnsafeBufferPointer { wt in
+        logWeight.withUnsafeBufferPointer { lw in
+            for r in rooms {
+                let lo = starts[r], hi = ends[r]
+                for c in lo..<hi { sw[c] = prior; swr[c] = 0; swrr[c] = 0; slw[c] = 0 }
+                for k in 0..<columns.count {
+                    let base = columns[k] * count
+                    let m = Float(measurements[k])
+                    for c in lo..<hi {
+                        let r = m - pl[base + c]
+                        let w = wt[base + c]
+                        sw[c] += w
+                        swr[c] += w * r
+                        swrr[c] += w * r * r
+                        slw[c] += lw[base + c]
+                    }
+                }
+                for c in lo..<hi {
+                    // Σw(r-b)² + b²/σb² at the optimal offset b = Σwr / (Σw + 1/σb²).
+                    let cost = swrr[c] - swr[c] * swr[c] / sw[c]
+                    let v = 0.5 * (slw[c] - cost)
+                    ll[c] = v
+                    if v > bestLL { bestLL = v; best = c }
+                }
+            }
+        }}}}}}}}
+        return best
+    }
+
+    /// Log of the summed cell likelihood of each of `rooms` (after `cellLikelihood`),
+    /// written into `out` (every other room gets `-.infinity`); also the
+    /// likelihood-weighted mean position.
+    func roomLikelihood(into out: inout [Double], bestCell: Int, rooms: [Int]) -> (x: Double, y: Double, z: Double) {
+        for r in out.indices { out[r] = -.infinity }
+        let peak = cellLL[bestCell]
+        var sx: Float = 0, sy: Float = 0, sz: Float = 0, total: Float = 0
+        cellLL.withUnsafeBufferPointer { ll in
+            for r in rooms where r < out.count {
+                let s = roomStart[r], e = roomEnd[r]
+                if s == e { continue }
+                var sum: Float = 0
+                for c in s..<e {
+                    let p = exp(ll[c] - peak)
+                    sum += p
+                    sx += p * cellXf[c]; sy += p * cellYf[c]; sz += p * cellZf[c]
+                }
+                total += sum
+                out[r] = Double(peak) + log(Double(max(sum, .leastNormalMagnitude)))
+                    - (areaPrior ? 0 : log(Double(e - s)))
+            }
+        }
+        guard total > 0 else { return (cellX[bestCell], cellY[bestCell], cellZ[bestCell]) }
+        return (Double(sx / total), Double(sy / total), Double(sz / total))
+    }
+
+    /// Rooms worth evaluating when `column` hears the beacon best.
+    func rooms(near column: Int) -> [Int] { roomsNear[column] }
+
+    /// Distance (metres) from the node in `column` to `cell`.
+    func distance(column: Int, cell: Int) -> Double {
+        let n = placed[column]
+        let dx = cellX[cell] - n.x, dy = cellY[cell] - n.y, dz = cellZ[cell] - n.z
+        return (dx * dx + dy * dy + dz * dz).squareRoot()
+    }
+
+    /// Expected RSSI minus 1 m power at `cell` for `column`.
+    func expected(column: Int, cell: Int) -> Double { Double(pathLoss[column * cellCount + cell]) }
+}
+
+/// A raster of room ids over one floor, for counting walls along a segment.
+struct FloorRaster {
+    let x0: Double, y0: Double, step: Double
+    let width: Int, height: Int
+    let rooms: [Int32]   // -1 outside every room
+
+    static func build(outlines: [SiteGeometry.Outline], resolution: Double) -> [Int: FloorRaster] {
+        var byFloor: [Int: [SiteGeometry.Outline]] = [:]
+        for o in outlines { byFloor[o.floor, default: []].append(o) }
+        var result: [Int: FloorRaster] = [:]
+        for (floor, list) in byFloor {
+            var x0 = Double.infinity, y0 = Double.infinity, x1 = -Double.infinity, y1 = -Double.infinity
+            for o in list {
+                let b = o.bounds
+                x0 = min(x0, b.x0); y0 = min(y0, b.y0); x1 = max(x1, b.x1); y1 = max(y1, b.y1)
+            }
+            let step = max(resolution, 0.05)
+            let w = max(1, Int(((x1 - x0) / step).rounded(.up)) + 1)
+            let h = max(1, Int(((y1 - y0) / step).rounded(.up)) + 1)
+            var rooms = [Int32](repeating: -1, count: w * h)
+            for j in 0..<h {
+                let y = y0 + (Double(j) + 0.5) * step
+                for i in 0..<w {
+                    let x = x0 + (Double(i) + 0.5) * step
+                    for o in list where o.contains(x, y) { rooms[j * w + i] = Int32(o.room); break }
+                }
+            }
+            result[floor] = FloorRaster(x0: x0, y0: y0, step: step, width: w, height: h, rooms: rooms)
+        }
+        return result
+    }
+
+    func room(_ x: Double, _ y: Double) -> Int32 {
+        let i = Int(((x - x0) / step).rounded(.down)), j = Int(((y - y0) / step).rounded(.down))
+        guard i >= 0, j >= 0, i < width, j < height else { return -1 }
+        return rooms[j * width + i]
+    }
+
+    /// How many times the room changes along the segment, ignoring gaps between
+    /// polygons (a wall drawn as a gap counts once, not twice).
+    func roomChanges(fromX: Double, fromY: Double, toX: Double, toY: Double) -> Int {
+        let dx = toX - fromX, dy = toY - fromY
+        let length = (dx * dx + dy * dy).squareRoot()
+        let steps = max(1, Int((length / (step * 0.5)).rounded(.up)))
+        var last: Int32 = -1
+        var changes = 0
+        for s in 0...steps {
+            let t = Double(s) / Double(steps)
+            let r = room(fromX + dx * t, fromY + dy * t)
+            if r < 0 { continue }
+            if last >= 0 && r != last { changes += 1 }
+            last = r
+        }
+        return changes
+    }
+}

@@ -1,0 +1,168 @@
+import Foundation
+import Shared
+
+/// `roomcast-sim`: its command-line declaration and what each subcommand does, in the
+/// library so the help text and the commands are tested without spawning the executable.
+public enum SimulatorCommand {
+    /// The declarative command table (`--help` is rendered from it).
+    public static let spec = CommandSpec(
+        "roomcast-sim",
+        abstract: "Simulates homes and scores room-presence estimators.",
+        version: RoomcastVersion.current,
+        subcommands: [generate, score, check])
+
+    static let generate = CommandSpec(
+        "generate",
+        abstract: "Write a simulated scenario directory.",
+        discussion: """
+            Writes layout.json, beacons.json, truth.jsonl, raw.jsonl, bound.jsonl, \
+            nodes/<node>.btsnoop (what each node's controller delivered; btmon -r reads them), \
+            site.yaml (the aggregator's rooms, nodes and beacons) and agent.yaml (the phones' IRKs).
+            """,
+        options: [
+            .option("out", value: "dir", help: "Output directory.", required: true),
+            .option("layout", value: "name", help: "Floor plan: \(FloorPlan.names.joined(separator: ", ")).", default: "house"),
+            .option("seed", value: "n", help: "Random seed; the same seed gives the same files.", default: "1"),
+            .option("duration", value: "s", help: "Seconds to simulate.", default: "900"),
+            .option("noise", value: "level", help: "Radio noise: low, normal or high.", default: "normal"),
+            .option("phones", value: "n", help: "People who also carry a phone (rotating addresses).", default: "1"),
+            .option("rotation", value: "s", help: "Seconds between a phone's address changes.", default: "900"),
+            .flag("gzip", help: "Write raw.jsonl.gz instead of raw.jsonl."),
+            .flag("no-btsnoop", help: "Skip nodes/<node>.btsnoop."),
+            .flag("no-configs", help: "Skip site.yaml and agent.yaml."),
+        ])
+
+    static let score = CommandSpec(
+        "score",
+        abstract: "Replay a scenario through estimators and print their scores.",
+        options: [
+            .option("scenario", value: "dir", help: "Scenario directory.", required: true),
+            .option("estimator", value: "name",
+                    help: "One of \(Baselines.names.joined(separator: ", ")), bound (simulated scenarios only), or all.",
+                    default: "all"),
+            StandardOptions.json,
+        ])
+
+    static let check = CommandSpec(
+        "check",
+        abstract: "Replay every node's btsnoop capture with agent.yaml and compare it with raw.jsonl.",
+        options: [
+            .option("scenario", value: "dir", help: "Scenario directory (written by generate).", required: true),
+        ])
+
+    /// Runs a parsed command; text goes to `output`, problems to `errorOutput`.
+    public static func run(_ command: ParsedCommand, output: @escaping (String) -> Void,
+                           errorOutput: @escaping (String) -> Void) async -> ExitCode {
+        do {
+            switch command.command {
+            case "generate": try runGenerate(command, output: output)
+            case "score": try runScore(command, output: output)
+            case "check": return try await runCheck(command, output: output, errorOutput: errorOutput)
+            default: throw command.usageError("missing subcommand; expected one of: generate, score, check")
+            }
+            return .success
+        } catch let e as UsageError {
+            errorOutput(e.description + "\n")
+            return .usage
+        } catch let e as Scenario.LoadError {
+            errorOutput("error: \(e.description)\n")
+            return .dataError
+        } catch let e as CaptureReplay.ReplayError {
+            errorOutput("error: \(e.description)\n")
+            return .dataError
+        } catch let e as ConfigError {
+            errorOutput("error: \(e)\n")
+            return .config
+        } catch {
+            errorOutput("error: \(error)\n")
+            return .failure
+        }
+    }
+
+    static func runGenerate(_ c: ParsedCommand, output: (String) -> Void) throws {
+        let out = c.option("out") ?? ""
+        let layoutName = c.option("layout") ?? "house"
+        guard let plan = FloorPlan.named(layoutName) else {
+            throw c.usageError("unknown layout '\(layoutName)'; known: \(FloorPlan.names.joined(separator: ", "))")
+        }
+        let seed = try c.option("seed", as: UInt64.self) ?? 1
+        let duration = try c.option("duration", as: Double.self) ?? 900
+        guard duration > 0 else { throw c.usageError("--duration must be a positive number of seconds") }
+        guard let noise = RadioModel.Noise(rawValue: c.option("noise") ?? "normal") else {
+            throw c.usageError("--noise must be low, normal or high")
+        }
+        let phones = try c.option("phones", as: Int.self) ?? 1
+        guard phones >= 0 else { throw c.usageError("--phones must be 0 or more") }
+        let rotation = try c.option("rotation", as: Double.self) ?? 900
+        guard rotation > 0 else { throw c.usageError("--rotation must be a positive number of seconds") }
+        var settings = SimulationSettings(plan: plan, seed: seed, duration: duration)
+        settings.radio = RadioModel(noise: noise)
+        settings.phones = phones
+        settings.addressRotation = rotation
+        let generated = ScenarioSimulator(settings: settings).run()
+        try DirectoryScenarioWriter(directory: URL(fileURLWithPath: out), gzip: c.flag("gzip"),
+                                    btsnoop: !c.flag("no-btsnoop"), configs: !c.flag("no-configs")).write(generated)
+        output("wrote \(out): \(generated.scenario.packets.count) packets, \(generated.scenario.truth.count) truth spans, "
+            + "\(generated.scenario.layout.nodes.count) nodes\n")
+    }
+
+    static func runScore(_ c: ParsedCommand, output: (String) -> Void) throws {
+        let dir = URL(fileURLWithPath: c.option("scenario") ?? "")
+        let scenario = try Scenario.load(from: dir)
+        let which = c.option("estimator") ?? "all"
+        let names = which == "all" ? Baselines.names + ["bound"] : [which]
+        for name in names {
+            let score: Score
+            if name == "bound" {
+                guard let bound = try DecisionTimeline.load(boundIn: dir) else { continue }
+                score = Scorer().score(bound, truth: scenario.truth, start: scenario.layout.t0)
+            } else {
+                guard let baseline = Baselines.named(name) else {
+                    throw c.usageError("unknown estimator '\(name)'; known: \(Baselines.names.joined(separator: ", ")), bound, all")
+                }
+                score = baseline.run(scenario: scenario)
+            }
+            if c.flag("json") {
+                struct Line: Encodable { var scenario: String; var estimator: String; var score: Score }
+                let enc = JSONEncoder()
+                enc.outputFormatting = [.sortedKeys]
+                output(String(decoding: try enc.encode(Line(scenario: scenario.name, estimator: name, score: score)), as: UTF8.self) + "\n")
+            } else {
+                output("\(name.padding(toLength: 16, withPad: " ", startingAt: 0)) \(score.summary)  (settled n=\(score.settledSamples), "
+                    + "flaps \(score.flaps), switches \(score.switchLatencies.count), missed \(score.missedSwitches))\n")
+            }
+        }
+    }
+
+    static func runCheck(_ c: ParsedCommand, output: (String) -> Void, errorOutput: (String) -> Void) async throws -> ExitCode {
+        let dir = URL(fileURLWithPath: c.option("scenario") ?? "")
+        let scenario = try Scenario.load(from: dir)
+        let nodes = scenario.layout.nodes.map(\.name)
+        var overrides = Overrides()
+        // agent.yaml is shared by every node; the node name only matters for validation here.
+        overrides.set("node", to: nodes.first ?? "node", from: "--node")
+        let agent = try ConfigLoader.load(AgentConfig.self, from: dir.appendingPathComponent("agent.yaml").path,
+                                          overrides: overrides)
+        let result = try await CaptureReplay.run(directory: dir, nodes: nodes, config: agent.advertising)
+        let trackedIDs = Set(scenario.beacons.map(\.id))
+        let expected = scenario.packets.filter { trackedIDs.contains($0.id) }
+        let untracked = scenario.packets.count - expected.count
+        let heardUntracked = result.untracked.values.reduce(0, +)
+        // raw.jsonl only carries `mac` for rotating addresses; compare it where it has one.
+        let same = result.packets.count == expected.count
+            && zip(result.packets, expected).allSatisfy { a, b in
+                a.t == b.t && a.node == b.node && a.id == b.id && a.rssi == b.rssi && (b.mac == nil || a.mac == b.mac)
+            }
+        output("\(nodes.count) captures: \(result.packets.count) tracked reports (raw.jsonl: \(expected.count)), "
+            + "\(heardUntracked) untracked (raw.jsonl: \(untracked))\n")
+        guard same, heardUntracked == untracked else {
+            if let i = zip(result.packets, expected).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset {
+                errorOutput("first difference at packet \(i): capture \(result.packets[i]), raw.jsonl \(expected[i])\n")
+            }
+            errorOutput("error: the captures do not match raw.jsonl\n")
+            return .dataError
+        }
+        output("ok: the captures decode to raw.jsonl\n")
+        return .success
+    }
+}

@@ -1,0 +1,48 @@
+/// A named option (`--config <file>`) or flag (`--dry-run`).
+public struct OptionSpec: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        case flag
+        /// Takes a value; `repeating` options may be given several times and keep every value.
+        case option(valueName: String, repeating: Bool)
+    }
+
+    /// The long name without dashes.
+    public var name: String
+    public var short: Character?
+    public var kind: Kind
+    public var help: String
+    /// Shown as `(default: ...)` in help; the program applies the default itself.
+    public var defaultDescription: String?
+    public var isRequired: Bool
+
+    public init(name: String, short: Character? = nil, kind: Kind, help: String,
+                defaultDescription: String? = nil, isRequired: Bool = false) {
+        self.name = name
+        self.short = short
+        self.kind = kind
+        self.help = help
+        self.defaultDescription = defaultDescription
+        self.isRequired = isRequired
+    }
+
+    /// A boolean flag such as `--dry-run`.
+    public static func flag(_ name: String, short: Character? = nil, help: String) -> OptionSpec {
+        OptionSpec(name: name, short: short, kind: .flag, help: help)
+    }
+
+    /// An option with a value such as `--config <file>`.
+    public static func option(_ name: String, short: Character? = nil, value: String, help: String,
+                              default defaultDescription: String? = nil, required: Bool = false,
+                              repeating: Bool = false) -> OptionSpec {
+        OptionSpec(name: name, short: short, kind: .option(valueName: value, repeating: repeating), help: help,
+                   defaultDescription: defaultDescription, isRequired: required)
+    }
+
+    /// `--config <file>` (or `--dry-run`), as shown in messages and usage lines.
+    public var synopsis: String {
+        switch kind {
+        case .flag: "--\(name)"
+        case .option(let value, _): "--\(name) <\(value)>"
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import RoomcastAdvertising
+import RoomcastHCI
+import RoomcastMQTT
+import Shared
+import Synchronization
+import Testing
+import TestSupport
+@testable import RoomcastAgent
+
+/// The agent against a real mosquitto and a scripted H4 controller that
+/// advertises one iBeacon at 20 Hz: scanning goes on through a broker outage,
+/// nothing captured during it is published later, and the current state goes
+/// out on reconnect; an agent started before its broker exists connects later.
+@Suite(.serialized) struct BrokerOutageTests {
+    static let beacon = CaptureBuilder.iBeacon(major: 7, minor: 8)
+    static let topicPrefix = "roomcast/nodes/pi-1/"
+
+    struct Rig {
+        let fake: ScriptedH4Controller
+        let agentClient: MQTTClient
+        let service: EdgeAgentService
+        let sink: MQTTSink
+        let run: Task<AgentCore.Stats?, Never>
+        let radio: Task<Void, Never>
+
+        func stop() async {
+            radio.cancel()
+            await service.stop()
+            _ = await run.value
+            fake.stop()
+        }
+    }
+
+    static func startAgent(port: Int) throws -> Rig {
+        let fake = try ScriptedH4Controller()
+        let settings = AgentSettings(node: "pi-1", reportInterval: 0.5)
+        let will = MQTTMessage(topic: settings.topics.nodeStatus("pi-1"), string: "offline", qos: .atLeastOnce, retain: true)
+        let client = try MQTTClient(configuration: MQTTClientConfiguration(
+            host: "127.0.0.1", port: port, clientID: "agent-pi-1", lastWill: will,
+            reconnectBackoff: MQTTBackoff(initial: 0.1, maximum: 0.5)), logger: .silent)
+        let sink = MQTTSink(client: client, logger: .silent)
+        let source = RadioSources.make(.h4(path: fake.path, baud: nil),
+                                       options: RadioOptions(recovery: RecoveryPolicy(stallTimeout: 30), commandTimeout: 2))
+        let service = EdgeAgentService(settings: settings, decoder: try AdvertisementDecoder(), source: source, sink: sink,
+                                       mqtt: client, logger: .silent)
+        let run = Task { try? await service.run() }
+        let radio = Task {
+            var i = 0
+            while !Task.isCancelled {
+                fake.emit([.init(address: [0xC0, 1, 2, 3, 4, 5], rssi: Int8(-60 - i % 4), data: beacon)])
+                i += 1
+                try? await Task.sleep(for: .milliseconds(50))  // the beacon's advertising interval
+            }
+        }
+        return Rig(fake: fake, agentClient: client, service: service, sink: sink, run: run, radio: radio)
+    }
+
+    static func subscriber(port: Int) async throws -> (MQTTClient, StreamCollector<MQTTMessage>) {
+        let client = try MQTTClient(configuration: MQTTClientConfiguration(
+            host: "127.0.0.1", port: port, clientID: "observer-\(UUID().uuidString.prefix(8))",
+            reconnectBackoff: MQTTBackoff(initial: 0.1, maximum: 0.5)), logger: .silent)
+        let collector = StreamCollector(client.messages)
+        client.start()
+        try await client.subscribe("roomcast/nodes/#", qos: .atLeastOnce)
+        return (client, collector)
+    }
+
+    static func readingTimes(_ messages: [MQTTMessage]) -> [Double] {
+        messages.filter { $0.topic.hasPrefix(topicPrefix + "beacons/") }
+            .compactMap { try? WireFormat.decode(BeaconReading.self, from: $0.payload).ts }
+    }
+
+    @Test func scanningGoesOnThroughAnOutageAndNothingStaleIsSentLater() async throws {
+        guard MosquittoBroker.shouldRun else { return }
+        let broker = try await MosquittoBroker.start()
+        let rig = try Self.startAgent(port: broker.port)
+        let (observer, seen) = try await Self.subscriber(port: broker.port)
+        try await seen.waitFor("a first reading") { !Self.readingTimes($0).isEmpty }
+
+        await broker.stop()
+        let downAt = Date().timeIntervalSince1970
+        let droppedBefore = rig.sink.dropped
+        // Scanning goes on: the agent keeps ranging and drops (counts) what it cannot send.
+        try await eventually("readings dropped while the broker is down", timeout: .seconds(15)) {
+            rig.sink.dropped >= droppedBefore + 4
+        }
+        let upAt = Date().timeIntervalSince1970
+        let before = seen.elements.count
+        try await broker.startAgain()
+
+        let after = try await seen.waitFor("online again and a fresh reading", timeout: .seconds(20)) { all in
+            let new = Array(all.dropFirst(before))
+            return new.contains { $0.topic == Self.topicPrefix + "status" && $0.payloadString == "online" }
+                && Self.readingTimes(new).contains { $0 >= upAt }
+        }
+        let stale = Self.readingTimes(after).filter { $0 > downAt + 0.5 && $0 < upAt - 0.5 }
+        #expect(stale.isEmpty, "readings captured during the outage must never be sent later: \(stale)")
+        #expect(rig.agentClient.reconnects >= 1)
+        await rig.stop()
+        await observer.shutdown()
+        await broker.cleanup()
+    }
+
+    @Test func anAgentStartedBeforeItsBrokerConnectsWhenItAppears() async throws {
+        guard MosquittoBroker.shouldRun else { return }
+        let port = try freePort()
+        let rig = try Self.startAgent(port: port)
+        // The agent is scanning with no broker at all.
+        try await eventually("drops while no broker exists", timeout: .seconds(15)) { rig.sink.dropped >= 2 }
+        let broker = try await MosquittoBroker.start(.init(port: port))
+        let (observer, seen) = try await Self.subscriber(port: port)
+        let all = try await seen.waitFor("status and a reading", timeout: .seconds(20)) { all in
+            all.contains { $0.topic == Self.topicPrefix + "status" && $0.payloadString == "online" }
+                && !Self.readingTimes(all).isEmpty
+        }
+        #expect(all.contains { $0.topic == Self.topicPrefix + "telemetry" })
+        await rig.stop()
+        // A clean stop publishes offline (retained) before disconnecting.
+        try await seen.waitFor("offline after a clean stop") { $0.last { $0.topic == Self.topicPrefix + "status" }?.payloadString == "offline" }
+        await observer.shutdown()
+        await broker.cleanup()
+    }
+}

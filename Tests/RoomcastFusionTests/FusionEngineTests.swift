@@ -1,0 +1,267 @@
+import Foundation
+import Testing
+import RoomcastFusion
+import RoomcastSimulation
+import Shared
+
+@Suite struct FusionEngineTests {
+    /// Feeds both nodes at 5 Hz with gaussian noise around per-node means given by
+    /// `means(t)`; ticks every 0.1 s. Returns every decision change with its time.
+    static func drive<E: PresenceEstimator>(_ engine: inout E, from t0: Double, to t1: Double, sigma: Double,
+                                            seed: UInt64, means: (Double) -> [String: Double]) -> [(Double, PresenceDecision)] {
+        var rng = SeededRandom(seed: seed)
+        var synth = Synthetic()
+        var out: [(Double, PresenceDecision)] = []
+        var t = t0
+        var step = 0
+        while t < t1 {
+            if step % 2 == 0 {
+                for (node, mean) in means(t).sorted(by: { $0.key < $1.key }) {
+                    engine.ingest(synth.reading(node, rssi: mean + rng.gaussian(sigma: sigma), at: t), now: t + 0.05)
+                }
+            }
+            for d in engine.tick(now: t + 0.05) { out.append((t + 0.05, d)) }
+            step += 1
+            t = t0 + Double(step) * 0.1
+        }
+        return out
+    }
+
+    @Test(arguments: [3.0, 5.0])
+    func stillBeaconBetweenTwoNodesDoesNotFlap(sigma: Double) {
+        // A beacon a little nearer the kitchen node (3 dB) with noisy packets, for an hour.
+        let means: (Double) -> [String: Double] = { _ in ["n-kitchen": -72, "n-office": -75] }
+        var engine = FusionEngine(site: Synthetic.twoRooms, settings: FusionSettings())
+        let changes = Self.drive(&engine, from: 1000, to: 4600, sigma: sigma, seed: 1, means: means)
+        // The first reading may mislead (one packet each); after that, no change at all.
+        #expect(changes.filter { $0.0 > 1010 }.isEmpty)
+        #expect(engine.decision(for: Synthetic.tag)?.room == "kitchen")
+
+        // The same data through a nearest-node rule without hysteresis flaps: the test has teeth.
+        var naive = NearestNoHysteresis()
+        let naiveChanges = Self.drive(&naive, from: 1000, to: 4600, sigma: sigma, seed: 1, means: means)
+        #expect(naiveChanges.count > 100)
+    }
+
+    @Test func exactTieFlapsRarely() {
+        // Exactly between the nodes, 5 dB noise: no rule can know the room; the
+        // filter should still hold each choice for minutes, not seconds.
+        let means: (Double) -> [String: Double] = { _ in ["n-kitchen": -72, "n-office": -72] }
+        var engine = FusionEngine(site: Synthetic.twoRooms, settings: FusionSettings())
+        let changes = Self.drive(&engine, from: 1000, to: 4600, sigma: 5, seed: 7, means: means)
+        var naive = NearestNoHysteresis()
+        let naiveChanges = Self.drive(&naive, from: 1000, to: 4600, sigma: 5, seed: 7, means: means)
+        #expect(changes.count <= 90, "\(changes.count) changes in an hour")
+        #expect(changes.count * 50 < naiveChanges.count)
+    }
+
+    @Test func realMoveSwitchesWithinSeconds() throws {
+        var engine = FusionEngine(site: Synthetic.twoRooms, settings: FusionSettings())
+        let changes = Self.drive(&engine, from: 0, to: 300, sigma: 5, seed: 2) { t in
+            t < 150 ? ["n-kitchen": -60, "n-office": -78] : ["n-kitchen": -78, "n-office": -60]
+        }
+        #expect(rooms(changes.map(\.1)) == ["kitchen", "office"])
+        let move = try #require(changes.last)
+        #expect(move.0 > 150 && move.0 < 153, "switched \(move.0 - 150) s after the move")
+        #expect(move.1.reason == "moved_nearest")
+        #expect(move.1.since == move.0)
+    }
+
+    @Test func offlineNodeDropsOutAtOnce() throws {
+        var engine = FusionEngine(site: Synthetic.twoRooms, settings: FusionSettings())
+        let before = Self.drive(&engine, from: 0, to: 20, sigma: 1, seed: 3) { _ in ["n-kitchen": -60, "n-office": -70] }
+        #expect(rooms(before.map(\.1)) == ["kitchen"])
+        engine.nodeStatus("n-kitchen", online: false, now: 20.01)
+        let now = try #require(engine.tick(now: 20.01).first)
+        #expect(now.room == "office")
+        #expect(now.reason == "node_offline")
+        #expect(!now.evidence.contains { $0.node == "n-kitchen" })
+        // Its in-flight readings no longer count.
+        var synth = Synthetic()
+        synth.seq["n-kitchen"] = 10_000
+        engine.ingest(synth.reading("n-kitchen", rssi: -50, at: 20.02), now: 20.03)
+        #expect(engine.counters.rejected(.nodeOffline) == 1)
+        // Last node gone too: nothing online hears the beacon any more.
+        engine.nodeStatus("n-office", online: false, now: 20.1)
+        let gone = try #require(engine.tick(now: 20.1).first)
+        #expect(gone.room == nil)
+        #expect(gone.reason == "nodes_offline")
+    }
+
+    @Test func awayAfterTimeoutAndAdaptiveToSlowAdvertisers() throws {
+        var settings = FusionSettings()
+        settings.awayTimeout = 30
+        settings.awayIntervals = 5
+        // A fast beacon (0.2 s) goes away 30 s after its last reading.
+        var fast = FusionEngine(site: Synthetic.twoRooms, settings: settings)
+        _ = Self.drive(&fast, from: 0, to: 10, sigma: 1, seed: 4) { _ in ["n-kitchen": -60] }
+        let last = try #require(fast.decision(for: Synthetic.tag)?.lastSeen)
+        #expect(fast.tick(now: last + 29).isEmpty)
+        #expect(fast.decision(for: Synthetic.tag)?.room == "kitchen")
+        let away = try #require(fast.tick(now: last + 30.5).first)
+        #expect(away.room == nil && away.reason == "timeout")
+        #expect(fast.tick(now: last + 40).isEmpty)  // notified once
+
+        // A beacon heard every 10 s stays put between readings and goes away after 5 × 10 s.
+        var slow = FusionEngine(site: Synthetic.twoRooms, settings: settings)
+        var synth = Synthetic()
+        var decisions: [PresenceDecision] = []
+        for t in stride(from: 0.0, through: 300, by: 10) {
+            slow.ingest(synth.reading("n-kitchen", rssi: -65, at: t, interval: 10), now: t + 0.1)
+            for k in 1...10 { decisions += slow.tick(now: t + Double(k)) }
+        }
+        #expect(rooms(decisions) == ["kitchen"])
+        #expect(slow.tick(now: 345).isEmpty)
+        #expect(slow.decision(for: Synthetic.tag)?.room == "kitchen")
+        let slowAway = try #require(slow.tick(now: 351).first)
+        #expect(slowAway.room == nil)
+    }
+
+    @Test func returnsAfterAway() throws {
+        var engine = FusionEngine(site: Synthetic.twoRooms, settings: FusionSettings())
+        var synth = Synthetic()
+        engine.ingest(synth.reading("n-office", rssi: -60, at: 0), now: 0)
+        #expect(engine.tick(now: 0.1).first?.room == "office")
+        #expect(engine.tick(now: 31).first?.room == nil)
+        engine.ingest(synth.reading("n-kitchen", rssi: -60, at: 100), now: 100)
+        let back = try #require(engine.tick(now: 100.1).first)
+        #expect(back.room == "kitchen" && back.reason == "returned" && back.since == 100.1)
+    }
+
+    @Test func skewedFutureDuplicateAndOutOfOrderReadings() throws {
+        var site = Synthetic.twoRooms
+        site.beacons = [.init(id: Synthetic.tag, name: "keys")]
+        var engine = FusionEngine(site: site, settings: FusionSettings())
+        var synth = Synthetic()
+        let now = 1000.0
+        // Slightly ahead (node clock skew within the bound): used, clamped silently.
+        engine.ingest(synth.reading("n-kitchen", rssi: -60, at: now + 1), now: now)
+        #expect(engine.counters.accepted == 1 && engine.counters.clampedSkew == 0)
+        // Beyond the skew bound but not absurd: clamped to now and counted.
+        engine.ingest(synth.reading("n-office", rssi: -70, at: now + 10), now: now)
+        #expect(engine.counters.accepted == 2 && engine.counters.clampedSkew == 1)
+        _ = engine.tick(now: now)
+        let d = try #require(engine.decision(for: Synthetic.tag))
+        #expect(d.lastSeen == now)
+        #expect(d.name == "keys")
+        // Far future and far past: rejected.
+        engine.ingest(synth.reading("n-kitchen", rssi: -60, at: now + 3600), now: now)
+        engine.ingest(synth.reading("n-kitchen", rssi: -60, at: now - 3600), now: now)
+        #expect(engine.counters.rejected(.tooFarFuture) == 1)
+        #expect(engine.counters.rejected(.tooOld) == 1)
+        // Duplicate: same node, same sequence number.
+        var dup = synth.reading("n-kitchen", rssi: -60, at: now + 0.5)
+        engine.ingest(dup, now: now + 0.5)
+        engine.ingest(dup, now: now + 0.6)
+        #expect(engine.counters.rejected(.duplicate) == 1)
+        // Out of order: an older sequence number from an older capture time.
+        dup.seq -= 3
+        dup.ts = now + 0.2
+        engine.ingest(dup, now: now + 0.7)
+        #expect(engine.counters.rejected(.outOfOrder) == 1)
+        // A lower sequence number with a newer capture time is an agent restart: accepted.
+        dup.seq = 1
+        dup.ts = now + 2
+        let accepted = engine.counters.accepted
+        engine.ingest(dup, now: now + 2)
+        #expect(engine.counters.accepted == accepted + 1)
+        // Garbage and strangers.
+        engine.ingest(synth.reading("n-kitchen", rssi: .nan, at: .nan), now: now + 3)
+        engine.ingest(synth.reading("n-kitchen", rssi: -60, at: now + 3, id: Synthetic.other), now: now + 3)
+        #expect(engine.counters.rejected(.invalid) == 1)
+        #expect(engine.counters.rejected(.unknownBeacon) == 1)
+        #expect(engine.counters.rejectedTotal == 6)
+    }
+
+    @Test func decisionExplainsItself() throws {
+        var engine = FusionEngine(site: Synthetic.twoRooms, settings: FusionSettings())
+        _ = Self.drive(&engine, from: 0, to: 10, sigma: 1, seed: 5) { _ in ["n-kitchen": -60, "n-office": -70] }
+        let d = try #require(engine.decision(for: Synthetic.tag))
+        #expect(d.room == "kitchen" && d.runnerUp == "office" && d.node == "n-kitchen")
+        #expect(d.floor == 0)
+        #expect(d.confidence > 0.9 && d.confidence <= 1)
+        #expect(try #require(d.margin) > 0.8)
+        #expect(d.evidence.map(\.node) == ["n-kitchen", "n-office"])
+        #expect(d.evidence.allSatisfy { $0.ts <= 10 && $0.ts > 9 })
+        #expect(d.position == nil)
+        #expect(engine.allDecisions() == [d])
+    }
+
+    @Test func unconfiguredNodesBecomeRooms() throws {
+        var engine = FusionEngine(site: SiteModel(), settings: FusionSettings())
+        var synth = Synthetic()
+        engine.ingest(synth.reading("garage", rssi: -60, at: 0), now: 0)
+        engine.ingest(synth.reading("hall", rssi: -75, at: 0), now: 0)
+        let d = try #require(engine.tick(now: 0.1).first)
+        #expect(d.room == "garage" && d.runnerUp == "hall")
+
+        var strict = FusionSettings()
+        strict.autoNodes = false
+        var closed = FusionEngine(site: Synthetic.twoRooms, settings: strict)
+        closed.ingest(synth.reading("garage", rssi: -60, at: 0), now: 0)
+        #expect(closed.counters.rejected(.unknownNode) == 1)
+    }
+
+    @Test func capacityAndForgetting() {
+        var settings = FusionSettings()
+        settings.maxBeacons = 1
+        settings.forgetAfter = 100
+        var engine = FusionEngine(site: Synthetic.twoRooms, settings: settings)
+        var synth = Synthetic()
+        engine.ingest(synth.reading("n-kitchen", rssi: -60, at: 0), now: 0)
+        engine.ingest(synth.reading("n-kitchen", rssi: -60, at: 0.1, id: Synthetic.other), now: 0.1)
+        #expect(engine.counters.rejected(.capacity) == 1)
+        _ = engine.tick(now: 1)
+        _ = engine.tick(now: 40)     // away
+        _ = engine.tick(now: 200)    // forgotten: its slot is free again
+        #expect(engine.trackedBeacons == 0 && engine.counters.forgotten == 1)
+        #expect(engine.decision(for: Synthetic.tag) == nil)
+        engine.ingest(synth.reading("n-kitchen", rssi: -60, at: 200, id: Synthetic.other), now: 200)
+        #expect(engine.tick(now: 201).first?.id == Synthetic.other)
+    }
+
+    @Test func deterministicReplay() throws {
+        let scenario = try SimulationFixtures.scenario("kolakowski-robot")
+        func run() -> [PresenceDecision] {
+            let recorder = Recorder(engine: FusionEngine(site: scenario.layout.siteModel(), settings: FusionSettings()))
+            _ = Evaluation.replay(scenario: scenario, estimator: recorder)
+            return recorder.log + recorder.engine.allDecisions()
+        }
+        let first = run(), second = run()
+        #expect(first.count > 3)
+        #expect(first == second)
+    }
+}
+
+/// Wraps an engine and keeps every decision it returns, in full (a class, so the
+/// log survives being handed to a replay by value).
+final class Recorder: PresenceEstimator {
+    var engine: FusionEngine
+    var log: [PresenceDecision] = []
+    init(engine: FusionEngine) { self.engine = engine }
+    func ingest(_ reading: BeaconReading, now: Double) { engine.ingest(reading, now: now) }
+    func nodeStatus(_ node: String, online: Bool, now: Double) { engine.nodeStatus(node, online: online, now: now) }
+    func tick(now: Double) -> [PresenceDecision] {
+        let d = engine.tick(now: now)
+        log += d
+        return d
+    }
+    func decision(for id: BeaconID) -> PresenceDecision? { engine.decision(for: id) }
+}
+
+/// Latest reading wins: the strongest node's room, re-decided on every tick.
+struct NearestNoHysteresis: PresenceEstimator {
+    var latest: [String: Double] = [:]
+    var room: String?
+    mutating func ingest(_ reading: BeaconReading, now: Double) { latest[reading.node] = reading.rssiFiltered }
+    mutating func nodeStatus(_ node: String, online: Bool, now: Double) {}
+    mutating func tick(now: Double) -> [PresenceDecision] {
+        guard let best = latest.max(by: { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }) else { return [] }
+        let r = best.key == "n-kitchen" ? "kitchen" : "office"
+        guard r != room else { return [] }
+        room = r
+        return [PresenceDecision(id: Synthetic.tag, name: nil, room: r, floor: 0, distance: nil, confidence: 1,
+                                 node: best.key, since: now, lastSeen: now, evidence: [], ts: now)]
+    }
+    func decision(for id: BeaconID) -> PresenceDecision? { nil }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import Testing
+import RoomcastFusion
+import Shared
+
+@Suite struct GeometryTests {
+    /// Two rooms sharing the wall x = 5; the right room's node hangs right next to it.
+    static let wallSite = SiteModel(
+        rooms: [.init(name: "left", polygon: [[0, 0], [5, 0], [5, 4], [0, 4]]),
+                .init(name: "right", polygon: [[5, 0], [10, 0], [10, 4], [5, 4]])],
+        nodes: [.init(name: "l1", room: "left", position: [1, 1, 2.2]),
+                .init(name: "l2", room: "left", position: [1, 3, 2.2]),
+                .init(name: "r1", room: "right", position: [5.4, 2, 2.2]),
+                .init(name: "r2", room: "right", position: [9, 2, 2.2])])
+
+    /// Log-distance (n = 2, −59 dBm at 1 m) with 4 dB per wall crossed at x = 5.
+    static func rssi(from node: [Double], to p: [Double]) -> Double {
+        let dx = p[0] - node[0], dy = p[1] - node[1], dz = p[2] - node[2]
+        let d = max((dx * dx + dy * dy + dz * dz).squareRoot(), 0.3)
+        let walls = (p[0] < 5) != (node[0] < 5) ? 1.0 : 0.0
+        return -59 - 20 * log10(d) - 4 * walls
+    }
+
+    static func replay(_ engine: inout FusionEngine, site: SiteModel, at position: [Double], from t0: Double,
+                       seconds: Double, sigma: Double, bias: [String: Double] = [:],
+                       rng: inout SeededRandom, synth: inout Synthetic) {
+        var t = t0
+        while t < t0 + seconds {
+            for node in site.nodes {
+                let mean = rssi(from: node.position!, to: position) + (bias[node.name] ?? 0)
+                engine.ingest(synth.reading(node.name, rssi: mean + rng.gaussian(sigma: sigma), at: t), now: t)
+            }
+            _ = engine.tick(now: t)
+            t += 0.2
+        }
+    }
+
+    @Test func geometryBeatsNearestNodeNearASharedWall() throws {
+        // In the left room, 0.7 m from the wall: r1 (other side, 1.6 m) is the
+        // strongest node even through the wall; l1 and l2 are 3.6 m away.
+        let beacon = [4.3, 2, 1.0]
+        #expect(Self.rssi(from: [5.4, 2, 2.2], to: beacon) > Self.rssi(from: [1, 1, 2.2], to: beacon))
+
+        var engine = FusionEngine(site: Self.wallSite, settings: FusionSettings())
+        #expect(engine.usesGeometry)
+        var rng = SeededRandom(seed: 11), synth = Synthetic()
+        Self.replay(&engine, site: Self.wallSite, at: beacon, from: 0, seconds: 60, sigma: 2, rng: &rng, synth: &synth)
+        let d = try #require(engine.decision(for: Synthetic.tag))
+        #expect(d.room == "left")
+        #expect(d.runnerUp == "right")
+        #expect(d.node == "l1" || d.node == "l2")
+        let p = try #require(d.position)
+        #expect(p[0] > 3 && p[0] < 5, "estimated x \(p[0])")
+
+        var nearestSettings = FusionSettings()
+        nearestSettings.useGeometry = false
+        var nearest = FusionEngine(site: Self.wallSite, settings: nearestSettings)
+        rng = SeededRandom(seed: 11); synth = Synthetic()
+        Self.replay(&nearest, site: Self.wallSite, at: beacon, from: 0, seconds: 60, sigma: 2, rng: &rng, synth: &synth)
+        #expect(nearest.decision(for: Synthetic.tag)?.room == "right")
+    }
+
+    @Test func geometryFollowsAMoveThroughTheWall() throws {
+        var engine = FusionEngine(site: Self.wallSite, settings: FusionSettings())
+        var rng = SeededRandom(seed: 12), synth = Synthetic()
+        Self.replay(&engine, site: Self.wallSite, at: [2, 2, 1], from: 0, seconds: 30, sigma: 4, rng: &rng, synth: &synth)
+        #expect(engine.decision(for: Synthetic.tag)?.room == "left")
+        Self.replay(&engine, site: Self.wallSite, at: [7.5, 2, 1], from: 30, seconds: 4, sigma: 4, rng: &rng, synth: &synth)
+        let d = try #require(engine.decision(for: Synthetic.tag))
+        #expect(d.room == "right")
+        #expect(d.reason == "moved_geometry")
+        #expect(d.since > 30 && d.since < 34)
+    }
+
+    @Test func geometryNeedsPolygonsForEveryNodeRoom() {
+        var site = Self.wallSite
+        site.rooms[1].polygon = nil
+        let engine = FusionEngine(site: site, settings: FusionSettings())
+        #expect(!engine.usesGeometry)
+        #expect(engine.geometryNote?.contains("right") == true)
+    }
+
+    @Test func offsetLearningConvergesOnABiasedReceiver() throws {
+        let site = SiteModel(
+            rooms: [.init(name: "hall", polygon: [[0, 0], [10, 0], [10, 10], [0, 10]])],
+            nodes: [.init(name: "a", room: "hall", position: [1, 1, 2.2]),
+                    .init(name: "b", room: "hall", position: [9, 1, 2.2]),
+                    .init(name: "c", room: "hall", position: [1, 9, 2.2]),
+                    .init(name: "d", room: "hall", position: [9, 9, 2.2]),
+                    .init(name: "e", room: "hall", position: [5, 5, 2.2])])
+        var settings = FusionSettings()
+        settings.gridResolution = 0.5
+        settings.learnRange = 20
+        settings.calibrationRate = 0.01
+        settings.maxLearnedOffset = 10
+        var engine = FusionEngine(site: site, settings: settings)
+        var rng = SeededRandom(seed: 13), synth = Synthetic()
+        var t = 0.0
+        while t < 1200 {
+            let position = [Double.random(in: 1...9, using: &rng), Double.random(in: 1...9, using: &rng), 1.0]
+            Self.replay(&engine, site: site, at: position, from: t, seconds: 10, sigma: 3, bias: ["c": 6],
+                        rng: &rng, synth: &synth)
+            t += 10
+        }
+        let c = try #require(engine.learnedOffset(of: "c"))
+        #expect(c > 4.5 && c < 7.5, "learned \(c) dB for a +6 dB receiver")
+        for node in ["a", "b", "d", "e"] {
+            let o = try #require(engine.learnedOffset(of: node))
+            #expect(abs(o) < 1.5, "learned \(o) dB for unbiased \(node)")
+        }
+
+        settings.learnCalibration = false
+        var fixed = FusionEngine(site: site, settings: settings)
+        Self.replay(&fixed, site: site, at: [3, 3, 1], from: 0, seconds: 60, sigma: 3, bias: ["c": 6],
+                    rng: &rng, synth: &synth)
+        #expect(fixed.learnedOffset(of: "c") == 0)
+    }
+
+    @Test func floorsSeparateStackedRooms() throws {
+        let site = SiteModel(
+            rooms: [.init(name: "living", floor: 0, polygon: [[0, 0], [6, 0], [6, 6], [0, 6]]),
+                    .init(name: "bedroom", floor: 1, polygon: [[0, 0], [6, 0], [6, 6], [0, 6]])],
+            nodes: [.init(name: "down", room: "living", position: [1, 1, 2.4]),
+                    .init(name: "down2", room: "living", position: [5, 5, 2.4]),
+                    .init(name: "up", room: "bedroom", position: [1, 5, 5.4]),
+                    .init(name: "up2", room: "bedroom", position: [5, 1, 5.4])])
+        var engine = FusionEngine(site: site, settings: FusionSettings())
+        var synth = Synthetic()
+        // Upstairs at (3, 3): the upstairs nodes read it clearly, downstairs through 15 dB of floor.
+        for k in 0..<100 {
+            let t = Double(k) * 0.2
+            for (node, rssi) in [("up", -69.0), ("up2", -69.0), ("down", -86.0), ("down2", -86.0)] {
+                engine.ingest(synth.reading(node, rssi: rssi, at: t), now: t)
+            }
+            _ = engine.tick(now: t)
+        }
+        let d = try #require(engine.decision(for: Synthetic.tag))
+        #expect(d.room == "bedroom" && d.floor == 1)
+        #expect(try #require(d.position)[2] > 3)
+    }
+}

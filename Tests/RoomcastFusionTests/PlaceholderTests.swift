@@ -1,5 +1,0 @@
-import Testing
-
-@Suite struct RoomcastFusionTestsPlaceholder {
-    @Test func builds() { #expect(Bool(true)) }
-}

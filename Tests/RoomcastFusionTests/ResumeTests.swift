@@ -1,0 +1,42 @@
+import Foundation
+import RoomcastFusion
+import Shared
+import Testing
+
+/// After a restart the aggregator seeds the engine with its own retained decision.
+@Suite struct ResumeTests {
+    let id = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45")!
+    let site = SiteModel(rooms: [.init(name: "kitchen"), .init(name: "office")],
+                         nodes: [.init(name: "k", room: "kitchen"), .init(name: "o", room: "office")])
+
+    func reading(_ node: String, _ rssi: Double, _ t: Double) -> BeaconReading {
+        var r = BeaconReading(id: id, node: node, ts: t, seq: UInt64(t * 10) + (node == "k" ? 0 : 1), rssi: Int(rssi),
+                              rssiFiltered: rssi, power: -59, distance: 2, proximity: .near, kind: .iBeacon, mac: "aa:bb:cc:dd:ee:ff")
+        r.interval = 1
+        return r
+    }
+
+    @Test func resumedRoomHoldsAgainstAnEvenSignalAndYieldsToARealMove() {
+        var engine = FusionEngine(site: site)
+        let retained = PresenceDecision(id: id, name: "Cat", room: "kitchen", floor: 0, distance: 2, confidence: 0.9,
+                                        node: "k", since: 50, lastSeen: 99, evidence: [], ts: 99)
+        engine.resume(retained, now: 100)
+        #expect(engine.decision(for: id)?.room == "kitchen")
+        // Both nodes hear it about equally for 20 s: no reason to move.
+        var changes: [PresenceDecision] = []
+        for t in stride(from: 100.0, to: 120, by: 1) {
+            engine.ingest(reading("k", -70 + (t.truncatingRemainder(dividingBy: 2) == 0 ? 1 : -1), t), now: t)
+            engine.ingest(reading("o", -70, t), now: t)
+            changes += engine.tick(now: t + 0.5)
+        }
+        #expect(changes.allSatisfy { $0.room == "kitchen" }, "a restart is not a move: \(changes.map(\.room))")
+        #expect(engine.decision(for: id)?.since == 50)
+        // Then it clearly goes to the office.
+        for t in stride(from: 120.0, to: 150, by: 1) {
+            engine.ingest(reading("k", -85, t), now: t)
+            engine.ingest(reading("o", -55, t), now: t)
+            changes += engine.tick(now: t + 0.5)
+        }
+        #expect(engine.decision(for: id)?.room == "office")
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import Shared
+import Testing
+@testable import RoomcastSimulation
+
+/// `roomcast-sim`'s command line: golden help, and the commands run in-process.
+@Suite("Simulation command")
+struct SimulationCommandTests {
+    let spec = SimulatorCommand.spec
+
+    @Test("root help")
+    func rootHelp() {
+        #expect(spec.helpText() == """
+            OVERVIEW: Simulates homes and scores room-presence estimators.
+
+            USAGE: roomcast-sim <subcommand>
+
+            OPTIONS:
+              --version               Show the version.
+              -h, --help              Show help information.
+
+            SUBCOMMANDS:
+              generate                Write a simulated scenario directory.
+              score                   Replay a scenario through estimators and print their
+                                      scores.
+              check                   Replay every node's btsnoop capture with agent.yaml
+                                      and compare it with raw.jsonl.
+
+              See 'roomcast-sim <subcommand> --help' for detailed help.
+
+            """)
+    }
+
+    @Test("generate help")
+    func generateHelp() {
+        #expect(spec.helpText(path: ["generate"]) == """
+            OVERVIEW: Write a simulated scenario directory.
+
+            Writes layout.json, beacons.json, truth.jsonl, raw.jsonl, bound.jsonl,
+            nodes/<node>.btsnoop (what each node's controller delivered; btmon -r reads
+            them), site.yaml (the aggregator's rooms, nodes and beacons) and agent.yaml (the
+            phones' IRKs).
+
+            USAGE: roomcast-sim generate --out <dir> [--layout <name>] [--seed <n>]
+                   [--duration <s>] [--noise <level>] [--phones <n>] [--rotation <s>]
+                   [--gzip] [--no-btsnoop] [--no-configs]
+
+            OPTIONS:
+              --out <dir>             Output directory.
+              --layout <name>         Floor plan: house, flat, office. (default: house)
+              --seed <n>              Random seed; the same seed gives the same files.
+                                      (default: 1)
+              --duration <s>          Seconds to simulate. (default: 900)
+              --noise <level>         Radio noise: low, normal or high. (default: normal)
+              --phones <n>            People who also carry a phone (rotating addresses).
+                                      (default: 1)
+              --rotation <s>          Seconds between a phone's address changes. (default:
+                                      900)
+              --gzip                  Write raw.jsonl.gz instead of raw.jsonl.
+              --no-btsnoop            Skip nodes/<node>.btsnoop.
+              --no-configs            Skip site.yaml and agent.yaml.
+              -h, --help              Show help information.
+
+            """)
+    }
+
+    @Test("score and check help")
+    func scoreAndCheckHelp() {
+        #expect(spec.helpText(path: ["score"]) == """
+            OVERVIEW: Replay a scenario through estimators and print their scores.
+
+            USAGE: roomcast-sim score --scenario <dir> [--estimator <name>] [--json]
+
+            OPTIONS:
+              --scenario <dir>        Scenario directory.
+              --estimator <name>      One of nearest-latest, mqtt-room, ema-nearest,
+                                      bermuda, bound (simulated scenarios only), or all.
+                                      (default: all)
+              --json                  Print machine-readable JSON.
+              -h, --help              Show help information.
+
+            """)
+        #expect(spec.helpText(path: ["check"]) == """
+            OVERVIEW: Replay every node's btsnoop capture with agent.yaml and compare it
+            with raw.jsonl.
+
+            USAGE: roomcast-sim check --scenario <dir>
+
+            OPTIONS:
+              --scenario <dir>        Scenario directory (written by generate).
+              -h, --help              Show help information.
+
+            """)
+    }
+
+    /// Parses and runs `arguments` in-process; returns the exit code, stdout and stderr.
+    func run(_ arguments: [String]) async -> (ExitCode, String, String) {
+        final class Sink: @unchecked Sendable { var out = "", err = "" }  // used from this task only
+        let sink = Sink()
+        switch CommandLineTool.decide(spec, arguments: arguments, output: { sink.out += $0 }, errorOutput: { sink.err += $0 }) {
+        case .exit(let code): return (code, sink.out, sink.err)
+        case .run(let command):
+            let code = await SimulatorCommand.run(command, output: { sink.out += $0 }, errorOutput: { sink.err += $0 })
+            return (code, sink.out, sink.err)
+        }
+    }
+
+    @Test("generate, check and score run end to end")
+    func generateCheckScore() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-sim-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (code, out, err) = await run(["generate", "--layout", "flat", "--seed", "2", "--duration", "60",
+                                          "--phones", "2", "--rotation", "20", "--out", dir.path])
+        #expect(code == .success, "\(err)")
+        #expect(out.contains("6 nodes"))
+        for file in ["layout.json", "beacons.json", "truth.jsonl", "raw.jsonl", "bound.jsonl", "site.yaml", "agent.yaml",
+                     "nodes/hall-pi.btsnoop", "nodes/study-pi.btsnoop"] {
+            #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent(file).path), "\(file)")
+        }
+        let (checkCode, checkOut, checkErr) = await run(["check", "--scenario", dir.path])
+        #expect(checkCode == .success, "\(checkErr)")
+        #expect(checkOut.contains("ok: the captures decode to raw.jsonl"))
+        let (scoreCode, scoreOut, _) = await run(["score", "--scenario", dir.path, "--estimator", "bound", "--json"])
+        #expect(scoreCode == .success)
+        #expect(scoreOut.contains("\"estimator\":\"bound\""))
+
+        // A capture that no longer matches raw.jsonl is bad data (65).
+        let raw = dir.appendingPathComponent("raw.jsonl")
+        var lines = try String(decoding: Data(contentsOf: raw), as: UTF8.self).split(separator: "\n").map(String.init)
+        let i = try #require(lines.firstIndex { $0.contains("ibeacon:") })
+        lines[i] = lines[i].replacingOccurrences(of: "\"rssi\": -", with: "\"rssi\": -1")
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: raw)
+        let (badCode, _, badErr) = await run(["check", "--scenario", dir.path])
+        #expect(badCode == .dataError)
+        #expect(badErr.contains("first difference"))
+    }
+
+    @Test("usage errors exit 64 and name the problem", arguments: [
+        (["generate"], "missing required option '--out <dir>'"),
+        (["generate", "--out", "/nonexistent/roomcast-sim-out", "--seed", "x"], "invalid value 'x' for '--seed <n>'"),
+        (["generate", "--out", "/nonexistent/roomcast-sim-out", "--layout", "castle"], "unknown layout 'castle'"),
+        (["generate", "--out", "/nonexistent/roomcast-sim-out", "--noise", "loud"], "--noise must be low, normal or high"),
+        (["frobnicate"], "unknown subcommand 'frobnicate'"),
+    ])
+    func usageErrors(arguments: [String], message: String) async {
+        let (code, _, err) = await run(arguments)
+        #expect(code == .usage)
+        #expect(err.contains(message), "\(err)")
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import RoomcastMQTT
+import Testing
+import TestSupport
+
+@Suite(.enabled(if: brokerAvailable, Comment(rawValue: MosquittoBroker.skipReason)), .timeLimit(.minutes(1)))
+struct OverflowTests {
+    @Test func slowConsumerKeepsTheNewestAndCountsDrops() async throws {
+        // Unlimited broker queue: mosquitto's default (1000 QoS 1 messages per client) would
+        // otherwise drop on the broker side under CPU contention, before our client sees them.
+        try await withRig(.init(extraConfig: ["max_queued_messages 0"])) { rig in
+            let buffer = 16
+            let sub = try await rig.connectedClient("slow") { c in c.inboundBufferSize = buffer }
+            try await sub.subscribe("flood/#")
+            let pub = try await rig.connectedClient("flood")
+            let total = 2000
+            for i in 0..<total {
+                try pub.publish(MQTTMessage(topic: "flood/\(i % 7)", string: "\(i)", qos: .atLeastOnce))
+                if i % 500 == 499 { #expect(await pub.flush(timeout: .seconds(10))) } // stay under the outbound limit
+            }
+            // Nobody reads `messages` yet.
+            try await eventually("all \(total) messages to arrive", detail: { "received \(sub.receivedInbound)" }) {
+                sub.receivedInbound == total
+            }
+            #expect(sub.droppedInbound == total - buffer)
+
+            // The stream holds exactly the newest `buffer` messages: memory stayed bounded.
+            var kept: [String] = []
+            var it = sub.messages.makeAsyncIterator()
+            for _ in 0..<buffer { if let m = await it.next() { kept.append(m.payloadString ?? "?") } }
+            #expect(kept == ((total - buffer)..<total).map { "\($0)" })
+        }
+    }
+
+    @Test func outboundQueueIsBounded() async throws {
+        try await withRig { rig in
+            let pub = try await rig.connectedClient("bounded") { c in c.outboundQueueLimit = 5 }
+            // A frozen broker acknowledges nothing, so unacknowledged messages pile up to the limit.
+            rig.broker.pause()
+            var refused = 0
+            for i in 0..<200 {
+                do { try pub.publish(MQTTMessage(topic: "q/\(i)", string: "x", qos: .atLeastOnce)) } catch let e as MQTTError {
+                    #expect(e == .outboundQueueFull(limit: 5))
+                    refused += 1
+                }
+            }
+            #expect(refused == 195)
+            #expect(pub.publishFailures == refused)
+            rig.broker.resume()
+            #expect(await pub.flush(timeout: .seconds(10)))
+            // Acknowledged: room again.
+            try pub.publish(MQTTMessage(topic: "q/after", string: "x", qos: .atLeastOnce))
+        }
+    }
+}

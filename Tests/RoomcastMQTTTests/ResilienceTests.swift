@@ -1,0 +1,163 @@
+import Foundation
+@testable import RoomcastMQTT
+import Shared
+import Testing
+import TestSupport
+
+@Suite(.enabled(if: brokerAvailable, Comment(rawValue: MosquittoBroker.skipReason)), .timeLimit(.minutes(1)))
+struct ResilienceTests {
+    @Test func resubscribesAfterBrokerRestart() async throws {
+        try await withRig { rig in
+            let sub = try await rig.connectedClient("sub")
+            let events = StreamCollector(sub.connectionEvents)
+            try await sub.subscribe("roomcast/+/readings")
+            let inbox = StreamCollector(sub.messages)
+
+            try await rig.broker.restart()
+
+            try await events.waitFor("disconnect then reconnect") { e in
+                guard let lost = e.firstIndex(where: \.isDisconnected) else { return false }
+                return e[lost...].contains(where: \.isConnected)
+            }
+            #expect(sub.reconnects == 1)
+            #expect(sub.isConnected)
+            // The fresh broker knows nothing of the old session: only the re-sent subscription delivers this.
+            let pub = try await rig.connectedClient("pub")
+            try pub.publish(MQTTMessage(topic: "roomcast/hall/readings", string: "after restart", qos: .atLeastOnce))
+            let got = try await inbox.waitFor("a message after the restart") { !$0.isEmpty }
+            #expect(got.map(\.payloadString) == ["after restart"])
+        }
+    }
+
+    @Test func firstConnectIsRetriedUntilTheBrokerComesUp() async throws {
+        let port = try freePort()
+        let logs = InMemoryLogHandler()
+        let client = try MQTTClient(configuration: .testing(port: port, id: "early"),
+                                    logger: Logger(label: "early", level: .debug, handler: logs))
+        let events = StreamCollector(client.connectionEvents)
+        client.start()
+        let failed = try await events.waitFor("a refused first attempt") { $0.contains { $0.failure != nil } }
+        #expect(failed.first?.failure == .connectionRefused(endpoint: "127.0.0.1:\(port)"))
+        #expect(throws: MQTTError.notConnected) { try client.publish(MQTTMessage(topic: "x", string: "dropped")) }
+        #expect(client.publishFailures == 1)
+
+        let broker = try await MosquittoBroker.start(.init(port: port))
+        do {
+            try await client.waitUntilConnected(timeout: .seconds(10))
+            #expect(client.connectFailures >= 1)
+            #expect(client.reconnects == 0) // the first successful connection is not a reconnect
+            try await client.subscribe("echo")
+            let inbox = StreamCollector(client.messages)
+            try client.publish(MQTTMessage(topic: "echo", string: "hello", qos: .atLeastOnce))
+            try await inbox.waitFor("the echo") { $0.first?.payloadString == "hello" }
+        } catch {
+            await client.shutdown()
+            await broker.cleanup()
+            throw WithBrokerLog(underlying: error, log: broker.logTail())
+        }
+        await client.shutdown()
+        await broker.cleanup()
+    }
+
+    @Test func lastWillOfAKilledProcessIsDelivered() async throws {
+        try await withRig { rig in
+            let watcher = try await rig.connectedClient("watcher")
+            try await watcher.subscribe("roomcast/status/#")
+            let inbox = StreamCollector(watcher.messages)
+            try watcher.publish(MQTTMessage(topic: "roomcast/ready", string: "go", qos: .atLeastOnce, retain: true))
+            #expect(await watcher.flush(timeout: .seconds(5)))
+
+            // A real second process with a will; SIGKILL gives it no chance to say goodbye.
+            let doomed = try ChildProcess("/usr/bin/mosquitto_sub", [
+                "-h", "127.0.0.1", "-p", "\(rig.broker.port)", "-i", "doomed", "-q", "1", "-t", "roomcast/ready",
+                "--will-topic", "roomcast/status/doomed", "--will-payload", "offline", "--will-qos", "1",
+            ], stdoutPath: "\(rig.broker.directory)/sub.out", stderrPath: "\(rig.broker.directory)/sub.err")
+            // It prints the retained "go" once it is connected and subscribed.
+            try await eventually("mosquitto_sub to connect", detail: { doomed.stderr }) { doomed.stdout.contains("go") }
+            doomed.send(SIGKILL)
+            await doomed.waitForExit()
+
+            let got = try await inbox.waitFor("the will") { !$0.isEmpty }
+            #expect(got.first?.topic == "roomcast/status/doomed")
+            #expect(got.first?.payloadString == "offline")
+        }
+    }
+
+    @Test func ownLastWillIsSentOnAbruptLossButNotOnShutdown() async throws {
+        try await withRig { rig in
+            let watcher = try await rig.connectedClient("watcher")
+            try await watcher.subscribe("roomcast/node/+/status")
+            let inbox = StreamCollector(watcher.messages)
+
+            let node = try await rig.connectedClient("node-1") { c in
+                c.lastWill = MQTTMessage(topic: "roomcast/node/node-1/status", string: "lost", qos: .atLeastOnce)
+            }
+            let events = StreamCollector(node.connectionEvents)
+            node.abortConnectionForTesting()
+            let got = try await inbox.waitFor("the will") { !$0.isEmpty }
+            #expect(got.map(\.payloadString) == ["lost"])
+            // It comes back on its own.
+            try await events.waitFor("the reconnect") { e in
+                guard let lost = e.firstIndex(where: \.isDisconnected) else { return false }
+                return e[lost...].contains(where: \.isConnected)
+            }
+            #expect(node.reconnects == 1)
+
+            // A clean shutdown publishes the caller's final message and no will.
+            await node.shutdown(publishing: MQTTMessage(topic: "roomcast/node/node-1/status", string: "offline",
+                                                        qos: .atLeastOnce, retain: true))
+            try watcher.publish(MQTTMessage(topic: "roomcast/node/sentinel/status", string: "end", qos: .atLeastOnce))
+            let all = try await inbox.waitFor("the sentinel") { $0.contains { $0.payloadString == "end" } }
+            #expect(all.map(\.payloadString) == ["lost", "offline", "end"])
+        }
+    }
+
+    @Test func keepAliveNoticesAFrozenBrokerAndRecovers() async throws {
+        try await withRig { rig in
+            let c = try await rig.connectedClient("pinger") { c in c.keepAlive = 5 }
+            let events = StreamCollector(c.connectionEvents)
+            rig.broker.pause()
+            // No PINGRESP: libmosquitto gives up after about two keep-alive periods.
+            let lost = try await events.waitFor("the keep-alive to expire", timeout: .seconds(20)) {
+                $0.contains(where: \.isDisconnected)
+            }
+            #expect(lost.last == .disconnected(reason: .connectionLost(endpoint: "127.0.0.1:\(rig.broker.port)",
+                                                                       detail: "no answer to keep-alive pings")))
+            rig.broker.resume()
+            try await events.waitFor("the reconnect", timeout: .seconds(20)) { e in
+                guard let i = e.firstIndex(where: \.isDisconnected) else { return false }
+                return e[i...].contains(where: \.isConnected)
+            }
+            #expect(c.reconnects == 1)
+        }
+    }
+
+    @Test func connectTimeoutAppliesToASilentPeer() async throws {
+        // A listener that accepts TCP but never answers CONNECT (the kernel completes the handshake).
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        _ = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(listen(fd, 8) == 0)
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
+        }
+        let port = Int(UInt16(bigEndian: addr.sin_port))
+        var cfg = MQTTClientConfiguration.testing(port: port, id: "patient")
+        cfg.connectTimeout = 0.3
+        let client = try MQTTClient(configuration: cfg, logger: .silent)
+        let events = StreamCollector(client.connectionEvents)
+        client.start()
+        let got = try await events.waitFor("a timed-out attempt") { !$0.isEmpty }
+        #expect(got.first?.failure == .connectTimedOut(endpoint: "127.0.0.1:\(port)", seconds: 0.3))
+        await #expect(throws: MQTTError.timedOut(seconds: 0.2, lastError: got.first?.failure?.description)) {
+            try await client.waitUntilConnected(timeout: .milliseconds(200))
+        }
+        await client.shutdown()
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import RoomcastMQTT
+import Shared
+import Testing
+import TestSupport
+
+@Suite(.enabled(if: brokerAvailable, Comment(rawValue: MosquittoBroker.skipReason)), .timeLimit(.minutes(1)))
+struct TLSTests {
+    @Test(arguments: MQTTClientConfiguration.ProtocolVersion.allCases)
+    func connectsWithTheTestCA(version: MQTTClientConfiguration.ProtocolVersion) async throws {
+        let tls = try await TLSMaterial.shared()
+        try await withRig(.init(tls: tls)) { rig in
+            let c = try rig.client(rig.configuration("tls", version: version, tls: .init(caFile: tls.caCertificate)))
+            try await c.waitUntilConnected(timeout: .seconds(10))
+            try await c.subscribe("secure/#")
+            let inbox = StreamCollector(c.messages)
+            try c.publish(MQTTMessage(topic: "secure/echo", string: "over tls", qos: .atLeastOnce))
+            try await inbox.waitFor("the echo over TLS") { $0.first?.payloadString == "over tls" }
+        }
+    }
+
+    @Test func wrongCAIsRefusedWithAClearError() async throws {
+        let tls = try await TLSMaterial.shared()
+        try await withRig(.init(tls: tls)) { rig in
+            let c = try rig.client(rig.configuration("mistrusting", tls: .init(caFile: tls.otherCACertificate)))
+            let events = StreamCollector(c.connectionEvents)
+            let error = await #expect(throws: MQTTError.self) {
+                try await c.waitUntilConnected(timeout: .seconds(10))
+            }
+            guard case .tlsHandshakeFailed(let endpoint, let detail) = error else {
+                Issue.record("expected a TLS handshake failure, got \(String(describing: error))")
+                return
+            }
+            #expect(endpoint == "127.0.0.1:\(rig.broker.tlsPort!)")
+            #expect(detail.contains("certificate verify failed"), "detail: \(detail)")
+            #expect(error?.description.contains("CA file") == true)
+            let first = try await events.waitFor("the failed attempt event") { !$0.isEmpty }
+            #expect(first.first?.failure == error)
+            // The handshake failure also reached the log, at error level.
+            #expect(rig.logs.records(atLeast: .error).contains { $0.metadata["mqtt.log"]?.contains("certificate verify failed") == true })
+        }
+    }
+
+    @Test func clientCertificateIsPresentedWhenRequired() async throws {
+        let tls = try await TLSMaterial.shared()
+        try await withRig(.init(tls: tls, requireClientCertificate: true)) { rig in
+            let withCert = try rig.client(rig.configuration("with-cert", tls: .init(
+                caFile: tls.caCertificate, certificateFile: tls.clientCertificate, keyFile: tls.clientKey)))
+            try await withCert.waitUntilConnected(timeout: .seconds(10))
+
+            let without = try rig.client(rig.configuration("without-cert", tls: .init(caFile: tls.caCertificate)))
+            let error = await #expect(throws: MQTTError.self) {
+                try await without.waitUntilConnected(timeout: .seconds(3))
+            }
+            guard case .tlsHandshakeFailed = error else {
+                Issue.record("expected a TLS failure without a client certificate, got \(String(describing: error))")
+                return
+            }
+        }
+    }
+
+    @Test func hostNameMismatchIsRefusedUnlessInsecure() async throws {
+        let tls = try await TLSMaterial.shared()
+        try await withRig(.init(tls: tls, misnamedServerCertificate: true)) { rig in
+            let strict = try rig.client(rig.configuration("strict", tls: .init(caFile: tls.caCertificate)))
+            let error = await #expect(throws: MQTTError.self) {
+                try await strict.waitUntilConnected(timeout: .seconds(10))
+            }
+            guard case .tlsHandshakeFailed(_, let detail) = error else {
+                Issue.record("expected a TLS failure for a misnamed certificate, got \(String(describing: error))")
+                return
+            }
+            #expect(detail.contains("certificate verify failed"), "detail: \(detail)")
+            // `insecure` skips only the name check: the chain is still verified against the CA.
+            let lax = try rig.client(rig.configuration("lax", tls: .init(caFile: tls.caCertificate, insecure: true)))
+            try await lax.waitUntilConnected(timeout: .seconds(10))
+            let laxWrongCA = try rig.client(rig.configuration("lax-wrong-ca", tls: .init(caFile: tls.otherCACertificate, insecure: true)))
+            await #expect(throws: MQTTError.self) { try await laxWrongCA.waitUntilConnected(timeout: .seconds(10)) }
+        }
+    }
+
+    @Test func plainClientOnTheTLSPortFailsWithAHint() async throws {
+        let tls = try await TLSMaterial.shared()
+        try await withRig(.init(tls: tls)) { rig in
+            var cfg = rig.configuration("plain")
+            cfg.port = rig.broker.tlsPort!
+            let c = try rig.client(cfg)
+            let events = StreamCollector(c.connectionEvents)
+            let got = try await events.waitFor("a failed attempt") { !$0.isEmpty }
+            let text = got.first?.failure?.description ?? ""
+            #expect(text.contains("TLS") || text.contains("no answer"), "\(text)")
+        }
+    }
+}

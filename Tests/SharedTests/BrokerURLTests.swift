@@ -1,0 +1,90 @@
+import Testing
+@testable import Shared
+
+@Suite struct BrokerURLTests {
+    @Test(arguments: [
+        ("mqtt://localhost", false, "localhost", 1883, nil, nil),
+        ("mqtts://broker.example.net", true, "broker.example.net", 8883, nil, nil),
+        ("mqtt://10.0.0.2:1884/", false, "10.0.0.2", 1884, nil, nil),
+        ("mqtt://[::1]", false, "::1", 1883, nil, nil),
+        ("mqtts://[fe80::1%eth0]:9000", true, "fe80::1%eth0", 9000, nil, nil),
+        ("mqtt://alice@h", false, "h", 1883, "alice", nil),
+        ("MQTT://alice:p%40ss:w@h:1", false, "h", 1, "alice", "p@ss:w"),
+    ] as [(String, Bool, String, Int, String?, String?)])
+    func parsesValidURLs(_ text: String, _ tls: Bool, _ host: String, _ port: Int, _ user: String?, _ password: String?) throws {
+        let url = try BrokerURL(parsing: text)
+        #expect(url == BrokerURL(isTLS: tls, host: host, port: port, username: user, password: password))
+    }
+
+    @Test(arguments: [
+        ("localhost:1883", "missing 'mqtt://' or 'mqtts://'"),
+        ("http://h", "unsupported scheme 'http'"),
+        ("mqtt://", "missing host"),
+        ("mqtt://h:0", "port '0' is not a number from 1 to 65535"),
+        ("mqtt://h:70000", "port '70000' is not a number from 1 to 65535"),
+        ("mqtt://h:12a", "port '12a' is not a number from 1 to 65535"),
+        ("mqtt://::1", "IPv6 addresses must be written in brackets, like [::1]"),
+        ("mqtt://[::1", "unclosed '[' around the IPv6 address"),
+        ("mqtt://h/topic", "unexpected path, query or fragment"),
+        ("mqtt://bad host", "host 'bad host' contains characters a host name cannot have"),
+        ("mqtt://:pw@h", "empty user name"),
+    ])
+    func rejectsInvalidURLsClearly(_ text: String, _ message: String) {
+        do {
+            _ = try BrokerURL(parsing: text)
+            Issue.record("parsed \(text)")
+        } catch {
+            #expect(error.message.hasPrefix(message), "\(error.message)")
+            #expect(error.message.hasSuffix("expected mqtt[s]://[user[:password]@]host[:port]"))
+        }
+    }
+
+    @Test func passwordsNeverShow() throws {
+        let url = try BrokerURL(parsing: "mqtts://bob:s3cret@[::1]:8884")
+        #expect(url.redacted == "mqtts://bob:***@[::1]:8884")
+        #expect("\(url)" == url.redacted)
+        do {
+            _ = try BrokerURL(parsing: "mqtt://bob:s3cret@h:99999")
+        } catch {
+            #expect(!error.message.contains("s3cret"))
+        }
+    }
+
+    @Test func passwordPrecedence() throws {
+        var mqtt = MQTTConfig(broker: try BrokerURL(parsing: "mqtt://u:url-pw@h"))
+        #expect(try mqtt.credentials(environment: [:]) == .init(username: "u", password: "url-pw"))
+        mqtt.password = "file-pw"
+        #expect(try mqtt.credentials(environment: [:]).password == "file-pw")
+        #expect(try mqtt.credentials(environment: ["ROOMCAST_MQTT_PASSWORD": "env-pw"]).password == "env-pw")
+        mqtt.passwordEnv = "MY_PW"
+        mqtt.password = nil
+        mqtt.username = "other"
+        #expect(try mqtt.credentials(environment: ["ROOMCAST_MQTT_PASSWORD": "env-pw", "MY_PW": "named"])
+            == .init(username: "other", password: "named"))
+        #expect(throws: ConfigError.self) { try mqtt.credentials(environment: [:]) }
+        #expect(!"\(try mqtt.credentials(environment: ["MY_PW": "named"]))".contains("named"))
+    }
+
+    @Test func tlsSettingsNeedAnMqttsBroker() {
+        let yaml = "node: n\nmqtt:\n  broker: mqtt://h\n  tls: {cert_file: c.pem}\n"
+        do {
+            _ = try ConfigLoader.parse(AgentConfig.self, yaml: yaml)
+            Issue.record("loaded")
+        } catch {
+            #expect(error.messages == ["mqtt.tls: TLS settings given but the broker URL is mqtt://; use mqtts://",
+                                       "mqtt.tls.key_file: cert_file and key_file must be given together"])
+        }
+    }
+
+    @Test(arguments: [("hci", SourceSpec.hci(device: nil)), ("hci:hci0", .hci(device: "hci0")),
+                      ("h4:/dev/ttyAMA0", .h4(path: "/dev/ttyAMA0")), ("btsnoop:/tmp/a.btsnoop", .btsnoop(path: "/tmp/a.btsnoop"))])
+    func sourcesRoundTrip(_ text: String, _ source: SourceSpec) throws {
+        #expect(try SourceSpec(parsing: text) == source)
+        #expect(source.description == text)
+    }
+
+    @Test(arguments: ["", "usb:1", "hci:", "hci:eth0", "btsnoop:"])
+    func badSourcesAreRejected(_ text: String) {
+        #expect(throws: ConfigValueError.self) { try SourceSpec(parsing: text) }
+    }
+}
