@@ -5,12 +5,20 @@ import Shared
 /// every wire payload type, message log lines, topic strings and beacon ids.
 ///
 /// A payload that decodes must encode again (the encoder refuses NaN and infinities) and
-/// decode to the same value, so nothing the aggregator accepts breaks when it republishes.
+/// decode to the same value, so nothing the aggregator accepts breaks when it republishes;
+/// a reading must also survive the agent's hand-written `fastJSON()`.
 enum WireHarness {
     static let topics = Topics()
 
     static func run(_ input: [UInt8]) {
-        roundTrip(BeaconReading.self, input)
+        if let reading = roundTrip(BeaconReading.self, input) {
+            // The agent publishes readings with its hand-written encoder; the aggregator must read
+            // back exactly what JSONEncoder would have given it.
+            let fast = reading.fastJSON()
+            let back = Result { () throws(WireFormatError) in try WireFormat.decode(BeaconReading.self, from: fast) }
+            FuzzCheck.require((try? back.get()) == reading,
+                              "fastJSON differs: \(String(decoding: fast, as: UTF8.self)) → \(back)")
+        }
         roundTrip(PresenceDecision.self, input)
         roundTrip(NodeTelemetry.self, input)
         roundTrip(RoomOccupancy.self, input)
@@ -64,14 +72,17 @@ enum WireHarness {
         }
     }
 
-    static func roundTrip<T: Codable & Equatable>(_ type: T.Type, _ input: [UInt8]) {
-        guard let value = try? WireFormat.decode(type, from: input) else { return }
+    /// The decoded value, after checking it encodes and decodes to itself.
+    @discardableResult
+    static func roundTrip<T: Codable & Equatable>(_ type: T.Type, _ input: [UInt8]) -> T? {
+        guard let value = try? WireFormat.decode(type, from: input) else { return nil }
         let bytes: [UInt8]
         do { bytes = try WireFormat.encode(value) } catch {
             FuzzCheck.require(false, "\(type) decoded but does not encode: \(error)")
-            return
+            return value
         }
         let again = try? WireFormat.decode(type, from: bytes)
         FuzzCheck.require(again == value, "\(type) changed in a round trip: \(String(decoding: bytes, as: UTF8.self))")
+        return value
     }
 }

@@ -13,12 +13,16 @@ import Testing
 
     @Test func fixturesArePresent() {
         #expect(Self.inputs.contains("logline-ts-beyond-int64-ms.json"))
+        #expect(Self.inputs.contains("reading-seq-above-int64.json"))
     }
 
     @Test(arguments: inputs)
     func wireInputRoundTrips(_ name: String) throws {
         let bytes = try [UInt8](Data(contentsOf: Self.directory.appendingPathComponent(name)))
         try roundTrip(BeaconReading.self, bytes)
+        if let reading = try? WireFormat.decode(BeaconReading.self, from: bytes) {
+            #expect(try WireFormat.decode(BeaconReading.self, from: reading.fastJSON()) == reading)
+        }
         try roundTrip(PresenceDecision.self, bytes)
         try roundTrip(NodeTelemetry.self, bytes)
         try roundTrip(RoomOccupancy.self, bytes)
@@ -34,6 +38,15 @@ import Testing
         let line = try MessageLogLine.decode(#"{"payload":"online","topic":"t","ts":173281844674407370955161580000}"#)
         #expect(line.ts > 1.7e29 && line.ts < 1.8e29)
         #expect(try MessageLogLine.decode(line.encoded()).ts == line.ts)
+    }
+
+    /// The second: `fastJSON()` wrote a `seq` above Int64.max as a negative number, which no
+    /// longer decodes as UInt64, so the aggregator would drop every reading of that node.
+    @Test(arguments: [UInt64.max, UInt64(Int64.max) + 1, UInt64(Int64.max), 0])
+    func fastJSONKeepsLargeSequenceNumbers(_ seq: UInt64) throws {
+        let r = BeaconReading(id: BeaconID("mac:001122334455")!, node: "n", ts: 1, seq: seq, rssi: -60, rssiFiltered: -60,
+                              power: -59, distance: 1, proximity: .near, kind: .iBeacon, mac: "00:11:22:33:44:55")
+        #expect(try WireFormat.decode(BeaconReading.self, from: r.fastJSON()).seq == seq)
     }
 
     @Test(arguments: [

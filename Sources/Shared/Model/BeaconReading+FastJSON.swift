@@ -24,7 +24,7 @@ extension BeaconReading {
         w.key("rssi"); w.int(Int64(rssi))
         w.key("rssi_filtered"); w.number(rssiFiltered)
         w.key("samples"); if let samples { w.int(Int64(samples)) } else { w.skip() }
-        w.key("seq"); w.int(Int64(truncatingIfNeeded: seq))
+        w.key("seq"); w.uint(seq)
         w.key("telemetry"); if let telemetry, let bytes = try? WireFormat.encode(telemetry) { w.raw(bytes) } else { w.skip() }
         w.key("ts"); w.number(ts)
         w.key("tx_power"); if let txPower { w.int(Int64(txPower)) } else { w.skip() }
@@ -80,6 +80,12 @@ struct FastJSONWriter {
     }
 
     mutating func int(_ n: Int64) {
+        startValue()
+        out.append(contentsOf: String(n).utf8)
+    }
+
+    /// Unsigned, so a `seq` above Int64.max stays positive (it decodes as UInt64; found by fuzzing).
+    mutating func uint(_ n: UInt64) {
         startValue()
         out.append(contentsOf: String(n).utf8)
     }
