@@ -12,7 +12,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     private var nextRefresh: Double = 0
     private var discoveryOnBroker: Set<String> = []
     private var discoveryReconciled = false
-    private let startedAt: Double
+    /// Start-up time, moved to the first broker connection: the retained state arrives only then.
+    private var startedAt: Double
+    private var connectedOnce = false
     /// Retained output read back within this window after start is resumed from.
     private let resumeWindow: Double
     private let rejectLog = RateLimitedLog(interval: 10)
@@ -86,6 +88,17 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             logger.error("could not encode output", metadata: ["error": "\(error)"])
         }
         return out
+    }
+
+    /// The broker connection is (re)established at `now`: the next tick announces this
+    /// instance again when it is active (online status, discovery, every retained output),
+    /// since a broker without persistence forgets retained messages when it restarts.
+    public func brokerConnected(now: Double) {
+        if !connectedOnce {
+            connectedOnce = true
+            startedAt = now
+        }
+        wasActive = false
     }
 
     /// True when this instance publishes (always, without standby).

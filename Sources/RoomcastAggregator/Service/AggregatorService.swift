@@ -48,17 +48,27 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
                 await self.publish(out)
             }
         }
-        let ticker = Task { [runtime, clock, tickInterval] in
+        let ticker = Task { [runtime, clock, tickInterval, mqtt] in
+            // No tick before the first connection (subscriptions acknowledged): what the first
+            // tick announces (online status, discovery) would be lost, and a standby must have
+            // read the retained lease before it may take it.
+            while !Task.isCancelled {
+                do { try await mqtt.waitUntilConnected(timeout: .seconds(60)); break } catch {
+                    try? await Task.sleep(for: .seconds(1))
+                }
+            }
             while !Task.isCancelled {
                 let out = await runtime.tick(now: clock.now())
                 await self.publish(out)
                 try? await Task.sleep(for: .seconds(tickInterval))
             }
         }
-        let events = Task { [mqtt, logger] in
+        let events = Task { [mqtt, runtime, clock, logger] in
             for await e in mqtt.connectionEvents {
                 switch e {
-                case .connected: logger.info("broker connected", metadata: ["mqtt.endpoint": mqtt.configuration.endpoint])
+                case .connected:
+                    logger.info("broker connected", metadata: ["mqtt.endpoint": mqtt.configuration.endpoint])
+                    await runtime.brokerConnected(now: clock.now())
                 case .disconnected(let why): logger.warning("broker connection lost", metadata: ["error": "\(why)"])
                 case .connectFailed(let why, let retry):
                     logger.warning("broker unreachable", metadata: ["error": "\(why)", "retry_in_s": "\(retry)"])
