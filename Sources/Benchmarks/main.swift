@@ -6,6 +6,7 @@ let benchmarks: [(name: String, summary: String, run: ([String]) throws -> Void)
     ("hci", "HCI advertising-report decode and replay vs btmon", HCIBenchmark.run),
     ("advertising", "decode throughput per beacon format", AdvertisingBenchmark.run),
     ("simulation", "room accuracy of the baselines on generated homes", SimulationBenchmark.run),
+    ("aggregator", "readings/s, switch latency and memory through a real mosquitto", AggregatorBenchmark.run),
 ]
 
 let args = Array(CommandLine.arguments.dropFirst())
