@@ -24,6 +24,7 @@ enum AggregatorBenchmark {
         var memoryRate = 50_000.0
         var memoryRounds = 3
         var skipMemory = false
+        var coreOnly = false
 
         init(_ args: [String]) throws {
             var i = 0
@@ -49,6 +50,7 @@ enum AggregatorBenchmark {
                 case "--memory-rate": memoryRate = try number(try value())
                 case "--memory-rounds": memoryRounds = Int(try number(try value()))
                 case "--skip-memory": skipMemory = true
+                case "--core-only": coreOnly = true
                 default: throw BenchError.usage("unknown option \(args[i])")
                 }
                 i += 1
@@ -85,17 +87,57 @@ enum AggregatorBenchmark {
     }
 
     static func runAsync(_ o: Options) async throws {
-        let broker = try Broker.start()
-        defer { broker.stop() }
-        print("mosquitto \(MQTTClient.libraryVersion) on 127.0.0.1:\(broker.port) — \(Broker.tuning.joined(separator: ", "))")
-        let throughput = try await measureThroughput(o, port: broker.port)
-        var rows: [(String, String)] = throughput
-        if !o.skipMemory {
-            rows += try await measureMemory(o, port: broker.port)
+        var rows: [(String, String)] = try measureCore(o)
+        if !o.coreOnly {
+            let broker = try Broker.start()
+            defer { broker.stop() }
+            print("mosquitto \(MQTTClient.libraryVersion) on 127.0.0.1:\(broker.port) — \(Broker.tuning.joined(separator: ", "))")
+            rows += try await measureThroughput(o, port: broker.port)
+            if !o.skipMemory {
+                rows += try await measureMemory(o, port: broker.port)
+            }
         }
         let width = rows.map(\.0.count).max() ?? 0
         print("\n| measure | value |\n|---|---|")
         for (k, v) in rows { print("| \(k.padding(toLength: width, withPad: " ", startingAt: 0)) | \(v) |") }
+    }
+
+    // MARK: the decision path alone (no broker), for comparison
+
+    static func measureCore(_ o: Options) throws -> [(String, String)] {
+        let topics = Topics()
+        let nodes = (0..<o.nodes).map { "node-\($0)" }
+        let site = SiteModel(rooms: nodes.indices.map { .init(name: "room-\($0)", floor: $0 % 3) },
+                             nodes: nodes.indices.map { .init(name: nodes[$0], room: "room-\($0)") })
+        var config = AggregatorConfig(site: site, discovery: .init(enabled: false), output: .init(refreshIntervalS: 0))
+        config.fusion.learnCalibration = false
+        var core = config.makeCore()
+        let start = Date().timeIntervalSince1970
+        var messages: [(String, [UInt8])] = []
+        for b in 0..<o.beacons {
+            let id = BeaconID.iBeacon(uuid: loadUUID, major: 0, minor: UInt16(b % 60000))
+            for n in 0..<o.nodes {
+                let r = reading(id, node: nodes[n], rssi: n == b % o.nodes ? -55 : -70 - Double((b + n) % 15), ts: start)
+                messages.append((topics.nodeBeacon(nodes[n], id), try WireFormat.encode(r)))
+            }
+        }
+        var decodeOnly = 0
+        let d0 = Date().timeIntervalSince1970
+        for (_, payload) in messages { if (try? WireFormat.decode(BeaconReading.self, from: payload)) != nil { decodeOnly += 1 } }
+        let d1 = Date().timeIntervalSince1970
+        var published = 0
+        let c0 = Date().timeIntervalSince1970
+        for (i, (topic, payload)) in messages.enumerated() {
+            // A virtual clock spreading the readings over 10 s, so ticks fall due as they would live.
+            published += try core.handle(topic: topic, payload: payload, now: start + 10 * Double(i) / Double(messages.count)).messages.count
+        }
+        let c1 = Date().timeIntervalSince1970
+        let n = Double(messages.count)
+        print("core: \(messages.count) readings; JSON decode alone \(Int(n / (d1 - d0)))/s; AggregatorCore.handle \(Int(n / (c1 - c0)))/s; \(published) messages out")
+        return [
+            ("JSON decode of a reading, one core", "\(Int(n / (d1 - d0)))/s"),
+            ("AggregatorCore.handle (decode + checks + fusion + output), one core", "\(Int(n / (c1 - c0)))/s"),
+        ]
     }
 
     // MARK: throughput and latency (the service in this process, same code as `aggregator run`)

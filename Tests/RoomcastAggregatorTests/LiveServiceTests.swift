@@ -129,6 +129,36 @@ enum Home {
         await broker.cleanup()
     }
 
+    @Test func aBrokerRestartedWithoutPersistenceGetsEverythingBack() async throws {
+        guard MosquittoBroker.shouldRun else { return }
+        let broker = try await MosquittoBroker.start()
+        let dir = try LiveRig.workDirectory()
+        let configPath = "\(dir)/site.json"
+        try LiveRig.config(port: broker.port, rooms: Home.rooms, nodes: Home.nodes, beacons: Home.beacons)
+            .write(toFile: configPath, atomically: true, encoding: .utf8)
+        let aggregator = try LiveRig.startAggregator(configPath: configPath, instance: "a", in: dir)
+        defer { aggregator.send(SIGKILL) }
+        let feeder = try await ReadingFeeder(port: broker.port)
+        feeder.set(Home.cat, node: "office-pi", rssi: -55)
+        let observer = try await Observer(port: broker.port)
+        try await observer.waitForRoom(Home.cat, "office")
+
+        // The broker forgets every retained message; the aggregator must announce itself
+        // again on reconnect instead of waiting for the next periodic refresh (60 s here).
+        await broker.stop()
+        try await broker.startAgain()
+        let fresh = try await Observer(port: broker.port)
+        try await fresh.waitFor("status, discovery and presence again", timeout: .seconds(15)) { _ in
+            fresh.last("roomcast/aggregator/status") == "online"
+                && fresh.last("homeassistant/binary_sensor/roomcast_room_office_occupancy/config") != nil
+                && fresh.presence(Home.cat).last?.room == "office"
+        }
+        await fresh.stop()
+        await observer.stop()
+        await feeder.stop()
+        await broker.cleanup()
+    }
+
     @Test func killAndRestartDoesNotFlap() async throws {
         guard MosquittoBroker.shouldRun else { return }
         let broker = try await MosquittoBroker.start()

@@ -45,7 +45,8 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
         let inbound = Task { [mqtt, runtime, clock] in
             for await m in mqtt.messages {
                 let out = await runtime.handle(topic: m.topic, payload: m.payload, now: clock.now())
-                await self.publish(out)
+                // Most readings publish nothing: skip the hop to publish() for them.
+                if !out.isEmpty { await self.publish(out) }
             }
         }
         let ticker = Task { [runtime, clock, tickInterval, mqtt] in
