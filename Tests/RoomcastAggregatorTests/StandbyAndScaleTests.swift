@@ -110,6 +110,35 @@ import TestSupport
         await nodesBroker.cleanup()
     }
 
+    @Test func partitionsWithStandbyElectIndependently() async throws {
+        guard MosquittoBroker.shouldRun else { return }
+        let broker = try await MosquittoBroker.start()
+        let dir = try LiveRig.workDirectory()
+        for floor in [0, 1] {
+            try LiveRig.config(port: broker.port, rooms: Home.rooms, nodes: Home.nodes, beacons: Home.beacons, standbyLease: 3,
+                               partitionFloors: [floor])
+                .write(toFile: "\(dir)/floor\(floor).json", atomically: true, encoding: .utf8)
+        }
+        let observer = try await Observer(port: broker.port)
+        let feeder = try await ReadingFeeder(port: broker.port)
+        feeder.set(Home.cat, node: "office-pi", rssi: -55)
+        feeder.set(Home.dog, node: "kitchen-pi", rssi: -55)
+        let ground = try LiveRig.startAggregator(configPath: "\(dir)/floor0.json", instance: "ground", in: dir)
+        defer { ground.send(SIGKILL) }
+        let upstairs = try LiveRig.startAggregator(configPath: "\(dir)/floor1.json", instance: "upstairs", in: dir)
+        defer { upstairs.send(SIGKILL) }
+        // Each partition's instance holds its own lease, so both publish: one shared lease
+        // would leave one partition without an active aggregator.
+        try await observer.waitForRoom(Home.dog, "kitchen")
+        try await observer.waitForRoom(Home.cat, "office")
+        #expect(observer.last("roomcast/aggregator/lease/floors-0")?.contains("\"holder\":\"ground\"") == true)
+        #expect(observer.last("roomcast/aggregator/lease/floors-1")?.contains("\"holder\":\"upstairs\"") == true)
+        #expect(broker.publishers(of: "roomcast/presence/") == ["roomcast-aggregator-ground", "roomcast-aggregator-upstairs"])
+        await feeder.stop()
+        await observer.stop()
+        await broker.cleanup()
+    }
+
     @Test func partitionedAggregatorDecidesOnlyForItsFloor() async throws {
         guard MosquittoBroker.shouldRun else { return }
         let broker = try await MosquittoBroker.start()

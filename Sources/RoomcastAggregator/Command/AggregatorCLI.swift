@@ -86,7 +86,7 @@ public enum AggregatorCLI {
         let topics = config.mqtt.topics
         let instance = command.option("instance") ?? ProcessInfo.processInfo.hostName
         let election = config.standby.enabled
-            ? LeaseElection(me: instance, topics: topics, duration: config.standby.leaseS) : nil
+            ? LeaseElection(me: instance, topics: topics, duration: config.standby.leaseS, scope: config.partitionName) : nil
         // Under hot standby the Last Will releases the lease (so the standby takes over at once);
         // otherwise it marks the aggregator offline.
         let will = election?.releaseMessage

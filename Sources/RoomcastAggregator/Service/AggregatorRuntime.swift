@@ -20,11 +20,13 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     private let rejectLog = RateLimitedLog(interval: 10)
     private let logger: Logger
     private var wasActive = false
+    private nonisolated let leaseTopicValue: String
 
     public init(core: AggregatorCore<Engine>, election: LeaseElection?, refreshInterval: Double, startedAt: Double,
                 resumeWindow: Double = 3, logger: Logger) {
         self.core = core
         self.election = election
+        self.leaseTopicValue = election?.topic ?? core.topics.aggregatorLease
         self.refreshInterval = refreshInterval
         self.startedAt = startedAt
         self.resumeWindow = resumeWindow
@@ -37,7 +39,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             if payload.isEmpty { discoveryOnBroker.remove(topic) } else { discoveryOnBroker.insert(topic) }
             return []
         }
-        if topic == core.topics.aggregatorLease {
+        if topic == leaseTopic {
             election?.observe(payload: payload, now: now)
             return []
         }
@@ -100,6 +102,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         }
         wasActive = false
     }
+
+    /// The lease topic this instance elects on (the partition's own one under a partition).
+    public nonisolated var leaseTopic: String { leaseTopicValue }
 
     /// True when this instance publishes (always, without standby).
     public var isActive: Bool { election?.isActive ?? true }

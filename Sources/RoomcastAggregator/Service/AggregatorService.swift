@@ -32,7 +32,7 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
 
     /// Every subscription, re-sent by the client after each reconnect.
     var filters: [String] {
-        [topics.allNodeBeacons, topics.allNodeStatus, topics.allPresence, topics.aggregatorLease]
+        [topics.allNodeBeacons, topics.allNodeStatus, topics.allPresence, runtime.leaseTopic]
             + (discoveryFilter.map { [$0] } ?? []) + extraFilters
     }
 
@@ -96,7 +96,7 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
         guard !messages.isEmpty else { return }
         // Lease messages always go out; everything else only from the active instance.
         let active = await runtime.isActive
-        for m in messages where active || m.topic == topics.aggregatorLease {
+        for m in messages where active || m.topic == runtime.leaseTopic {
             do { try mqtt.publish(Self.mqttMessage(m)) } catch {
                 logger.debug("publish failed", metadata: ["mqtt.topic": m.topic, "error": "\(error)"])
             }

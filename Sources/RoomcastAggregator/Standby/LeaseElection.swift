@@ -33,10 +33,12 @@ public struct LeaseElection: Sendable {
     private var startedAt: Double?
     private var lastRenewal: Double = -.infinity
 
-    public init(me: String, topics: Topics, duration: Double = 6) {
+    /// `scope` names a partition: partitions elect independently, each on
+    /// `<prefix>/aggregator/lease/<scope>`; nil uses the site's one lease topic.
+    public init(me: String, topics: Topics, duration: Double = 6, scope: String? = nil) {
         self.me = me
         self.duration = duration
-        self.topic = topics.aggregatorLease
+        self.topic = scope.map { "\(topics.aggregatorLease)/\($0)" } ?? topics.aggregatorLease
     }
 
     /// The retained lease as read from the broker (empty payload = released).
