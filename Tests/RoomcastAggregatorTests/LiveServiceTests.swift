@@ -209,3 +209,54 @@ enum Home {
 func eventuallyStable(seconds: Double) async throws {
     try await Task.sleep(for: .seconds(seconds))
 }
+
+/// The whole system as a user runs it: a simulated home from `roomcast-sim`, one
+/// real `edge-agent` per node replaying its capture at 10× into mosquitto, and
+/// the real `aggregator`: beacons that stay in one room are placed there.
+@Suite(.serialized) struct SimulatedHomeTests {
+    @Test func edgeAgentsReplayingAHomeLeadToTheTrueRooms() async throws {
+        guard MosquittoBroker.shouldRun else { return }
+        let dir = try LiveRig.workDirectory()
+        let home = "\(dir)/home"
+        try await ChildProcess.run(try LiveRig.executable("roomcast-sim"),
+                                   ["generate", "--layout", "house", "--seed", "4", "--duration", "60", "--out", home], in: dir)
+        // Beacons whose truth is one room for the whole capture.
+        struct Truth: Decodable { var id: String; var t0: Double; var t1: Double; var room: String }
+        let truth = try String(contentsOfFile: "\(home)/truth.jsonl", encoding: .utf8).split(separator: "\n")
+            .map { try JSONDecoder().decode(Truth.self, from: Data($0.utf8)) }
+        let spans = Dictionary(grouping: truth, by: \.id)
+        let still = spans.compactMapValues { $0.count == 1 ? $0[0].room : nil }
+        try #require(!still.isEmpty)
+
+        let broker = try await MosquittoBroker.start()
+        let url = "mqtt://127.0.0.1:\(broker.port)"
+        let observer = try await Observer(port: broker.port)
+        let aggregator = try ChildProcess(try LiveRig.executable("aggregator"),
+                                          ["run", "--config", "\(home)/site.yaml", "--broker", url, "--instance", "sim"],
+                                          stdoutPath: "\(dir)/aggregator.log", stderrPath: "\(dir)/aggregator.log")
+        defer { aggregator.send(SIGKILL) }
+        try await observer.waitFor("aggregator online") { _ in observer.last("roomcast/aggregator/status") == "online" }
+        let captures = try FileManager.default.contentsOfDirectory(atPath: "\(home)/nodes").filter { $0.hasSuffix(".btsnoop") }.sorted()
+        var agents: [ChildProcess] = []
+        for capture in captures {
+            let node = String(capture.dropLast(".btsnoop".count))
+            agents.append(try ChildProcess(try LiveRig.executable("edge-agent"),
+                                           ["run", "--config", "\(home)/agent.yaml", "--node", node, "--broker", url,
+                                            "--source", "btsnoop:\(home)/nodes/\(capture)", "--speed", "10"],
+                                           stdoutPath: "\(dir)/\(node).log", stderrPath: "\(dir)/\(node).log"))
+        }
+        defer { for a in agents { a.send(SIGKILL) } }
+        try await observer.waitFor("every still beacon in its true room", timeout: .seconds(30)) { _ in
+            still.allSatisfy { id, room in observer.presence(BeaconID(id)!).last?.room == room }
+        }
+        for (id, room) in still {
+            #expect(observer.events().contains { $0.id.rawValue == id && $0.event == .enter && $0.room == room })
+            let occupancy = try #require(observer.last("roomcast/rooms/\(room)"))
+            #expect(occupancy.contains(id))
+        }
+        for a in agents { a.send(SIGTERM) }
+        for a in agents { _ = try await withTimeout(.seconds(10), "edge-agent to exit") { await a.waitForExit() } }
+        await observer.stop()
+        await broker.cleanup()
+    }
+}
