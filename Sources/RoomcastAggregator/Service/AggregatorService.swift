@@ -43,11 +43,7 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
             try? await mqtt.subscribe(f, qos: .atLeastOnce)
         }
         let inbound = Task { [mqtt, runtime, clock] in
-            for await m in mqtt.messages {
-                let out = await runtime.handle(topic: m.topic, payload: m.payload, now: clock.now())
-                // Most readings publish nothing: skip the hop to publish() for them.
-                if !out.isEmpty { await self.publish(out) }
-            }
+            await runtime.consume(mqtt.messages, clock: clock) { out, active in self.send(out, active: active) }
         }
         let ticker = Task { [runtime, clock, tickInterval, mqtt] in
             // No tick before the first connection (subscriptions acknowledged): what the first
@@ -94,8 +90,11 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
 
     private func publish(_ messages: [OutboundMessage]) async {
         guard !messages.isEmpty else { return }
+        send(messages, active: await runtime.isActive)
+    }
+
+    private func send(_ messages: [OutboundMessage], active: Bool) {
         // Lease messages always go out; everything else only from the active instance.
-        let active = await runtime.isActive
         for m in messages where active || m.topic == runtime.leaseTopic {
             do { try mqtt.publish(Self.mqttMessage(m)) } catch {
                 logger.debug("publish failed", metadata: ["mqtt.topic": m.topic, "error": "\(error)"])
