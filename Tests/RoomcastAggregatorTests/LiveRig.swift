@@ -91,7 +91,8 @@ final class ReadingFeeder: Sendable {
     private let task = Mutex<Task<Void, Never>?>(nil)
     private let topics = Topics()
 
-    init(port: Int) async throws {
+    /// `jitter`: each reading's RSSI is off by up to this many dB, as real ones are.
+    init(port: Int, jitter: Double = 0) async throws {
         client = try LiveRig.client(port: port, id: "feeder")
         client.start()
         try await client.waitUntilConnected(timeout: .seconds(10))
@@ -101,7 +102,8 @@ final class ReadingFeeder: Sendable {
                 seq += 1
                 for (id, byNode) in levels.map.withLock({ $0 }) {
                     for (node, rssi) in byNode {
-                        let r = LiveRig.reading(id, node: node, rssi: rssi, seq: seq)
+                        let noisy = jitter > 0 ? (rssi + Double.random(in: -jitter...jitter)).rounded() : rssi
+                        let r = LiveRig.reading(id, node: node, rssi: noisy, seq: seq)
                         if let payload = try? WireFormat.encode(r) {
                             try? client.publish(MQTTMessage(topic: topics.nodeBeacon(node, id), payload: payload))
                         }
