@@ -8,21 +8,21 @@ import Synchronization
 /// with presence published, reading-to-presence latency of beacons that switch
 /// rooms, and the resident memory of an `aggregator run` process at scale.
 ///
-///   roomcast-bench aggregator [--beacons 2000] [--nodes 20] [--publishers 4] [--rate 80000]
+///   roomcast-bench aggregator [--beacons 2000] [--nodes 20] [--publishers 4] [--rate 20000]
 ///                             [--seconds 10] [--movers 40] [--memory-beacons 10000] [--memory-nodes 50]
-///                             [--memory-rate 50000] [--memory-rounds 3] [--skip-memory]
+///                             [--memory-rate 20000] [--memory-rounds 2] [--skip-memory] [--core-only]
 enum AggregatorBenchmark {
     struct Options {
         var beacons = 2000
         var nodes = 20
         var publishers = 4
-        var rate = 80_000.0
+        var rate = 20_000.0
         var seconds = 10.0
         var movers = 40
         var memoryBeacons = 10_000
         var memoryNodes = 50
-        var memoryRate = 50_000.0
-        var memoryRounds = 3
+        var memoryRate = 20_000.0
+        var memoryRounds = 2
         var skipMemory = false
         var coreOnly = false
 
