@@ -248,13 +248,15 @@ func eventuallyStable(seconds: Double) async throws {
                                            stdoutPath: "\(dir)/\(node).log", stderrPath: "\(dir)/\(node).log"))
         }
         defer { for a in agents { a.send(SIGKILL) } }
-        try await observer.waitFor("every still beacon in its true room", timeout: .seconds(30)) { _ in
-            still.allSatisfy { id, room in observer.presence(BeaconID(id)!).last?.room == room }
-        }
-        for (id, room) in still {
-            #expect(observer.events().contains { $0.id.rawValue == id && $0.event == .enter && $0.room == room })
-            let occupancy = try #require(observer.last("roomcast/rooms/\(room)"))
-            #expect(occupancy.contains(id))
+        // Presence, the room's occupancy and the enter event must agree at one moment (fusion
+        // may place a beacon elsewhere for a while first; that is its accuracy, not the pipeline's).
+        try await observer.waitFor("every still beacon in its true room, its occupancy and enter event", timeout: .seconds(30)) { _ in
+            let events = observer.events()
+            return still.allSatisfy { id, room in
+                observer.presence(BeaconID(id)!).last?.room == room
+                    && observer.last("roomcast/rooms/\(room)")?.contains(id) == true
+                    && events.contains { $0.id.rawValue == id && $0.event == .enter && $0.room == room }
+            }
         }
         for a in agents { a.send(SIGTERM) }
         for a in agents { _ = try await withTimeout(.seconds(10), "edge-agent to exit") { await a.waitForExit() } }
