@@ -91,6 +91,20 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// True when this instance publishes (always, without standby).
     public var isActive: Bool { election?.isActive ?? true }
 
+    /// Everything retained again after a reconnect: a broker restarted without persistence
+    /// (or SIGKILLed since its last save) has lost our status, discovery, presence and rooms,
+    /// and would otherwise wait for the periodic refresh (status and discovery: forever).
+    public func reconnected(now: Double) -> [OutboundMessage] {
+        guard isActive, wasActive else { return [] }
+        do {
+            nextRefresh = now + refreshInterval
+            return try core.start(now: now) + core.refresh(now: now)
+        } catch {
+            logger.error("could not encode output", metadata: ["error": "\(error)"])
+            return []
+        }
+    }
+
     public var rejected: [InputIntake.Rejection: UInt64] { core.intake.rejected }
     public var accepted: UInt64 { core.intake.accepted }
 
