@@ -72,6 +72,8 @@ import TestSupport
                 rig.messages.first { $0.at >= killedAt && $0.presence.map { $0.id.rawValue == id && !$0.evidence.contains { $0.node == victim } } == true }?.at
             }
             let evidenceGone = (dropTimes.max() ?? killedAt) - killedAt
+            let lastCiting = rig.messages.filter { $0.at >= killedAt && $0.presence?.evidence.contains { $0.node == victim } == true }
+                .map(\.at).max().map { $0 - killedAt }
             // Wait one more evaluation round, then nothing after the freshness window may cite the victim.
             let settle = FaultRig.now + 2
             try await rig.waitFor("2 s more of decisions") { _ in FaultRig.now >= settle }
@@ -86,7 +88,8 @@ import TestSupport
             }
             print("""
                 fault agent-sigkill: node \(victim) killed; Last Will offline after \(Self.s(will.at - killedAt)); \
-                its evidence gone from \(heardByVictim.count) beacons after \(Self.s(evidenceGone)) (max); \
+                first decision without it for all \(heardByVictim.count) beacons it heard after \(Self.s(evidenceGone)), \
+                last decision citing it \(lastCiting.map { Self.s($0) + " after the kill" } ?? "before the kill"); \
                 went away: \(away.count); rooms before → after: \(moves.joined(separator: ", "))
                 """)
         }

@@ -91,9 +91,11 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// True when this instance publishes (always, without standby).
     public var isActive: Bool { election?.isActive ?? true }
 
-    /// Everything retained again after a reconnect: a broker restarted without persistence
+    /// Everything retained again after a (re)connect: a broker restarted without persistence
     /// (or SIGKILLed since its last save) has lost our status, discovery, presence and rooms,
-    /// and would otherwise wait for the periodic refresh (status and discovery: forever).
+    /// and a first tick that ran before the first connect could not send them at all; both
+    /// would otherwise wait for the periodic refresh (status and discovery: forever).
+    /// Empty until the first tick has announced this instance (that tick sends them itself).
     public func reconnected(now: Double) -> [OutboundMessage] {
         guard isActive, wasActive else { return [] }
         do {

@@ -56,13 +56,13 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
             }
         }
         let events = Task { [mqtt, logger, runtime, clock] in
-            var connections = 0
             for await e in mqtt.connectionEvents {
                 switch e {
                 case .connected:
                     logger.info("broker connected", metadata: ["mqtt.endpoint": mqtt.configuration.endpoint])
-                    connections += 1
-                    if connections > 1 { await self.publish(await runtime.reconnected(now: clock.now())) }
+                    // Whatever went out before this connection (the start-up announcement when the
+                    // first tick beat a slow TLS connect, or everything a restarted broker forgot) again.
+                    await self.publish(await runtime.reconnected(now: clock.now()))
                 case .disconnected(let why): logger.warning("broker connection lost", metadata: ["error": "\(why)"])
                 case .connectFailed(let why, let retry):
                     logger.warning("broker unreachable", metadata: ["error": "\(why)", "retry_in_s": "\(retry)"])
