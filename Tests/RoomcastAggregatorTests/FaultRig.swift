@@ -31,6 +31,8 @@ final class FaultRig: Sendable {
     let broker: MosquittoBroker
     let nodes: [String]
     let beacons: [String]
+    /// Beacons that never move in the scenario (tags): any room change of theirs is an error.
+    let stationary: Set<String>
     private let agents = Mutex<[String: ChildProcess]>([:])
     private let aggregatorProcess = Mutex<ChildProcess?>(nil)
     private let observer: MQTTClient
@@ -63,8 +65,12 @@ final class FaultRig: Sendable {
 
     static var now: Double { Date().timeIntervalSince1970 }
 
+    /// Where relayed agents publish (see `startSkewRelay`).
+    static let relayPrefix = "skewed"
+
     /// Generates the home, starts the broker, the observer, every agent and the aggregator.
-    static func start(seconds: Int = 300, refreshInterval: Double = 2, brokerOptions: MosquittoBroker.Options = .init()) async throws -> FaultRig {
+    static func start(seconds: Int = 300, refreshInterval: Double = 2, relayed: Set<String> = [],
+                      brokerOptions: MosquittoBroker.Options = .init()) async throws -> FaultRig {
         let bin = try productsDirectory()
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-fault-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -78,24 +84,28 @@ final class FaultRig: Sendable {
         try site.close()
         let nodes = try FileManager.default.contentsOfDirectory(atPath: "\(dir)/home/nodes")
             .filter { $0.hasSuffix(".btsnoop") }.map { String($0.dropLast(".btsnoop".count)) }.sorted()
-        struct Beacon: Decodable { let id: String }
-        let beacons = try JSONDecoder().decode([Beacon].self, from: Data(contentsOf: URL(fileURLWithPath: "\(dir)/home/beacons.json"))).map(\.id)
+        struct Beacon: Decodable { let id: String; let mobile: Bool }
+        let listed = try JSONDecoder().decode([Beacon].self, from: Data(contentsOf: URL(fileURLWithPath: "\(dir)/home/beacons.json")))
+        let beacons = listed.map(\.id)
+        let stationary = Set(listed.filter { !$0.mobile }.map(\.id))
         let broker = try await MosquittoBroker.start(brokerOptions)
         let observer = try MQTTClient(configuration: MQTTClientConfiguration(
             host: "127.0.0.1", port: broker.port, clientID: "fault-observer-\(UUID().uuidString.prefix(6))",
             reconnectBackoff: MQTTBackoff(initial: 0.1, maximum: 0.5), inboundBufferSize: 100_000), logger: .silent)
-        let rig = FaultRig(directory: dir, broker: broker, nodes: nodes, beacons: beacons, observer: observer, bin: bin)
+        let rig = FaultRig(directory: dir, broker: broker, nodes: nodes, beacons: beacons, stationary: stationary, observer: observer, bin: bin)
         observer.start()
         try await observer.subscribe("roomcast/#", qos: .atLeastOnce)
         try await observer.waitUntilConnected(timeout: .seconds(10))
-        for node in nodes { try rig.startAgent(node) }
+        for node in nodes { try rig.startAgent(node, topicPrefix: relayed.contains(node) ? relayPrefix : nil) }
         try rig.startAggregator()
         return rig
     }
 
     private let bin: String
 
-    private init(directory: String, broker: MosquittoBroker, nodes: [String], beacons: [String], observer: MQTTClient, bin: String) {
+    private init(directory: String, broker: MosquittoBroker, nodes: [String], beacons: [String], stationary: Set<String>,
+                 observer: MQTTClient, bin: String) {
+        self.stationary = stationary
         self.directory = directory
         self.broker = broker
         self.nodes = nodes
@@ -110,10 +120,17 @@ final class FaultRig: Sendable {
         }
     }
 
-    /// Starts (or restarts) the agent of `node`, replaying its capture in real time.
-    func startAgent(_ node: String) throws {
+    /// Starts (or restarts) the agent of `node`, replaying its capture in real time; with
+    /// `topicPrefix` it publishes under that prefix instead of `roomcast` (for a relay to alter).
+    func startAgent(_ node: String, topicPrefix: String? = nil) throws {
+        var config = "\(directory)/home/agent.yaml"
+        if let topicPrefix {
+            config = "\(directory)/agent-\(node).yaml"
+            try (String(contentsOfFile: "\(directory)/home/agent.yaml", encoding: .utf8)
+                 + "\nmqtt:\n  topic_prefix: \(topicPrefix)\n").write(toFile: config, atomically: true, encoding: .utf8)
+        }
         let c = try ChildProcess("\(bin)/edge-agent", [
-            "run", "-c", "\(directory)/home/agent.yaml", "--node", node,
+            "run", "-c", config, "--node", node,
             "--source", "btsnoop:\(directory)/home/nodes/\(node).btsnoop", "--speed", "realtime",
             "--broker", "mqtt://127.0.0.1:\(broker.port)",
         ], stdoutPath: "\(directory)/\(node).log", stderrPath: "\(directory)/\(node).log")
@@ -127,6 +144,29 @@ final class FaultRig: Sendable {
             "--instance", "fault-test",
         ], stdoutPath: "\(directory)/aggregator.log", stderrPath: "\(directory)/aggregator.log")
         aggregatorProcess.withLock { $0 = c }
+    }
+
+    /// Forwards everything agents publish under `from/` to `roomcast/`, shifting each reading's
+    /// capture time by `skew[node]` seconds: a node whose clock is that far off.
+    func startSkewRelay(from prefix: String, skew: [String: Double]) async throws -> MQTTClient {
+        let relay = try MQTTClient(configuration: MQTTClientConfiguration(
+            host: "127.0.0.1", port: broker.port, clientID: "skew-relay", inboundBufferSize: 100_000), logger: .silent)
+        relay.start()
+        try await relay.subscribe("\(prefix)/#", qos: .atLeastOnce)
+        try await relay.waitUntilConnected(timeout: .seconds(10))
+        let ours = Topics(prefix: prefix), out = Topics()
+        Task {
+            for await m in relay.messages {
+                guard let parsed = ours.parse(m.topic) else { continue }
+                var forwarded = MQTTMessage(topic: "roomcast" + m.topic.dropFirst(prefix.count), payload: m.payload, qos: m.qos, retain: m.retain)
+                if case .nodeBeacon(let node, let id) = parsed, var r = try? WireFormat.decode(BeaconReading.self, from: m.payload) {
+                    r.ts += skew[node] ?? 0
+                    forwarded = MQTTMessage(topic: out.nodeBeacon(node, id), payload: (try? WireFormat.encode(r)) ?? m.payload, qos: m.qos)
+                }
+                try? relay.publish(forwarded)
+            }
+        }
+        return relay
     }
 
     /// Kills the agent of `node` with `signal` and waits for it to exit.
