@@ -186,7 +186,7 @@ import TestSupport
             // A flap: a stationary tag leaves the room it was in and comes back (A → B → A).
             let flaps = rig.stationary.sorted().filter { id in
                 var rooms = [lastBefore[id]?.room ?? "away"]
-                for d in after.compactMap(\.presence) where d.id.rawValue == id where rooms.last != (d.room ?? "away") {
+                for d in after.compactMap(\.presence) where d.id.rawValue == id && rooms.last != (d.room ?? "away") {
                     rooms.append(d.room ?? "away")
                 }
                 return rooms.indices.dropLast(2).contains { rooms[$0] == rooms[$0 + 2] }
