@@ -20,9 +20,10 @@ bin=$(swift build --show-bin-path)
 
 if [ "${FAULTS_ONLY:-swift}" = swift ] || [ -z "${FAULTS_ONLY:-}" ]; then
   echo "== faults: Swift fault tests (ROOMCAST_FAULTS=1)" >&2
-  ROOMCAST_FAULTS=1 swift test --skip-build --filter 'RoomcastAggregatorTests.FaultTests' 2>&1 \
-    | grep -E '^fault |✘|✔ Test|Expectation failed|timed out' || true
-  ROOMCAST_FAULTS=1 swift test --skip-build --filter 'RoomcastAggregatorTests.FaultTests' > /dev/null 2>&1 || status=1
+  out=$(mktemp /tmp/roomcast-faults-swift.XXXXXX)
+  ROOMCAST_FAULTS=1 swift test --skip-build --filter 'RoomcastAggregatorTests.FaultTests' > "$out" 2>&1 || status=1
+  grep -E '^fault |✘|✔ Test|Expectation failed|timed out' "$out" || true
+  rm -f "$out"
 fi
 [ "${FAULTS_ONLY:-link}" = link ] || [ -z "${FAULTS_ONLY:-}" ] || exit $status
 
