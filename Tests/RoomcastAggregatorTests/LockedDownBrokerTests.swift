@@ -11,7 +11,14 @@ import TestSupport
     @Test func clientsWithoutCredentialsWithAWrongPasswordOrTheWrongCAAreRefused() async throws {
         guard MosquittoBroker.shouldRun else { return }
         let broker = try await LockedDownBroker.start()
-        defer { Task { await broker.stop() } }
+        do { try await Self.refusals(broker) } catch {
+            await broker.stop()
+            throw error
+        }
+        await broker.stop()
+    }
+
+    static func refusals(_ broker: LockedDownBroker) async throws {
         let cases: [(String, MQTTClient, (MQTTError) -> Bool)] = [
             ("no credentials", try broker.client(nil), { $0.isAuthenticationFailure }),
             ("wrong password", try broker.client("kitchen-pi", password: "guess"), { $0.isAuthenticationFailure }),
