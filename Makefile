@@ -29,3 +29,9 @@ bench: release
 
 clean:
 	rm -rf .build
+
+## Soak: an hour of a busy simulated home at x60 through mosquitto, agents and aggregator
+## (about a minute): memory and file-descriptor curves, error-level log lines.
+.PHONY: soak
+soak: build
+	@bash scripts/soak.sh
