@@ -17,6 +17,9 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     private var announcedBeacons: Set<BeaconID> = []
     private let knownBeacons: [BeaconID: SiteModel.KnownBeacon]
     private let knownNodes: Set<String>
+    /// No decisions before this time: while the aggregator cannot hear the broker, and for a
+    /// grace period after it reconnects, missing readings say nothing about the beacons.
+    public var decisionsHeldUntil: Double = 0
     /// Also take ESPresense nodes' readings (`inputs.espresense`).
     public var acceptsESPresense = false
     private var espresense = ESPresenseInput()
@@ -91,6 +94,12 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     public mutating func advance(to now: Double) throws -> [OutboundMessage] {
         guard let due = nextTick else {
             nextTick = (now / tickInterval).rounded(.down) * tickInterval + tickInterval
+            return []
+        }
+        if now < decisionsHeldUntil {
+            // Blind (no broker) or just back: silence is ours, not the beacons'. Decide again
+            // once fresh readings had time to arrive, without a burst of catch-up ticks.
+            nextTick = max(due, decisionsHeldUntil)
             return []
         }
         var out: [OutboundMessage] = []

@@ -114,7 +114,16 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             startedAt = now
         }
         wasActive = false
+        core.decisionsHeldUntil = now + reconnectGrace
     }
+
+    /// The broker connection is gone: hold decisions (nobody goes away because we went deaf).
+    public func brokerDisconnected() {
+        core.decisionsHeldUntil = .infinity
+    }
+
+    /// Seconds after a (re)connect before absence counts again: a few report intervals.
+    public let reconnectGrace: Double = 3
 
     /// The lease topic this instance elects on (the partition's own one under a partition).
     public nonisolated var leaseTopic: String { leaseTopicValue }

@@ -66,7 +66,9 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
                 case .connected:
                     logger.info("broker connected", metadata: ["mqtt.endpoint": mqtt.configuration.endpoint])
                     await runtime.brokerConnected(now: clock.now())
-                case .disconnected(let why): logger.warning("broker connection lost", metadata: ["error": "\(why)"])
+                case .disconnected(let why):
+                    logger.warning("broker connection lost", metadata: ["error": "\(why)"])
+                    await runtime.brokerDisconnected()
                 case .connectFailed(let why, let retry):
                     logger.warning("broker unreachable", metadata: ["error": "\(why)", "retry_in_s": "\(retry)"])
                 }
