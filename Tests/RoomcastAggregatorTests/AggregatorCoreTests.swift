@@ -233,3 +233,17 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(core.engine.decision(for: cat)?.room == "kitchen")
     }
 }
+
+@Suite struct ClockSkewTests {
+    @Test func aNodeWhoseClockIsOffIsNamed() throws {
+        var core = makeCore(discovery: false)
+        let topics = Topics()
+        _ = try core.start(now: 100)
+        let late = try core.handle(topic: topics.nodeBeacon("kitchen-pi", cat), payload: WireFormat.encode(reading("kitchen-pi", rssi: -60, ts: 70)), now: 100)
+        #expect(late.rejection?.reason == .clockSkew)
+        #expect(late.rejection?.message.contains("30 s behind") == true)
+        #expect(core.skewedNodes["kitchen-pi"] == 30)
+        let fine = try core.handle(topic: topics.nodeBeacon("office-pi", cat), payload: WireFormat.encode(reading("office-pi", rssi: -60, ts: 100.5)), now: 101)
+        #expect(fine.rejection == nil)
+    }
+}

@@ -52,7 +52,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             let (messages, rejection) = try core.handle(topic: topic, payload: payload, now: now)
             if let rejection {
                 let (admit, suppressed) = rejectLog.admit(rejection.reason.rawValue, now: now)
-                if admit {
+                if admit && rejection.reason == .clockSkew {
+                    logger.warning("node clock is off", metadata: ["detail": rejection.message, "suppressed": "\(suppressed)"])
+                } else if admit {
                     logger.warning("rejected inbound message", metadata: [
                         "mqtt.topic": String(topic.prefix(200)), "reason": rejection.reason.rawValue,
                         "detail": String(rejection.message.prefix(200)), "suppressed": "\(suppressed)"])
