@@ -30,6 +30,12 @@ bench: release
 clean:
 	rm -rf .build
 
+## Soak: an hour of a busy simulated home at x60 through mosquitto, agents and aggregator
+## (about a minute): memory and file-descriptor curves, error-level log lines.
+.PHONY: soak
+soak: build
+	@bash scripts/soak.sh
+
 ## Reliability (docs/reliability.md): libFuzzer harnesses for a bounded time (FUZZ_SECONDS per
 ## harness), and the test suite under AddressSanitizer and ThreadSanitizer.
 .PHONY: fuzz sanitize

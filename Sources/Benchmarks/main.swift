@@ -13,6 +13,7 @@ let benchmarks: [(name: String, summary: String, run: ([String]) throws -> Void)
             .init(name: "roomcast", make: { site in FusionEngine(site: site) }),
         ])
     }),
+    ("aggregator", "readings/s, switch latency and memory through a real mosquitto", AggregatorBenchmark.run),
 ]
 
 let args = Array(CommandLine.arguments.dropFirst())

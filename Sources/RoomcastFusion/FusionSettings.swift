@@ -125,8 +125,10 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     /// Only nodes within this distance of the estimated position, with no wall
     /// between, teach their offset (metres): there the path-loss model is trustworthy.
     public var learnRange: Double = 2.5
-    /// Bound of the learned offset (dB).
-    public var maxLearnedOffset: Double = 4
+    /// Bound of the learned offset (dB). Wide enough for a receiver 12 dB off
+    /// (cheap receivers and enclosures differ that much); 4 dB clipped such a node's
+    /// correction and left it pulling beacons into its room.
+    public var maxLearnedOffset: Double = 12
 
     // MARK: Capacity
 

@@ -213,3 +213,37 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(ESPresenseInput.beaconID("apple:1005:9-26").rawValue == "fp:espresense-apple-1005-9-26")
     }
 }
+
+@Suite struct DecisionHoldTests {
+    @Test func nobodyGoesAwayWhileTheAggregatorIsBlind() throws {
+        var core = makeCore(discovery: false)
+        let topics = Topics()
+        _ = try core.start(now: 0)
+        _ = try core.handle(topic: topics.nodeBeacon("kitchen-pi", cat), payload: WireFormat.encode(reading("kitchen-pi", rssi: -60, ts: 0)), now: 0)
+        _ = try core.advance(to: 2)
+        #expect(core.engine.decision(for: cat)?.room == "kitchen")
+        // The broker is gone for 40 s (longer than the 10 s the fake engine waits before "away").
+        core.decisionsHeldUntil = .infinity
+        #expect(try core.advance(to: 42).isEmpty)
+        // Back at 42 with a 3 s grace: the node's first fresh reading arrives at 43.
+        core.decisionsHeldUntil = 45
+        _ = try core.handle(topic: topics.nodeBeacon("kitchen-pi", cat), payload: WireFormat.encode(reading("kitchen-pi", rssi: -60, ts: 43, seq: 2)), now: 43)
+        let after = try core.advance(to: 50)
+        #expect(!after.contains { $0.topic == topics.presence(cat) }, "no away, no re-enter")
+        #expect(core.engine.decision(for: cat)?.room == "kitchen")
+    }
+}
+
+@Suite struct ClockSkewTests {
+    @Test func aNodeWhoseClockIsOffIsNamed() throws {
+        var core = makeCore(discovery: false)
+        let topics = Topics()
+        _ = try core.start(now: 100)
+        let late = try core.handle(topic: topics.nodeBeacon("kitchen-pi", cat), payload: WireFormat.encode(reading("kitchen-pi", rssi: -60, ts: 70)), now: 100)
+        #expect(late.rejection?.reason == .clockSkew)
+        #expect(late.rejection?.message.contains("30 s behind") == true)
+        #expect(core.skewedNodes["kitchen-pi"] == 30)
+        let fine = try core.handle(topic: topics.nodeBeacon("office-pi", cat), payload: WireFormat.encode(reading("office-pi", rssi: -60, ts: 100.5)), now: 101)
+        #expect(fine.rejection == nil)
+    }
+}

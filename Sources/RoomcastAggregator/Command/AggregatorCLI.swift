@@ -86,15 +86,16 @@ public enum AggregatorCLI {
         let topics = config.mqtt.topics
         let instance = command.option("instance") ?? ProcessInfo.processInfo.hostName
         let election = config.standby.enabled
-            ? LeaseElection(me: instance, topics: topics, duration: config.standby.leaseS) : nil
+            ? LeaseElection(me: instance, topics: topics, duration: config.standby.leaseS, scope: config.partitionName) : nil
         // Under hot standby the Last Will releases the lease (so the standby takes over at once);
         // otherwise it marks the aggregator offline.
         let will = election?.releaseMessage
             ?? OutboundMessage(topic: topics.aggregatorStatus, text: "offline", retain: true, qos: 1)
         let client: MQTTClient
         do {
-            client = try MQTTClient(configuration: try config.mqtt.clientConfiguration(
-                clientID: "roomcast-aggregator-\(instance)", will: will), logger: logger)
+            var configuration = try config.mqtt.clientConfiguration(clientID: "roomcast-aggregator-\(instance)", will: will)
+            configuration.inboundBufferSize = Self.inboundBuffer
+            client = try MQTTClient(configuration: configuration, logger: logger)
         } catch let e as ConfigError { return fail("bad config:\n\(e)", .config) }
         catch { return fail("\(error)", .config) }
         logger.info("effective config", metadata: ["config": ConfigLoader.describe(config)])
@@ -110,6 +111,11 @@ public enum AggregatorCLI {
         lifecycle.onShutdown("stop the aggregator") { service.stop() }
         return await lifecycle.run { await service.run() }
     }
+
+    /// Inbound messages buffered between the MQTT thread and fusion. A restart of a big site
+    /// receives every retained presence and discovery config at once (3 per beacon: 30 000 for
+    /// 10 000 beacons) plus the readings; the client's default of 1024 would drop most of them.
+    public static let inboundBuffer = 65_536
 
     static func watch(config: AggregatorConfig, logger: Logger) async -> ExitCode {
         let topics = config.mqtt.topics

@@ -27,6 +27,15 @@ extension AggregatorConfig {
         return site
     }
 
+    /// A topic-level name for the partition (`floors-0_1`, `rooms-office_hall`), nil without one:
+    /// the active/standby pair of each partition elects on its own lease topic.
+    public var partitionName: String? {
+        var parts: [String] = []
+        if let floors = partition.floors { parts.append("floors-" + floors.map(String.init).joined(separator: "_")) }
+        if let rooms = partition.rooms { parts.append("rooms-" + rooms.joined(separator: "_")) }
+        return parts.isEmpty ? nil : parts.joined(separator: "-")
+    }
+
     /// The aggregator core for this config, with a fresh engine.
     public func makeCore() -> AggregatorCore<FusionEngine> {
         let site = partitionedSite

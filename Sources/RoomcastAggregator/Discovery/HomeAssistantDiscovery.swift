@@ -80,9 +80,21 @@ public struct HomeAssistantDiscovery: Sendable {
         return [try message(component: "binary_sensor", objectID: "roomcast_node_\(slug)_connectivity", status)]
     }
 
+    /// The aggregator's own device (the parent every other device is reached via),
+    /// with a connectivity binary_sensor on its status topic.
+    public func aggregatorConfigs() throws -> [OutboundMessage] {
+        let device = Device(identifiers: [Self.aggregatorDeviceID], name: "Roomcast aggregator", manufacturer: "Roomcast",
+                            model: "aggregator \(RoomcastVersion.current)", viaDevice: nil)
+        let status = EntityConfig(
+            name: "Connectivity", uniqueID: "roomcast_aggregator_connectivity", objectID: "roomcast_aggregator_connectivity",
+            stateTopic: topics.aggregatorStatus, payloadOn: "online", payloadOff: "offline",
+            availability: [], device: device, deviceClass: "connectivity", entityCategory: "diagnostic")
+        return [try message(component: "binary_sensor", objectID: "roomcast_aggregator_connectivity", status)]
+    }
+
     /// Every config for a site (known beacons, rooms, nodes) plus the aggregator device.
     public func siteConfigs(_ site: SiteModel) throws -> [OutboundMessage] {
-        var out: [OutboundMessage] = []
+        var out = try aggregatorConfigs()
         for b in site.beacons { out += try beaconConfigs(id: b.id, name: b.name) }
         for r in site.rooms { out += try roomConfigs(room: r.name, floor: r.floor) }
         for n in site.nodes { out += try nodeConfigs(node: n.name, room: n.room) }
@@ -208,7 +220,7 @@ struct EntityConfig: Encodable {
         try c.encodeIfPresent(payloadNotHome, forKey: .payloadNotHome)
         try c.encodeIfPresent(payloadOn, forKey: .payloadOn)
         try c.encodeIfPresent(payloadOff, forKey: .payloadOff)
-        try c.encode(availability, forKey: .availability)
+        if !availability.isEmpty { try c.encode(availability, forKey: .availability) }
         try c.encode(device, forKey: .device)
         try c.encodeIfPresent(deviceClass, forKey: .deviceClass)
         try c.encodeIfPresent(icon, forKey: .icon)

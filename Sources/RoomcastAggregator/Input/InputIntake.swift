@@ -26,6 +26,8 @@ public struct InputIntake: Sendable {
         case idMismatch = "id_mismatch"
         case outOfRange = "out_of_range"
         case unknownNode = "unknown_node"
+        /// Not a rejection: the reading was used, but its node's clock is off (warned about).
+        case clockSkew = "clock_skew"
     }
 
     public let topics: Topics

@@ -17,6 +17,13 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     private var announcedBeacons: Set<BeaconID> = []
     private let knownBeacons: [BeaconID: SiteModel.KnownBeacon]
     private let knownNodes: Set<String>
+    /// Nodes whose latest reading was further than `skewWarning` from our clock, with the offset (s).
+    public private(set) var skewedNodes: [String: Double] = [:]
+    /// How far a reading's capture time may be from our clock before we warn (seconds).
+    public static var skewWarning: Double { 10 }
+    /// No decisions before this time: while the aggregator cannot hear the broker, and for a
+    /// grace period after it reconnects, missing readings say nothing about the beacons.
+    public var decisionsHeldUntil: Double = 0
     /// Also take ESPresense nodes' readings (`inputs.espresense`).
     public var acceptsESPresense = false
     private var espresense = ESPresenseInput()
@@ -72,6 +79,12 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         case .success(.reading(let r)):
             if !knownBeacons.isEmpty && knownBeacons[r.id] == nil { return (out, nil) }
             engine.ingest(r, now: now)
+            // A node whose clock is off is worth a warning: fusion judges readings by capture time.
+            let lag = now - r.ts
+            if lag > Self.skewWarning || lag < -Self.skewWarning {
+                skewedNodes[r.node] = lag
+                return (out, .init(reason: .clockSkew, message: "node '\(r.node)' is \(Int(lag.rounded())) s \(lag > 0 ? "behind" : "ahead"); check its clock (NTP)"))
+            }
         case .success(.nodeStatus(let node, let online)):
             engine.nodeStatus(node, online: online, now: now)
             if !online { out += try publishChanges(now: now) }
@@ -91,6 +104,12 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     public mutating func advance(to now: Double) throws -> [OutboundMessage] {
         guard let due = nextTick else {
             nextTick = (now / tickInterval).rounded(.down) * tickInterval + tickInterval
+            return []
+        }
+        if now < decisionsHeldUntil {
+            // Blind (no broker) or just back: silence is ours, not the beacons'. Decide again
+            // once fresh readings had time to arrive, without a burst of catch-up ticks.
+            nextTick = max(due, decisionsHeldUntil)
             return []
         }
         var out: [OutboundMessage] = []

@@ -1,4 +1,5 @@
 import RoomcastFusion
+import RoomcastMQTT
 import Shared
 
 /// Owns the aggregator core (and the standby election) while the service
@@ -12,17 +13,21 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     private var nextRefresh: Double = 0
     private var discoveryOnBroker: Set<String> = []
     private var discoveryReconciled = false
-    private let startedAt: Double
+    /// Start-up time, moved to the first broker connection: the retained state arrives only then.
+    private var startedAt: Double
+    private var connectedOnce = false
     /// Retained output read back within this window after start is resumed from.
     private let resumeWindow: Double
     private let rejectLog = RateLimitedLog(interval: 10)
     private let logger: Logger
     private var wasActive = false
+    private nonisolated let leaseTopicValue: String
 
     public init(core: AggregatorCore<Engine>, election: LeaseElection?, refreshInterval: Double, startedAt: Double,
                 resumeWindow: Double = 3, logger: Logger) {
         self.core = core
         self.election = election
+        self.leaseTopicValue = election?.topic ?? core.topics.aggregatorLease
         self.refreshInterval = refreshInterval
         self.startedAt = startedAt
         self.resumeWindow = resumeWindow
@@ -35,7 +40,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             if payload.isEmpty { discoveryOnBroker.remove(topic) } else { discoveryOnBroker.insert(topic) }
             return []
         }
-        if topic == core.topics.aggregatorLease {
+        if topic == leaseTopic {
             election?.observe(payload: payload, now: now)
             return []
         }
@@ -47,7 +52,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             let (messages, rejection) = try core.handle(topic: topic, payload: payload, now: now)
             if let rejection {
                 let (admit, suppressed) = rejectLog.admit(rejection.reason.rawValue, now: now)
-                if admit {
+                if admit && rejection.reason == .clockSkew {
+                    logger.warning("node clock is off", metadata: ["detail": rejection.message, "suppressed": "\(suppressed)"])
+                } else if admit {
                     logger.warning("rejected inbound message", metadata: [
                         "mqtt.topic": String(topic.prefix(200)), "reason": rejection.reason.rawValue,
                         "detail": String(rejection.message.prefix(200)), "suppressed": "\(suppressed)"])
@@ -57,6 +64,18 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         } catch {
             logger.error("could not encode output", metadata: ["error": "\(error)"])
             return []
+        }
+    }
+
+    /// Feeds every inbound message to the core on this actor until the stream ends or the
+    /// task is cancelled; `send` gets what to publish and whether this instance is active.
+    /// Iterating here rather than calling `handle` from another task saves two executor hops
+    /// per reading, which is most of the service's cost beyond decoding and fusion.
+    public func consume(_ messages: AsyncStream<MQTTMessage>, clock: any TimeSource,
+                        send: @Sendable ([OutboundMessage], Bool) -> Void) async {
+        for await m in messages {
+            let out = handle(topic: m.topic, payload: m.payload, now: clock.now())
+            if !out.isEmpty { send(out, isActive) }
         }
     }
 
@@ -87,6 +106,29 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         }
         return out
     }
+
+    /// The broker connection is (re)established at `now`: the next tick announces this
+    /// instance again when it is active (online status, discovery, every retained output),
+    /// since a broker without persistence forgets retained messages when it restarts.
+    public func brokerConnected(now: Double) {
+        if !connectedOnce {
+            connectedOnce = true
+            startedAt = now
+        }
+        wasActive = false
+        core.decisionsHeldUntil = now + reconnectGrace
+    }
+
+    /// The broker connection is gone: hold decisions (nobody goes away because we went deaf).
+    public func brokerDisconnected() {
+        core.decisionsHeldUntil = .infinity
+    }
+
+    /// Seconds after a (re)connect before absence counts again: a few report intervals.
+    public let reconnectGrace: Double = 3
+
+    /// The lease topic this instance elects on (the partition's own one under a partition).
+    public nonisolated var leaseTopic: String { leaseTopicValue }
 
     /// True when this instance publishes (always, without standby).
     public var isActive: Bool { election?.isActive ?? true }

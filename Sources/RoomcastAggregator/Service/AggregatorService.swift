@@ -32,7 +32,7 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
 
     /// Every subscription, re-sent by the client after each reconnect.
     var filters: [String] {
-        [topics.allNodeBeacons, topics.allNodeStatus, topics.allPresence, topics.aggregatorLease]
+        [topics.allNodeBeacons, topics.allNodeStatus, topics.allPresence, runtime.leaseTopic]
             + (discoveryFilter.map { [$0] } ?? []) + extraFilters
     }
 
@@ -43,23 +43,32 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
             try? await mqtt.subscribe(f, qos: .atLeastOnce)
         }
         let inbound = Task { [mqtt, runtime, clock] in
-            for await m in mqtt.messages {
-                let out = await runtime.handle(topic: m.topic, payload: m.payload, now: clock.now())
-                await self.publish(out)
-            }
+            await runtime.consume(mqtt.messages, clock: clock) { out, active in self.send(out, active: active) }
         }
-        let ticker = Task { [runtime, clock, tickInterval] in
+        let ticker = Task { [runtime, clock, tickInterval, mqtt] in
+            // No tick before the first connection (subscriptions acknowledged): what the first
+            // tick announces (online status, discovery) would be lost, and a standby must have
+            // read the retained lease before it may take it.
+            while !Task.isCancelled {
+                do { try await mqtt.waitUntilConnected(timeout: .seconds(60)); break } catch {
+                    try? await Task.sleep(for: .seconds(1))
+                }
+            }
             while !Task.isCancelled {
                 let out = await runtime.tick(now: clock.now())
                 await self.publish(out)
                 try? await Task.sleep(for: .seconds(tickInterval))
             }
         }
-        let events = Task { [mqtt, logger] in
+        let events = Task { [mqtt, runtime, clock, logger] in
             for await e in mqtt.connectionEvents {
                 switch e {
-                case .connected: logger.info("broker connected", metadata: ["mqtt.endpoint": mqtt.configuration.endpoint])
-                case .disconnected(let why): logger.warning("broker connection lost", metadata: ["error": "\(why)"])
+                case .connected:
+                    logger.info("broker connected", metadata: ["mqtt.endpoint": mqtt.configuration.endpoint])
+                    await runtime.brokerConnected(now: clock.now())
+                case .disconnected(let why):
+                    logger.warning("broker connection lost", metadata: ["error": "\(why)"])
+                    await runtime.brokerDisconnected()
                 case .connectFailed(let why, let retry):
                     logger.warning("broker unreachable", metadata: ["error": "\(why)", "retry_in_s": "\(retry)"])
                 }
@@ -83,9 +92,12 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
 
     private func publish(_ messages: [OutboundMessage]) async {
         guard !messages.isEmpty else { return }
+        send(messages, active: await runtime.isActive)
+    }
+
+    private func send(_ messages: [OutboundMessage], active: Bool) {
         // Lease messages always go out; everything else only from the active instance.
-        let active = await runtime.isActive
-        for m in messages where active || m.topic == topics.aggregatorLease {
+        for m in messages where active || m.topic == runtime.leaseTopic {
             do { try mqtt.publish(Self.mqttMessage(m)) } catch {
                 logger.debug("publish failed", metadata: ["mqtt.topic": m.topic, "error": "\(error)"])
             }

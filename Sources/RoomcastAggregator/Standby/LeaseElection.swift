@@ -33,10 +33,12 @@ public struct LeaseElection: Sendable {
     private var startedAt: Double?
     private var lastRenewal: Double = -.infinity
 
-    public init(me: String, topics: Topics, duration: Double = 6) {
+    /// `scope` names a partition: partitions elect independently, each on
+    /// `<prefix>/aggregator/lease/<scope>`; nil uses the site's one lease topic.
+    public init(me: String, topics: Topics, duration: Double = 6, scope: String? = nil) {
         self.me = me
         self.duration = duration
-        self.topic = topics.aggregatorLease
+        self.topic = scope.map { "\(topics.aggregatorLease)/\($0)" } ?? topics.aggregatorLease
     }
 
     /// The retained lease as read from the broker (empty payload = released).
@@ -44,11 +46,22 @@ public struct LeaseElection: Sendable {
         if payload.isEmpty {
             seen = nil
         } else if let lease = try? WireFormat.decode(Lease.self, from: payload) {
+            if lease.holder == me && role == .standby && startedAt != nil {
+                // The echo of a lease we published before stepping down. Only the retained
+                // lease read at start-up (before the first tick) may be our own from a
+                // previous run, which we take back at once.
+                return
+            }
             seen = lease
             if lease.holder != me && lease.expires > now && role == .active {
-                // Someone else holds a valid lease (split brain after a partition): the
-                // later holder wins, we step down.
-                role = .standby
+                // Two active at once (both started together, or a split brain after a
+                // partition): both see both leases, so a rule both apply picks one. The
+                // lower name keeps the lease and renews at once to overwrite the other's.
+                if lease.holder < me {
+                    role = .standby
+                } else {
+                    lastRenewal = -.infinity
+                }
             }
         }
     }

@@ -17,13 +17,31 @@ public enum WireFormat {
     }
 
     /// Decodes a payload, rejecting oversized input and versions other than ours.
+    /// Versioned payloads are decoded once and their `v` checked after; only a
+    /// payload that does not decode is probed again, to say whether its version is the problem.
     public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws(WireFormatError) -> T {
         guard bytes.count <= maxPayloadBytes else { throw .tooLarge(bytes.count) }
         let data = Data(bytes)
+        let decoder = JSONDecoder()
+        if T.self is any WireVersioned.Type {
+            do {
+                let value = try decoder.decode(T.self, from: data)
+                if let v = (value as? any WireVersioned)?.v, v != version { throw WireFormatError.unsupportedVersion(v) }
+                return value
+            } catch let e as WireFormatError {
+                throw e
+            } catch {
+                if let probe = try? decoder.decode(VersionProbe.self, from: data), probe.v != version {
+                    throw .unsupportedVersion(probe.v)
+                }
+                if let e = error as? DecodingError { throw .invalid(WireFormatError.describe(e)) }
+                throw .invalid(String(describing: error))
+            }
+        }
         do {
-            let probe = try JSONDecoder().decode(VersionProbe.self, from: data)
+            let probe = try decoder.decode(VersionProbe.self, from: data)
             guard probe.v == version else { throw WireFormatError.unsupportedVersion(probe.v) }
-            return try JSONDecoder().decode(T.self, from: data)
+            return try decoder.decode(T.self, from: data)
         } catch let e as WireFormatError {
             throw e
         } catch let e as DecodingError {
@@ -68,3 +86,15 @@ public enum WireFormatError: Error, Equatable, Sendable, CustomStringConvertible
         }
     }
 }
+
+/// A wire payload that carries the contract version `v`.
+public protocol WireVersioned {
+    var v: Int { get }
+}
+
+extension BeaconReading: WireVersioned {}
+extension PresenceDecision: WireVersioned {}
+extension RoomOccupancy: WireVersioned {}
+extension RoomEvent: WireVersioned {}
+extension RegionEvent: WireVersioned {}
+extension NodeTelemetry: WireVersioned {}

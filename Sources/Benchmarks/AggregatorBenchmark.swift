@@ -1,0 +1,497 @@
+import Foundation
+import RoomcastAggregator
+import RoomcastMQTT
+import Shared
+import Synchronization
+
+/// The aggregator through a real mosquitto on loopback: sustained readings/s
+/// with presence published, reading-to-presence latency of beacons that switch
+/// rooms, and the resident memory of an `aggregator run` process at scale.
+///
+///   roomcast-bench aggregator [--beacons 2000] [--nodes 20] [--publishers 4] [--rate 20000]
+///                             [--seconds 10] [--movers 40] [--memory-beacons 10000] [--memory-nodes 50]
+///                             [--memory-rate 20000] [--memory-rounds 2] [--skip-memory] [--core-only]
+enum AggregatorBenchmark {
+    struct Options {
+        var beacons = 2000
+        var nodes = 20
+        var publishers = 4
+        var rate = 20_000.0
+        var seconds = 10.0
+        var movers = 40
+        var memoryBeacons = 10_000
+        var memoryNodes = 50
+        var memoryRate = 20_000.0
+        var memoryRounds = 2
+        var skipMemory = false
+        var coreOnly = false
+
+        init(_ args: [String]) throws {
+            var i = 0
+            func value() throws -> String {
+                i += 1
+                guard i < args.count else { throw BenchError.usage("\(args[i - 1]) needs a value") }
+                return args[i]
+            }
+            func number(_ text: String) throws -> Double {
+                guard let v = Double(text), v > 0 else { throw BenchError.usage("not a positive number: \(text)") }
+                return v
+            }
+            while i < args.count {
+                switch args[i] {
+                case "--beacons": beacons = Int(try number(try value()))
+                case "--nodes": nodes = max(2, Int(try number(try value())))
+                case "--publishers": publishers = Int(try number(try value()))
+                case "--rate": rate = try number(try value())
+                case "--seconds": seconds = try number(try value())
+                case "--movers": movers = Int(try number(try value()))
+                case "--memory-beacons": memoryBeacons = Int(try number(try value()))
+                case "--memory-nodes": memoryNodes = max(2, Int(try number(try value())))
+                case "--memory-rate": memoryRate = try number(try value())
+                case "--memory-rounds": memoryRounds = Int(try number(try value()))
+                case "--skip-memory": skipMemory = true
+                case "--core-only": coreOnly = true
+                default: throw BenchError.usage("unknown option \(args[i])")
+                }
+                i += 1
+            }
+        }
+    }
+
+    enum BenchError: Error, CustomStringConvertible {
+        case usage(String)
+        case setup(String)
+        var description: String {
+            switch self {
+            case .usage(let m): "usage: \(m)"
+            case .setup(let m): m
+            }
+        }
+    }
+
+    static func run(arguments: [String]) throws {
+        let options = try Options(arguments)
+        let outcome = Mutex<Result<Void, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do {
+                try await runAsync(options)
+                outcome.withLock { $0 = .success(()) }
+            } catch {
+                outcome.withLock { $0 = .failure(error) }
+            }
+            done.signal()
+        }
+        done.wait()
+        try outcome.withLock { $0 }?.get()
+    }
+
+    static func runAsync(_ o: Options) async throws {
+        var rows: [(String, String)] = try measureCore(o)
+        if !o.coreOnly {
+            let broker = try Broker.start()
+            defer { broker.stop() }
+            print("mosquitto \(MQTTClient.libraryVersion) on 127.0.0.1:\(broker.port) — \(Broker.tuning.joined(separator: ", "))")
+            rows += try await measureThroughput(o, port: broker.port)
+            if !o.skipMemory {
+                rows += try await measureMemory(o, port: broker.port)
+            }
+        }
+        let width = rows.map(\.0.count).max() ?? 0
+        print("\n| measure | value |\n|---|---|")
+        for (k, v) in rows { print("| \(k.padding(toLength: width, withPad: " ", startingAt: 0)) | \(v) |") }
+    }
+
+    // MARK: the decision path alone (no broker), for comparison
+
+    static func measureCore(_ o: Options) throws -> [(String, String)] {
+        let topics = Topics()
+        let nodes = (0..<o.nodes).map { "node-\($0)" }
+        let site = SiteModel(rooms: nodes.indices.map { .init(name: "room-\($0)", floor: $0 % 3) },
+                             nodes: nodes.indices.map { .init(name: nodes[$0], room: "room-\($0)") })
+        var config = AggregatorConfig(site: site, discovery: .init(enabled: false), output: .init(refreshIntervalS: 0))
+        config.fusion.learnCalibration = false
+        var core = config.makeCore()
+        let start = Date().timeIntervalSince1970
+        var messages: [(String, [UInt8])] = []
+        for b in 0..<o.beacons {
+            let id = BeaconID.iBeacon(uuid: loadUUID, major: 0, minor: UInt16(b % 60000))
+            for n in 0..<o.nodes {
+                let r = reading(id, node: nodes[n], rssi: n == b % o.nodes ? -55 : -70 - Double((b + n) % 15), ts: start)
+                messages.append((topics.nodeBeacon(nodes[n], id), try WireFormat.encode(r)))
+            }
+        }
+        var decodeOnly = 0
+        let d0 = Date().timeIntervalSince1970
+        for (_, payload) in messages { if (try? WireFormat.decode(BeaconReading.self, from: payload)) != nil { decodeOnly += 1 } }
+        let d1 = Date().timeIntervalSince1970
+        var published = 0
+        let c0 = Date().timeIntervalSince1970
+        for (i, (topic, payload)) in messages.enumerated() {
+            // A virtual clock spreading the readings over 10 s, so ticks fall due as they would live.
+            published += try core.handle(topic: topic, payload: payload, now: start + 10 * Double(i) / Double(messages.count)).messages.count
+        }
+        let c1 = Date().timeIntervalSince1970
+        let n = Double(messages.count)
+        print("core: \(messages.count) readings; JSON decode alone \(Int(n / (d1 - d0)))/s; AggregatorCore.handle \(Int(n / (c1 - c0)))/s; \(published) messages out")
+        return [
+            ("JSON decode of a reading, one core", "\(Int(n / (d1 - d0)))/s"),
+            ("AggregatorCore.handle (decode + checks + fusion + output), one core", "\(Int(n / (c1 - c0)))/s"),
+        ]
+    }
+
+    // MARK: throughput and latency (the service in this process, same code as `aggregator run`)
+
+    static func measureThroughput(_ o: Options, port: Int) async throws -> [(String, String)] {
+        let topics = Topics()
+        let nodes = (0..<o.nodes).map { "node-\($0)" }
+        // Two probe nodes in rooms of their own carry the movers (room switches, node offline).
+        var site = SiteModel(rooms: nodes.indices.map { .init(name: "room-\($0)", floor: $0 % 3) },
+                             nodes: nodes.indices.map { .init(name: nodes[$0], room: "room-\($0)") })
+        site.rooms += [.init(name: "probe-room-a"), .init(name: "probe-room-b")]
+        site.nodes += [.init(name: "probe-a", room: "probe-room-a"), .init(name: "probe-b", room: "probe-room-b")]
+        var config = AggregatorConfig(site: site, discovery: .init(enabled: false), output: .init(refreshIntervalS: 0))
+        config.fusion.learnCalibration = false
+        let clock = SystemTimeSource()
+        let runtime = AggregatorRuntime(core: config.makeCore(), election: nil, refreshInterval: .infinity,
+                                        startedAt: clock.now(), logger: .silent)
+        let aggregatorClient = try client(port: port, id: "bench-aggregator", inbound: AggregatorCLI.inboundBuffer)
+        let service = AggregatorService(runtime: runtime, mqtt: aggregatorClient, topics: topics, discoveryFilter: nil,
+                                        clock: clock, logger: .silent)
+        let serviceTask = Task { await service.run() }
+        try await aggregatorClient.waitUntilConnected(timeout: .seconds(10))
+
+        // Presence watcher: counts presence messages and timestamps the movers' room changes.
+        let watcher = try client(port: port, id: "bench-watch", inbound: 1 << 17)
+        let presenceCount = Atomic<Int>(0)
+        let arrivals = Mutex<[String: [Double]]>([:])  // "<mover>/<room>" → arrival times
+        let movers = (0..<o.movers).map { BeaconID.iBeacon(uuid: moverUUID, major: 1, minor: UInt16($0)) }
+        let moverTopics = Set(movers.map { topics.presence($0) })
+        let watching = Task {
+            for await m in watcher.messages {
+                presenceCount.add(1, ordering: .relaxed)
+                guard moverTopics.contains(m.topic),
+                      let d = try? WireFormat.decode(PresenceDecision.self, from: m.payload), let room = d.room else { continue }
+                let now = Date().timeIntervalSince1970
+                arrivals.withLock { $0["\(d.id.rawValue)/\(room)", default: []].append(now) }
+            }
+        }
+        watcher.start()
+        try await watcher.subscribe(topics.allPresence, qos: .atMostOnce)
+
+        // Load: every beacon heard by every node, loudest at one node; payloads encoded up front.
+        print("throughput: \(o.beacons) beacons × \(o.nodes) nodes, \(o.publishers) publishers at QoS 0, offered \(Int(o.rate))/s")
+        let start = Date().timeIntervalSince1970
+        var load: [[(String, [UInt8])]] = Array(repeating: [], count: o.publishers)
+        for b in 0..<o.beacons {
+            let id = BeaconID.iBeacon(uuid: loadUUID, major: UInt16(b / 60000), minor: UInt16(b % 60000))
+            for n in 0..<o.nodes {
+                let rssi = n == b % o.nodes ? -55.0 : -70.0 - Double((b + n) % 15)
+                let r = reading(id, node: nodes[n], rssi: rssi, ts: start)
+                load[(b * o.nodes + n) % o.publishers].append((topics.nodeBeacon(nodes[n], id), try WireFormat.encode(r)))
+            }
+        }
+        let publishers = try (0..<o.publishers).map { try client(port: port, id: "bench-pub-\($0)", inbound: 16) }
+        for p in publishers { p.start() }
+        for p in publishers { try await p.waitUntilConnected(timeout: .seconds(10)) }
+
+        let acceptedBefore = await runtime.accepted
+        let droppedBefore = aggregatorClient.droppedInbound
+        let sent = Atomic<Int>(0)
+        let failed = Atomic<Int>(0)
+        let stopLoad = Atomic<Bool>(false)
+        let perPublisher = o.rate / Double(o.publishers)
+        let t0 = Date().timeIntervalSince1970
+        let threads = (0..<o.publishers).map { p in
+            let batch = load[p]
+            let c = publishers[p]
+            return Thread {
+                var i = 0
+                var n = 0.0
+                while !stopLoad.load(ordering: .relaxed) {
+                    let elapsed = Date().timeIntervalSince1970 - t0
+                    // Paced: publish what is due, then yield a millisecond.
+                    while n < elapsed * perPublisher {
+                        let (topic, payload) = batch[i % batch.count]
+                        do { try c.publish(MQTTMessage(topic: topic, payload: payload)) } catch { failed.add(1, ordering: .relaxed) }
+                        sent.add(1, ordering: .relaxed)
+                        i += 1
+                        n += 1
+                    }
+                    usleep(1000)
+                }
+            }
+        }
+        for t in threads { t.start() }
+
+        // Movers, heard by the two probe nodes at 10 Hz: each switches from probe-a to probe-b
+        // once, staggered over the run (room-switch latency: fusion's hysteresis included).
+        // Then probe-b goes offline: every mover falls back to probe-a at once (pipeline latency).
+        let moverClient = try client(port: port, id: "bench-movers", inbound: 16)
+        moverClient.start()
+        try await moverClient.waitUntilConnected(timeout: .seconds(10))
+        let moverSent = Atomic<Int>(0)
+        let settle = min(3.0, o.seconds / 3)
+        let stagger = max(0.01, (o.seconds - settle) / Double(max(1, o.movers)))
+        let flipAt: [Double] = movers.indices.map { t0 + settle + Double($0) * stagger }
+        var flipped = Array(repeating: false, count: movers.count)
+        var flipTimes: [String: Double] = [:]
+        var seq: UInt64 = 0
+        let giveUp = t0 + o.seconds + 20
+        func sendMovers(now: Double, probeB: Bool) throws {
+            seq += 1
+            for (m, id) in movers.enumerated() {
+                let (ra, rb) = flipped[m] ? (-85.0, -50.0) : (-50.0, -85.0)
+                for (node, rssi) in [("probe-a", ra), ("probe-b", rb)] where node == "probe-a" || probeB {
+                    var r = reading(id, node: node, rssi: rssi, ts: now)
+                    r.seq = seq
+                    try? moverClient.publish(MQTTMessage(topic: topics.nodeBeacon(node, id), payload: try WireFormat.encode(r)))
+                    moverSent.add(1, ordering: .relaxed)
+                }
+            }
+        }
+        while Date().timeIntervalSince1970 < giveUp {
+            let now = Date().timeIntervalSince1970
+            for m in movers.indices where !flipped[m] && now >= flipAt[m] {
+                flipped[m] = true
+                flipTimes["\(movers[m].rawValue)/probe-room-b"] = now
+            }
+            let allSwitched = flipped.allSatisfy { $0 }
+                && arrivals.withLock { a in flipTimes.allSatisfy { key, t in Self.firstAfter(a[key], t) != nil } }
+            if allSwitched && now - t0 >= o.seconds { break }
+            try sendMovers(now: now, probeB: true)
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let offlineStart = Date().timeIntervalSince1970
+        try moverClient.publish(MQTTMessage(topic: topics.nodeStatus("probe-b"), string: "offline", qos: .atLeastOnce))
+        while Date().timeIntervalSince1970 - offlineStart < 10 {
+            let done = arrivals.withLock { a in movers.allSatisfy { Self.firstAfter(a["\($0.rawValue)/probe-room-a"], offlineStart) != nil } }
+            if done { break }
+            try sendMovers(now: Date().timeIntervalSince1970, probeB: false)
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        stopLoad.store(true, ordering: .relaxed)
+        for t in threads { while !t.isFinished { try await Task.sleep(for: .milliseconds(10)) } }
+        let t1 = Date().timeIntervalSince1970
+        // Let the aggregator drain what the broker still holds (bounded wait).
+        var acceptedAfter = await runtime.accepted
+        for _ in 0..<50 {
+            try await Task.sleep(for: .milliseconds(100))
+            let a = await runtime.accepted
+            if a == acceptedAfter { break }
+            acceptedAfter = a
+        }
+        let drained = Date().timeIntervalSince1970 - 0.1
+
+        let accepted = Int(acceptedAfter - acceptedBefore)
+        let dropped = aggregatorClient.droppedInbound - droppedBefore
+        let sentCount = sent.load(ordering: .relaxed) + moverSent.load(ordering: .relaxed)
+        let (switching, offline) = arrivals.withLock { a in
+            (flipTimes.compactMap { key, t in Self.firstAfter(a[key], t).map { ($0 - t) * 1000 } }.sorted(),
+             movers.compactMap { id in Self.firstAfter(a["\(id.rawValue)/probe-room-a"], offlineStart).map { ($0 - offlineStart) * 1000 } }
+                .sorted())
+        }
+        let rate = Double(accepted) / (drained - t0)
+        print("sent \(sentCount) in \(String(format: "%.1f", t1 - t0)) s; aggregator accepted \(accepted) (dropped in its inbound buffer: \(dropped)); presence messages \(presenceCount.load(ordering: .relaxed))")
+
+        for p in publishers { await p.shutdown(timeout: .seconds(1)) }
+        await moverClient.shutdown(timeout: .seconds(1))
+        service.stop()
+        await serviceTask.value
+        watching.cancel()
+        await watcher.shutdown(timeout: .seconds(1))
+
+        func ms(_ v: Double?) -> String { v.map { String(format: "%.0f ms", $0) } ?? "n/a" }
+        return [
+            ("throughput run", "\(o.beacons) beacons × \(o.nodes) nodes + \(o.movers) movers, \(o.publishers) publishers, QoS 0, \(String(format: "%.0f", t1 - t0)) s"),
+            ("offered readings/s", "\(Int(Double(sentCount) / (t1 - t0)))"),
+            ("sustained readings/s accepted by the aggregator", "\(Int(rate))"),
+            ("readings lost (broker or aggregator buffer)", "\(max(0, sentCount - failed.load(ordering: .relaxed) - accepted)) of \(sentCount)"),
+            ("presence messages published", "\(presenceCount.load(ordering: .relaxed))"),
+            ("room switch latency p50 / p99 (first reading → presence)", "\(ms(percentile(switching, 0.5))) / \(ms(percentile(switching, 0.99))) (\(switching.count) of \(movers.count))"),
+            ("node offline → presence p50 / p99", "\(ms(percentile(offline, 0.5))) / \(ms(percentile(offline, 0.99))) (\(offline.count) of \(movers.count))"),
+        ]
+    }
+
+    // MARK: memory of a real `aggregator run` process
+
+    static func measureMemory(_ o: Options, port: Int) async throws -> [(String, String)] {
+        let bin = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        let exe = bin.appendingPathComponent("aggregator").path
+        guard FileManager.default.isExecutableFile(atPath: exe) else { throw BenchError.setup("no aggregator executable next to roomcast-bench (\(exe)); build it first") }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-bench-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let nodes = (0..<o.memoryNodes).map { "node-\($0)" }
+        var yaml = "mqtt:\n  broker: mqtt://127.0.0.1:\(port)\noutput:\n  refresh_interval_s: 0\nlog:\n  level: warning\nrooms:\n"
+        for i in nodes.indices { yaml += "  - {name: room-\(i), floor: \(i % 4)}\n" }
+        yaml += "nodes:\n"
+        for (i, n) in nodes.enumerated() { yaml += "  - {name: \(n), room: room-\(i)}\n" }
+        let configPath = dir.appendingPathComponent("site.yaml").path
+        try yaml.write(toFile: configPath, atomically: true, encoding: .utf8)
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: exe)
+        process.arguments = ["run", "--config", configPath, "--instance", "bench"]
+        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        let log = dir.appendingPathComponent("aggregator.log").path
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: log)
+        try process.run()
+        defer { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+        let pid = process.processIdentifier
+
+        let topics = Topics()
+        let watcher = try client(port: port, id: "bench-mem-watch", inbound: 1 << 15)
+        let decided = Mutex<Set<String>>([])
+        let ours = topics.presence(BeaconID.iBeacon(uuid: memoryUUID, major: 0, minor: 0)).dropLast(4)
+        let watching = Task {
+            for await m in watcher.messages where m.topic.hasPrefix(ours) { _ = decided.withLock { $0.insert(m.topic) } }
+        }
+        watcher.start()
+        try await watcher.subscribe(topics.allPresence, qos: .atMostOnce)
+        try await waitFor(seconds: 10) { (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) != nil }
+        try await Task.sleep(for: .seconds(1))
+        let idle = memory(pid)
+
+        print("memory: \(o.memoryBeacons) beacons × \(o.memoryNodes) nodes, \(o.memoryRounds) rounds of one reading per beacon per node, paced at \(Int(o.memoryRate))/s")
+        let publishers = try (0..<o.publishers).map { try client(port: port, id: "bench-mem-pub-\($0)", inbound: 16) }
+        for p in publishers { p.start() }
+        for p in publishers { try await p.waitUntilConnected(timeout: .seconds(10)) }
+        let total = o.memoryBeacons * o.memoryNodes * o.memoryRounds
+        let t0 = Date().timeIntervalSince1970
+        let threads = (0..<o.publishers).map { p in
+            let c = publishers[p]
+            return Thread {
+                var k = p
+                while k < total {
+                    let due = Double(k) / o.memoryRate
+                    let elapsed = Date().timeIntervalSince1970 - t0
+                    if due > elapsed { usleep(useconds_t(min(0.01, due - elapsed) * 1_000_000)) }
+                    let b = (k / o.memoryNodes) % o.memoryBeacons, n = k % o.memoryNodes
+                    let id = BeaconID.iBeacon(uuid: memoryUUID, major: UInt16(b / 60000), minor: UInt16(b % 60000))
+                    let rssi = n == b % o.memoryNodes ? -55.0 : -70.0 - Double((b + n) % 15)
+                    if let payload = try? WireFormat.encode(reading(id, node: nodes[n], rssi: rssi, ts: Date().timeIntervalSince1970)) {
+                        try? c.publish(MQTTMessage(topic: topics.nodeBeacon(nodes[n], id), payload: payload))
+                    }
+                    k += o.publishers
+                }
+            }
+        }
+        for t in threads { t.start() }
+        for t in threads { while !t.isFinished { try await Task.sleep(for: .milliseconds(20)) } }
+        let published = Date().timeIntervalSince1970 - t0
+        try? await waitFor(seconds: 30) { decided.withLock { $0.count } >= o.memoryBeacons }
+        let allDecided = Date().timeIntervalSince1970 - t0
+        let loaded = memory(pid)
+        let count = decided.withLock { $0.count }
+        for p in publishers { await p.shutdown(timeout: .seconds(1)) }
+        watching.cancel()
+        await watcher.shutdown(timeout: .seconds(1))
+        try? FileManager.default.removeItem(at: dir)
+        return [
+            ("memory run", "\(o.memoryBeacons) beacons × \(o.memoryNodes) nodes × \(o.memoryRounds) rounds = \(total) readings in \(String(format: "%.1f", published)) s"),
+            ("beacons with presence published", "\(count) (all after \(String(format: "%.1f", allDecided)) s)"),
+            ("aggregator RSS idle (VmRSS)", idle.rss),
+            ("aggregator RSS loaded (VmRSS)", loaded.rss),
+            ("aggregator peak RSS (VmHWM)", loaded.hwm),
+        ]
+    }
+
+    // MARK: helpers
+
+    static let loadUUID = UUID(uuidString: "5A4B3C2D-0000-4000-8000-00000000BE0C")!
+    static let memoryUUID = UUID(uuidString: "5A4B3C2D-0000-4000-8000-00000000AE0C")!
+    static let moverUUID = UUID(uuidString: "5A4B3C2D-0000-4000-8000-0000000000F1")!
+
+    static func client(port: Int, id: String, inbound: Int) throws -> MQTTClient {
+        try MQTTClient(configuration: MQTTClientConfiguration(
+            host: "127.0.0.1", port: port, clientID: "\(id)-\(getpid())", inboundBufferSize: inbound,
+            outboundQueueLimit: 65_535), logger: .silent)
+    }
+
+    static func reading(_ id: BeaconID, node: String, rssi: Double, ts: Double) -> BeaconReading {
+        var r = BeaconReading(id: id, node: node, ts: ts, seq: 1, rssi: Int(rssi), rssiFiltered: rssi, power: -59,
+                              distance: pow(10, (-59 - rssi) / 20), proximity: rssi > -65 ? .near : .far,
+                              kind: .iBeacon, mac: "c0:00:00:00:00:01")
+        r.samples = 5
+        return r
+    }
+
+    static func firstAfter(_ times: [Double]?, _ t: Double) -> Double? {
+        times?.first { $0 >= t }
+    }
+
+    static func percentile(_ sorted: [Double], _ p: Double) -> Double? {
+        guard !sorted.isEmpty else { return nil }
+        return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
+    }
+
+    static func waitFor(seconds: Double, _ condition: () -> Bool) async throws {
+        let deadline = Date().timeIntervalSince1970 + seconds
+        while !condition() {
+            if Date().timeIntervalSince1970 > deadline { throw BenchError.setup("timed out after \(seconds) s") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    static func memory(_ pid: Int32) -> (rss: String, hwm: String) {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        func field(_ name: String) -> String {
+            let line = status.split(separator: "\n").first { $0.hasPrefix(name + ":") }
+            let kb = line.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") }
+            return kb.map { String(format: "%.1f MiB", Double($0) / 1024) } ?? "n/a"
+        }
+        return (field("VmRSS"), field("VmHWM"))
+    }
+
+    /// A private mosquitto for the benchmark, tuned so a fast loopback run is not cut short.
+    struct Broker {
+        static let tuning = ["max_queued_messages 1000000", "max_inflight_messages 0", "max_queued_bytes 0",
+                             "persistence false", "log_dest none"]
+        let port: Int
+        let process: Process
+        let dir: URL
+
+        static func start() throws -> Broker {
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-bench-broker-\(UUID().uuidString.prefix(8))")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            for _ in 0..<3 {
+                let port = Int.random(in: 20000..<60000)
+                var conf = ["listener \(port) 127.0.0.1", "allow_anonymous true"] + tuning
+                if geteuid() == 0 { conf.append("user root") }
+                let path = dir.appendingPathComponent("mosquitto.conf").path
+                try (conf.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+                let p = Process()
+                p.executableURL = URL(fileURLWithPath: "/usr/sbin/mosquitto")
+                p.arguments = ["-c", path]
+                try p.run()
+                for _ in 0..<100 where p.isRunning {
+                    if acceptsConnections(port) { return Broker(port: port, process: p, dir: dir) }
+                    usleep(20_000)
+                }
+                kill(p.processIdentifier, SIGKILL)
+                p.waitUntilExit()
+            }
+            throw BenchError.setup("mosquitto did not start (is it installed at /usr/sbin/mosquitto?)")
+        }
+
+        func stop() {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            try? FileManager.default.removeItem(at: dir)
+        }
+
+        static func acceptsConnections(_ port: Int) -> Bool {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { return false }
+            defer { close(fd) }
+            var addr = sockaddr_in()
+            addr.sin_family = sa_family_t(AF_INET)
+            addr.sin_port = UInt16(port).bigEndian
+            addr.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+            return withUnsafePointer(to: &addr) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            } == 0
+        }
+    }
+}

@@ -1,0 +1,254 @@
+import Foundation
+import RoomcastMQTT
+import Shared
+import Synchronization
+import TestSupport
+
+/// The whole system as a user runs it, for fault tests: a simulated home written by
+/// `roomcast-sim`, one `edge-agent` process per node replaying its capture in real time,
+/// one `aggregator` process, a real mosquitto, and an observer that records every
+/// message under `roomcast/#` with its arrival time.
+final class FaultRig: Sendable {
+    /// One message as the observer saw it.
+    struct Seen: Sendable {
+        let at: Double
+        let topic: String
+        let payload: [UInt8]
+        let retained: Bool
+        var text: String { String(decoding: payload, as: UTF8.self) }
+        var presence: PresenceDecision? {
+            guard topic.hasPrefix("roomcast/presence/") else { return nil }
+            return try? WireFormat.decode(PresenceDecision.self, from: payload)
+        }
+    }
+
+    /// Why the rig cannot run here.
+    struct Unavailable: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    let directory: String
+    let broker: MosquittoBroker
+    let nodes: [String]
+    let beacons: [String]
+    /// Beacons that never move in the scenario (tags): any room change of theirs is an error.
+    let stationary: Set<String>
+    private let agents = Mutex<[String: ChildProcess]>([:])
+    private let aggregatorProcess = Mutex<ChildProcess?>(nil)
+    private let observer: MQTTClient
+    private final class Log: Sendable { let items = Mutex<[Seen]>([]) }
+    private let log = Log()
+    private let drain: Task<Void, Never>
+
+    /// The folder holding the built executables (next to the test bundle, else the package's .build/debug).
+    static func productsDirectory() throws -> String {
+        var candidates: [String] = []
+        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            candidates.append(URL(fileURLWithPath: exe).deletingLastPathComponent().path)
+        }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        candidates.append(root.appendingPathComponent(".build/debug").path)
+        for dir in candidates where ["edge-agent", "aggregator", "roomcast-sim"].allSatisfy({
+            FileManager.default.isExecutableFile(atPath: "\(dir)/\($0)")
+        }) {
+            return dir
+        }
+        throw Unavailable(description: "edge-agent, aggregator and roomcast-sim not found in \(candidates); run `swift build` first")
+    }
+
+    /// The package root (for deploy/ files).
+    static var packageRoot: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().path
+    }
+
+    static var now: Double { Date().timeIntervalSince1970 }
+
+    /// Where relayed agents publish (see `startSkewRelay`).
+    static let relayPrefix = "skewed"
+
+    /// Generates the home, starts the broker, the observer, every agent and the aggregator.
+    static func start(seconds: Int = 300, refreshInterval: Double = 2, relayed: Set<String> = [],
+                      brokerOptions: MosquittoBroker.Options = .init()) async throws -> FaultRig {
+        let bin = try productsDirectory()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-fault-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try await ChildProcess.run("\(bin)/roomcast-sim", ["generate", "--layout", "house", "--seed", "4",
+                                                           "--duration", "\(seconds)", "--out", "\(dir)/home"], in: dir)
+        // Republish every retained decision every 2 s (default 60): presence is otherwise sent only on a
+        // room change, and the tests need to see the aggregator's current evidence for every beacon.
+        let site = try FileHandle(forWritingTo: URL(fileURLWithPath: "\(dir)/home/site.yaml"))
+        try site.seekToEnd()
+        try site.write(contentsOf: Data("output:\n  refresh_interval_s: \(refreshInterval)\n".utf8))
+        try site.close()
+        let nodes = try FileManager.default.contentsOfDirectory(atPath: "\(dir)/home/nodes")
+            .filter { $0.hasSuffix(".btsnoop") }.map { String($0.dropLast(".btsnoop".count)) }.sorted()
+        struct Beacon: Decodable { let id: String; let mobile: Bool }
+        let listed = try JSONDecoder().decode([Beacon].self, from: Data(contentsOf: URL(fileURLWithPath: "\(dir)/home/beacons.json")))
+        let beacons = listed.map(\.id)
+        let stationary = Set(listed.filter { !$0.mobile }.map(\.id))
+        let broker = try await MosquittoBroker.start(brokerOptions)
+        let observer = try MQTTClient(configuration: MQTTClientConfiguration(
+            host: "127.0.0.1", port: broker.port, clientID: "fault-observer-\(UUID().uuidString.prefix(6))",
+            reconnectBackoff: MQTTBackoff(initial: 0.1, maximum: 0.5), inboundBufferSize: 100_000), logger: .silent)
+        let rig = FaultRig(directory: dir, broker: broker, nodes: nodes, beacons: beacons, stationary: stationary, observer: observer, bin: bin)
+        observer.start()
+        try await observer.subscribe("roomcast/#", qos: .atLeastOnce)
+        try await observer.waitUntilConnected(timeout: .seconds(10))
+        for node in nodes { try rig.startAgent(node, topicPrefix: relayed.contains(node) ? relayPrefix : nil) }
+        try rig.startAggregator()
+        return rig
+    }
+
+    private let bin: String
+
+    private init(directory: String, broker: MosquittoBroker, nodes: [String], beacons: [String], stationary: Set<String>,
+                 observer: MQTTClient, bin: String) {
+        self.stationary = stationary
+        self.directory = directory
+        self.broker = broker
+        self.nodes = nodes
+        self.beacons = beacons
+        self.observer = observer
+        self.bin = bin
+        drain = Task { [log] in
+            for await m in observer.messages {
+                let s = Seen(at: FaultRig.now, topic: m.topic, payload: m.payload, retained: m.retain)
+                log.items.withLock { $0.append(s) }
+            }
+        }
+    }
+
+    /// Starts (or restarts) the agent of `node`, replaying its capture in real time; with
+    /// `topicPrefix` it publishes under that prefix instead of `roomcast` (for a relay to alter).
+    func startAgent(_ node: String, topicPrefix: String? = nil) throws {
+        var config = "\(directory)/home/agent.yaml"
+        if let topicPrefix {
+            config = "\(directory)/agent-\(node).yaml"
+            try (String(contentsOfFile: "\(directory)/home/agent.yaml", encoding: .utf8)
+                 + "\nmqtt:\n  topic_prefix: \(topicPrefix)\n").write(toFile: config, atomically: true, encoding: .utf8)
+        }
+        let c = try ChildProcess("\(bin)/edge-agent", [
+            "run", "-c", config, "--node", node,
+            "--source", "btsnoop:\(directory)/home/nodes/\(node).btsnoop", "--speed", "realtime",
+            "--broker", "mqtt://127.0.0.1:\(broker.port)",
+        ], stdoutPath: "\(directory)/\(node).log", stderrPath: "\(directory)/\(node).log")
+        agents.withLock { $0[node] = c }
+    }
+
+    /// Starts (or restarts) the aggregator.
+    func startAggregator() throws {
+        let c = try ChildProcess("\(bin)/aggregator", [
+            "run", "--config", "\(directory)/home/site.yaml", "--broker", "mqtt://127.0.0.1:\(broker.port)",
+            "--instance", "fault-test",
+        ], stdoutPath: "\(directory)/aggregator.log", stderrPath: "\(directory)/aggregator.log")
+        aggregatorProcess.withLock { $0 = c }
+    }
+
+    /// Forwards everything agents publish under `from/` to `roomcast/`, shifting each reading's
+    /// capture time by `skew[node]` seconds: a node whose clock is that far off.
+    func startSkewRelay(from prefix: String, skew: [String: Double]) async throws -> MQTTClient {
+        let relay = try MQTTClient(configuration: MQTTClientConfiguration(
+            host: "127.0.0.1", port: broker.port, clientID: "skew-relay", inboundBufferSize: 100_000), logger: .silent)
+        relay.start()
+        try await relay.subscribe("\(prefix)/#", qos: .atLeastOnce)
+        try await relay.waitUntilConnected(timeout: .seconds(10))
+        let ours = Topics(prefix: prefix), out = Topics()
+        Task {
+            for await m in relay.messages {
+                guard let parsed = ours.parse(m.topic) else { continue }
+                var forwarded = MQTTMessage(topic: "roomcast" + m.topic.dropFirst(prefix.count), payload: m.payload, qos: m.qos, retain: m.retain)
+                if case .nodeBeacon(let node, let id) = parsed, var r = try? WireFormat.decode(BeaconReading.self, from: m.payload) {
+                    r.ts += skew[node] ?? 0
+                    forwarded = MQTTMessage(topic: out.nodeBeacon(node, id), payload: (try? WireFormat.encode(r)) ?? m.payload, qos: m.qos)
+                }
+                try? relay.publish(forwarded)
+            }
+        }
+        return relay
+    }
+
+    /// Kills the agent of `node` with `signal` and waits for it to exit.
+    func killAgent(_ node: String, signal: Int32 = SIGKILL) async {
+        guard let c = agents.withLock({ $0[node] }) else { return }
+        c.send(signal)
+        await c.waitForExit()
+    }
+
+    /// Kills the aggregator with `signal` and waits for it to exit.
+    func killAggregator(signal: Int32 = SIGKILL) async {
+        guard let c = aggregatorProcess.withLock({ $0 }) else { return }
+        c.send(signal)
+        await c.waitForExit()
+    }
+
+    /// Everything seen so far.
+    var messages: [Seen] { log.items.withLock { $0 } }
+
+    /// Waits until `predicate` holds for everything seen; returns the time it first held.
+    @discardableResult
+    func waitFor(_ what: String, timeout: Duration = .seconds(30), _ predicate: ([Seen]) -> Bool) async throws -> Double {
+        try await eventually(what, timeout: timeout, poll: .milliseconds(50), detail: { self.diagnostics() }) {
+            predicate(messages)
+        }
+        return Self.now
+    }
+
+    /// The newest presence decision per beacon seen after `since`.
+    func latestPresence(since: Double = 0) -> [String: PresenceDecision] {
+        var out: [String: PresenceDecision] = [:]
+        for s in messages where s.at >= since { if let p = s.presence { out[p.id.rawValue] = p } }
+        return out
+    }
+
+    /// A fresh subscriber's view of the retained messages under `filter`.
+    func retained(_ filter: String = "roomcast/#", settle: Duration = .seconds(1)) async throws -> [String: String] {
+        let c = try MQTTClient(configuration: MQTTClientConfiguration(
+            host: "127.0.0.1", port: broker.port, clientID: "fault-retained-\(UUID().uuidString.prefix(6))"), logger: .silent)
+        let collected = StreamCollector(c.messages)
+        c.start()
+        try await c.waitUntilConnected(timeout: .seconds(10))
+        try await c.subscribe(filter, qos: .atLeastOnce)
+        // Retained messages arrive right after SUBACK, before any live one of the same
+        // topic; wait until a live (non-retained) message shows they are all in.
+        _ = try? await collected.waitFor("a live message after the retained ones", timeout: settle) { $0.contains { !$0.retain } }
+        await c.shutdown()
+        var out: [String: String] = [:]
+        for m in collected.elements where m.retain { out[m.topic] = m.payloadString }
+        return out
+    }
+
+    /// Log tails for failure messages.
+    func diagnostics() -> String {
+        let agg = (try? String(contentsOfFile: "\(directory)/aggregator.log", encoding: .utf8)) ?? ""
+        return "--- aggregator log (tail) ---\n" + agg.split(separator: "\n").suffix(15).joined(separator: "\n")
+            + "\n--- broker log (tail) ---\n" + broker.logTail(10)
+    }
+
+    /// Error-level lines (`error ` / `critical ` prefix) of every process log.
+    func errorLines() -> [String] {
+        let logs = (try? FileManager.default.contentsOfDirectory(atPath: directory))?.filter { $0.hasSuffix(".log") } ?? []
+        return logs.flatMap { name in
+            ((try? String(contentsOfFile: "\(directory)/\(name)", encoding: .utf8)) ?? "")
+                .split(separator: "\n").filter { $0.hasPrefix("error ") || $0.hasPrefix("critical ") }.map { "\(name): \($0)" }
+        }
+    }
+
+    /// Stops everything (SIGTERM, then the broker) and deletes the folder.
+    func shutdown() async {
+        let procs = agents.withLock { Array($0.values) } + (aggregatorProcess.withLock { $0 }.map { [$0] } ?? [])
+        for p in procs { p.send(SIGTERM) }
+        for p in procs {
+            if (try? await withTimeout(.seconds(5), "a child to exit") { await p.waitForExit() }) == nil { p.send(SIGKILL) }
+        }
+        drain.cancel()
+        await observer.shutdown()
+        await broker.cleanup()
+        if ProcessInfo.processInfo.environment["ROOMCAST_KEEP_FAULT_DIR"] == nil {
+            try? FileManager.default.removeItem(atPath: directory)
+        } else {
+            print("fault rig files kept in \(directory)")
+        }
+    }
+}

@@ -1,0 +1,202 @@
+import Foundation
+import RoomcastMQTT
+import Shared
+import Synchronization
+import TestSupport
+
+/// Helpers for driving the real `aggregator` executable against real brokers:
+/// a config writer, a process launcher, a reading feeder and an observer.
+enum LiveRig {
+    /// The directory holding the built executables (next to the test bundle, or .build/debug).
+    static let binDirectory: String? = {
+        var candidates = [Bundle.main.bundleURL.deletingLastPathComponent().path, Bundle.main.bundleURL.path]
+        for b in Bundle.allBundles where b.bundlePath.hasSuffix(".xctest") {
+            candidates.append(b.bundleURL.deletingLastPathComponent().path)
+        }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        candidates.append(root.appendingPathComponent(".build/debug").path)
+        return candidates.first { FileManager.default.isExecutableFile(atPath: "\($0)/aggregator") }
+    }()
+
+    struct ExecutableMissing: Error, CustomStringConvertible {
+        var description: String { "the aggregator executable was not found next to the tests; run `swift build` first" }
+    }
+
+    static func executable(_ name: String) throws -> String {
+        guard let dir = binDirectory else { throw ExecutableMissing() }
+        return "\(dir)/\(name)"
+    }
+
+    /// A temp folder for one test's configs and logs.
+    static func workDirectory() throws -> String {
+        let dir = FileManager.default.temporaryDirectory
+            .appendingPathComponent("roomcast-agg-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    struct Room { var name: String; var floor: Int }
+    struct Node { var name: String; var room: String }
+    struct Beacon { var id: BeaconID; var name: String }
+
+    /// An aggregator config (JSON, which the YAML loader reads as it is).
+    static func config(port: Int, rooms: [Room], nodes: [Node], beacons: [Beacon], standbyLease: Double? = nil,
+                       partitionFloors: [Int]? = nil, discovery: Bool = true, refresh: Double = 60) throws -> String {
+        var root: [String: Any] = [
+            "mqtt": ["broker": "mqtt://127.0.0.1:\(port)"],
+            "rooms": rooms.map { ["name": $0.name, "floor": $0.floor] as [String: Any] },
+            "nodes": nodes.map { ["name": $0.name, "room": $0.room] },
+            "beacons": beacons.map { ["id": $0.id.rawValue, "name": $0.name] },
+            "discovery": ["enabled": discovery],
+            "output": ["refresh_interval_s": refresh],
+            "log": ["level": "debug"],
+        ]
+        if let standbyLease { root["standby"] = ["enabled": true, "lease_s": standbyLease] }
+        if let partitionFloors { root["partition"] = ["floors": partitionFloors] }
+        let data = try JSONSerialization.data(withJSONObject: root, options: [.prettyPrinted, .sortedKeys])
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Starts `aggregator run` with `configPath`; its output goes to `<dir>/aggregator-<instance>.log`.
+    static func startAggregator(configPath: String, instance: String, in dir: String) throws -> ChildProcess {
+        let log = "\(dir)/aggregator-\(instance).log"
+        return try ChildProcess(try executable("aggregator"), ["run", "--config", configPath, "--instance", instance],
+                                stdoutPath: log, stderrPath: log)
+    }
+
+    static func client(port: Int, id: String) throws -> MQTTClient {
+        try MQTTClient(configuration: MQTTClientConfiguration(
+            host: "127.0.0.1", port: port, clientID: "\(id)-\(UUID().uuidString.prefix(6))",
+            reconnectBackoff: MQTTBackoff(initial: 0.1, maximum: 0.5), inboundBufferSize: 65536), logger: .silent)
+    }
+
+    /// One reading as an edge agent would publish it, stamped with the wall clock.
+    static func reading(_ id: BeaconID, node: String, rssi: Double, seq: UInt64) -> BeaconReading {
+        var r = BeaconReading(id: id, node: node, ts: Date().timeIntervalSince1970, seq: seq, rssi: Int(rssi),
+                              rssiFiltered: rssi, power: -59, distance: pow(10, (-59 - rssi) / 20),
+                              proximity: rssi > -65 ? .near : .far, kind: .iBeacon, mac: "c0:01:02:03:04:05")
+        r.samples = 5
+        r.interval = 0.2
+        return r
+    }
+}
+
+/// Publishes a reading for every (beacon, node) it is told about every 200 ms,
+/// as a set of edge agents would, until stopped.
+final class ReadingFeeder: Sendable {
+    private let client: MQTTClient
+    private final class Levels: Sendable { let map = Mutex<[BeaconID: [String: Double]]>([:]) }
+    private let levels = Levels()
+    private let task = Mutex<Task<Void, Never>?>(nil)
+    private let topics = Topics()
+
+    /// `jitter`: each reading's RSSI is off by up to this many dB, as real ones are.
+    init(port: Int, jitter: Double = 0) async throws {
+        client = try LiveRig.client(port: port, id: "feeder")
+        client.start()
+        try await client.waitUntilConnected(timeout: .seconds(10))
+        let t = Task { [client, levels, topics] in
+            var seq: UInt64 = 0
+            while !Task.isCancelled {
+                seq += 1
+                for (id, byNode) in levels.map.withLock({ $0 }) {
+                    for (node, rssi) in byNode {
+                        let noisy = jitter > 0 ? (rssi + Double.random(in: -jitter...jitter)).rounded() : rssi
+                        let r = LiveRig.reading(id, node: node, rssi: noisy, seq: seq)
+                        if let payload = try? WireFormat.encode(r) {
+                            try? client.publish(MQTTMessage(topic: topics.nodeBeacon(node, id), payload: payload))
+                        }
+                    }
+                }
+                try? await Task.sleep(for: .milliseconds(200))
+            }
+        }
+        task.withLock { $0 = t }
+    }
+
+    /// What `node` hears of `id` from now on (nil: it stops hearing it).
+    func set(_ id: BeaconID, node: String, rssi: Double?) {
+        levels.map.withLock { $0[id, default: [:]][node] = rssi }
+    }
+
+    func publish(_ message: MQTTMessage) throws { try client.publish(message) }
+
+    func stop() async {
+        task.withLock { $0?.cancel() }
+        await client.shutdown()
+    }
+}
+
+/// A subscriber that records everything under the given filters.
+final class Observer: Sendable {
+    let client: MQTTClient
+    let seen: StreamCollector<MQTTMessage>
+
+    init(port: Int, filters: [String] = ["roomcast/#", "homeassistant/#"]) async throws {
+        client = try LiveRig.client(port: port, id: "observer")
+        seen = StreamCollector(client.messages)
+        client.start()
+        for f in filters { try await client.subscribe(f, qos: .atLeastOnce) }
+    }
+
+    /// Waits until `condition` holds for everything seen; a timeout shows the last messages.
+    func waitFor(_ what: String, timeout: Duration = .seconds(10), _ condition: ([MQTTMessage]) -> Bool) async throws {
+        try await eventually(what, timeout: timeout, detail: { self.summary() }) { condition(seen.elements) }
+    }
+
+    /// The last messages seen, one line each, for failure messages.
+    func summary(_ count: Int = 40) -> String {
+        seen.elements.suffix(count).map { "\($0.topic) \(String(decoding: $0.payload.prefix(160), as: UTF8.self))" }
+            .joined(separator: "\n")
+    }
+
+    /// Every presence decision seen for `id`, in order.
+    func presence(_ id: BeaconID) -> [PresenceDecision] {
+        let topic = Topics().presence(id)
+        return seen.elements.filter { $0.topic == topic && !$0.payload.isEmpty }
+            .compactMap { try? WireFormat.decode(PresenceDecision.self, from: $0.payload) }
+    }
+
+    /// Every room event seen, in order.
+    func events() -> [RoomEvent] {
+        seen.elements.filter { $0.topic == Topics().events }
+            .compactMap { try? WireFormat.decode(RoomEvent.self, from: $0.payload) }
+    }
+
+    /// The last payload seen on `topic`, as text.
+    func last(_ topic: String) -> String? {
+        seen.elements.last { $0.topic == topic }.map { String(decoding: $0.payload, as: UTF8.self) }
+    }
+
+    /// Waits until the latest presence of `id` says `room`; returns when it was seen.
+    @discardableResult
+    func waitForRoom(_ id: BeaconID, _ room: String?, timeout: Duration = .seconds(15)) async throws -> ContinuousClock.Instant {
+        try await waitFor("presence of \(id) in \(room ?? "nil")", timeout: timeout) { _ in
+            self.presence(id).last?.room == room
+        }
+        return .now
+    }
+
+    func stop() async {
+        seen.cancel()
+        await client.shutdown()
+    }
+}
+
+extension MosquittoBroker {
+    /// Client ids that the broker logged publishing on topics starting with `prefix`.
+    func publishers(of prefix: String) -> Set<String> {
+        // mosquitto (log_type all): "Received PUBLISH from <client> (d0, q1, r1, m2, '<topic>', ... (n bytes))"
+        var out: Set<String> = []
+        for line in log.split(separator: "\n") where line.contains("Received PUBLISH from ") {
+            guard let from = line.range(of: "Received PUBLISH from "),
+                  let quote = line.range(of: "'", range: from.upperBound..<line.endIndex) else { continue }
+            let rest = line[quote.upperBound...]
+            guard rest.hasPrefix(prefix) else { continue }
+            let client = line[from.upperBound...].prefix { $0 != " " }
+            out.insert(String(client))
+        }
+        return out
+    }
+}

@@ -1,0 +1,266 @@
+import Foundation
+import RoomcastMQTT
+import Shared
+import Testing
+import TestSupport
+
+/// A two-room home used by the live tests: a cat and a dog, one node per room.
+enum Home {
+    static let cat = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1-1")!
+    static let dog = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1-2")!
+    static let rooms = [LiveRig.Room(name: "kitchen", floor: 0), LiveRig.Room(name: "office", floor: 1)]
+    static let nodes = [LiveRig.Node(name: "kitchen-pi", room: "kitchen"), LiveRig.Node(name: "office-pi", room: "office")]
+    static let beacons = [LiveRig.Beacon(id: cat, name: "Cat"), LiveRig.Beacon(id: dog, name: "Dog")]
+}
+
+/// The `aggregator run` process against a real mosquitto, fed readings the way
+/// edge agents publish them: retained presence, rooms, events, status; node
+/// offline handling; Home Assistant discovery and its clean-up; a restart
+/// without a flap.
+@Suite(.serialized) struct LiveServiceTests {
+    @Test func readingsBecomePresenceRoomsEventsAndStatus() async throws {
+        guard MosquittoBroker.shouldRun else { return }
+        let broker = try await MosquittoBroker.start()
+        let dir = try LiveRig.workDirectory()
+        let configPath = "\(dir)/site.json"
+        try LiveRig.config(port: broker.port, rooms: Home.rooms, nodes: Home.nodes, beacons: Home.beacons)
+            .write(toFile: configPath, atomically: true, encoding: .utf8)
+        let observer = try await Observer(port: broker.port)
+        let feeder = try await ReadingFeeder(port: broker.port)
+        let aggregator = try LiveRig.startAggregator(configPath: configPath, instance: "a", in: dir)
+        defer { aggregator.send(SIGKILL) }
+
+        try await observer.waitFor("aggregator online") { _ in observer.last("roomcast/aggregator/status") == "online" }
+        feeder.set(Home.cat, node: "office-pi", rssi: -55)
+        feeder.set(Home.cat, node: "kitchen-pi", rssi: -80)
+        for n in ["office-pi", "kitchen-pi"] {
+            try feeder.publish(MQTTMessage(topic: "roomcast/nodes/\(n)/status", string: "online", qos: .atLeastOnce, retain: true))
+        }
+        try await observer.waitForRoom(Home.cat, "office")
+        try await observer.waitFor("office occupancy with the cat") { _ in
+            guard let text = observer.last("roomcast/rooms/office"),
+                  let o = try? WireFormat.decode(RoomOccupancy.self, from: Array(text.utf8)) else { return false }
+            return o.occupied && o.beacons == [Home.cat]
+        }
+        try await observer.waitFor("an enter event") { _ in
+            observer.events().contains { $0.event == .enter && $0.id == Home.cat && $0.room == "office" }
+        }
+        #expect(observer.presence(Home.cat).last?.name == "Cat")
+
+        // The office node goes offline: its evidence drops out at once (not after the
+        // 30 s away timeout), and the kitchen node's weaker reading decides.
+        feeder.set(Home.cat, node: "office-pi", rssi: nil)
+        let offlineAt = ContinuousClock.now
+        try feeder.publish(MQTTMessage(topic: "roomcast/nodes/office-pi/status", string: "offline", qos: .atLeastOnce, retain: true))
+        let movedAt = try await observer.waitForRoom(Home.cat, "kitchen", timeout: .seconds(10))
+        #expect(movedAt - offlineAt < .seconds(5), "node offline took \(movedAt - offlineAt) to take effect")
+        try await observer.waitFor("leave office / enter kitchen") { _ in
+            let e = observer.events()
+            return e.contains { $0.event == .leave && $0.room == "office" } && e.contains { $0.event == .enter && $0.room == "kitchen" }
+        }
+
+        // Retained: a late subscriber gets presence, rooms and status at once.
+        let late = try await Observer(port: broker.port)
+        try await late.waitForRoom(Home.cat, "kitchen", timeout: .seconds(5))
+        try await late.waitFor("retained rooms and status") { _ in
+            late.last("roomcast/aggregator/status") == "online" && late.last("roomcast/rooms/kitchen") != nil
+        }
+
+        // A graceful stop marks the aggregator offline.
+        aggregator.send(SIGTERM)
+        let status = try await withTimeout(.seconds(10), "aggregator to exit") { await aggregator.waitForExit() }
+        #expect(status == 0)
+        try await observer.waitFor("status offline") { _ in observer.last("roomcast/aggregator/status") == "offline" }
+        await late.stop()
+        await feeder.stop()
+        await observer.stop()
+        await broker.cleanup()
+    }
+
+    @Test func discoveryIsRetainedAndRemovedBeaconsAreCleared() async throws {
+        guard MosquittoBroker.shouldRun else { return }
+        let broker = try await MosquittoBroker.start()
+        let dir = try LiveRig.workDirectory()
+        let configPath = "\(dir)/site.json"
+        try LiveRig.config(port: broker.port, rooms: Home.rooms, nodes: Home.nodes, beacons: Home.beacons)
+            .write(toFile: configPath, atomically: true, encoding: .utf8)
+        let catSlug = "roomcast_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1_1"
+        let dogSlug = "roomcast_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1_2"
+        let wanted = [
+            "homeassistant/device_tracker/\(catSlug)/config", "homeassistant/sensor/\(catSlug)_room/config",
+            "homeassistant/device_tracker/\(dogSlug)/config", "homeassistant/sensor/\(dogSlug)_room/config",
+            "homeassistant/binary_sensor/roomcast_room_kitchen_occupancy/config",
+            "homeassistant/sensor/roomcast_room_office_count/config",
+            "homeassistant/binary_sensor/roomcast_node_office_pi_connectivity/config",
+        ]
+        var aggregator = try LiveRig.startAggregator(configPath: configPath, instance: "a", in: dir)
+        let first = try await Observer(port: broker.port, filters: ["homeassistant/#"])
+        try await first.waitFor("discovery configs") { _ in wanted.allSatisfy { first.last($0)?.isEmpty == false } }
+        await first.stop()
+        aggregator.send(SIGTERM)
+        let stopping = aggregator
+        _ = try await withTimeout(.seconds(10), "aggregator to exit") { await stopping.waitForExit() }
+
+        // A late subscriber still gets them: they are retained.
+        let retained = try await Observer(port: broker.port, filters: ["homeassistant/#"])
+        try await retained.waitFor("retained discovery configs") { _ in wanted.allSatisfy { retained.last($0)?.isEmpty == false } }
+        let tracker = try #require(retained.last(wanted[0]))
+        #expect(tracker.contains("\"state_topic\":\"roomcast/presence/\(Home.cat.rawValue)\""))
+        #expect(tracker.contains("\"unique_id\":\"\(catSlug)_tracker\""))
+        await retained.stop()
+
+        // The dog leaves the config: after a restart its entities are cleared, the cat's stay.
+        try LiveRig.config(port: broker.port, rooms: Home.rooms, nodes: Home.nodes, beacons: [Home.beacons[0]])
+            .write(toFile: configPath, atomically: true, encoding: .utf8)
+        let watcher = try await Observer(port: broker.port, filters: ["homeassistant/#"])
+        try await watcher.waitFor("retained configs before restart") { _ in watcher.last(wanted[2])?.isEmpty == false }
+        aggregator = try LiveRig.startAggregator(configPath: configPath, instance: "a", in: dir)
+        defer { aggregator.send(SIGKILL) }
+        try await watcher.waitFor("the dog's configs cleared", timeout: .seconds(15)) { _ in
+            watcher.last(wanted[2]) == "" && watcher.last(wanted[3]) == ""
+        }
+        await watcher.stop()
+        let after = try await Observer(port: broker.port, filters: ["homeassistant/#"])
+        try await after.waitFor("the cat's configs still retained") { _ in after.last(wanted[0])?.isEmpty == false }
+        // Retained state is delivered at once on subscribe; the cat's arrived, so the dog's would have too.
+        #expect(after.last(wanted[2]) == nil)
+        #expect(after.last(wanted[3]) == nil)
+        await after.stop()
+        await broker.cleanup()
+    }
+
+    @Test func aBrokerRestartedWithoutPersistenceGetsEverythingBack() async throws {
+        guard MosquittoBroker.shouldRun else { return }
+        let broker = try await MosquittoBroker.start()
+        let dir = try LiveRig.workDirectory()
+        let configPath = "\(dir)/site.json"
+        try LiveRig.config(port: broker.port, rooms: Home.rooms, nodes: Home.nodes, beacons: Home.beacons)
+            .write(toFile: configPath, atomically: true, encoding: .utf8)
+        let aggregator = try LiveRig.startAggregator(configPath: configPath, instance: "a", in: dir)
+        defer { aggregator.send(SIGKILL) }
+        let feeder = try await ReadingFeeder(port: broker.port)
+        feeder.set(Home.cat, node: "office-pi", rssi: -55)
+        let observer = try await Observer(port: broker.port)
+        try await observer.waitForRoom(Home.cat, "office")
+
+        // The broker forgets every retained message; the aggregator must announce itself
+        // again on reconnect instead of waiting for the next periodic refresh (60 s here).
+        await broker.stop()
+        try await broker.startAgain()
+        let fresh = try await Observer(port: broker.port)
+        try await fresh.waitFor("status, discovery and presence again", timeout: .seconds(15)) { _ in
+            fresh.last("roomcast/aggregator/status") == "online"
+                && fresh.last("homeassistant/binary_sensor/roomcast_room_office_occupancy/config") != nil
+                && fresh.presence(Home.cat).last?.room == "office"
+        }
+        await fresh.stop()
+        await observer.stop()
+        await feeder.stop()
+        await broker.cleanup()
+    }
+
+    @Test func killAndRestartDoesNotFlap() async throws {
+        guard MosquittoBroker.shouldRun else { return }
+        let broker = try await MosquittoBroker.start()
+        let dir = try LiveRig.workDirectory()
+        let configPath = "\(dir)/site.json"
+        try LiveRig.config(port: broker.port, rooms: Home.rooms, nodes: Home.nodes, beacons: Home.beacons)
+            .write(toFile: configPath, atomically: true, encoding: .utf8)
+        let observer = try await Observer(port: broker.port)
+        let feeder = try await ReadingFeeder(port: broker.port, jitter: 4)
+        // The cat sits near the office/kitchen border: only 3 dB between the nodes, so a
+        // fresh engine deciding from its first few readings could easily pick the other room.
+        feeder.set(Home.cat, node: "office-pi", rssi: -63)
+        feeder.set(Home.cat, node: "kitchen-pi", rssi: -66)
+        feeder.set(Home.dog, node: "kitchen-pi", rssi: -60)
+        feeder.set(Home.dog, node: "office-pi", rssi: -70)
+        var aggregator = try LiveRig.startAggregator(configPath: configPath, instance: "a", in: dir)
+        try await observer.waitForRoom(Home.cat, "office")
+        try await observer.waitForRoom(Home.dog, "kitchen")
+        let before = observer.seen.elements.count
+
+        aggregator.send(SIGKILL)
+        await aggregator.waitForExit()
+        try await observer.waitFor("the Last Will") { _ in observer.last("roomcast/aggregator/status") == "offline" }
+        aggregator = try LiveRig.startAggregator(configPath: configPath, instance: "a", in: dir)
+        defer { aggregator.send(SIGKILL) }
+        try await observer.waitFor("online again") { _ in observer.last("roomcast/aggregator/status") == "online" }
+        // Long enough for fresh decisions from the new process and for the resume window to pass.
+        try await observer.waitFor("presence republished by the new process", timeout: .seconds(15)) { all in
+            all.dropFirst(before).filter { $0.topic == Topics().presence(Home.cat) }.count >= 1
+                && all.dropFirst(before).filter { $0.topic == Topics().presence(Home.dog) }.count >= 1
+        }
+        try await eventuallyStable(seconds: 3)
+
+        let after = Array(observer.seen.elements.dropFirst(before))
+        let events = after.filter { $0.topic == Topics().events }.map { String(decoding: $0.payload, as: UTF8.self) }
+        #expect(events.isEmpty, "events across the restart: \(events)")
+        for (id, room) in [(Home.cat, "office"), (Home.dog, "kitchen")] {
+            let rooms = after.filter { $0.topic == Topics().presence(id) }
+                .map { (try? WireFormat.decode(PresenceDecision.self, from: $0.payload))?.room }
+            #expect(rooms.allSatisfy { $0 == room }, "presence of \(id) across the restart: \(rooms)")
+        }
+        await feeder.stop()
+        await observer.stop()
+        await broker.cleanup()
+    }
+}
+
+/// Lets the system run for a while before asserting that something did NOT happen
+/// (there is no event to await for an absence).
+func eventuallyStable(seconds: Double) async throws {
+    try await Task.sleep(for: .seconds(seconds))
+}
+
+/// The whole system as a user runs it: a simulated home from `roomcast-sim`, one
+/// real `edge-agent` per node replaying its capture at 10× into mosquitto, and
+/// the real `aggregator`: beacons that stay in one room are placed there.
+@Suite(.serialized) struct SimulatedHomeTests {
+    @Test func edgeAgentsReplayingAHomeLeadToTheTrueRooms() async throws {
+        guard MosquittoBroker.shouldRun else { return }
+        let dir = try LiveRig.workDirectory()
+        let home = "\(dir)/home"
+        try await ChildProcess.run(try LiveRig.executable("roomcast-sim"),
+                                   ["generate", "--layout", "house", "--seed", "4", "--duration", "60", "--out", home], in: dir)
+        // Beacons whose truth is one room for the whole capture.
+        struct Truth: Decodable { var id: String; var t0: Double; var t1: Double; var room: String }
+        let truth = try String(contentsOfFile: "\(home)/truth.jsonl", encoding: .utf8).split(separator: "\n")
+            .map { try JSONDecoder().decode(Truth.self, from: Data($0.utf8)) }
+        let spans = Dictionary(grouping: truth, by: \.id)
+        let still = spans.compactMapValues { $0.count == 1 ? $0[0].room : nil }
+        try #require(!still.isEmpty)
+
+        let broker = try await MosquittoBroker.start()
+        let url = "mqtt://127.0.0.1:\(broker.port)"
+        let observer = try await Observer(port: broker.port)
+        let aggregator = try ChildProcess(try LiveRig.executable("aggregator"),
+                                          ["run", "--config", "\(home)/site.yaml", "--broker", url, "--instance", "sim"],
+                                          stdoutPath: "\(dir)/aggregator.log", stderrPath: "\(dir)/aggregator.log")
+        defer { aggregator.send(SIGKILL) }
+        try await observer.waitFor("aggregator online") { _ in observer.last("roomcast/aggregator/status") == "online" }
+        let captures = try FileManager.default.contentsOfDirectory(atPath: "\(home)/nodes").filter { $0.hasSuffix(".btsnoop") }.sorted()
+        var agents: [ChildProcess] = []
+        for capture in captures {
+            let node = String(capture.dropLast(".btsnoop".count))
+            agents.append(try ChildProcess(try LiveRig.executable("edge-agent"),
+                                           ["run", "--config", "\(home)/agent.yaml", "--node", node, "--broker", url,
+                                            "--source", "btsnoop:\(home)/nodes/\(capture)", "--speed", "10"],
+                                           stdoutPath: "\(dir)/\(node).log", stderrPath: "\(dir)/\(node).log"))
+        }
+        defer { for a in agents { a.send(SIGKILL) } }
+        // Presence, the room's occupancy and the enter event must agree at one moment (fusion
+        // may place a beacon elsewhere for a while first; that is its accuracy, not the pipeline's).
+        try await observer.waitFor("every still beacon in its true room, its occupancy and enter event", timeout: .seconds(30)) { _ in
+            let events = observer.events()
+            return still.allSatisfy { id, room in
+                observer.presence(BeaconID(id)!).last?.room == room
+                    && observer.last("roomcast/rooms/\(room)")?.contains(id) == true
+                    && events.contains { $0.id.rawValue == id && $0.event == .enter && $0.room == room }
+            }
+        }
+        for a in agents { a.send(SIGTERM) }
+        for a in agents { _ = try await withTimeout(.seconds(10), "edge-agent to exit") { await a.waitForExit() } }
+        await observer.stop()
+        await broker.cleanup()
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import RoomcastAggregator
+import RoomcastMQTT
+import Shared
+import Testing
+import TestSupport
+
+/// Hot standby between two `aggregator run` processes, a bridged two-broker
+/// site, and a partitioned aggregator, all against real mosquitto brokers.
+@Suite(.serialized) struct StandbyAndScaleTests {
+    static func leaseHolder(_ observer: Observer) -> String? {
+        guard let text = observer.last("roomcast/aggregator/lease"), !text.isEmpty,
+              let lease = try? WireFormat.decode(LeaseElection.Lease.self, from: Array(text.utf8)) else { return nil }
+        return lease.holder
+    }
+
+    @Test func standbyTakesOverWithoutFlapOrDoublePublishing() async throws {
+        guard MosquittoBroker.shouldRun else { return }
+        let broker = try await MosquittoBroker.start()
+        let dir = try LiveRig.workDirectory()
+        let configPath = "\(dir)/site.json"
+        try LiveRig.config(port: broker.port, rooms: Home.rooms, nodes: Home.nodes, beacons: Home.beacons, standbyLease: 3,
+                           refresh: 2)
+            .write(toFile: configPath, atomically: true, encoding: .utf8)
+        let observer = try await Observer(port: broker.port)
+        let feeder = try await ReadingFeeder(port: broker.port)
+        feeder.set(Home.cat, node: "office-pi", rssi: -56)
+        feeder.set(Home.cat, node: "kitchen-pi", rssi: -75)
+
+        let a = try LiveRig.startAggregator(configPath: configPath, instance: "alpha", in: dir)
+        defer { a.send(SIGKILL) }
+        try await observer.waitFor("alpha to hold the lease") { _ in Self.leaseHolder(observer) == "alpha" }
+        let b = try LiveRig.startAggregator(configPath: configPath, instance: "beta", in: dir)
+        defer { b.send(SIGKILL) }
+        try await observer.waitForRoom(Home.cat, "office")
+        // Beta is up, subscribed and warm; the refresh (every 2 s) keeps presence flowing.
+        try await eventually("beta to connect", timeout: .seconds(10)) {
+            broker.log.contains("New client connected") && broker.log.contains("roomcast-aggregator-beta")
+        }
+        let refreshes = observer.presence(Home.cat).count
+        try await observer.waitFor("two more presence refreshes", timeout: .seconds(10)) { _ in
+            observer.presence(Home.cat).count >= refreshes + 2
+        }
+        #expect(broker.publishers(of: "roomcast/presence/") == ["roomcast-aggregator-alpha"])
+        #expect(broker.publishers(of: "roomcast/aggregator/lease") == ["roomcast-aggregator-alpha"])
+        #expect(Self.leaseHolder(observer) == "alpha")
+        let before = observer.seen.elements.count
+
+        a.send(SIGKILL)
+        let killedAt = ContinuousClock.now
+        await a.waitForExit()
+        try await observer.waitFor("beta to take the lease", timeout: .seconds(10)) { _ in Self.leaseHolder(observer) == "beta" }
+        let tookLease = ContinuousClock.now - killedAt
+        try await eventually("beta to publish presence", timeout: .seconds(10)) {
+            broker.publishers(of: "roomcast/presence/").contains("roomcast-aggregator-beta")
+        }
+        let publishing = ContinuousClock.now - killedAt
+        print("standby take-over: lease after \(tookLease), presence after \(publishing) (lease_s 3)")
+        #expect(tookLease < .seconds(4))
+
+        let after = Array(observer.seen.elements.dropFirst(before))
+        let rooms = after.filter { $0.topic == Topics().presence(Home.cat) }
+            .map { (try? WireFormat.decode(PresenceDecision.self, from: $0.payload))?.room }
+        #expect(!rooms.isEmpty && rooms.allSatisfy { $0 == "office" }, "presence across the take-over: \(rooms)")
+        let events = after.filter { $0.topic == Topics().events }.map { String(decoding: $0.payload, as: UTF8.self) }
+        #expect(events.isEmpty, "events across the take-over: \(events)")
+        #expect(observer.last("roomcast/aggregator/status") == "online")
+
+        // Beta is the only live publisher, and it keeps renewing the lease.
+        let leases = observer.seen.elements.filter { $0.topic == "roomcast/aggregator/lease" }.count
+        try await observer.waitFor("beta to renew its lease") { all in
+            all.filter { $0.topic == "roomcast/aggregator/lease" }.count > leases
+        }
+        #expect(Self.leaseHolder(observer) == "beta")
+        await feeder.stop()
+        await observer.stop()
+        await broker.cleanup()
+    }
+
+    @Test func presenceCrossesABridgeFromTheNodesBroker() async throws {
+        guard MosquittoBroker.shouldRun else { return }
+        let nodesBroker = try await MosquittoBroker.start()
+        let central = try await MosquittoBroker.start(.init(extraConfig: [
+            "connection building-a",
+            "address 127.0.0.1:\(nodesBroker.port)",
+            "topic roomcast/nodes/# in 1",
+            "cleansession true",
+            "restart_timeout 1",
+            "bridge_protocol_version mqttv311",
+        ]))
+        let dir = try LiveRig.workDirectory()
+        let configPath = "\(dir)/site.json"
+        try LiveRig.config(port: central.port, rooms: Home.rooms, nodes: Home.nodes, beacons: Home.beacons)
+            .write(toFile: configPath, atomically: true, encoding: .utf8)
+        let observer = try await Observer(port: central.port)
+        let nodesSide = try await Observer(port: nodesBroker.port)
+        let aggregator = try LiveRig.startAggregator(configPath: configPath, instance: "central", in: dir)
+        defer { aggregator.send(SIGKILL) }
+        let feeder = try await ReadingFeeder(port: nodesBroker.port)
+        feeder.set(Home.dog, node: "kitchen-pi", rssi: -52)
+        feeder.set(Home.dog, node: "office-pi", rssi: -79)
+        try await observer.waitForRoom(Home.dog, "kitchen", timeout: .seconds(20))
+        try await observer.waitFor("kitchen occupancy") { _ in observer.last("roomcast/rooms/kitchen")?.contains(Home.dog.rawValue) == true }
+        // Only the configured direction is bridged: output stays on the central broker.
+        #expect(nodesSide.presence(Home.dog).isEmpty)
+        await feeder.stop()
+        await observer.stop()
+        await nodesSide.stop()
+        await central.cleanup()
+        await nodesBroker.cleanup()
+    }
+
+    @Test func partitionsWithStandbyElectIndependently() async throws {
+        guard MosquittoBroker.shouldRun else { return }
+        let broker = try await MosquittoBroker.start()
+        let dir = try LiveRig.workDirectory()
+        for floor in [0, 1] {
+            try LiveRig.config(port: broker.port, rooms: Home.rooms, nodes: Home.nodes, beacons: Home.beacons, standbyLease: 3,
+                               partitionFloors: [floor])
+                .write(toFile: "\(dir)/floor\(floor).json", atomically: true, encoding: .utf8)
+        }
+        let observer = try await Observer(port: broker.port)
+        let feeder = try await ReadingFeeder(port: broker.port)
+        feeder.set(Home.cat, node: "office-pi", rssi: -55)
+        feeder.set(Home.dog, node: "kitchen-pi", rssi: -55)
+        let ground = try LiveRig.startAggregator(configPath: "\(dir)/floor0.json", instance: "ground", in: dir)
+        defer { ground.send(SIGKILL) }
+        let upstairs = try LiveRig.startAggregator(configPath: "\(dir)/floor1.json", instance: "upstairs", in: dir)
+        defer { upstairs.send(SIGKILL) }
+        // Each partition's instance holds its own lease, so both publish: one shared lease
+        // would leave one partition without an active aggregator.
+        try await observer.waitForRoom(Home.dog, "kitchen")
+        try await observer.waitForRoom(Home.cat, "office")
+        #expect(observer.last("roomcast/aggregator/lease/floors-0")?.contains("\"holder\":\"ground\"") == true)
+        #expect(observer.last("roomcast/aggregator/lease/floors-1")?.contains("\"holder\":\"upstairs\"") == true)
+        #expect(broker.publishers(of: "roomcast/presence/") == ["roomcast-aggregator-ground", "roomcast-aggregator-upstairs"])
+        await feeder.stop()
+        await observer.stop()
+        await broker.cleanup()
+    }
+
+    @Test func partitionedAggregatorDecidesOnlyForItsFloor() async throws {
+        guard MosquittoBroker.shouldRun else { return }
+        let broker = try await MosquittoBroker.start()
+        let dir = try LiveRig.workDirectory()
+        let configPath = "\(dir)/site.json"
+        let rooms = Home.rooms + [LiveRig.Room(name: "bedroom", floor: 1)]
+        let nodes = Home.nodes + [LiveRig.Node(name: "bedroom-pi", room: "bedroom")]
+        try LiveRig.config(port: broker.port, rooms: rooms, nodes: nodes, beacons: Home.beacons, partitionFloors: [1])
+            .write(toFile: configPath, atomically: true, encoding: .utf8)
+        let observer = try await Observer(port: broker.port)
+        let feeder = try await ReadingFeeder(port: broker.port)
+        let aggregator = try LiveRig.startAggregator(configPath: configPath, instance: "floor1", in: dir)
+        defer { aggregator.send(SIGKILL) }
+        // The cat is loudest in the kitchen (floor 0) but heard upstairs too: this partition
+        // only weighs its own nodes, so it places the cat in the best floor-1 room.
+        feeder.set(Home.cat, node: "kitchen-pi", rssi: -50)
+        feeder.set(Home.cat, node: "office-pi", rssi: -62)
+        feeder.set(Home.cat, node: "bedroom-pi", rssi: -80)
+        // The dog is heard only on floor 0: not this partition's business.
+        feeder.set(Home.dog, node: "kitchen-pi", rssi: -50)
+        try await observer.waitForRoom(Home.cat, "office")
+        try await observer.waitFor("floor-1 rooms and discovery") { _ in
+            observer.last("roomcast/rooms/bedroom") != nil
+                && observer.last("homeassistant/binary_sensor/roomcast_node_office_pi_connectivity/config") != nil
+        }
+        try await eventuallyStable(seconds: 2)
+        #expect(observer.presence(Home.dog).isEmpty)
+        #expect(observer.last("roomcast/rooms/kitchen") == nil)
+        #expect(observer.last("homeassistant/binary_sensor/roomcast_room_kitchen_occupancy/config") == nil)
+        #expect(observer.last("homeassistant/binary_sensor/roomcast_node_kitchen_pi_connectivity/config") == nil)
+        #expect(observer.presence(Home.cat).allSatisfy { $0.room == "office" })
+        #expect(observer.presence(Home.cat).allSatisfy { $0.evidence.allSatisfy { $0.node != "kitchen-pi" } })
+        await feeder.stop()
+        await observer.stop()
+        await broker.cleanup()
+    }
+}
