@@ -9,7 +9,7 @@
 #   SOAK_SPEED=60        replay factor (3600/SPEED seconds of wall time)
 #   SOAK_SECONDS=N       stop after N s of wall time (with SOAK_SPEED=1: a live soak with
 #                        fusion on the wall clock; at x60 the aggregator drops readings
-#                        stamped more than 120 s ahead of its clock, see docs/reliability-faults.md)
+#                        stamped more than 120 s ahead of its clock, see docs/reliability.md)
 #   SOAK_SAMPLE_S=2      seconds between samples
 #   SOAK_CONFIG=debug    build configuration (release is the deployed one)
 #   SOAK_HOME=dir        scenario folder (generated once, reused)

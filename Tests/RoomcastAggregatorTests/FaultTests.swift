@@ -6,7 +6,7 @@ import TestSupport
 
 /// Faults injected into the running system (real edge-agent, aggregator and mosquitto
 /// processes, a simulated home replayed in real time). Each test prints what was lost
-/// and how long recovery took; docs/reliability-faults.md records the figures.
+/// and how long recovery took; docs/reliability.md records the figures.
 /// The slower faults (a 20 s outage, aggregator restart, clock skew) run when
 /// `ROOMCAST_FAULTS=1` is set, which scripts/faults.sh does (it also runs the slow-link case).
 @Suite(.serialized) struct FaultTests {

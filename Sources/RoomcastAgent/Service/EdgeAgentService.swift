@@ -19,8 +19,9 @@ public final class EdgeAgentService: Sendable {
     private let isReplay: Bool
     /// Called with the scan table after each tick (for `edge-agent scan`).
     private let onTick: (@Sendable (ScanTable, Double) -> Void)?
-    /// Shift a replay's capture times so its first packet is "now": a capture
-    /// replayed in real time to a live aggregator then looks like a live node.
+    /// Stamp a replay's reports with the time they are handled instead of their
+    /// capture time: a capture replayed (in real time or at a factor) to a live
+    /// aggregator then looks like a live node on the aggregator's clock.
     private let rebaseReplayToNow: Bool
 
     public init(settings: AgentSettings, decoder: AdvertisementDecoder, source: any RadioSource, sink: any AgentSink,
@@ -46,8 +47,8 @@ public final class EdgeAgentService: Sendable {
         var reports = source.reports.makeAsyncIterator()
         // A replay's clock starts at its first packet; a live radio's is now (never wait for a first report).
         var first = isReplay ? await reports.next() : nil
-        let offset = isReplay && rebaseReplayToNow ? clock.now() - (first?.timestamp ?? clock.now()) : 0
-        first?.timestamp += offset
+        let rebase = isReplay && rebaseReplayToNow
+        if rebase { first?.timestamp = clock.now() }
         let start = isReplay ? (first?.timestamp ?? clock.now()) : clock.now()
         let core = AgentCore(settings: settings, decoder: decoder, startTime: start)
         let runtime = AgentRuntime(core: core, sink: sink, counters: source.counters, ticksFromReports: isReplay, startTime: start)
@@ -79,7 +80,7 @@ public final class EdgeAgentService: Sendable {
 
         if let first { runtime.handle(first) }
         while var report = await reports.next() {
-            report.timestamp += offset
+            if rebase { report.timestamp = clock.now() }
             runtime.handle(report)
         }
         ticker.cancel()
