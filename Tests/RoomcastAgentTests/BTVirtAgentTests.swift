@@ -37,7 +37,7 @@ import TestSupport
                                        source: scanSource, sink: MQTTSink(client: client, logger: .silent), mqtt: client,
                                        logger: .silent)
         let scanning = Task { try? await scanner.run() }
-        try await seen.waitFor("the scanner online", timeout: .seconds(20)) {
+        try await seen.waitFor("the scanner online", timeout: .seconds(60)) {
             $0.contains { $0.topic == "roomcast/nodes/scanner-pi/status" && $0.payloadString == "online" }
         }
 
@@ -47,10 +47,10 @@ import TestSupport
         let advertiser = RadioSources.make(.h4(path: BTVirt.lePath, baud: nil),
                                            options: RadioOptions(advertise: AdvertisingSettings(data: beacon, interval: 0.1),
                                                                  resetOnOpen: true, commandTimeout: 3))
-        try await withTimeout(.seconds(15), "advertiser start") { try await advertiser.start() }
+        try await withTimeout(.seconds(60), "advertiser start") { try await advertiser.start() }
 
         let id = "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-100-7"
-        let all = try await seen.waitFor("the beacon published by the scanner", timeout: .seconds(20)) {
+        let all = try await seen.waitFor("the beacon published by the scanner", timeout: .seconds(60)) {
             $0.contains { $0.topic == "roomcast/nodes/scanner-pi/beacons/\(id)" }
         }
         let message = try #require(all.first { $0.topic == "roomcast/nodes/scanner-pi/beacons/\(id)" })
