@@ -5,6 +5,7 @@
 # Stop with Ctrl-C. DEMO_SECONDS=N stops by itself after N seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/broker.sh
 bin=$(swift build -c release --show-bin-path)
 home=${DEMO_HOME:-.build/demo-home}
 work=$(mktemp -d /tmp/roomcast-demo.XXXXXX)
@@ -24,17 +25,8 @@ if [ ! -f "$home/site.yaml" ]; then
   "$bin/roomcast-sim" generate --layout house --seed 7 --duration 900 --phones 2 --out "$home" >&2
 fi
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-cat > "$work/mosquitto.conf" <<CONF
-listener $port 127.0.0.1
-allow_anonymous true
-persistence false
-CONF
-[ "$(id -u)" -eq 0 ] && echo "user root" >> "$work/mosquitto.conf"
-mosquitto -c "$work/mosquitto.conf" > "$work/mosquitto.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 50); do (echo > /dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
-broker="mqtt://127.0.0.1:$port"
+start_private_broker "$work"
+pids+=($broker_pid)
 echo "demo: broker on $broker" >&2
 
 "$bin/aggregator" run --config "$home/site.yaml" --broker "$broker" > "$work/aggregator.log" 2>&1 &

@@ -16,6 +16,7 @@
 #   SOAK_NO_BUILD=1      use the binaries as they are
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/broker.sh
 config=${SOAK_CONFIG:-debug}
 speed=${SOAK_SPEED:-60}
 sample_s=${SOAK_SAMPLE_S:-2}
@@ -45,17 +46,8 @@ if [ ! -f "$home/site.yaml" ]; then
   "$bin/roomcast-sim" generate --layout house --seed 7 --duration 3600 --phones 3 --out "$home" >&2
 fi
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-cat > "$work/mosquitto.conf" <<CONF
-listener $port 127.0.0.1
-allow_anonymous true
-persistence false
-CONF
-[ "$(id -u)" -eq 0 ] && echo "user root" >> "$work/mosquitto.conf"
-mosquitto -c "$work/mosquitto.conf" > "$work/mosquitto.log" 2>&1 &
-pids+=($!); names+=(mosquitto)
-for _ in $(seq 50); do (echo > /dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
-broker="mqtt://127.0.0.1:$port"
+start_private_broker "$work"
+pids+=($broker_pid); names+=(mosquitto)
 
 # Count what the system says, without holding it up (mosquitto_sub is C and cheap).
 mosquitto_sub -p "$port" -t 'roomcast/presence/+' -t 'roomcast/events' -F '%t' > "$work/outputs.txt" 2>/dev/null &

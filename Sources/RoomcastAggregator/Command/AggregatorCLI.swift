@@ -122,7 +122,9 @@ public enum AggregatorCLI {
         let client: MQTTClient
         do {
             client = try MQTTClient(configuration: try config.mqtt.clientConfiguration(
-                clientID: "roomcast-watch-\(ProcessInfo.processInfo.processIdentifier)", will: nil), logger: logger)
+                clientID: "roomcast-watch-\(ProcessInfo.processInfo.processIdentifier)", will: nil),
+                                  // The board owns the terminal: only warnings and worse on stderr.
+                                  logger: Logger(label: "aggregator", level: max(logger.logLevel, .warning)))
         } catch let e as ConfigError { return fail("bad config:\n\(e)", .config) }
         catch { return fail("\(error)", .config) }
         let lifecycle = ServiceLifecycle(logger: Logger(label: "aggregator", level: .warning))
