@@ -67,8 +67,6 @@ public struct ScanTable: Sendable {
         return String(label.prefix(width - 1 - tail)) + "…" + String(label.suffix(tail))
     }
 
-    /// ANSI: home the cursor and clear the screen, for an in-place refresh.
-    public static let clearScreen = "\u{1B}[H\u{1B}[2J"
 
     private func pad(_ s: String, _ n: Int, right: Bool = false) -> String {
         guard s.count < n else { return s }

@@ -29,7 +29,7 @@ public final class ScanView: AgentSink {
             defer { last = frame }
             return last != frame
         }
-        if changed { FileHandle.standardOutput.write(Data((ScanTable.clearScreen + frame).utf8)) }
+        if changed { FileHandle.standardOutput.write(Data((TerminalScreen.clear + frame).utf8)) }
     }
 
     public var dropped: UInt64 { 0 }

@@ -143,12 +143,9 @@ public enum AggregatorCLI {
                 let status = client.isConnected ? "connected to \(config.mqtt.broker.redacted)" : "waiting for \(config.mqtt.broker.redacted)"
                 let frame = "Roomcast — \(status)   \(Date().formatted(date: .omitted, time: .standard))\n\n"
                     + board.withLock { $0.render(now: Date().timeIntervalSince1970) }
-                if frame != last { print(ScanClear.sequence + frame, terminator: ""); last = frame }
+                if frame != last { print(TerminalScreen.clear + frame, terminator: ""); last = frame }
                 try? await Task.sleep(for: .seconds(1))
             }
         }
     }
 }
-
-/// ANSI: cursor home and clear screen, for in-place refresh.
-enum ScanClear { static let sequence = "\u{1B}[H\u{1B}[2J" }

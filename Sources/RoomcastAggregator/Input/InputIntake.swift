@@ -43,6 +43,9 @@ public struct InputIntake: Sendable {
 
     public var rejectedTotal: UInt64 { rejected.values.reduce(0, +) }
 
+    /// True when `node` may report (any node when none is configured).
+    public func isKnown(node: String) -> Bool { knownNodes.isEmpty || knownNodes.contains(node) }
+
     /// Classifies one message; nil (with a counted reason) when rejected.
     public mutating func accept(topic: String, payload: [UInt8]) -> Result<Input, RejectionDetail> {
         let result = classify(topic: topic, payload: payload)
@@ -65,7 +68,7 @@ public struct InputIntake: Sendable {
         if payload.count > WireFormat.maxPayloadBytes { return reject(.tooLarge, "\(payload.count) bytes") }
         switch parsed {
         case let .nodeBeacon(node, id):
-            if !knownNodes.isEmpty && !knownNodes.contains(node) { return reject(.unknownNode, "node '\(node)' is not configured") }
+            if !isKnown(node: node) { return reject(.unknownNode, "node '\(node)' is not configured") }
             let reading: BeaconReading
             do { reading = try WireFormat.decode(BeaconReading.self, from: payload) } catch {
                 if case .unsupportedVersion = error { return reject(.badVersion, error.description) }
@@ -77,7 +80,7 @@ public struct InputIntake: Sendable {
             if let problem = Self.rangeProblem(reading) { return reject(.outOfRange, problem) }
             return .success(.reading(reading))
         case let .nodeStatus(node):
-            if !knownNodes.isEmpty && !knownNodes.contains(node) { return reject(.unknownNode, "node '\(node)' is not configured") }
+            if !isKnown(node: node) { return reject(.unknownNode, "node '\(node)' is not configured") }
             switch String(decoding: payload, as: UTF8.self) {
             case "online": return .success(.nodeStatus(node: node, online: true))
             case "offline", "": return .success(.nodeStatus(node: node, online: false))

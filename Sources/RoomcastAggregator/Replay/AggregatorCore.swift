@@ -16,7 +16,6 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     private var nextTick: Double?
     private var announcedBeacons: Set<BeaconID> = []
     private let knownBeacons: [BeaconID: SiteModel.KnownBeacon]
-    private let knownNodes: Set<String>
     /// Nodes whose latest reading was further than `skewWarning` from our clock, with the offset (s).
     public private(set) var skewedNodes: [String: Double] = [:]
     /// How far a reading's capture time may be from our clock before we warn (seconds).
@@ -40,7 +39,6 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         var known: [BeaconID: SiteModel.KnownBeacon] = [:]
         for b in site.beacons { known[b.id] = b }
         self.knownBeacons = known
-        self.knownNodes = restrictToKnownNodes ? Set(site.nodes.map(\.name)) : []
     }
 
     /// Messages to publish when the service starts: online status and discovery.
@@ -66,7 +64,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             switch espresense.reading(topic: topic, payload: payload, now: now) {
             case .failure(let why): return (out, why)
             case .success(let r):
-                if !knownNodes.isEmpty && !knownNodes.contains(r.node) {
+                if !intake.isKnown(node: r.node) {
                     return (out, .init(reason: .unknownNode, message: "ESPresense node '\(r.node)' is not configured"))
                 }
                 if knownBeacons.isEmpty || knownBeacons[r.id] != nil { engine.ingest(r, now: now) }

@@ -2,7 +2,7 @@
 ///
 /// IPv6 hosts go in brackets (`mqtt://[::1]:1883`); the port defaults to 1883,
 /// or 8883 for `mqtts`. `description` never shows the password.
-public struct BrokerURL: Sendable, Equatable, Codable, CustomStringConvertible {
+public struct BrokerURL: Sendable, Equatable, ConfigStringValue, CustomStringConvertible {
     /// True for `mqtts://`.
     public var isTLS: Bool
     /// Host name or address, without IPv6 brackets (as libmosquitto wants it).
@@ -107,21 +107,8 @@ public struct BrokerURL: Sendable, Equatable, Codable, CustomStringConvertible {
     /// Same as `redacted`: a broker URL is never printed with its password.
     public var description: String { redacted }
 
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        let text = try c.decode(String.self)
-        do {
-            try self.init(parsing: text)
-        } catch {
-            throw DecodingError.dataCorruptedError(in: c, debugDescription: error.message)
-        }
-    }
-
-    /// Encodes the redacted form: configs are encoded only to be shown.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
-        try c.encode(redacted)
-    }
+    /// The redacted form: configs are encoded only to be shown.
+    public var configText: String { redacted }
 
     /// Hides whatever sits between "://user:" and "@" in a URL we could not parse.
     static func redact(_ text: String) -> String {

@@ -1,7 +1,7 @@
 /// Where an agent reads BLE advertisements from: `hci` (the first adapter
 /// that is up), `hci:hci0`, `h4:/dev/ttyAMA0` (a UART controller) or
 /// `btsnoop:/path/capture.btsnoop` (replay a capture).
-public enum SourceSpec: Sendable, Equatable, Codable, CustomStringConvertible {
+public enum SourceSpec: Sendable, Equatable, ConfigStringValue, CustomStringConvertible {
     /// A BlueZ HCI adapter by name, or nil for the first one that is up.
     case hci(device: String?)
     /// An H4 UART at this path.
@@ -42,18 +42,5 @@ public enum SourceSpec: Sendable, Equatable, Codable, CustomStringConvertible {
         }
     }
 
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        let text = try c.decode(String.self)
-        do {
-            try self.init(parsing: text)
-        } catch {
-            throw DecodingError.dataCorruptedError(in: c, debugDescription: error.message)
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
-        try c.encode(description)
-    }
+    public var configText: String { description }
 }
