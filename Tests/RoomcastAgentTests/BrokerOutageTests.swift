@@ -76,20 +76,20 @@ import TestSupport
         let broker = try await MosquittoBroker.start()
         let rig = try Self.startAgent(port: broker.port)
         let (observer, seen) = try await Self.subscriber(port: broker.port)
-        try await seen.waitFor("a first reading") { !Self.readingTimes($0).isEmpty }
+        try await seen.waitFor("a first reading", timeout: .seconds(30)) { !Self.readingTimes($0).isEmpty }
 
         await broker.stop()
         let downAt = Date().timeIntervalSince1970
         let droppedBefore = rig.sink.dropped
         // Scanning goes on: the agent keeps ranging and drops (counts) what it cannot send.
-        try await eventually("readings dropped while the broker is down", timeout: .seconds(15)) {
+        try await eventually("readings dropped while the broker is down", timeout: .seconds(30)) {
             rig.sink.dropped >= droppedBefore + 4
         }
         let upAt = Date().timeIntervalSince1970
         let before = seen.elements.count
         try await broker.startAgain()
 
-        let after = try await seen.waitFor("online again and a fresh reading", timeout: .seconds(20)) { all in
+        let after = try await seen.waitFor("online again and a fresh reading", timeout: .seconds(30)) { all in
             let new = Array(all.dropFirst(before))
             return new.contains { $0.topic == Self.topicPrefix + "status" && $0.payloadString == "online" }
                 && Self.readingTimes(new).contains { $0 >= upAt }
@@ -107,17 +107,17 @@ import TestSupport
         let port = try freePort()
         let rig = try Self.startAgent(port: port)
         // The agent is scanning with no broker at all.
-        try await eventually("drops while no broker exists", timeout: .seconds(15)) { rig.sink.dropped >= 2 }
+        try await eventually("drops while no broker exists", timeout: .seconds(30)) { rig.sink.dropped >= 2 }
         let broker = try await MosquittoBroker.start(.init(port: port))
         let (observer, seen) = try await Self.subscriber(port: port)
-        let all = try await seen.waitFor("status and a reading", timeout: .seconds(20)) { all in
+        let all = try await seen.waitFor("status and a reading", timeout: .seconds(30)) { all in
             all.contains { $0.topic == Self.topicPrefix + "status" && $0.payloadString == "online" }
                 && !Self.readingTimes(all).isEmpty
         }
         #expect(all.contains { $0.topic == Self.topicPrefix + "telemetry" })
         await rig.stop()
         // A clean stop publishes offline (retained) before disconnecting.
-        try await seen.waitFor("offline after a clean stop") { $0.last { $0.topic == Self.topicPrefix + "status" }?.payloadString == "offline" }
+        try await seen.waitFor("offline after a clean stop", timeout: .seconds(30)) { $0.last { $0.topic == Self.topicPrefix + "status" }?.payloadString == "offline" }
         await observer.shutdown()
         await broker.cleanup()
     }
