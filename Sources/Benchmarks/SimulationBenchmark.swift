@@ -34,6 +34,7 @@ enum SimulationBenchmark {
           --duration <s>       Seconds per scenario (default: 900).
           --scenario <dir>     Also score a recorded scenario directory (repeatable).
           --only <list>        Comma-separated estimator names to run (default: all).
+          --flaps <name>       Also list that estimator's flaps per beacon (diagnostics).
 
         """
 
@@ -56,6 +57,7 @@ enum SimulationBenchmark {
         var duration = 900.0
         var recorded: [String] = []
         var only: Set<String>?
+        var flapsOf: String?
         var i = 0
         func value() throws -> String {
             guard i + 1 < arguments.count else { throw Failure(description: "missing value for \(arguments[i])\n\n\(usage)") }
@@ -84,6 +86,7 @@ enum SimulationBenchmark {
                 duration = d
             case "--scenario": recorded.append(try value())
             case "--only": only = Set(try value().split(separator: ",").map(String.init))
+            case "--flaps": flapsOf = try value()
             case "-h", "--help":
                 print(usage, terminator: "")
                 return
@@ -140,9 +143,11 @@ enum SimulationBenchmark {
                     let name = "\(layout)-\(noise.rawValue)-\(base + UInt64(k))"
                     report(name, "bound", generated.boundScore())
                     for c in rows {
-                        report(name, c.name, Evaluation.run(scenario: generated.scenario,
-                                                            estimator: c.make(generated.scenario.layout.siteModel()),
-                                                            options: c.options))
+                        let result = Evaluation.replay(scenario: generated.scenario,
+                                                       estimator: c.make(generated.scenario.layout.siteModel()),
+                                                       options: c.options)
+                        report(name, c.name, result.score)
+                        if c.name == flapsOf { listFlaps(result.timeline, generated.scenario) }
                     }
                 }
             }
@@ -156,6 +161,28 @@ enum SimulationBenchmark {
                 + "\(name.padding(toLength: 16, withPad: " ", startingAt: 0)) "
                 + String(format: "%6.3f %7.0f %5.1f", t.accuracy / n, t.flaps / n,
                          t.latencies > 0 ? t.latency / Double(t.latencies) : .nan))
+        }
+    }
+
+    /// Prints, per beacon with flaps, every decision change that no truth change explains:
+    /// when, from and to which room, and the truth then.
+    static func listFlaps(_ timeline: DecisionTimeline, _ scenario: Scenario) {
+        let scorer = Scorer()
+        let runs = scorer.runs(scenario.truth)
+        let start = scenario.layout.t0
+        for beacon in scenario.beacons {
+            guard let list = runs[beacon.id], let changes = timeline.changes[beacon.id] else { continue }
+            var lines: [String] = []
+            var previous: String? = nil
+            for c in changes {
+                defer { previous = c.room }
+                guard let run = list.first(where: { c.t >= $0.t0 && c.t < $0.t1 }) else { continue }
+                if list.contains(where: { $0.t0 <= c.t && c.t - $0.t0 <= scorer.explainWindow }) { continue }
+                lines.append(String(format: "    t=%6.1f ", c.t - start) + "\(previous ?? "away") → \(c.room ?? "away") (truth \(run.room ?? "away"))")
+            }
+            guard !lines.isEmpty else { continue }
+            print("  \(beacon.name ?? beacon.id.description) kind=\(beacon.kind) mobile=\(beacon.mobile) interval=\(beacon.interval ?? 0): \(lines.count) flaps")
+            lines.prefix(12).forEach { print($0) }
         }
     }
 }

@@ -11,7 +11,7 @@ let benchmarks: [(name: String, summary: String, run: ([String]) throws -> Void)
     ("simulation", "room accuracy of Roomcast's fusion beside the baselines on generated homes", { arguments in
         try SimulationBenchmark.run(arguments: arguments, contenders: [
             .init(name: "roomcast", make: { site in FusionEngine(site: site) }),
-        ])
+        ] + experimentalContenders())
     }),
     ("aggregator", "readings/s, switch latency and memory through a real mosquitto", AggregatorBenchmark.run),
 ]
@@ -28,4 +28,17 @@ do {
 } catch {
     FileHandle.standardError.write(Data("roomcast-bench: \(error)\n".utf8))
     exit(1)
+}
+
+/// `BENCH_FUSION='{"corroborate": true}'` adds a contender `roomcast-x` with those
+/// fusion settings (JSON, the config file's keys): for trying a change side by side.
+func experimentalContenders() -> [SimulationBenchmark.Contender] {
+    guard let json = ProcessInfo.processInfo.environment["BENCH_FUSION"] else { return [] }
+    do {
+        let settings = try JSONDecoder().decode(FusionSettings.self, from: Data(json.utf8))
+        return [.init(name: "roomcast-x", make: { site in FusionEngine(site: site, settings: settings) })]
+    } catch {
+        FileHandle.standardError.write(Data("BENCH_FUSION: \(error)\n".utf8))
+        exit(64)
+    }
 }

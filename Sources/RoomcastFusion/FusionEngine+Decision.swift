@@ -110,8 +110,30 @@ extension FusionEngine {
         guard maxLL.isFinite else { return false }  // only nodes without a room heard it
 
         // Room-level HMM: predict (a room change at `switch_rate`), then update.
-        let rate = usedGeometry ? settings.switchRate : settings.nearestSwitchRate
-        let weight = usedGeometry ? settings.evidenceWeight : settings.nearestEvidenceWeight
+        var rate = usedGeometry ? settings.switchRate : settings.nearestSwitchRate
+        var weight = usedGeometry ? settings.evidenceWeight : settings.nearestEvidenceWeight
+        if settings.motionGate && usedGeometry {
+            // Parting of fast from slow averages over every link but the one that
+            // parted most: a move changes several links at once, shadowing one.
+            var most = 0.0, sum = 0.0
+            for n in scratchNodes {
+                let slot = slots[base + n]
+                let z = abs(slot.fast - slot.slow) / settings.motionSigma
+                sum += z * z
+                most = max(most, z)
+            }
+            let rest = max(0, sum - most * most).squareRoot()
+            if rest >= settings.motionThreshold || most >= settings.motionSingleThreshold {
+                s.movingUntil = now + settings.motionHold
+            }
+            if now < s.movingUntil {
+                rate = settings.movingSwitchRate
+                weight = settings.movingEvidenceWeight
+            } else {
+                rate = settings.stillSwitchRate
+                weight = settings.stillEvidenceWeight
+            }
+        }
         if roomCount > 1 && dt > 0 {
             let stay = exp(-rate * dt)
             let spread = (1 - stay) / Double(roomCount - 1)

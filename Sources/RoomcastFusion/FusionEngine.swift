@@ -160,6 +160,7 @@ public struct FusionEngine: PresenceEstimator, Sendable {
         if slot.count == 0 || ts - slot.ts > settings.maxAge {
             slot.rssi = adjusted
             slot.fast = adjusted
+            slot.slow = adjusted
             slot.gap = 0
         } else {
             let dt = max(0, ts - slot.ts)
@@ -172,6 +173,7 @@ public struct FusionEngine: PresenceEstimator, Sendable {
             // node's evidence can be trusted (noisy links weigh less).
             slot.variance += (1 - exp(-step / 10)) * (min(deviation * deviation, 400) - slot.variance)
             slot.fast += (1 - exp(-step / tau)) * deviation
+            slot.slow += (1 - exp(-step / settings.motionTimeConstant)) * (adjusted - slot.slow)
             // The evidence average is slow while the signal is steady (a still beacon
             // stays put) and jumps to the fast one when they part by more than the
             // noise explains (a real move is followed at the fast filter's pace).
@@ -298,6 +300,8 @@ struct EvidenceSlot {
     var rssi = 0.0
     /// Fast, asymmetric average that detects changes.
     var fast = 0.0
+    /// Slow plain average (`motion_time_constant`) the motion gate compares with.
+    var slow = 0.0
     /// Direction (+1/-1, 0 none) and start of the current fast/evidence parting.
     var changeSign = 0.0
     var changeSince = 0.0
@@ -333,6 +337,8 @@ struct BeaconState {
     var challengerSince = 0.0
     /// Evidence behind the room filter vanished (a node went offline): decide afresh.
     var restart = false
+    /// Until when the beacon counts as moving (motion gate).
+    var movingUntil = -Double.infinity
     /// Integral of the challenger's posterior lead over time (seconds).
     var challengerLead = 0.0
 

@@ -115,6 +115,24 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     public var roomAreaPrior: Bool = true
     /// Prior spread of the beacon's real 1 m power around its advertised one (dB).
     public var powerSigma: Double = 6
+    /// Motion gate (geometry mode, off by default): a beacon counts as moving when
+    /// the fast averages of its nodes, beyond the one that moved most, part from
+    /// their slow (`motion_time_constant`) averages by `motion_threshold` ×
+    /// `motion_sigma` dB in root-sum-square — a move changes several links at once,
+    /// slow shadowing one — or one link alone by `motion_single_threshold` ×
+    /// `motion_sigma`. For `motion_hold` seconds after that the room filter uses
+    /// `moving_evidence_weight` and `moving_switch_rate` (quick), otherwise
+    /// `still_evidence_weight` and `still_switch_rate` (sticky).
+    public var motionGate: Bool = false
+    public var motionTimeConstant: Double = 8
+    public var motionSigma: Double = 4.5
+    public var motionThreshold: Double = 2.5
+    public var motionSingleThreshold: Double = 3.5
+    public var motionHold: Double = 10
+    public var movingEvidenceWeight: Double = 3
+    public var movingSwitchRate: Double = 0.2
+    public var stillEvidenceWeight: Double = 0.1
+    public var stillSwitchRate: Double = 0.01
 
     // MARK: Learning
 
@@ -182,6 +200,16 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         case rssiSigma = "rssi_sigma"
         case wallSigma = "wall_sigma"
         case powerSigma = "power_sigma"
+        case motionGate = "motion_gate"
+        case motionTimeConstant = "motion_time_constant"
+        case motionSigma = "motion_sigma"
+        case motionThreshold = "motion_threshold"
+        case motionSingleThreshold = "motion_single_threshold"
+        case motionHold = "motion_hold"
+        case movingEvidenceWeight = "moving_evidence_weight"
+        case movingSwitchRate = "moving_switch_rate"
+        case stillEvidenceWeight = "still_evidence_weight"
+        case stillSwitchRate = "still_switch_rate"
         case roomAreaPrior = "room_area_prior"
         case learnRange = "learn_range"
         case learnCalibration = "learn_calibration"
@@ -238,6 +266,16 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         rssiSigma = try v(.rssiSigma, d.rssiSigma)
         wallSigma = try v(.wallSigma, d.wallSigma)
         powerSigma = try v(.powerSigma, d.powerSigma)
+        motionGate = try v(.motionGate, d.motionGate)
+        motionTimeConstant = try v(.motionTimeConstant, d.motionTimeConstant)
+        motionSigma = try v(.motionSigma, d.motionSigma)
+        motionThreshold = try v(.motionThreshold, d.motionThreshold)
+        motionSingleThreshold = try v(.motionSingleThreshold, d.motionSingleThreshold)
+        motionHold = try v(.motionHold, d.motionHold)
+        movingEvidenceWeight = try v(.movingEvidenceWeight, d.movingEvidenceWeight)
+        movingSwitchRate = try v(.movingSwitchRate, d.movingSwitchRate)
+        stillEvidenceWeight = try v(.stillEvidenceWeight, d.stillEvidenceWeight)
+        stillSwitchRate = try v(.stillSwitchRate, d.stillSwitchRate)
         roomAreaPrior = try v(.roomAreaPrior, d.roomAreaPrior)
         learnRange = try v(.learnRange, d.learnRange)
         learnCalibration = try v(.learnCalibration, d.learnCalibration)
@@ -291,6 +329,15 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         positive(rssiSigma, .rssiSigma)
         nonNegative(wallSigma, .wallSigma)
         positive(powerSigma, .powerSigma)
+        positive(motionTimeConstant, .motionTimeConstant)
+        positive(motionSigma, .motionSigma)
+        positive(motionThreshold, .motionThreshold)
+        positive(motionSingleThreshold, .motionSingleThreshold)
+        nonNegative(motionHold, .motionHold)
+        positive(movingEvidenceWeight, .movingEvidenceWeight)
+        positive(movingSwitchRate, .movingSwitchRate)
+        positive(stillEvidenceWeight, .stillEvidenceWeight)
+        positive(stillSwitchRate, .stillSwitchRate)
         nonNegative(calibrationRate, .calibrationRate)
         nonNegative(maxLearnedOffset, .maxLearnedOffset)
         nonNegative(forgetAfter, .forgetAfter)

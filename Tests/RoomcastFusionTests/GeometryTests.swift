@@ -72,6 +72,50 @@ import Shared
         #expect(d.since > 30 && d.since < 34)
     }
 
+    /// A still beacon in the left room, 0.1 m from the wall; from t = 30 s the right room's near node
+    /// reads `excursion` dB high for 15 s (slow shadowing on one link: someone
+    /// standing between, a door), then back. Returns the rooms decided after 30 s.
+    static func roomsThroughOneLinkExcursion(_ settings: FusionSettings, excursion: Double) -> Set<String?> {
+        var engine = FusionEngine(site: wallSite, settings: settings)
+        var rng = SeededRandom(seed: 21), synth = Synthetic()
+        let beacon = [4.9, 2, 1.0]
+        replay(&engine, site: wallSite, at: beacon, from: 0, seconds: 30, sigma: 2, rng: &rng, synth: &synth)
+        var rooms: Set<String?> = [engine.decision(for: Synthetic.tag)?.room]
+        var t = 30.0
+        while t < 60 {
+            for node in wallSite.nodes {
+                var mean = rssi(from: node.position!, to: beacon)
+                if node.name == "r1" && t < 45 { mean += excursion }
+                engine.ingest(synth.reading(node.name, rssi: mean + rng.gaussian(sigma: 2), at: t), now: t)
+            }
+            for d in engine.tick(now: t) { rooms.insert(d.room) }
+            t += 0.2
+        }
+        return rooms
+    }
+
+    @Test func motionGateHoldsAStillBeaconThroughOneLinksShadowing() {
+        var gated = FusionSettings()
+        gated.motionGate = true
+        // Without the gate one link's slow excursion is enough to move the beacon…
+        #expect(Self.roomsThroughOneLinkExcursion(FusionSettings(), excursion: 10) == ["left", "right"])
+        // …with it, a change on one link alone is shadowing, and the room holds.
+        #expect(Self.roomsThroughOneLinkExcursion(gated, excursion: 10) == ["left"])
+    }
+
+    @Test func motionGateStillFollowsARealMoveQuickly() throws {
+        var settings = FusionSettings()
+        settings.motionGate = true
+        var engine = FusionEngine(site: Self.wallSite, settings: settings)
+        var rng = SeededRandom(seed: 12), synth = Synthetic()
+        Self.replay(&engine, site: Self.wallSite, at: [2, 2, 1], from: 0, seconds: 60, sigma: 4, rng: &rng, synth: &synth)
+        #expect(engine.decision(for: Synthetic.tag)?.room == "left")
+        Self.replay(&engine, site: Self.wallSite, at: [7.5, 2, 1], from: 60, seconds: 6, sigma: 4, rng: &rng, synth: &synth)
+        let d = try #require(engine.decision(for: Synthetic.tag))
+        #expect(d.room == "right")
+        #expect(d.since > 60 && d.since < 64, "switched at \(d.since)")
+    }
+
     @Test func geometryNeedsPolygonsForEveryNodeRoom() {
         var site = Self.wallSite
         site.rooms[1].polygon = nil

@@ -17,16 +17,16 @@ public struct Scorer: Sendable {
     public init() {}
 
     /// A maximal stretch of one truth room (adjacent same-room spans merged).
-    struct Run {
-        var t0: Double
-        var t1: Double
-        var room: String?
+    public struct Run: Sendable {
+        public var t0: Double
+        public var t1: Double
+        public var room: String?
         /// The run starts where a run with another room ended (a true change).
-        var isChange: Bool
+        public var isChange: Bool
     }
 
     /// Truth runs per beacon, sorted.
-    func runs(_ truth: [TruthSpan]) -> [BeaconID: [Run]] {
+    public func runs(_ truth: [TruthSpan]) -> [BeaconID: [Run]] {
         var out: [BeaconID: [Run]] = [:]
         for (id, spans) in Dictionary(grouping: truth, by: \.id) {
             var list: [Run] = []
