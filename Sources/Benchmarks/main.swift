@@ -1,5 +1,7 @@
 import Foundation
 import RoomcastFusion
+import RoomcastSimulation
+import Shared
 
 // roomcast-bench: benchmarks that print numbers. Run a release build:
 //   swift run -c release roomcast-bench <name> [options]
@@ -36,7 +38,14 @@ func experimentalContenders() -> [SimulationBenchmark.Contender] {
     guard let json = ProcessInfo.processInfo.environment["BENCH_FUSION"] else { return [] }
     do {
         let settings = try JSONDecoder().decode(FusionSettings.self, from: Data(json.utf8))
-        return [.init(name: "roomcast-x", make: { site in FusionEngine(site: site, settings: settings) })]
+        var options = Evaluation.Options()
+        if let ranging = ProcessInfo.processInfo.environment["BENCH_RANGING"] {
+            options.ranging = try JSONDecoder().decode(RangingConfig.self, from: Data(ranging.utf8))
+        }
+        if let interval = ProcessInfo.processInfo.environment["BENCH_PUBLISH_INTERVAL"].flatMap(Double.init) {
+            options.publishInterval = interval
+        }
+        return [.init(name: "roomcast-x", options: options, make: { site in FusionEngine(site: site, settings: settings) })]
     } catch {
         FileHandle.standardError.write(Data("BENCH_FUSION: \(error)\n".utf8))
         exit(64)
