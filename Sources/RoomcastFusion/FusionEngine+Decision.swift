@@ -98,54 +98,60 @@ extension FusionEngine {
             s.distance = nil
             s.position = nil
             for r in s.logPosterior.indices { s.logPosterior[r] = -log(Double(max(roomCount, 1))) }
+            s.particles?.reset()
             return wasPresent
         }
 
-        // Likelihood of each room from this evaluation's evidence.
-        if scratchRoomLL.count != roomCount { scratchRoomLL = [Double](repeating: 0, count: roomCount) }
-        let usedGeometry = geometryLikelihood(&s, base: base)
-        if !usedGeometry { nearestLikelihood(base: base) }
-        var maxLL = -Double.infinity
-        for r in 0..<roomCount { maxLL = max(maxLL, scratchRoomLL[r]) }
-        guard maxLL.isFinite else { return false }  // only nodes without a room heard it
+        var usedGeometry = false
+        if settings.roomFilter == .particles && particleStep(&s, b: b, base: base, dt: dt, restart: restarting) {
+            usedGeometry = true
+        } else {
+            // Likelihood of each room from this evaluation's evidence.
+            if scratchRoomLL.count != roomCount { scratchRoomLL = [Double](repeating: 0, count: roomCount) }
+            usedGeometry = geometryLikelihood(&s, base: base)
+            if !usedGeometry { nearestLikelihood(base: base) }
+            var maxLL = -Double.infinity
+            for r in 0..<roomCount { maxLL = max(maxLL, scratchRoomLL[r]) }
+            guard maxLL.isFinite else { return false }  // only nodes without a room heard it
 
-        // Room-level HMM: predict (a room change at `switch_rate`), then update.
-        var rate = usedGeometry ? settings.switchRate : settings.nearestSwitchRate
-        var weight = usedGeometry ? settings.evidenceWeight : settings.nearestEvidenceWeight
-        if settings.motionGate && usedGeometry {
-            // Parting of fast from slow averages over every link but the one that
-            // parted most: a move changes several links at once, shadowing one.
-            var most = 0.0, sum = 0.0
-            for n in scratchNodes {
-                let slot = slots[base + n]
-                let z = abs(slot.fast - slot.slow) / settings.motionSigma
-                sum += z * z
-                most = max(most, z)
+            // Room-level HMM: predict (a room change at `switch_rate`), then update.
+            var rate = usedGeometry ? settings.switchRate : settings.nearestSwitchRate
+            var weight = usedGeometry ? settings.evidenceWeight : settings.nearestEvidenceWeight
+            if settings.motionGate && usedGeometry {
+                // Parting of fast from slow averages over every link but the one that
+                // parted most: a move changes several links at once, shadowing one.
+                var most = 0.0, sum = 0.0
+                for n in scratchNodes {
+                    let slot = slots[base + n]
+                    let z = abs(slot.fast - slot.slow) / settings.motionSigma
+                    sum += z * z
+                    most = max(most, z)
+                }
+                let rest = max(0, sum - most * most).squareRoot()
+                if rest >= settings.motionThreshold || most >= settings.motionSingleThreshold {
+                    s.movingUntil = now + settings.motionHold
+                }
+                if now < s.movingUntil {
+                    rate = settings.movingSwitchRate
+                    weight = settings.movingEvidenceWeight
+                } else {
+                    rate = settings.stillSwitchRate
+                    weight = settings.stillEvidenceWeight
+                }
             }
-            let rest = max(0, sum - most * most).squareRoot()
-            if rest >= settings.motionThreshold || most >= settings.motionSingleThreshold {
-                s.movingUntil = now + settings.motionHold
+            if roomCount > 1 && dt > 0 {
+                let stay = exp(-rate * dt)
+                let spread = (1 - stay) / Double(roomCount - 1)
+                for r in 0..<roomCount {
+                    let p = exp(s.logPosterior[r])
+                    s.logPosterior[r] = log(stay * p + spread * (1 - p))
+                }
             }
-            if now < s.movingUntil {
-                rate = settings.movingSwitchRate
-                weight = settings.movingEvidenceWeight
-            } else {
-                rate = settings.stillSwitchRate
-                weight = settings.stillEvidenceWeight
-            }
-        }
-        if roomCount > 1 && dt > 0 {
-            let stay = exp(-rate * dt)
-            let spread = (1 - stay) / Double(roomCount - 1)
             for r in 0..<roomCount {
-                let p = exp(s.logPosterior[r])
-                s.logPosterior[r] = log(stay * p + spread * (1 - p))
+                s.logPosterior[r] += weight * (scratchRoomLL[r] - maxLL)
             }
+            Self.normalise(&s.logPosterior)
         }
-        for r in 0..<roomCount {
-            s.logPosterior[r] += weight * (scratchRoomLL[r] - maxLL)
-        }
-        Self.normalise(&s.logPosterior)
 
         var best = 0
         for r in 1..<max(roomCount, 1) where s.logPosterior[r] > s.logPosterior[best] { best = r }
@@ -212,7 +218,7 @@ extension FusionEngine {
                 s.distance = slots[base + s.node].distance
             }
         }
-        if usedGeometry && settings.learnCalibration && best == s.room && s.confidence >= 0.9 {
+        if usedGeometry && settings.roomFilter == .hmm && settings.learnCalibration && best == s.room && s.confidence >= 0.9 {
             learnOffsets()
         }
         return changed
@@ -248,6 +254,39 @@ extension FusionEngine {
         s.position = position
         lastBestCell = best
         geometry = g
+        counters.geometryEvaluations &+= 1
+        return true
+    }
+
+    /// One particle-filter step for beacon `b` from its fresh positioned nodes, writing
+    /// the room posterior and position; false when geometry cannot be used (fewer than
+    /// two positioned fresh nodes), and the room-level filter decides instead.
+    private mutating func particleStep(_ s: inout BeaconState, b: Int, base: Int, dt: Double, restart: Bool) -> Bool {
+        s.position = nil
+        guard let g = geometry else { return false }
+        scratchColumns.removeAll(keepingCapacity: true)
+        scratchMeasurements.removeAll(keepingCapacity: true)
+        scratchParticleNodes.removeAll(keepingCapacity: true)
+        for n in scratchNodes where n < g.columnOfNode.count && g.columnOfNode[n] >= 0 {
+            scratchColumns.append(g.columnOfNode[n])
+            scratchParticleNodes.append(n)
+            scratchMeasurements.append(slots[base + n].fast - nodes[n].learnedOffset - s.power)
+        }
+        guard scratchColumns.count >= 2 else { return false }
+        var anchor = 0
+        for k in 1..<scratchMeasurements.count where scratchMeasurements[k] > scratchMeasurements[anchor] { anchor = k }
+        let rooms = g.rooms(near: scratchColumns[anchor])
+        guard !rooms.isEmpty else { return false }
+        // Keep the filter's arrays uniquely referenced while it steps.
+        var filter = s.particles ?? ParticleRoomFilter(seedFrom: s.id)
+        s.particles = nil
+        beacons[b].particles = nil
+        if restart { filter.reset() }
+        let position = filter.step(geometry: g, nodes: scratchParticleNodes, columns: scratchColumns,
+                                   measurements: scratchMeasurements, rooms: rooms, dt: dt, settings: settings,
+                                   logPosterior: &s.logPosterior)
+        s.particles = filter
+        s.position = position
         counters.geometryEvaluations &+= 1
         return true
     }

@@ -48,6 +48,7 @@ public struct FusionEngine: PresenceEstimator, Sendable {
     var scratchColumns: [Int] = []
     var scratchMeasurements: [Double] = []
     var scratchRoomLL: [Double] = []
+    var scratchParticleNodes: [Int] = []
     var scratchResiduals: [Double] = []
 
     /// Builds an engine for `site`; nodes and rooms are indexed once here.
@@ -327,6 +328,8 @@ struct BeaconState {
     /// Room filter: log posterior per engine room.
     var logPosterior: [Double]
     var lastEvaluation = -Double.infinity
+    /// Position filter when `room_filter` is `particles`.
+    var particles: ParticleRoomFilter?
 
     // The published decision.
     var room = -1

@@ -134,6 +134,25 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     public var stillEvidenceWeight: Double = 0.1
     public var stillSwitchRate: Double = 0.01
 
+    /// How the room is tracked over time in geometry mode: `hmm` (a filter over
+    /// rooms fed each evaluation's room likelihoods) or `particles` (a particle
+    /// filter over positions that tracks each link's shadowing; see
+    /// ParticleRoomFilter).
+    public enum RoomFilter: String, Codable, Sendable { case hmm, particles }
+    public var roomFilter: RoomFilter = .hmm
+    public var particleCount: Int = 128
+    /// Slow shadowing per link: spread (dB) and correlation time (s).
+    public var shadowSigma: Double = 4
+    public var shadowTime: Double = 8
+    /// Noise of one link's fast average around model plus shadowing (dB).
+    public var measurementSigma: Double = 3
+    /// Particle motion: random-walk spread (m/√s) when still and when walking,
+    /// the walking share, and the rate of jumps anywhere near (per second).
+    public var stillStep: Double = 0.15
+    public var walkingStep: Double = 1.0
+    public var walkingShare: Double = 0.3
+    public var particleJumpRate: Double = 0.02
+
     // MARK: Learning
 
     /// Learn a per-node RSSI offset from the data (needs geometry).
@@ -210,6 +229,15 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         case movingSwitchRate = "moving_switch_rate"
         case stillEvidenceWeight = "still_evidence_weight"
         case stillSwitchRate = "still_switch_rate"
+        case roomFilter = "room_filter"
+        case particleCount = "particle_count"
+        case shadowSigma = "shadow_sigma"
+        case shadowTime = "shadow_time"
+        case measurementSigma = "measurement_sigma"
+        case stillStep = "still_step"
+        case walkingStep = "walking_step"
+        case walkingShare = "walking_share"
+        case particleJumpRate = "particle_jump_rate"
         case roomAreaPrior = "room_area_prior"
         case learnRange = "learn_range"
         case learnCalibration = "learn_calibration"
@@ -276,6 +304,15 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         movingSwitchRate = try v(.movingSwitchRate, d.movingSwitchRate)
         stillEvidenceWeight = try v(.stillEvidenceWeight, d.stillEvidenceWeight)
         stillSwitchRate = try v(.stillSwitchRate, d.stillSwitchRate)
+        roomFilter = try v(.roomFilter, d.roomFilter)
+        particleCount = try v(.particleCount, d.particleCount)
+        shadowSigma = try v(.shadowSigma, d.shadowSigma)
+        shadowTime = try v(.shadowTime, d.shadowTime)
+        measurementSigma = try v(.measurementSigma, d.measurementSigma)
+        stillStep = try v(.stillStep, d.stillStep)
+        walkingStep = try v(.walkingStep, d.walkingStep)
+        walkingShare = try v(.walkingShare, d.walkingShare)
+        particleJumpRate = try v(.particleJumpRate, d.particleJumpRate)
         roomAreaPrior = try v(.roomAreaPrior, d.roomAreaPrior)
         learnRange = try v(.learnRange, d.learnRange)
         learnCalibration = try v(.learnCalibration, d.learnCalibration)
@@ -338,6 +375,14 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         positive(movingSwitchRate, .movingSwitchRate)
         positive(stillEvidenceWeight, .stillEvidenceWeight)
         positive(stillSwitchRate, .stillSwitchRate)
+        if particleCount < 8 || particleCount > 4096 { problems.append("fusion.particle_count: must be 8…4096, not \(particleCount)") }
+        positive(shadowSigma, .shadowSigma)
+        positive(shadowTime, .shadowTime)
+        positive(measurementSigma, .measurementSigma)
+        nonNegative(stillStep, .stillStep)
+        nonNegative(walkingStep, .walkingStep)
+        if !(0...1).contains(walkingShare) { problems.append("fusion.walking_share: must be 0…1, not \(walkingShare)") }
+        nonNegative(particleJumpRate, .particleJumpRate)
         nonNegative(calibrationRate, .calibrationRate)
         nonNegative(maxLearnedOffset, .maxLearnedOffset)
         nonNegative(forgetAfter, .forgetAfter)

@@ -1,0 +1,232 @@
+import Foundation
+import Shared
+
+/// One beacon's position as a particle filter over the site's cells, with each
+/// link's slow shadowing tracked per particle (a scalar Kalman filter per link and
+/// particle: Rao–Blackwellised).
+///
+/// Why: shadowing (someone standing in the way, a door) lasts seconds and hits one
+/// link; a move changes every link at once and in the pattern the geometry predicts.
+/// The room-level filter counts each second's likelihood as independent, so a slow
+/// excursion on one link looks like a move. Here each particle explains the
+/// readings either by where it is or by its links' shadowing, and the AR(1) prior
+/// on shadowing (`shadow_sigma`, `shadow_time`) sets how much of an excursion one
+/// link can take on: a coherent change across links moves the particles, one link
+/// drifting mostly moves its shadow. Slow movers are followed as the particles
+/// drift, with no motion detector to miss them.
+///
+/// Deterministic: the generator is seeded from the beacon id.
+struct ParticleRoomFilter {
+    /// Links tracked per beacon (the strongest fresh nodes).
+    static let links = 8
+
+    private var cells: [Int32] = []
+    /// Per particle and link slot (`particle * links + slot`), dB.
+    private var shadow: [Float] = []
+    private var weights: [Double] = []
+    private var logLikelihood: [Double] = []
+    private var linkNode = [Int](repeating: -1, count: links)
+    private var linkVariance = [Double](repeating: 0, count: links)
+    private var rng: SeededRandom
+    private(set) var initialized = false
+
+    // Scratch for one step.
+    private var usedSlots: [Int] = []
+    private var usedColumns: [Int] = []
+    private var usedMeasurements: [Double] = []
+    private var order: [Int] = []
+    private var resampleCells: [Int32] = []
+    private var resampleShadow: [Float] = []
+
+    init(seedFrom id: BeaconID) {
+        rng = SeededRandom(seed: 0x726f_6f6d_6361_7374, stream: id.description)
+    }
+
+    /// Forgets everything (the beacon went away, or its evidence restarted).
+    mutating func reset() {
+        initialized = false
+        for k in 0..<Self.links { linkNode[k] = -1 }
+    }
+
+    /// One step: predict over `dt` seconds, then weigh by the fresh links
+    /// (`nodes[i]` heard at `measurements[i]` = RSSI minus learned offset minus the
+    /// beacon's 1 m power, via geometry column `columns[i]`). Writes the log posterior
+    /// of every room into `logPosterior` and returns the mean position.
+    mutating func step(geometry g: SiteGeometry, nodes: [Int], columns: [Int], measurements: [Double],
+                       rooms: [Int], dt: Double, settings: FusionSettings,
+                       logPosterior: inout [Double]) -> (x: Double, y: Double, z: Double) {
+        let count = max(settings.particleCount, 8)
+        if !initialized || cells.count != count {
+            start(count: count, geometry: g, rooms: rooms, settings: settings)
+        } else {
+            predict(dt: dt, geometry: g, rooms: rooms, settings: settings)
+        }
+        assignLinks(nodes: nodes, columns: columns, measurements: measurements, settings: settings)
+        weigh(geometry: g, settings: settings)
+
+        // Room posterior and mean position.
+        for r in logPosterior.indices { logPosterior[r] = 0 }
+        var sx = 0.0, sy = 0.0, sz = 0.0
+        for p in 0..<count {
+            let c = Int(cells[p]), w = weights[p]
+            let room = g.cellRoom[c]
+            if room < logPosterior.count { logPosterior[room] += w }
+            sx += w * g.cellX[c]; sy += w * g.cellY[c]; sz += w * g.cellZ[c]
+        }
+        let floorProbability = 0.5 / Double(count)
+        for r in logPosterior.indices { logPosterior[r] = log(max(logPosterior[r], floorProbability)) }
+        resampleIfDegenerate(count: count)
+        return (sx, sy, sz)
+    }
+
+    private mutating func start(count: Int, geometry g: SiteGeometry, rooms: [Int], settings: FusionSettings) {
+        cells = [Int32](repeating: 0, count: count)
+        shadow = [Float](repeating: 0, count: count * Self.links)
+        weights = [Double](repeating: 1 / Double(count), count: count)
+        logLikelihood = [Double](repeating: 0, count: count)
+        for p in 0..<count { cells[p] = Int32(randomCell(g, rooms: rooms)) }
+        for k in 0..<Self.links {
+            linkNode[k] = -1
+            linkVariance[k] = settings.shadowSigma * settings.shadowSigma
+        }
+        initialized = true
+    }
+
+    private mutating func randomCell(_ g: SiteGeometry, rooms: [Int]) -> Int {
+        var total = 0
+        for r in rooms { total += g.roomEnd[r] - g.roomStart[r] }
+        guard total > 0 else { return rng.index(g.cellCount) }
+        var k = rng.index(total)
+        for r in rooms {
+            let n = g.roomEnd[r] - g.roomStart[r]
+            if k < n { return g.roomStart[r] + k }
+            k -= n
+        }
+        return g.roomStart[rooms[0]]
+    }
+
+    /// Motion (a still/walking mixture of random walks within the cells, and rare
+    /// jumps anywhere near) and shadowing decay towards zero.
+    private mutating func predict(dt: Double, geometry g: SiteGeometry, rooms: [Int], settings: FusionSettings) {
+        guard dt > 0 else { return }
+        let a = exp(-dt / settings.shadowTime)
+        let s2 = settings.shadowSigma * settings.shadowSigma
+        for k in 0..<Self.links { linkVariance[k] = a * a * linkVariance[k] + s2 * (1 - a * a) }
+        let af = Float(a)
+        for i in shadow.indices { shadow[i] *= af }
+        let jump = 1 - exp(-settings.particleJumpRate * dt)
+        let root = dt.squareRoot()
+        for p in 0..<cells.count {
+            if rng.chance(jump) {
+                cells[p] = Int32(randomCell(g, rooms: rooms))
+                for k in 0..<Self.links { shadow[p * Self.links + k] = 0 }
+                continue
+            }
+            let speed = rng.chance(settings.walkingShare) ? settings.walkingStep : settings.stillStep
+            let c = Int(cells[p])
+            let x = g.cellX[c] + speed * root * rng.gaussian()
+            let y = g.cellY[c] + speed * root * rng.gaussian()
+            let next = g.cell(atX: x, y: y, floorOf: c)
+            if next >= 0 { cells[p] = Int32(next) }
+        }
+    }
+
+    /// Maps the fresh nodes (strongest first, at most `links`) onto link slots; a
+    /// node new to a slot starts with no shadowing.
+    private mutating func assignLinks(nodes: [Int], columns: [Int], measurements: [Double], settings: FusionSettings) {
+        order.removeAll(keepingCapacity: true)
+        order.append(contentsOf: measurements.indices)
+        order.sort { measurements[$0] > measurements[$1] || (measurements[$0] == measurements[$1] && $0 < $1) }
+        if order.count > Self.links { order.removeLast(order.count - Self.links) }
+        usedSlots.removeAll(keepingCapacity: true)
+        usedColumns.removeAll(keepingCapacity: true)
+        usedMeasurements.removeAll(keepingCapacity: true)
+        var taken = [Bool](repeating: false, count: Self.links)
+        var pending: [Int] = []
+        for i in order {
+            if let k = linkNode.firstIndex(of: nodes[i]) {
+                taken[k] = true
+                usedSlots.append(k); usedColumns.append(columns[i]); usedMeasurements.append(measurements[i])
+            } else {
+                pending.append(i)
+            }
+        }
+        for i in pending {
+            guard let k = taken.firstIndex(of: false) else { break }
+            taken[k] = true
+            linkNode[k] = nodes[i]
+            linkVariance[k] = settings.shadowSigma * settings.shadowSigma
+            for p in 0..<cells.count { shadow[p * Self.links + k] = 0 }
+            usedSlots.append(k); usedColumns.append(columns[i]); usedMeasurements.append(measurements[i])
+        }
+    }
+
+    /// Weighs each particle by its links' innovations (the beacon's power offset
+    /// profiled out under its prior) and updates its shadows.
+    private mutating func weigh(geometry g: SiteGeometry, settings: FusionSettings) {
+        let m2 = settings.measurementSigma * settings.measurementSigma
+        let prior = 1 / (settings.powerSigma * settings.powerSigma)
+        let links = usedSlots.count
+        guard links > 0 else { return }
+        var peak = -Double.infinity
+        let cellCount = g.cellCount
+        for p in 0..<cells.count {
+            let c = Int(cells[p])
+            var sw = prior, swr = 0.0, swrr = 0.0
+            for j in 0..<links {
+                let k = usedSlots[j]
+                let at = usedColumns[j] * cellCount + c
+                let r = usedMeasurements[j] - Double(g.pathLoss[at]) - Double(shadow[p * Self.links + k])
+                let w = 1 / (linkVariance[k] + m2)
+                sw += w; swr += w * r; swrr += w * r * r
+            }
+            let offset = swr / sw
+            let ll = -0.5 * (swrr - swr * offset)
+            logLikelihood[p] = ll
+            peak = max(peak, ll)
+            for j in 0..<links {
+                let k = usedSlots[j]
+                let at = usedColumns[j] * cellCount + c
+                let r = usedMeasurements[j] - Double(g.pathLoss[at]) - Double(shadow[p * Self.links + k])
+                let gain = linkVariance[k] / (linkVariance[k] + m2)
+                shadow[p * Self.links + k] += Float(gain * (r - offset))
+            }
+        }
+        for j in 0..<links {
+            let k = usedSlots[j]
+            linkVariance[k] *= m2 / (linkVariance[k] + m2)
+        }
+        var total = 0.0
+        for p in 0..<cells.count {
+            weights[p] *= exp(logLikelihood[p] - peak)
+            total += weights[p]
+        }
+        if total > 0 && total.isFinite {
+            for p in 0..<cells.count { weights[p] /= total }
+        } else {
+            for p in 0..<cells.count { weights[p] = 1 / Double(cells.count) }
+        }
+    }
+
+    /// Systematic resampling once the effective sample size falls below half.
+    private mutating func resampleIfDegenerate(count: Int) {
+        var sum2 = 0.0
+        for w in weights { sum2 += w * w }
+        guard sum2 > 0, 1 / sum2 < Double(count) / 2 else { return }
+        resampleCells.removeAll(keepingCapacity: true)
+        resampleShadow.removeAll(keepingCapacity: true)
+        let step = 1 / Double(count)
+        var u = rng.uniform() * step
+        var cumulative = weights[0]
+        var i = 0
+        for _ in 0..<count {
+            while u > cumulative && i < count - 1 { i += 1; cumulative += weights[i] }
+            resampleCells.append(cells[i])
+            resampleShadow.append(contentsOf: shadow[(i * Self.links)..<((i + 1) * Self.links)])
+            u += step
+        }
+        swap(&cells, &resampleCells)
+        swap(&shadow, &resampleShadow)
+        for p in 0..<count { weights[p] = step }
+    }
+}
