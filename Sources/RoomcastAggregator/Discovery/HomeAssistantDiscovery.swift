@@ -25,13 +25,16 @@ public struct HomeAssistantDiscovery: Sendable {
         let device = Device(identifiers: ["roomcast_beacon_\(slug)"], name: display, manufacturer: "Roomcast",
                             model: kind ?? id.scheme, viaDevice: Self.aggregatorDeviceID)
         let presence = topics.presence(id)
+        // The tracker reads the plain-text room topic: Home Assistant's MQTT device_tracker
+        // compares a value_template's result with payload_home/payload_not_home only and
+        // otherwise takes the raw payload as its state (checked against HA 2024.3.3: the
+        // whole JSON became the state and was rejected as longer than 255 characters).
         let tracker = EntityConfig(
             name: nil, uniqueID: "roomcast_\(slug)_tracker", objectID: "roomcast_\(slug)",
-            stateTopic: presence,
-            valueTemplate: "{{ value_json.room if value_json.room else 'not_home' }}",
+            stateTopic: topics.presenceRoom(id),
             jsonAttributesTopic: presence,
             jsonAttributesTemplate: "{{ {'room': value_json.room, 'floor': value_json.floor, 'distance': value_json.distance, 'confidence': value_json.confidence, 'node': value_json.node, 'last_seen': value_json.last_seen} | tojson }}",
-            sourceType: "bluetooth_le", payloadHome: nil, payloadNotHome: "not_home",
+            sourceType: "bluetooth_le", payloadHome: nil, payloadNotHome: PresencePublisher.awayText,
             availability: availability, device: device, icon: "mdi:bluetooth")
         let room = EntityConfig(
             name: "Room", uniqueID: "roomcast_\(slug)_room", objectID: "roomcast_\(slug)_room",

@@ -46,6 +46,7 @@ public struct PresencePublisher: Sendable {
             let known = roomOf[d.id] != nil
             roomOf[d.id] = .some(d.room)
             guard previous != d.room || !known else { continue }
+            out.append(roomText(d))
             if let old = previous {
                 members[old]?.remove(d.id)
                 touchedRooms.insert(old)
@@ -71,7 +72,11 @@ public struct PresencePublisher: Sendable {
 
     /// Every retained output again (presence and rooms), for the periodic refresh.
     public func refresh(_ decisions: [PresenceDecision], now: Double) throws -> [OutboundMessage] {
-        var out = try decisions.map { try OutboundMessage(topic: topics.presence($0.id), json: $0, retain: true, qos: 1) }
+        var out: [OutboundMessage] = []
+        for d in decisions {
+            out.append(try OutboundMessage(topic: topics.presence(d.id), json: d, retain: true, qos: 1))
+            out.append(roomText(d))
+        }
         out += try roomNames().map { try occupancy($0, now: now) }
         return out
     }
@@ -80,6 +85,14 @@ public struct PresencePublisher: Sendable {
     public func roomNames() -> [String] {
         Set(site.rooms.map(\.name)).union(members.keys).sorted()
     }
+
+    /// The plain-text room topic: the room name, or `not_home` (Home Assistant's word) when away.
+    func roomText(_ d: PresenceDecision) -> OutboundMessage {
+        OutboundMessage(topic: topics.presenceRoom(d.id), text: d.room ?? Self.awayText, retain: true, qos: 1)
+    }
+
+    /// What the plain-text room topic says while a beacon is away.
+    public static let awayText = "not_home"
 
     func occupancy(_ room: String, now: Double) throws -> OutboundMessage {
         let o = RoomOccupancy(room: room, floor: floorOf[room], beacons: Array(members[room] ?? []), ts: now)
