@@ -33,7 +33,7 @@ public struct HomeAssistantDiscovery: Sendable {
             name: nil, uniqueID: "roomcast_\(slug)_tracker", objectID: "roomcast_\(slug)",
             stateTopic: topics.presenceRoom(id),
             jsonAttributesTopic: presence,
-            jsonAttributesTemplate: "{{ {'room': value_json.room, 'floor': value_json.floor, 'distance': value_json.distance, 'confidence': value_json.confidence, 'node': value_json.node, 'last_seen': value_json.last_seen} | tojson }}",
+            jsonAttributesTemplate: Self.attributesTemplate(["room", "floor", "distance", "confidence", "node", "last_seen"]),
             sourceType: "bluetooth_le", payloadHome: nil, payloadNotHome: PresencePublisher.awayText,
             availability: availability, device: device, icon: "mdi:bluetooth")
         let room = EntityConfig(
@@ -41,7 +41,7 @@ public struct HomeAssistantDiscovery: Sendable {
             stateTopic: presence,
             valueTemplate: "{{ value_json.room if value_json.room else 'away' }}",
             jsonAttributesTopic: presence,
-            jsonAttributesTemplate: "{{ {'confidence': value_json.confidence, 'node': value_json.node, 'distance': value_json.distance, 'runner_up': value_json.runner_up} | tojson }}",
+            jsonAttributesTemplate: Self.attributesTemplate(["confidence", "node", "distance", "runner_up"]),
             availability: availability, device: device, icon: "mdi:map-marker")
         return [
             try message(component: "device_tracker", objectID: "roomcast_\(slug)", tracker),
@@ -122,6 +122,13 @@ public struct HomeAssistantDiscovery: Sendable {
     }
 
     static let aggregatorDeviceID = "roomcast_aggregator"
+
+    /// A json_attributes_template picking `keys` from a presence payload. `.get` because optional
+    /// keys (`runner_up`, ...) are left out of the payload: HA 2024.3.3 fails to render
+    /// `value_json.runner_up` then ("LoggingUndefined is not JSON serializable") and logs an error.
+    static func attributesTemplate(_ keys: [String]) -> String {
+        "{{ {" + keys.map { "'\($0)': value_json.get('\($0)')" }.joined(separator: ", ") + "} | tojson }}"
+    }
 
     /// A discovery-safe object id: [a-z0-9_].
     public static func slug(_ text: String) -> String {
