@@ -51,10 +51,12 @@ import Testing
         #expect(try reports(PresencePublisher(topics: topics, site: site).refresh([decision("office")], now: 103)).isEmpty)
     }
 
-    @Test func refreshSkipsResumedDecisionsNotYetEvaluated() throws {
+    @Test func refreshStampsResumedDecisionsNotYetEvaluatedWithNow() throws {
         let p = PresencePublisher(topics: topics, site: site, mqttRoomOutput: true)
         let out = try p.refresh([decision("office", ts: -.infinity)], now: 100)
-        #expect(!out.contains { $0.topic.hasPrefix("roomcast/presence/") || $0.topic.hasPrefix("room_presence/") })
-        #expect(out.contains { $0.topic == topics.room("office") })
+        let presence = try #require(out.first { $0.topic == topics.presence(cat) })
+        #expect(try WireFormat.decode(PresenceDecision.self, from: presence.payload).ts == 100)
+        #expect(text(out, topics.presenceRoom(cat)) == ["office"])
+        #expect(try reports(out).map(\.room) == ["office"])
     }
 }

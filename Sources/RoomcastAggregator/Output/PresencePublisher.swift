@@ -81,11 +81,15 @@ public struct PresencePublisher: Sendable {
     /// output, a report for every beacon in a room: mqtt_room reports are not retained, so this
     /// is how a Home Assistant that (re)started after the last move learns where beacons are.
     public func refresh(_ decisions: [PresenceDecision], now: Double) throws -> [OutboundMessage] {
-        // A decision resumed from retained presence and not yet evaluated has no time (-inf):
-        // its retained copy is what we just read back, and JSON cannot carry it anyway. (Seen
-        // against a real Home Assistant: the failed encoding aborted every start-up tick for the
-        // reconnect grace, and each one announced discovery again.)
-        let evaluated = decisions.filter { $0.ts.isFinite }
+        // A decision resumed from retained presence and not yet evaluated has no time (-inf),
+        // which JSON cannot carry: it is the decision in force now. (Seen against a real Home
+        // Assistant: the failed encoding aborted every start-up tick for the reconnect grace,
+        // and each of them announced discovery again.)
+        let evaluated = decisions.map { d in
+            var d = d
+            if !d.ts.isFinite { d.ts = now }
+            return d
+        }
         var out: [OutboundMessage] = []
         for d in evaluated {
             out.append(try OutboundMessage(topic: topics.presence(d.id), json: d, retain: true, qos: 1))
