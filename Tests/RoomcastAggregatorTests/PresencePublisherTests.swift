@@ -50,13 +50,4 @@ import Testing
         #expect(try reports(p.refresh([decision("office", distance: 2)], now: 103)).map(\.room) == ["office"])
         #expect(try reports(PresencePublisher(topics: topics, site: site).refresh([decision("office")], now: 103)).isEmpty)
     }
-
-    @Test func refreshStampsResumedDecisionsNotYetEvaluatedWithNow() throws {
-        let p = PresencePublisher(topics: topics, site: site, mqttRoomOutput: true)
-        let out = try p.refresh([decision("office", ts: -.infinity)], now: 100)
-        let presence = try #require(out.first { $0.topic == topics.presence(cat) })
-        #expect(try WireFormat.decode(PresenceDecision.self, from: presence.payload).ts == 100)
-        #expect(text(out, topics.presenceRoom(cat)) == ["office"])
-        #expect(try reports(out).map(\.room) == ["office"])
-    }
 }

@@ -81,22 +81,13 @@ public struct PresencePublisher: Sendable {
     /// output, a report for every beacon in a room: mqtt_room reports are not retained, so this
     /// is how a Home Assistant that (re)started after the last move learns where beacons are.
     public func refresh(_ decisions: [PresenceDecision], now: Double) throws -> [OutboundMessage] {
-        // A decision resumed from retained presence and not yet evaluated has no time (-inf),
-        // which JSON cannot carry: it is the decision in force now. (Seen against a real Home
-        // Assistant: the failed encoding aborted every start-up tick for the reconnect grace,
-        // and each of them announced discovery again.)
-        let evaluated = decisions.map { d in
-            var d = d
-            if !d.ts.isFinite { d.ts = now }
-            return d
-        }
         var out: [OutboundMessage] = []
-        for d in evaluated {
+        for d in decisions {
             out.append(try OutboundMessage(topic: topics.presence(d.id), json: d, retain: true, qos: 1))
             out.append(roomText(d))
         }
         out += try roomNames().map { try occupancy($0, now: now) }
-        if mqttRoomOutput { out += try mqttRoomReports(evaluated) }
+        if mqttRoomOutput { out += try mqttRoomReports(decisions) }
         return out
     }
 
