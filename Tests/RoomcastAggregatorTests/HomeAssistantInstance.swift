@@ -136,6 +136,16 @@ final class HomeAssistantInstance: Sendable {
         return out
     }
 
+    /// Renders a template in Home Assistant (`POST /api/template`): how the registries (devices,
+    /// areas) are reached over REST.
+    func render(_ template: String) async throws -> String {
+        let reply = try await Self.request("POST", "http://127.0.0.1:\(port)/api/template", token: token, json: ["template": template])
+        guard reply.status == 200 else {
+            throw Failure(description: "POST /api/template: \(reply.status) \(String(decoding: reply.body.prefix(300), as: UTF8.self))")
+        }
+        return String(decoding: reply.body, as: UTF8.self)
+    }
+
     /// Polls the states until `condition` holds; a timeout shows the Roomcast entities and the log's tail.
     @discardableResult
     func waitFor(_ what: String, timeout: Duration = .seconds(20),

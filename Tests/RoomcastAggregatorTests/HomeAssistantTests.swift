@@ -84,6 +84,15 @@ struct HomeAssistantTests {
         #expect(confidence > 0 && confidence <= 1)
         let lastSeen = try #require(tracker.attributes["last_seen"]?.number)
         #expect(abs(lastSeen - Date().timeIntervalSince1970) < 30)
+        // Grouped under devices: the beacon's two entities on one device, reached via the aggregator's;
+        // a room's entities in the Home Assistant area of that name (suggested_area).
+        #expect(try await ha.render("{{ device_entities(device_id('\(Self.catTracker)')) | sort | join(',') }}")
+                == [Self.catTracker, Self.catRoom].sorted().joined(separator: ","))
+        #expect(try await ha.render("{{ device_attr(device_id('\(Self.catTracker)'), 'via_device_id') == device_id('\(Self.aggregatorConnectivity)') }}") == "True")
+        #expect(try await ha.render("{{ device_attr(device_id('\(Self.catTracker)'), 'name') }}") == "Cat")
+        // (Onboarding made areas Living Room, Kitchen, Bedroom: suggested_area "kitchen" joins Kitchen.)
+        let areas = try await ha.render("{{ area_id('\(Self.occupancy("office"))') }}|{{ area_id('\(Self.count("kitchen"))') }}")
+        #expect(areas == "office|kitchen")
         #expect(s[Self.occupancy("office")]?.attributes["device_class"] == .string("occupancy"))
         #expect(s[Self.connectivity("office_pi")]?.attributes["device_class"] == .string("connectivity"))
 
