@@ -19,10 +19,9 @@ demo: release
 	@bash scripts/demo.sh
 
 ## Every test: unit, integration against real mosquitto brokers, end to end.
-## CI=true or ROOMCAST_HOME_ASSISTANT=1 also installs the Home Assistant the HA tests run against
-## (scripts/setup-home-assistant.sh, once; elsewhere those tests skip when it is missing).
+## (With CI=true or ROOMCAST_HOME_ASSISTANT=1, setup also installs the Home Assistant the HA tests
+## run against: scripts/setup-home-assistant.sh. Elsewhere those tests skip when it is missing.)
 test: setup
-	@case "$${CI,,}:$${ROOMCAST_HOME_ASSISTANT:-}" in true:*|1:*|*:1) bash scripts/setup-home-assistant.sh >/dev/null ;; esac
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	$(SWIFT) test --skip-build $(BUILD_FLAGS)
 

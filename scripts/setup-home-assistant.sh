@@ -35,6 +35,14 @@ if [ -z "$python" ] || ! supported "$python"; then
   exit 1
 fi
 
+# Debian's own Python needs python3-venv for `-m venv`.
+if ! "$python" -c 'import ensurepip, venv' 2>/dev/null; then
+  sudo_cmd=()
+  if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+  echo "setup-home-assistant: installing python3-venv" >&2
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends python3-venv >&2
+fi
+
 echo "setup-home-assistant: installing Home Assistant $version into $venv (about 2 minutes)" >&2
 rm -rf "$venv"
 mkdir -p "$(dirname "$venv")"
