@@ -153,5 +153,6 @@ struct HomeAssistantTests {
         await ha.stop()
         await feeder.stop()
         await broker.cleanup()
+        try? FileManager.default.removeItem(atPath: dir)
     }
 }
