@@ -19,6 +19,8 @@ demo: release
 	@bash scripts/demo.sh
 
 ## Every test: unit, integration against real mosquitto brokers, end to end.
+## (With CI=true or ROOMCAST_HOME_ASSISTANT=1, setup also installs the Home Assistant the HA tests
+## run against: scripts/setup-home-assistant.sh. Elsewhere those tests skip when it is missing.)
 test: setup
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	$(SWIFT) test --skip-build $(BUILD_FLAGS)

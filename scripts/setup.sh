@@ -2,6 +2,8 @@
 # Installs the Debian packages Roomcast needs to build, test and run. Idempotent:
 # it asks apt only for what is missing, so a second run is quick and offline.
 set -euo pipefail
+# With CI=true or ROOMCAST_HOME_ASSISTANT=1, also (once) the Home Assistant the HA tests run against.
+case "${CI:-}:${ROOMCAST_HOME_ASSISTANT:-}" in true:*|True:*|TRUE:*|1:*|*:1) trap 'bash "$(dirname "$0")/setup-home-assistant.sh" >/dev/null || exit 1' EXIT ;; esac
 
 packages=(
   libmosquitto-dev libbluetooth-dev libyaml-dev libssl-dev pkg-config

@@ -151,7 +151,10 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(tracker.topic == "homeassistant/device_tracker/roomcast_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1233_45/config")
         let c = try json(tracker)
         #expect(c["source_type"] as? String == "bluetooth_le")
-        #expect(c["state_topic"] as? String == "roomcast/presence/\(cat.rawValue)")
+        // HA's device_tracker takes the raw payload as its state: the plain-text room topic, no template.
+        #expect(c["state_topic"] as? String == "roomcast/presence/\(cat.rawValue)/room")
+        #expect(c["value_template"] == nil)
+        #expect(c["json_attributes_topic"] as? String == "roomcast/presence/\(cat.rawValue)")
         #expect(c["payload_not_home"] as? String == "not_home")
         #expect((c["unique_id"] as? String)?.hasPrefix("roomcast_") == true)
         let availability = try #require(c["availability"] as? [[String: Any]])

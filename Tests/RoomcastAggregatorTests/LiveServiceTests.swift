@@ -105,7 +105,7 @@ enum Home {
         let retained = try await Observer(port: broker.port, filters: ["homeassistant/#"])
         try await retained.waitFor("retained discovery configs") { _ in wanted.allSatisfy { retained.last($0)?.isEmpty == false } }
         let tracker = try #require(retained.last(wanted[0]))
-        #expect(tracker.contains("\"state_topic\":\"roomcast/presence/\(Home.cat.rawValue)\""))
+        #expect(tracker.contains("\"state_topic\":\"roomcast/presence/\(Home.cat.rawValue)/room\""))
         #expect(tracker.contains("\"unique_id\":\"\(catSlug)_tracker\""))
         await retained.stop()
 

@@ -25,20 +25,23 @@ public struct HomeAssistantDiscovery: Sendable {
         let device = Device(identifiers: ["roomcast_beacon_\(slug)"], name: display, manufacturer: "Roomcast",
                             model: kind ?? id.scheme, viaDevice: Self.aggregatorDeviceID)
         let presence = topics.presence(id)
+        // The tracker reads the plain-text room topic: Home Assistant's MQTT device_tracker
+        // compares a value_template's result with payload_home/payload_not_home only and
+        // otherwise takes the raw payload as its state (checked against HA 2024.3.3: the
+        // whole JSON became the state and was rejected as longer than 255 characters).
         let tracker = EntityConfig(
             name: nil, uniqueID: "roomcast_\(slug)_tracker", objectID: "roomcast_\(slug)",
-            stateTopic: presence,
-            valueTemplate: "{{ value_json.room if value_json.room else 'not_home' }}",
+            stateTopic: topics.presenceRoom(id),
             jsonAttributesTopic: presence,
-            jsonAttributesTemplate: "{{ {'room': value_json.room, 'floor': value_json.floor, 'distance': value_json.distance, 'confidence': value_json.confidence, 'node': value_json.node, 'last_seen': value_json.last_seen} | tojson }}",
-            sourceType: "bluetooth_le", payloadHome: nil, payloadNotHome: "not_home",
+            jsonAttributesTemplate: Self.attributesTemplate(["room", "floor", "distance", "confidence", "node", "last_seen"]),
+            sourceType: "bluetooth_le", payloadHome: nil, payloadNotHome: PresencePublisher.awayText,
             availability: availability, device: device, icon: "mdi:bluetooth")
         let room = EntityConfig(
             name: "Room", uniqueID: "roomcast_\(slug)_room", objectID: "roomcast_\(slug)_room",
             stateTopic: presence,
             valueTemplate: "{{ value_json.room if value_json.room else 'away' }}",
             jsonAttributesTopic: presence,
-            jsonAttributesTemplate: "{{ {'confidence': value_json.confidence, 'node': value_json.node, 'distance': value_json.distance, 'runner_up': value_json.runner_up} | tojson }}",
+            jsonAttributesTemplate: Self.attributesTemplate(["confidence", "node", "distance", "runner_up"]),
             availability: availability, device: device, icon: "mdi:map-marker")
         return [
             try message(component: "device_tracker", objectID: "roomcast_\(slug)", tracker),
@@ -119,6 +122,13 @@ public struct HomeAssistantDiscovery: Sendable {
     }
 
     static let aggregatorDeviceID = "roomcast_aggregator"
+
+    /// A json_attributes_template picking `keys` from a presence payload. `.get` because optional
+    /// keys (`runner_up`, ...) are left out of the payload: HA 2024.3.3 fails to render
+    /// `value_json.runner_up` then ("LoggingUndefined is not JSON serializable") and logs an error.
+    static func attributesTemplate(_ keys: [String]) -> String {
+        "{{ {" + keys.map { "'\($0)': value_json.get('\($0)')" }.joined(separator: ", ") + "} | tojson }}"
+    }
 
     /// A discovery-safe object id: [a-z0-9_].
     public static func slug(_ text: String) -> String {

@@ -45,22 +45,30 @@ public struct PresencePublisher: Sendable {
             let previous: String? = roomOf[d.id] ?? nil
             let known = roomOf[d.id] != nil
             roomOf[d.id] = .some(d.room)
-            guard previous != d.room || !known else { continue }
-            if let old = previous {
-                members[old]?.remove(d.id)
-                touchedRooms.insert(old)
-                out.append(try OutboundMessage(topic: topics.events, json: RoomEvent(
-                    ts: now, event: .leave, id: d.id, name: d.name, room: old, other: d.room), qos: 1))
+            let moved = previous != d.room || !known
+            if moved {
+                out.append(roomText(d))
+                if let old = previous {
+                    members[old]?.remove(d.id)
+                    touchedRooms.insert(old)
+                    out.append(try OutboundMessage(topic: topics.events, json: RoomEvent(
+                        ts: now, event: .leave, id: d.id, name: d.name, room: old, other: d.room), qos: 1))
+                }
+                if let new = d.room {
+                    members[new, default: []].insert(d.id)
+                    touchedRooms.insert(new)
+                    out.append(try OutboundMessage(topic: topics.events, json: RoomEvent(
+                        ts: now, event: .enter, id: d.id, name: d.name, room: new, other: previous), qos: 1))
+                }
             }
-            if let new = d.room {
-                members[new, default: []].insert(d.id)
-                touchedRooms.insert(new)
-                out.append(try OutboundMessage(topic: topics.events, json: RoomEvent(
-                    ts: now, event: .enter, id: d.id, name: d.name, room: new, other: previous), qos: 1))
-            }
-            if mqttRoomOutput, let new = d.room {
-                out.append(try OutboundMessage(topic: "room_presence/\(new)", json: MQTTRoomReport(
-                    id: d.id.rawValue, name: d.name ?? d.id.rawValue, distance: d.distance ?? 0)))
+            if mqttRoomOutput, d.room != nil {
+                if moved, let old = previous {
+                    // mqtt_room keeps a beacon in its room unless a report from another room is
+                    // closer or the last one is `timeout` (5 s) old, so a move to a room at the same
+                    // distance would be ignored: first tell the old room the beacon is out of range.
+                    out.append(try mqttRoomReport(d, room: old, distance: MQTTRoomReport.outOfRange))
+                }
+                out += try mqttRoomReports([d])
             }
         }
         for room in touchedRooms.sorted() {
@@ -69,17 +77,42 @@ public struct PresencePublisher: Sendable {
         return out
     }
 
-    /// Every retained output again (presence and rooms), for the periodic refresh.
+    /// Every retained output again (presence, plain-text room, rooms) and, with the mqtt_room
+    /// output, a report for every beacon in a room: mqtt_room reports are not retained, so this
+    /// is how a Home Assistant that (re)started after the last move learns where beacons are.
     public func refresh(_ decisions: [PresenceDecision], now: Double) throws -> [OutboundMessage] {
-        var out = try decisions.map { try OutboundMessage(topic: topics.presence($0.id), json: $0, retain: true, qos: 1) }
+        var out: [OutboundMessage] = []
+        for d in decisions {
+            out.append(try OutboundMessage(topic: topics.presence(d.id), json: d, retain: true, qos: 1))
+            out.append(roomText(d))
+        }
         out += try roomNames().map { try occupancy($0, now: now) }
+        if mqttRoomOutput { out += try mqttRoomReports(decisions) }
         return out
+    }
+
+    /// mqtt_room reports (`room_presence/<room>`) for the decisions that have a room.
+    func mqttRoomReports(_ decisions: [PresenceDecision]) throws -> [OutboundMessage] {
+        try decisions.compactMap { d in try d.room.map { try mqttRoomReport(d, room: $0, distance: d.distance ?? 0) } }
+    }
+
+    func mqttRoomReport(_ d: PresenceDecision, room: String, distance: Double) throws -> OutboundMessage {
+        try OutboundMessage(topic: "room_presence/\(room)", json: MQTTRoomReport(
+            id: d.id.rawValue, name: d.name ?? d.id.rawValue, distance: distance))
     }
 
     /// Occupancy of every configured room (and rooms seen in decisions).
     public func roomNames() -> [String] {
         Set(site.rooms.map(\.name)).union(members.keys).sorted()
     }
+
+    /// The plain-text room topic: the room name, or `not_home` (Home Assistant's word) when away.
+    func roomText(_ d: PresenceDecision) -> OutboundMessage {
+        OutboundMessage(topic: topics.presenceRoom(d.id), text: d.room ?? Self.awayText, retain: true, qos: 1)
+    }
+
+    /// What the plain-text room topic says while a beacon is away.
+    public static let awayText = "not_home"
 
     func occupancy(_ room: String, now: Double) throws -> OutboundMessage {
         let o = RoomOccupancy(room: room, floor: floorOf[room], beacons: Array(members[room] ?? []), ts: now)
@@ -92,4 +125,7 @@ struct MQTTRoomReport: Codable {
     var id: String
     var name: String
     var distance: Double
+
+    /// The distance reported to a room a beacon has just left (metres; beyond any BLE range).
+    static let outOfRange: Double = 1000
 }

@@ -12,6 +12,9 @@ public struct Topics: Sendable, Equatable {
     public func nodeBeacon(_ node: String, _ id: BeaconID) -> String { "\(prefix)/nodes/\(node)/beacons/\(id.rawValue)" }
     public func nodeEvents(_ node: String) -> String { "\(prefix)/nodes/\(node)/events" }
     public func presence(_ id: BeaconID) -> String { "\(prefix)/presence/\(id.rawValue)" }
+    /// The plain-text room of a beacon (`not_home` when away), for consumers that cannot read JSON
+    /// (Home Assistant's MQTT device_tracker takes its state from the raw payload).
+    public func presenceRoom(_ id: BeaconID) -> String { "\(prefix)/presence/\(id.rawValue)/room" }
     public func room(_ room: String) -> String { "\(prefix)/rooms/\(room)" }
     public var events: String { "\(prefix)/events" }
     public var aggregatorStatus: String { "\(prefix)/aggregator/status" }
