@@ -373,6 +373,9 @@ extension FusionEngine: ResumablePresenceEstimator {
         s.since = decision.since
         s.reason = "resumed"
         s.confidence = decision.confidence
+        // The resumed decision is in force from now: decision(for:) stamps it with
+        // this time, and the room filter's first step runs from here.
+        s.lastEvaluation = now
         if let seen = decision.lastSeen { s.lastSeen = seen }
         if room >= 0 && s.logPosterior.count > 1 {
             let lean = 0.8

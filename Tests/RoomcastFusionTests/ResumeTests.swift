@@ -22,6 +22,10 @@ import Testing
                                         node: "k", since: 50, lastSeen: 99, evidence: [], ts: 99)
         engine.resume(retained, now: 100)
         #expect(engine.decision(for: id)?.room == "kitchen")
+        // In force from the resume, and encodable before any evaluation (a refresh
+        // right after a restart publishes it).
+        #expect(engine.decision(for: id)?.ts == 100)
+        #expect(engine.allDecisions().allSatisfy { $0.ts.isFinite })
         // Both nodes hear it about equally for 20 s: no reason to move.
         var changes: [PresenceDecision] = []
         for t in stride(from: 100.0, to: 120, by: 1) {

@@ -21,6 +21,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     private let rejectLog = RateLimitedLog(interval: 10)
     private let logger: Logger
     private var wasActive = false
+    private var resumeRefreshed = false
     private nonisolated let leaseTopicValue: String
 
     public init(core: AggregatorCore<Engine>, election: LeaseElection?, refreshInterval: Double, startedAt: Double,
@@ -94,6 +95,14 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             }
             wasActive = active
             if active && now >= nextRefresh {
+                nextRefresh = now + refreshInterval
+                out += try core.refresh(now: now)
+            }
+            if active, !resumeRefreshed, now - startedAt > resumeWindow {
+                // Our retained presence arrives after the first announcement; once it has
+                // been resumed, publish the state in force (same rooms, fresh values)
+                // rather than leave the old process's messages until the periodic refresh.
+                resumeRefreshed = true
                 nextRefresh = now + refreshInterval
                 out += try core.refresh(now: now)
             }
