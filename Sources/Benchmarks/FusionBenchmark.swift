@@ -74,7 +74,12 @@ enum FusionBenchmark {
 
         let rssBefore = residentMegabytes()
         let t0 = 1_800_000_000.0
-        var engine = FusionEngine(site: site, settings: FusionSettings())
+        var settings = FusionSettings()
+        if let json = ProcessInfo.processInfo.environment["BENCH_FUSION"] {
+            settings = try JSONDecoder().decode(FusionSettings.self, from: Data(json.utf8))
+            print("settings from BENCH_FUSION: \(json)")
+        }
+        var engine = FusionEngine(site: site, settings: settings)
         var seq = [UInt64](repeating: 0, count: nodeCount)
         var readings = 0
         var changes = 0

@@ -129,9 +129,13 @@ enum SimulationBenchmark {
         for dir in recorded {
             let scenario = try Scenario.load(from: URL(fileURLWithPath: dir))
             for c in rows {
-                report(scenario.name, c.name,
-                       Evaluation.run(scenario: scenario, estimator: c.make(scenario.layout.siteModel()), options: c.options),
-                       simulated: false)
+                let result = Evaluation.replay(scenario: scenario, estimator: c.make(scenario.layout.siteModel()),
+                                               options: c.options)
+                report(scenario.name, c.name, result.score, simulated: false)
+                if c.name == flapsOf {
+                    print("  switch latencies: " + result.score.switchLatencies.map { String(format: "%.1f", $0) }.joined(separator: " "))
+                    listFlaps(result.timeline, scenario)
+                }
             }
         }
         for layout in layouts {

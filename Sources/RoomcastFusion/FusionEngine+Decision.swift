@@ -284,7 +284,7 @@ extension FusionEngine {
         if restart { filter.reset() }
         let position = filter.step(geometry: g, nodes: scratchParticleNodes, columns: scratchColumns,
                                    measurements: scratchMeasurements, rooms: rooms, dt: dt, settings: settings,
-                                   logPosterior: &s.logPosterior)
+                                   scratch: &particleScratch, logPosterior: &s.logPosterior)
         s.particles = filter
         s.position = position
         counters.geometryEvaluations &+= 1

@@ -49,6 +49,7 @@ public struct FusionEngine: PresenceEstimator, Sendable {
     var scratchMeasurements: [Double] = []
     var scratchRoomLL: [Double] = []
     var scratchParticleNodes: [Int] = []
+    var particleScratch = ParticleRoomFilter.Scratch()
     var scratchResiduals: [Double] = []
 
     /// Builds an engine for `site`; nodes and rooms are indexed once here.

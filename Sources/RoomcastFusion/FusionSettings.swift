@@ -140,18 +140,25 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     /// ParticleRoomFilter).
     public enum RoomFilter: String, Codable, Sendable { case hmm, particles }
     public var roomFilter: RoomFilter = .hmm
-    public var particleCount: Int = 128
+    public var particleCount: Int = 256
     /// Slow shadowing per link: spread (dB) and correlation time (s).
-    public var shadowSigma: Double = 4
+    public var shadowSigma: Double = 3
     public var shadowTime: Double = 8
     /// Noise of one link's fast average around model plus shadowing (dB).
     public var measurementSigma: Double = 3
+    /// How fast the beacon's own power offset may drift (dB/√s): orientation, a body
+    /// in the way of every link at once.
+    public var powerDrift: Double = 0.5
     /// Particle motion: random-walk spread (m/√s) when still and when walking,
     /// the walking share, and the rate of jumps anywhere near (per second).
     public var stillStep: Double = 0.15
-    public var walkingStep: Double = 1.0
+    public var walkingStep: Double = 2.0
     public var walkingShare: Double = 0.3
-    public var particleJumpRate: Double = 0.02
+    public var particleJumpRate: Double = 0.1
+    /// Mean time a particle stays still before it starts walking, and walks before it
+    /// stops (seconds).
+    public var stillTime: Double = 60
+    public var walkTime: Double = 6
 
     // MARK: Learning
 
@@ -234,10 +241,13 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         case shadowSigma = "shadow_sigma"
         case shadowTime = "shadow_time"
         case measurementSigma = "measurement_sigma"
+        case powerDrift = "power_drift"
         case stillStep = "still_step"
         case walkingStep = "walking_step"
         case walkingShare = "walking_share"
         case particleJumpRate = "particle_jump_rate"
+        case stillTime = "still_time"
+        case walkTime = "walk_time"
         case roomAreaPrior = "room_area_prior"
         case learnRange = "learn_range"
         case learnCalibration = "learn_calibration"
@@ -309,10 +319,13 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         shadowSigma = try v(.shadowSigma, d.shadowSigma)
         shadowTime = try v(.shadowTime, d.shadowTime)
         measurementSigma = try v(.measurementSigma, d.measurementSigma)
+        powerDrift = try v(.powerDrift, d.powerDrift)
         stillStep = try v(.stillStep, d.stillStep)
         walkingStep = try v(.walkingStep, d.walkingStep)
         walkingShare = try v(.walkingShare, d.walkingShare)
         particleJumpRate = try v(.particleJumpRate, d.particleJumpRate)
+        stillTime = try v(.stillTime, d.stillTime)
+        walkTime = try v(.walkTime, d.walkTime)
         roomAreaPrior = try v(.roomAreaPrior, d.roomAreaPrior)
         learnRange = try v(.learnRange, d.learnRange)
         learnCalibration = try v(.learnCalibration, d.learnCalibration)
@@ -379,10 +392,13 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         positive(shadowSigma, .shadowSigma)
         positive(shadowTime, .shadowTime)
         positive(measurementSigma, .measurementSigma)
+        nonNegative(powerDrift, .powerDrift)
         nonNegative(stillStep, .stillStep)
         nonNegative(walkingStep, .walkingStep)
         if !(0...1).contains(walkingShare) { problems.append("fusion.walking_share: must be 0…1, not \(walkingShare)") }
         nonNegative(particleJumpRate, .particleJumpRate)
+        positive(stillTime, .stillTime)
+        positive(walkTime, .walkTime)
         nonNegative(calibrationRate, .calibrationRate)
         nonNegative(maxLearnedOffset, .maxLearnedOffset)
         nonNegative(forgetAfter, .forgetAfter)

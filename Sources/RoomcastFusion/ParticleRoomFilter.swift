@@ -24,19 +24,17 @@ struct ParticleRoomFilter {
     /// Per particle and link slot (`particle * links + slot`), dB.
     private var shadow: [Float] = []
     private var weights: [Double] = []
-    private var logLikelihood: [Double] = []
+    /// Per particle: the beacon's power offset from its advertised 1 m power (dB), and
+    /// its variance (the same for every particle: it depends only on what was seen).
+    private var power: [Float] = []
+    /// Per particle: walking (true) or still; each mode persists (a jump-Markov
+    /// motion model), so a beacon that sits still is tracked by still particles.
+    private var walking: [Bool] = []
+    private var powerVariance = 0.0
     private var linkNode = [Int](repeating: -1, count: links)
     private var linkVariance = [Double](repeating: 0, count: links)
     private var rng: SeededRandom
     private(set) var initialized = false
-
-    // Scratch for one step.
-    private var usedSlots: [Int] = []
-    private var usedColumns: [Int] = []
-    private var usedMeasurements: [Double] = []
-    private var order: [Int] = []
-    private var resampleCells: [Int32] = []
-    private var resampleShadow: [Float] = []
 
     init(seedFrom id: BeaconID) {
         rng = SeededRandom(seed: 0x726f_6f6d_6361_7374, stream: id.description)
@@ -53,7 +51,7 @@ struct ParticleRoomFilter {
     /// beacon's 1 m power, via geometry column `columns[i]`). Writes the log posterior
     /// of every room into `logPosterior` and returns the mean position.
     mutating func step(geometry g: SiteGeometry, nodes: [Int], columns: [Int], measurements: [Double],
-                       rooms: [Int], dt: Double, settings: FusionSettings,
+                       rooms: [Int], dt: Double, settings: FusionSettings, scratch: inout Scratch,
                        logPosterior: inout [Double]) -> (x: Double, y: Double, z: Double) {
         let count = max(settings.particleCount, 8)
         if !initialized || cells.count != count {
@@ -61,8 +59,8 @@ struct ParticleRoomFilter {
         } else {
             predict(dt: dt, geometry: g, rooms: rooms, settings: settings)
         }
-        assignLinks(nodes: nodes, columns: columns, measurements: measurements, settings: settings)
-        weigh(geometry: g, settings: settings)
+        assignLinks(nodes: nodes, columns: columns, measurements: measurements, settings: settings, scratch: &scratch)
+        weigh(geometry: g, settings: settings, scratch: &scratch)
 
         // Room posterior and mean position.
         for r in logPosterior.indices { logPosterior[r] = 0 }
@@ -75,7 +73,7 @@ struct ParticleRoomFilter {
         }
         let floorProbability = 0.5 / Double(count)
         for r in logPosterior.indices { logPosterior[r] = log(max(logPosterior[r], floorProbability)) }
-        resampleIfDegenerate(count: count)
+        resampleIfDegenerate(count: count, scratch: &scratch)
         return (sx, sy, sz)
     }
 
@@ -83,7 +81,10 @@ struct ParticleRoomFilter {
         cells = [Int32](repeating: 0, count: count)
         shadow = [Float](repeating: 0, count: count * Self.links)
         weights = [Double](repeating: 1 / Double(count), count: count)
-        logLikelihood = [Double](repeating: 0, count: count)
+        power = [Float](repeating: 0, count: count)
+        walking = [Bool](repeating: false, count: count)
+        for p in 0..<count { walking[p] = rng.chance(settings.walkingShare) }
+        powerVariance = settings.powerSigma * settings.powerSigma
         for p in 0..<count { cells[p] = Int32(randomCell(g, rooms: rooms)) }
         for k in 0..<Self.links {
             linkNode[k] = -1
@@ -114,15 +115,23 @@ struct ParticleRoomFilter {
         for k in 0..<Self.links { linkVariance[k] = a * a * linkVariance[k] + s2 * (1 - a * a) }
         let af = Float(a)
         for i in shadow.indices { shadow[i] *= af }
+        let power2 = settings.powerSigma * settings.powerSigma
+        powerVariance = min(power2, powerVariance + settings.powerDrift * settings.powerDrift * dt)
         let jump = 1 - exp(-settings.particleJumpRate * dt)
         let root = dt.squareRoot()
+        let go = 1 - exp(-dt / settings.stillTime), stop = 1 - exp(-dt / settings.walkTime)
         for p in 0..<cells.count {
             if rng.chance(jump) {
                 cells[p] = Int32(randomCell(g, rooms: rooms))
                 for k in 0..<Self.links { shadow[p * Self.links + k] = 0 }
                 continue
             }
-            let speed = rng.chance(settings.walkingShare) ? settings.walkingStep : settings.stillStep
+            if walking[p] {
+                if rng.chance(stop) { walking[p] = false }
+            } else if rng.chance(go) {
+                walking[p] = true
+            }
+            let speed = walking[p] ? settings.walkingStep : settings.stillStep
             let c = Int(cells[p])
             let x = g.cellX[c] + speed * root * rng.gaussian()
             let y = g.cellY[c] + speed * root * rng.gaussian()
@@ -133,72 +142,81 @@ struct ParticleRoomFilter {
 
     /// Maps the fresh nodes (strongest first, at most `links`) onto link slots; a
     /// node new to a slot starts with no shadowing.
-    private mutating func assignLinks(nodes: [Int], columns: [Int], measurements: [Double], settings: FusionSettings) {
-        order.removeAll(keepingCapacity: true)
-        order.append(contentsOf: measurements.indices)
-        order.sort { measurements[$0] > measurements[$1] || (measurements[$0] == measurements[$1] && $0 < $1) }
-        if order.count > Self.links { order.removeLast(order.count - Self.links) }
-        usedSlots.removeAll(keepingCapacity: true)
-        usedColumns.removeAll(keepingCapacity: true)
-        usedMeasurements.removeAll(keepingCapacity: true)
-        var taken = [Bool](repeating: false, count: Self.links)
-        var pending: [Int] = []
-        for i in order {
+    private mutating func assignLinks(nodes: [Int], columns: [Int], measurements: [Double], settings: FusionSettings,
+                                      scratch: inout Scratch) {
+        scratch.order.removeAll(keepingCapacity: true)
+        scratch.order.append(contentsOf: measurements.indices)
+        scratch.order.sort { measurements[$0] > measurements[$1] || (measurements[$0] == measurements[$1] && $0 < $1) }
+        if scratch.order.count > Self.links { scratch.order.removeLast(scratch.order.count - Self.links) }
+        scratch.usedSlots.removeAll(keepingCapacity: true)
+        scratch.usedColumns.removeAll(keepingCapacity: true)
+        scratch.usedMeasurements.removeAll(keepingCapacity: true)
+        var taken: UInt16 = 0   // bit k: slot k used this step
+        scratch.pending.removeAll(keepingCapacity: true)
+        for i in scratch.order {
             if let k = linkNode.firstIndex(of: nodes[i]) {
-                taken[k] = true
-                usedSlots.append(k); usedColumns.append(columns[i]); usedMeasurements.append(measurements[i])
+                taken |= 1 << k
+                scratch.usedSlots.append(k); scratch.usedColumns.append(columns[i]); scratch.usedMeasurements.append(measurements[i])
             } else {
-                pending.append(i)
+                scratch.pending.append(i)
             }
         }
-        for i in pending {
-            guard let k = taken.firstIndex(of: false) else { break }
-            taken[k] = true
+        for i in scratch.pending {
+            guard let k = (0..<Self.links).first(where: { taken & (1 << $0) == 0 }) else { break }
+            taken |= 1 << k
             linkNode[k] = nodes[i]
             linkVariance[k] = settings.shadowSigma * settings.shadowSigma
             for p in 0..<cells.count { shadow[p * Self.links + k] = 0 }
-            usedSlots.append(k); usedColumns.append(columns[i]); usedMeasurements.append(measurements[i])
+            scratch.usedSlots.append(k); scratch.usedColumns.append(columns[i]); scratch.usedMeasurements.append(measurements[i])
         }
     }
 
     /// Weighs each particle by its links' innovations (the beacon's power offset
     /// profiled out under its prior) and updates its shadows.
-    private mutating func weigh(geometry g: SiteGeometry, settings: FusionSettings) {
+    private mutating func weigh(geometry g: SiteGeometry, settings: FusionSettings, scratch: inout Scratch) {
         let m2 = settings.measurementSigma * settings.measurementSigma
-        let prior = 1 / (settings.powerSigma * settings.powerSigma)
-        let links = usedSlots.count
+        let prior = 1 / powerVariance
+        let links = scratch.usedSlots.count
         guard links > 0 else { return }
         var peak = -Double.infinity
         let cellCount = g.cellCount
+        if scratch.logLikelihood.count < cells.count {
+            scratch.logLikelihood = [Double](repeating: 0, count: cells.count)
+        }
         for p in 0..<cells.count {
             let c = Int(cells[p])
-            var sw = prior, swr = 0.0, swrr = 0.0
+            let b0 = Double(power[p])
+            var sw = prior, swr = prior * b0, swrr = prior * b0 * b0
             for j in 0..<links {
-                let k = usedSlots[j]
-                let at = usedColumns[j] * cellCount + c
-                let r = usedMeasurements[j] - Double(g.pathLoss[at]) - Double(shadow[p * Self.links + k])
+                let k = scratch.usedSlots[j]
+                let at = scratch.usedColumns[j] * cellCount + c
+                let r = scratch.usedMeasurements[j] - Double(g.pathLoss[at]) - Double(shadow[p * Self.links + k])
                 let w = 1 / (linkVariance[k] + m2)
                 sw += w; swr += w * r; swrr += w * r * r
             }
             let offset = swr / sw
             let ll = -0.5 * (swrr - swr * offset)
-            logLikelihood[p] = ll
+            scratch.logLikelihood[p] = ll
             peak = max(peak, ll)
             for j in 0..<links {
-                let k = usedSlots[j]
-                let at = usedColumns[j] * cellCount + c
-                let r = usedMeasurements[j] - Double(g.pathLoss[at]) - Double(shadow[p * Self.links + k])
+                let k = scratch.usedSlots[j]
+                let at = scratch.usedColumns[j] * cellCount + c
+                let r = scratch.usedMeasurements[j] - Double(g.pathLoss[at]) - Double(shadow[p * Self.links + k])
                 let gain = linkVariance[k] / (linkVariance[k] + m2)
                 shadow[p * Self.links + k] += Float(gain * (r - offset))
             }
+            power[p] = Float(offset)
         }
+        var information = prior
         for j in 0..<links {
-            let k = usedSlots[j]
+            let k = scratch.usedSlots[j]
+            information += 1 / (linkVariance[k] + m2)
             linkVariance[k] *= m2 / (linkVariance[k] + m2)
         }
+        powerVariance = 1 / information
         var total = 0.0
         for p in 0..<cells.count {
-            weights[p] *= exp(logLikelihood[p] - peak)
+            weights[p] *= exp(scratch.logLikelihood[p] - peak)
             total += weights[p]
         }
         if total > 0 && total.isFinite {
@@ -209,24 +227,45 @@ struct ParticleRoomFilter {
     }
 
     /// Systematic resampling once the effective sample size falls below half.
-    private mutating func resampleIfDegenerate(count: Int) {
+    private mutating func resampleIfDegenerate(count: Int, scratch: inout Scratch) {
         var sum2 = 0.0
         for w in weights { sum2 += w * w }
         guard sum2 > 0, 1 / sum2 < Double(count) / 2 else { return }
-        resampleCells.removeAll(keepingCapacity: true)
-        resampleShadow.removeAll(keepingCapacity: true)
+        scratch.resampleCells.removeAll(keepingCapacity: true)
+        scratch.resampleShadow.removeAll(keepingCapacity: true)
+        scratch.resamplePower.removeAll(keepingCapacity: true)
+        scratch.resampleWalking.removeAll(keepingCapacity: true)
         let step = 1 / Double(count)
         var u = rng.uniform() * step
         var cumulative = weights[0]
         var i = 0
         for _ in 0..<count {
             while u > cumulative && i < count - 1 { i += 1; cumulative += weights[i] }
-            resampleCells.append(cells[i])
-            resampleShadow.append(contentsOf: shadow[(i * Self.links)..<((i + 1) * Self.links)])
+            scratch.resampleCells.append(cells[i])
+            scratch.resamplePower.append(power[i])
+            scratch.resampleWalking.append(walking[i])
+            scratch.resampleShadow.append(contentsOf: shadow[(i * Self.links)..<((i + 1) * Self.links)])
             u += step
         }
-        swap(&cells, &resampleCells)
-        swap(&shadow, &resampleShadow)
+        swap(&cells, &scratch.resampleCells)
+        swap(&shadow, &scratch.resampleShadow)
+        swap(&power, &scratch.resamplePower)
+        swap(&walking, &scratch.resampleWalking)
         for p in 0..<count { weights[p] = step }
+    }
+
+    /// Working space for one step, shared by every beacon's filter (the engine owns
+    /// one), so a filter stores only its particles.
+    struct Scratch {
+        var usedSlots: [Int] = []
+        var usedColumns: [Int] = []
+        var usedMeasurements: [Double] = []
+        var order: [Int] = []
+        var pending: [Int] = []
+        var logLikelihood: [Double] = []
+        var resampleCells: [Int32] = []
+        var resampleShadow: [Float] = []
+        var resamplePower: [Float] = []
+        var resampleWalking: [Bool] = []
     }
 }

@@ -116,6 +116,75 @@ import Shared
         #expect(d.since > 60 && d.since < 64, "switched at \(d.since)")
     }
 
+    static var particles: FusionSettings {
+        var s = FusionSettings()
+        s.roomFilter = .particles
+        return s
+    }
+
+    @Test func particleFilterHoldsAStillBeaconThroughOneLinksShadowing() {
+        // The same excursion that moves the room-level filter is taken up by that
+        // link's shadowing in the particle filter.
+        #expect(Self.roomsThroughOneLinkExcursion(Self.particles, excursion: 10) == ["left"])
+    }
+
+    @Test func particleFilterFollowsAMoveThroughTheWall() throws {
+        var engine = FusionEngine(site: Self.wallSite, settings: Self.particles)
+        var rng = SeededRandom(seed: 12), synth = Synthetic()
+        Self.replay(&engine, site: Self.wallSite, at: [2, 2, 1], from: 0, seconds: 60, sigma: 4, rng: &rng, synth: &synth)
+        #expect(engine.decision(for: Synthetic.tag)?.room == "left")
+        Self.replay(&engine, site: Self.wallSite, at: [7.5, 2, 1], from: 60, seconds: 6, sigma: 4, rng: &rng, synth: &synth)
+        let d = try #require(engine.decision(for: Synthetic.tag))
+        #expect(d.room == "right")
+        #expect(d.since > 60 && d.since < 64, "switched at \(d.since)")
+        let p = try #require(d.position)
+        #expect(p[0] > 5.5 && p[0] < 9.5, "estimated x \(p[0])")
+    }
+
+    /// A beacon creeping from x = 2 to x = 8 at 0.1 m/s (a robot vacuum): the particles
+    /// drift with it, so the switch comes soon after it crosses the wall at x = 5.
+    @Test(arguments: [false, true]) func slowMoverIsFollowed(particles: Bool) throws {
+        var engine = FusionEngine(site: Self.wallSite, settings: particles ? Self.particles : FusionSettings())
+        var rng = SeededRandom(seed: 31), synth = Synthetic()
+        Self.replay(&engine, site: Self.wallSite, at: [2, 2, 1], from: 0, seconds: 30, sigma: 3, rng: &rng, synth: &synth)
+        var t = 30.0
+        while t < 100 {
+            let x = min(8, 2 + 0.1 * (t - 30))
+            for node in Self.wallSite.nodes {
+                let mean = Self.rssi(from: node.position!, to: [x, 2, 1])
+                engine.ingest(synth.reading(node.name, rssi: mean + rng.gaussian(sigma: 3), at: t), now: t)
+            }
+            _ = engine.tick(now: t)
+            t += 0.2
+        }
+        let d = try #require(engine.decision(for: Synthetic.tag))
+        #expect(d.room == "right")
+        // Crossing at t = 60 s.
+        #expect(d.since > 58 && d.since < 75, "switched at \(d.since)")
+    }
+
+    @Test func particleFilterIsDeterministic() {
+        func run() -> [PresenceDecision] {
+            var engine = FusionEngine(site: Self.wallSite, settings: Self.particles)
+            var rng = SeededRandom(seed: 5), synth = Synthetic()
+            var out: [PresenceDecision] = []
+            var t = 0.0
+            while t < 40 {
+                let x = t < 20 ? 3.0 : 7.0
+                for node in Self.wallSite.nodes {
+                    let mean = Self.rssi(from: node.position!, to: [x, 2, 1])
+                    engine.ingest(synth.reading(node.name, rssi: mean + rng.gaussian(sigma: 4), at: t), now: t)
+                }
+                out += engine.tick(now: t)
+                t += 0.5
+            }
+            return out + engine.allDecisions()
+        }
+        let a = run(), b = run()
+        #expect(a.count >= 3)
+        #expect(a == b)
+    }
+
     @Test func geometryNeedsPolygonsForEveryNodeRoom() {
         var site = Self.wallSite
         site.rooms[1].polygon = nil
