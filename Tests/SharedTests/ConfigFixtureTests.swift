@@ -100,7 +100,8 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         #expect(c.nodes[1].rxAdjust == -2.5)
         #expect(c.nodes[2] == SiteModel.Node(name: "roaming-pi", room: nil))
         #expect(c.beacons.count == 2)
-        #expect(c.fusion == AggregatorConfig.Fusion(awayTimeoutS: 45, switchMargin: 0.4, minDwellS: 8, maxReadingAgeS: 12))
+        #expect(c.fusion == AggregatorConfig.Fusion(awayTimeoutS: 45, switchMargin: 0.4, minDwellS: 8, maxReadingAgeS: 12,
+                                                    roomFilter: "particles", motionGate: true))
         #expect(c.discovery == AggregatorConfig.Discovery(enabled: false, prefix: "ha"))
         #expect(c.output == AggregatorConfig.Output(refreshIntervalS: 120, mqttRoom: true))
         #expect(c.partition == AggregatorConfig.Partition(floors: [0, 1], rooms: ["kitchen"]))
@@ -148,6 +149,7 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
             "nodes[1].name: duplicate name 'kitchen-pi' (also nodes[0])",
             "beacons[1].power: must be between -127 and 20 dBm, found -300",
             "fusion.away_timeout_s: must be between 1.0 and 86400.0 s, found -5.0",
+            "fusion.room_filter: must be one of hmm, particles, not 'kalman'",
         ])
         // Each problem points at the marked line of the fixture.
         let text = try String(contentsOfFile: try fixturePath("aggregator-broken.yaml"), encoding: .utf8)
@@ -156,8 +158,8 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         #expect(Set(error.problems.compactMap { $0.location?.line }) == marked)
         // Printed one per line under a header naming the file.
         let lines = error.description.split(separator: "\n")
-        #expect(lines.count == 17)
-        #expect(lines[0].hasSuffix("aggregator-broken.yaml': 16 problems:"))
+        #expect(lines.count == 18)
+        #expect(lines[0].hasSuffix("aggregator-broken.yaml': 17 problems:"))
         #expect(lines[12] == "  nodes[0].room: unknown room 'kitchn'; did you mean 'kitchen'? (line 14, column 11)")
     }
 

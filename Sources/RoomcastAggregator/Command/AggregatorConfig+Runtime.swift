@@ -11,6 +11,8 @@ extension AggregatorConfig {
         s.maxAge = fusion.maxReadingAgeS
         s.useGeometry = fusion.useGeometry
         s.learnCalibration = fusion.learnCalibration
+        s.roomFilter = FusionSettings.RoomFilter(rawValue: fusion.roomFilter) ?? .hmm
+        s.motionGate = fusion.motionGate
         return s
     }
 

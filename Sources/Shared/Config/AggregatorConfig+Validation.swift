@@ -50,6 +50,9 @@ extension AggregatorConfig {
         checks.range(fusion.switchMargin, 0...1, at: "fusion.switch_margin")
         checks.range(fusion.minDwellS, 0...3600, at: "fusion.min_dwell_s", unit: " s")
         checks.range(fusion.maxReadingAgeS, 0.1...3600, at: "fusion.max_reading_age_s", unit: " s")
+        if !Fusion.roomFilters.contains(fusion.roomFilter) {
+            checks.add("fusion.room_filter", "must be one of \(Fusion.roomFilters.joined(separator: ", ")), not '\(fusion.roomFilter)'")
+        }
 
         checks.topicPrefix(discovery.prefix, at: "discovery.prefix")
         checks.range(output.refreshIntervalS, 0...86400, at: "output.refresh_interval_s", unit: " s")

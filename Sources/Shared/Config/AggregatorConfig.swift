@@ -71,21 +71,35 @@ public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
         public var useGeometry: Bool
         /// Learn receivers that read consistently high or low (default true).
         public var learnCalibration: Bool
+        /// How the room is followed over time with geometry: `hmm` (a filter over rooms,
+        /// default) or `particles` (a particle filter over positions that tracks each
+        /// link's shadowing; docs/fusion.md).
+        public var roomFilter: String
+        /// Sticky while a beacon is still, quick once several links change (default false;
+        /// docs/fusion.md).
+        public var motionGate: Bool
+
+        /// The values `room_filter` takes.
+        public static let roomFilters = ["hmm", "particles"]
 
         public init(awayTimeoutS: Double = 30, switchMargin: Double = 0.3, minDwellS: Double = 0, maxReadingAgeS: Double = 60,
-                    useGeometry: Bool = true, learnCalibration: Bool = true) {
+                    useGeometry: Bool = true, learnCalibration: Bool = true, roomFilter: String = "hmm",
+                    motionGate: Bool = false) {
             self.awayTimeoutS = awayTimeoutS
             self.switchMargin = switchMargin
             self.minDwellS = minDwellS
             self.maxReadingAgeS = maxReadingAgeS
             self.useGeometry = useGeometry
             self.learnCalibration = learnCalibration
+            self.roomFilter = roomFilter
+            self.motionGate = motionGate
         }
 
         enum CodingKeys: String, CodingKey {
             case awayTimeoutS = "away_timeout_s", switchMargin = "switch_margin",
                  minDwellS = "min_dwell_s", maxReadingAgeS = "max_reading_age_s",
-                 useGeometry = "use_geometry", learnCalibration = "learn_calibration"
+                 useGeometry = "use_geometry", learnCalibration = "learn_calibration",
+                 roomFilter = "room_filter", motionGate = "motion_gate"
         }
 
         public init(from decoder: any Decoder) throws {
@@ -97,6 +111,8 @@ public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
             maxReadingAgeS = try c.decode(Double.self, forKey: .maxReadingAgeS, default: d.maxReadingAgeS)
             useGeometry = try c.decode(Bool.self, forKey: .useGeometry, default: d.useGeometry)
             learnCalibration = try c.decode(Bool.self, forKey: .learnCalibration, default: d.learnCalibration)
+            roomFilter = try c.decode(String.self, forKey: .roomFilter, default: d.roomFilter)
+            motionGate = try c.decode(Bool.self, forKey: .motionGate, default: d.motionGate)
         }
     }
 
