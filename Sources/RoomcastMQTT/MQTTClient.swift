@@ -268,11 +268,14 @@ public final class MQTTClient: Sendable {
         guard message.payload.count <= 268_435_455 else {
             throw .payloadTooLarge(topic: message.topic, bytes: message.payload.count)
         }
-        let limit = configuration.outboundQueueLimit
+        let limit = configuration.outboundQueueLimit, qos0Limit = configuration.outboundQoS0Limit
         try state.withLock { s throws(MQTTError) in
             if (s.stopping && !whileStopping) || s.exited { throw .shutDown }
             guard s.phase == .connected || s.phase.isSubscribing else { throw .notConnected }
             if message.qos == .atLeastOnce && s.pendingQoS1 >= limit { throw .outboundQueueFull(limit: limit) }
+            if message.qos == .atMostOnce && s.pendingPublishes.count - s.pendingQoS1 >= qos0Limit {
+                throw .outboundQueueFull(limit: qos0Limit)
+            }
         }
         var mid: Int32 = 0
         let (rc, err) = handleAlive.withLock { alive -> (Int32, Int32) in

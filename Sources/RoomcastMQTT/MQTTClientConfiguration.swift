@@ -60,6 +60,11 @@ public struct MQTTClientConfiguration: Sendable, Hashable {
     public var inboundBufferSize: Int
     /// Outbound QoS 1 messages not yet acknowledged before `publish` refuses more.
     public var outboundQueueLimit: Int
+    /// Outbound QoS 0 messages not yet written to the socket before `publish` refuses
+    /// more. libmosquitto queues them without bound when the link is slower than the
+    /// radio; refusing (and counting) keeps memory bounded and never sends a backlog of
+    /// old readings later.
+    public var outboundQoS0Limit: Int
 
     /// A configuration with Roomcast's defaults.
     public init(
@@ -76,7 +81,8 @@ public struct MQTTClientConfiguration: Sendable, Hashable {
         reconnectBackoff: MQTTBackoff = MQTTBackoff(),
         connectTimeout: Double = 10,
         inboundBufferSize: Int = 1024,
-        outboundQueueLimit: Int = 1000
+        outboundQueueLimit: Int = 1000,
+        outboundQoS0Limit: Int = 10_000
     ) {
         self.host = host
         self.port = port
@@ -92,6 +98,7 @@ public struct MQTTClientConfiguration: Sendable, Hashable {
         self.connectTimeout = connectTimeout
         self.inboundBufferSize = inboundBufferSize
         self.outboundQueueLimit = outboundQueueLimit
+        self.outboundQoS0Limit = outboundQoS0Limit
     }
 
     /// Every problem with this configuration, each naming its field; empty when valid.

@@ -52,4 +52,33 @@ struct OverflowTests {
             try pub.publish(MQTTMessage(topic: "q/after", string: "x", qos: .atLeastOnce))
         }
     }
+
+    @Test func unsentQoS0MessagesAreBounded() async throws {
+        try await withRig { rig in
+            let limit = 50
+            let pub = try await rig.connectedClient("slow-link") { c in c.outboundQoS0Limit = limit }
+            // A frozen broker reads nothing: once the socket buffers are full, libmosquitto
+            // would queue every reading without bound.
+            rig.broker.pause()
+            let payload = String(repeating: "r", count: 16_384)
+            var refused = 0, sent = 0
+            for i in 0..<4000 {
+                do {
+                    try pub.publish(MQTTMessage(topic: "readings/\(i)", string: payload, qos: .atMostOnce))
+                    sent += 1
+                } catch let e as MQTTError {
+                    #expect(e == .outboundQueueFull(limit: limit))
+                    refused += 1
+                }
+            }
+            // 4000 × 16 KB is far more than loopback socket buffers hold.
+            #expect(refused > 0, "sent \(sent) without refusal")
+            #expect(pub.publishFailures == refused)
+            rig.broker.resume()
+            // Written out once the broker reads again: room again.
+            try await eventually("the QoS 0 backlog to drain") {
+                (try? pub.publish(MQTTMessage(topic: "readings/after", string: "x", qos: .atMostOnce))) != nil
+            }
+        }
+    }
 }
