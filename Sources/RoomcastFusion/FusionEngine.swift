@@ -366,6 +366,9 @@ extension FusionEngine: ResumablePresenceEstimator {
     /// already leans to that room, so fresh readings must beat it by the usual
     /// margin before the room changes — a restart is not a move.
     public mutating func resume(_ decision: PresenceDecision, now: Double) {
+        // A room this engine does not have is another partition's decision (they share
+        // the presence topics): not ours to resume, or a refresh would publish it as away.
+        if let name = decision.room, roomIndex[name] == nil { return }
         guard let b = beacon(for: decision.id, now: now), !beacons[b].decided else { return }
         let room = decision.room.flatMap { roomIndex[$0] } ?? -1
         var s = beacons[b]

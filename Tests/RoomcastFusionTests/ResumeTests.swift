@@ -16,6 +16,15 @@ import Testing
         return r
     }
 
+    @Test func aDecisionForAnotherPartitionsRoomIsNotResumed() {
+        var engine = FusionEngine(site: site)
+        let upstairs = PresenceDecision(id: id, name: "Cat", room: "attic", floor: 2, distance: 2, confidence: 0.9,
+                                        node: "attic-pi", since: 50, lastSeen: 99, evidence: [], ts: 99)
+        engine.resume(upstairs, now: 100)
+        #expect(engine.decision(for: id) == nil)
+        #expect(engine.allDecisions().isEmpty)
+    }
+
     @Test func resumedRoomHoldsAgainstAnEvenSignalAndYieldsToARealMove() {
         var engine = FusionEngine(site: site)
         let retained = PresenceDecision(id: id, name: "Cat", room: "kitchen", floor: 0, distance: 2, confidence: 0.9,
