@@ -31,7 +31,8 @@ public final class ReplayRadioSource: RadioSource {
     public func start() async throws(RadioError) {
         guard !state.withLock({ s in defer { s.started = true }; return s.started }) else { return }
         let reader: BTSnoopReader
-        do { reader = try BTSnoopReader(path: path) } catch {
+        // 64 KB reads: the default 1 MB buffer would be a twentieth of the agent's memory.
+        do { reader = try BTSnoopReader(path: path, chunkSize: 64 * 1024) } catch {
             producer.finish()
             throw .capture(error)
         }
