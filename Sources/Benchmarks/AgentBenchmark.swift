@@ -6,7 +6,9 @@ import Shared
 /// (`--devices` iBeacons each advertising `--rate` times a second) in real time
 /// and at max speed, as a separate `edge-agent` process writing `--dry-run`
 /// output to /dev/null. Targets on a 2-core machine: < 2 % of one core and
-/// < 20 MB RSS at real time.
+/// < 20 MB RSS at real time. It measures the `edge-agent` built next to it (a
+/// release build links it the way a Pi runs it, see Package.swift) or `--agent PATH`;
+/// `--runs N` repeats each mode. Results and method: docs/performance.md.
 enum AgentBenchmark {
     static func run(arguments: [String]) throws {
         func value(_ name: String, _ fallback: Double) -> Double {
@@ -16,7 +18,9 @@ enum AgentBenchmark {
         let devices = Int(value("--devices", 200))
         let rate = value("--rate", 10)
         let seconds = value("--seconds", 30)
-        let agent = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("edge-agent").path
+        let runs = max(1, Int(value("--runs", 1)))
+        let agent = arguments.firstIndex(of: "--agent").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
+            ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("edge-agent").path
         guard FileManager.default.isExecutableFile(atPath: agent) else {
             throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: agent])
         }
@@ -24,12 +28,16 @@ enum AgentBenchmark {
         defer { unlink(capture) }
         let count = try writeCapture(path: capture, devices: devices, rate: rate, seconds: seconds)
         print("capture: \(count) advertisements from \(devices) devices over \(Int(seconds)) s (\(Int(Double(count) / seconds)) adv/s)")
-        print("mode       wall s   cpu s   % of one core   peak RSS MB   adv/s")
+        print("agent: \(agent)")
+        print("mode       wall s   cpu s   % of one core   peak RSS MB   adv/s   load avg")
         for speed in ["realtime", "max"] {
-            let (wall, cpu, rss) = try measure(agent, ["run", "--node", "bench-pi", "--source", "btsnoop:\(capture)", "--speed", speed,
-                                                       "--dry-run", "--log-level", "error"])
-            print(speed.padding(toLength: 9, withPad: " ", startingAt: 0)
-                  + String(format: " %7.2f %7.2f %15.2f %13.1f %7.0f", wall, cpu, 100 * cpu / wall, rss, Double(count) / wall))
+            for _ in 0..<runs {
+                let (wall, cpu, rss) = try measure(agent, ["run", "--node", "bench-pi", "--source", "btsnoop:\(capture)",
+                                                           "--speed", speed, "--dry-run", "--log-level", "error"])
+                print(speed.padding(toLength: 9, withPad: " ", startingAt: 0)
+                      + String(format: " %7.2f %7.2f %15.2f %13.1f %7.0f   ", wall, cpu, 100 * cpu / wall, rss,
+                               Double(count) / wall) + loadAverage())
+            }
         }
     }
 
@@ -56,6 +64,12 @@ enum AgentBenchmark {
         try writer.flush()
         writer.shutdown()
         return total
+    }
+
+    /// The 1-minute load average, to judge how busy the machine was.
+    static func loadAverage() -> String {
+        let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
+        return text.split(separator: " ").first.map(String.init) ?? "?"
     }
 
     /// Runs a child to completion (stdout and stderr to /dev/null); wall seconds,
