@@ -73,8 +73,12 @@ enum AgentBenchmark {
     }
 
     /// Runs a child to completion (stdout and stderr to /dev/null); wall seconds,
-    /// CPU seconds (user + system) and peak RSS in MB, from wait4's rusage. Spawned
-    /// with posix_spawn, not Foundation's Process, which reaps children itself.
+    /// CPU seconds (user + system) from wait4's rusage, and peak RSS in MB from the
+    /// child's VmHWM, polled every 10 ms until it exits. Not rusage's ru_maxrss:
+    /// posix_spawn starts the child in this process's memory (vfork), and Linux
+    /// carries that memory's high-water mark into the child's ru_maxrss at exec,
+    /// so it would report this benchmark's own size whenever that is the larger.
+    /// Spawned with posix_spawn, not Foundation's Process, which reaps children itself.
     static func measure(_ path: String, _ args: [String]) throws -> (Double, Double, Double) {
         var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -89,10 +93,29 @@ enum AgentBenchmark {
         guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }
         var usage = rusage()
         var status: Int32 = 0
-        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+        var peakKB = 0
+        while true {
+            if let hwm = highWaterMarkKB(pid) { peakKB = max(peakKB, hwm) }
+            let done = wait4(pid, &status, WNOHANG, &usage)
+            if done == pid || (done < 0 && errno != EINTR) { break }
+            usleep(10_000)
+        }
         let wall = Date().timeIntervalSince(start)
         let cpu = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
             + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
-        return (wall, cpu, Double(usage.ru_maxrss) / 1024)
+        return (wall, cpu, Double(peakKB) / 1024)
+    }
+
+    /// `VmHWM` of a running process in kB (nil once it has exited).
+    static func highWaterMarkKB(_ pid: pid_t) -> Int? {
+        let fd = open("/proc/\(pid)/status", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+        guard n > 0 else { return nil }
+        let text = String(decoding: buffer[0..<n], as: UTF8.self)
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return nil }
+        return line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
     }
 }
