@@ -11,6 +11,8 @@ setup:
 build: setup
 	$(SWIFT) build $(BUILD_FLAGS)
 
+## Release build. edge-agent comes out linked for deployment on a Pi: Swift runtime and Foundation
+## linked in, functions it runs placed together, relocations packed (Package.swift, docs/performance.md).
 release: setup
 	$(SWIFT) build -c release $(BUILD_FLAGS)
 
@@ -46,3 +48,8 @@ fuzz: setup
 
 sanitize: setup
 	@bash scripts/sanitizers.sh
+
+## Regenerate Sources/EdgeAgent/link-order.txt (needs valgrind), the edge-agent link order (docs/performance.md).
+.PHONY: agent-link-order
+agent-link-order: setup
+	@bash scripts/agent-link-order.sh

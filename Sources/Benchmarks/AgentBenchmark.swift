@@ -6,7 +6,9 @@ import Shared
 /// (`--devices` iBeacons each advertising `--rate` times a second) in real time
 /// and at max speed, as a separate `edge-agent` process writing `--dry-run`
 /// output to /dev/null. Targets on a 2-core machine: < 2 % of one core and
-/// < 20 MB RSS at real time.
+/// < 20 MB RSS at real time. It measures the `edge-agent` built next to it (a
+/// release build links it the way a Pi runs it, see Package.swift) or `--agent PATH`;
+/// `--runs N` repeats each mode. Results and method: docs/performance.md.
 enum AgentBenchmark {
     static func run(arguments: [String]) throws {
         func value(_ name: String, _ fallback: Double) -> Double {
@@ -16,7 +18,9 @@ enum AgentBenchmark {
         let devices = Int(value("--devices", 200))
         let rate = value("--rate", 10)
         let seconds = value("--seconds", 30)
-        let agent = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("edge-agent").path
+        let runs = max(1, Int(value("--runs", 1)))
+        let agent = arguments.firstIndex(of: "--agent").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
+            ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("edge-agent").path
         guard FileManager.default.isExecutableFile(atPath: agent) else {
             throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: agent])
         }
@@ -24,12 +28,16 @@ enum AgentBenchmark {
         defer { unlink(capture) }
         let count = try writeCapture(path: capture, devices: devices, rate: rate, seconds: seconds)
         print("capture: \(count) advertisements from \(devices) devices over \(Int(seconds)) s (\(Int(Double(count) / seconds)) adv/s)")
-        print("mode       wall s   cpu s   % of one core   peak RSS MB   adv/s")
+        print("agent: \(agent)")
+        print("mode       wall s   cpu s   % of one core   peak RSS MB   adv/s   load avg")
         for speed in ["realtime", "max"] {
-            let (wall, cpu, rss) = try measure(agent, ["run", "--node", "bench-pi", "--source", "btsnoop:\(capture)", "--speed", speed,
-                                                       "--dry-run", "--log-level", "error"])
-            print(speed.padding(toLength: 9, withPad: " ", startingAt: 0)
-                  + String(format: " %7.2f %7.2f %15.2f %13.1f %7.0f", wall, cpu, 100 * cpu / wall, rss, Double(count) / wall))
+            for _ in 0..<runs {
+                let (wall, cpu, rss) = try measure(agent, ["run", "--node", "bench-pi", "--source", "btsnoop:\(capture)",
+                                                           "--speed", speed, "--dry-run", "--log-level", "error"])
+                print(speed.padding(toLength: 9, withPad: " ", startingAt: 0)
+                      + String(format: " %7.2f %7.2f %15.2f %13.1f %7.0f   ", wall, cpu, 100 * cpu / wall, rss,
+                               Double(count) / wall) + loadAverage())
+            }
         }
     }
 
@@ -58,9 +66,19 @@ enum AgentBenchmark {
         return total
     }
 
+    /// The 1-minute load average, to judge how busy the machine was.
+    static func loadAverage() -> String {
+        let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
+        return text.split(separator: " ").first.map(String.init) ?? "?"
+    }
+
     /// Runs a child to completion (stdout and stderr to /dev/null); wall seconds,
-    /// CPU seconds (user + system) and peak RSS in MB, from wait4's rusage. Spawned
-    /// with posix_spawn, not Foundation's Process, which reaps children itself.
+    /// CPU seconds (user + system) from wait4's rusage, and peak RSS in MB from the
+    /// child's VmHWM, polled every 10 ms until it exits. Not rusage's ru_maxrss:
+    /// posix_spawn starts the child in this process's memory (vfork), and Linux
+    /// carries that memory's high-water mark into the child's ru_maxrss at exec,
+    /// so it would report this benchmark's own size whenever that is the larger.
+    /// Spawned with posix_spawn, not Foundation's Process, which reaps children itself.
     static func measure(_ path: String, _ args: [String]) throws -> (Double, Double, Double) {
         var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -75,10 +93,29 @@ enum AgentBenchmark {
         guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }
         var usage = rusage()
         var status: Int32 = 0
-        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+        var peakKB = 0
+        while true {
+            if let hwm = highWaterMarkKB(pid) { peakKB = max(peakKB, hwm) }
+            let done = wait4(pid, &status, WNOHANG, &usage)
+            if done == pid || (done < 0 && errno != EINTR) { break }
+            usleep(10_000)
+        }
         let wall = Date().timeIntervalSince(start)
         let cpu = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
             + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
-        return (wall, cpu, Double(usage.ru_maxrss) / 1024)
+        return (wall, cpu, Double(peakKB) / 1024)
+    }
+
+    /// `VmHWM` of a running process in kB (nil once it has exited).
+    static func highWaterMarkKB(_ pid: pid_t) -> Int? {
+        let fd = open("/proc/\(pid)/status", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+        guard n > 0 else { return nil }
+        let text = String(decoding: buffer[0..<n], as: UTF8.self)
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return nil }
+        return line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
     }
 }

@@ -12,6 +12,7 @@ public struct BLEAddress: Hashable, Comparable, Sendable, CustomStringConvertibl
     public init(value: UInt64) { self.value = value & 0xFFFF_FFFF_FFFF }
 
     /// From 6 bytes in display order (most significant first).
+    @inlinable
     public init?<C: Collection>(_ bytes: C) where C.Element == UInt8 {
         guard bytes.count == 6 else { return nil }
         var v: UInt64 = 0

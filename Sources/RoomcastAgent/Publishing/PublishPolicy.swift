@@ -35,11 +35,13 @@ public struct PublishPolicy: Sendable {
     /// whether to publish now and, if so, how many advertisements it covers.
     public mutating func offer(_ id: BeaconID, ts: Double, filtered: Double, distance: Double,
                                proximity: Proximity) -> (reason: Reason, samples: Int)? {
-        guard var l = last[id] else {
+        // One hash lookup per advertisement: the entry is updated in place.
+        guard let i = last.index(forKey: id) else {
             last[id] = Last(at: ts, filtered: filtered, distance: distance, proximity: proximity, samplesSince: 0)
             return (.first, 1)
         }
-        l.samplesSince += 1
+        last.values[i].samplesSince += 1
+        let l = last.values[i]
         let reason: Reason?
         if ts - l.at >= reportInterval || ts < l.at {
             reason = .interval
@@ -50,10 +52,9 @@ public struct PublishPolicy: Sendable {
         } else {
             reason = nil
         }
-        guard let reason else { last[id] = l; return nil }
-        let samples = l.samplesSince
-        last[id] = Last(at: ts, filtered: filtered, distance: distance, proximity: proximity, samplesSince: 0)
-        return (reason, samples)
+        guard let reason else { return nil }
+        last.values[i] = Last(at: ts, filtered: filtered, distance: distance, proximity: proximity, samplesSince: 0)
+        return (reason, l.samplesSince)
     }
 
     /// Forgets a beacon (no longer heard), so its next reading counts as first.

@@ -28,7 +28,7 @@ public final class DryRunSink: AgentSink {
         guard !messages.isEmpty else { return }
         let full: [UInt8]? = buffer.withLock { buf in
             for m in messages {
-                buf.append(contentsOf: MessageLogLine(ts: ts, message: m).encoded().utf8)
+                MessageLogLine(ts: ts, message: m).encode(into: &buf)
                 buf.append(0x0A)
             }
             guard buf.count >= 64 * 1024 else { return nil }

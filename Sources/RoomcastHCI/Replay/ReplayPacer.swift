@@ -12,28 +12,33 @@ struct ReplayPacer {
 
     init(speed: ReplaySpeed) { factor = speed.factor }
 
-    /// True when the record captured at `timestamp` is due within `slack` seconds.
-    func isDue(_ timestamp: Double, slack: Double = 0) -> Bool {
-        guard let factor, let start = captureStart else { return true }
-        return wallStart + max(0, timestamp - start) / factor - Self.monotonic() <= slack
+    /// The monotonic wall time at which the record captured at `timestamp` is due
+    /// (now, before the first record started the clock).
+    func dueTime(_ timestamp: Double) -> Double {
+        guard let factor, let start = captureStart else { return Self.monotonic() }
+        return wallStart + max(0, timestamp - start) / factor
     }
 
-    /// Waits until the record captured at `timestamp` is due (up to `slack`
-    /// seconds early, so records close together go out in one wake-up); returns
-    /// false when `stopped()` became true while waiting.
-    mutating func wait(until timestamp: Double, slack: Double = 0, stopped: () -> Bool) -> Bool {
-        guard let factor else { return true }
-        guard let start = captureStart else {
+    /// Waits until the record captured at `timestamp` is due; the first record
+    /// starts the clock. Returns false when `stopped()` became true while waiting.
+    mutating func wait(until timestamp: Double, stopped: () -> Bool) -> Bool {
+        guard factor != nil else { return true }
+        guard captureStart != nil else {
             captureStart = timestamp
             wallStart = Self.monotonic()
             return true
         }
-        let due = wallStart + max(0, timestamp - start) / factor - slack
+        return Self.sleep(until: dueTime(timestamp), stopped: stopped)
+    }
+
+    /// Sleeps until the monotonic time `wall`, looking at `stopped()` at least every 100 ms;
+    /// false when it became true.
+    static func sleep(until wall: Double, stopped: () -> Bool) -> Bool {
         while true {
-            let left = due - Self.monotonic()
+            let left = wall - monotonic()
             if left <= 0 { return true }
             if stopped() { return false }
-            var ts = timespec(tv_sec: 0, tv_nsec: Int(min(left, 0.05) * 1e9))
+            var ts = timespec(tv_sec: 0, tv_nsec: Int(min(left, 0.1) * 1e9))
             nanosleep(&ts, nil)
         }
     }

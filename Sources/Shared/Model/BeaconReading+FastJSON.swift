@@ -38,7 +38,8 @@ extension BeaconReading {
 /// Builds one flat JSON object; a key followed by `skip()` is left out.
 struct FastJSONWriter {
     private var out: [UInt8] = []
-    private var pendingKey: [UInt8] = []
+    /// The key of the next value; a StaticString, so keys cost no allocation.
+    private var pendingKey: StaticString = ""
     private var first = true
 
     mutating func begin() {
@@ -47,17 +48,18 @@ struct FastJSONWriter {
     }
 
     mutating func key(_ k: StaticString) {
-        pendingKey = Array(UnsafeBufferPointer(start: k.utf8Start, count: k.utf8CodeUnitCount))
+        pendingKey = k
     }
 
-    mutating func skip() { pendingKey = [] }
+    mutating func skip() { pendingKey = "" }
 
     private mutating func startValue() {
         if !first { out.append(UInt8(ascii: ",")) }
         first = false
         out.append(UInt8(ascii: "\""))
-        out.append(contentsOf: pendingKey)
-        out.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        out.append(contentsOf: UnsafeBufferPointer(start: pendingKey.utf8Start, count: pendingKey.utf8CodeUnitCount))
+        out.append(UInt8(ascii: "\""))
+        out.append(UInt8(ascii: ":"))
     }
 
     mutating func string(_ s: String) {

@@ -49,15 +49,37 @@ public struct MessageLogLine: Sendable, Equatable {
 
     /// One JSONL line without the trailing newline; keys sorted.
     public func encoded() -> String {
-        let payloadText: String
-        if let first = payload.first(where: { $0 != 0x20 }), first == UInt8(ascii: "{") || first == UInt8(ascii: "["),
-           (try? JSONSerialization.jsonObject(with: Data(payload))) != nil {
-            payloadText = String(decoding: payload, as: UTF8.self)
+        var out: [UInt8] = []
+        encode(into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends the line of `encoded()` (without the trailing newline) to `out`:
+    /// the `--dry-run` sink writes thousands of these a second without building Strings.
+    public func encode(into out: inout [UInt8]) {
+        out.append(contentsOf: #"{"payload":"#.utf8)
+        if Self.isJSONDocument(payload) {
+            out.append(contentsOf: payload)
+        } else if payload.allSatisfy({ $0 < 0x80 }) {
+            Self.appendJSONString(payload, to: &out)
         } else {
-            payloadText = Self.jsonString(String(decoding: payload, as: UTF8.self))
+            // Invalid UTF-8 is repaired (U+FFFD) as `String(decoding:)` does.
+            Self.appendJSONString(Array(String(decoding: payload, as: UTF8.self).utf8), to: &out)
         }
-        let tsText = Self.formatTimestamp(ts)
-        return "{\"payload\":\(payloadText),\"retain\":\(retain),\"topic\":\(Self.jsonString(topic)),\"ts\":\(tsText)}"
+        out.append(contentsOf: retain ? #","retain":true,"topic":"#.utf8 : #","retain":false,"topic":"#.utf8)
+        Self.appendJSONString(Array(topic.utf8), to: &out)
+        out.append(contentsOf: #","ts":"#.utf8)
+        out.append(contentsOf: Self.formatTimestamp(ts).utf8)
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// A payload is embedded as JSON when it is a JSON object or array (after leading spaces).
+    static func isJSONDocument(_ payload: [UInt8]) -> Bool {
+        guard let first = payload.first(where: { $0 != 0x20 }), first == UInt8(ascii: "{") || first == UInt8(ascii: "[") else {
+            return false
+        }
+        // The quick check settles the agent's own payloads; only what it cannot vouch for goes to Foundation.
+        return JSONSyntax.isCertainlyValid(payload) || (try? JSONSerialization.jsonObject(with: Data(payload))) != nil
     }
 
     /// Parses one line; payload objects come back as their JSON bytes.
@@ -89,25 +111,47 @@ public struct MessageLogLine: Sendable, Equatable {
         guard ms.magnitude < 9e18 else { return "\(t)" }
         let n = Int64(ms)
         let whole = n / 1000
-        let frac = (n % 1000).magnitude
+        var frac = (n % 1000).magnitude
+        guard frac != 0 else { return String(whole) }
         // Between -1 and 0 the integer part is 0 and alone would drop the sign.
-        let sign = n < 0 && whole == 0 ? "-" : ""
-        return frac == 0 ? "\(whole)" : "\(sign)\(whole)." + String(String(frac + 1000).dropFirst()).replacingOccurrences(of: "0+$", with: "", options: .regularExpression)
+        var text = n < 0 && whole == 0 ? "-" : ""
+        text += String(whole)
+        text += "."
+        // Three digits without trailing zeros (plain arithmetic: no regex, which would load ICU).
+        var digits = 3
+        while frac % 10 == 0 { frac /= 10; digits -= 1 }
+        var scale: UInt64 = 1
+        for _ in 1..<digits { scale *= 10 }
+        while scale > 0 {
+            text.unicodeScalars.append(Unicode.Scalar(UInt8(ascii: "0") + UInt8(frac / scale % 10)))
+            scale /= 10
+        }
+        return text
     }
 
     static func jsonString(_ s: String) -> String {
-        var out = "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if u.value < 0x20 { out += String(format: "\\u%04x", u.value) } else { out.unicodeScalars.append(u) }
+        var out: [UInt8] = []
+        appendJSONString(Array(s.utf8), to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `utf8` (well-formed UTF-8) as a JSON string: quotes, backslashes and control characters escaped.
+    static func appendJSONString(_ utf8: [UInt8], to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for b in utf8 {
+            switch b {
+            case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
+            case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
+            case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+            case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+            case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+            case 0..<0x20:
+                out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hexDigit(b >> 4), hexDigit(b & 0xF)])
+            default: out.append(b)
             }
         }
-        return out + "\""
+        out.append(UInt8(ascii: "\""))
     }
+
+    private static func hexDigit(_ v: UInt8) -> UInt8 { v < 10 ? UInt8(ascii: "0") + v : UInt8(ascii: "a") + v - 10 }
 }

@@ -25,6 +25,7 @@ public struct IntervalEstimator: Sendable, Equatable {
 
     /// Median gap in seconds, nil until two receptions were far enough apart.
     public var interval: Double? {
-        gaps.isEmpty ? nil : RSSIFilter.median(gaps)
+        let g = gaps
+        return g.isEmpty ? nil : RSSIFilter.median(count: g.count) { g[$0] }
     }
 }

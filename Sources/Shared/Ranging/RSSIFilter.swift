@@ -35,7 +35,8 @@ public struct RSSIFilter: Sendable, Equatable {
         window.removeAll { $0.t < cutoff }
         if window.isEmpty { window.append((now, rssi)) }
         if window.count > config.medianWindow { window.removeFirst(window.count - config.medianWindow) }
-        let measured = RSSIFilter.median(window.map(\.rssi))
+        let w = window
+        let measured = RSSIFilter.median(count: w.count) { w[$0].rssi }
 
         guard let x = estimate else {
             estimate = measured
@@ -56,6 +57,28 @@ public struct RSSIFilter: Sendable, Equatable {
         estimate = x + k * innovation
         variance = (1 - k) * p
         return estimate!
+    }
+
+    /// The median of `count` values read through `value`, as `median(_:)` computes it, without
+    /// allocating for the small windows ranging uses (it runs for every advertisement).
+    static func median(count: Int, _ value: (Int) -> Double) -> Double {
+        guard count > 0 else { return .nan }
+        guard count <= 32 else { return median((0..<count).map(value)) }
+        return withUnsafeTemporaryAllocation(of: Double.self, capacity: count) { buf in
+            for k in 0..<count {
+                let x = value(k)
+                // NaN has no place in an insertion order; leave it to `sorted()` as before.
+                guard !x.isNaN else { return median((0..<count).map(value)) }
+                var j = k
+                while j > 0, buf[j - 1] > x {
+                    buf[j] = buf[j - 1]
+                    j -= 1
+                }
+                buf[j] = x
+            }
+            let m = count / 2
+            return count % 2 == 1 ? buf[m] : (buf[m - 1] + buf[m]) / 2
+        }
     }
 
     /// The median of `values` (mean of the middle two for an even count); nil-free input assumed non-empty.

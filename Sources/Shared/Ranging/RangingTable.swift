@@ -13,7 +13,12 @@ public struct RangingTable: Sendable {
     /// nil while the beacon has not yet given a usable RSSI (e.g. 127, "not available").
     @discardableResult
     public mutating func ingest(_ id: BeaconID, rssi: Int, power: Int?, at t: Double) -> RangeEstimate? {
-        var ranger = rangers[id] ?? BeaconRanger(id: id, config: config)
+        // In place: a copy out and back would copy the ranger's buffers on every advertisement.
+        if let i = rangers.index(forKey: id) {
+            rangers.values[i].ingest(rssi: rssi, advertised: power, at: t)
+            return rangers.values[i].estimate(now: t)
+        }
+        var ranger = BeaconRanger(id: id, config: config)
         ranger.ingest(rssi: rssi, advertised: power, at: t)
         rangers[id] = ranger
         return ranger.estimate(now: t)
