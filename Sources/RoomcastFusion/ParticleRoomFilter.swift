@@ -133,8 +133,11 @@ struct ParticleRoomFilter {
             }
             let speed = walking[p] ? settings.walkingStep : settings.stillStep
             let c = Int(cells[p])
-            let x = g.cellX[c] + speed * root * rng.gaussian()
-            let y = g.cellY[c] + speed * root * rng.gaussian()
+            // Both coordinates from one Box–Muller draw.
+            let radius = speed * root * (-2 * log(max(rng.uniform(), 1e-300))).squareRoot()
+            let angle = 2 * Double.pi * rng.uniform()
+            let x = g.cellX[c] + radius * cos(angle)
+            let y = g.cellY[c] + radius * sin(angle)
             let next = g.cell(atX: x, y: y, floorOf: c)
             if next >= 0 { cells[p] = Int32(next) }
         }
@@ -183,30 +186,39 @@ struct ParticleRoomFilter {
         if scratch.logLikelihood.count < cells.count {
             scratch.logLikelihood = [Double](repeating: 0, count: cells.count)
         }
-        for p in 0..<cells.count {
-            let c = Int(cells[p])
-            let b0 = Double(power[p])
-            var sw = prior, swr = prior * b0, swrr = prior * b0 * b0
+        // Per link (same for every particle): its weight and Kalman gain.
+        var weight = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0), gain = weight, residual = weight
+        withUnsafeMutableBytes(of: &weight) { wb in
+        withUnsafeMutableBytes(of: &gain) { gb in
+        withUnsafeMutableBytes(of: &residual) { rb in
+            let w = wb.bindMemory(to: Double.self), kg = gb.bindMemory(to: Double.self)
+            let r = rb.bindMemory(to: Double.self)
             for j in 0..<links {
-                let k = scratch.usedSlots[j]
-                let at = scratch.usedColumns[j] * cellCount + c
-                let r = scratch.usedMeasurements[j] - Double(g.pathLoss[at]) - Double(shadow[p * Self.links + k])
-                let w = 1 / (linkVariance[k] + m2)
-                sw += w; swr += w * r; swrr += w * r * r
+                let v = linkVariance[scratch.usedSlots[j]]
+                w[j] = 1 / (v + m2)
+                kg[j] = v / (v + m2)
             }
-            let offset = swr / sw
-            let ll = -0.5 * (swrr - swr * offset)
-            scratch.logLikelihood[p] = ll
-            peak = max(peak, ll)
-            for j in 0..<links {
-                let k = scratch.usedSlots[j]
-                let at = scratch.usedColumns[j] * cellCount + c
-                let r = scratch.usedMeasurements[j] - Double(g.pathLoss[at]) - Double(shadow[p * Self.links + k])
-                let gain = linkVariance[k] / (linkVariance[k] + m2)
-                shadow[p * Self.links + k] += Float(gain * (r - offset))
+            for p in 0..<cells.count {
+                let c = Int(cells[p])
+                let row = p * Self.links
+                let b0 = Double(power[p])
+                var sw = prior, swr = prior * b0, swrr = prior * b0 * b0
+                for j in 0..<links {
+                    let at = scratch.usedColumns[j] * cellCount + c
+                    let x = scratch.usedMeasurements[j] - Double(g.pathLoss[at]) - Double(shadow[row + scratch.usedSlots[j]])
+                    r[j] = x
+                    sw += w[j]; swr += w[j] * x; swrr += w[j] * x * x
+                }
+                let offset = swr / sw
+                let ll = -0.5 * (swrr - swr * offset)
+                scratch.logLikelihood[p] = ll
+                peak = max(peak, ll)
+                for j in 0..<links {
+                    shadow[row + scratch.usedSlots[j]] += Float(kg[j] * (r[j] - offset))
+                }
+                power[p] = Float(offset)
             }
-            power[p] = Float(offset)
-        }
+        }}}
         var information = prior
         for j in 0..<links {
             let k = scratch.usedSlots[j]
