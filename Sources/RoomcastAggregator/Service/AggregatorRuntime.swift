@@ -22,12 +22,15 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     private let logger: Logger
     private var wasActive = false
     private nonisolated let leaseTopicValue: String
+    /// `<prefix>/presence/`: only topics starting so are parsed for the echo check.
+    private let presencePrefix: String
 
     public init(core: AggregatorCore<Engine>, election: LeaseElection?, refreshInterval: Double, startedAt: Double,
                 resumeWindow: Double = 3, logger: Logger) {
         self.core = core
         self.election = election
         self.leaseTopicValue = election?.topic ?? core.topics.aggregatorLease
+        self.presencePrefix = core.topics.prefix + "/presence/"
         self.refreshInterval = refreshInterval
         self.startedAt = startedAt
         self.resumeWindow = resumeWindow
@@ -44,7 +47,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             election?.observe(payload: payload, now: now)
             return []
         }
-        if case .presence = core.topics.parse(topic), now - startedAt > resumeWindow {
+        if topic.hasPrefix(presencePrefix), case .presence = core.topics.parse(topic), now - startedAt > resumeWindow {
             // Our own output echoed back after start-up: nothing to learn.
             return []
         }
