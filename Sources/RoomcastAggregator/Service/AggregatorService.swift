@@ -54,9 +54,20 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
                     try? await Task.sleep(for: .seconds(1))
                 }
             }
+            var droppedReported = 0
+            var lastDropReport = -Double.infinity
             while !Task.isCancelled {
-                let out = await runtime.tick(now: clock.now())
+                let now = clock.now()
+                let out = await runtime.tick(now: now)
                 await self.publish(out)
+                // Readings the inbound buffer could not hold are lost to fusion: say so, at most every 10 s.
+                let dropped = mqtt.droppedInbound
+                if dropped > droppedReported && now - lastDropReport >= 10 {
+                    self.logger.warning("inbound messages dropped: the aggregator is behind", metadata: [
+                        "mqtt.dropped_inbound": "\(dropped)", "mqtt.dropped_since_last": "\(dropped - droppedReported)"])
+                    droppedReported = dropped
+                    lastDropReport = now
+                }
                 try? await Task.sleep(for: .seconds(tickInterval))
             }
         }
