@@ -247,3 +247,72 @@ import TestSupport
         }
     }
 }
+
+/// `PresenceDecision.wireJSON()` must give exactly `WireFormat.encode`'s bytes: replay output depends on it.
+@Suite struct PresenceDecisionFastJSONTests {
+    static func randomDouble(_ rng: inout SeededRandom) -> Double {
+        switch rng.next() % 12 {
+        case 0, 6, 7: return Double(rng.next() % 2_000_000) / 1000 - 1000
+        case 8, 9: return Double(rng.next() % 1_000_000_000) / 1000
+        case 1: return Double(rng.next() >> 11) / Double(1 << 53)
+        case 2: return Double(rng.next() % 4_102_444_800_000) / 1000
+        case 3: return Double(bitPattern: rng.next())  // any bit pattern: huge, tiny, subnormal, non-finite
+        case 4: return [0, -0.0, 1, -1, 0.1, 1e-5, 1e-4, 123456789012345.0, 1e15, 1e16, 2.5e-7, .leastNonzeroMagnitude, .pi][Int(rng.next() % 13)]
+        default: return (Double(rng.next() % 100_000) / 100).rounded()
+        }
+    }
+
+    @Test func bytesEqualJSONEncoderOnManyDecisions() throws {
+        var rng = SeededRandom(seed: 0x0D0E_C151)
+        // Mostly names that take the fast path, with one in seven needing escapes.
+        let names: [String?] = [nil, "Cat", "Küche 🐈", "", "a/b", "\u{7F}", "a\"b", nil, "kitchen", "office-pi", "back\\slash",
+                                "living room", "hall", "tab\there"]
+        var fast = 0
+        for _ in 0..<3000 {
+            let id = BeaconID("mac:\(String(format: "%012llx", rng.next() & 0xFFFF_FFFF_FFFF))")!
+            var evidence: [NodeEvidence] = []
+            for k in 0..<Int(rng.next() % 6) {
+                evidence.append(NodeEvidence(node: names[Int(rng.next() % UInt64(names.count))] ?? "node-\(k)",
+                                             room: rng.next() % 3 == 0 ? nil : names[Int(rng.next() % UInt64(names.count))],
+                                             rssi: Self.randomDouble(&rng), distance: rng.next() % 2 == 0 ? nil : Self.randomDouble(&rng),
+                                             ts: Self.randomDouble(&rng)))
+            }
+            var d = PresenceDecision(id: id, name: names[Int(rng.next() % UInt64(names.count))],
+                                     room: names[Int(rng.next() % UInt64(names.count))],
+                                     floor: rng.next() % 3 == 0 ? nil : Int(rng.next() % 200) - 100,
+                                     distance: rng.next() % 3 == 0 ? nil : Self.randomDouble(&rng),
+                                     confidence: Self.randomDouble(&rng), node: names[Int(rng.next() % UInt64(names.count))],
+                                     since: Self.randomDouble(&rng), lastSeen: rng.next() % 3 == 0 ? nil : Self.randomDouble(&rng),
+                                     evidence: evidence, ts: Self.randomDouble(&rng))
+            if rng.next() % 2 == 0 { d.reason = names[Int(rng.next() % UInt64(names.count))] }
+            if rng.next() % 2 == 0 { d.runnerUp = names[Int(rng.next() % UInt64(names.count))] }
+            if rng.next() % 2 == 0 { d.margin = Self.randomDouble(&rng) }
+            if rng.next() % 2 == 0 { d.position = (0..<Int(rng.next() % 4)).map { _ in Self.randomDouble(&rng) } }
+            let expected = Result { try WireFormat.encode(d) }
+            let got = Result { try d.wireJSON() }
+            switch (expected, got) {
+            case let (.success(a), .success(b)):
+                #expect(a == b, "\(String(decoding: a, as: UTF8.self))\n\(String(decoding: b, as: UTF8.self))")
+                if d.fastWireJSON() != nil { fast += 1 }
+            case (.failure, .failure): break
+            default: Issue.record("JSONEncoder \(expected) but wireJSON \(got)")
+            }
+        }
+        #expect(fast > 150, "the fast path must serve a good share: \(fast) of 3000")
+    }
+
+    @Test func typicalDecisionsTakeTheFastPath() throws {
+        let id = BeaconID("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-675-23")!
+        var d = PresenceDecision(id: id, name: "Cat", room: "kitchen", floor: 0, distance: 1.83, confidence: 0.912,
+                                 node: "kitchen-pi", since: 1764441200.125, lastSeen: 1764441234.5, evidence: [
+                                    NodeEvidence(node: "kitchen-pi", room: "kitchen", rssi: -61.25, distance: 1.83, ts: 1764441234.5),
+                                    NodeEvidence(node: "hall-pi", room: nil, rssi: -80, distance: nil, ts: 1764441233)], ts: 1764441235)
+        d.margin = 0.4; d.reason = "strongest"; d.runnerUp = "hall"; d.position = [1.5, 2, 0]
+        for candidate in [d, PresenceDecision(id: id, name: nil, room: nil, floor: nil, distance: nil, confidence: 0, node: nil,
+                                              since: 1764441200, lastSeen: nil, evidence: [], ts: 1764441235)] {
+            let fast = try #require(candidate.fastWireJSON())
+            #expect(fast == (try WireFormat.encode(candidate)))
+            #expect(try candidate.wireJSON() == fast)
+        }
+    }
+}

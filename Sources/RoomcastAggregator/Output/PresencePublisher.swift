@@ -41,7 +41,7 @@ public struct PresencePublisher: Sendable {
         var out: [OutboundMessage] = []
         var touchedRooms: Set<String> = []
         for d in decisions {
-            out.append(try OutboundMessage(topic: topics.presence(d.id), json: d, retain: true, qos: 1))
+            out.append(OutboundMessage(topic: topics.presence(d.id), payload: try d.wireJSON(), retain: true, qos: 1))
             let previous: String? = roomOf[d.id] ?? nil
             let known = roomOf[d.id] != nil
             roomOf[d.id] = .some(d.room)
@@ -71,7 +71,7 @@ public struct PresencePublisher: Sendable {
 
     /// Every retained output again (presence and rooms), for the periodic refresh.
     public func refresh(_ decisions: [PresenceDecision], now: Double) throws -> [OutboundMessage] {
-        var out = try decisions.map { try OutboundMessage(topic: topics.presence($0.id), json: $0, retain: true, qos: 1) }
+        var out = try decisions.map { OutboundMessage(topic: topics.presence($0.id), payload: try $0.wireJSON(), retain: true, qos: 1) }
         out += try roomNames().map { try occupancy($0, now: now) }
         return out
     }
