@@ -115,6 +115,15 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
         if wanted, current == nil {
             do {
                 let client = try makeStatusGuard()
+                // If the guard's own link drops, its will marks the site offline although this
+                // instance lives: say online again each time the guard is back, on the guard's own
+                // connection, so nothing it says can reach the broker after its will.
+                Task { [runtime, topics] in
+                    for await event in client.connectionEvents {
+                        guard case .connected = event, await runtime.isActive else { continue }
+                        try? client.publish(MQTTMessage(topic: topics.aggregatorStatus, string: "online", qos: .atLeastOnce, retain: true))
+                    }
+                }
                 client.start()
                 statusGuard.withLock { $0 = client }
                 logger.info("status guard armed: no other aggregator instance is alive")
@@ -141,7 +150,11 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
 
     private func send(_ messages: [OutboundMessage], active: Bool) {
         // Lease and liveness messages always go out; everything else only from the active instance.
+        let guardClient = statusGuard.withLock { $0 }
         for m in messages where active || runtime.isControlTopic(m.topic) {
+            // While a guard is armed the site status goes through it: a message on another
+            // connection could be read by the broker after the guard's will when this process dies.
+            if m.topic == topics.aggregatorStatus, let guardClient, (try? guardClient.publish(Self.mqttMessage(m))) != nil { continue }
             do { try mqtt.publish(Self.mqttMessage(m)) } catch {
                 logger.debug("publish failed", metadata: ["mqtt.topic": m.topic, "error": "\(error)"])
             }
