@@ -448,8 +448,9 @@ enum AggregatorBenchmark {
     }
 
     static func reading(_ id: BeaconID, node: String, rssi: Double, ts: Double) -> BeaconReading {
-        var r = BeaconReading(id: id, node: node, ts: ts, seq: 1, rssi: Int(rssi), rssiFiltered: rssi, power: -59,
-                              distance: pow(10, (-59 - rssi) / 20), proximity: rssi > -65 ? .near : .far,
+        // Rounded as the agent rounds them (AgentCore.makeReading): 0.1 dB, centimetres.
+        var r = BeaconReading(id: id, node: node, ts: ts, seq: 1, rssi: Int(rssi), rssiFiltered: (rssi * 10).rounded() / 10, power: -59,
+                              distance: (pow(10, (-59 - rssi) / 20) * 100).rounded() / 100, proximity: rssi > -65 ? .near : .far,
                               kind: .iBeacon, mac: "c0:00:00:00:00:01")
         r.samples = 5
         return r
