@@ -121,7 +121,8 @@ enum AggregatorBenchmark {
         var config = AggregatorConfig(site: site, discovery: .init(enabled: false), output: .init(refreshIntervalS: 0))
         config.fusion.learnCalibration = false
         var core = config.makeCore()
-        let start = Date().timeIntervalSince1970
+        // Millisecond precision, as the agent stamps readings (WireFormat.milliseconds).
+        let start = WireFormat.milliseconds(Date().timeIntervalSince1970)
         var messages: [(String, [UInt8])] = []
         var ids: [BeaconID] = []
         for b in 0..<o.beacons {
