@@ -124,8 +124,10 @@ import TestSupport
 
         survivor.send(SIGKILL)
         await survivor.waitForExit()
-        try await observer.waitFor("the site status to end offline") { _ in observer.last(status) == "offline" }
-        #expect(observer.last("roomcast/aggregator/instances/\(survivorName)") == "offline")
+        // Two connections, two wills: the broker may read them in either order.
+        try await observer.waitFor("the site status and the survivor's liveness to end offline") { _ in
+            observer.last(status) == "offline" && observer.last("roomcast/aggregator/instances/\(survivorName)") == "offline"
+        }
         await observer.stop()
         await broker.cleanup()
     }
