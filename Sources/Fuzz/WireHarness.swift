@@ -19,7 +19,22 @@ enum WireHarness {
             FuzzCheck.require((try? back.get()) == reading,
                               "fastJSON differs: \(String(decoding: fast, as: UTF8.self)) → \(back)")
         }
-        roundTrip(PresenceDecision.self, input)
+        // The aggregator reads readings with its hand-written decoder: same value or same error.
+        let codable = Result { () throws(WireFormatError) in try WireFormat.decode(BeaconReading.self, from: input) }
+        let handWritten = Result { () throws(WireFormatError) in try BeaconReading.decodeWire(input) }
+        switch (codable, handWritten) {
+        case let (.success(a), .success(b)):
+            FuzzCheck.require(a == b && (try? WireFormat.encode(a)) == (try? WireFormat.encode(b)),
+                              "decodeWire gave \(b), WireFormat.decode \(a)")
+        case let (.failure(a), .failure(b)):
+            FuzzCheck.require(a == b, "decodeWire threw \(b), WireFormat.decode \(a)")
+        default:
+            FuzzCheck.require(false, "decodeWire \(handWritten) but WireFormat.decode \(codable)")
+        }
+        if let decision = roundTrip(PresenceDecision.self, input) {
+            FuzzCheck.require((try? decision.wireJSON()) == (try? WireFormat.encode(decision)),
+                              "PresenceDecision.wireJSON differs from WireFormat.encode")
+        }
         roundTrip(NodeTelemetry.self, input)
         roundTrip(RoomOccupancy.self, input)
         roundTrip(RoomEvent.self, input)

@@ -43,3 +43,53 @@ import Testing
         #expect(b.isActive)
     }
 }
+
+/// Liveness topics under hot standby: the holder's will (instance offline) releases the lease,
+/// and only the last live instance arms the site-status guard.
+@Suite struct InstanceLivenessTests {
+    @Test func theHoldersOfflineInstanceTopicReleasesTheLease() {
+        let topics = Topics()
+        var a = LeaseElection(me: "a", topics: topics, duration: 30)
+        var b = LeaseElection(me: "b", topics: topics, duration: 30)
+        let lease = a.tick(now: 0, grace: 0)!
+        b.observe(payload: lease.payload, now: 0)
+        #expect(b.tick(now: 5) == nil)
+        b.observeInstance("c", online: false)  // not the holder: nothing changes
+        #expect(b.tick(now: 6) == nil)
+        b.observeInstance("a", online: false)
+        #expect(b.tick(now: 7) != nil)
+        #expect(b.isActive)
+        #expect(LeaseElection.instanceTopic(topics, "b") == "roomcast/aggregator/instances/b")
+    }
+
+    static func runtime(_ me: String) -> AggregatorRuntime<StrongestLatest> {
+        let core = AggregatorCore(engine: StrongestLatest(roomOfNode: ["kitchen-pi": "kitchen"]), site: site, topics: Topics(),
+                                  discovery: nil)
+        return AggregatorRuntime(core: core, election: LeaseElection(me: me, topics: Topics(), duration: 6), refreshInterval: .infinity,
+                                 startedAt: 0, logger: .silent)
+    }
+
+    @Test func onlyTheLastLiveInstanceArmsTheGuardAndMarksTheSiteOffline() async {
+        let r = Self.runtime("alpha")
+        await r.brokerConnected(now: 0)
+        let first = await r.tick(now: 0)
+        #expect(first.contains { $0.topic == "roomcast/aggregator/instances/alpha" && $0.payload == Array("online".utf8) && $0.retain })
+        _ = await r.tick(now: 2)  // past the start-up grace: takes the lease
+        #expect(await r.isActive)
+        #expect(await r.wantsStatusGuard, "active and alone")
+        #expect(await r.stopMessages().contains { $0.topic == "roomcast/aggregator/status" && $0.payload == Array("offline".utf8) })
+
+        _ = await r.handle(topic: "roomcast/aggregator/instances/beta", payload: Array("online".utf8), now: 3)
+        #expect(await r.livePeers == ["beta"])
+        #expect(await !r.wantsStatusGuard, "a standby lives: its take-over must not be preceded by an offline status")
+        let stop = await r.stopMessages()
+        #expect(!stop.contains { $0.topic == "roomcast/aggregator/status" })
+        #expect(stop.contains { $0.topic == "roomcast/aggregator/instances/alpha" && $0.payload == Array("offline".utf8) })
+        #expect(stop.contains { $0.topic == "roomcast/aggregator/lease" && $0.payload.isEmpty })
+
+        _ = await r.handle(topic: "roomcast/aggregator/instances/beta", payload: Array("offline".utf8), now: 4)
+        #expect(await r.wantsStatusGuard)
+        #expect(r.isControlTopic("roomcast/aggregator/instances/alpha") && r.isControlTopic("roomcast/aggregator/lease"))
+        #expect(!r.isControlTopic("roomcast/aggregator/status"))
+    }
+}

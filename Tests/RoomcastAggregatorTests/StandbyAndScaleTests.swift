@@ -77,6 +77,61 @@ import TestSupport
         await broker.cleanup()
     }
 
+    /// Both instances killed one after the other, in either order: the site status stays `online`
+    /// across the first death (no flap: a standby or the active one is left) and ends `offline`
+    /// with the second (the survivor's status guard connection has the will for it).
+    @Test(arguments: ["alpha", "beta"])
+    func siteStatusEndsOfflineWhenTheLastInstanceDies(killFirst: String) async throws {
+        guard MosquittoBroker.shouldRun else { return }
+        let broker = try await MosquittoBroker.start()
+        let dir = try LiveRig.workDirectory()
+        let configPath = "\(dir)/site.json"
+        try LiveRig.config(port: broker.port, rooms: Home.rooms, nodes: Home.nodes, beacons: Home.beacons, standbyLease: 3)
+            .write(toFile: configPath, atomically: true, encoding: .utf8)
+        let observer = try await Observer(port: broker.port)
+        let status = "roomcast/aggregator/status"
+        func guardConnections(_ name: String) -> Int {
+            broker.log.components(separatedBy: "as roomcast-aggregator-\(name)-guard ").count - 1
+        }
+
+        let a = try LiveRig.startAggregator(configPath: configPath, instance: "alpha", in: dir)
+        defer { a.send(SIGKILL) }
+        try await observer.waitFor("alpha to hold the lease and say online") { _ in
+            Self.leaseHolder(observer) == "alpha" && observer.last(status) == "online"
+        }
+        try await eventually("alpha, alone, to arm its status guard", timeout: .seconds(10)) { guardConnections("alpha") == 1 }
+        let b = try LiveRig.startAggregator(configPath: configPath, instance: "beta", in: dir)
+        defer { b.send(SIGKILL) }
+        try await observer.waitFor("beta to announce itself") { _ in observer.last("roomcast/aggregator/instances/beta") == "online" }
+        try await eventually("alpha to disarm its guard now that beta lives", timeout: .seconds(10)) {
+            broker.log.contains("Client roomcast-aggregator-alpha-guard disconnected")
+        }
+
+        let (first, survivor, survivorName) = killFirst == "alpha" ? (a, b, "beta") : (b, a, "alpha")
+        let before = observer.seen.elements.count
+        let guardsBefore = guardConnections(survivorName)
+        first.send(SIGKILL)
+        await first.waitForExit()
+        try await observer.waitFor("\(survivorName) to hold the lease") { _ in Self.leaseHolder(observer) == survivorName }
+        try await eventually("\(survivorName), now alone, to arm its status guard", timeout: .seconds(10)) {
+            guardConnections(survivorName) > guardsBefore
+        }
+        let statusAcrossFirstDeath = observer.seen.elements.dropFirst(before).filter { $0.topic == status }
+            .map { String(decoding: $0.payload, as: UTF8.self) }
+        #expect(!statusAcrossFirstDeath.contains("offline"), "the site status flapped: \(statusAcrossFirstDeath)")
+        #expect(observer.last(status) == "online")
+        #expect(observer.last("roomcast/aggregator/instances/\(killFirst)") == "offline")
+
+        survivor.send(SIGKILL)
+        await survivor.waitForExit()
+        // Two connections, two wills: the broker may read them in either order.
+        try await observer.waitFor("the site status and the survivor's liveness to end offline") { _ in
+            observer.last(status) == "offline" && observer.last("roomcast/aggregator/instances/\(survivorName)") == "offline"
+        }
+        await observer.stop()
+        await broker.cleanup()
+    }
+
     @Test func presenceCrossesABridgeFromTheNodesBroker() async throws {
         guard MosquittoBroker.shouldRun else { return }
         let nodesBroker = try await MosquittoBroker.start()

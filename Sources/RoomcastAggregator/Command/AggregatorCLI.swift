@@ -87,17 +87,29 @@ public enum AggregatorCLI {
         let instance = command.option("instance") ?? ProcessInfo.processInfo.hostName
         let election = config.standby.enabled
             ? LeaseElection(me: instance, topics: topics, duration: config.standby.leaseS, scope: config.partitionName) : nil
-        // Under hot standby the Last Will releases the lease (so the standby takes over at once);
-        // otherwise it marks the aggregator offline.
-        let will = election?.releaseMessage
-            ?? OutboundMessage(topic: topics.aggregatorStatus, text: "offline", retain: true, qos: 1)
+        // Under hot standby the Last Will marks this instance offline (a standby then takes the lease
+        // at once), and the site status is left to the status guard, a second connection that only
+        // the last live instance keeps; without standby the will marks the aggregator offline.
+        let siteOffline = OutboundMessage(topic: topics.aggregatorStatus, text: "offline", retain: true, qos: 1)
+        let will = election.map { OutboundMessage(topic: LeaseElection.instanceTopic(topics, $0.me), text: "offline", retain: true, qos: 1) }
+            ?? siteOffline
         let client: MQTTClient
+        let guardConfiguration: MQTTClientConfiguration?
         do {
             var configuration = try config.mqtt.clientConfiguration(clientID: "roomcast-aggregator-\(instance)", will: will)
             configuration.inboundBufferSize = Self.inboundBuffer
             client = try MQTTClient(configuration: configuration, logger: logger)
+            var guardConfig = try config.mqtt.clientConfiguration(clientID: "roomcast-aggregator-\(instance)-guard", will: siteOffline)
+            // Its own client id even when the config names one: a second connection with the same id would evict the first.
+            guardConfig.clientID = configuration.clientID + "-guard"
+            guardConfig.inboundBufferSize = 16
+            guardConfiguration = election == nil ? nil : guardConfig
         } catch let e as ConfigError { return fail("bad config:\n\(e)", .config) }
         catch { return fail("\(error)", .config) }
+        var statusGuard: (@Sendable () throws -> MQTTClient)?
+        if let guardConfiguration {
+            statusGuard = { [logger] () throws -> MQTTClient in try MQTTClient(configuration: guardConfiguration, logger: logger) }
+        }
         logger.info("effective config", metadata: ["config": ConfigLoader.describe(config)])
         let clock = SystemTimeSource()
         let runtime = AggregatorRuntime(core: config.makeCore(), election: election,
@@ -106,7 +118,7 @@ public enum AggregatorCLI {
         let service = AggregatorService(runtime: runtime, mqtt: client, topics: topics,
                                         discoveryFilter: config.discovery.enabled ? "\(config.discovery.prefix)/+/+/config" : nil,
                                         extraFilters: config.inputs.espresense ? [ESPresenseInput.filter] : [],
-                                        clock: clock, logger: logger)
+                                        clock: clock, statusGuard: statusGuard, logger: logger)
         let lifecycle = ServiceLifecycle(logger: logger)
         lifecycle.onShutdown("stop the aggregator") { service.stop() }
         return await lifecycle.run { await service.run() }

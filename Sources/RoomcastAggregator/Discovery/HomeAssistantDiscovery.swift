@@ -116,6 +116,8 @@ public struct HomeAssistantDiscovery: Sendable {
 
     /// True for a config topic this aggregator owns.
     public func isOurs(_ topic: String) -> Bool {
+        // Every inbound message passes here: the suffix test turns readings away without splitting.
+        guard topic.hasSuffix("/config") else { return false }
         let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
         return topic.hasPrefix(prefix + "/") && levels.count >= 3 && levels[levels.count - 2].hasPrefix("roomcast_")
             && levels.last == "config"

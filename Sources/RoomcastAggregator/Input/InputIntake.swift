@@ -36,9 +36,12 @@ public struct InputIntake: Sendable {
     public private(set) var rejected: [Rejection: UInt64] = [:]
     public private(set) var accepted: UInt64 = 0
 
+    private var readingTopics: ReadingTopicMatcher
+
     public init(topics: Topics, knownNodes: Set<String> = []) {
         self.topics = topics
         self.knownNodes = knownNodes
+        self.readingTopics = ReadingTopicMatcher(topics: topics)
     }
 
     public var rejectedTotal: UInt64 { rejected.values.reduce(0, +) }
@@ -62,15 +65,23 @@ public struct InputIntake: Sendable {
         public var message: String
     }
 
-    private func classify(topic: String, payload: [UInt8]) -> Result<Input, RejectionDetail> {
+    private mutating func classify(topic: String, payload: [UInt8]) -> Result<Input, RejectionDetail> {
         func reject(_ r: Rejection, _ m: String) -> Result<Input, RejectionDetail> { .failure(RejectionDetail(reason: r, message: m)) }
-        guard let parsed = topics.parse(topic) else { return reject(.foreignTopic, "not a Roomcast topic") }
+        // Readings are nearly all the traffic: their topics skip the general parser.
+        let parsed: Topics.Topic
+        switch readingTopics.match(topic) {
+        case let .reading(node, id): parsed = .nodeBeacon(node: node, id: id)
+        case .invalidID: return reject(.foreignTopic, "not a Roomcast topic")
+        case .other:
+            guard let p = topics.parse(topic) else { return reject(.foreignTopic, "not a Roomcast topic") }
+            parsed = p
+        }
         if payload.count > WireFormat.maxPayloadBytes { return reject(.tooLarge, "\(payload.count) bytes") }
         switch parsed {
         case let .nodeBeacon(node, id):
             if !isKnown(node: node) { return reject(.unknownNode, "node '\(node)' is not configured") }
             let reading: BeaconReading
-            do { reading = try WireFormat.decode(BeaconReading.self, from: payload) } catch {
+            do { reading = try BeaconReading.decodeWire(payload, expectedID: id) } catch {
                 if case .unsupportedVersion = error { return reject(.badVersion, error.description) }
                 if case .tooLarge = error { return reject(.tooLarge, error.description) }
                 return reject(.badPayload, error.description)

@@ -41,7 +41,7 @@ public struct PresencePublisher: Sendable {
         var out: [OutboundMessage] = []
         var touchedRooms: Set<String> = []
         for d in decisions {
-            out.append(try OutboundMessage(topic: topics.presence(d.id), json: d, retain: true, qos: 1))
+            out.append(OutboundMessage(topic: topics.presence(d.id), payload: try d.wireJSON(), retain: true, qos: 1))
             let previous: String? = roomOf[d.id] ?? nil
             let known = roomOf[d.id] != nil
             roomOf[d.id] = .some(d.room)
@@ -83,7 +83,7 @@ public struct PresencePublisher: Sendable {
     public func refresh(_ decisions: [PresenceDecision], now: Double) throws -> [OutboundMessage] {
         var out: [OutboundMessage] = []
         for d in decisions {
-            out.append(try OutboundMessage(topic: topics.presence(d.id), json: d, retain: true, qos: 1))
+            out.append(OutboundMessage(topic: topics.presence(d.id), payload: try d.wireJSON(), retain: true, qos: 1))
             out.append(roomText(d))
         }
         out += try roomNames().map { try occupancy($0, now: now) }

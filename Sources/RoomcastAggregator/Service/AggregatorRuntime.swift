@@ -23,12 +23,23 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     private var wasActive = false
     private var resumeRefreshed = false
     private nonisolated let leaseTopicValue: String
+    /// `<prefix>/presence/`: only topics starting so are parsed for the echo check.
+    private let presencePrefix: String
+    /// `<prefix>/aggregator/instances/`: every instance's liveness under hot standby.
+    private let instancesPrefix: String
+    private nonisolated let instanceTopicValue: String?
+    /// Other instances whose liveness topic says online (their Last Will says offline).
+    private var peersOnline: Set<String> = []
+    private var announceInstance = false
 
     public init(core: AggregatorCore<Engine>, election: LeaseElection?, refreshInterval: Double, startedAt: Double,
                 resumeWindow: Double = 3, logger: Logger) {
         self.core = core
         self.election = election
         self.leaseTopicValue = election?.topic ?? core.topics.aggregatorLease
+        self.presencePrefix = core.topics.prefix + "/presence/"
+        self.instancesPrefix = core.topics.prefix + "/aggregator/instances/"
+        self.instanceTopicValue = election.map { LeaseElection.instanceTopic(core.topics, $0.me) }
         self.refreshInterval = refreshInterval
         self.startedAt = startedAt
         self.resumeWindow = resumeWindow
@@ -45,7 +56,15 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             election?.observe(payload: payload, now: now)
             return []
         }
-        if case .presence = core.topics.parse(topic), now - startedAt > resumeWindow {
+        if election != nil, topic.hasPrefix(instancesPrefix) {
+            let name = String(topic.dropFirst(instancesPrefix.count))
+            guard let me = election?.me, name != me, !name.isEmpty else { return [] }
+            let online = payload == Array("online".utf8)
+            if online { peersOnline.insert(name) } else { peersOnline.remove(name) }
+            election?.observeInstance(name, online: online)
+            return []
+        }
+        if topic.hasPrefix(presencePrefix), case .presence = core.topics.parse(topic), now - startedAt > resumeWindow {
             // Our own output echoed back after start-up: nothing to learn.
             return []
         }
@@ -85,6 +104,10 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         var out: [OutboundMessage] = []
         do {
             out += try core.advance(to: now)
+            if announceInstance, let instanceTopic {
+                announceInstance = false
+                out.append(OutboundMessage(topic: instanceTopic, text: "online", retain: true, qos: 1))
+            }
             if let lease = election?.tick(now: now) { out.append(lease) }
             let active = isActive
             if active && !wasActive {
@@ -126,6 +149,10 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         }
         wasActive = false
         core.decisionsHeldUntil = now + reconnectGrace
+        // The retained liveness topics arrive again with the subscription; a broker without
+        // persistence forgot ours, so announce it again.
+        peersOnline = []
+        announceInstance = true
     }
 
     /// The broker connection is gone: hold decisions (nobody goes away because we went deaf).
@@ -145,11 +172,34 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     public var rejected: [InputIntake.Rejection: UInt64] { core.intake.rejected }
     public var accepted: UInt64 { core.intake.accepted }
 
-    /// Messages for a graceful stop: the offline status (or the lease release under standby).
+    /// This instance's liveness topic under hot standby (nil without).
+    public nonisolated var instanceTopic: String? { instanceTopicValue }
+
+    /// True for messages that go out whether or not this instance is active (lease, liveness).
+    public nonisolated func isControlTopic(_ topic: String) -> Bool {
+        topic == leaseTopicValue || topic == instanceTopicValue
+    }
+
+    /// Under hot standby, true while this instance should arm the status guard: a second
+    /// connection whose Last Will sets `<prefix>/aggregator/status` offline. Only the active
+    /// instance with no live peer arms it: while a standby lives, the active one's death must not
+    /// mark the site offline (the standby takes over), and when the last one dies it must.
+    public var wantsStatusGuard: Bool {
+        guard let election else { return false }
+        return election.isActive && peersOnline.isEmpty
+    }
+
+    /// Live peers seen on their liveness topics.
+    public var livePeers: Set<String> { peersOnline }
+
+    /// Messages for a graceful stop: the offline status; under standby the lease release, this
+    /// instance's liveness, and the site status only when no other instance is left.
     public func stopMessages() -> [OutboundMessage] {
-        if let election {
-            return election.isActive ? [election.releaseMessage] : []
-        }
-        return [OutboundMessage(topic: core.topics.aggregatorStatus, text: "offline", retain: true, qos: 1)]
+        let offline = OutboundMessage(topic: core.topics.aggregatorStatus, text: "offline", retain: true, qos: 1)
+        guard let election else { return [offline] }
+        var out = election.isActive ? [election.releaseMessage] : []
+        if let instanceTopic { out.append(OutboundMessage(topic: instanceTopic, text: "offline", retain: true, qos: 1)) }
+        if peersOnline.isEmpty { out.append(offline) }
+        return out
     }
 }

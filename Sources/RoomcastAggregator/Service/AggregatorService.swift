@@ -2,6 +2,7 @@ import Foundation
 import RoomcastFusion
 import RoomcastMQTT
 import Shared
+import Synchronization
 
 /// The live aggregator: subscribes to the nodes' readings and status (and its
 /// own retained output, to resume after a restart), feeds the core, and
@@ -16,10 +17,14 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
     private let logger: Logger
     private let tickInterval: Double
     private let stopSignal = AsyncStream<Void>.makeStream()
+    private let makeStatusGuard: (@Sendable () throws -> MQTTClient)?
 
+    /// `statusGuard` (hot standby): makes an unstarted client whose Last Will sets the site status
+    /// offline; the service keeps one connected while `AggregatorRuntime.wantsStatusGuard`.
     public init(runtime: AggregatorRuntime<Engine>, mqtt: MQTTClient, topics: Topics, discoveryFilter: String?,
                 extraFilters: [String] = [], clock: any TimeSource = SystemTimeSource(), tickInterval: Double = 0.5,
-                logger: Logger) {
+                statusGuard: (@Sendable () throws -> MQTTClient)? = nil, logger: Logger) {
+        self.makeStatusGuard = statusGuard
         self.runtime = runtime
         self.mqtt = mqtt
         self.topics = topics
@@ -33,6 +38,7 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
     /// Every subscription, re-sent by the client after each reconnect.
     var filters: [String] {
         [topics.allNodeBeacons, topics.allNodeStatus, topics.allPresence, runtime.leaseTopic]
+            + (runtime.instanceTopic == nil ? [] : [LeaseElection.instanceTopic(topics, "+")])
             + (discoveryFilter.map { [$0] } ?? []) + extraFilters
     }
 
@@ -54,9 +60,21 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
                     try? await Task.sleep(for: .seconds(1))
                 }
             }
+            var droppedReported = 0
+            var lastDropReport = -Double.infinity
             while !Task.isCancelled {
-                let out = await runtime.tick(now: clock.now())
+                let now = clock.now()
+                let out = await runtime.tick(now: now)
                 await self.publish(out)
+                await self.updateStatusGuard(wanted: await runtime.wantsStatusGuard)
+                // Readings the inbound buffer could not hold are lost to fusion: say so, at most every 10 s.
+                let dropped = mqtt.droppedInbound
+                if dropped > droppedReported && now - lastDropReport >= 10 {
+                    self.logger.warning("inbound messages dropped: the aggregator is behind", metadata: [
+                        "mqtt.dropped_inbound": "\(dropped)", "mqtt.dropped_since_last": "\(dropped - droppedReported)"])
+                    droppedReported = dropped
+                    lastDropReport = now
+                }
                 try? await Task.sleep(for: .seconds(tickInterval))
             }
         }
@@ -76,12 +94,47 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
         }
         for await _ in stopSignal.stream { break }
         ticker.cancel()
+        await ticker.value
         inbound.cancel()
         let final = await runtime.stopMessages()
         for m in final.dropLast() { try? mqtt.publish(Self.mqttMessage(m)) }
         await mqtt.shutdown(publishing: final.last.map(Self.mqttMessage), timeout: .seconds(3))
+        // A clean disconnect: the guard's will must not fire (the final messages said what is true).
+        await updateStatusGuard(wanted: false)
         events.cancel()
         logger.info("aggregator stopped")
+    }
+
+    private let statusGuard = Mutex<MQTTClient?>(nil)
+
+    /// Connects or cleanly disconnects the status guard. Only the ticker and the end of `run()` call
+    /// this, one after the other, so a guard is never made twice.
+    private func updateStatusGuard(wanted: Bool) async {
+        guard let makeStatusGuard else { return }
+        let current = statusGuard.withLock { $0 }
+        if wanted, current == nil {
+            do {
+                let client = try makeStatusGuard()
+                // If the guard's own link drops, its will marks the site offline although this
+                // instance lives: say online again each time the guard is back, on the guard's own
+                // connection, so nothing it says can reach the broker after its will.
+                Task { [runtime, topics] in
+                    for await event in client.connectionEvents {
+                        guard case .connected = event, await runtime.isActive else { continue }
+                        try? client.publish(MQTTMessage(topic: topics.aggregatorStatus, string: "online", qos: .atLeastOnce, retain: true))
+                    }
+                }
+                client.start()
+                statusGuard.withLock { $0 = client }
+                logger.info("status guard armed: no other aggregator instance is alive")
+            } catch {
+                logger.error("cannot create the status guard connection", metadata: ["error": "\(error)"])
+            }
+        } else if !wanted, let current {
+            statusGuard.withLock { $0 = nil }
+            await current.shutdown(timeout: .seconds(2))
+            logger.info("status guard disarmed")
+        }
     }
 
     /// Ends `run()` gracefully (idempotent).
@@ -96,8 +149,12 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
     }
 
     private func send(_ messages: [OutboundMessage], active: Bool) {
-        // Lease messages always go out; everything else only from the active instance.
-        for m in messages where active || m.topic == runtime.leaseTopic {
+        // Lease and liveness messages always go out; everything else only from the active instance.
+        let guardClient = statusGuard.withLock { $0 }
+        for m in messages where active || runtime.isControlTopic(m.topic) {
+            // While a guard is armed the site status goes through it: a message on another
+            // connection could be read by the broker after the guard's will when this process dies.
+            if m.topic == topics.aggregatorStatus, let guardClient, (try? guardClient.publish(Self.mqttMessage(m))) != nil { continue }
             do { try mqtt.publish(Self.mqttMessage(m)) } catch {
                 logger.debug("publish failed", metadata: ["mqtt.topic": m.topic, "error": "\(error)"])
             }

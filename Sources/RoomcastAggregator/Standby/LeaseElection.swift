@@ -5,8 +5,9 @@ import Shared
 /// retained lease topic (`<prefix>/aggregator/lease`) plus each one's Last Will.
 ///
 /// The active one renews `{"holder","expires"}` every `duration / 3`; a
-/// standby takes over when the lease has expired, or at once when the holder's
-/// lease is cleared (its Last Will publishes an empty lease). Both consume the
+/// standby takes over when the lease has expired, or at once when the holder
+/// is gone: its Last Will sets its instance topic `offline` (`observeInstance`);
+/// an empty lease (a graceful stop, or the will of an older version) releases it too. Both consume the
 /// same input, so a standby's state is warm; only the active one publishes.
 /// Pure: driven by `now` and the lease messages it reads back.
 public struct LeaseElection: Sendable {
@@ -64,6 +65,17 @@ public struct LeaseElection: Sendable {
                 }
             }
         }
+    }
+
+    /// Another instance's liveness (`<prefix>/aggregator/instances/<name>`, offline by its Last Will):
+    /// an offline holder has released the lease, so a standby takes over at its next tick.
+    public mutating func observeInstance(_ name: String, online: Bool) {
+        if !online, name != me, seen?.holder == name { seen = nil }
+    }
+
+    /// The retained liveness topic of one instance; its Last Will sets it `offline`.
+    public static func instanceTopic(_ topics: Topics, _ name: String) -> String {
+        "\(topics.prefix)/aggregator/instances/\(name)"
     }
 
     /// Advances to `now`; returns the lease message to publish, if any.
