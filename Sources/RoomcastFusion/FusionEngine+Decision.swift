@@ -83,13 +83,16 @@ extension FusionEngine {
         if scratchNodes.isEmpty {
             if s.decided && s.room < 0 { return false }
             // Silence within the away timeout holds the room; beyond it, or when every
-            // node that heard the beacon is offline, the beacon is away.
-            guard !lastOnline.isFinite || now - lastOnline > away else { return false }
+            // node that heard the beacon is offline, the beacon is away. A decision resumed
+            // after a restart, not heard since, counts its silence from the resume: the
+            // aggregator was away, not (as far as anyone knows) the beacon.
+            let silentSince = lastOnline.isFinite ? lastOnline : s.resumedAt
+            guard !silentSince.isFinite || now - silentSince > away else { return false }
             let wasPresent = s.decided
             s.decided = true
             s.room = -1
             s.since = now
-            s.reason = lastOnline.isFinite ? "timeout" : "nodes_offline"
+            s.reason = silentSince.isFinite ? "timeout" : "nodes_offline"
             s.challenger = -1
             s.confidence = 0
             s.runnerUp = -1

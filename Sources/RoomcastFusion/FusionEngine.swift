@@ -343,6 +343,8 @@ struct BeaconState {
     var restart = false
     /// Until when the beacon counts as moving (motion gate).
     var movingUntil = -Double.infinity
+    /// When its decision was resumed from retained presence (-inf: never).
+    var resumedAt = -Double.infinity
     /// Integral of the challenger's posterior lead over time (seconds).
     var challengerLead = 0.0
 
@@ -380,6 +382,7 @@ extension FusionEngine: ResumablePresenceEstimator {
         // The resumed decision is in force from now: decision(for:) stamps it with
         // this time, and the room filter's first step runs from here.
         s.lastEvaluation = now
+        s.resumedAt = now
         if let seen = decision.lastSeen { s.lastSeen = seen }
         if room >= 0 && s.logPosterior.count > 1 {
             let lean = 0.8

@@ -159,6 +159,46 @@ enum Home {
         await broker.cleanup()
     }
 
+    /// A restart of a big site republishes every retained output at once (thousands of QoS 1
+    /// messages): more than the client keeps unacknowledged, so the service must wait for
+    /// acknowledgements instead of dropping the rest.
+    @Test func aBigSiteIsRepublishedInFullAfterARestart() async throws {
+        guard MosquittoBroker.shouldRun else { return }
+        let broker = try await MosquittoBroker.start(.init(extraConfig: ["max_queued_messages 0"]))
+        let dir = try LiveRig.workDirectory()
+        let configPath = "\(dir)/site.json"
+        let count = 3000
+        let beacons = (1...count).map {
+            LiveRig.Beacon(id: BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-7-\($0)")!, name: "tag \($0)")
+        }
+        try LiveRig.config(port: broker.port, rooms: Home.rooms, nodes: Home.nodes, beacons: beacons, discovery: false)
+            .write(toFile: configPath, atomically: true, encoding: .utf8)
+        // What the previous process left retained: every tag in the kitchen.
+        let previous = try LiveRig.client(port: broker.port, id: "previous")
+        previous.start()
+        try await previous.waitUntilConnected(timeout: .seconds(10))
+        let now = Date().timeIntervalSince1970
+        for (i, b) in beacons.enumerated() {
+            let d = PresenceDecision(id: b.id, name: b.name, room: "kitchen", floor: 0, distance: 1, confidence: 0.9,
+                                     node: "kitchen-pi", since: now - 100, lastSeen: now - 1, evidence: [], ts: now - 1)
+            try previous.publish(MQTTMessage(topic: Topics().presence(b.id), payload: try WireFormat.encode(d), retain: true))
+            if i % 500 == 499 { #expect(await previous.flush(timeout: .seconds(10))) }
+        }
+        #expect(await previous.flush(timeout: .seconds(10)))
+        await previous.shutdown()
+
+        let observer = try await Observer(port: broker.port, filters: ["roomcast/presence/+/room"])
+        let aggregator = try LiveRig.startAggregator(configPath: configPath, instance: "a", in: dir)
+        defer { aggregator.send(SIGKILL) }
+        // Not heard since the restart, but well within the away timeout (30 s): still in the kitchen.
+        try await observer.waitFor("every tag's room republished", timeout: .seconds(20)) { all in
+            Set(all.lazy.filter { $0.payloadString == "kitchen" }.map(\.topic)).count == count
+        }
+        #expect(observer.seen.elements.allSatisfy { $0.payloadString == "kitchen" }, "a restart is not an away")
+        await observer.stop()
+        await broker.cleanup()
+    }
+
     @Test func killAndRestartDoesNotFlap() async throws {
         guard MosquittoBroker.shouldRun else { return }
         let broker = try await MosquittoBroker.start()

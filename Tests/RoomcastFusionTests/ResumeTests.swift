@@ -16,6 +16,21 @@ import Testing
         return r
     }
 
+    @Test func aResumedBeaconNotHeardYetKeepsItsRoomUntilTheAwayTimeout() throws {
+        var engine = FusionEngine(site: site)
+        let retained = PresenceDecision(id: id, name: "Cat", room: "kitchen", floor: 0, distance: 2, confidence: 0.9,
+                                        node: "k", since: 50, lastSeen: 99, evidence: [], ts: 99)
+        engine.resume(retained, now: 100)
+        // A slow advertiser is not heard in the first seconds after the restart: no flap.
+        for t in stride(from: 100.0, through: 129, by: 1) {
+            #expect(engine.tick(now: t).isEmpty, "at \(t)")
+        }
+        #expect(engine.decision(for: id)?.room == "kitchen")
+        // Never heard again: away once the timeout has passed since the resume.
+        let away = try #require(engine.tick(now: 131).first)
+        #expect(away.room == nil && away.reason == "timeout")
+    }
+
     @Test func aDecisionForAnotherPartitionsRoomIsNotResumed() {
         var engine = FusionEngine(site: site)
         let upstairs = PresenceDecision(id: id, name: "Cat", room: "attic", floor: 2, distance: 2, confidence: 0.9,

@@ -2,23 +2,14 @@ import Foundation
 import RoomcastHCI
 import Shared
 import Testing
+import TestSupport
 
 /// Runs `btmon -r path` and returns its output (nil when btmon is missing).
 func btmonRead(_ path: String) throws -> String? {
     guard FileManager.default.isExecutableFile(atPath: "/usr/bin/btmon") else { return nil }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/btmon")
-    process.arguments = ["-r", path]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = FileHandle.nullDevice
     var env = ProcessInfo.processInfo.environment
     env["COLUMNS"] = "200"
-    process.environment = env
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self)
+    return try ChildProcess.runBlocking("/usr/bin/btmon", ["-r", path], environment: env).stdout
 }
 
 func fixturePath(_ name: String) throws -> String {

@@ -18,8 +18,10 @@ public final class ChildProcess: Sendable {
     /// The child's pid.
     public let pid: pid_t
 
-    /// Launches `executable` with `arguments`; stdout/stderr are appended to the given files.
-    public init(_ executable: String, _ arguments: [String], stdoutPath: String, stderrPath: String) throws {
+    /// Launches `executable` with `arguments`; stdout/stderr are appended to the given files;
+    /// `environment` replaces the inherited one when given.
+    public init(_ executable: String, _ arguments: [String], stdoutPath: String, stderrPath: String,
+                environment: [String: String]? = nil) throws {
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw ChildProcessError.notExecutable(executable)
         }
@@ -47,8 +49,13 @@ public final class ChildProcess: Sendable {
 
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for a in argv { free(a) } }
+        let envp: [UnsafeMutablePointer<CChar>?]? = environment.map { env in
+            env.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        }
+        defer { for e in envp ?? [] { free(e) } }
         var child: pid_t = 0
-        let rc = posix_spawn(&child, executable, &actions, &attr, argv, environ)
+        let rc = envp.map { e in e.withUnsafeBufferPointer { posix_spawn(&child, executable, &actions, &attr, argv, $0.baseAddress) } }
+            ?? posix_spawn(&child, executable, &actions, &attr, argv, environ)
         guard rc == 0 else { throw ChildProcessError.spawnFailed(executable, String(cString: strerror(rc))) }
         pid = child
         let spawned = child
@@ -93,6 +100,28 @@ public final class ChildProcess: Sendable {
             }
             if let status { c.resume(returning: status) }
         }
+    }
+
+    /// Blocks the calling thread until the child has exited (for synchronous helpers; the
+    /// reaper thread does the waiting, so no SIGCHLD handling is involved — Foundation's
+    /// `Process.waitUntilExit` was seen to hang on a reaped-by-nobody child here).
+    @discardableResult
+    public func waitForExitBlocking() -> Int32 {
+        while true {
+            if let status = exitBox.state.withLock({ $0.status }) { return status }
+            usleep(1_000)
+        }
+    }
+
+    /// Runs a tool to completion on the calling thread; its exit status and stdout.
+    public static func runBlocking(_ executable: String, _ arguments: [String],
+                                   environment: [String: String]? = nil) throws -> (status: Int32, stdout: String) {
+        let tag = UUID().uuidString.prefix(8)
+        let out = NSTemporaryDirectory() + "roomcast-run-\(tag).out"
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let child = try ChildProcess(executable, arguments, stdoutPath: out, stderrPath: "/dev/null", environment: environment)
+        let status = child.waitForExitBlocking()
+        return (status, child.stdout)
     }
 
     /// Everything written to stdout so far.

@@ -143,21 +143,47 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
         stopSignal.continuation.finish()
     }
 
+    /// The timer's output: a refresh or a (re)announcement can be thousands of QoS 1
+    /// messages, more than the client keeps unacknowledged, so this waits for the broker's
+    /// acknowledgements when the queue is full instead of dropping the rest.
     private func publish(_ messages: [OutboundMessage]) async {
         guard !messages.isEmpty else { return }
-        send(messages, active: await runtime.isActive)
+        var rest = messages[...]
+        while !rest.isEmpty {
+            rest = send(rest, active: await runtime.isActive)
+            guard !rest.isEmpty else { return }
+            guard await mqtt.flush(timeout: .seconds(10)) else {
+                logger.warning("the broker is not acknowledging; output not sent", metadata: [
+                    "messages": "\(rest.count)", "mqtt.topic": "\(rest.first!.topic)"])
+                return
+            }
+        }
     }
 
-    private func send(_ messages: [OutboundMessage], active: Bool) {
+    /// Sends `messages` in order; returns those not sent because the outbound queue is full
+    /// (other failures are logged and the message skipped: it is retried by the next refresh).
+    @discardableResult
+    private func send(_ messages: ArraySlice<OutboundMessage>, active: Bool) -> ArraySlice<OutboundMessage> {
         // Lease and liveness messages always go out; everything else only from the active instance.
         let guardClient = statusGuard.withLock { $0 }
-        for m in messages where active || runtime.isControlTopic(m.topic) {
+        for i in messages.indices {
+            let m = messages[i]
+            guard active || runtime.isControlTopic(m.topic) else { continue }
             // While a guard is armed the site status goes through it: a message on another
             // connection could be read by the broker after the guard's will when this process dies.
             if m.topic == topics.aggregatorStatus, let guardClient, (try? guardClient.publish(Self.mqttMessage(m))) != nil { continue }
             do { try mqtt.publish(Self.mqttMessage(m)) } catch {
+                if case .outboundQueueFull = error { return messages[i...] }
                 logger.debug("publish failed", metadata: ["mqtt.topic": m.topic, "error": "\(error)"])
             }
+        }
+        return []
+    }
+
+    private func send(_ messages: [OutboundMessage], active: Bool) {
+        let unsent = send(messages[...], active: active)
+        if !unsent.isEmpty {
+            logger.warning("outbound queue full; output dropped", metadata: ["messages": "\(unsent.count)"])
         }
     }
 

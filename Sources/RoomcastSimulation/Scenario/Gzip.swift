@@ -27,31 +27,35 @@ public enum Gzip {
         try run(["-cn"], input: data)
     }
 
+    /// Runs gzip with stdin, stdout and stderr on temporary files, waiting with `waitpid`.
+    /// (Foundation's `Process.waitUntilExit` depends on its SIGCHLD monitoring, which was
+    /// seen to miss a child's exit in a busy test process and hang.)
     private static func run(_ arguments: [String], input: Data?) throws -> Data {
-        let process = Process()
-        process.executableURL = try executable()
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        let inPipe = input.map { _ in Pipe() }
-        if let inPipe { process.standardInput = inPipe }
-        try process.run()
-        // Feed stdin on another thread so a full stdout pipe cannot deadlock us.
-        if let inPipe, let input {
-            let writer = inPipe.fileHandleForWriting
-            Thread.detachNewThread {
-                writer.write(input)
-                try? writer.close()
-            }
-        }
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        let gzip = try executable().path
+        let base = NSTemporaryDirectory() + "roomcast-gzip-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        let inPath = base + ".in", outPath = base + ".out", errPath = base + ".err"
+        defer { for p in [inPath, outPath, errPath] { unlink(p) } }
+        if let input { try input.write(to: URL(fileURLWithPath: inPath)) }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, input == nil ? "/dev/null" : inPath, O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([gzip] + arguments).map { strdup($0) } + [nil]
+        defer { for a in argv { free(a) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, gzip, &actions, nil, argv, environ)
+        guard rc == 0 else { throw Failure(description: "could not start gzip: \(String(cString: strerror(rc)))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let code = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        guard code == 0 else {
+            let errors = (try? Data(contentsOf: URL(fileURLWithPath: errPath))) ?? Data()
             let why = String(decoding: errors, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            throw Failure(description: "gzip \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): \(why)")
+            throw Failure(description: "gzip \(arguments.joined(separator: " ")) failed (\(code)): \(why)")
         }
-        return output
+        return try Data(contentsOf: URL(fileURLWithPath: outPath))
     }
 }

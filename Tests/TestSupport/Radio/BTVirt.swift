@@ -23,7 +23,7 @@ public final class BTVirt: @unchecked Sendable {
         public let description: String
     }
 
-    private let process: Process
+    private var process: ChildProcess?
     private var lockFD: Int32
     private let tempDir: String
 
@@ -46,15 +46,9 @@ public final class BTVirt: @unchecked Sendable {
             try FileManager.default.createDirectory(atPath: tempDir, withIntermediateDirectories: true)
             let shim = try Self.buildShim(in: tempDir)
             for path in [Self.lePath, Self.bredrLEPath] { unlink(path) }
-            process = Process()
-            process.executableURL = URL(fileURLWithPath: binary)
-            process.arguments = ["-s"]
             var env = ProcessInfo.processInfo.environment
             env["LD_PRELOAD"] = shim
-            process.environment = env
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            process = try ChildProcess(binary, ["-s"], stdoutPath: "/dev/null", stderrPath: "/dev/null", environment: env)
         } catch {
             flock(lockFD, LOCK_UN)
             close(lockFD)
@@ -62,7 +56,7 @@ public final class BTVirt: @unchecked Sendable {
         }
         let deadline = Date().addingTimeInterval(timeout)
         while !(Self.accepts(Self.lePath) && Self.accepts(Self.bredrLEPath)) {
-            if Date() > deadline || !process.isRunning {
+            if Date() > deadline || process?.isRunning != true {
                 stop()
                 throw Unavailable(description: "btvirt did not open its sockets within \(timeout) s")
             }
@@ -74,10 +68,11 @@ public final class BTVirt: @unchecked Sendable {
 
     /// Kills btvirt, removes its sockets and releases the lock (idempotent).
     public func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
+        if let process, process.isRunning {
+            process.send(SIGTERM)
+            process.waitForExitBlocking()
         }
+        process = nil
         for path in Self.allPaths { unlink(path) }
         try? FileManager.default.removeItem(atPath: tempDir)
         if lockFD >= 0 {
@@ -132,12 +127,8 @@ public final class BTVirt: @unchecked Sendable {
     private static func buildShim(in dir: String) throws -> String {
         let source = dir + "/btvirt-alg-shim.c", library = dir + "/btvirt-alg-shim.so"
         try shimSource.write(toFile: source, atomically: true, encoding: .utf8)
-        let cc = Process()
-        cc.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        cc.arguments = ["cc", "-shared", "-fPIC", "-o", library, source, "-ldl"]
-        try cc.run()
-        cc.waitUntilExit()
-        guard cc.terminationStatus == 0 else { throw Unavailable(description: "cc could not build the AF_ALG shim") }
+        let cc = try ChildProcess.runBlocking("/usr/bin/env", ["cc", "-shared", "-fPIC", "-o", library, source, "-ldl"])
+        guard cc.status == 0 else { throw Unavailable(description: "cc could not build the AF_ALG shim") }
         return library
     }
 }
