@@ -42,7 +42,8 @@ enum LiveRig {
 
     /// An aggregator config (JSON, which the YAML loader reads as it is).
     static func config(port: Int, rooms: [Room], nodes: [Node], beacons: [Beacon], standbyLease: Double? = nil,
-                       partitionFloors: [Int]? = nil, discovery: Bool = true, refresh: Double = 60) throws -> String {
+                       partitionFloors: [Int]? = nil, discovery: Bool = true, refresh: Double = 60,
+                       awayTimeout: Double? = nil) throws -> String {
         var root: [String: Any] = [
             "mqtt": ["broker": "mqtt://127.0.0.1:\(port)"],
             "rooms": rooms.map { ["name": $0.name, "floor": $0.floor] as [String: Any] },
@@ -54,6 +55,7 @@ enum LiveRig {
         ]
         if let standbyLease { root["standby"] = ["enabled": true, "lease_s": standbyLease] }
         if let partitionFloors { root["partition"] = ["floors": partitionFloors] }
+        if let awayTimeout { root["fusion"] = ["away_timeout_s": awayTimeout] }
         let data = try JSONSerialization.data(withJSONObject: root, options: [.prettyPrinted, .sortedKeys])
         return String(decoding: data, as: UTF8.self)
     }
