@@ -103,19 +103,6 @@ import Shared
         #expect(Self.roomsThroughOneLinkExcursion(gated, excursion: 10) == ["left"])
     }
 
-    @Test func motionGateStillFollowsARealMoveQuickly() throws {
-        var settings = FusionSettings()
-        settings.motionGate = true
-        var engine = FusionEngine(site: Self.wallSite, settings: settings)
-        var rng = SeededRandom(seed: 12), synth = Synthetic()
-        Self.replay(&engine, site: Self.wallSite, at: [2, 2, 1], from: 0, seconds: 60, sigma: 4, rng: &rng, synth: &synth)
-        #expect(engine.decision(for: Synthetic.tag)?.room == "left")
-        Self.replay(&engine, site: Self.wallSite, at: [7.5, 2, 1], from: 60, seconds: 6, sigma: 4, rng: &rng, synth: &synth)
-        let d = try #require(engine.decision(for: Synthetic.tag))
-        #expect(d.room == "right")
-        #expect(d.since > 60 && d.since < 64, "switched at \(d.since)")
-    }
-
     static var particles: FusionSettings {
         var s = FusionSettings()
         s.roomFilter = .particles
@@ -128,8 +115,11 @@ import Shared
         #expect(Self.roomsThroughOneLinkExcursion(Self.particles, excursion: 10) == ["left"])
     }
 
-    @Test func particleFilterFollowsAMoveThroughTheWall() throws {
-        var engine = FusionEngine(site: Self.wallSite, settings: Self.particles)
+    /// The sticky modes still follow a real move through the wall within 4 s.
+    @Test(arguments: ["motion_gate", "particles"]) func stickyModesFollowAMoveThroughTheWall(mode: String) throws {
+        var settings = Self.particles
+        if mode == "motion_gate" { settings = FusionSettings(); settings.motionGate = true }
+        var engine = FusionEngine(site: Self.wallSite, settings: settings)
         var rng = SeededRandom(seed: 12), synth = Synthetic()
         Self.replay(&engine, site: Self.wallSite, at: [2, 2, 1], from: 0, seconds: 60, sigma: 4, rng: &rng, synth: &synth)
         #expect(engine.decision(for: Synthetic.tag)?.room == "left")

@@ -64,10 +64,10 @@ public struct MessageLogLine: Sendable, Equatable {
             Self.appendJSONString(payload, to: &out)
         } else {
             // Invalid UTF-8 is repaired (U+FFFD) as `String(decoding:)` does.
-            Self.appendJSONString(Array(String(decoding: payload, as: UTF8.self).utf8), to: &out)
+            Self.appendJSONString(String(decoding: payload, as: UTF8.self).utf8, to: &out)
         }
         out.append(contentsOf: retain ? #","retain":true,"topic":"#.utf8 : #","retain":false,"topic":"#.utf8)
-        Self.appendJSONString(Array(topic.utf8), to: &out)
+        Self.appendJSONString(topic.utf8, to: &out)
         out.append(contentsOf: #","ts":"#.utf8)
         out.append(contentsOf: Self.formatTimestamp(ts).utf8)
         out.append(UInt8(ascii: "}"))
@@ -131,12 +131,12 @@ public struct MessageLogLine: Sendable, Equatable {
 
     static func jsonString(_ s: String) -> String {
         var out: [UInt8] = []
-        appendJSONString(Array(s.utf8), to: &out)
+        appendJSONString(s.utf8, to: &out)
         return String(decoding: out, as: UTF8.self)
     }
 
     /// `utf8` (well-formed UTF-8) as a JSON string: quotes, backslashes and control characters escaped.
-    static func appendJSONString(_ utf8: [UInt8], to out: inout [UInt8]) {
+    static func appendJSONString(_ utf8: some Sequence<UInt8>, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         for b in utf8 {
             switch b {
