@@ -27,10 +27,10 @@ struct ParticleRoomFilter {
     /// Per particle: the beacon's power offset from its advertised 1 m power (dB), and
     /// its variance (the same for every particle: it depends only on what was seen).
     private var power: [Float] = []
+    private var powerVariance = 0.0
     /// Per particle: walking (true) or still; each mode persists (a jump-Markov
     /// motion model), so a beacon that sits still is tracked by still particles.
     private var walking: [Bool] = []
-    private var powerVariance = 0.0
     private var linkNode = [Int](repeating: -1, count: links)
     private var linkVariance = [Double](repeating: 0, count: links)
     private var rng: SeededRandom
