@@ -82,10 +82,7 @@ public struct PresencePublisher: Sendable {
     /// is how a Home Assistant that (re)started after the last move learns where beacons are.
     public func refresh(_ decisions: [PresenceDecision], now: Double) throws -> [OutboundMessage] {
         var out: [OutboundMessage] = []
-        for d in decisions {
-            out.append(OutboundMessage(topic: topics.presence(d.id), payload: try d.wireJSON(), retain: true, qos: 1))
-            out.append(roomText(d))
-        }
+        for d in decisions { out += try retained(d) }
         out += try roomNames().map { try occupancy($0, now: now) }
         if mqttRoomOutput { out += try mqttRoomReports(decisions) }
         return out
@@ -104,6 +101,11 @@ public struct PresencePublisher: Sendable {
     /// Occupancy of every configured room (and rooms seen in decisions).
     public func roomNames() -> [String] {
         Set(site.rooms.map(\.name)).union(members.keys).sorted()
+    }
+
+    /// A decision's retained messages: its presence and its plain-text room.
+    public func retained(_ d: PresenceDecision) throws -> [OutboundMessage] {
+        [OutboundMessage(topic: topics.presence(d.id), payload: try d.wireJSON(), retain: true, qos: 1), roomText(d)]
     }
 
     /// The plain-text room topic: the room name, or `not_home` (Home Assistant's word) when away.

@@ -126,6 +126,13 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         return try publisher.refresh(all, now: now)
     }
 
+    /// The retained messages of one beacon's decision in force (none when it has none).
+    public func republish(_ id: BeaconID) throws -> [OutboundMessage] {
+        guard var d = engine.decision(for: id) else { return [] }
+        if d.name == nil { d.name = knownBeacons[id]?.name }
+        return try publisher.retained(d)
+    }
+
     func publishedDecisions() -> [PresenceDecision] {
         var ids = Set(knownBeacons.keys)
         ids.formUnion(announcedBeacons)

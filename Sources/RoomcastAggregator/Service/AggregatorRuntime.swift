@@ -46,8 +46,10 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         self.logger = logger
     }
 
-    /// An inbound MQTT message at `now`; returns what to publish.
-    public func handle(topic: String, payload: [UInt8], now: Double) -> [OutboundMessage] {
+    /// An inbound MQTT message at `now`; returns what to publish. `retained`: the broker's
+    /// retain flag (nil when not known: then presence counts as retained during the resume
+    /// window after start only).
+    public func handle(topic: String, payload: [UInt8], now: Double, retained: Bool? = nil) -> [OutboundMessage] {
         if let discovery = core.discovery, discovery.isOurs(topic) {
             if payload.isEmpty { discoveryOnBroker.remove(topic) } else { discoveryOnBroker.insert(topic) }
             return []
@@ -64,12 +66,18 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             election?.observeInstance(name, online: online)
             return []
         }
-        if topic.hasPrefix(presencePrefix), case .presence = core.topics.parse(topic), now - startedAt > resumeWindow {
-            // Our own output echoed back after start-up: nothing to learn.
-            return []
+        var lateResume: BeaconID?
+        if topic.hasPrefix(presencePrefix), case .presence(let id) = core.topics.parse(topic) {
+            // Retained presence is what we published before a restart: resume from it, however
+            // long the broker takes to deliver a big site's. Live presence is our own output
+            // echoed back (or a peer's): nothing to learn.
+            guard retained ?? (now - startedAt <= resumeWindow) else { return [] }
+            if resumeRefreshed && core.engine.decision(for: id) == nil { lateResume = id }
         }
         do {
-            let (messages, rejection) = try core.handle(topic: topic, payload: payload, now: now)
+            var (messages, rejection) = try core.handle(topic: topic, payload: payload, now: now)
+            // Resumed after the post-resume refresh went out: republish it on its own.
+            if let lateResume { messages += try core.republish(lateResume) }
             if let rejection {
                 let (admit, suppressed) = rejectLog.admit(rejection.reason.rawValue, now: now)
                 if admit && rejection.reason == .clockSkew {
@@ -94,7 +102,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     public func consume(_ messages: AsyncStream<MQTTMessage>, clock: any TimeSource,
                         send: @Sendable ([OutboundMessage], Bool) -> Void) async {
         for await m in messages {
-            let out = handle(topic: m.topic, payload: m.payload, now: clock.now())
+            let out = handle(topic: m.topic, payload: m.payload, now: clock.now(), retained: m.retain)
             if !out.isEmpty { send(out, isActive) }
         }
     }
