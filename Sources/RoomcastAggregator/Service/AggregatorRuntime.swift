@@ -47,8 +47,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     }
 
     /// An inbound MQTT message at `now`; returns what to publish. `retained`: the broker's
-    /// retain flag (nil when not known: then presence counts as retained during the resume
-    /// window after start only).
+    /// retain flag (nil when not known); presence counts during the resume window after the
+    /// start, and later when retained.
     public func handle(topic: String, payload: [UInt8], now: Double, retained: Bool? = nil) -> [OutboundMessage] {
         if let discovery = core.discovery, discovery.isOurs(topic) {
             if payload.isEmpty { discoveryOnBroker.remove(topic) } else { discoveryOnBroker.insert(topic) }
@@ -69,9 +69,10 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         var lateResume: BeaconID?
         if topic.hasPrefix(presencePrefix), case .presence(let id) = core.topics.parse(topic) {
             // Retained presence is what we published before a restart: resume from it, however
-            // long the broker takes to deliver a big site's. Live presence is our own output
-            // echoed back (or a peer's): nothing to learn.
-            guard retained ?? (now - startedAt <= resumeWindow) else { return [] }
+            // long the broker takes to deliver a big site's. Live presence right after the start
+            // is the active peer's (a standby warming up); later it is our own output echoed
+            // back: nothing to learn.
+            guard retained == true || now - startedAt <= resumeWindow else { return [] }
             if resumeRefreshed && core.engine.decision(for: id) == nil { lateResume = id }
         }
         do {
