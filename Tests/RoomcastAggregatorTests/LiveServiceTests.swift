@@ -11,6 +11,14 @@ enum Home {
     static let rooms = [LiveRig.Room(name: "kitchen", floor: 0), LiveRig.Room(name: "office", floor: 1)]
     static let nodes = [LiveRig.Node(name: "kitchen-pi", room: "kitchen"), LiveRig.Node(name: "office-pi", room: "office")]
     static let beacons = [LiveRig.Beacon(id: cat, name: "Cat"), LiveRig.Beacon(id: dog, name: "Dog")]
+
+    /// Writes this home's aggregator config to `<dir>/site.json`; returns its path.
+    static func writeConfig(port: Int, in dir: String) throws -> String {
+        let path = "\(dir)/site.json"
+        try LiveRig.config(port: port, rooms: rooms, nodes: nodes, beacons: beacons)
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
 }
 
 /// The `aggregator run` process against a real mosquitto, fed readings the way
@@ -22,9 +30,7 @@ enum Home {
         guard MosquittoBroker.shouldRun else { return }
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()
-        let configPath = "\(dir)/site.json"
-        try LiveRig.config(port: broker.port, rooms: Home.rooms, nodes: Home.nodes, beacons: Home.beacons)
-            .write(toFile: configPath, atomically: true, encoding: .utf8)
+        let configPath = try Home.writeConfig(port: broker.port, in: dir)
         let observer = try await Observer(port: broker.port)
         let feeder = try await ReadingFeeder(port: broker.port)
         let aggregator = try LiveRig.startAggregator(configPath: configPath, instance: "a", in: dir)
@@ -81,9 +87,7 @@ enum Home {
         guard MosquittoBroker.shouldRun else { return }
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()
-        let configPath = "\(dir)/site.json"
-        try LiveRig.config(port: broker.port, rooms: Home.rooms, nodes: Home.nodes, beacons: Home.beacons)
-            .write(toFile: configPath, atomically: true, encoding: .utf8)
+        let configPath = try Home.writeConfig(port: broker.port, in: dir)
         let catSlug = "roomcast_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1_1"
         let dogSlug = "roomcast_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1_2"
         let wanted = [
@@ -133,9 +137,7 @@ enum Home {
         guard MosquittoBroker.shouldRun else { return }
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()
-        let configPath = "\(dir)/site.json"
-        try LiveRig.config(port: broker.port, rooms: Home.rooms, nodes: Home.nodes, beacons: Home.beacons)
-            .write(toFile: configPath, atomically: true, encoding: .utf8)
+        let configPath = try Home.writeConfig(port: broker.port, in: dir)
         let aggregator = try LiveRig.startAggregator(configPath: configPath, instance: "a", in: dir)
         defer { aggregator.send(SIGKILL) }
         let feeder = try await ReadingFeeder(port: broker.port)
@@ -205,9 +207,7 @@ enum Home {
         guard MosquittoBroker.shouldRun else { return }
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()
-        let configPath = "\(dir)/site.json"
-        try LiveRig.config(port: broker.port, rooms: Home.rooms, nodes: Home.nodes, beacons: Home.beacons)
-            .write(toFile: configPath, atomically: true, encoding: .utf8)
+        let configPath = try Home.writeConfig(port: broker.port, in: dir)
         let observer = try await Observer(port: broker.port)
         let feeder = try await ReadingFeeder(port: broker.port, jitter: 4)
         // The cat sits near the office/kitchen border: only 3 dB between the nodes, so a
