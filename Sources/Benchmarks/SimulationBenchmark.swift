@@ -100,7 +100,7 @@ enum SimulationBenchmark {
             Contender(name: b.name, options: b.options) { b.make(site: $0) }
         } + contenders
         if let only { rows = rows.filter { only.contains($0.name) || $0.name == "bound" } }
-        var totals: [String: (accuracy: Double, flaps: Double, latency: Double, n: Int, latencies: Int)] = [:]
+        var totals: [String: (accuracy: Double, flaps: Double, latency: Double, n: Int, latencies: Int, inRoom: Double, all: [Double])] = [:]
 
         /// Prints one line; simulated scenarios also go into the means.
         func report(_ scenario: String, _ name: String, _ score: Score, simulated: Bool = true) {
@@ -109,10 +109,12 @@ enum SimulationBenchmark {
             print("\(scenario.padding(toLength: 24, withPad: " ", startingAt: 0)) "
                 + "\(name.padding(toLength: 16, withPad: " ", startingAt: 0)) "
                 + String(format: "%6.3f %7.0f", score.settledAccuracy, score.flapsPerHour) + " \(lat) \(away)"
-                + " \(score.missedSwitches)")
+                + String(format: " %6d %7.3f", score.missedSwitches, score.roomAccuracy))
             guard simulated else { return }
-            var t = totals[name] ?? (0, 0, 0, 0, 0)
+            var t = totals[name] ?? (0, 0, 0, 0, 0, 0, [])
+            t.all += score.switchLatencies
             t.accuracy += score.settledAccuracy
+            t.inRoom += score.roomAccuracy
             t.flaps += score.flapsPerHour
             if let l = score.medianSwitchLatency {
                 t.latency += l
@@ -122,7 +124,7 @@ enum SimulationBenchmark {
             totals[name] = t
         }
         func header() {
-            print("scenario                 estimator        settled flaps/h  lat_s away_s missed")
+            print("scenario                 estimator        settled flaps/h  lat_s away_s missed in_room")
         }
 
         header()
@@ -151,7 +153,7 @@ enum SimulationBenchmark {
                                                        estimator: c.make(generated.scenario.layout.siteModel()),
                                                        options: c.options)
                         report(name, c.name, result.score)
-                        if c.name == flapsOf { listFlaps(result.timeline, generated.scenario) }
+                        if c.name == flapsOf { listFlaps(result.timeline, generated.scenario, bound: generated.bound) }
                     }
                 }
             }
@@ -164,24 +166,47 @@ enum SimulationBenchmark {
             print("\("(mean)".padding(toLength: 24, withPad: " ", startingAt: 0)) "
                 + "\(name.padding(toLength: 16, withPad: " ", startingAt: 0)) "
                 + String(format: "%6.3f %7.0f %5.1f", t.accuracy / n, t.flaps / n,
-                         t.latencies > 0 ? t.latency / Double(t.latencies) : .nan))
+                         t.latencies > 0 ? t.latency / Double(t.latencies) : .nan)
+                + String(format: "              %7.3f  pooled median switch %.1f s", t.inRoom / n,
+                         t.all.isEmpty ? Double.nan : t.all.sorted()[t.all.count / 2]))
         }
     }
 
     /// Prints, per beacon with flaps, every decision change that no truth change explains:
-    /// when, from and to which room, and the truth then.
-    static func listFlaps(_ timeline: DecisionTimeline, _ scenario: Scenario) {
+    /// when, from and to which room, and the truth then; and per beacon its wrong settled
+    /// seconds (beside the bound's, when there is one) and the rooms it was mistaken for.
+    static func listFlaps(_ timeline: DecisionTimeline, _ scenario: Scenario, bound: DecisionTimeline? = nil) {
         let scorer = Scorer()
         let runs = scorer.runs(scenario.truth)
         let start = scenario.layout.t0
         for beacon in scenario.beacons {
-            guard let list = runs[beacon.id], let changes = timeline.changes[beacon.id] else { continue }
+            guard let list = runs[beacon.id] else { continue }
+            var settled = 0, wrong = 0, boundWrong = 0
+            var mistaken: [String: Int] = [:]
+            for run in list {
+                var k = max((run.t0 + scorer.settleAfter - start).rounded(.up), scorer.warmUp.rounded(.up))
+                while start + k < run.t1 {
+                    settled += 1
+                    let room = timeline.room(of: beacon.id, at: start + k)
+                    if room != run.room {
+                        wrong += 1
+                        mistaken["\(run.room ?? "away")→\(room ?? "away")", default: 0] += 1
+                    }
+                    if let bound, bound.room(of: beacon.id, at: start + k) != run.room { boundWrong += 1 }
+                    k += 1
+                }
+            }
+            if wrong > 0 {
+                let top = mistaken.sorted { $0.value > $1.value }.prefix(3).map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+                print("  \(beacon.name ?? beacon.id.description) mobile=\(beacon.mobile): wrong \(wrong)/\(settled) s"
+                    + (bound != nil ? " (bound \(boundWrong))" : "") + ": \(top)")
+            }
+            guard let changes = timeline.changes[beacon.id] else { continue }
             var lines: [String] = []
             var previous: String? = nil
             for c in changes {
                 defer { previous = c.room }
-                guard let run = list.first(where: { c.t >= $0.t0 && c.t < $0.t1 }) else { continue }
-                if list.contains(where: { $0.t0 <= c.t && c.t - $0.t0 <= scorer.explainWindow }) { continue }
+                guard scorer.isFlap(c, list), let run = list.first(where: { c.t >= $0.t0 && c.t < $0.t1 }) else { continue }
                 lines.append(String(format: "    t=%6.1f ", c.t - start) + "\(previous ?? "away") → \(c.room ?? "away") (truth \(run.room ?? "away"))")
             }
             guard !lines.isEmpty else { continue }

@@ -124,15 +124,15 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     /// `moving_evidence_weight` and `moving_switch_rate` (quick), otherwise
     /// `still_evidence_weight` and `still_switch_rate` (sticky).
     public var motionGate: Bool = false
-    public var motionTimeConstant: Double = 8
+    public var motionTimeConstant: Double = 16
     public var motionSigma: Double = 4.5
-    public var motionThreshold: Double = 2.5
+    public var motionThreshold: Double = 2.0
     public var motionSingleThreshold: Double = 3.5
     public var motionHold: Double = 10
     public var movingEvidenceWeight: Double = 3
     public var movingSwitchRate: Double = 0.2
-    public var stillEvidenceWeight: Double = 0.1
-    public var stillSwitchRate: Double = 0.01
+    public var stillEvidenceWeight: Double = 0.3
+    public var stillSwitchRate: Double = 0.02
 
     /// How the room is tracked over time in geometry mode: `hmm` (a filter over
     /// rooms fed each evaluation's room likelihoods) or `particles` (a particle

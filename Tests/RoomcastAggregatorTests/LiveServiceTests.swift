@@ -219,6 +219,10 @@ enum Home {
         var aggregator = try LiveRig.startAggregator(configPath: configPath, instance: "a", in: dir)
         try await observer.waitForRoom(Home.cat, "office")
         try await observer.waitForRoom(Home.dog, "kitchen")
+        // The first process's enter events follow its presence messages: count them as before.
+        try await observer.waitFor("both enter events of the first process") { all in
+            all.filter { $0.topic == Topics().events }.count >= 2
+        }
         let before = observer.seen.elements.count
 
         aggregator.send(SIGKILL)

@@ -57,6 +57,22 @@ struct ScorerTests {
         #expect(s.switchLatencies == [20])
     }
 
+    @Test("a change to away while the truth is away is explained for twice the away timeout, nothing else is")
+    func awayWindow() {
+        let truth = [
+            TruthSpan(id: Self.id, t0: Self.start, t1: Self.start + 100, room: "kitchen"),
+            TruthSpan(id: Self.id, t0: Self.start + 100, t1: Self.start + 300, room: nil),
+        ]
+        func flaps(_ changes: [(Double, String?)]) -> Int {
+            Scorer().score(timeline(changes), truth: truth, start: Self.start).flaps
+        }
+        #expect(flaps([(0, "kitchen"), (131, nil)]) == 0)  // 31 s: on target, not a flap
+        #expect(flaps([(0, "kitchen"), (159, nil)]) == 0)
+        #expect(flaps([(0, "kitchen"), (161, nil)]) == 1)  // later than twice the timeout
+        #expect(flaps([(0, "kitchen"), (131, "office")]) == 1)  // a room while away: only the 30 s window
+        #expect(flaps([(0, "kitchen"), (110, "office"), (140, nil)]) == 0)
+    }
+
     @Test("adjacent spans of one room are one stay; the first 30 s are never scored")
     func merging() {
         let truth = [

@@ -1,8 +1,10 @@
 import Foundation
 
 /// How a simulated advertisement's RSSI comes about at a receiver: log-distance
-/// path loss, per-wall and per-floor loss, a fixed receiver offset, slow correlated
-/// shadowing (Gauss–Markov), fast fading, sensitivity and random packet loss.
+/// path loss, per-wall and per-floor loss, a fixed receiver offset, slow shadowing that
+/// depends on where the transmitter is (`ShadowingField`), a smaller shadowing that
+/// drifts with time (people and doors moving; Gauss–Markov), fast fading, sensitivity
+/// and random packet loss.
 public struct RadioModel: Sendable, Equatable {
     /// Preset noise levels.
     public enum Noise: String, Sendable, CaseIterable {
@@ -16,10 +18,14 @@ public struct RadioModel: Sendable, Equatable {
     public var floorLoss = 15.0
     /// Standard deviation of each receiver's fixed offset, dB.
     public var receiverOffsetSigma = 3.0
-    /// Standard deviation of the slow shadowing, dB.
+    /// Standard deviation of the slow shadowing over space (per receiver), dB.
     public var shadowingSigma = 4.0
-    /// Correlation time of the shadowing, seconds.
-    public var shadowingTime = 8.0
+    /// Distance over which that shadowing decorrelates (the field's length scale), metres.
+    public var shadowingDistance = 0.8
+    /// Standard deviation of the shadowing that drifts with time on every link, dB.
+    public var driftSigma = 2.0
+    /// Correlation time of that drift, seconds.
+    public var driftTime = 8.0
     /// Standard deviation of per-packet fading, dB.
     public var fadingSigma = 4.0
     /// Packets below this RSSI are not received, dBm.
@@ -32,11 +38,13 @@ public struct RadioModel: Sendable, Equatable {
     public init(noise: Noise = .normal) {
         switch noise {
         case .low:
-            receiverOffsetSigma = 1; shadowingSigma = 2; fadingSigma = 2; lossProbability = 0.05; powerSpread = 1
+            receiverOffsetSigma = 1; shadowingSigma = 2; driftSigma = 1; fadingSigma = 2; lossProbability = 0.05
+            powerSpread = 1
         case .normal:
             break
         case .high:
-            receiverOffsetSigma = 5; shadowingSigma = 6; fadingSigma = 6; lossProbability = 0.2; powerSpread = 3
+            receiverOffsetSigma = 5; shadowingSigma = 6; driftSigma = 3; fadingSigma = 6; lossProbability = 0.2
+            powerSpread = 3
             wallLoss = 3
         }
     }

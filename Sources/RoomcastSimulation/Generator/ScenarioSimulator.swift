@@ -240,7 +240,11 @@ public struct ScenarioSimulator: Sendable {
         let s = settings, radio = s.radio
         var rng = SeededRandom(seed: s.seed, stream: "radio-\(tx.beacon.id.rawValue)")
         let interval = tx.beacon.interval ?? 1
-        var shadow = nodes.map { _ in rng.gaussian() * radio.shadowingSigma }
+        var shadow = nodes.map { _ in rng.gaussian() * radio.driftSigma }
+        let fields = nodes.map { node in
+            var frng = SeededRandom(seed: s.seed, stream: "shadowing-\(node.name)")
+            return ShadowingField(sigma: radio.shadowingSigma, correlationDistance: radio.shadowingDistance, rng: &frng)
+        }
         var lastT = 0.0
         var out: [RawPacket] = []
         var t = rng.uniform(0, interval)
@@ -253,15 +257,16 @@ public struct ScenarioSimulator: Sendable {
             }
             let dt = t - lastT
             lastT = t
-            let rho = exp(-dt / radio.shadowingTime)
-            let innovation = (1 - rho * rho).squareRoot() * radio.shadowingSigma
+            let rho = exp(-dt / radio.driftTime)
+            let innovation = (1 - rho * rho).squareRoot() * radio.driftSigma
             if let (p, floor) = tx.trajectory.position(at: t) {
                 for (i, node) in nodes.enumerated() {
                     shadow[i] = rho * shadow[i] + innovation * rng.gaussian()
                     let fading = rng.gaussian() * radio.fadingSigma
                     let lost = rng.chance(radio.lossProbability)
+                    let spot = fields[i].value(x: p.x, y: p.y, z: Double(floor) * s.plan.floorHeight + 1)
                     let rssi = meanRSSI(tx, at: p, floor: floor, node: node, walls: walls)
-                        + (offsets[node.name] ?? 0) + shadow[i] + fading
+                        + (offsets[node.name] ?? 0) + spot + shadow[i] + fading
                     guard !lost, rssi >= radio.sensitivity else { continue }
                     out.append(RawPacket(t: WireFormat.milliseconds(s.t0 + t), node: node.name, id: tx.beacon.id,
                                          rssi: Int(min(rssi, -20).rounded()), mac: address))

@@ -4,6 +4,9 @@ public struct Score: Sendable, Equatable, Codable {
     public var settledAccuracy: Double
     /// Seconds sampled for `settledAccuracy`.
     public var settledSamples: Int
+    /// The same over the settled seconds whose truth is a room (not away): away stays
+    /// cost every estimator with an away timeout its timeout minus the 10 s settle time.
+    public var roomAccuracy: Double
     /// Unexplained decision changes per hour of truth.
     public var flapsPerHour: Double
     public var flaps: Int
@@ -18,8 +21,10 @@ public struct Score: Sendable, Equatable, Codable {
     public var missedAways: Int
 
     public init(settledAccuracy: Double, settledSamples: Int, flapsPerHour: Double, flaps: Int, truthHours: Double,
-                switchLatencies: [Double], missedSwitches: Int, awayLatencies: [Double], missedAways: Int) {
+                switchLatencies: [Double], missedSwitches: Int, awayLatencies: [Double], missedAways: Int,
+                roomAccuracy: Double? = nil) {
         self.settledAccuracy = settledAccuracy
+        self.roomAccuracy = roomAccuracy ?? settledAccuracy
         self.settledSamples = settledSamples
         self.flapsPerHour = flapsPerHour
         self.flaps = flaps

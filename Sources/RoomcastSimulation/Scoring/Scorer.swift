@@ -11,6 +11,11 @@ public struct Scorer: Sendable {
     public var minimumStay: Double = 30
     /// A decision change within this many seconds after a true change is explained.
     public var explainWindow: Double = 30
+    /// A change *to away* while the truth is away is explained this long after the truth
+    /// went away: twice the default away timeout (30 s), the target for away
+    /// latency. With the 30 s window alone, a correct away decision made at 30.4 s after
+    /// the person left counted as a flap.
+    public var awayExplainWindow: Double = 60
     /// Spans closer than this are contiguous (no gap in the truth).
     public var contiguity: Double = 1e-3
 
@@ -50,6 +55,7 @@ public struct Scorer: Sendable {
     /// Scores `timeline` against `truth` for a scenario starting at `start`.
     public func score(_ timeline: DecisionTimeline, truth: [TruthSpan], start: Double) -> Score {
         var correct = 0, samples = 0, flaps = 0, missed = 0, missedAways = 0
+        var roomCorrect = 0, roomSamples = 0
         var truthSeconds = 0.0
         var latencies: [Double] = [], awayLatencies: [Double] = []
         let allRuns = runs(truth)
@@ -62,7 +68,12 @@ public struct Scorer: Sendable {
                 var k = max((run.t0 + settleAfter - start).rounded(.up), warmUp.rounded(.up))
                 while start + k < run.t1 {
                     samples += 1
-                    if timeline.room(of: id, at: start + k) == run.room { correct += 1 }
+                    let right = timeline.room(of: id, at: start + k) == run.room
+                    if right { correct += 1 }
+                    if run.room != nil {
+                        roomSamples += 1
+                        if right { roomCorrect += 1 }
+                    }
                     k += 1
                 }
                 // Latency of true changes into stays of at least `minimumStay`.
@@ -79,12 +90,7 @@ public struct Scorer: Sendable {
                     }
                 }
             }
-            // Flaps: changes inside truth that no run start in the previous window explains.
-            let starts = runs.map(\.t0)
-            for c in changes {
-                guard runs.contains(where: { c.t >= $0.t0 && c.t < $0.t1 }) else { continue }
-                if !starts.contains(where: { $0 <= c.t && c.t - $0 <= explainWindow }) { flaps += 1 }
-            }
+            for c in changes where isFlap(c, runs) { flaps += 1 }
         }
         let hours = truthSeconds / 3600
         return Score(
@@ -93,7 +99,16 @@ public struct Scorer: Sendable {
             flapsPerHour: hours > 0 ? Double(flaps) / hours : 0,
             flaps: flaps, truthHours: hours,
             switchLatencies: latencies, missedSwitches: missed,
-            awayLatencies: awayLatencies, missedAways: missedAways)
+            awayLatencies: awayLatencies, missedAways: missedAways,
+            roomAccuracy: roomSamples > 0 ? Double(roomCorrect) / Double(roomSamples) : 0)
+    }
+
+    /// Flaps: changes inside truth that no run start in the previous `explainWindow`
+    /// explains (`awayExplainWindow` for a change to away while the truth is away).
+    public func isFlap(_ change: DecisionTimeline.Change, _ runs: [Run]) -> Bool {
+        guard let run = runs.first(where: { change.t >= $0.t0 && change.t < $0.t1 }) else { return false }
+        if change.room == nil, run.room == nil, change.t - run.t0 <= awayExplainWindow { return false }
+        return !runs.contains(where: { $0.t0 <= change.t && change.t - $0.t0 <= explainWindow })
     }
 
     private func append(_ latency: Double, _ room: String?, _ rooms: inout [Double], _ aways: inout [Double]) {
