@@ -6,7 +6,8 @@ real dataset, CC BY 4.0, M. Kolakowski). Needs numpy. Fits log-distance + per-an
 + walls counted on the room polygons, then prints the spread of 1-s mean residuals and
 their correlation by distance apart and, for the same spot, by time apart.
 """
-import json,gzip,math,bisect,sys
+import json,gzip,math,bisect,sys,csv
+import statistics as st
 import numpy as np
 root=sys.argv[1].rstrip('/')+'/'
 name=sys.argv[2] if len(sys.argv)>2 else 'calib'
@@ -93,24 +94,23 @@ for lo,hi in [(2,10),(10,30),(30,90),(90,300),(300,900),(900,3000),(3000,1e9)]:
             if len(k): j=k[len(k)//2]; xs.append(mv[i]); ys.append(mv[j])
     if len(xs)>30: print('  lag %d-%d s: r=%.2f n=%d'%(lo,hi,np.corrcoef(xs,ys)[0,1],len(xs)))
 # Robot stopped vs moving: spread of 1-s means within 6-s windows, per anchor.
-import csv, statistics as st
 if name == 'calib':
     pk={}
-    for l in gzip.open(root+'kolakowski-calib/raw.jsonl.gz','rt'):
-        d=json.loads(l); pk.setdefault(d['node'],[]).append((d['t'],d['rssi']))
+    for r in rows: pk.setdefault(r['node'],[]).append((r['t'],r['rssi']))
     for k in pk: pk[k].sort()
+    times={k:[p[0] for p in v] for k,v in pk.items()}
     res={'stopped':[], 'moving':[]}
     for f in ['calib1_df.csv','calib2_df.csv','calib3_df.csv','calib4_df.csv']:
-        rows=list(csv.DictReader(open(root+'kolakowski-original/calibration/'+f)))
-        ts=[float(r['ts'])/1e9 for r in rows]; xs=[float(r['x']) for r in rows]; ys=[float(r['y']) for r in rows]
+        df=list(csv.DictReader(open(root+'kolakowski-original/calibration/'+f)))
+        ts=[float(r['ts'])/1e9 for r in df]; xs=[float(r['x']) for r in df]; ys=[float(r['y']) for r in df]
         t=ts[0]
         while t+6<ts[-1]:
             a=bisect.bisect_left(ts,t); b=bisect.bisect_left(ts,t+6)
             path=sum(math.hypot(xs[k+1]-xs[k],ys[k+1]-ys[k]) for k in range(a,b-1))
             cls='stopped' if path<0.1 else ('moving' if path>0.3 else None)
             if cls:
-                for lst in pk.values():
-                    tt=[p[0] for p in lst]
+                for node,lst in pk.items():
+                    tt=times[node]
                     vals=lst[bisect.bisect_left(tt,t):bisect.bisect_left(tt,t+6)]
                     means=[st.mean(v) for v in ([r for (u,r) in vals if t+s<=u<t+s+1] for s in range(6)) if len(v)>=2]
                     if len(means)>=5: res[cls].append(st.pstdev(means))

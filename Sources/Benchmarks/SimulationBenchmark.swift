@@ -100,7 +100,16 @@ enum SimulationBenchmark {
             Contender(name: b.name, options: b.options) { b.make(site: $0) }
         } + contenders
         if let only { rows = rows.filter { only.contains($0.name) || $0.name == "bound" } }
-        var totals: [String: (accuracy: Double, flaps: Double, latency: Double, n: Int, latencies: Int, inRoom: Double, all: [Double])] = [:]
+        /// Sums over the simulated scenarios, per estimator.
+        struct Totals {
+            var accuracy = 0.0, inRoom = 0.0, flaps = 0.0
+            /// Sum and count of the scenarios' median switch latencies.
+            var latency = 0.0, latencies = 0
+            /// Every switch latency of every scenario, for the pooled median.
+            var all: [Double] = []
+            var n = 0
+        }
+        var totals: [String: Totals] = [:]
 
         /// Prints one line; simulated scenarios also go into the means.
         func report(_ scenario: String, _ name: String, _ score: Score, simulated: Bool = true) {
@@ -111,7 +120,7 @@ enum SimulationBenchmark {
                 + String(format: "%6.3f %7.0f", score.settledAccuracy, score.flapsPerHour) + " \(lat) \(away)"
                 + String(format: " %6d %7.3f", score.missedSwitches, score.roomAccuracy))
             guard simulated else { return }
-            var t = totals[name] ?? (0, 0, 0, 0, 0, 0, [])
+            var t = totals[name] ?? Totals()
             t.all += score.switchLatencies
             t.accuracy += score.settledAccuracy
             t.inRoom += score.roomAccuracy
@@ -168,7 +177,7 @@ enum SimulationBenchmark {
                 + String(format: "%6.3f %7.0f %5.1f", t.accuracy / n, t.flaps / n,
                          t.latencies > 0 ? t.latency / Double(t.latencies) : .nan)
                 + String(format: "              %7.3f  pooled median switch %.1f s", t.inRoom / n,
-                         t.all.isEmpty ? Double.nan : t.all.sorted()[t.all.count / 2]))
+                         Score.median(t.all) ?? .nan))
         }
     }
 
@@ -184,16 +193,14 @@ enum SimulationBenchmark {
             var settled = 0, wrong = 0, boundWrong = 0
             var mistaken: [String: Int] = [:]
             for run in list {
-                var k = max((run.t0 + scorer.settleAfter - start).rounded(.up), scorer.warmUp.rounded(.up))
-                while start + k < run.t1 {
+                scorer.forEachSettledSecond(of: run, start: start) { t in
                     settled += 1
-                    let room = timeline.room(of: beacon.id, at: start + k)
+                    let room = timeline.room(of: beacon.id, at: t)
                     if room != run.room {
                         wrong += 1
                         mistaken["\(run.room ?? "away")→\(room ?? "away")", default: 0] += 1
                     }
-                    if let bound, bound.room(of: beacon.id, at: start + k) != run.room { boundWrong += 1 }
-                    k += 1
+                    if let bound, bound.room(of: beacon.id, at: t) != run.room { boundWrong += 1 }
                 }
             }
             if wrong > 0 {

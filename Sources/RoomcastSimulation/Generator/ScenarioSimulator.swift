@@ -32,10 +32,15 @@ public struct ScenarioSimulator: Sendable {
         for n in nodes { offsets[n.name] = (rng.gaussian() * s.radio.receiverOffsetSigma * 10).rounded() / 10 }
         let transmitters = makeTransmitters(&rng)
         let walls = s.plan.walls()
+        // One shadowing field per receiver, shared by every transmitter: the spot, not the tag, is biased.
+        let fields = nodes.map { node in
+            var frng = SeededRandom(seed: s.seed, stream: "shadowing-\(node.name)")
+            return ShadowingField(sigma: s.radio.shadowingSigma, correlationDistance: s.radio.shadowingDistance, rng: &frng)
+        }
 
         var packets: [RawPacket] = []
         for tx in transmitters {
-            packets += simulatePackets(tx, nodes: nodes, offsets: offsets, walls: walls)
+            packets += simulatePackets(tx, nodes: nodes, offsets: offsets, fields: fields, walls: walls)
         }
         packets.sort { a, b in
             a.t != b.t ? a.t < b.t : (a.node != b.node ? a.node < b.node : a.id < b.id)
@@ -236,15 +241,11 @@ public struct ScenarioSimulator: Sendable {
     }
 
     func simulatePackets(_ tx: Transmitter, nodes: [ScenarioLayout.Node], offsets: [String: Double],
-                         walls: [Int: [(Point, Point)]]) -> [RawPacket] {
+                         fields: [ShadowingField], walls: [Int: [(Point, Point)]]) -> [RawPacket] {
         let s = settings, radio = s.radio
         var rng = SeededRandom(seed: s.seed, stream: "radio-\(tx.beacon.id.rawValue)")
         let interval = tx.beacon.interval ?? 1
         var shadow = nodes.map { _ in rng.gaussian() * radio.driftSigma }
-        let fields = nodes.map { node in
-            var frng = SeededRandom(seed: s.seed, stream: "shadowing-\(node.name)")
-            return ShadowingField(sigma: radio.shadowingSigma, correlationDistance: radio.shadowingDistance, rng: &frng)
-        }
         var lastT = 0.0
         var out: [RawPacket] = []
         var t = rng.uniform(0, interval)

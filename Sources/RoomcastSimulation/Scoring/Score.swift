@@ -20,11 +20,11 @@ public struct Score: Sendable, Equatable, Codable {
     public var awayLatencies: [Double]
     public var missedAways: Int
 
-    public init(settledAccuracy: Double, settledSamples: Int, flapsPerHour: Double, flaps: Int, truthHours: Double,
-                switchLatencies: [Double], missedSwitches: Int, awayLatencies: [Double], missedAways: Int,
-                roomAccuracy: Double? = nil) {
+    public init(settledAccuracy: Double, settledSamples: Int, roomAccuracy: Double, flapsPerHour: Double, flaps: Int,
+                truthHours: Double, switchLatencies: [Double], missedSwitches: Int, awayLatencies: [Double],
+                missedAways: Int) {
         self.settledAccuracy = settledAccuracy
-        self.roomAccuracy = roomAccuracy ?? settledAccuracy
+        self.roomAccuracy = roomAccuracy
         self.settledSamples = settledSamples
         self.flapsPerHour = flapsPerHour
         self.flaps = flaps
@@ -43,7 +43,7 @@ public struct Score: Sendable, Equatable, Codable {
     /// The upper median (the element at index count/2 of the sorted values), so the
     /// result is always a latency that happened; this is how the reference numbers
     /// in /docs/simulator.md were computed.
-    static func median(_ values: [Double]) -> Double? {
+    public static func median(_ values: [Double]) -> Double? {
         guard !values.isEmpty else { return nil }
         return values.sorted()[values.count / 2]
     }

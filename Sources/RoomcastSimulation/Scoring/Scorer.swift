@@ -64,17 +64,15 @@ public struct Scorer: Sendable {
             let changes = timeline.changes[id] ?? []
             for run in runs {
                 truthSeconds += run.t1 - run.t0
-                // Settled accuracy, sampled on whole seconds after the start.
-                var k = max((run.t0 + settleAfter - start).rounded(.up), warmUp.rounded(.up))
-                while start + k < run.t1 {
+                // Settled accuracy (and over rooms only), sampled on whole seconds.
+                forEachSettledSecond(of: run, start: start) { t in
                     samples += 1
-                    let right = timeline.room(of: id, at: start + k) == run.room
+                    let right = timeline.room(of: id, at: t) == run.room
                     if right { correct += 1 }
                     if run.room != nil {
                         roomSamples += 1
                         if right { roomCorrect += 1 }
                     }
-                    k += 1
                 }
                 // Latency of true changes into stays of at least `minimumStay`.
                 if run.isChange, run.t1 - run.t0 >= minimumStay {
@@ -96,11 +94,21 @@ public struct Scorer: Sendable {
         return Score(
             settledAccuracy: samples > 0 ? Double(correct) / Double(samples) : 0,
             settledSamples: samples,
+            roomAccuracy: roomSamples > 0 ? Double(roomCorrect) / Double(roomSamples) : 0,
             flapsPerHour: hours > 0 ? Double(flaps) / hours : 0,
             flaps: flaps, truthHours: hours,
             switchLatencies: latencies, missedSwitches: missed,
-            awayLatencies: awayLatencies, missedAways: missedAways,
-            roomAccuracy: roomSamples > 0 ? Double(roomCorrect) / Double(roomSamples) : 0)
+            awayLatencies: awayLatencies, missedAways: missedAways)
+    }
+
+    /// Calls `body` with each settled second of `run`: whole seconds after `start`, past the
+    /// warm-up, once the truth has held for `settleAfter`.
+    public func forEachSettledSecond(of run: Run, start: Double, _ body: (Double) -> Void) {
+        var k = max((run.t0 + settleAfter - start).rounded(.up), warmUp.rounded(.up))
+        while start + k < run.t1 {
+            body(start + k)
+            k += 1
+        }
     }
 
     /// Flaps: changes inside truth that no run start in the previous `explainWindow`
