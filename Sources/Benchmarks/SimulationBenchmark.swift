@@ -36,6 +36,19 @@ enum SimulationBenchmark {
           --only <list>        Comma-separated estimator names to run (default: all).
           --flaps <name>       Also list that estimator's flaps per beacon (diagnostics).
 
+        ROWS:
+          bound                The nearest-node bound: strongest noise-free signal, calibrated.
+          ceil-nearest         The same rule on the noise-free signal plus the spot's shadowing.
+          ceil-position        The best-fitting position under the exact radio model, from that.
+
+        ENVIRONMENT (diagnostics):
+          BENCH_FUSION=JSON    Adds contender roomcast-x with these fusion settings (config keys);
+                               BENCH_RANGING=JSON and BENCH_PUBLISH_INTERVAL=S change its replay.
+          BENCH_CALIBRATED=1   roomcast-x gets every receiver's true offset as rx_adjust.
+          BENCH_OFFSETS=1      Prints each fusion engine's learned offsets beside the true ones.
+          BENCH_RADIO=k=v,...  Radio model fields over the noise preset: exponent, wall, offset,
+                               shadowing, distance, drift, fading, loss, spread.
+
         """
 
     struct Failure: Error, CustomStringConvertible {
@@ -110,6 +123,8 @@ enum SimulationBenchmark {
             var n = 0
         }
         var totals: [String: Totals] = [:]
+        let calibrated = ProcessInfo.processInfo.environment["BENCH_CALIBRATED"] != nil
+        let showOffsets = ProcessInfo.processInfo.environment["BENCH_OFFSETS"] != nil
 
         /// Prints one line; simulated scenarios also go into the means.
         func report(_ scenario: String, _ name: String, _ score: Score, simulated: Bool = true) {
@@ -154,13 +169,30 @@ enum SimulationBenchmark {
                 for k in 1...seeds {
                     var settings = SimulationSettings(plan: FloorPlan.named(layout)!, seed: base + UInt64(k), duration: duration)
                     settings.radio = RadioModel(noise: noise)
-                    let generated = ScenarioSimulator(settings: settings).run()
+                    try applyRadioOverrides(&settings.radio)
+                    let simulator = ScenarioSimulator(settings: settings)
+                    let generated = simulator.run()
                     let name = "\(layout)-\(noise.rawValue)-\(base + UInt64(k))"
                     report(name, "bound", generated.boundScore())
+                    let ceilings = simulator.ceilings(), scorer = Scorer(), start = generated.scenario.layout.t0
+                    report(name, "ceil-nearest", scorer.score(ceilings.nearest, truth: generated.scenario.truth, start: start))
+                    report(name, "ceil-position", scorer.score(ceilings.position, truth: generated.scenario.truth, start: start))
                     for c in rows {
-                        let result = Evaluation.replay(scenario: generated.scenario,
-                                                       estimator: c.make(generated.scenario.layout.siteModel()),
-                                                       options: c.options)
+                        var options = c.options
+                        if calibrated && c.name == "roomcast-x" { options.rxAdjust = generated.receiverOffsets.mapValues { -$0 } }
+                        let estimator = c.make(generated.scenario.layout.siteModel())
+                        let result: Evaluation.Result
+                        if showOffsets, let engine = estimator as? FusionEngine {
+                            result = Evaluation.replay(scenario: generated.scenario, estimator: engine, options: options) { end in
+                                let rows = generated.scenario.layout.nodes.map { n in
+                                    String(format: "%@ %+.1f/%+.1f", n.name, end.learnedOffset(of: n.name) ?? .nan,
+                                           generated.receiverOffsets[n.name] ?? .nan)
+                                }
+                                print("  \(c.name) learned/true offsets: " + rows.joined(separator: ", "))
+                            }
+                        } else {
+                            result = Evaluation.replay(scenario: generated.scenario, estimator: estimator, options: options)
+                        }
                         report(name, c.name, result.score)
                         if c.name == flapsOf { listFlaps(result.timeline, generated.scenario, bound: generated.bound) }
                     }
@@ -169,7 +201,7 @@ enum SimulationBenchmark {
         }
         print("\nmean over \(totals["bound"]?.n ?? 0) simulated scenarios")
         header()
-        for name in ["bound"] + rows.map(\.name) {
+        for name in ["bound", "ceil-nearest", "ceil-position"] + rows.map(\.name) {
             guard let t = totals[name], t.n > 0 else { continue }
             let n = Double(t.n)
             print("\("(mean)".padding(toLength: 24, withPad: " ", startingAt: 0)) "
@@ -178,6 +210,28 @@ enum SimulationBenchmark {
                          t.latencies > 0 ? t.latency / Double(t.latencies) : .nan)
                 + String(format: "              %7.3f  pooled median switch %.1f s", t.inRoom / n,
                          Score.median(t.all) ?? .nan))
+        }
+    }
+
+    /// `BENCH_RADIO="fading=0,drift=0"`: overrides radio-model fields on top of the noise
+    /// preset, to take the noise apart term by term (diagnostics; printed when set).
+    static func applyRadioOverrides(_ radio: inout RadioModel) throws {
+        guard let spec = ProcessInfo.processInfo.environment["BENCH_RADIO"] else { return }
+        for pair in spec.split(separator: ",") {
+            let kv = pair.split(separator: "=", maxSplits: 1).map(String.init)
+            guard kv.count == 2, let v = Double(kv[1]) else { throw Failure(description: "BENCH_RADIO: bad '\(pair)'") }
+            switch kv[0] {
+            case "exponent": radio.pathLossExponent = v
+            case "wall": radio.wallLoss = v
+            case "offset": radio.receiverOffsetSigma = v
+            case "shadowing": radio.shadowingSigma = v
+            case "distance": radio.shadowingDistance = v
+            case "drift": radio.driftSigma = v
+            case "fading": radio.fadingSigma = v
+            case "loss": radio.lossProbability = v
+            case "spread": radio.powerSpread = v
+            default: throw Failure(description: "BENCH_RADIO: unknown field '\(kv[0])'")
+            }
         }
     }
 

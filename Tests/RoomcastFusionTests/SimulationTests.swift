@@ -126,3 +126,42 @@ struct SimulationTests {
         }
     }
 }
+
+@Suite("Simulation ceilings")
+struct SimulationCeilingTests {
+    static func settings(seed: UInt64, shadowing: Double) -> SimulationSettings {
+        var s = SimulationSettings(plan: .flat, seed: seed, duration: 300)
+        s.radio = RadioModel(noise: .normal)
+        s.radio.shadowingSigma = shadowing
+        return s
+    }
+
+    @Test("without shadowing the nearest-node ceiling is the bound, and the position ceiling is at least as good")
+    func noShadowing() {
+        let sim = ScenarioSimulator(settings: Self.settings(seed: 3, shadowing: 0))
+        let generated = sim.run(), ceilings = sim.ceilings()
+        #expect(ceilings.nearest == generated.bound)
+        let scorer = Scorer(), truth = generated.scenario.truth, start = generated.scenario.layout.t0
+        let bound = scorer.score(generated.bound, truth: truth, start: start)
+        let position = scorer.score(ceilings.position, truth: truth, start: start)
+        #expect(position.settledSamples == bound.settledSamples)
+        #expect(position.settledAccuracy >= bound.settledAccuracy)
+        #expect(position.settledAccuracy > 0.97)
+    }
+
+    @Test("shadowing costs the nearest-node rule even with infinite averaging; the position fit recovers most of it")
+    func shadowing() {
+        let sim = ScenarioSimulator(settings: Self.settings(seed: 1003, shadowing: 4))
+        let generated = sim.run(), ceilings = sim.ceilings()
+        let scorer = Scorer(), truth = generated.scenario.truth, start = generated.scenario.layout.t0
+        let bound = scorer.score(generated.bound, truth: truth, start: start)
+        let nearest = scorer.score(ceilings.nearest, truth: truth, start: start)
+        let position = scorer.score(ceilings.position, truth: truth, start: start)
+        #expect(nearest.settledAccuracy < bound.settledAccuracy - 0.05, "nearest \(nearest.summary), bound \(bound.summary)")
+        #expect(position.settledAccuracy > nearest.settledAccuracy + 0.05, "position \(position.summary)")
+        // Same world as run(): the ceilings see the same people, so away matches the truth.
+        for span in truth where span.room == nil && span.t1 - span.t0 > 2 {
+            #expect(ceilings.position.room(of: span.id, at: (span.t0 + span.t1) / 2) == nil)
+        }
+    }
+}

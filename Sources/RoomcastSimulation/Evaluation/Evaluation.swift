@@ -35,8 +35,10 @@ public enum Evaluation {
     }
 
     /// Replays `scenario` through `estimator`; the score plus the decision timeline.
-    public static func replay(scenario: Scenario, estimator: some PresenceEstimator,
-                              options: Options = Options()) -> Result {
+    /// `finished`, if given, sees the estimator as it is at the end (diagnostics: what it learned).
+    public static func replay<E: PresenceEstimator>(scenario: Scenario, estimator: E,
+                                                    options: Options = Options(),
+                                                    finished: ((E) -> Void)? = nil) -> Result {
         var estimator = estimator
         var publisher = ReadingPublisher(ranging: options.ranging, rxAdjust: options.rxAdjust,
                                          beacons: scenario.beacons, publishInterval: options.publishInterval)
@@ -77,6 +79,7 @@ public enum Evaluation {
             tick(nextTick)
             nextTick += options.tickInterval
         }
+        finished?(estimator)
         let score = options.scorer.score(timeline, truth: scenario.truth, start: start)
         return Result(score: score, timeline: timeline, readings: readings, ticks: ticks)
     }

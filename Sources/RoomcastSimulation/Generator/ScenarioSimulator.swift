@@ -23,7 +23,18 @@ public struct ScenarioSimulator: Sendable {
         var advertiser: SimulatedAdvertiser
     }
 
-    public func run() -> GeneratedScenario {
+    /// Everything drawn before the first packet: where the receivers are, how they are
+    /// off, who carries what, and each receiver's shadowing field.
+    struct World {
+        var layout: ScenarioLayout
+        var nodes: [ScenarioLayout.Node]
+        var offsets: [String: Double]
+        var transmitters: [Transmitter]
+        var walls: [Int: [(Point, Point)]]
+        var fields: [ShadowingField]
+    }
+
+    func makeWorld() -> World {
         let s = settings
         var rng = SeededRandom(seed: s.seed)
         let nodes = placeNodes(&rng)
@@ -31,12 +42,20 @@ public struct ScenarioSimulator: Sendable {
         var offsets: [String: Double] = [:]
         for n in nodes { offsets[n.name] = (rng.gaussian() * s.radio.receiverOffsetSigma * 10).rounded() / 10 }
         let transmitters = makeTransmitters(&rng)
-        let walls = s.plan.walls()
         // One shadowing field per receiver, shared by every transmitter: the spot, not the tag, is biased.
         let fields = nodes.map { node in
             var frng = SeededRandom(seed: s.seed, stream: "shadowing-\(node.name)")
             return ShadowingField(sigma: s.radio.shadowingSigma, correlationDistance: s.radio.shadowingDistance, rng: &frng)
         }
+        return World(layout: layout, nodes: nodes, offsets: offsets, transmitters: transmitters,
+                     walls: s.plan.walls(), fields: fields)
+    }
+
+    public func run() -> GeneratedScenario {
+        let s = settings
+        let world = makeWorld()
+        let (layout, nodes, offsets, transmitters, walls, fields) =
+            (world.layout, world.nodes, world.offsets, world.transmitters, world.walls, world.fields)
 
         var packets: [RawPacket] = []
         for tx in transmitters {
@@ -231,13 +250,16 @@ public struct ScenarioSimulator: Sendable {
 
     func meanRSSI(_ tx: Transmitter, at p: Point, floor: Int, node: ScenarioLayout.Node,
                   walls w: [Int: [(Point, Point)]]) -> Double {
+        tx.power + loss(at: p, floor: floor, node: node, walls: w)
+    }
+
+    /// Noise-free received power from a 0 dBm (at 1 m) transmitter at `p` on `floor`.
+    func loss(at p: Point, floor: Int, node: ScenarioLayout.Node, walls w: [Int: [(Point, Point)]]) -> Double {
         let h = settings.plan.floorHeight
         let dz = (Double(node.floor) * h + node.z) - (Double(floor) * h + 1.0)
         let d = ((node.x - p.x) * (node.x - p.x) + (node.y - p.y) * (node.y - p.y) + dz * dz).squareRoot()
-        let q = Point(node.x, node.y)
-        let crossings = walls(between: p, q, on: node.floor == floor ? floor : node.floor, w)
-        return settings.radio.meanRSSI(power: tx.power, distance: d, walls: crossings,
-                                       floors: abs(node.floor - floor))
+        let crossings = walls(between: p, Point(node.x, node.y), on: node.floor == floor ? floor : node.floor, w)
+        return settings.radio.meanRSSI(power: 0, distance: d, walls: crossings, floors: abs(node.floor - floor))
     }
 
     func simulatePackets(_ tx: Transmitter, nodes: [ScenarioLayout.Node], offsets: [String: Double],
