@@ -35,6 +35,7 @@ enum SimulationBenchmark {
           --scenario <dir>     Also score a recorded scenario directory (repeatable).
           --only <list>        Comma-separated estimator names to run (default: all).
           --flaps <name>       Also list that estimator's flaps per beacon (diagnostics).
+          --node-beacons       Every node also transmits an iBeacon (calibration from node links).
 
         ROWS:
           bound                The nearest-node bound: strongest noise-free signal, calibrated.
@@ -71,6 +72,7 @@ enum SimulationBenchmark {
         var recorded: [String] = []
         var only: Set<String>?
         var flapsOf: String?
+        var nodeBeacons = false
         var i = 0
         func value() throws -> String {
             guard i + 1 < arguments.count else { throw Failure(description: "missing value for \(arguments[i])\n\n\(usage)") }
@@ -100,6 +102,7 @@ enum SimulationBenchmark {
             case "--scenario": recorded.append(try value())
             case "--only": only = Set(try value().split(separator: ",").map(String.init))
             case "--flaps": flapsOf = try value()
+            case "--node-beacons": nodeBeacons = true
             case "-h", "--help":
                 print(usage, terminator: "")
                 return
@@ -169,6 +172,7 @@ enum SimulationBenchmark {
                 for k in 1...seeds {
                     var settings = SimulationSettings(plan: FloorPlan.named(layout)!, seed: base + UInt64(k), duration: duration)
                     settings.radio = RadioModel(noise: noise)
+                    settings.nodeBeacons = nodeBeacons
                     try applyRadioOverrides(&settings.radio)
                     let simulator = ScenarioSimulator(settings: settings)
                     let generated = simulator.run()

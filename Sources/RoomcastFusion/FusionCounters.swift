@@ -47,6 +47,8 @@ public struct FusionCounters: Sendable, Equatable {
     public var forgotten: UInt64 = 0
     /// Geometry (grid likelihood) evaluations run.
     public var geometryEvaluations: UInt64 = 0
+    /// Readings of the nodes' own beacons, taken for calibration (never tracked).
+    public var calibrationReadings: UInt64 = 0
 
     public init() {}
 

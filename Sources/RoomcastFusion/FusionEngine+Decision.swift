@@ -6,6 +6,10 @@ extension FusionEngine {
         guard now.isFinite, sweepForced || now - lastSweep >= settings.evaluationInterval else { return [] }
         sweepForced = false
         lastSweep = now
+        if !calibration.isEmpty && now >= nextCalibration {
+            nextCalibration = now + settings.calibrationInterval
+            solveCalibration()
+        }
         var changed: [PresenceDecision] = []
         for b in 0..<beacons.count where beacons[b].active {
             if evaluate(b, now: now) {
@@ -319,6 +323,25 @@ extension FusionEngine {
         }
     }
 
+    /// Sets the offsets of the nodes that hear other nodes' beacons from those links
+    /// (`NodeCalibration`); the others keep learning from tracked beacons.
+    private mutating func solveCalibration() {
+        guard let g = geometry else { return }
+        let offsets = calibration.solve(nodeCount: nodes.count, priorSigma: settings.receiverOffsetSigma) { tx, rx in
+            guard tx < g.columnOfNode.count, rx < g.columnOfNode.count else { return nil }
+            let a = g.columnOfNode[tx], b = g.columnOfNode[rx]
+            guard a >= 0, b >= 0 else { return nil }
+            let link = g.link(from: a, to: b)
+            return (link.loss, link.sigma)
+        }
+        let bound = settings.maxLearnedOffset
+        for (n, offset) in offsets.enumerated() {
+            guard let offset else { continue }
+            nodes[n].learnedOffset = min(bound, max(-bound, offset))
+            nodes[n].calibratedByLinks = true
+        }
+    }
+
     /// Moves each positioned node's offset a little towards its residual at the
     /// best cell, relative to the median residual (the beacon's own power error
     /// is common to all nodes, a receiver's bias is not).
@@ -341,7 +364,7 @@ extension FusionEngine {
         for n in scratchNodes where n < g.columnOfNode.count && g.columnOfNode[n] >= 0 {
             defer { k += 1 }
             let col = scratchColumns[k]
-            guard g.obstacles[col * g.cellCount + lastBestCell] == 0,
+            guard !nodes[n].calibratedByLinks, g.obstacles[col * g.cellCount + lastBestCell] == 0,
                   g.distance(column: col, cell: lastBestCell) <= settings.learnRange else { continue }
             let target = residuals[k] - median
             var off = nodes[n].learnedOffset + settings.calibrationRate * (target - nodes[n].learnedOffset)

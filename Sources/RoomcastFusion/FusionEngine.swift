@@ -39,6 +39,10 @@ public struct FusionEngine: PresenceEstimator, Sendable {
     var known: [BeaconID: SiteModel.KnownBeacon] = [:]
 
     var geometry: SiteGeometry?
+    /// The nodes' own beacons: which node transmits each.
+    var nodeOfBeacon: [BeaconID: Int] = [:]
+    var calibration = NodeCalibration()
+    var nextCalibration = -Double.infinity
     var lastSweep = -Double.infinity
     var sweepForced = false
     var lastBestCell = 0
@@ -68,6 +72,9 @@ public struct FusionEngine: PresenceEstimator, Sendable {
             nodes.append(NodeState(name: node.name, room: room, rxAdjust: node.rxAdjust))
         }
         for beacon in site.beacons { known[beacon.id] = beacon }
+        for node in site.nodes {
+            if let id = node.beacon, let n = nodeIndex[node.name], nodeOfBeacon[id] == nil { nodeOfBeacon[id] = n }
+        }
         nodeStride = max(8, nodes.count)
         geometry = nil
         buildGeometry()
@@ -125,6 +132,11 @@ public struct FusionEngine: PresenceEstimator, Sendable {
         nodeIndex[node].map { nodes[$0].learnedOffset }
     }
 
+    /// Whether `node`'s offset was learned from the nodes' own beacons.
+    public func isCalibratedByLinks(_ node: String) -> Bool {
+        nodeIndex[node].map { nodes[$0].calibratedByLinks } ?? false
+    }
+
     // MARK: Input
 
     public mutating func ingest(_ reading: BeaconReading, now: Double) {
@@ -145,6 +157,12 @@ public struct FusionEngine: PresenceEstimator, Sendable {
         }
         guard let n = node(named: reading.node) else { counters.count(.unknownNode); return }
         guard nodes[n].online else { counters.count(.nodeOffline); return }
+        if let tx = nodeOfBeacon[reading.id] {
+            // Another node's own beacon: a link of known length, for calibration only.
+            if settings.learnCalibration { calibration.observe(tx: tx, rx: n, rssi: rssi + nodes[n].rxAdjust) }
+            counters.calibrationReadings &+= 1
+            return
+        }
         guard let b = beacon(for: reading.id, now: now) else { return }
 
         let slotIndex = b * nodeStride + n
@@ -285,6 +303,9 @@ struct NodeState {
     /// Learned bias (dB) subtracted from this node's RSSI.
     var learnedOffset = 0.0
     var learnedSamples = 0
+    /// The offset comes from the nodes' own beacons (`NodeCalibration`), not from
+    /// tracked beacons.
+    var calibratedByLinks = false
 
     init(name: String, room: Int, rxAdjust: Double) {
         self.name = name

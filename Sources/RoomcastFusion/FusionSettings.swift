@@ -173,6 +173,11 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     /// (cheap receivers and enclosures differ that much); 4 dB clipped such a node's
     /// correction and left it pulling beacons into its room.
     public var maxLearnedOffset: Double = 12
+    /// Spread of receiver offsets before the nodes' own beacons say otherwise (dB): the
+    /// prior that settles what node-to-node links cannot tell apart.
+    public var receiverOffsetSigma: Double = 6
+    /// How often offsets are solved from the nodes' own beacons (seconds).
+    public var calibrationInterval: Double = 10
 
     // MARK: Capacity
 
@@ -250,6 +255,8 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         case walkTime = "walk_time"
         case roomAreaPrior = "room_area_prior"
         case learnRange = "learn_range"
+        case receiverOffsetSigma = "receiver_offset_sigma"
+        case calibrationInterval = "calibration_interval"
         case learnCalibration = "learn_calibration"
         case calibrationRate = "calibration_rate"
         case maxLearnedOffset = "max_learned_offset"
@@ -328,6 +335,8 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         walkTime = try v(.walkTime, d.walkTime)
         roomAreaPrior = try v(.roomAreaPrior, d.roomAreaPrior)
         learnRange = try v(.learnRange, d.learnRange)
+        receiverOffsetSigma = try v(.receiverOffsetSigma, d.receiverOffsetSigma)
+        calibrationInterval = try v(.calibrationInterval, d.calibrationInterval)
         learnCalibration = try v(.learnCalibration, d.learnCalibration)
         calibrationRate = try v(.calibrationRate, d.calibrationRate)
         maxLearnedOffset = try v(.maxLearnedOffset, d.maxLearnedOffset)
@@ -400,6 +409,8 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         positive(stillTime, .stillTime)
         positive(walkTime, .walkTime)
         nonNegative(calibrationRate, .calibrationRate)
+        positive(receiverOffsetSigma, .receiverOffsetSigma)
+        positive(calibrationInterval, .calibrationInterval)
         nonNegative(maxLearnedOffset, .maxLearnedOffset)
         nonNegative(forgetAfter, .forgetAfter)
         if !(switchMargin >= 0 && switchMargin < 1) {

@@ -73,6 +73,18 @@ struct SiteGeometry {
     let logWeight: [Float]
     /// Walls plus floors between node and cell, same layout.
     let obstacles: [UInt8]
+    /// Expected loss between two positioned nodes (`from * placed.count + to`).
+    let linkModels: [LinkModel]
+
+    /// Path loss and its uncertainty on one node-to-node link.
+    struct LinkModel {
+        var loss: Double
+        var sigma: Double
+    }
+
+    /// The model of the link from the node in column `from` to the one in column `to`.
+    func link(from: Int, to: Int) -> LinkModel { linkModels[from * placed.count + to] }
+
     /// Whether room log-likelihoods are averaged over a room's cells instead of summed
     /// (summing gives large rooms a prior in proportion to their area).
     let areaPrior: Bool
@@ -191,6 +203,24 @@ struct SiteGeometry {
             }
         }
         pathLoss = pl; weight = w; logWeight = lw; obstacles = obstacleCount
+        // Node to node, for calibration from the nodes' own beacons: the transmitter at
+        // its own height, not a beacon's.
+        var links = [LinkModel](repeating: LinkModel(loss: 0, sigma: 0), count: nodes.count * nodes.count)
+        for (a, tx) in nodes.enumerated() {
+            for (b, rx) in nodes.enumerated() where a != b {
+                let dx = tx.x - rx.x, dy = tx.y - rx.y, dz = tx.z - rx.z
+                let d = max((dx * dx + dy * dy + dz * dz).squareRoot(), 0.3)
+                let floors = abs(tx.floor - rx.floor)
+                var walls = 0
+                if floors == 0, let raster = rasters[tx.floor] {
+                    walls = raster.roomChanges(fromX: tx.x, fromY: tx.y, toX: rx.x, toY: rx.y)
+                }
+                links[a * nodes.count + b] = LinkModel(
+                    loss: 10 * n * log10(d) + settings.wallLoss * Double(walls) + settings.floorLoss * Double(floors),
+                    sigma: settings.rssiSigma + settings.wallSigma * Double(walls + floors))
+            }
+        }
+        linkModels = links
         areaPrior = settings.roomAreaPrior
         sumW = [Float](repeating: 0, count: cellCount)
         sumWR = sumW; sumWRR = sumW; sumLogW = sumW; cellLL = sumW

@@ -43,7 +43,7 @@ struct SimulationCommandTests {
 
             USAGE: roomcast-sim generate --out <dir> [--layout <name>] [--seed <n>]
                    [--duration <s>] [--noise <level>] [--phones <n>] [--rotation <s>]
-                   [--gzip] [--no-btsnoop] [--no-configs]
+                   [--node-beacons] [--gzip] [--no-btsnoop] [--no-configs]
 
             OPTIONS:
               --out <dir>             Output directory.
@@ -56,6 +56,8 @@ struct SimulationCommandTests {
                                       (default: 1)
               --rotation <s>          Seconds between a phone's address changes. (default:
                                       900)
+              --node-beacons          Every node also transmits an iBeacon of its own
+                                      (calibration).
               --gzip                  Write raw.jsonl.gz instead of raw.jsonl.
               --no-btsnoop            Skip nodes/<node>.btsnoop.
               --no-configs            Skip site.yaml and agent.yaml.

@@ -1,6 +1,7 @@
 import Foundation
 import Shared
 import Testing
+import RoomcastFusion
 @testable import RoomcastSimulation
 
 @Suite("Simulation")
@@ -163,5 +164,42 @@ struct SimulationCeilingTests {
         for span in truth where span.room == nil && span.t1 - span.t0 > 2 {
             #expect(ceilings.position.room(of: span.id, at: (span.t0 + span.t1) / 2) == nil)
         }
+    }
+}
+
+@Suite("Simulation: the nodes' own beacons")
+struct SimulationNodeBeaconTests {
+    @Test("nodes transmit their own iBeacon: heard by every other node, never by itself, no truth, same world otherwise")
+    func nodeBeacons() throws {
+        var settings = SimulationSettings(plan: .flat, seed: 4, duration: 60)
+        let plain = ScenarioSimulator(settings: settings).run()
+        settings.nodeBeacons = true
+        let g = ScenarioSimulator(settings: settings).run()
+        let nodes = g.scenario.layout.nodes
+        let ids = nodes.compactMap(\.beacon)
+        #expect(ids.count == nodes.count && Set(ids).count == ids.count)
+        let transmitter = Dictionary(uniqueKeysWithValues: nodes.map { ($0.beacon!, $0.name) })
+        var heardBy: [BeaconID: Set<String>] = [:]
+        for p in g.scenario.packets where transmitter[p.id] != nil {
+            #expect(p.node != transmitter[p.id], "\(p.node) heard its own beacon")
+            heardBy[p.id, default: []].insert(p.node)
+        }
+        for id in ids { #expect((heardBy[id]?.count ?? 0) >= 2, "\(id) heard by \(heardBy[id] ?? [])") }
+        // Not tracked: no truth, not in beacons.json; everything else as without them.
+        #expect(g.scenario.beacons == plain.scenario.beacons)
+        #expect(g.scenario.truth == plain.scenario.truth)
+        #expect(g.bound == plain.bound)
+        #expect(g.scenario.packets.filter { transmitter[$0.id] == nil } == plain.scenario.packets)
+        // site.yaml names each node's beacon, and loads.
+        let config = try ConfigLoader.parse(AggregatorConfig.self, yaml: ScenarioConfigWriter.siteYAML(g))
+        #expect(config.site.nodes.map(\.beacon) == nodes.map(\.beacon))
+        #expect(config.validate().isEmpty)
+        // What reaches the aggregator from them is calibration, not presence.
+        let result = Evaluation.replay(scenario: g.scenario, estimator: FusionEngine(site: g.scenario.layout.siteModel())) { engine in
+            #expect(engine.counters.calibrationReadings > 0)
+            #expect(nodes.contains { engine.isCalibratedByLinks($0.name) })
+            for id in ids { #expect(engine.decision(for: id) == nil) }
+        }
+        #expect(result.readings > 0)
     }
 }

@@ -98,6 +98,8 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         #expect(c.rooms.map(\.name) == ["kitchen", "living-room", "bedroom"])
         #expect(c.rooms[2].floor == 1 && c.rooms[2].polygon == nil)
         #expect(c.nodes[1].rxAdjust == -2.5)
+        #expect(c.nodes[1].beacon == BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-900-2"))
+        #expect(c.nodes[0].beacon == nil)
         #expect(c.nodes[2] == SiteModel.Node(name: "roaming-pi", room: nil))
         #expect(c.beacons.count == 2)
         #expect(c.fusion == AggregatorConfig.Fusion(awayTimeoutS: 45, switchMargin: 0.4, minDwellS: 8, maxReadingAgeS: 12,
@@ -147,6 +149,9 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
             "nodes[0].room: unknown room 'kitchn'; did you mean 'kitchen'?",
             "nodes[0].position: must be [x, y, z] (3 numbers), found 2",
             "nodes[1].name: duplicate name 'kitchen-pi' (also nodes[0])",
+            "nodes[3].beacon: needs the node's position: other nodes learn from hearing it at a known distance",
+            "nodes[4].beacon: duplicate beacon 'ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-900-1' (also nodes[3])",
+            "nodes[5].beacon: 'mac:a4c138aabbcc' is also under beacons:; a node's own beacon calibrates the receivers and is never tracked",
             "beacons[1].power: must be between -127 and 20 dBm, found -300",
             "fusion.away_timeout_s: must be between 1.0 and 86400.0 s, found -5.0",
             "fusion.room_filter: must be one of hmm, particles, not 'kalman'",
@@ -158,8 +163,8 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         #expect(Set(error.problems.compactMap { $0.location?.line }) == marked)
         // Printed one per line under a header naming the file.
         let lines = error.description.split(separator: "\n")
-        #expect(lines.count == 18)
-        #expect(lines[0].hasSuffix("aggregator-broken.yaml': 17 problems:"))
+        #expect(lines.count == 21)
+        #expect(lines[0].hasSuffix("aggregator-broken.yaml': 20 problems:"))
         #expect(lines[12] == "  nodes[0].room: unknown room 'kitchn'; did you mean 'kitchen'? (line 14, column 11)")
     }
 

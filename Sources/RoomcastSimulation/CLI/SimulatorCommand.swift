@@ -27,6 +27,7 @@ public enum SimulatorCommand {
             .option("noise", value: "level", help: "Radio noise: low, normal or high.", default: "normal"),
             .option("phones", value: "n", help: "People who also carry a phone (rotating addresses).", default: "1"),
             .option("rotation", value: "s", help: "Seconds between a phone's address changes.", default: "900"),
+            .flag("node-beacons", help: "Every node also transmits an iBeacon of its own (calibration)."),
             .flag("gzip", help: "Write raw.jsonl.gz instead of raw.jsonl."),
             .flag("no-btsnoop", help: "Skip nodes/<node>.btsnoop."),
             .flag("no-configs", help: "Skip site.yaml and agent.yaml."),
@@ -99,6 +100,7 @@ public enum SimulatorCommand {
         settings.radio = RadioModel(noise: noise)
         settings.phones = phones
         settings.addressRotation = rotation
+        settings.nodeBeacons = c.flag("node-beacons")
         let generated = ScenarioSimulator(settings: settings).run()
         try DirectoryScenarioWriter(directory: URL(fileURLWithPath: out), gzip: c.flag("gzip"),
                                     btsnoop: !c.flag("no-btsnoop"), configs: !c.flag("no-configs")).write(generated)

@@ -21,6 +21,10 @@ public struct ScenarioSimulator: Sendable {
         var rotation: Double?
         /// What it puts on the air.
         var advertiser: SimulatedAdvertiser
+        /// Height above its floor, metres (a tag in a pocket or on a table: 1 m).
+        var height = 1.0
+        /// The node it is, when a node transmits it: that node does not hear it.
+        var node: String?
     }
 
     /// Everything drawn before the first packet: where the receivers are, how they are
@@ -37,11 +41,18 @@ public struct ScenarioSimulator: Sendable {
     func makeWorld() -> World {
         let s = settings
         var rng = SeededRandom(seed: s.seed)
-        let nodes = placeNodes(&rng)
-        let layout = ScenarioLayout(rooms: s.plan.rooms, nodes: nodes, t0: s.t0, duration: s.duration)
+        var nodes = placeNodes(&rng)
         var offsets: [String: Double] = [:]
         for n in nodes { offsets[n.name] = (rng.gaussian() * s.radio.receiverOffsetSigma * 10).rounded() / 10 }
-        let transmitters = makeTransmitters(&rng)
+        var transmitters = makeTransmitters(&rng)
+        if s.nodeBeacons {
+            for i in nodes.indices {
+                let tx = nodeBeacon(nodes[i], index: i)
+                nodes[i].beacon = tx.beacon.id
+                transmitters.append(tx)
+            }
+        }
+        let layout = ScenarioLayout(rooms: s.plan.rooms, nodes: nodes, t0: s.t0, duration: s.duration)
         // One shadowing field per receiver, shared by every transmitter: the spot, not the tag, is biased.
         let fields = nodes.map { node in
             var frng = SeededRandom(seed: s.seed, stream: "shadowing-\(node.name)")
@@ -49,6 +60,26 @@ public struct ScenarioSimulator: Sendable {
         }
         return World(layout: layout, nodes: nodes, offsets: offsets, transmitters: transmitters,
                      walls: s.plan.walls(), fields: fields)
+    }
+
+    /// The iBeacon node `index` transmits (the agent's `advertise:`): one UUID for every
+    /// node of the site, major 900, minor index + 1, 1 s, drawn from their own sub-streams.
+    func nodeBeacon(_ node: ScenarioLayout.Node, index: Int) -> Transmitter {
+        var trng = SeededRandom(seed: settings.seed, stream: "node-beacon-\(node.name)")
+        var uuidBytes = randomBytes(16, stream: "node-beacon-uuid")
+        uuidBytes[6] = (uuidBytes[6] & 0x0F) | 0x40
+        uuidBytes[8] = (uuidBytes[8] & 0x3F) | 0x80
+        let uuid = UUID(uuidString: BeaconID.uuidString(uuidBytes)) ?? UUID()
+        let major: UInt16 = 900, minor = UInt16(truncatingIfNeeded: index + 1)
+        let advertised = -59
+        let beacon = ScenarioBeacon(id: .iBeacon(uuid: uuid, major: major, minor: minor), name: node.name,
+                                    kind: "ibeacon", measuredPower: advertised, interval: 1.0, mobile: false)
+        let air = SimulatedAdvertiser(id: beacon.id, address: .fixed(staticAddress(for: beacon.id), random: true),
+                                      eventType: 0x03,
+                                      data: AdvertisingPayload.iBeacon(uuid: uuidBytes, major: major, minor: minor, power: advertised))
+        return Transmitter(beacon: beacon, trajectory: .fixed(at: Point(node.x, node.y), floor: node.floor, duration: settings.duration),
+                           power: Double(advertised) + trng.gaussian() * settings.radio.powerSpread,
+                           tracked: false, rotation: nil, advertiser: air, height: node.z, node: node.name)
     }
 
     public func run() -> GeneratedScenario {
@@ -250,13 +281,15 @@ public struct ScenarioSimulator: Sendable {
 
     func meanRSSI(_ tx: Transmitter, at p: Point, floor: Int, node: ScenarioLayout.Node,
                   walls w: [Int: [(Point, Point)]]) -> Double {
-        tx.power + loss(at: p, floor: floor, node: node, walls: w)
+        tx.power + loss(at: p, floor: floor, node: node, walls: w, height: tx.height)
     }
 
-    /// Noise-free received power from a 0 dBm (at 1 m) transmitter at `p` on `floor`.
-    func loss(at p: Point, floor: Int, node: ScenarioLayout.Node, walls w: [Int: [(Point, Point)]]) -> Double {
+    /// Noise-free received power from a 0 dBm (at 1 m) transmitter at `p` on `floor`,
+    /// `height` metres above it.
+    func loss(at p: Point, floor: Int, node: ScenarioLayout.Node, walls w: [Int: [(Point, Point)]],
+              height: Double = 1.0) -> Double {
         let h = settings.plan.floorHeight
-        let dz = (Double(node.floor) * h + node.z) - (Double(floor) * h + 1.0)
+        let dz = (Double(node.floor) * h + node.z) - (Double(floor) * h + height)
         let d = ((node.x - p.x) * (node.x - p.x) + (node.y - p.y) * (node.y - p.y) + dz * dz).squareRoot()
         let crossings = walls(between: p, Point(node.x, node.y), on: node.floor == floor ? floor : node.floor, w)
         return settings.radio.meanRSSI(power: 0, distance: d, walls: crossings, floors: abs(node.floor - floor))
@@ -287,7 +320,9 @@ public struct ScenarioSimulator: Sendable {
                     shadow[i] = rho * shadow[i] + innovation * rng.gaussian()
                     let fading = rng.gaussian() * radio.fadingSigma
                     let lost = rng.chance(radio.lossProbability)
-                    let spot = fields[i].value(x: p.x, y: p.y, z: Double(floor) * s.plan.floorHeight + 1)
+                    // A node does not hear its own advertising.
+                    guard node.name != tx.node else { continue }
+                    let spot = fields[i].value(x: p.x, y: p.y, z: Double(floor) * s.plan.floorHeight + tx.height)
                     let rssi = meanRSSI(tx, at: p, floor: floor, node: node, walls: walls)
                         + (offsets[node.name] ?? 0) + spot + shadow[i] + fading
                     guard !lost, rssi >= radio.sensitivity else { continue }

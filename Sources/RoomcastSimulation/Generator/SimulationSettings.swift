@@ -22,6 +22,9 @@ public struct SimulationSettings: Sendable {
     public var leaveProbability: Double = 0.12
     /// Seconds between a phone's address rotations.
     public var addressRotation: Double = 900
+    /// Every node also transmits an iBeacon of its own (the agent's `advertise:`, 1 s),
+    /// which the other nodes hear and the aggregator calibrates receivers with.
+    public var nodeBeacons = false
     public var radio = RadioModel()
 
     public init(plan: FloorPlan, seed: UInt64, duration: Double) {

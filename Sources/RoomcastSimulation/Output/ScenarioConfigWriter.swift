@@ -33,6 +33,7 @@ public struct ScenarioConfigWriter: ScenarioWriter {
             if let room = n.room { out += "    room: \(quoted(room))\n" }
             if let p = n.position { out += "    position: [\(p.map(number).joined(separator: ", "))]\n" }
             out += "    rx_adjust: \(number(n.rxAdjust))\n"
+            if let beacon = n.beacon { out += "    beacon: \(quoted(beacon.rawValue))\n" }
         }
         out += g.scenario.beacons.isEmpty ? "beacons: []\n" : "beacons:\n"
         for b in g.scenario.beacons {

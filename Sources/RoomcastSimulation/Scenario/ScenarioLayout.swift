@@ -80,17 +80,21 @@ public struct ScenarioLayout: Codable, Sendable, Equatable {
         public var x: Double
         public var y: Double
         public var z: Double
+        /// The beacon the node transmits itself, if any (calibration; never tracked).
+        public var beacon: BeaconID?
 
-        public init(name: String, room: String?, floor: Int, x: Double, y: Double, z: Double) {
+        public init(name: String, room: String?, floor: Int, x: Double, y: Double, z: Double,
+                    beacon: BeaconID? = nil) {
             self.name = name
             self.room = room
             self.floor = floor
             self.x = x
             self.y = y
             self.z = z
+            self.beacon = beacon
         }
 
-        enum CodingKeys: String, CodingKey { case name, room, floor, x, y, z }
+        enum CodingKeys: String, CodingKey { case name, room, floor, x, y, z, beacon }
 
         public init(from decoder: Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -100,6 +104,7 @@ public struct ScenarioLayout: Codable, Sendable, Equatable {
             x = try c.decode(Double.self, forKey: .x)
             y = try c.decode(Double.self, forKey: .y)
             z = try c.decodeIfPresent(Double.self, forKey: .z) ?? 1.2
+            beacon = try c.decodeIfPresent(BeaconID.self, forKey: .beacon)
         }
     }
 
@@ -117,7 +122,7 @@ public struct ScenarioLayout: Codable, Sendable, Equatable {
             },
             nodes: nodes.map { n in
                 SiteModel.Node(name: n.name, room: n.room,
-                               position: [n.x, n.y, Double(n.floor) * floorHeight + n.z])
+                               position: [n.x, n.y, Double(n.floor) * floorHeight + n.z], beacon: n.beacon)
             })
     }
 

@@ -44,6 +44,22 @@ extension AggregatorConfig {
             checks.range(node.rxAdjust, -50...50, at: path + ".rx_adjust", unit: " dB")
         }
         checks.unique(nodes.map(\.name), list: "nodes")
+        let tracked = Set(beacons.map(\.id))
+        var transmitter: [BeaconID: Int] = [:]
+        for (i, node) in nodes.enumerated() {
+            guard let beacon = node.beacon else { continue }
+            if let j = transmitter[beacon] {
+                checks.add("nodes[\(i)].beacon", "duplicate beacon '\(beacon.rawValue)' (also nodes[\(j)])")
+            } else {
+                transmitter[beacon] = i
+            }
+            if tracked.contains(beacon) {
+                checks.add("nodes[\(i)].beacon", "'\(beacon.rawValue)' is also under beacons:; a node's own beacon calibrates the receivers and is never tracked")
+            }
+            if node.position == nil {
+                checks.add("nodes[\(i)].beacon", "needs the node's position: other nodes learn from hearing it at a known distance")
+            }
+        }
         AgentConfig.validate(beacons, list: "beacons", into: &checks)
 
         checks.range(fusion.awayTimeoutS, 1...86400, at: "fusion.away_timeout_s", unit: " s")

@@ -40,16 +40,22 @@ public struct SiteModel: Codable, Sendable, Equatable {
         public var position: [Double]?
         /// Added to every RSSI this node reports, in dB.
         public var rxAdjust: Double
+        /// The beacon this node transmits itself (the agent's `advertise:`), if any. Other
+        /// nodes hearing it from a known position teach the fusion their receiver offsets;
+        /// it is never tracked as a beacon.
+        public var beacon: BeaconID?
 
-        public init(name: String, room: String?, position: [Double]? = nil, rxAdjust: Double = 0) {
+        public init(name: String, room: String?, position: [Double]? = nil, rxAdjust: Double = 0,
+                    beacon: BeaconID? = nil) {
             self.name = name
             self.room = room
             self.position = position
             self.rxAdjust = rxAdjust
+            self.beacon = beacon
         }
 
         enum CodingKeys: String, CodingKey {
-            case name, room, position
+            case name, room, position, beacon
             case rxAdjust = "rx_adjust"
         }
 
@@ -59,6 +65,7 @@ public struct SiteModel: Codable, Sendable, Equatable {
             room = try c.decodeIfPresent(String.self, forKey: .room)
             position = try c.decodeIfPresent([Double].self, forKey: .position)
             rxAdjust = try c.decodeIfPresent(Double.self, forKey: .rxAdjust) ?? 0
+            beacon = try c.decodeIfPresent(BeaconID.self, forKey: .beacon)
         }
     }
 
