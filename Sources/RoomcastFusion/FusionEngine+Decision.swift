@@ -183,7 +183,8 @@ extension FusionEngine {
                 if s.challenger != best { s.challenger = best; s.challengerSince = now; s.challengerLead = 0 }
                 // A clear lead switches at once, a marginal one only once it has lasted.
                 s.challengerLead += lead * max(dt, 0.001)
-                if now - s.challengerSince >= settings.minDwell && s.challengerLead >= settings.switchEvidence {
+                if now - s.challengerSince >= settings.minDwell && s.challengerLead >= settings.switchEvidence
+                    && leftRoom(s, usedGeometry: usedGeometry) {
                     s.room = best
                     s.since = now
                     s.reason = usedGeometry ? "moved_geometry" : "moved_nearest"
@@ -372,6 +373,14 @@ extension FusionEngine {
             nodes[n].learnedOffset = off
             nodes[n].learnedSamples += 1
         }
+    }
+
+    /// Whether the estimated position is at least `position_margin` out of the current
+    /// room (always true without geometry or margin): a beacon standing by a wall whose
+    /// evidence wavers is not moved until its position estimate has really left.
+    private func leftRoom(_ s: BeaconState, usedGeometry: Bool) -> Bool {
+        guard usedGeometry, settings.positionMargin > 0, let p = s.position, let g = geometry else { return true }
+        return g.distance(fromX: p.x, y: p.y, z: p.z, toRoom: s.room) >= settings.positionMargin
     }
 
     static func normalise(_ logs: inout [Double]) {

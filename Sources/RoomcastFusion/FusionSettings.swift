@@ -60,6 +60,9 @@ public struct FusionSettings: Codable, Sendable, Equatable {
 
     /// Posterior-probability lead a challenger room needs over the current room.
     public var switchMargin: Double = 0.3
+    /// With geometry: switch only once the estimated position is this far out of the
+    /// current room (metres; 0 = off).
+    public var positionMargin: Double = 0.6
     /// How long a challenger must keep that lead before the switch (seconds).
     public var minDwell: Double = 0
     /// The challenger's lead integrated over time (probability × seconds) needed
@@ -115,7 +118,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     public var roomAreaPrior: Bool = true
     /// Prior spread of the beacon's real 1 m power around its advertised one (dB).
     public var powerSigma: Double = 6
-    /// Motion gate (geometry mode, off by default): a beacon counts as moving when
+    /// Motion gate (geometry mode, on by default since stop 12): a beacon counts as moving when
     /// the fast averages of its nodes, beyond the one that moved most, part from
     /// their slow (`motion_time_constant`) averages by `motion_threshold` ×
     /// `motion_sigma` dB in root-sum-square — a move changes several links at once,
@@ -123,7 +126,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     /// `motion_sigma`. For `motion_hold` seconds after that the room filter uses
     /// `moving_evidence_weight` and `moving_switch_rate` (quick), otherwise
     /// `still_evidence_weight` and `still_switch_rate` (sticky).
-    public var motionGate: Bool = false
+    public var motionGate: Bool = true
     public var motionTimeConstant: Double = 16
     public var motionSigma: Double = 4.5
     public var motionThreshold: Double = 2.0
@@ -210,6 +213,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         case changeThreshold = "change_threshold"
         case changePersistence = "change_persistence"
         case switchMargin = "switch_margin"
+        case positionMargin = "position_margin"
         case minDwell = "min_dwell"
         case switchRate = "switch_rate"
         case switchEvidence = "switch_evidence"
@@ -290,6 +294,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         changeThreshold = try v(.changeThreshold, d.changeThreshold)
         changePersistence = try v(.changePersistence, d.changePersistence)
         switchMargin = try v(.switchMargin, d.switchMargin)
+        positionMargin = try v(.positionMargin, d.positionMargin)
         minDwell = try v(.minDwell, d.minDwell)
         switchRate = try v(.switchRate, d.switchRate)
         switchEvidence = try v(.switchEvidence, d.switchEvidence)
@@ -409,6 +414,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         positive(stillTime, .stillTime)
         positive(walkTime, .walkTime)
         nonNegative(calibrationRate, .calibrationRate)
+        nonNegative(positionMargin, .positionMargin)
         positive(receiverOffsetSigma, .receiverOffsetSigma)
         positive(calibrationInterval, .calibrationInterval)
         nonNegative(maxLearnedOffset, .maxLearnedOffset)

@@ -311,6 +311,18 @@ struct SiteGeometry {
         return Int(l.cells[j * l.width + i])
     }
 
+    /// Distance (metres, in plan) from (x, y) to the nearest cell of `room` on the floor at
+    /// height `z`; infinity when the room has no cell there.
+    func distance(fromX x: Double, y: Double, z: Double, toRoom room: Int) -> Double {
+        guard room >= 0, room < roomStart.count else { return .infinity }
+        var best = Double.infinity
+        for c in roomStart[room]..<roomEnd[room] where abs(cellZ[c] - z) < 1.5 {
+            let dx = cellX[c] - x, dy = cellY[c] - y
+            best = min(best, dx * dx + dy * dy)
+        }
+        return best.squareRoot()
+    }
+
     /// Distance (metres) from the node in `column` to `cell`.
     func distance(column: Int, cell: Int) -> Double {
         let n = placed[column]

@@ -55,12 +55,12 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
 @Suite struct AggregatorCoreTests {
     @Test func fusionConfigChoosesTheEngineMode() {
         var config = AggregatorConfig()
-        #expect(config.fusionSettings.roomFilter == .hmm && !config.fusionSettings.motionGate)
+        #expect(config.fusionSettings.roomFilter == .hmm && config.fusionSettings.motionGate)
         config.fusion.roomFilter = "particles"
-        config.fusion.motionGate = true
+        config.fusion.motionGate = false
         config.fusion.switchMargin = 0.45
         let s = config.fusionSettings
-        #expect(s.roomFilter == .particles && s.motionGate && s.switchMargin == 0.45)
+        #expect(s.roomFilter == .particles && !s.motionGate && s.switchMargin == 0.45)
     }
 
     @Test func publishesPresenceRoomsAndEventsOnChangeOnly() throws {

@@ -95,10 +95,17 @@ import Shared
     }
 
     @Test func motionGateHoldsAStillBeaconThroughOneLinksShadowing() {
-        var gated = FusionSettings()
+        var gated = FusionSettings(), ungated = FusionSettings()
         gated.motionGate = true
+        ungated.motionGate = false
+        ungated.positionMargin = 0
+        gated.positionMargin = 0
+        #expect(FusionSettings().motionGate)
         // Without the gate one link's slow excursion is enough to move the beacon…
-        #expect(Self.roomsThroughOneLinkExcursion(FusionSettings(), excursion: 10) == ["left", "right"])
+        #expect(Self.roomsThroughOneLinkExcursion(ungated, excursion: 10) == ["left", "right"])
+        // …unless the position estimate must first be 0.6 m out of the room (the default),
+        ungated.positionMargin = 0.6
+        #expect(Self.roomsThroughOneLinkExcursion(ungated, excursion: 10) == ["left"])
         // …with it, a change on one link alone is shadowing, and the room holds.
         #expect(Self.roomsThroughOneLinkExcursion(gated, excursion: 10) == ["left"])
     }

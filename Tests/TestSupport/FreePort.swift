@@ -30,7 +30,16 @@ public func acceptsConnections(port: Int) -> Bool {
     let rc = withUnsafePointer(to: &addr) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
     }
-    return rc == 0
+    guard rc == 0 else { return false }
+    // Linux lets a connect to a port nobody listens on succeed when the kernel happens
+    // to pick that very port as the source (TCP simultaneous open with itself): that is
+    // nobody accepting.
+    var local = sockaddr_in()
+    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let named = withUnsafeMutablePointer(to: &local) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
+    }
+    return !(named == 0 && Int(UInt16(bigEndian: local.sin_port)) == port)
 }
 
 private func loopbackAddress(port: Int) -> sockaddr_in {

@@ -75,7 +75,7 @@ public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
         /// default) or `particles` (a particle filter over positions that tracks each
         /// link's shadowing; docs/fusion.md).
         public var roomFilter: String
-        /// Sticky while a beacon is still, quick once several links change (default false;
+        /// Sticky while a beacon is still, quick once several links change (default true;
         /// docs/fusion.md).
         public var motionGate: Bool
 
@@ -84,7 +84,7 @@ public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
 
         public init(awayTimeoutS: Double = 30, switchMargin: Double = 0.3, minDwellS: Double = 0, maxReadingAgeS: Double = 60,
                     useGeometry: Bool = true, learnCalibration: Bool = true, roomFilter: String = "hmm",
-                    motionGate: Bool = false) {
+                    motionGate: Bool = true) {
             self.awayTimeoutS = awayTimeoutS
             self.switchMargin = switchMargin
             self.minDwellS = minDwellS
