@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/broker.sh
 bin=$(swift build -c release --show-bin-path)
-home=${DEMO_HOME:-.build/demo-home}
+home=${DEMO_HOME:-.build/demo-home-v2}
 work=$(mktemp -d /tmp/roomcast-demo.XXXXXX)
 pids=()
 
@@ -21,8 +21,8 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 if [ ! -f "$home/site.yaml" ]; then
-  echo "demo: simulating a two-floor home with 3 people, tags and phones ($home)" >&2
-  "$bin/roomcast-sim" generate --layout house --seed 7 --duration 900 --phones 2 --out "$home" >&2
+  echo "demo: simulating a two-floor home with 3 people, tags, phones and nodes that advertise ($home)" >&2
+  "$bin/roomcast-sim" generate --layout house --seed 7 --duration 900 --phones 2 --node-beacons --out "$home" >&2
 fi
 
 start_private_broker "$work"

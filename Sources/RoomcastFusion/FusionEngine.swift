@@ -11,7 +11,7 @@ import Shared
 /// published room only when a challenger leads by `switch_margin` for
 /// `min_dwell`. A pure state machine: time enters only through `now` and
 /// capture times, so replays are deterministic. docs/fusion.md has the design.
-public struct FusionEngine: PresenceEstimator, Sendable {
+public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     /// The site this engine was built for.
     public let site: SiteModel
     /// The settings in force.
@@ -130,6 +130,11 @@ public struct FusionEngine: PresenceEstimator, Sendable {
     /// The learned RSSI offset of `node` (dB, subtracted from its readings), if known.
     public func learnedOffset(of node: String) -> Double? {
         nodeIndex[node].map { nodes[$0].learnedOffset }
+    }
+
+    /// Every node's learned offset, in node order.
+    public var receiverCalibration: [ReceiverCalibration] {
+        nodes.map { ReceiverCalibration(node: $0.name, offset: $0.learnedOffset, fromNodeBeacons: $0.calibratedByLinks) }
     }
 
     /// Whether `node`'s offset was learned from the nodes' own beacons.

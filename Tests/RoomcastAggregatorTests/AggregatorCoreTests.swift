@@ -63,6 +63,34 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(s.roomFilter == .particles && !s.motionGate && s.switchMargin == 0.45)
     }
 
+    @Test func theNodesOwnBeaconsReachTheEngineButAreNeverPublished() throws {
+        // A site that lists its beacons: readings of anything else are dropped, except the
+        // nodes' own beacons, which the engine needs for calibration.
+        let kitchenBeacon = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-900-1")!
+        let officeBeacon = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-900-2")!
+        let stranger = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-7-7")!
+        var calibrated = site
+        calibrated.nodes = [.init(name: "kitchen-pi", room: "kitchen", position: [1, 1, 1], beacon: kitchenBeacon),
+                            .init(name: "office-pi", room: "office", position: [1, 1, 4], beacon: officeBeacon)]
+        let topics = Topics()
+        var core = AggregatorCore(engine: FusionEngine(site: calibrated), site: calibrated, topics: topics, discovery: nil)
+        _ = try core.start(now: 100)
+        var out: [OutboundMessage] = []
+        for (k, (node, id)) in [("office-pi", kitchenBeacon), ("kitchen-pi", officeBeacon), ("kitchen-pi", stranger)].enumerated() {
+            var r = reading(node, rssi: -70, ts: 100 + Double(k))
+            r.id = id
+            out += try core.handle(topic: topics.nodeBeacon(node, id), payload: WireFormat.encode(r), now: 100 + Double(k)).messages
+        }
+        out += try core.handle(topic: topics.nodeBeacon("kitchen-pi", cat), payload: WireFormat.encode(reading("kitchen-pi", rssi: -60, ts: 104)), now: 104).messages
+        out += try core.advance(to: 106)
+        #expect(core.engine.counters.calibrationReadings == 2)
+        #expect(core.engine.counters.accepted == 1)
+        #expect(core.engine.trackedBeacons == 1)
+        let presence = out.filter { $0.topic.hasPrefix("roomcast/presence/") }.map(\.topic)
+        #expect(presence.contains { $0.contains(cat.rawValue) })
+        #expect(!presence.contains { $0.contains(kitchenBeacon.rawValue) || $0.contains(officeBeacon.rawValue) || $0.contains(stranger.rawValue) })
+    }
+
     @Test func publishesPresenceRoomsAndEventsOnChangeOnly() throws {
         var core = makeCore(discovery: false)
         let topics = Topics()

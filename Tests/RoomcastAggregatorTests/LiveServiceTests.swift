@@ -268,7 +268,11 @@ func eventuallyStable(seconds: Double) async throws {
         let dir = try LiveRig.workDirectory()
         let home = "\(dir)/home"
         try await ChildProcess.run(try LiveRig.executable("roomcast-sim"),
-                                   ["generate", "--layout", "house", "--seed", "4", "--duration", "90", "--out", home], in: dir)
+                                   ["generate", "--layout", "house", "--seed", "4", "--duration", "90", "--node-beacons",
+                                    "--out", home], in: dir)
+        // Every node also advertises its own beacon: calibration, never a presence.
+        let nodeBeacons = try ConfigLoader.load(AggregatorConfig.self, from: "\(home)/site.yaml").nodes.compactMap(\.beacon)
+        try #require(nodeBeacons.count == 8)
         // Beacons whose truth is one room for the whole capture.
         struct Truth: Decodable { var id: String; var t0: Double; var t1: Double; var room: String }
         let truth = try String(contentsOfFile: "\(home)/truth.jsonl", encoding: .utf8).split(separator: "\n")
@@ -304,6 +308,12 @@ func eventuallyStable(seconds: Double) async throws {
                     && observer.last("roomcast/rooms/\(room)")?.contains(id) == true
                     && events.contains { $0.id.rawValue == id && $0.event == .enter && $0.room == room }
             }
+        }
+        for id in nodeBeacons { #expect(observer.presence(id).isEmpty, "\(id) published as a presence") }
+        // …and the aggregator says what it learned from them.
+        try await eventually("the aggregator to log the receiver calibration", timeout: .seconds(10)) {
+            let log = (try? String(contentsOfFile: "\(dir)/aggregator.log", encoding: .utf8)) ?? ""
+            return log.contains("receiver calibration") && log.contains("(node beacons)")
         }
         for a in agents { a.send(SIGTERM) }
         for a in agents { _ = try await withTimeout(.seconds(10), "edge-agent to exit") { await a.waitForExit() } }

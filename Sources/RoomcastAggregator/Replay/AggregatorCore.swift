@@ -16,6 +16,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     private var nextTick: Double?
     private var announcedBeacons: Set<BeaconID> = []
     private let knownBeacons: [BeaconID: SiteModel.KnownBeacon]
+    /// The nodes' own beacons: not tracked, but the engine calibrates receivers with them.
+    private let nodeBeacons: Set<BeaconID>
     /// Nodes whose latest reading was further than `skewWarning` from our clock, with the offset (s).
     public private(set) var skewedNodes: [String: Double] = [:]
     /// How far a reading's capture time may be from our clock before we warn (seconds).
@@ -39,6 +41,13 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         var known: [BeaconID: SiteModel.KnownBeacon] = [:]
         for b in site.beacons { known[b.id] = b }
         self.knownBeacons = known
+        self.nodeBeacons = Set(site.nodes.compactMap(\.beacon))
+    }
+
+    /// Whether a reading of `id` goes to the engine: every beacon when the site lists none,
+    /// else the listed ones and the nodes' own.
+    private func feeds(_ id: BeaconID) -> Bool {
+        knownBeacons.isEmpty || knownBeacons[id] != nil || nodeBeacons.contains(id)
     }
 
     /// Messages to publish when the service starts: online status and discovery.
@@ -67,7 +76,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                 if !intake.isKnown(node: r.node) {
                     return (out, .init(reason: .unknownNode, message: "ESPresense node '\(r.node)' is not configured"))
                 }
-                if knownBeacons.isEmpty || knownBeacons[r.id] != nil { engine.ingest(r, now: now) }
+                if feeds(r.id) { engine.ingest(r, now: now) }
                 return (out, nil)
             }
         }
@@ -75,7 +84,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         case .failure(let why):
             return (out, why)
         case .success(.reading(let r)):
-            if !knownBeacons.isEmpty && knownBeacons[r.id] == nil { return (out, nil) }
+            if !feeds(r.id) { return (out, nil) }
             engine.ingest(r, now: now)
             // A node whose clock is off is worth a warning: fusion judges readings by capture time.
             let lag = now - r.ts

@@ -31,6 +31,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// Other instances whose liveness topic says online (their Last Will says offline).
     private var peersOnline: Set<String> = []
     private var announceInstance = false
+    /// The receiver calibration last logged, and when.
+    private var loggedCalibration: [ReceiverCalibration] = []
+    private var calibrationLoggedAt = -Double.infinity
 
     public init(core: AggregatorCore<Engine>, election: LeaseElection?, refreshInterval: Double, startedAt: Double,
                 resumeWindow: Double = 3, logger: Logger) {
@@ -108,6 +111,26 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         }
     }
 
+    /// Logs what fusion learned about the receivers: at once when nodes start (or stop)
+    /// being calibrated from the nodes' own beacons, otherwise at most every 10 minutes
+    /// when an offset moved by 1 dB or more. Users see which Pi reads high or low.
+    private func logCalibration(now: Double) {
+        guard let engine = core.engine as? any CalibratingEstimator else { return }
+        let current = engine.receiverCalibration
+        let sourcesChanged = current.map(\.fromNodeBeacons) != loggedCalibration.map(\.fromNodeBeacons)
+        let moved = current.count != loggedCalibration.count
+            || zip(current, loggedCalibration).contains { abs($0.offset - $1.offset) >= 1 }
+        guard sourcesChanged || (moved && now - calibrationLoggedAt >= 600) else { return }
+        guard current.contains(where: { $0.fromNodeBeacons || abs($0.offset) >= 0.05 }) else { return }
+        loggedCalibration = current
+        calibrationLoggedAt = now
+        let summary = current.map { c in
+            "\(c.node) \(c.offset >= 0 ? "+" : "")\(Double(Int((c.offset * 10).rounded())) / 10) dB"
+                + (c.fromNodeBeacons ? " (node beacons)" : "")
+        }.joined(separator: ", ")
+        logger.info("receiver calibration", metadata: ["offsets": "\(summary)"])
+    }
+
     /// Timer: fusion ticks, lease renewal, periodic refresh, discovery clean-up.
     public func tick(now: Double) -> [OutboundMessage] {
         var out: [OutboundMessage] = []
@@ -138,6 +161,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 nextRefresh = now + refreshInterval
                 out += try core.refresh(now: now)
             }
+            logCalibration(now: now)
             if active, !discoveryReconciled, now - startedAt > resumeWindow, let discovery = core.discovery {
                 discoveryReconciled = true
                 out += discovery.removals(existing: discoveryOnBroker, wanted: try discovery.siteConfigs(core.site))
