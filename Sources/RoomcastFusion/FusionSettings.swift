@@ -114,8 +114,9 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     public var rssiSigma: Double = 5
     public var wallSigma: Double = 1
     /// Whether a room's prior grows with its area (room likelihood summed over its
-    /// cells) or all rooms start equal (averaged).
-    public var roomAreaPrior: Bool = true
+    /// cells) or all rooms start equal (averaged; the default since stop 12: a big open
+    /// plan next to a small room no longer wins a beacon on the wall between them).
+    public var roomAreaPrior: Bool = false
     /// Prior spread of the beacon's real 1 m power around its advertised one (dB).
     public var powerSigma: Double = 6
     /// Motion gate (geometry mode, on by default since stop 12): a beacon counts as moving when
