@@ -30,7 +30,9 @@ enum SimulationBenchmark {
           --layouts <list>     Comma-separated: house,flat,office (default: all).
           --noise <list>       Comma-separated: low,normal,high (default: normal,high).
           --seeds <n>          Scenarios per layout and noise level (default: 3).
-          --split <tune|check> Seed range: tune = 1…n, check = 1001…1000+n (default: check).
+          --split <tune|check|holdout>
+                               Seed range: tune = 1…n, check = 1001…1000+n (default: check),
+                               holdout = 2001…2000+n (never looked at while tuning).
           --duration <s>       Seconds per scenario (default: 900).
           --scenario <dir>     Also score a recorded scenario directory (repeatable).
           --only <list>        Comma-separated estimator names to run (default: all).
@@ -94,7 +96,8 @@ enum SimulationBenchmark {
                 switch try value() {
                 case "tune": base = 0
                 case "check": base = 1000
-                case let other: throw Failure(description: "--split must be tune or check, not '\(other)'")
+                case "holdout": base = 2000
+                case let other: throw Failure(description: "--split must be tune, check or holdout, not '\(other)'")
                 }
             case "--duration":
                 guard let d = Double(try value()), d > 0 else { throw Failure(description: "--duration needs seconds") }

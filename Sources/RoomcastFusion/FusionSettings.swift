@@ -135,8 +135,8 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     public var motionHold: Double = 10
     public var movingEvidenceWeight: Double = 3
     public var movingSwitchRate: Double = 0.2
-    public var stillEvidenceWeight: Double = 0.3
-    public var stillSwitchRate: Double = 0.02
+    public var stillEvidenceWeight: Double = 0.12
+    public var stillSwitchRate: Double = 0.008
 
     /// How the room is tracked over time in geometry mode: `hmm` (a filter over
     /// rooms fed each evaluation's room likelihoods) or `particles` (a particle
