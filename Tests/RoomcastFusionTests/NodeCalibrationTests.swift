@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import RoomcastFusion
+import RoomcastSimulation
 import Shared
 
 @Suite("Calibration from the nodes' own beacons")
@@ -151,5 +152,35 @@ struct NodeCalibrationTests {
         for a in 0..<3 { for b in 0..<3 where a != b { young.observe(tx: a, rx: b, rssi: -70) } }
         #expect(young.links.count == 6)
         #expect(young.solve(nodeCount: 3, priorSigma: 6) { _, _ in (10, 5) }.allSatisfy { $0 == nil })
+    }
+}
+
+@Suite("Fusion on a simulated home: regression guard")
+struct SimulatedHomeGuardTests {
+    @Test("with node beacons: offsets learned near the truth, and better than the best simple rule")
+    func guardOnAFlat() throws {
+        var settings = SimulationSettings(plan: .flat, seed: 1001, duration: 240)
+        settings.nodeBeacons = true
+        let generated = ScenarioSimulator(settings: settings).run()
+        let scenario = generated.scenario
+        var learned: [String: Double] = [:]
+        let score = Evaluation.replay(scenario: scenario, estimator: FusionEngine(site: scenario.layout.siteModel())) { engine in
+            for c in engine.receiverCalibration { learned[c.node] = c.offset }
+        }.score
+        // Offsets are relative (a common one is the beacons' power): compare centred values.
+        let names = scenario.layout.nodes.map(\.name)
+        func centred(_ v: [String: Double]) -> [Double] {
+            let mean = names.map { v[$0] ?? 0 }.reduce(0, +) / Double(names.count)
+            return names.map { (v[$0] ?? 0) - mean }
+        }
+        let truth = centred(generated.receiverOffsets), got = centred(learned)
+        let before = (truth.map { $0 * $0 }.reduce(0, +) / Double(truth.count)).squareRoot()
+        let after = (zip(truth, got).map { ($0 - $1) * ($0 - $1) }.reduce(0, +) / Double(truth.count)).squareRoot()
+        #expect(after < 0.6 * before, "offset error \(after) dB rms, uncalibrated \(before) dB")
+
+        let bermuda = try #require(Baselines.all.first { $0.name == "bermuda" }).run(scenario: scenario)
+        #expect(score.settledAccuracy > bermuda.settledAccuracy + 0.05, "\(score.summary) vs bermuda \(bermuda.summary)")
+        #expect(score.flapsPerHour <= bermuda.flapsPerHour, "\(score.summary) vs bermuda \(bermuda.summary)")
+        #expect(score.missedSwitches <= bermuda.missedSwitches + 1)
     }
 }
