@@ -170,6 +170,9 @@ extension FusionEngine {
             s.since = now
             s.decided = true
             s.challenger = -1
+            // Arriving is moving: the first guess rests on a reading or two, so the room
+            // filter keeps the quick pace for `motion_hold` before the gate may make it sticky.
+            s.movingUntil = now + settings.motionHold
             changed = true
         } else if restarting && best != s.room {
             s.reason = "node_offline"
