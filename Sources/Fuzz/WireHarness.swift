@@ -84,6 +84,7 @@ enum WireHarness {
         case .events: topics.events
         case .aggregatorStatus: topics.aggregatorStatus
         case .aggregatorLease: topics.aggregatorLease
+        case .aggregatorCalibration: topics.aggregatorCalibration
         }
     }
 

@@ -310,11 +310,22 @@ func eventuallyStable(seconds: Double) async throws {
             }
         }
         for id in nodeBeacons { #expect(observer.presence(id).isEmpty, "\(id) published as a presence") }
-        // …and the aggregator says what it learned from them.
+        // …and the aggregator says what it learned from them, in its log and retained.
         try await eventually("the aggregator to log the receiver calibration", timeout: .seconds(10)) {
             let log = (try? String(contentsOfFile: "\(dir)/aggregator.log", encoding: .utf8)) ?? ""
             return log.contains("receiver calibration") && log.contains("(node beacons)")
         }
+        // Receivers join as their links fill up; each change of source is republished.
+        let names = Set(captures.map { String($0.dropLast(".btsnoop".count)) })
+        func report() -> ReceiverCalibrationReport? {
+            observer.last("roomcast/aggregator/calibration")
+                .flatMap { try? WireFormat.decode(ReceiverCalibrationReport.self, from: Array($0.utf8)) }
+        }
+        try await observer.waitFor("every receiver calibrated from node beacons, retained", timeout: .seconds(20)) { _ in
+            guard let r = report() else { return false }
+            return Set(r.nodes.map(\.node)) == names && r.nodes.allSatisfy { $0.source == .nodeBeacons }
+        }
+        #expect(report()?.nodes.allSatisfy { abs($0.offsetDb) <= 12 } == true)
         for a in agents { a.send(SIGTERM) }
         for a in agents { _ = try await withTimeout(.seconds(10), "edge-agent to exit") { await a.waitForExit() } }
         await observer.stop()

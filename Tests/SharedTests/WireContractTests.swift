@@ -37,6 +37,12 @@ import TestSupport
         #expect(try problems(NodeTelemetry(node: "n", ts: 1, version: "0.1.0", uptime: 5, adapter: "hci0", advertisementsPerSecond: 3,
                                            beaconsInView: 2, dropped: 0, hciErrors: 0, hciResets: 0, brokerReconnects: 1),
                              "telemetry.schema.json") == [])
+        let calibration = ReceiverCalibrationReport(ts: 1, nodes: [.init(node: "kitchen-pi", offsetDb: 2.5, source: .nodeBeacons),
+                                                                   .init(node: "hall-pi", offsetDb: -0.4, source: .beacons)])
+        #expect(try problems(calibration, "calibration.schema.json") == [])
+        #expect(String(decoding: try WireFormat.encode(calibration), as: UTF8.self).contains("\"offset_db\":2.5"))
+        #expect(try JSONSchemaValidator.contract("calibration.schema.json")
+            .validate(json: Array(#"{"v":1,"ts":1,"nodes":[{"node":"a","offset_db":1,"source":"guess"}]}"#.utf8)) != [])
     }
 }
 

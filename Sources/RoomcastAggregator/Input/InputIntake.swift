@@ -110,7 +110,7 @@ public struct InputIntake: Sendable {
             return .success(.aggregatorStatus(String(decoding: payload, as: UTF8.self)))
         case .aggregatorLease:
             return .success(.lease(payload))
-        case .nodeTelemetry, .nodeEvents:
+        case .nodeTelemetry, .nodeEvents, .aggregatorCalibration:
             return .success(.ignored)
         case .room, .events:
             return reject(.foreignTopic, "not an input topic")

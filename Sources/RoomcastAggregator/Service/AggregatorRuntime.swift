@@ -111,17 +111,18 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         }
     }
 
-    /// Logs what fusion learned about the receivers: at once when nodes start (or stop)
-    /// being calibrated from the nodes' own beacons, otherwise at most every 10 minutes
-    /// when an offset moved by 1 dB or more. Users see which Pi reads high or low.
-    private func logCalibration(now: Double) {
-        guard let engine = core.engine as? any CalibratingEstimator else { return }
+    /// Logs and publishes (retained) what fusion learned about the receivers: at once when
+    /// nodes start (or stop) being calibrated from the nodes' own beacons, otherwise at most
+    /// every 10 minutes when an offset moved by 1 dB or more. Users see which Pi reads high
+    /// or low.
+    private func reportCalibration(now: Double) throws -> [OutboundMessage] {
+        guard let engine = core.engine as? any CalibratingEstimator else { return [] }
         let current = engine.receiverCalibration
         let sourcesChanged = current.map(\.fromNodeBeacons) != loggedCalibration.map(\.fromNodeBeacons)
         let moved = current.count != loggedCalibration.count
             || zip(current, loggedCalibration).contains { abs($0.offset - $1.offset) >= 1 }
-        guard sourcesChanged || (moved && now - calibrationLoggedAt >= 600) else { return }
-        guard current.contains(where: { $0.fromNodeBeacons || abs($0.offset) >= 0.05 }) else { return }
+        guard sourcesChanged || (moved && now - calibrationLoggedAt >= 600) else { return [] }
+        guard current.contains(where: { $0.fromNodeBeacons || abs($0.offset) >= 0.05 }) else { return [] }
         loggedCalibration = current
         calibrationLoggedAt = now
         let summary = current.map { c in
@@ -129,6 +130,11 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 + (c.fromNodeBeacons ? " (node beacons)" : "")
         }.joined(separator: ", ")
         logger.info("receiver calibration", metadata: ["offsets": "\(summary)"])
+        let report = ReceiverCalibrationReport(ts: now, nodes: current.map { c in
+            .init(node: c.node, offsetDb: (c.offset * 10).rounded() / 10, source: c.fromNodeBeacons ? .nodeBeacons : .beacons)
+        })
+        return [OutboundMessage(topic: core.topics.aggregatorCalibration, payload: try WireFormat.encode(report),
+                                retain: true, qos: 1)]
     }
 
     /// Timer: fusion ticks, lease renewal, periodic refresh, discovery clean-up.
@@ -161,7 +167,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 nextRefresh = now + refreshInterval
                 out += try core.refresh(now: now)
             }
-            logCalibration(now: now)
+            out += try reportCalibration(now: now)
             if active, !discoveryReconciled, now - startedAt > resumeWindow, let discovery = core.discovery {
                 discoveryReconciled = true
                 out += discovery.removals(existing: discoveryOnBroker, wanted: try discovery.siteConfigs(core.site))

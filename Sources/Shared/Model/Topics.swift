@@ -19,6 +19,8 @@ public struct Topics: Sendable, Equatable {
     public var events: String { "\(prefix)/events" }
     public var aggregatorStatus: String { "\(prefix)/aggregator/status" }
     public var aggregatorLease: String { "\(prefix)/aggregator/lease" }
+    /// Retained: what fusion learned about each receiver (`ReceiverCalibrationReport`).
+    public var aggregatorCalibration: String { "\(prefix)/aggregator/calibration" }
 
     /// Subscription filters.
     public var allNodeBeacons: String { "\(prefix)/nodes/+/beacons/+" }
@@ -39,6 +41,7 @@ public struct Topics: Sendable, Equatable {
         case events
         case aggregatorStatus
         case aggregatorLease
+        case aggregatorCalibration
     }
 
     /// Parses `topic`; nil when it is not one of ours (or a beacon id is invalid).
@@ -52,6 +55,7 @@ public struct Topics: Sendable, Equatable {
         case 1 where rest[0] == "events": return .events
         case 2 where rest[0] == "aggregator" && rest[1] == "status": return .aggregatorStatus
         case 2 where rest[0] == "aggregator" && rest[1] == "lease": return .aggregatorLease
+        case 2 where rest[0] == "aggregator" && rest[1] == "calibration": return .aggregatorCalibration
         case 2 where rest[0] == "presence": return BeaconID(rest[1]).map { .presence(id: $0) }
         case 2 where rest[0] == "rooms": return .room(rest[1])
         case 3 where rest[0] == "nodes":
