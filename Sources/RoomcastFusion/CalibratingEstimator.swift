@@ -1,19 +1,9 @@
-/// What an estimator learned about one receiver: how many dB it reads above the model,
-/// and whether that came from the nodes' own beacons (`nodes[].beacon`) or from tracked ones.
-public struct ReceiverCalibration: Sendable, Equatable {
-    public var node: String
-    public var offset: Double
-    public var fromNodeBeacons: Bool
+import Shared
 
-    public init(node: String, offset: Double, fromNodeBeacons: Bool) {
-        self.node = node
-        self.offset = offset
-        self.fromNodeBeacons = fromNodeBeacons
-    }
-}
-
-/// An estimator that learns receiver offsets and can say what it learned (for logs).
+/// An estimator that learns receiver offsets and can say what it learned (the
+/// aggregator logs it and publishes it retained: `ReceiverCalibrationReport`).
 public protocol CalibratingEstimator {
-    /// Every node's learned offset, in node order.
-    var receiverCalibration: [ReceiverCalibration] { get }
+    /// Every node's learned offset (dB it reads above the model) and where it came from,
+    /// in node order.
+    var receiverCalibration: [ReceiverCalibrationReport.Node] { get }
 }

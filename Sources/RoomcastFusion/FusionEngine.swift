@@ -133,8 +133,8 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     }
 
     /// Every node's learned offset, in node order.
-    public var receiverCalibration: [ReceiverCalibration] {
-        nodes.map { ReceiverCalibration(node: $0.name, offset: $0.learnedOffset, fromNodeBeacons: $0.calibratedByLinks) }
+    public var receiverCalibration: [ReceiverCalibrationReport.Node] {
+        nodes.map { .init(node: $0.name, offsetDb: $0.learnedOffset, source: $0.calibratedByLinks ? .nodeBeacons : .beacons) }
     }
 
     /// Whether `node`'s offset was learned from the nodes' own beacons.

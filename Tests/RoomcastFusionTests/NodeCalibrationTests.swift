@@ -165,7 +165,7 @@ struct SimulatedHomeGuardTests {
         let scenario = generated.scenario
         var learned: [String: Double] = [:]
         let score = Evaluation.replay(scenario: scenario, estimator: FusionEngine(site: scenario.layout.siteModel())) { engine in
-            for c in engine.receiverCalibration { learned[c.node] = c.offset }
+            for c in engine.receiverCalibration { learned[c.node] = c.offsetDb }
         }.score
         // Offsets are relative (a common one is the beacons' power): compare centred values.
         let names = scenario.layout.nodes.map(\.name)

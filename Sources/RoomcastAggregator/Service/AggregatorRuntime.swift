@@ -32,7 +32,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     private var peersOnline: Set<String> = []
     private var announceInstance = false
     /// The receiver calibration last logged, and when.
-    private var loggedCalibration: [ReceiverCalibration] = []
+    private var loggedCalibration: [ReceiverCalibrationReport.Node] = []
     private var calibrationLoggedAt = -Double.infinity
 
     public init(core: AggregatorCore<Engine>, election: LeaseElection?, refreshInterval: Double, startedAt: Double,
@@ -118,21 +118,21 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     private func reportCalibration(now: Double) throws -> [OutboundMessage] {
         guard let engine = core.engine as? any CalibratingEstimator else { return [] }
         let current = engine.receiverCalibration
-        let sourcesChanged = current.map(\.fromNodeBeacons) != loggedCalibration.map(\.fromNodeBeacons)
+        let sourcesChanged = current.map(\.source) != loggedCalibration.map(\.source)
         let moved = current.count != loggedCalibration.count
-            || zip(current, loggedCalibration).contains { abs($0.offset - $1.offset) >= 1 }
+            || zip(current, loggedCalibration).contains { abs($0.offsetDb - $1.offsetDb) >= 1 }
         guard sourcesChanged || (moved && now - calibrationLoggedAt >= 600) else { return [] }
-        guard current.contains(where: { $0.fromNodeBeacons || abs($0.offset) >= 0.05 }) else { return [] }
+        guard current.contains(where: { $0.source == .nodeBeacons || abs($0.offsetDb) >= 0.05 }) else { return [] }
         loggedCalibration = current
         calibrationLoggedAt = now
-        let summary = current.map { c in
-            "\(c.node) \(c.offset >= 0 ? "+" : "")\(Double(Int((c.offset * 10).rounded())) / 10) dB"
-                + (c.fromNodeBeacons ? " (node beacons)" : "")
+        let rounded = current.map { c in
+            ReceiverCalibrationReport.Node(node: c.node, offsetDb: (c.offsetDb * 10).rounded() / 10, source: c.source)
+        }
+        let summary = rounded.map { c in
+            "\(c.node) \(c.offsetDb >= 0 ? "+" : "")\(c.offsetDb) dB" + (c.source == .nodeBeacons ? " (node beacons)" : "")
         }.joined(separator: ", ")
         logger.info("receiver calibration", metadata: ["offsets": "\(summary)"])
-        let report = ReceiverCalibrationReport(ts: now, nodes: current.map { c in
-            .init(node: c.node, offsetDb: (c.offset * 10).rounded() / 10, source: c.fromNodeBeacons ? .nodeBeacons : .beacons)
-        })
+        let report = ReceiverCalibrationReport(ts: now, nodes: rounded)
         return [OutboundMessage(topic: core.topics.aggregatorCalibration, payload: try WireFormat.encode(report),
                                 retain: true, qos: 1)]
     }
