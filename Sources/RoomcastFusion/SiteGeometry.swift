@@ -82,6 +82,23 @@ struct SiteGeometry {
         var sigma: Double
     }
 
+    /// The wall- and floor-aware path loss between two points (dB, positive), its
+    /// uncertainty, and the walls plus floors in between: log-distance (3-D, at least
+    /// 0.3 m), walls counted on `from`'s floor raster when both are on one floor.
+    static func model(from a: PlacedNode, to b: PlacedNode, rasters: [Int: FloorRaster],
+                      settings: FusionSettings) -> (loss: Double, sigma: Double, obstacles: Int) {
+        let dx = b.x - a.x, dy = b.y - a.y, dz = b.z - a.z
+        let d = max((dx * dx + dy * dy + dz * dz).squareRoot(), 0.3)
+        let floors = abs(b.floor - a.floor)
+        var walls = 0
+        if floors == 0, let raster = rasters[a.floor] {
+            walls = raster.roomChanges(fromX: a.x, fromY: a.y, toX: b.x, toY: b.y)
+        }
+        let loss = 10 * settings.pathLossExponent * log10(d) + settings.wallLoss * Double(walls)
+            + settings.floorLoss * Double(floors)
+        return (loss, settings.rssiSigma + settings.wallSigma * Double(walls + floors), walls + floors)
+    }
+
     /// The model of the link from the node in column `from` to the one in column `to`.
     func link(from: Int, to: Int) -> LinkModel { linkModels[from * placed.count + to] }
 
@@ -179,27 +196,18 @@ struct SiteGeometry {
 
         // Wall counting walks the segment node→cell over a fine raster of room ids.
         let rasters = FloorRaster.build(outlines: outlines, resolution: res / 2)
-        let n = settings.pathLossExponent
         var pl = [Float](repeating: 0, count: nodes.count * cellCount)
         var w = pl, lw = pl
         var obstacleCount = [UInt8](repeating: 0, count: nodes.count * cellCount)
         for (col, node) in nodes.enumerated() {
             for c in 0..<cellCount {
-                let cellFloor = Int(((cz[c] - settings.beaconHeight) / settings.floorHeight).rounded())
-                let dx = cx[c] - node.x, dy = cy[c] - node.y, dz = cz[c] - node.z
-                let d = max((dx * dx + dy * dy + dz * dz).squareRoot(), 0.3)
-                let floors = abs(cellFloor - node.floor)
-                var walls = 0
-                if floors == 0, let raster = rasters[node.floor] {
-                    walls = raster.roomChanges(fromX: node.x, fromY: node.y, toX: cx[c], toY: cy[c])
-                }
-                let loss = 10 * n * log10(d) + settings.wallLoss * Double(walls) + settings.floorLoss * Double(floors)
-                let sigma = settings.rssiSigma + settings.wallSigma * Double(walls + floors)
-                let wt = 1 / (sigma * sigma)
-                pl[col * cellCount + c] = Float(-loss)
+                let cell = PlacedNode(engineIndex: -1, x: cx[c], y: cy[c], z: cz[c], floor: floors[c])
+                let link = Self.model(from: node, to: cell, rasters: rasters, settings: settings)
+                let wt = 1 / (link.sigma * link.sigma)
+                pl[col * cellCount + c] = Float(-link.loss)
                 w[col * cellCount + c] = Float(wt)
                 lw[col * cellCount + c] = Float(log(wt))
-                obstacleCount[col * cellCount + c] = UInt8(min(walls + floors, 255))
+                obstacleCount[col * cellCount + c] = UInt8(min(link.obstacles, 255))
             }
         }
         pathLoss = pl; weight = w; logWeight = lw; obstacles = obstacleCount
@@ -208,16 +216,8 @@ struct SiteGeometry {
         var links = [LinkModel](repeating: LinkModel(loss: 0, sigma: 0), count: nodes.count * nodes.count)
         for (a, tx) in nodes.enumerated() {
             for (b, rx) in nodes.enumerated() where a != b {
-                let dx = tx.x - rx.x, dy = tx.y - rx.y, dz = tx.z - rx.z
-                let d = max((dx * dx + dy * dy + dz * dz).squareRoot(), 0.3)
-                let floors = abs(tx.floor - rx.floor)
-                var walls = 0
-                if floors == 0, let raster = rasters[tx.floor] {
-                    walls = raster.roomChanges(fromX: tx.x, fromY: tx.y, toX: rx.x, toY: rx.y)
-                }
-                links[a * nodes.count + b] = LinkModel(
-                    loss: 10 * n * log10(d) + settings.wallLoss * Double(walls) + settings.floorLoss * Double(floors),
-                    sigma: settings.rssiSigma + settings.wallSigma * Double(walls + floors))
+                let link = Self.model(from: tx, to: rx, rasters: rasters, settings: settings)
+                links[a * nodes.count + b] = LinkModel(loss: link.loss, sigma: link.sigma)
             }
         }
         linkModels = links

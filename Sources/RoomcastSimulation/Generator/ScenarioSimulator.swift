@@ -66,10 +66,7 @@ public struct ScenarioSimulator: Sendable {
     /// node of the site, major 900, minor index + 1, 1 s, drawn from their own sub-streams.
     func nodeBeacon(_ node: ScenarioLayout.Node, index: Int) -> Transmitter {
         var trng = SeededRandom(seed: settings.seed, stream: "node-beacon-\(node.name)")
-        var uuidBytes = randomBytes(16, stream: "node-beacon-uuid")
-        uuidBytes[6] = (uuidBytes[6] & 0x0F) | 0x40
-        uuidBytes[8] = (uuidBytes[8] & 0x3F) | 0x80
-        let uuid = UUID(uuidString: BeaconID.uuidString(uuidBytes)) ?? UUID()
+        let (uuid, uuidBytes) = Self.randomUUID(randomBytes(16, stream: "node-beacon-uuid"))
         let major: UInt16 = 900, minor = UInt16(truncatingIfNeeded: index + 1)
         let advertised = -59
         let beacon = ScenarioBeacon(id: .iBeacon(uuid: uuid, major: major, minor: minor), name: node.name,
@@ -145,10 +142,7 @@ public struct ScenarioSimulator: Sendable {
 
     func makeTransmitters(_ rng: inout SeededRandom) -> [Transmitter] {
         let s = settings
-        var uuidBytes = (0..<16).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
-        uuidBytes[6] = (uuidBytes[6] & 0x0F) | 0x40
-        uuidBytes[8] = (uuidBytes[8] & 0x3F) | 0x80
-        let uuid = UUID(uuidString: BeaconID.uuidString(uuidBytes)) ?? UUID()
+        let (uuid, uuidBytes) = Self.randomUUID((0..<16).map { _ in UInt8(truncatingIfNeeded: rng.next()) })
         var out: [Transmitter] = []
         for i in 0..<s.people {
             var trng = SeededRandom(seed: s.seed, stream: "person-\(i)")
@@ -250,6 +244,14 @@ public struct ScenarioSimulator: Sendable {
                                    advertiser: air))
         }
         return out
+    }
+
+    /// A version-4 (random) UUID made of 16 random bytes, and its bytes.
+    static func randomUUID(_ random: [UInt8]) -> (UUID, [UInt8]) {
+        var bytes = random
+        bytes[6] = (bytes[6] & 0x0F) | 0x40
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        return (UUID(uuidString: BeaconID.uuidString(bytes)) ?? UUID(), bytes)
     }
 
     /// Bytes from their own sub-stream, so drawing them leaves every other stream as it was.
