@@ -127,14 +127,7 @@ extension FusionEngine {
             if settings.motionGate && usedGeometry {
                 // Parting of fast from slow averages over every link but the one that
                 // parted most: a move changes several links at once, shadowing one.
-                var most = 0.0, sum = 0.0
-                for n in scratchNodes {
-                    let slot = slots[base + n]
-                    let z = abs(slot.fast - slot.slow) / settings.motionSigma
-                    sum += z * z
-                    most = max(most, z)
-                }
-                let rest = max(0, sum - most * most).squareRoot()
+                let (rest, most) = parting(base: base, sigma: settings.motionSigma) { $0.fast - $0.slow }
                 if rest >= settings.motionThreshold || most >= settings.motionSingleThreshold {
                     s.movingUntil = now + settings.motionHold
                 }
@@ -182,11 +175,13 @@ extension FusionEngine {
             changed = true
         } else if best != s.room {
             let lead = exp(s.logPosterior[best]) - exp(s.logPosterior[s.room])
-            if lead >= settings.switchMargin {
+            let still = usedGeometry && holdsStill(s, base: base, now: now)
+            if lead >= (still ? max(settings.switchMargin, settings.stillSwitchMargin) : settings.switchMargin) {
                 if s.challenger != best { s.challenger = best; s.challengerSince = now; s.challengerLead = 0 }
                 // A clear lead switches at once, a marginal one only once it has lasted.
                 s.challengerLead += lead * max(dt, 0.001)
-                if now - s.challengerSince >= settings.minDwell && s.challengerLead >= settings.switchEvidence
+                let dwell = still ? max(settings.minDwell, settings.stillMinDwell) : settings.minDwell
+                if now - s.challengerSince >= dwell && s.challengerLead >= settings.switchEvidence
                     && leftRoom(s, usedGeometry: usedGeometry) {
                     s.room = best
                     s.since = now
@@ -237,6 +232,29 @@ extension FusionEngine {
 
     /// Fills `scratchRoomLL` from the position grid; false when geometry cannot be
     /// used for this evidence (fewer than two positioned fresh nodes).
+    /// Root-sum-square of `difference(slot) / sigma` over the fresh links of the beacon at
+    /// `base`, leaving out the link that parted most (`rest`), and that link's (`most`):
+    /// a move changes several links at once, shadowing one.
+    private func parting(base: Int, sigma: Double, _ difference: (EvidenceSlot) -> Double) -> (rest: Double, most: Double) {
+        var most = 0.0, sum = 0.0
+        for n in scratchNodes {
+            let z = abs(difference(slots[base + n])) / sigma
+            sum += z * z
+            most = max(most, z)
+        }
+        return (max(0, sum - most * most).squareRoot(), most)
+    }
+
+    /// Whether the beacon holds still: the motion gate (room-level filter) saw no move for
+    /// `motion_hold`, and its slow averages have not crept away from the long ones (a
+    /// robot vacuum is too slow for the gate, not for this).
+    private func holdsStill(_ s: BeaconState, base: Int, now: Double) -> Bool {
+        // The gate runs in the room-level filter; the particle filter has motion of its own.
+        guard settings.motionGate, settings.roomFilter == .hmm, now >= s.movingUntil else { return false }
+        guard settings.creepThreshold > 0 else { return true }
+        return parting(base: base, sigma: settings.creepSigma) { $0.slow - $0.long }.rest < settings.creepThreshold
+    }
+
     private mutating func geometryLikelihood(_ s: inout BeaconState, base: Int) -> Bool {
         s.position = nil
         guard var g = geometry else { return false }

@@ -186,6 +186,7 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
             slot.rssi = adjusted
             slot.fast = adjusted
             slot.slow = adjusted
+            slot.long = adjusted
             slot.gap = 0
         } else {
             let dt = max(0, ts - slot.ts)
@@ -199,6 +200,7 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
             slot.variance += (1 - exp(-step / 10)) * (min(deviation * deviation, 400) - slot.variance)
             slot.fast += (1 - exp(-step / tau)) * deviation
             slot.slow += (1 - exp(-step / settings.motionTimeConstant)) * (adjusted - slot.slow)
+            slot.long += (1 - exp(-step / settings.creepTimeConstant)) * (adjusted - slot.long)
             // The evidence average is slow while the signal is steady (a still beacon
             // stays put) and jumps to the fast one when they part by more than the
             // noise explains (a real move is followed at the fast filter's pace).
@@ -330,6 +332,8 @@ struct EvidenceSlot {
     var fast = 0.0
     /// Slow plain average (`motion_time_constant`) the motion gate compares with.
     var slow = 0.0
+    /// Longer plain average (`creep_time_constant`) the creep test compares `slow` with.
+    var long = 0.0
     /// Direction (+1/-1, 0 none) and start of the current fast/evidence parting.
     var changeSign = 0.0
     var changeSince = 0.0

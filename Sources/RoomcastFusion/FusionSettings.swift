@@ -65,6 +65,20 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     public var positionMargin: Double = 0.6
     /// How long a challenger must keep that lead before the switch (seconds).
     public var minDwell: Double = 0
+    /// A beacon holding still (geometry with the motion gate: no motion for `motion_hold`
+    /// and no creep) switches only on a lead of `still_switch_margin` kept for
+    /// `still_min_dwell` seconds (since stop 13): a tag lying where two rooms' evidence
+    /// is nearly even otherwise changes room whenever slow shadowing tips it over.
+    public var stillSwitchMargin: Double = 0.6
+    public var stillMinDwell: Double = 6
+    /// Creep: what the motion gate cannot see (a robot vacuum at 0.1 m/s, a slow walker)
+    /// still moves the slow averages away from `creep_time_constant` ones, on several
+    /// links at once. A beacon whose slow averages part from those by `creep_threshold` ×
+    /// `creep_sigma` dB in root-sum-square (every link but the one that parted most)
+    /// does not count as holding still (0 = off).
+    public var creepTimeConstant: Double = 60
+    public var creepSigma: Double = 2
+    public var creepThreshold: Double = 2
     /// The challenger's lead integrated over time (probability × seconds) needed
     /// to switch: a decisive lead (≈1) switches in this many seconds, a marginal one
     /// (≈`switch_margin`) takes 1/margin times longer.
@@ -216,6 +230,11 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         case switchMargin = "switch_margin"
         case positionMargin = "position_margin"
         case minDwell = "min_dwell"
+        case stillSwitchMargin = "still_switch_margin"
+        case stillMinDwell = "still_min_dwell"
+        case creepTimeConstant = "creep_time_constant"
+        case creepSigma = "creep_sigma"
+        case creepThreshold = "creep_threshold"
         case switchRate = "switch_rate"
         case switchEvidence = "switch_evidence"
         case evidenceWeight = "evidence_weight"
@@ -297,6 +316,11 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         switchMargin = try v(.switchMargin, d.switchMargin)
         positionMargin = try v(.positionMargin, d.positionMargin)
         minDwell = try v(.minDwell, d.minDwell)
+        stillSwitchMargin = try v(.stillSwitchMargin, d.stillSwitchMargin)
+        stillMinDwell = try v(.stillMinDwell, d.stillMinDwell)
+        creepTimeConstant = try v(.creepTimeConstant, d.creepTimeConstant)
+        creepSigma = try v(.creepSigma, d.creepSigma)
+        creepThreshold = try v(.creepThreshold, d.creepThreshold)
         switchRate = try v(.switchRate, d.switchRate)
         switchEvidence = try v(.switchEvidence, d.switchEvidence)
         evidenceWeight = try v(.evidenceWeight, d.evidenceWeight)
@@ -376,6 +400,10 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         nonNegative(changeThreshold, .changeThreshold)
         nonNegative(changePersistence, .changePersistence)
         nonNegative(minDwell, .minDwell)
+        nonNegative(stillMinDwell, .stillMinDwell)
+        positive(creepTimeConstant, .creepTimeConstant)
+        positive(creepSigma, .creepSigma)
+        nonNegative(creepThreshold, .creepThreshold)
         positive(switchRate, .switchRate)
         nonNegative(switchEvidence, .switchEvidence)
         positive(evidenceWeight, .evidenceWeight)
@@ -422,6 +450,9 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         nonNegative(forgetAfter, .forgetAfter)
         if !(switchMargin >= 0 && switchMargin < 1) {
             problems.append("fusion.switch_margin: must be in 0..<1 (is \(switchMargin))")
+        }
+        if !(stillSwitchMargin >= 0 && stillSwitchMargin < 1) {
+            problems.append("fusion.still_switch_margin: must be in 0..<1 (is \(stillSwitchMargin))")
         }
         if !(minRSSI < maxRSSI) { problems.append("fusion.min_rssi: must be below max_rssi") }
         if !(rawWeight >= 0 && rawWeight <= 1) { problems.append("fusion.raw_weight: must be in 0...1 (is \(rawWeight))") }

@@ -85,6 +85,10 @@ struct NodeCalibrationTests {
             let p = [4.7, 1.0, 1.0]
             var settings = FusionSettings()
             settings.learnCalibration = calibrate
+            // Judge the evidence alone: the hold on a still beacon would keep its first
+            // room whichever way calibration tipped it.
+            settings.stillSwitchMargin = 0
+            settings.stillMinDwell = 0
             var engine = FusionEngine(site: site, settings: settings)
             var rng = SeededRandom(seed: 9), synth = Synthetic()
             for s in 0..<180 {
@@ -182,5 +186,27 @@ struct SimulatedHomeGuardTests {
         #expect(score.settledAccuracy > bermuda.settledAccuracy + 0.05, "\(score.summary) vs bermuda \(bermuda.summary)")
         #expect(score.flapsPerHour <= bermuda.flapsPerHour, "\(score.summary) vs bermuda \(bermuda.summary)")
         #expect(score.missedSwitches <= bermuda.missedSwitches + 1)
+    }
+
+    @Test("a tag lying in the flat's narrow hall holds its room; without the hold it flaps")
+    func stillTagHoldsItsRoom() throws {
+        // Holdout flat 2001: the tag lies in the 1.5 m hall between the living room and
+        // the bedroom, where the position estimate swings from one side to the other.
+        var settings = SimulationSettings(plan: .flat, seed: 2001, duration: 600)
+        settings.nodeBeacons = true
+        let scenario = ScenarioSimulator(settings: settings).run().scenario
+        let tag = try #require(scenario.beacons.first { $0.name == "tag-0" })
+        #expect(!tag.mobile)
+        func changes(_ fusion: FusionSettings) -> [DecisionTimeline.Change] {
+            let timeline = Evaluation.replay(scenario: scenario,
+                                             estimator: FusionEngine(site: scenario.layout.siteModel(), settings: fusion)).timeline
+            return (timeline.changes[tag.id] ?? []).filter { $0.t > scenario.layout.t0 + 30 }
+        }
+        var loose = FusionSettings()
+        loose.stillSwitchMargin = 0
+        loose.stillMinDwell = 0
+        let held = changes(FusionSettings()), flapping = changes(loose)
+        #expect(held.count <= 2, "\(held)")
+        #expect(flapping.count >= 5, "\(flapping)")
     }
 }

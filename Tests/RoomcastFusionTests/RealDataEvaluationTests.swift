@@ -45,4 +45,16 @@ import Shared
             #expect(score.flapsPerHour <= b.flapsPerHour, "\(baseline.name): \(b.summary) vs \(score.summary)")
         }
     }
+
+    /// The robot drives at 0.07–0.09 m/s, too slowly for the motion gate: the creep test is
+    /// what keeps the hold on still beacons from holding it in the room it has left.
+    @Test func creepLetsTheRobotThroughTheHold() throws {
+        let scenario = try SimulationFixtures.scenario("kolakowski-calib")
+        let site = scenario.layout.siteModel()
+        var noCreep = FusionSettings()
+        noCreep.creepThreshold = 0
+        let with = Evaluation.run(scenario: scenario, estimator: FusionEngine(site: site, settings: FusionSettings()))
+        let without = Evaluation.run(scenario: scenario, estimator: FusionEngine(site: site, settings: noCreep))
+        #expect(with.settledAccuracy > without.settledAccuracy, "\(with.summary) vs \(without.summary) without")
+    }
 }
