@@ -46,7 +46,8 @@ enum SimulationBenchmark {
 
         ENVIRONMENT (diagnostics):
           BENCH_FUSION=JSON    Adds contender roomcast-x with these fusion settings (config keys);
-                               BENCH_RANGING=JSON and BENCH_PUBLISH_INTERVAL=S change its replay.
+                               BENCH_RANGING=JSON, BENCH_PUBLISH_INTERVAL=S and
+                               BENCH_TICK_INTERVAL=S (engine ticks, 1 s) change its replay.
           BENCH_CALIBRATED=1   roomcast-x gets every receiver's true offset as rx_adjust.
           BENCH_OFFSETS=1      Prints each fusion engine's learned offsets beside the true ones.
           BENCH_RADIO=k=v,...  Radio model fields over the noise preset: exponent, wall, offset,

@@ -45,6 +45,9 @@ func experimentalContenders() -> [SimulationBenchmark.Contender] {
         if let interval = ProcessInfo.processInfo.environment["BENCH_PUBLISH_INTERVAL"].flatMap(Double.init) {
             options.publishInterval = interval
         }
+        if let interval = ProcessInfo.processInfo.environment["BENCH_TICK_INTERVAL"].flatMap(Double.init) {
+            options.tickInterval = interval
+        }
         return [.init(name: "roomcast-x", options: options, make: { site in FusionEngine(site: site, settings: settings) })]
     } catch {
         FileHandle.standardError.write(Data("BENCH_FUSION: \(error)\n".utf8))

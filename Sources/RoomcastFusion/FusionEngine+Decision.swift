@@ -147,8 +147,13 @@ extension FusionEngine {
                     s.logPosterior[r] = log(stay * p + spread * (1 - p))
                 }
             }
+            // Evidence counts per second, not per evaluation: agents publish about once a
+            // second, and ticking more often must not count the same readings again (the
+            // service ticks every 0.5 s, the replay every second). A first evaluation, or
+            // one after a restart, counts as one second.
+            let seconds = dt > 0 ? min(dt, 1) : 1
             for r in 0..<roomCount {
-                s.logPosterior[r] += weight * (scratchRoomLL[r] - maxLL)
+                s.logPosterior[r] += weight * seconds * (scratchRoomLL[r] - maxLL)
             }
             Self.normalise(&s.logPosterior)
         }

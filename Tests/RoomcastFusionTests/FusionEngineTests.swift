@@ -62,7 +62,9 @@ import Shared
         }
         #expect(rooms(changes.map(\.1)) == ["kitchen", "office"])
         let move = try #require(changes.last)
-        #expect(move.0 > 150 && move.0 < 153, "switched \(move.0 - 150) s after the move")
+        // Nearest-node mode is the sticky one (`nearest_evidence_weight` 0.5), and evidence
+        // counts per second however often the engine is ticked.
+        #expect(move.0 > 150 && move.0 < 157, "switched \(move.0 - 150) s after the move")
         #expect(move.1.reason == "moved_nearest")
         #expect(move.1.since == move.0)
     }

@@ -102,12 +102,12 @@ import Shared
         gated.positionMargin = 0
         #expect(FusionSettings().motionGate)
         // Without the gate one link's slow excursion is enough to move the beacon…
-        #expect(Self.roomsThroughOneLinkExcursion(ungated, excursion: 10) == ["left", "right"])
+        #expect(Self.roomsThroughOneLinkExcursion(ungated, excursion: 14) == ["left", "right"])
         // …unless the position estimate must first be 0.6 m out of the room (the default),
         ungated.positionMargin = 0.6
-        #expect(Self.roomsThroughOneLinkExcursion(ungated, excursion: 10) == ["left"])
+        #expect(Self.roomsThroughOneLinkExcursion(ungated, excursion: 14) == ["left"])
         // …with it, a change on one link alone is shadowing, and the room holds.
-        #expect(Self.roomsThroughOneLinkExcursion(gated, excursion: 10) == ["left"])
+        #expect(Self.roomsThroughOneLinkExcursion(gated, excursion: 14) == ["left"])
     }
 
     static var particles: FusionSettings {
@@ -119,7 +119,7 @@ import Shared
     @Test func particleFilterHoldsAStillBeaconThroughOneLinksShadowing() {
         // The same excursion that moves the room-level filter is taken up by that
         // link's shadowing in the particle filter.
-        #expect(Self.roomsThroughOneLinkExcursion(Self.particles, excursion: 10) == ["left"])
+        #expect(Self.roomsThroughOneLinkExcursion(Self.particles, excursion: 14) == ["left"])
     }
 
     /// The sticky modes still follow a real move through the wall within 4 s.
