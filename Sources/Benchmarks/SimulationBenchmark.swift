@@ -38,6 +38,8 @@ enum SimulationBenchmark {
           --only <list>        Comma-separated estimator names to run (default: all).
           --flaps <name>       Also list that estimator's flaps per beacon (diagnostics).
           --node-beacons       Every node also transmits an iBeacon (calibration from node links).
+          --placement <off-centre|centred>
+                               Where nodes sit in their rooms (default: off-centre).
 
         ROWS:
           bound                The nearest-node bound: strongest noise-free signal, calibrated.
@@ -76,6 +78,7 @@ enum SimulationBenchmark {
         var only: Set<String>?
         var flapsOf: String?
         var nodeBeacons = false
+        var placement = NodePlacement.offCentre
         var i = 0
         func value() throws -> String {
             guard i + 1 < arguments.count else { throw Failure(description: "missing value for \(arguments[i])\n\n\(usage)") }
@@ -107,6 +110,12 @@ enum SimulationBenchmark {
             case "--only": only = Set(try value().split(separator: ",").map(String.init))
             case "--flaps": flapsOf = try value()
             case "--node-beacons": nodeBeacons = true
+            case "--placement":
+                let v = try value()
+                guard let p = NodePlacement(rawValue: v) else {
+                    throw Failure(description: "--placement must be off-centre or centred, not '\(v)'")
+                }
+                placement = p
             case "-h", "--help":
                 print(usage, terminator: "")
                 return
@@ -177,6 +186,7 @@ enum SimulationBenchmark {
                     var settings = SimulationSettings(plan: FloorPlan.named(layout)!, seed: base + UInt64(k), duration: duration)
                     settings.radio = RadioModel(noise: noise)
                     settings.nodeBeacons = nodeBeacons
+                    settings.placement = placement
                     try applyRadioOverrides(&settings.radio)
                     let simulator = ScenarioSimulator(settings: settings)
                     let generated = simulator.run()

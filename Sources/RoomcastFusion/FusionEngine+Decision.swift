@@ -113,10 +113,12 @@ extension FusionEngine {
         if settings.roomFilter == .particles && particleStep(&s, b: b, base: base, dt: dt, restart: restarting) {
             usedGeometry = true
         } else {
+            // The motion gate: quick while several links change at once, sticky otherwise.
+            let moving = settings.motionGate && gateSeesMotion(&s, base: base, now: now)
             // Likelihood of each room from this evaluation's evidence.
             if scratchRoomLL.count != roomCount { scratchRoomLL = [Double](repeating: 0, count: roomCount) }
             usedGeometry = geometryLikelihood(&s, base: base)
-            if !usedGeometry { nearestLikelihood(base: base) }
+            if !usedGeometry { nearestLikelihood(base: base, moving: moving) }
             var maxLL = -Double.infinity
             for r in 0..<roomCount { maxLL = max(maxLL, scratchRoomLL[r]) }
             guard maxLL.isFinite else { return false }  // only nodes without a room heard it
@@ -124,19 +126,12 @@ extension FusionEngine {
             // Room-level HMM: predict (a room change at `switch_rate`), then update.
             var rate = usedGeometry ? settings.switchRate : settings.nearestSwitchRate
             var weight = usedGeometry ? settings.evidenceWeight : settings.nearestEvidenceWeight
-            if settings.motionGate && usedGeometry {
-                // Parting of fast from slow averages over every link but the one that
-                // parted most: a move changes several links at once, shadowing one.
-                let (rest, most) = parting(base: base, sigma: settings.motionSigma) { $0.fast - $0.slow }
-                if rest >= settings.motionThreshold || most >= settings.motionSingleThreshold {
-                    s.movingUntil = now + settings.motionHold
-                }
-                if now < s.movingUntil {
-                    rate = settings.movingSwitchRate
-                    weight = settings.movingEvidenceWeight
-                } else {
-                    rate = settings.stillSwitchRate
-                    weight = settings.stillEvidenceWeight
+            if settings.motionGate {
+                switch (moving, usedGeometry) {
+                case (true, true): (rate, weight) = (settings.movingSwitchRate, settings.movingEvidenceWeight)
+                case (false, true): (rate, weight) = (settings.stillSwitchRate, settings.stillEvidenceWeight)
+                case (true, false): (rate, weight) = (settings.movingSwitchRate, settings.nearestMovingEvidenceWeight)
+                case (false, false): (rate, weight) = (settings.nearestSwitchRate, settings.nearestStillEvidenceWeight)
                 }
             }
             if roomCount > 1 && dt > 0 {
@@ -180,7 +175,7 @@ extension FusionEngine {
             changed = true
         } else if best != s.room {
             let lead = exp(s.logPosterior[best]) - exp(s.logPosterior[s.room])
-            let still = usedGeometry && holdsStill(s, base: base, now: now)
+            let still = holdsStill(s, base: base, now: now)
             if lead >= (still ? max(settings.switchMargin, settings.stillSwitchMargin) : settings.switchMargin) {
                 if s.challenger != best { s.challenger = best; s.challengerSince = now; s.challengerLead = 0 }
                 // A clear lead switches at once, a marginal one only once it has lasted.
@@ -237,6 +232,17 @@ extension FusionEngine {
 
     /// Fills `scratchRoomLL` from the position grid; false when geometry cannot be
     /// used for this evidence (fewer than two positioned fresh nodes).
+    /// Whether the motion gate sees beacon `s` moving: the parting of fast from slow
+    /// averages over every link but the one that parted most (a move changes several links
+    /// at once, shadowing one) opens it for `motion_hold`.
+    private func gateSeesMotion(_ s: inout BeaconState, base: Int, now: Double) -> Bool {
+        let (rest, most) = parting(base: base, sigma: settings.motionSigma) { $0.fast - $0.slow }
+        if rest >= settings.motionThreshold || most >= settings.motionSingleThreshold {
+            s.movingUntil = now + settings.motionHold
+        }
+        return now < s.movingUntil
+    }
+
     /// Root-sum-square of `difference(slot) / sigma` over the fresh links of the beacon at
     /// `base`, leaving out the link that parted most (`rest`), and that link's (`most`):
     /// a move changes several links at once, shadowing one.
@@ -325,14 +331,15 @@ extension FusionEngine {
         return true
     }
 
-    /// Fills `scratchRoomLL` from the strongest fresh node of each room.
-    private mutating func nearestLikelihood(base: Int) {
+    /// Fills `scratchRoomLL` from the strongest fresh node of each room: its steady
+    /// average, or its fast one while the motion gate sees the beacon moving.
+    private mutating func nearestLikelihood(base: Int, moving: Bool) {
         let roomCount = roomNames.count
         for r in 0..<roomCount { scratchRoomLL[r] = -.infinity }
         var weakest = Double.infinity
         var noise = 0.0
         for n in scratchNodes {
-            let v = slots[base + n].rssi - nodes[n].learnedOffset
+            let v = (moving ? slots[base + n].fast : slots[base + n].rssi) - nodes[n].learnedOffset
             noise = max(noise, slots[base + n].variance)
             weakest = min(weakest, v)
             let r = nodes[n].room

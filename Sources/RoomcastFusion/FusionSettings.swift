@@ -133,7 +133,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     public var roomAreaPrior: Bool = false
     /// Prior spread of the beacon's real 1 m power around its advertised one (dB).
     public var powerSigma: Double = 6
-    /// Motion gate (geometry mode, on by default since stop 12): a beacon counts as moving when
+    /// Motion gate (on by default since stop 12; nearest-node mode too since stop 13): a beacon counts as moving when
     /// the fast averages of its nodes, beyond the one that moved most, part from
     /// their slow (`motion_time_constant`) averages by `motion_threshold` ×
     /// `motion_sigma` dB in root-sum-square — a move changes several links at once,
@@ -151,6 +151,11 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     public var movingSwitchRate: Double = 0.2
     public var stillEvidenceWeight: Double = 0.12
     public var stillSwitchRate: Double = 0.008
+    /// The gate in nearest-node mode (stop 13): while moving, `moving_switch_rate` and
+    /// this weight, on the nodes' fast averages; while still, `nearest_switch_rate` and
+    /// `nearest_still_evidence_weight` on their steady ones.
+    public var nearestMovingEvidenceWeight: Double = 6
+    public var nearestStillEvidenceWeight: Double = 0.1
 
     /// How the room is tracked over time in geometry mode: `hmm` (a filter over
     /// rooms fed each evaluation's room likelihoods) or `particles` (a particle
@@ -265,6 +270,8 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         case movingSwitchRate = "moving_switch_rate"
         case stillEvidenceWeight = "still_evidence_weight"
         case stillSwitchRate = "still_switch_rate"
+        case nearestMovingEvidenceWeight = "nearest_moving_evidence_weight"
+        case nearestStillEvidenceWeight = "nearest_still_evidence_weight"
         case roomFilter = "room_filter"
         case particleCount = "particle_count"
         case shadowSigma = "shadow_sigma"
@@ -351,6 +358,8 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         movingSwitchRate = try v(.movingSwitchRate, d.movingSwitchRate)
         stillEvidenceWeight = try v(.stillEvidenceWeight, d.stillEvidenceWeight)
         stillSwitchRate = try v(.stillSwitchRate, d.stillSwitchRate)
+        nearestMovingEvidenceWeight = try v(.nearestMovingEvidenceWeight, d.nearestMovingEvidenceWeight)
+        nearestStillEvidenceWeight = try v(.nearestStillEvidenceWeight, d.nearestStillEvidenceWeight)
         roomFilter = try v(.roomFilter, d.roomFilter)
         particleCount = try v(.particleCount, d.particleCount)
         shadowSigma = try v(.shadowSigma, d.shadowSigma)
@@ -431,6 +440,8 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         positive(movingSwitchRate, .movingSwitchRate)
         positive(stillEvidenceWeight, .stillEvidenceWeight)
         positive(stillSwitchRate, .stillSwitchRate)
+        positive(nearestMovingEvidenceWeight, .nearestMovingEvidenceWeight)
+        positive(nearestStillEvidenceWeight, .nearestStillEvidenceWeight)
         if particleCount < 8 || particleCount > 4096 { problems.append("fusion.particle_count: must be 8…4096, not \(particleCount)") }
         positive(shadowSigma, .shadowSigma)
         positive(shadowTime, .shadowTime)

@@ -62,11 +62,22 @@ import Shared
         }
         #expect(rooms(changes.map(\.1)) == ["kitchen", "office"])
         let move = try #require(changes.last)
-        // Nearest-node mode is the sticky one (`nearest_evidence_weight` 0.5), and evidence
-        // counts per second however often the engine is ticked.
-        #expect(move.0 > 150 && move.0 < 157, "switched \(move.0 - 150) s after the move")
+        // Both nodes' fast averages part from their slow ones: the motion gate opens, and
+        // nearest-node mode follows at the moving pace.
+        #expect(move.0 > 150 && move.0 < 153, "switched \(move.0 - 150) s after the move")
         #expect(move.1.reason == "moved_nearest")
         #expect(move.1.since == move.0)
+
+        // Without the gate the one sticky pace (`nearest_evidence_weight` 0.5) is slower.
+        var settings = FusionSettings()
+        settings.motionGate = false
+        var ungated = FusionEngine(site: Synthetic.twoRooms, settings: settings)
+        let slow = Self.drive(&ungated, from: 0, to: 300, sigma: 5, seed: 2) { t in
+            t < 150 ? ["n-kitchen": -60, "n-office": -78] : ["n-kitchen": -78, "n-office": -60]
+        }
+        let slowMove = try #require(slow.last)
+        #expect(slowMove.1.room == "office")
+        #expect(slowMove.0 > move.0 + 1, "gated \(move.0 - 150) s, ungated \(slowMove.0 - 150) s")
     }
 
     @Test func offlineNodeDropsOutAtOnce() throws {

@@ -56,6 +56,34 @@ struct SimulationTests {
         }
     }
 
+    @Test("centred placement puts every node in the middle third of its room (or its half of an open space)")
+    func centredPlacement() throws {
+        for plan in FloorPlan.names.compactMap(FloorPlan.named) {
+            var settings = SimulationSettings(plan: plan, seed: 5, duration: 60)
+            settings.placement = .centred
+            let nodes = ScenarioSimulator(settings: settings).run().scenario.layout.nodes
+            let offCentre = ScenarioSimulator(settings: SimulationSettings(plan: plan, seed: 5, duration: 60)).run()
+            #expect(nodes.map(\.name) == offCentre.scenario.layout.nodes.map(\.name))
+            for room in plan.rooms {
+                let mine = nodes.filter { $0.room == room.name }
+                let xs = room.outline.map(\.x), ys = room.outline.map(\.y)
+                let alongX = xs.max()! - xs.min()! >= ys.max()! - ys.min()!
+                for (i, n) in mine.enumerated() {
+                    #expect(room.contains(Point(n.x, n.y)), "\(n.name) outside \(room.name)")
+                    // Distance from the centre of its part, as a share of the part's size.
+                    let parts = Double(mine.count)
+                    let w = (xs.max()! - xs.min()!) / (alongX ? parts : 1), h = (ys.max()! - ys.min()!) / (alongX ? 1 : parts)
+                    let cx = alongX ? xs.min()! + w * (Double(i) + 0.5) : (xs.min()! + xs.max()!) / 2
+                    let cy = alongX ? (ys.min()! + ys.max()!) / 2 : ys.min()! + h * (Double(i) + 0.5)
+                    let inMiddle = abs(n.x - cx) <= w / 6 + 0.01 && abs(n.y - cy) <= h / 6 + 0.01
+                    // An L-shaped room whose middle is outside it falls back to anywhere inside.
+                    let lShaped = !room.contains(Point(cx, cy))
+                    #expect(inMiddle || lShaped, "\(n.name) at (\(n.x), \(n.y)), part centre (\(cx), \(cy))")
+                }
+            }
+        }
+    }
+
     @Test("phones rotate their address; tags keep theirs")
     func rotation() throws {
         var settings = SimulationSettings(plan: .flat, seed: 3, duration: 120)

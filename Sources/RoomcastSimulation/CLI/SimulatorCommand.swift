@@ -28,6 +28,8 @@ public enum SimulatorCommand {
             .option("phones", value: "n", help: "People who also carry a phone (rotating addresses).", default: "1"),
             .option("rotation", value: "s", help: "Seconds between a phone's address changes.", default: "900"),
             .flag("node-beacons", help: "Every node also transmits an iBeacon of its own (calibration)."),
+            .option("placement", value: "where", help: "Nodes off-centre (as they end up) or centred (as an installer would).",
+                    default: "off-centre"),
             .flag("gzip", help: "Write raw.jsonl.gz instead of raw.jsonl."),
             .flag("no-btsnoop", help: "Skip nodes/<node>.btsnoop."),
             .flag("no-configs", help: "Skip site.yaml and agent.yaml."),
@@ -101,6 +103,11 @@ public enum SimulatorCommand {
         settings.phones = phones
         settings.addressRotation = rotation
         settings.nodeBeacons = c.flag("node-beacons")
+        let where_ = c.option("placement") ?? "off-centre"
+        guard let placement = NodePlacement(rawValue: where_) else {
+            throw c.usageError("--placement must be off-centre or centred, not '\(where_)'")
+        }
+        settings.placement = placement
         let generated = ScenarioSimulator(settings: settings).run()
         try DirectoryScenarioWriter(directory: URL(fileURLWithPath: out), gzip: c.flag("gzip"),
                                     btsnoop: !c.flag("no-btsnoop"), configs: !c.flag("no-configs")).write(generated)

@@ -115,21 +115,28 @@ public struct ScenarioSimulator: Sendable {
 
     // MARK: - Set-up
 
-    /// One node per room (two in open spaces), off-centre, at 0.8–2.2 m.
+    /// One node per room (two in open spaces), at 0.8–2.2 m; off-centre or centred
+    /// (`settings.placement`).
     func placeNodes(_ rng: inout SeededRandom) -> [ScenarioLayout.Node] {
         var nodes: [ScenarioLayout.Node] = []
         for room in settings.plan.rooms {
             let count = settings.plan.doubleNodes.contains(room.name) ? 2 : 1
             let centre = Geometry.centre(room.outline)
+            let o = room.outline
+            let width = o.map(\.x).max()! - o.map(\.x).min()!, height = o.map(\.y).max()! - o.map(\.y).min()!
             for i in 0..<count {
-                // Keep the node out of the middle third: real receivers sit on shelves,
-                // sockets and walls, often near the neighbour's wall.
-                var p = Trajectory.randomPoint(in: room, rng: &rng, margin: 0.2)
-                for _ in 0..<20 {
-                    let o = room.outline
-                    let w = (o.map(\.x).max()! - o.map(\.x).min()!) / 6, h = (o.map(\.y).max()! - o.map(\.y).min()!) / 6
-                    if abs(p.x - centre.x) > w || abs(p.y - centre.y) > h { break }
+                var p: Point
+                switch settings.placement {
+                case .offCentre:
+                    // Keep the node out of the middle third: real receivers sit on shelves,
+                    // sockets and walls, often near the neighbour's wall.
                     p = Trajectory.randomPoint(in: room, rng: &rng, margin: 0.2)
+                    for _ in 0..<20 {
+                        if abs(p.x - centre.x) > width / 6 || abs(p.y - centre.y) > height / 6 { break }
+                        p = Trajectory.randomPoint(in: room, rng: &rng, margin: 0.2)
+                    }
+                case .centred:
+                    p = centredPoint(in: room, part: i, of: count, rng: &rng)
                 }
                 let name = count == 1 ? "\(room.name)-pi" : "\(room.name)-pi\(i + 1)"
                 nodes.append(ScenarioLayout.Node(name: name, room: room.name, floor: room.floor,
@@ -138,6 +145,22 @@ public struct ScenarioSimulator: Sendable {
             }
         }
         return nodes
+    }
+
+    /// A point in the middle third of part `part` of `count` equal parts of `room`, cut
+    /// along its longer side; inside the room (an L-shaped room's centre may not be).
+    func centredPoint(in room: ScenarioLayout.Room, part: Int, of count: Int, rng: inout SeededRandom) -> Point {
+        let o = room.outline
+        let x0 = o.map(\.x).min()!, x1 = o.map(\.x).max()!, y0 = o.map(\.y).min()!, y1 = o.map(\.y).max()!
+        let alongX = x1 - x0 >= y1 - y0
+        let (w, h) = alongX ? ((x1 - x0) / Double(count), y1 - y0) : (x1 - x0, (y1 - y0) / Double(count))
+        let cx = alongX ? x0 + w * (Double(part) + 0.5) : (x0 + x1) / 2
+        let cy = alongX ? (y0 + y1) / 2 : y0 + h * (Double(part) + 0.5)
+        for _ in 0..<50 {
+            let p = Point(cx + rng.uniform(-w / 6, w / 6), cy + rng.uniform(-h / 6, h / 6))
+            if room.contains(p) { return p }
+        }
+        return Trajectory.randomPoint(in: room, rng: &rng, margin: 0.5)
     }
 
     func makeTransmitters(_ rng: inout SeededRandom) -> [Transmitter] {

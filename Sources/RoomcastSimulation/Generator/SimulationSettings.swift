@@ -25,6 +25,8 @@ public struct SimulationSettings: Sendable {
     /// Every node also transmits an iBeacon of its own (the agent's `advertise:`, 1 s),
     /// which the other nodes hear and the aggregator calibrates receivers with.
     public var nodeBeacons = false
+    /// Where the nodes sit in their rooms.
+    public var placement = NodePlacement.offCentre
     public var radio = RadioModel()
 
     public init(plan: FloorPlan, seed: UInt64, duration: Double) {
@@ -32,4 +34,14 @@ public struct SimulationSettings: Sendable {
         self.seed = seed
         self.duration = duration
     }
+}
+
+/// Where a simulated home's nodes sit in their rooms.
+public enum NodePlacement: String, Sendable, CaseIterable {
+    /// Out of the middle third, as real receivers end up: on shelves, by sockets, often
+    /// near the neighbour's wall (the default).
+    case offCentre = "off-centre"
+    /// What a careful installer does: in the middle third of the room (of its half, where
+    /// an open space has two), well away from shared walls — the "reasonably placed".
+    case centred
 }
