@@ -144,8 +144,8 @@ extension FusionEngine {
             }
             // Evidence counts per second, not per evaluation: agents publish about once a
             // second, and ticking more often must not count the same readings again (the
-            // service ticks every 0.5 s, the replay every second). A first evaluation, or
-            // one after a restart, counts as one second.
+            // aggregator ticks on whole seconds; other callers and tests tick faster). A
+            // first evaluation, or one after a restart, counts as one second.
             let seconds = dt > 0 ? min(dt, 1) : 1
             for r in 0..<roomCount {
                 s.logPosterior[r] += weight * seconds * (scratchRoomLL[r] - maxLL)
@@ -230,8 +230,6 @@ extension FusionEngine {
         return changed
     }
 
-    /// Fills `scratchRoomLL` from the position grid; false when geometry cannot be
-    /// used for this evidence (fewer than two positioned fresh nodes).
     /// Whether the motion gate sees beacon `s` moving: the parting of fast from slow
     /// averages over every link but the one that parted most (a move changes several links
     /// at once, shadowing one) opens it for `motion_hold`.
@@ -266,6 +264,8 @@ extension FusionEngine {
         return parting(base: base, sigma: settings.creepSigma) { $0.slow - $0.long }.rest < settings.creepThreshold
     }
 
+    /// Fills `scratchRoomLL` from the position grid; false when geometry cannot be
+    /// used for this evidence (fewer than two positioned fresh nodes).
     private mutating func geometryLikelihood(_ s: inout BeaconState, base: Int) -> Bool {
         s.position = nil
         guard var g = geometry else { return false }

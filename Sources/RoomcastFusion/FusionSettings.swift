@@ -65,7 +65,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     public var positionMargin: Double = 0.6
     /// How long a challenger must keep that lead before the switch (seconds).
     public var minDwell: Double = 0
-    /// A beacon holding still (geometry with the motion gate: no motion for `motion_hold`
+    /// A beacon holding still (motion gate on, `room_filter: hmm`: no motion for `motion_hold`
     /// and no creep) switches only on a lead of `still_switch_margin` kept for
     /// `still_min_dwell` seconds (since stop 13): a tag lying where two rooms' evidence
     /// is nearly even otherwise changes room whenever slow shadowing tips it over.
