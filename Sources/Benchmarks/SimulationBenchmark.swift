@@ -53,7 +53,8 @@ enum SimulationBenchmark {
           BENCH_CALIBRATED=1   roomcast-x gets every receiver's true offset as rx_adjust.
           BENCH_OFFSETS=1      Prints each fusion engine's learned offsets beside the true ones.
           BENCH_RADIO=k=v,...  Radio model fields over the noise preset: exponent, wall, offset,
-                               shadowing, distance, drift, fading, loss, spread.
+                               shadowing, distance, drift, fading, loss, spread, deepfade
+                               (chance of a deep fade per packet), deepdepth (its mean, dB).
 
         """
 
@@ -248,6 +249,8 @@ enum SimulationBenchmark {
             case "fading": radio.fadingSigma = v
             case "loss": radio.lossProbability = v
             case "spread": radio.powerSpread = v
+            case "deepfade": radio.deepFadeProbability = v
+            case "deepdepth": radio.deepFadeDepth = v
             default: throw Failure(description: "BENCH_RADIO: unknown field '\(kv[0])'")
             }
         }

@@ -84,6 +84,24 @@ struct SimulationTests {
         }
     }
 
+    @Test("deep fades are off by default and, when on, pull the lower tail of RSSI down")
+    func deepFades() {
+        #expect(RadioModel().deepFadeProbability == 0)
+        for noise in RadioModel.Noise.allCases { #expect(RadioModel(noise: noise).deepFadeProbability == 0) }
+        var settings = SimulationSettings(plan: .flat, seed: 4, duration: 120)
+        // Hear everything, so no faded packet is lost below sensitivity and the tails compare.
+        settings.radio.sensitivity = -200
+        let plain = ScenarioSimulator(settings: settings).run().scenario.packets.map { Double($0.rssi) }
+        settings.radio.deepFadeProbability = 0.3
+        settings.radio.deepFadeDepth = 10
+        let faded = ScenarioSimulator(settings: settings).run().scenario.packets.map { Double($0.rssi) }
+        func quantile(_ v: [Double], _ q: Double) -> Double { v.sorted()[Int(Double(v.count - 1) * q)] }
+        let lowerDrop = quantile(plain, 0.1) - quantile(faded, 0.1), upperDrop = quantile(plain, 0.9) - quantile(faded, 0.9)
+        // A heavier lower tail: the weakest tenth drops by more than the strongest.
+        #expect(lowerDrop > 2, "lower tenth dropped \(lowerDrop) dB")
+        #expect(lowerDrop > upperDrop + 1, "lower tenth dropped \(lowerDrop) dB, upper \(upperDrop) dB")
+    }
+
     @Test("phones rotate their address; tags keep theirs")
     func rotation() throws {
         var settings = SimulationSettings(plan: .flat, seed: 3, duration: 120)

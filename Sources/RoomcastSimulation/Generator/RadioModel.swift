@@ -28,6 +28,11 @@ public struct RadioModel: Sendable, Equatable {
     public var driftTime = 8.0
     /// Standard deviation of per-packet fading, dB.
     public var fadingSigma = 4.0
+    /// Chance that a packet also falls into a deep fade (multipath cancelling), and the
+    /// mean extra loss of one (dB, exponential): real fading has a heavy lower tail that
+    /// Gaussian dB fading lacks. Off by default (a diagnostic: `BENCH_RADIO=deepfade=…`).
+    public var deepFadeProbability = 0.0
+    public var deepFadeDepth = 10.0
     /// Packets below this RSSI are not received, dBm.
     public var sensitivity = -98.0
     /// Probability that a receiver misses a packet regardless of its strength.

@@ -343,7 +343,11 @@ public struct ScenarioSimulator: Sendable {
             if let (p, floor) = tx.trajectory.position(at: t) {
                 for (i, node) in nodes.enumerated() {
                     shadow[i] = rho * shadow[i] + innovation * rng.gaussian()
-                    let fading = rng.gaussian() * radio.fadingSigma
+                    var fading = rng.gaussian() * radio.fadingSigma
+                    // Drawn only when on, so scenarios without deep fades keep their streams.
+                    if radio.deepFadeProbability > 0 && rng.chance(radio.deepFadeProbability) {
+                        fading -= rng.exponential(mean: radio.deepFadeDepth)
+                    }
                     let lost = rng.chance(radio.lossProbability)
                     // A node does not hear its own advertising.
                     guard node.name != tx.node else { continue }
