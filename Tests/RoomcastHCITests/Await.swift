@@ -6,7 +6,10 @@ struct TimedOut: Error, CustomStringConvertible {
     var description: String { "timed out waiting for \(what)" }
 }
 
-/// Runs `body`, failing loudly if it takes longer than `seconds`.
+/// Runs `body`, failing loudly if it takes longer than `seconds`: a guard against a hang,
+/// not a timing target — make it generous (the AddressSanitizer pass runs the whole suite at
+/// once on two cores, where a 5-s guard on a fake controller's start fired before the
+/// controller's own 2-s command timeout could).
 @discardableResult
 func within<T: Sendable>(_ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
     try await withThrowingTaskGroup(of: T?.self) { group in

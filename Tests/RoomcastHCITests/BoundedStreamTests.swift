@@ -52,7 +52,7 @@ import Testing
             _ = await iterator.next()
         }
         producer.finish()
-        let result = try await within(5, "the producer to give up") { () -> Bool? in
+        let result = try await within(60, "the producer to give up") { () -> Bool? in
             for await r in finished.stream { return r }
             return nil
         }
