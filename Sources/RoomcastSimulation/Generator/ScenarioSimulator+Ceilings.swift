@@ -79,9 +79,7 @@ extension ScenarioSimulator {
     private static func grid(_ layout: ScenarioLayout, step: Double) -> [(point: Point, floor: Int, room: String)] {
         var out: [(point: Point, floor: Int, room: String)] = []
         for room in layout.rooms {
-            let o = room.outline
-            guard let x0 = o.map(\.x).min(), let x1 = o.map(\.x).max(),
-                  let y0 = o.map(\.y).min(), let y1 = o.map(\.y).max() else { continue }
+            guard let (x0, y0, x1, y1) = Geometry.bounds(room.outline) else { continue }
             var x = x0 + step / 2
             while x < x1 {
                 var y = y0 + step / 2

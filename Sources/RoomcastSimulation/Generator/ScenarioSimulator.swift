@@ -122,8 +122,8 @@ public struct ScenarioSimulator: Sendable {
         for room in settings.plan.rooms {
             let count = settings.plan.doubleNodes.contains(room.name) ? 2 : 1
             let centre = Geometry.centre(room.outline)
-            let o = room.outline
-            let width = o.map(\.x).max()! - o.map(\.x).min()!, height = o.map(\.y).max()! - o.map(\.y).min()!
+            let box = Geometry.bounds(room.outline) ?? (0, 0, 0, 0)
+            let width = box.x1 - box.x0, height = box.y1 - box.y0
             for i in 0..<count {
                 var p: Point
                 switch settings.placement {
@@ -150,8 +150,7 @@ public struct ScenarioSimulator: Sendable {
     /// A point in the middle third of part `part` of `count` equal parts of `room`, cut
     /// along its longer side; inside the room (an L-shaped room's centre may not be).
     func centredPoint(in room: ScenarioLayout.Room, part: Int, of count: Int, rng: inout SeededRandom) -> Point {
-        let o = room.outline
-        let x0 = o.map(\.x).min()!, x1 = o.map(\.x).max()!, y0 = o.map(\.y).min()!, y1 = o.map(\.y).max()!
+        let (x0, y0, x1, y1) = Geometry.bounds(room.outline) ?? (0, 0, 0, 0)
         let alongX = x1 - x0 >= y1 - y0
         let (w, h) = alongX ? ((x1 - x0) / Double(count), y1 - y0) : (x1 - x0, (y1 - y0) / Double(count))
         let cx = alongX ? x0 + w * (Double(part) + 0.5) : (x0 + x1) / 2

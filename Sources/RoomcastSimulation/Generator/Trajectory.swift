@@ -97,10 +97,9 @@ public struct Trajectory: Sendable, Equatable {
     /// (rejection sampling in the bounding box; falls back to the centre).
     static func randomPoint(in room: ScenarioLayout.Room, rng: inout SeededRandom, margin: Double = 0.4) -> Point {
         let o = room.outline
-        guard let minX = o.map(\.x).min(), let maxX = o.map(\.x).max(),
-              let minY = o.map(\.y).min(), let maxY = o.map(\.y).max() else { return Point(0, 0) }
+        guard let b = Geometry.bounds(o) else { return Point(0, 0) }
         for _ in 0..<100 {
-            let p = Point(rng.uniform(minX + margin, maxX - margin), rng.uniform(minY + margin, maxY - margin))
+            let p = Point(rng.uniform(b.x0 + margin, b.x1 - margin), rng.uniform(b.y0 + margin, b.y1 - margin))
             let probes = [p, Point(p.x - margin, p.y), Point(p.x + margin, p.y), Point(p.x, p.y - margin),
                           Point(p.x, p.y + margin)]
             if probes.allSatisfy(room.contains) { return p }

@@ -37,6 +37,16 @@ public enum Geometry {
         return ((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0)) && ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0))
     }
 
+    /// The axis-aligned bounding box of a polygon; nil when it has no points.
+    public static func bounds(_ polygon: [Point]) -> (x0: Double, y0: Double, x1: Double, y1: Double)? {
+        guard let first = polygon.first else { return nil }
+        var b = (x0: first.x, y0: first.y, x1: first.x, y1: first.y)
+        for p in polygon.dropFirst() {
+            b = (min(b.x0, p.x), min(b.y0, p.y), max(b.x1, p.x), max(b.y1, p.y))
+        }
+        return b
+    }
+
     /// The centroid of a polygon's vertices (good enough for convex and L-shaped rooms).
     public static func centre(_ polygon: [Point]) -> Point {
         guard !polygon.isEmpty else { return Point(0, 0) }
