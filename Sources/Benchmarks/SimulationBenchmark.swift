@@ -52,6 +52,8 @@ enum SimulationBenchmark {
                                BENCH_TICK_INTERVAL=S (engine ticks, 1 s) change its replay.
           BENCH_CALIBRATED=1   roomcast-x gets every receiver's true offset as rx_adjust.
           BENCH_OFFSETS=1      Prints each fusion engine's learned offsets beside the true ones.
+          BENCH_TRACE=S/B      Prints roomcast-x's decision and explanation for beacon B of
+                               scenario S (e.g. flat-normal-2001/tag-0) every tick.
           BENCH_RADIO=k=v,...  Radio model fields over the noise preset: exponent, wall, offset,
                                shadowing, distance, drift, fading, loss, spread, deepfade
                                (chance of a deep fade per packet), deepdepth (its mean, dB).
@@ -142,6 +144,7 @@ enum SimulationBenchmark {
         var totals: [String: Totals] = [:]
         let calibrated = ProcessInfo.processInfo.environment["BENCH_CALIBRATED"] != nil
         let showOffsets = ProcessInfo.processInfo.environment["BENCH_OFFSETS"] != nil
+        let trace = ProcessInfo.processInfo.environment["BENCH_TRACE"]?.split(separator: "/", maxSplits: 1).map(String.init)
 
         /// Prints one line; simulated scenarios also go into the means.
         func report(_ scenario: String, _ name: String, _ score: Score, simulated: Bool = true) {
@@ -201,7 +204,11 @@ enum SimulationBenchmark {
                         if calibrated && c.name == "roomcast-x" { options.rxAdjust = generated.receiverOffsets.mapValues { -$0 } }
                         let estimator = c.make(generated.scenario.layout.siteModel())
                         let result: Evaluation.Result
-                        if showOffsets, let engine = estimator as? FusionEngine {
+                        if let trace, trace.count == 2, trace[0] == name, c.name == "roomcast-x",
+                           let engine = estimator as? FusionEngine {
+                            let traced = DecisionTrace(engine, beacon: trace[1], scenario: generated.scenario)
+                            result = Evaluation.replay(scenario: generated.scenario, estimator: traced, options: options)
+                        } else if showOffsets, let engine = estimator as? FusionEngine {
                             result = Evaluation.replay(scenario: generated.scenario, estimator: engine, options: options) { end in
                                 let rows = generated.scenario.layout.nodes.map { n in
                                     String(format: "%@ %+.1f/%+.1f", n.name, end.learnedOffset(of: n.name) ?? .nan,

@@ -151,6 +151,7 @@ extension FusionEngine {
                 s.logPosterior[r] += weight * seconds * (scratchRoomLL[r] - maxLL)
             }
             Self.normalise(&s.logPosterior)
+            recordStillness(&s, base: base, now: now, seconds: seconds, maxLL: maxLL)
         }
 
         var best = 0
@@ -176,7 +177,8 @@ extension FusionEngine {
         } else if best != s.room {
             let lead = exp(s.logPosterior[best]) - exp(s.logPosterior[s.room])
             let still = holdsStill(s, base: base, now: now)
-            if lead >= (still ? max(settings.switchMargin, settings.stillSwitchMargin) : settings.switchMargin) {
+            if lead >= (still ? max(settings.switchMargin, settings.stillSwitchMargin) : settings.switchMargin)
+                && (!still || recordFavours(s, best)) {
                 if s.challenger != best { s.challenger = best; s.challengerSince = now; s.challengerLead = 0 }
                 // A clear lead switches at once, a marginal one only once it has lasted.
                 s.challengerLead += lead * max(dt, 0.001)
@@ -262,6 +264,31 @@ extension FusionEngine {
         guard settings.motionGate, settings.roomFilter == .hmm, now >= s.movingUntil else { return false }
         guard settings.creepThreshold > 0 else { return true }
         return parting(base: base, sigma: settings.creepSigma) { $0.slow - $0.long }.rest < settings.creepThreshold
+    }
+
+    /// Keeps the record of a still beacon's evidence (`still_record_after`): summed while it
+    /// holds still, cleared when it moves.
+    private func recordStillness(_ s: inout BeaconState, base: Int, now: Double, seconds: Double, maxLL: Double) {
+        guard settings.stillRecordAfter > 0 else { return }
+        let roomCount = scratchRoomLL.count
+        if s.stillRecord.count != roomCount { s.stillRecord = [Double](repeating: 0, count: roomCount); s.stillSeconds = 0 }
+        guard holdsStill(s, base: base, now: now) else {
+            if s.stillSeconds > 0 { for r in 0..<roomCount { s.stillRecord[r] = 0 }; s.stillSeconds = 0 }
+            return
+        }
+        // A room out of reach this second counts as far behind, not infinitely.
+        for r in 0..<roomCount { s.stillRecord[r] += seconds * max(scratchRoomLL[r] - maxLL, -Self.recordFloor) }
+        s.stillSeconds += seconds
+    }
+
+    static let recordFloor = 20.0
+
+    /// Whether a still beacon's record allows a switch to `challenger`: always before
+    /// `still_record_after` seconds of stillness, then only when the record favours it.
+    private func recordFavours(_ s: BeaconState, _ challenger: Int) -> Bool {
+        guard settings.stillRecordAfter > 0, s.stillSeconds >= settings.stillRecordAfter,
+              challenger < s.stillRecord.count, s.room >= 0, s.room < s.stillRecord.count else { return true }
+        return (s.stillRecord[challenger] - s.stillRecord[s.room]) / s.stillSeconds >= settings.stillRecordMargin
     }
 
     /// Fills `scratchRoomLL` from the position grid; false when geometry cannot be

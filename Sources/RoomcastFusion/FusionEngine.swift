@@ -377,6 +377,10 @@ struct BeaconState {
     var resumedAt = -Double.infinity
     /// Integral of the challenger's posterior lead over time (seconds).
     var challengerLead = 0.0
+    /// Per room, the evidence (log-likelihood relative to the best room, per second) summed
+    /// over the current stillness, and how many seconds it covers (`still_record_after`).
+    var stillRecord: [Double] = []
+    var stillSeconds = 0.0
 
     // Explanation of the latest evaluation.
     var confidence = 0.0

@@ -71,6 +71,14 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     /// is nearly even otherwise changes room whenever slow shadowing tips it over.
     public var stillSwitchMargin: Double = 0.6
     public var stillMinDwell: Double = 6
+    /// Once a beacon has held still for `still_record_after` seconds, it also switches only
+    /// when its whole record since it stopped favours the challenger: the room's evidence,
+    /// averaged over every second of the stillness, must lead the current room's by
+    /// `still_record_margin` (log-likelihood per second). A still beacon has not moved, so a
+    /// change is a correction, and what corrects it is all it has said since it stopped, not
+    /// the last half-minute of drift (0 = off).
+    public var stillRecordAfter: Double = 20
+    public var stillRecordMargin: Double = 0.3
     /// Creep: what the motion gate cannot see (a robot vacuum at 0.1 m/s, a slow walker)
     /// still moves the slow averages away from `creep_time_constant` ones, on several
     /// links at once. A beacon whose slow averages part from those by `creep_threshold` ×
@@ -237,6 +245,8 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         case minDwell = "min_dwell"
         case stillSwitchMargin = "still_switch_margin"
         case stillMinDwell = "still_min_dwell"
+        case stillRecordAfter = "still_record_after"
+        case stillRecordMargin = "still_record_margin"
         case creepTimeConstant = "creep_time_constant"
         case creepSigma = "creep_sigma"
         case creepThreshold = "creep_threshold"
@@ -325,6 +335,8 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         minDwell = try v(.minDwell, d.minDwell)
         stillSwitchMargin = try v(.stillSwitchMargin, d.stillSwitchMargin)
         stillMinDwell = try v(.stillMinDwell, d.stillMinDwell)
+        stillRecordAfter = try v(.stillRecordAfter, d.stillRecordAfter)
+        stillRecordMargin = try v(.stillRecordMargin, d.stillRecordMargin)
         creepTimeConstant = try v(.creepTimeConstant, d.creepTimeConstant)
         creepSigma = try v(.creepSigma, d.creepSigma)
         creepThreshold = try v(.creepThreshold, d.creepThreshold)
@@ -410,6 +422,8 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         nonNegative(changePersistence, .changePersistence)
         nonNegative(minDwell, .minDwell)
         nonNegative(stillMinDwell, .stillMinDwell)
+        nonNegative(stillRecordAfter, .stillRecordAfter)
+        nonNegative(stillRecordMargin, .stillRecordMargin)
         positive(creepTimeConstant, .creepTimeConstant)
         positive(creepSigma, .creepSigma)
         nonNegative(creepThreshold, .creepThreshold)

@@ -1,0 +1,37 @@
+import RoomcastFusion
+import RoomcastSimulation
+import Shared
+
+/// `BENCH_TRACE=SCENARIO/BEACON` (diagnostics): wraps the engine of roomcast-x and prints,
+/// every tick, that beacon's truth beside the decision and its explanation — room, runner-up,
+/// margin, position and the evidence — to see why a flap or a late switch happened.
+struct DecisionTrace<Inner: PresenceEstimator>: PresenceEstimator {
+    var inner: Inner
+    let id: BeaconID
+    let truth: [TruthSpan]
+
+    init(_ inner: Inner, beacon: String, scenario: Scenario) {
+        self.inner = inner
+        let match = scenario.beacons.first { $0.name == beacon || $0.id.description == beacon }
+        let id = match?.id ?? scenario.beacons[0].id
+        self.id = id
+        truth = scenario.truth.filter { $0.id == id }
+    }
+
+    mutating func ingest(_ reading: BeaconReading, now: Double) { inner.ingest(reading, now: now) }
+    mutating func nodeStatus(_ node: String, online: Bool, now: Double) { inner.nodeStatus(node, online: online, now: now) }
+    func decision(for id: BeaconID) -> PresenceDecision? { inner.decision(for: id) }
+
+    mutating func tick(now: Double) -> [PresenceDecision] {
+        let changed = inner.tick(now: now)
+        guard let d = inner.decision(for: id) else { return changed }
+        let real = truth.first { $0.t0 <= now && now < $0.t1 }?.room ?? "away"
+        let mark = changed.contains { $0.id == id } ? "*" : " "
+        let position = d.position.map { String(format: "(%.1f,%.1f)", $0[0], $0[1]) } ?? "-"
+        let evidence = d.evidence.sorted { $0.rssi > $1.rssi }.prefix(4)
+            .map { "\($0.node.replacingOccurrences(of: "-pi", with: "")) \(Int($0.rssi))" }.joined(separator: ", ")
+        print(String(format: "%7.1f %@ %-10@ %-10@ %-14@ %-10@ %.2f %@  %@", now, mark, real, d.room ?? "away",
+                     d.reason ?? "-", d.runnerUp ?? "-", d.margin ?? 0, position, evidence))
+        return changed
+    }
+}
