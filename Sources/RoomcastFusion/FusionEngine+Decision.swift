@@ -382,6 +382,47 @@ extension FusionEngine {
         for r in 0..<roomCount where scratchRoomLL[r].isFinite {
             scratchRoomLL[r] /= temperature
         }
+        if settings.fingerprints && !calibration.isEmpty { addFingerprints(base: base, moving: moving) }
+    }
+
+    /// Fingerprints (sites without positions whose nodes transmit; `fingerprints`): adds to
+    /// each room how well the beacon's pattern across the nodes matches the pattern of that
+    /// room's node's own beacon, as the other nodes hear it.
+    ///
+    /// Why: a beacon near node A is heard by the other nodes about as A's own beacon is,
+    /// up to one constant (its power and distance), so the residuals `reading − link mean`
+    /// are flat across receivers. Each receiver's own bias is in both terms and cancels:
+    /// this is the calibration a site without positions cannot otherwise have, and it
+    /// uses every node's view of the beacon, not only the strongest.
+    private mutating func addFingerprints(base: Int, moving: Bool) {
+        let roomCount = roomNames.count
+        if scratchFingerprint.count != roomCount { scratchFingerprint = [Double](repeating: 0, count: roomCount) }
+        for r in 0..<roomCount { scratchFingerprint[r] = -.infinity }
+        let inverse = 1 / (2 * settings.fingerprintSigma * settings.fingerprintSigma)
+        var total = 0.0, matched = 0.0
+        for tx in transmittingNodes where nodes[tx].room >= 0 && nodes[tx].online {
+            var sum = 0.0, sum2 = 0.0, count = 0.0
+            for n in scratchNodes where n != tx {
+                guard let f = calibration.mean(tx: tx, rx: n) else { continue }
+                let e = (moving ? slots[base + n].fast : slots[base + n].rssi) - f
+                sum += e; sum2 += e * e; count += 1
+            }
+            // One residual is always flat: it takes two to see a pattern.
+            guard count >= 2 else { continue }
+            // Spread around the beacon's own constant, per link, so that rooms matched over
+            // different numbers of links compare.
+            let ll = -(sum2 - sum * sum / count) * inverse / (count - 1)
+            let r = nodes[tx].room
+            scratchFingerprint[r] = max(scratchFingerprint[r], ll)
+            total += ll; matched += 1
+        }
+        guard matched > 0 else { return }
+        // A room without a fingerprint (its node does not transmit) is neither helped nor
+        // penalised: it gets the average match.
+        let neutral = total / matched
+        for r in 0..<roomCount where scratchRoomLL[r].isFinite {
+            scratchRoomLL[r] += scratchFingerprint[r].isFinite ? scratchFingerprint[r] : neutral
+        }
     }
 
     /// Sets the offsets of the nodes that hear other nodes' beacons from those links

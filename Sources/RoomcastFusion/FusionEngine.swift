@@ -41,6 +41,8 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     var geometry: SiteGeometry?
     /// The nodes' own beacons: which node transmits each.
     var nodeOfBeacon: [BeaconID: Int] = [:]
+    /// Nodes that transmit a beacon of their own, ascending.
+    var transmittingNodes: [Int] = []
     var calibration = NodeCalibration()
     var nextCalibration = -Double.infinity
     var lastSweep = -Double.infinity
@@ -55,6 +57,7 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     var scratchParticleNodes: [Int] = []
     var particleScratch = ParticleRoomFilter.Scratch()
     var scratchResiduals: [Double] = []
+    var scratchFingerprint: [Double] = []
 
     /// Builds an engine for `site`; nodes and rooms are indexed once here.
     public init(site: SiteModel, settings: FusionSettings = FusionSettings()) {
@@ -75,6 +78,7 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         for node in site.nodes {
             if let id = node.beacon, let n = nodeIndex[node.name], nodeOfBeacon[id] == nil { nodeOfBeacon[id] = n }
         }
+        transmittingNodes = Set(nodeOfBeacon.values).sorted()
         nodeStride = max(8, nodes.count)
         geometry = nil
         buildGeometry()

@@ -110,6 +110,12 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     /// Nearest-node mode: how much weaker than the weakest heard node a room with
     /// no fresh node is taken to be (dB).
     public var unheardPenalty: Double = 8
+    /// Without positions, where nodes transmit beacons of their own (`nodes[].beacon`):
+    /// match each beacon's pattern across the nodes with each node's beacon's pattern as
+    /// the other nodes hear it (since stop 14), and how far (dB per link, after removing
+    /// the beacon's own level) a pattern spreads around its room's.
+    public var fingerprints = true
+    public var fingerprintSigma: Double = 2.5
 
     // MARK: Geometry
 
@@ -257,6 +263,8 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         case nearestEvidenceWeight = "nearest_evidence_weight"
         case nearestSwitchRate = "nearest_switch_rate"
         case unheardPenalty = "unheard_penalty"
+        case fingerprints
+        case fingerprintSigma = "fingerprint_sigma"
         case nearestNoiseFactor = "nearest_noise_factor"
         case useGeometry = "use_geometry"
         case gridResolution = "grid_resolution"
@@ -347,6 +355,8 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         nearestEvidenceWeight = try v(.nearestEvidenceWeight, d.nearestEvidenceWeight)
         nearestSwitchRate = try v(.nearestSwitchRate, d.nearestSwitchRate)
         unheardPenalty = try v(.unheardPenalty, d.unheardPenalty)
+        fingerprints = try v(.fingerprints, d.fingerprints)
+        fingerprintSigma = try v(.fingerprintSigma, d.fingerprintSigma)
         nearestNoiseFactor = try v(.nearestNoiseFactor, d.nearestNoiseFactor)
         useGeometry = try v(.useGeometry, d.useGeometry)
         gridResolution = try v(.gridResolution, d.gridResolution)
@@ -431,6 +441,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         nonNegative(switchEvidence, .switchEvidence)
         positive(evidenceWeight, .evidenceWeight)
         positive(nearestTemperature, .nearestTemperature)
+        positive(fingerprintSigma, .fingerprintSigma)
         positive(nearestEvidenceWeight, .nearestEvidenceWeight)
         positive(nearestSwitchRate, .nearestSwitchRate)
         nonNegative(unheardPenalty, .unheardPenalty)

@@ -49,6 +49,12 @@ struct NodeCalibration {
         links[i].mean += (rssi - links[i].mean) / Double(min(links[i].count, Self.memory))
     }
 
+    /// The mean RSSI of `tx`'s beacon at `rx`, once it has `minReadings` readings.
+    func mean(tx: Int, rx: Int, minReadings: Int = 5) -> Double? {
+        guard let i = index[tx << 20 | rx], links[i].count >= minReadings else { return nil }
+        return links[i].mean
+    }
+
     /// Each receiver's offset (dB it reads above the model), by engine node index; nil
     /// where the links say nothing: fewer than two usable links into the node, a link
     /// being usable when it has `minReadings` readings, a model, and a transmitter that
