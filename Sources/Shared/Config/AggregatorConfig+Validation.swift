@@ -56,9 +56,6 @@ extension AggregatorConfig {
             if tracked.contains(beacon) {
                 checks.add("nodes[\(i)].beacon", "'\(beacon.rawValue)' is also under beacons:; a node's own beacon calibrates the receivers and is never tracked")
             }
-            if node.position == nil {
-                checks.add("nodes[\(i)].beacon", "needs the node's position: other nodes learn from hearing it at a known distance")
-            }
         }
         AgentConfig.validate(beacons, list: "beacons", into: &checks)
 
