@@ -169,7 +169,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     /// this weight, on the nodes' fast averages; while still, `nearest_switch_rate` and
     /// `nearest_still_evidence_weight` on their steady ones.
     public var nearestMovingEvidenceWeight: Double = 6
-    public var nearestStillEvidenceWeight: Double = 0.1
+    public var nearestStillEvidenceWeight: Double = 0.06
 
     /// How the room is tracked over time in geometry mode: `hmm` (a filter over
     /// rooms fed each evaluation's room likelihoods) or `particles` (a particle
