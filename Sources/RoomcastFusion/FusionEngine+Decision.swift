@@ -411,7 +411,22 @@ extension FusionEngine {
             guard count >= 2 else { continue }
             // Spread around the beacon's own constant, per link, so that rooms matched over
             // different numbers of links compare.
-            let ll = -(sum2 - sum * sum / count) * inverse / (count - 1)
+            var ll = -(sum2 - sum * sum / count) * inverse / (count - 1)
+            if settings.fingerprintOwnSigma > 0, scratchNodes.contains(tx) {
+                // The pattern leaves out the node itself, and a beacon at the far end of a
+                // corridor matches it as well as one beside it. Near its node, a beacon is
+                // heard by that node, above the pattern's level, louder than the node hears
+                // any other node's beacon: the shortfall counts against the room.
+                var loudest = -Double.infinity
+                for j in transmittingNodes where j != tx {
+                    if let f = calibration.mean(tx: j, rx: tx) { loudest = max(loudest, f) }
+                }
+                if loudest.isFinite {
+                    let own = (moving ? slots[base + tx].fast : slots[base + tx].rssi) - sum / count
+                    let short = max(0, loudest - own)
+                    ll -= short * short / (2 * settings.fingerprintOwnSigma * settings.fingerprintOwnSigma)
+                }
+            }
             let r = nodes[tx].room
             scratchFingerprint[r] = max(scratchFingerprint[r], ll)
             total += ll; matched += 1

@@ -115,7 +115,11 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     /// the other nodes hear it (since stop 14), and how far (dB per link, after removing
     /// the beacon's own level) a pattern spreads around its room's.
     public var fingerprints = true
-    public var fingerprintSigma: Double = 2.5
+    public var fingerprintSigma: Double = 3
+    /// ... and how far (dB) the room's own node may hear the beacon, above the pattern's
+    /// level, below the loudest other node it hears before that counts against the room
+    /// (0 = not checked).
+    public var fingerprintOwnSigma: Double = 6
 
     // MARK: Geometry
 
@@ -265,6 +269,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         case unheardPenalty = "unheard_penalty"
         case fingerprints
         case fingerprintSigma = "fingerprint_sigma"
+        case fingerprintOwnSigma = "fingerprint_own_sigma"
         case nearestNoiseFactor = "nearest_noise_factor"
         case useGeometry = "use_geometry"
         case gridResolution = "grid_resolution"
@@ -357,6 +362,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         unheardPenalty = try v(.unheardPenalty, d.unheardPenalty)
         fingerprints = try v(.fingerprints, d.fingerprints)
         fingerprintSigma = try v(.fingerprintSigma, d.fingerprintSigma)
+        fingerprintOwnSigma = try v(.fingerprintOwnSigma, d.fingerprintOwnSigma)
         nearestNoiseFactor = try v(.nearestNoiseFactor, d.nearestNoiseFactor)
         useGeometry = try v(.useGeometry, d.useGeometry)
         gridResolution = try v(.gridResolution, d.gridResolution)
@@ -442,6 +448,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         positive(evidenceWeight, .evidenceWeight)
         positive(nearestTemperature, .nearestTemperature)
         positive(fingerprintSigma, .fingerprintSigma)
+        nonNegative(fingerprintOwnSigma, .fingerprintOwnSigma)
         positive(nearestEvidenceWeight, .nearestEvidenceWeight)
         positive(nearestSwitchRate, .nearestSwitchRate)
         nonNegative(unheardPenalty, .unheardPenalty)
