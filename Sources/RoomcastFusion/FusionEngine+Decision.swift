@@ -400,7 +400,9 @@ extension FusionEngine {
         for r in 0..<roomCount { scratchFingerprint[r] = -.infinity }
         let inverse = 1 / (2 * settings.fingerprintSigma * settings.fingerprintSigma)
         var total = 0.0, matched = 0.0
-        for tx in transmittingNodes where nodes[tx].room >= 0 && nodes[tx].online {
+        // Only nodes that hear the beacon: a room whose node does not is weak already (the
+        // nearest-node score), and this keeps the cost at fresh nodes squared.
+        for tx in scratchNodes where nodes[tx].transmits && nodes[tx].room >= 0 {
             var sum = 0.0, sum2 = 0.0, count = 0.0
             for n in scratchNodes where n != tx {
                 guard let f = calibration.mean(tx: tx, rx: n) else { continue }
@@ -412,15 +414,12 @@ extension FusionEngine {
             // Spread around the beacon's own constant, per link, so that rooms matched over
             // different numbers of links compare.
             var ll = -(sum2 - sum * sum / count) * inverse / (count - 1)
-            if settings.fingerprintOwnSigma > 0, scratchNodes.contains(tx) {
+            if settings.fingerprintOwnSigma > 0 {
                 // The pattern leaves out the node itself, and a beacon at the far end of a
                 // corridor matches it as well as one beside it. Near its node, a beacon is
                 // heard by that node, above the pattern's level, louder than the node hears
                 // any other node's beacon: the shortfall counts against the room.
-                var loudest = -Double.infinity
-                for j in transmittingNodes where j != tx {
-                    if let f = calibration.mean(tx: j, rx: tx) { loudest = max(loudest, f) }
-                }
+                let loudest = calibration.loudestHeard(by: tx)
                 if loudest.isFinite {
                     let own = (moving ? slots[base + tx].fast : slots[base + tx].rssi) - sum / count
                     let short = max(0, loudest - own)

@@ -41,8 +41,6 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     var geometry: SiteGeometry?
     /// The nodes' own beacons: which node transmits each.
     var nodeOfBeacon: [BeaconID: Int] = [:]
-    /// Nodes that transmit a beacon of their own, ascending.
-    var transmittingNodes: [Int] = []
     var calibration = NodeCalibration()
     var nextCalibration = -Double.infinity
     var lastSweep = -Double.infinity
@@ -78,7 +76,7 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         for node in site.nodes {
             if let id = node.beacon, let n = nodeIndex[node.name], nodeOfBeacon[id] == nil { nodeOfBeacon[id] = n }
         }
-        transmittingNodes = Set(nodeOfBeacon.values).sorted()
+        for n in nodeOfBeacon.values { nodes[n].transmits = true }
         nodeStride = max(8, nodes.count)
         geometry = nil
         buildGeometry()
@@ -317,6 +315,8 @@ struct NodeState {
     /// The offset comes from the nodes' own beacons (`NodeCalibration`), not from
     /// tracked beacons.
     var calibratedByLinks = false
+    /// It transmits a beacon of its own (`nodes[].beacon`).
+    var transmits = false
 
     init(name: String, room: Int, rxAdjust: Double) {
         self.name = name

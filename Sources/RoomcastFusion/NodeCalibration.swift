@@ -30,6 +30,12 @@ struct NodeCalibration {
 
     private(set) var links: [Link] = []
     private var index: [Int: Int] = [:]
+    /// Each link's mean once it has `denseMinimum` readings, NaN before, at
+    /// `tx * stride + rx`: the fingerprints read it for every evaluation.
+    private var dense: [Double] = []
+    private var stride = 0
+    private var loudest: [Double] = []
+    static let denseMinimum = 5
 
     var isEmpty: Bool { links.isEmpty }
 
@@ -47,12 +53,31 @@ struct NodeCalibration {
         }
         links[i].count += 1
         links[i].mean += (rssi - links[i].mean) / Double(min(links[i].count, Self.memory))
+        if max(tx, rx) >= stride { grow(to: max(tx, rx) + 1) }
+        if links[i].count >= Self.denseMinimum {
+            dense[tx * stride + rx] = links[i].mean
+            var top = -Double.infinity
+            for t in 0..<stride where !dense[t * stride + rx].isNaN { top = max(top, dense[t * stride + rx]) }
+            loudest[rx] = top
+        }
     }
 
-    /// The mean RSSI of `tx`'s beacon at `rx`, once it has `minReadings` readings.
-    func mean(tx: Int, rx: Int, minReadings: Int = 5) -> Double? {
-        guard let i = index[tx << 20 | rx], links[i].count >= minReadings else { return nil }
-        return links[i].mean
+    private mutating func grow(to size: Int) {
+        var table = [Double](repeating: .nan, count: size * size)
+        for link in links where link.count >= Self.denseMinimum { table[link.tx * size + link.rx] = link.mean }
+        dense = table
+        stride = size
+        loudest += [Double](repeating: -.infinity, count: size - loudest.count)
+    }
+
+    /// The strongest link mean into `rx` (the loudest other node it hears); -inf before any.
+    func loudestHeard(by rx: Int) -> Double { rx < loudest.count ? loudest[rx] : -.infinity }
+
+    /// The mean RSSI of `tx`'s beacon at `rx` once it has a few readings; nil before.
+    func mean(tx: Int, rx: Int) -> Double? {
+        guard tx < stride, rx < stride else { return nil }
+        let m = dense[tx * stride + rx]
+        return m.isNaN ? nil : m
     }
 
     /// Each receiver's offset (dB it reads above the model), by engine node index; nil
