@@ -15,6 +15,9 @@ enum FusionBenchmark {
           --heard-by <n>   Nodes hearing each beacon (default: 8).
           --seconds <s>    Virtual seconds to replay (default: 30).
           --geometry       Give nodes positions and rooms polygons (grid estimate).
+          --node-beacons   Every node also transmits a beacon its neighbours hear; without
+                           --geometry the rooms then match fingerprints, and a reference
+                           run with fingerprints off is printed beside it.
 
         """
 
@@ -23,7 +26,7 @@ enum FusionBenchmark {
     }
 
     static func run(arguments: [String]) throws {
-        var beacons = 10_000, nodeCount = 50, heardBy = 8, seconds = 30, geometry = false
+        var beacons = 10_000, nodeCount = 50, heardBy = 8, seconds = 30, geometry = false, nodeBeacons = false
         var i = 0
         func int() throws -> Int {
             i += 1
@@ -39,84 +42,139 @@ enum FusionBenchmark {
             case "--heard-by": heardBy = try int()
             case "--seconds": seconds = try int()
             case "--geometry": geometry = true
+            case "--node-beacons": nodeBeacons = true
             case "--help", "-h": print(usage); return
             default: throw Failure(description: "unknown option \(arguments[i])\n\(usage)")
             }
             i += 1
         }
         heardBy = min(heardBy, nodeCount)
-
-        // A row of rooms, two nodes per room, 5 m × 5 m each.
-        let roomCount = max(1, nodeCount / 2)
-        var site = SiteModel()
-        for r in 0..<roomCount {
-            let x0 = Double(r) * 5
-            site.rooms.append(.init(name: "room-\(r)",
-                                    polygon: geometry ? [[x0, 0], [x0 + 5, 0], [x0 + 5, 5], [x0, 5]] : nil))
-        }
-        for n in 0..<nodeCount {
-            let r = min(n / 2, roomCount - 1)
-            let position: [Double]? = geometry ? [Double(r) * 5 + 1 + Double(n % 2) * 3, 2.5, 2] : nil
-            site.nodes.append(.init(name: "node-\(n)", room: "room-\(r)", position: position))
-        }
-        let nodeNames = site.nodes.map(\.name)
-        let ids = (0..<beacons).map { b in
-            BeaconID.iBeacon(uuid: UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!,
-                             major: UInt16(b / 65536 + 1), minor: UInt16(b % 65536))
-        }
-        // Where each beacon sits: a home node; it is heard by its neighbours.
-        var rng = SeededRandom(seed: 42)
-        let home = (0..<beacons).map { _ in Int(rng.next() % UInt64(nodeCount)) }
-        var template = BeaconReading(id: ids[0], node: nodeNames[0], ts: 0, seq: 0, rssi: -70, rssiFiltered: -70,
-                                     power: -59, distance: 3, proximity: .near, kind: .iBeacon,
-                                     mac: "aa:bb:cc:dd:ee:ff")
-        template.interval = 1
-
-        let rssBefore = residentMegabytes()
-        let t0 = 1_800_000_000.0
         var settings = FusionSettings()
         if let json = ProcessInfo.processInfo.environment["BENCH_FUSION"] {
             settings = try JSONDecoder().decode(FusionSettings.self, from: Data(json.utf8))
             print("settings from BENCH_FUSION: \(json)")
         }
-        var engine = FusionEngine(site: site, settings: settings)
-        var seq = [UInt64](repeating: 0, count: nodeCount)
-        var readings = 0
-        var changes = 0
-        var ingestTime = 0.0, tickTime = 0.0
-        // Each virtual second every beacon is read once by each node that hears it.
-        for s in 0..<seconds {
-            let start = DispatchTime.now().uptimeNanoseconds
-            for b in 0..<beacons {
-                let base = t0 + Double(s) + Double(b) / Double(beacons)
-                for k in 0..<heardBy {
-                    let n = (home[b] + k - heardBy / 2 + nodeCount) % nodeCount
-                    seq[n] &+= 1
-                    template.id = ids[b]
-                    template.node = nodeNames[n]
-                    template.seq = seq[n]
-                    template.ts = base
-                    let noise = Double(rng.next() % 9) - 4
-                    let rssi = -60 - 3 * Double(abs(k - heardBy / 2)) + noise
-                    template.rssi = Int(rssi)
-                    template.rssiFiltered = rssi
-                    engine.ingest(template, now: base + 0.05)
-                    readings += 1
-                }
-            }
-            let mid = DispatchTime.now().uptimeNanoseconds
-            changes += engine.tick(now: t0 + Double(s + 1)).count
-            let end = DispatchTime.now().uptimeNanoseconds
-            ingestTime += Double(mid - start) / 1e9
-            tickTime += Double(end - mid) / 1e9
+        let load = Load(beacons: beacons, nodeCount: nodeCount, heardBy: heardBy, seconds: seconds,
+                        geometry: geometry, nodeBeacons: nodeBeacons)
+        let rssBefore = residentMegabytes()
+        let fingerprinting = nodeBeacons && !geometry && settings.fingerprints
+        var reference: Run?
+        if fingerprinting {
+            // The same load with fingerprints off, in this process, for the ratio.
+            var off = settings
+            off.fingerprints = false
+            reference = load.replay(settings: off)
         }
-        let total = ingestTime + tickTime
-        print("fusion: \(beacons) beacons × \(nodeCount) nodes (each heard by \(heardBy)), \(seconds) s virtual, geometry \(engine.usesGeometry ? "on" : "off")")
+        let run = load.replay(settings: settings)
+        print("fusion: \(beacons) beacons × \(nodeCount) nodes (each heard by \(heardBy)), \(seconds) s virtual, "
+            + "geometry \(run.usedGeometry ? "on" : "off")\(nodeBeacons ? ", node beacons" : "")"
+            + "\(fingerprinting ? ", fingerprints" : "")")
         print(String(format: "  readings: %d in %.3f s = %.0f readings/s (ingest only %.0f/s; ticks %.1f ms each)",
-                     readings, total, Double(readings) / total, Double(readings) / ingestTime,
-                     tickTime / Double(seconds) * 1000))
-        print("  decisions changed: \(changes); tracked \(engine.trackedBeacons); geometry evaluations \(engine.counters.geometryEvaluations)")
+                     run.readings, run.total, Double(run.readings) / run.total, Double(run.readings) / run.ingestTime,
+                     run.tickTime / Double(seconds) * 1000))
+        if let reference {
+            print(String(format: "  fingerprints off (reference): %.0f readings/s; ticks %.1f ms each; on/off throughput %.2f",
+                         Double(reference.readings) / reference.total, reference.tickTime / Double(seconds) * 1000,
+                         (Double(run.readings) / run.total) / (Double(reference.readings) / reference.total)))
+        }
+        print("  decisions changed: \(run.changes); tracked \(run.tracked); geometry evaluations \(run.geometryEvaluations)")
         print(String(format: "  RSS: %.0f MB (%.0f MB before the engine)", residentMegabytes(), rssBefore))
+    }
+
+    /// What one replay measured.
+    struct Run {
+        var readings = 0, changes = 0, tracked = 0
+        var geometryEvaluations: UInt64 = 0
+        var ingestTime = 0.0, tickTime = 0.0
+        var usedGeometry = false
+        var total: Double { ingestTime + tickTime }
+    }
+
+    /// A synthetic site and its readings: a row of 5 m rooms, two nodes each; each beacon
+    /// at a home node, heard by its neighbours once a virtual second.
+    struct Load {
+        var beacons: Int, nodeCount: Int, heardBy: Int, seconds: Int, geometry: Bool, nodeBeacons: Bool
+
+        func site() -> SiteModel {
+            let roomCount = max(1, nodeCount / 2)
+            var site = SiteModel()
+            for r in 0..<roomCount {
+                let x0 = Double(r) * 5
+                site.rooms.append(.init(name: "room-\(r)",
+                                        polygon: geometry ? [[x0, 0], [x0 + 5, 0], [x0 + 5, 5], [x0, 5]] : nil))
+            }
+            for n in 0..<nodeCount {
+                let r = min(n / 2, roomCount - 1)
+                let position: [Double]? = geometry ? [Double(r) * 5 + 1 + Double(n % 2) * 3, 2.5, 2] : nil
+                site.nodes.append(.init(name: "node-\(n)", room: "room-\(r)", position: position,
+                                        beacon: nodeBeacons ? Self.nodeBeacon(n) : nil))
+            }
+            return site
+        }
+
+        static func nodeBeacon(_ n: Int) -> BeaconID {
+            .iBeacon(uuid: UUID(uuidString: "F7826DA6-4FA2-4E98-8024-BC5B71E0893E")!, major: 900, minor: UInt16(n + 1))
+        }
+
+        func replay(settings: FusionSettings) -> Run {
+            let site = site()
+            let nodeNames = site.nodes.map(\.name)
+            let ids = (0..<beacons).map { b in
+                BeaconID.iBeacon(uuid: UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!,
+                                 major: UInt16(b / 65536 + 1), minor: UInt16(b % 65536))
+            }
+            // Where each beacon sits: a home node; it is heard by its neighbours.
+            var rng = SeededRandom(seed: 42)
+            let home = (0..<beacons).map { _ in Int(rng.next() % UInt64(nodeCount)) }
+            var template = BeaconReading(id: ids[0], node: nodeNames[0], ts: 0, seq: 0, rssi: -70, rssiFiltered: -70,
+                                         power: -59, distance: 3, proximity: .near, kind: .iBeacon,
+                                         mac: "aa:bb:cc:dd:ee:ff")
+            template.interval = 1
+            let t0 = 1_800_000_000.0
+            var engine = FusionEngine(site: site, settings: settings)
+            var seq = [UInt64](repeating: 0, count: nodeCount)
+            var run = Run()
+            func read(_ id: BeaconID, by n: Int, offset k: Int, at ts: Double) {
+                seq[n] &+= 1
+                template.id = id
+                template.node = nodeNames[n]
+                template.seq = seq[n]
+                template.ts = ts
+                let noise = Double(rng.next() % 9) - 4
+                let rssi = -60 - 3 * Double(abs(k - heardBy / 2)) + noise
+                template.rssi = Int(rssi)
+                template.rssiFiltered = rssi
+                engine.ingest(template, now: ts + 0.05)
+                run.readings += 1
+            }
+            // Each virtual second every beacon is read once by each node that hears it.
+            for s in 0..<seconds {
+                let start = DispatchTime.now().uptimeNanoseconds
+                if nodeBeacons {
+                    for tx in 0..<nodeCount {
+                        for k in 0..<heardBy {
+                            let n = (tx + k - heardBy / 2 + nodeCount) % nodeCount
+                            if n != tx { read(Self.nodeBeacon(tx), by: n, offset: k, at: t0 + Double(s)) }
+                        }
+                    }
+                }
+                for b in 0..<beacons {
+                    for k in 0..<heardBy {
+                        read(ids[b], by: (home[b] + k - heardBy / 2 + nodeCount) % nodeCount, offset: k,
+                             at: t0 + Double(s) + Double(b) / Double(beacons))
+                    }
+                }
+                let mid = DispatchTime.now().uptimeNanoseconds
+                run.changes += engine.tick(now: t0 + Double(s + 1)).count
+                let end = DispatchTime.now().uptimeNanoseconds
+                run.ingestTime += Double(mid - start) / 1e9
+                run.tickTime += Double(end - mid) / 1e9
+            }
+            run.tracked = engine.trackedBeacons
+            run.geometryEvaluations = engine.counters.geometryEvaluations
+            run.usedGeometry = engine.usesGeometry
+            return run
+        }
     }
 
     /// Resident set size from /proc/self/status (0 where unavailable).
