@@ -78,7 +78,7 @@ enum FusionBenchmark {
                          (Double(run.readings) / run.total) / (Double(reference.readings) / reference.total)))
         }
         print("  decisions changed: \(run.changes); tracked \(run.tracked); geometry evaluations \(run.geometryEvaluations)")
-        print(String(format: "  RSS: %.0f MB (%.0f MB before the engine)", residentMegabytes(), rssBefore))
+        print(String(format: "  RSS: %.0f MB with the engine (%.0f MB before it)", run.residentMegabytes, rssBefore))
     }
 
     /// What one replay measured.
@@ -87,6 +87,8 @@ enum FusionBenchmark {
         var geometryEvaluations: UInt64 = 0
         var ingestTime = 0.0, tickTime = 0.0
         var usedGeometry = false
+        /// Process RSS with the engine still alive (MB).
+        var residentMegabytes = 0.0
         var total: Double { ingestTime + tickTime }
     }
 
@@ -173,6 +175,7 @@ enum FusionBenchmark {
             run.tracked = engine.trackedBeacons
             run.geometryEvaluations = engine.counters.geometryEvaluations
             run.usedGeometry = engine.usesGeometry
+            run.residentMegabytes = FusionBenchmark.residentMegabytes()
             return run
         }
     }
