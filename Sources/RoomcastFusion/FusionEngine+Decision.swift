@@ -110,6 +110,8 @@ extension FusionEngine {
         }
 
         var usedGeometry = false
+        // Whether the beacon holds still (the room-level filter's motion gate and creep test).
+        var still = false
         if settings.roomFilter == .particles && particleStep(&s, b: b, base: base, dt: dt, restart: restarting) {
             usedGeometry = true
         } else {
@@ -151,7 +153,8 @@ extension FusionEngine {
                 s.logPosterior[r] += weight * seconds * (scratchRoomLL[r] - maxLL)
             }
             Self.normalise(&s.logPosterior)
-            recordStillness(&s, base: base, now: now, seconds: seconds, maxLL: maxLL)
+            still = holdsStill(s, base: base, now: now)
+            recordStillness(&s, still: still, seconds: seconds, maxLL: maxLL)
         }
 
         var best = 0
@@ -176,7 +179,6 @@ extension FusionEngine {
             changed = true
         } else if best != s.room {
             let lead = exp(s.logPosterior[best]) - exp(s.logPosterior[s.room])
-            let still = holdsStill(s, base: base, now: now)
             if lead >= (still ? max(settings.switchMargin, settings.stillSwitchMargin) : settings.switchMargin)
                 && (!still || recordFavours(s, best)) {
                 if s.challenger != best { s.challenger = best; s.challengerSince = now; s.challengerLead = 0 }
@@ -268,11 +270,11 @@ extension FusionEngine {
 
     /// Keeps the record of a still beacon's evidence (`still_record_after`): summed while it
     /// holds still, cleared when it moves.
-    private func recordStillness(_ s: inout BeaconState, base: Int, now: Double, seconds: Double, maxLL: Double) {
+    private func recordStillness(_ s: inout BeaconState, still: Bool, seconds: Double, maxLL: Double) {
         guard settings.stillRecordAfter > 0 else { return }
         let roomCount = scratchRoomLL.count
         if s.stillRecord.count != roomCount { s.stillRecord = [Double](repeating: 0, count: roomCount); s.stillSeconds = 0 }
-        guard holdsStill(s, base: base, now: now) else {
+        guard still else {
             if s.stillSeconds > 0 { for r in 0..<roomCount { s.stillRecord[r] = 0 }; s.stillSeconds = 0 }
             return
         }

@@ -53,7 +53,7 @@ struct NodeCalibration {
         }
         links[i].count += 1
         links[i].mean += (rssi - links[i].mean) / Double(min(links[i].count, Self.memory))
-        if max(tx, rx) >= stride { grow(to: max(tx, rx) + 1) }
+        if max(tx, rx) >= stride { grow(to: max(max(tx, rx) + 1, 2 * stride, 8)) }
         if links[i].count >= Self.denseMinimum {
             dense[tx * stride + rx] = links[i].mean
             var top = -Double.infinity
