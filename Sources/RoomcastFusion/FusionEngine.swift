@@ -129,6 +129,27 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     /// Whether position estimation is in use.
     public var usesGeometry: Bool { geometry != nil }
 
+    /// How this engine decides, in a line for the start-up log: geometry or nearest-node
+    /// rules (and why), and what the nodes' own beacons are used for.
+    public var modeSummary: String {
+        var parts: [String] = []
+        if usesGeometry {
+            parts.append("geometry (positions and room polygons)")
+        } else {
+            parts.append("nearest-node rules" + (geometryNote.map { " (\($0.replacingOccurrences(of: "; using nearest-node rules", with: "")))" } ?? ""))
+        }
+        let transmitters = nodes.filter(\.transmits).count
+        if transmitters > 0 {
+            if usesGeometry {
+                parts.append(settings.learnCalibration ? "receiver calibration from \(transmitters) node beacons" : "node beacons ignored (learn_calibration off)")
+            } else {
+                parts.append(settings.fingerprints ? "room fingerprints from \(transmitters) node beacons" : "node beacons ignored (fingerprints off)")
+            }
+        }
+        if settings.motionGate { parts.append("motion gate") }
+        return parts.joined(separator: "; ")
+    }
+
     /// The learned RSSI offset of `node` (dB, subtracted from its readings), if known.
     public func learnedOffset(of node: String) -> Double? {
         nodeIndex[node].map { nodes[$0].learnedOffset }

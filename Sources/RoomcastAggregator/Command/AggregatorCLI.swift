@@ -112,7 +112,9 @@ public enum AggregatorCLI {
         }
         logger.info("effective config", metadata: ["config": ConfigLoader.describe(config)])
         let clock = SystemTimeSource()
-        let runtime = AggregatorRuntime(core: config.makeCore(), election: election,
+        let core = config.makeCore()
+        logger.info("fusion", metadata: ["mode": "\(core.engine.modeSummary)"])
+        let runtime = AggregatorRuntime(core: core, election: election,
                                         refreshInterval: config.output.refreshIntervalS > 0 ? config.output.refreshIntervalS : .infinity,
                                         startedAt: clock.now(), logger: logger)
         let service = AggregatorService(runtime: runtime, mqtt: client, topics: topics,
