@@ -56,7 +56,8 @@ enum SimulationBenchmark {
                                scenario S (e.g. flat-normal-2001/tag-0) every tick.
           BENCH_RADIO=k=v,...  Radio model fields over the noise preset: exponent, wall, offset,
                                shadowing, distance, drift, fading, loss, spread, deepfade
-                               (chance of a deep fade per packet), deepdepth (its mean, dB).
+                               (chance of a deep fade per packet), deepdepth (its mean, dB),
+                               wallspread (how much walls differ in loss, dB).
 
         """
 
@@ -258,6 +259,7 @@ enum SimulationBenchmark {
             case "spread": radio.powerSpread = v
             case "deepfade": radio.deepFadeProbability = v
             case "deepdepth": radio.deepFadeDepth = v
+            case "wallspread": radio.wallLossSpread = v
             default: throw Failure(description: "BENCH_RADIO: unknown field '\(kv[0])'")
             }
         }

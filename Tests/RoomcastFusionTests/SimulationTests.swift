@@ -140,6 +140,41 @@ struct SimulationTests {
         #expect(sim.walls(between: Point(-1, 3), Point(3, 3), on: 0, w) == 1)  // from outside
     }
 
+    @Test("walls can differ in loss: off by default; each wall draws its own, the same for every path through it")
+    func wallLossSpread() {
+        #expect(RadioModel().wallLossSpread == 0)
+        for noise in RadioModel.Noise.allCases { #expect(RadioModel(noise: noise).wallLossSpread == 0) }
+        var settings = SimulationSettings(plan: .house, seed: 1, duration: 10)
+        settings.radio.wallLossSpread = 3
+        let sim = ScenarioSimulator(settings: settings)
+        let w = FloorPlan.house.walls()
+        #expect(sim.wallLoss(between: Point(1, 1), Point(2, 2), on: 0, w) == 0)
+        // Two paths through the living room / kitchen wall at different heights: one wall, one loss.
+        let a = sim.wallLoss(between: Point(3, 3), Point(9, 3), on: 0, w)
+        let b = sim.wallLoss(between: Point(3, 2), Point(9, 2.5), on: 0, w)
+        #expect(a == b && a >= 0)
+        // Across the walls of the house, the losses spread around `wallLoss`.
+        var losses: [Double] = []
+        for floor in FloorPlan.house.floors {
+            for (x, y) in [(1.0, 1.0), (3, 3), (5, 5), (7, 2), (9, 8), (2, 9), (11, 5)] {
+                for (u, v) in [(12.0, 1.0), (1, 11), (11, 11), (6, 0.5)] {
+                    let l = sim.wallLoss(between: Point(x, y), Point(u, v), on: floor, w)
+                    let n = sim.walls(between: Point(x, y), Point(u, v), on: floor, w)
+                    if n == 1 { losses.append(l) }
+                }
+            }
+        }
+        #expect(Set(losses).count >= 3, "\(losses)")
+        var same = settings
+        same.radio.wallLossSpread = 3
+        #expect(ScenarioSimulator(settings: same).wallLoss(between: Point(3, 3), Point(9, 3), on: 0, w) == a)
+        // Off, the loss is the count of walls times `wallLoss`, as before.
+        let plain = ScenarioSimulator(settings: SimulationSettings(plan: .house, seed: 1, duration: 10))
+        let node = ScenarioLayout.Node(name: "n", room: "kitchen", floor: 0, x: 9, y: 3, z: 1)
+        #expect(plain.loss(at: Point(3, 3), floor: 0, node: node, walls: w)
+                == plain.settings.radio.meanRSSI(power: 0, distance: 6, walls: 1, floors: 0))
+    }
+
     @Test("a written scenario loads back the same, plain and gzip")
     func roundTrip() throws {
         let g = Self.generate(.flat, seed: 5, duration: 60)

@@ -14,6 +14,10 @@ public struct RadioModel: Sendable, Equatable {
     public var pathLossExponent = 2.2
     /// dB per wall crossed on the straight path.
     public var wallLoss = 4.0
+    /// Spread of that loss from wall to wall (dB; each wall piece draws its own, once):
+    /// real walls differ (plasterboard, brick, a door). Off by default (a diagnostic:
+    /// `BENCH_RADIO=wallspread=…`), so every preset's scenarios stay as they were.
+    public var wallLossSpread = 0.0
     /// dB per floor between transmitter and receiver.
     public var floorLoss = 15.0
     /// Standard deviation of each receiver's fixed offset, dB.

@@ -315,8 +315,31 @@ public struct ScenarioSimulator: Sendable {
         let h = settings.plan.floorHeight
         let dz = (Double(node.floor) * h + node.z) - (Double(floor) * h + height)
         let d = ((node.x - p.x) * (node.x - p.x) + (node.y - p.y) * (node.y - p.y) + dz * dz).squareRoot()
-        let crossings = walls(between: p, Point(node.x, node.y), on: node.floor == floor ? floor : node.floor, w)
-        return settings.radio.meanRSSI(power: 0, distance: d, walls: crossings, floors: abs(node.floor - floor))
+        let wallFloor = node.floor == floor ? floor : node.floor
+        guard settings.radio.wallLossSpread > 0 else {
+            let crossings = walls(between: p, Point(node.x, node.y), on: wallFloor, w)
+            return settings.radio.meanRSSI(power: 0, distance: d, walls: crossings, floors: abs(node.floor - floor))
+        }
+        return settings.radio.meanRSSI(power: 0, distance: d, walls: 0, floors: abs(node.floor - floor))
+            - wallLoss(between: p, Point(node.x, node.y), on: wallFloor, w)
+    }
+
+    /// The summed loss of the walls between `p` and `q` when walls differ
+    /// (`RadioModel.wallLossSpread`): each wall piece takes `wallLoss` plus its own
+    /// deviation, drawn once per piece from the seed; collinear pieces meeting where the
+    /// path crosses count once, as the thicker.
+    func wallLoss(between p: Point, _ q: Point, on floor: Int, _ walls: [Int: [(Point, Point)]]) -> Double {
+        var hits: [[Int]: Double] = [:]
+        for (k, (a, b)) in (walls[floor] ?? []).enumerated() where Geometry.crosses(p, q, a, b) {
+            let d = (q.x - p.x) * (b.y - a.y) - (q.y - p.y) * (b.x - a.x)
+            guard d != 0 else { continue }
+            let u = ((a.x - p.x) * (b.y - a.y) - (a.y - p.y) * (b.x - a.x)) / d
+            let key = [Int(((p.x + u * (q.x - p.x)) * 20).rounded()), Int(((p.y + u * (q.y - p.y)) * 20).rounded())]
+            var rng = SeededRandom(seed: settings.seed, stream: "wall-\(floor)-\(k)")
+            let loss = max(0, settings.radio.wallLoss + rng.gaussian() * settings.radio.wallLossSpread)
+            hits[key] = max(hits[key] ?? 0, loss)
+        }
+        return hits.values.reduce(0, +)
     }
 
     func simulatePackets(_ tx: Transmitter, nodes: [ScenarioLayout.Node], offsets: [String: Double],
