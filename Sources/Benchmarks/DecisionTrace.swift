@@ -7,13 +7,16 @@ import Shared
 /// margin, position and the evidence — to see why a flap or a late switch happened.
 struct DecisionTrace<Inner: PresenceEstimator>: PresenceEstimator {
     var inner: Inner
-    let id: BeaconID
+    let id: BeaconID?
     let truth: [TruthSpan]
 
     init(_ inner: Inner, beacon: String, scenario: Scenario) {
         self.inner = inner
-        let match = scenario.beacons.first { $0.name == beacon || $0.id.description == beacon }
-        let id = match?.id ?? scenario.beacons[0].id
+        let id = scenario.beacons.first { $0.name == beacon || $0.id.description == beacon }?.id
+        if id == nil {
+            let names = scenario.beacons.map { $0.name ?? $0.id.description }.joined(separator: ", ")
+            print("BENCH_TRACE: no beacon '\(beacon)' in \(scenario.name); it has \(names)")
+        }
         self.id = id
         truth = scenario.truth.filter { $0.id == id }
     }
@@ -24,7 +27,7 @@ struct DecisionTrace<Inner: PresenceEstimator>: PresenceEstimator {
 
     mutating func tick(now: Double) -> [PresenceDecision] {
         let changed = inner.tick(now: now)
-        guard let d = inner.decision(for: id) else { return changed }
+        guard let id, let d = inner.decision(for: id) else { return changed }
         let real = truth.first { $0.t0 <= now && now < $0.t1 }?.room ?? "away"
         let mark = changed.contains { $0.id == id } ? "*" : " "
         let position = d.position.map { String(format: "(%.1f,%.1f)", $0[0], $0[1]) } ?? "-"
