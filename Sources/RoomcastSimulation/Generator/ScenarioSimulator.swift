@@ -292,15 +292,21 @@ public struct ScenarioSimulator: Sendable {
     // MARK: - Radio
 
     func walls(between p: Point, _ q: Point, on floor: Int, _ walls: [Int: [(Point, Point)]]) -> Int {
-        var hits = Set<[Int]>()
-        for (a, b) in walls[floor] ?? [] where Geometry.crosses(p, q, a, b) {
-            // Where the path crosses; two collinear wall pieces meeting here count once.
+        Set(crossings(between: p, q, on: floor, walls).map(\.at)).count
+    }
+
+    /// The wall pieces (index on `floor`) the straight path from `p` to `q` crosses, with
+    /// where (5 cm cells): two collinear pieces meeting there are one wall.
+    func crossings(between p: Point, _ q: Point, on floor: Int,
+                   _ walls: [Int: [(Point, Point)]]) -> [(piece: Int, at: [Int])] {
+        var out: [(piece: Int, at: [Int])] = []
+        for (k, (a, b)) in (walls[floor] ?? []).enumerated() where Geometry.crosses(p, q, a, b) {
             let d = (q.x - p.x) * (b.y - a.y) - (q.y - p.y) * (b.x - a.x)
             guard d != 0 else { continue }
             let u = ((a.x - p.x) * (b.y - a.y) - (a.y - p.y) * (b.x - a.x)) / d
-            hits.insert([Int(((p.x + u * (q.x - p.x)) * 20).rounded()), Int(((p.y + u * (q.y - p.y)) * 20).rounded())])
+            out.append((k, [Int(((p.x + u * (q.x - p.x)) * 20).rounded()), Int(((p.y + u * (q.y - p.y)) * 20).rounded())]))
         }
-        return hits.count
+        return out
     }
 
     func meanRSSI(_ tx: Transmitter, at p: Point, floor: Int, node: ScenarioLayout.Node,
@@ -330,14 +336,10 @@ public struct ScenarioSimulator: Sendable {
     /// path crosses count once, as the thicker.
     func wallLoss(between p: Point, _ q: Point, on floor: Int, _ walls: [Int: [(Point, Point)]]) -> Double {
         var hits: [[Int]: Double] = [:]
-        for (k, (a, b)) in (walls[floor] ?? []).enumerated() where Geometry.crosses(p, q, a, b) {
-            let d = (q.x - p.x) * (b.y - a.y) - (q.y - p.y) * (b.x - a.x)
-            guard d != 0 else { continue }
-            let u = ((a.x - p.x) * (b.y - a.y) - (a.y - p.y) * (b.x - a.x)) / d
-            let key = [Int(((p.x + u * (q.x - p.x)) * 20).rounded()), Int(((p.y + u * (q.y - p.y)) * 20).rounded())]
-            var rng = SeededRandom(seed: settings.seed, stream: "wall-\(floor)-\(k)")
+        for (piece, at) in crossings(between: p, q, on: floor, walls) {
+            var rng = SeededRandom(seed: settings.seed, stream: "wall-\(floor)-\(piece)")
             let loss = max(0, settings.radio.wallLoss + rng.gaussian() * settings.radio.wallLossSpread)
-            hits[key] = max(hits[key] ?? 0, loss)
+            hits[at] = max(hits[at] ?? 0, loss)
         }
         return hits.values.reduce(0, +)
     }
