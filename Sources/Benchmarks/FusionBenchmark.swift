@@ -58,14 +58,15 @@ enum FusionBenchmark {
                         geometry: geometry, nodeBeacons: nodeBeacons)
         let rssBefore = residentMegabytes()
         let fingerprinting = nodeBeacons && !geometry && settings.fingerprints
+        let run = load.replay(settings: settings)
         var reference: Run?
         if fingerprinting {
-            // The same load with fingerprints off, in this process, for the ratio.
+            // The same load with fingerprints off, in this process, for the ratio (after the
+            // measured run, so that run's RSS is its own).
             var off = settings
             off.fingerprints = false
             reference = load.replay(settings: off)
         }
-        let run = load.replay(settings: settings)
         print("fusion: \(beacons) beacons × \(nodeCount) nodes (each heard by \(heardBy)), \(seconds) s virtual, "
             + "geometry \(run.usedGeometry ? "on" : "off")\(nodeBeacons ? ", node beacons" : "")"
             + "\(fingerprinting ? ", fingerprints" : "")")
@@ -121,6 +122,7 @@ enum FusionBenchmark {
         func replay(settings: FusionSettings) -> Run {
             let site = site()
             let nodeNames = site.nodes.map(\.name)
+            let nodeBeaconIDs = (0..<nodeCount).map(Self.nodeBeacon)
             let ids = (0..<beacons).map { b in
                 BeaconID.iBeacon(uuid: UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!,
                                  major: UInt16(b / 65536 + 1), minor: UInt16(b % 65536))
@@ -156,7 +158,7 @@ enum FusionBenchmark {
                     for tx in 0..<nodeCount {
                         for k in 0..<heardBy {
                             let n = (tx + k - heardBy / 2 + nodeCount) % nodeCount
-                            if n != tx { read(Self.nodeBeacon(tx), by: n, offset: k, at: t0 + Double(s)) }
+                            if n != tx { read(nodeBeaconIDs[tx], by: n, offset: k, at: t0 + Double(s)) }
                         }
                     }
                 }

@@ -19,7 +19,10 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     /// What happened to the input so far.
     public internal(set) var counters = FusionCounters()
     /// Why geometry is off, when the site has positions or polygons but they cannot be used.
-    public internal(set) var geometryNote: String?
+    public var geometryNote: String? { geometryUnused.map { "\($0); using nearest-node rules" } }
+    /// Why positions and polygons, though configured, cannot be used (nil: they are, or
+    /// none are configured).
+    var geometryUnused: String?
 
     // Rooms: site rooms first, then rooms of auto-registered nodes.
     var roomNames: [String] = []
@@ -114,16 +117,16 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         // needs a polygon, or that room would become unreachable.
         let drawn = Set(outlines.map(\.room))
         for node in nodes where node.room >= 0 && !drawn.contains(node.room) {
-            geometryNote = "room '\(roomNames[node.room])' has a node but no polygon; using nearest-node rules"
+            geometryUnused = "room '\(roomNames[node.room])' has a node but no polygon"
             return
         }
         guard placed.count >= 2 else {
-            geometryNote = "fewer than two nodes have a position; using nearest-node rules"
+            geometryUnused = "fewer than two nodes have a position"
             return
         }
         geometry = SiteGeometry(outlines: outlines, roomCount: roomNames.count, nodes: placed,
                                 nodeCount: nodes.count, settings: settings)
-        if geometry == nil { geometryNote = "room polygons contain no grid cell; using nearest-node rules" }
+        if geometry == nil { geometryUnused = "room polygons contain no grid cell" }
     }
 
     /// Whether position estimation is in use.
@@ -136,7 +139,7 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         if usesGeometry {
             parts.append("geometry (positions and room polygons)")
         } else {
-            parts.append("nearest-node rules" + (geometryNote.map { " (\($0.replacingOccurrences(of: "; using nearest-node rules", with: "")))" } ?? ""))
+            parts.append("nearest-node rules" + (geometryUnused.map { " (\($0))" } ?? ""))
         }
         let transmitters = nodes.filter(\.transmits).count
         if transmitters > 0 {
