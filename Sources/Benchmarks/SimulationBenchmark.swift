@@ -136,6 +136,8 @@ enum SimulationBenchmark {
         /// Sums over the simulated scenarios, per estimator.
         struct Totals {
             var accuracy = 0.0, inRoom = 0.0, flaps = 0.0
+            /// Room decisions made for beacons that had left, summed.
+            var movesWhileAway = 0
             /// Sum and count of the scenarios' median switch latencies.
             var latency = 0.0, latencies = 0
             /// Every switch latency of every scenario, for the pooled median.
@@ -154,12 +156,13 @@ enum SimulationBenchmark {
             print("\(scenario.padding(toLength: 24, withPad: " ", startingAt: 0)) "
                 + "\(name.padding(toLength: 16, withPad: " ", startingAt: 0)) "
                 + String(format: "%6.3f %7.0f", score.settledAccuracy, score.flapsPerHour) + " \(lat) \(away)"
-                + String(format: " %6d %7.3f", score.missedSwitches, score.roomAccuracy))
+                + String(format: " %6d %7.3f %6d", score.missedSwitches, score.roomAccuracy, score.movesWhileAway))
             guard simulated else { return }
             var t = totals[name] ?? Totals()
             t.all += score.switchLatencies
             t.accuracy += score.settledAccuracy
             t.inRoom += score.roomAccuracy
+            t.movesWhileAway += score.movesWhileAway
             t.flaps += score.flapsPerHour
             if let l = score.medianSwitchLatency {
                 t.latency += l
@@ -169,7 +172,7 @@ enum SimulationBenchmark {
             totals[name] = t
         }
         func header() {
-            print("scenario                 estimator        settled flaps/h  lat_s away_s missed in_room")
+            print("scenario                 estimator        settled flaps/h  lat_s away_s missed in_room gone_moves")
         }
 
         header()
@@ -235,8 +238,8 @@ enum SimulationBenchmark {
                 + "\(name.padding(toLength: 16, withPad: " ", startingAt: 0)) "
                 + String(format: "%6.3f %7.0f %5.1f", t.accuracy / n, t.flaps / n,
                          t.latencies > 0 ? t.latency / Double(t.latencies) : .nan)
-                + String(format: "              %7.3f  pooled median switch %.1f s", t.inRoom / n,
-                         Score.median(t.all) ?? .nan))
+                + String(format: "              %7.3f  pooled median switch %.1f s, %d moves while away", t.inRoom / n,
+                         Score.median(t.all) ?? .nan, t.movesWhileAway))
         }
     }
 
@@ -297,11 +300,14 @@ enum SimulationBenchmark {
             var previous: String? = nil
             for c in changes {
                 defer { previous = c.room }
-                guard scorer.isFlap(c, list), let run = list.first(where: { c.t >= $0.t0 && c.t < $0.t1 }) else { continue }
-                lines.append(String(format: "    t=%6.1f ", c.t - start) + "\(previous ?? "away") → \(c.room ?? "away") (truth \(run.room ?? "away"))")
+                guard let run = list.first(where: { c.t >= $0.t0 && c.t < $0.t1 }) else { continue }
+                let gone = run.room == nil && c.room != nil
+                guard gone || scorer.isFlap(c, list) else { continue }
+                lines.append(String(format: "    t=%6.1f ", c.t - start) + "\(previous ?? "away") → \(c.room ?? "away") (truth \(run.room ?? "away")"
+                    + (gone ? String(format: ", left %.1f s before", c.t - run.t0) : "") + ")")
             }
             guard !lines.isEmpty else { continue }
-            print("  \(beacon.name ?? beacon.id.description) kind=\(beacon.kind) mobile=\(beacon.mobile) interval=\(beacon.interval ?? 0): \(lines.count) flaps")
+            print("  \(beacon.name ?? beacon.id.description) kind=\(beacon.kind) mobile=\(beacon.mobile) interval=\(beacon.interval ?? 0): \(lines.count) flaps or moves while away")
             lines.prefix(12).forEach { print($0) }
         }
     }

@@ -109,6 +109,8 @@ extension FusionEngine {
             return wasPresent
         }
 
+        if !restarting && s.decided && s.room >= 0 && holdsAsHeard(&s, base: base, now: now) { return false }
+
         var usedGeometry = false
         // Whether the beacon holds still (the room-level filter's motion gate and creep test).
         var still = false
@@ -232,6 +234,32 @@ extension FusionEngine {
             learnOffsets()
         }
         return changed
+    }
+
+    /// Whether beacon `s`, in a room, keeps it without an update because what is left of
+    /// its evidence is no news: none of its fresh nodes has heard it for `quiet_intervals`
+    /// reading intervals, or one node alone is left within `lone_node_hold` seconds of
+    /// several hearing it, and it was not the loudest of them and hears the beacon no
+    /// louder than that one did.
+    private func holdsAsHeard(_ s: inout BeaconState, base: Int, now: Double) -> Bool {
+        var newest = -Double.infinity, cadence = Double.infinity
+        var loudest = -1, loudestLevel = -Double.infinity
+        for n in scratchNodes {
+            let slot = slots[base + n]
+            newest = max(newest, slot.ts)
+            cadence = min(cadence, max(s.interval, slot.gap))
+            let level = slot.fast - nodes[n].learnedOffset
+            if level > loudestLevel { loudest = n; loudestLevel = level }
+        }
+        if settings.quietIntervals > 0 && now - newest > settings.quietIntervals * max(cadence, 1) { return true }
+        if scratchNodes.count >= 2 {
+            s.lastWide = now
+            s.wideLoudest = loudest
+            s.wideLoudestLevel = loudestLevel
+            return false
+        }
+        return settings.loneNodeHold > 0 && now - s.lastWide <= settings.loneNodeHold
+            && loudest != s.wideLoudest && loudestLevel <= s.wideLoudestLevel
     }
 
     /// Whether the motion gate sees beacon `s` moving: the parting of fast from slow

@@ -383,6 +383,11 @@ struct BeaconState {
     /// Advertising interval reported by the nodes (seconds); 0 when unknown.
     var interval = 0.0
     var lastSeen = -Double.infinity
+    /// When two or more fresh nodes last heard the beacon, and the loudest of them then
+    /// and its level (`lone_node_hold`).
+    var lastWide = -Double.infinity
+    var wideLoudest = -1
+    var wideLoudestLevel = -Double.infinity
 
     /// Room filter: log posterior per engine room.
     var logPosterior: [Double]

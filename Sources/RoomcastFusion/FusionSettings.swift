@@ -15,6 +15,17 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     public var freshness: Double = 4
     /// Evidence also stays fresh for this many advertising (or reading) intervals.
     public var freshnessIntervals: Double = 4
+    /// A beacon none of whose fresh nodes has a reading newer than this many of its reading
+    /// intervals (at least as many seconds) has gone quiet: its room holds until it is
+    /// heard again or the away timeout. Evidence that only ages is no news of where the
+    /// beacon is, and as it expires node by node the last node left would otherwise take
+    /// it (someone leaving the house shown in the kitchen until the timeout). 0 = off.
+    public var quietIntervals: Double = 2
+    /// For this many seconds after two or more nodes last heard a beacon, one node alone
+    /// moves it only if it was the loudest of them or hears it louder than that one did:
+    /// when a beacon leaves (or stops), a late, faint packet at a far node is no move, while
+    /// a walk into a room only its own node hears is (seconds; 0 = off).
+    public var loneNodeHold: Double = 8
     /// Decisions are re-evaluated at most this often per beacon (seconds); the
     /// geometry estimate runs at this rate, never per reading.
     public var evaluationInterval: Double = 0.25
@@ -238,6 +249,8 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         case freshness
         case freshnessIntervals = "freshness_intervals"
         case evaluationInterval = "evaluation_interval"
+        case quietIntervals = "quiet_intervals"
+        case loneNodeHold = "lone_node_hold"
         case skewBound = "skew_bound"
         case maxFuture = "max_future"
         case maxAge = "max_age"
@@ -334,6 +347,8 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         skewBound = try v(.skewBound, d.skewBound)
         maxFuture = try v(.maxFuture, d.maxFuture)
         maxAge = try v(.maxAge, d.maxAge)
+        quietIntervals = try v(.quietIntervals, d.quietIntervals)
+        loneNodeHold = try v(.loneNodeHold, d.loneNodeHold)
         minRSSI = try v(.minRSSI, d.minRSSI)
         maxRSSI = try v(.maxRSSI, d.maxRSSI)
         rssiInput = try v(.rssiInput, d.rssiInput)
@@ -428,6 +443,8 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         positive(freshness, .freshness)
         nonNegative(freshnessIntervals, .freshnessIntervals)
         positive(evaluationInterval, .evaluationInterval)
+        nonNegative(quietIntervals, .quietIntervals)
+        nonNegative(loneNodeHold, .loneNodeHold)
         nonNegative(skewBound, .skewBound)
         positive(maxFuture, .maxFuture)
         positive(maxAge, .maxAge)

@@ -44,6 +44,17 @@ struct ScorerTests {
         #expect(abs(s.settledAccuracy - 180.0 / 210.0) < 1e-12)
     }
 
+    @Test("a room shown for a beacon that has left is counted apart: the flap count explains it")
+    func movesWhileAway() {
+        // Left at 200: a move to the kitchen 5 s later, then away at 235.
+        let s = Scorer().score(timeline([(0, "kitchen"), (100, "office"), (205, "kitchen"), (235, nil)]),
+                               truth: Self.truth, start: Self.start)
+        #expect(s.movesWhileAway == 1)
+        #expect(s.flaps == 0)
+        #expect(Scorer().score(timeline([(0, "kitchen"), (100, "office"), (230, nil)]), truth: Self.truth,
+                               start: Self.start).movesWhileAway == 0)
+    }
+
     @Test("flaps are changes inside truth not explained by a true change in the last 30 s")
     func flaps() {
         let s = Scorer().score(

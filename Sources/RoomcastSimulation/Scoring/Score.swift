@@ -19,10 +19,14 @@ public struct Score: Sendable, Equatable, Codable {
     /// Latencies (s) from leaving to deciding "away", for away stays ≥ 30 s.
     public var awayLatencies: [Double]
     public var missedAways: Int
+    /// Decision changes into a room while the truth was away: the room shown for someone
+    /// who has left. The flap count explains every change within 30 s of leaving (and a
+    /// change to away within 60 s), so it does not see these.
+    public var movesWhileAway: Int
 
     public init(settledAccuracy: Double, settledSamples: Int, roomAccuracy: Double, flapsPerHour: Double, flaps: Int,
                 truthHours: Double, switchLatencies: [Double], missedSwitches: Int, awayLatencies: [Double],
-                missedAways: Int) {
+                missedAways: Int, movesWhileAway: Int = 0) {
         self.settledAccuracy = settledAccuracy
         self.roomAccuracy = roomAccuracy
         self.settledSamples = settledSamples
@@ -33,6 +37,7 @@ public struct Score: Sendable, Equatable, Codable {
         self.missedSwitches = missedSwitches
         self.awayLatencies = awayLatencies
         self.missedAways = missedAways
+        self.movesWhileAway = movesWhileAway
     }
 
     /// Median switch latency in seconds, nil without switches.

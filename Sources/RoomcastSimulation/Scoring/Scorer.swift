@@ -54,7 +54,7 @@ public struct Scorer: Sendable {
 
     /// Scores `timeline` against `truth` for a scenario starting at `start`.
     public func score(_ timeline: DecisionTimeline, truth: [TruthSpan], start: Double) -> Score {
-        var correct = 0, samples = 0, flaps = 0, missed = 0, missedAways = 0
+        var correct = 0, samples = 0, flaps = 0, missed = 0, missedAways = 0, movesWhileAway = 0
         var roomCorrect = 0, roomSamples = 0
         var truthSeconds = 0.0
         var latencies: [Double] = [], awayLatencies: [Double] = []
@@ -88,7 +88,12 @@ public struct Scorer: Sendable {
                     }
                 }
             }
-            for c in changes where isFlap(c, runs) { flaps += 1 }
+            for c in changes {
+                if isFlap(c, runs) { flaps += 1 }
+                if c.room != nil, let run = runs.first(where: { c.t >= $0.t0 && c.t < $0.t1 }), run.room == nil {
+                    movesWhileAway += 1
+                }
+            }
         }
         let hours = truthSeconds / 3600
         return Score(
@@ -98,7 +103,7 @@ public struct Scorer: Sendable {
             flapsPerHour: hours > 0 ? Double(flaps) / hours : 0,
             flaps: flaps, truthHours: hours,
             switchLatencies: latencies, missedSwitches: missed,
-            awayLatencies: awayLatencies, missedAways: missedAways)
+            awayLatencies: awayLatencies, missedAways: missedAways, movesWhileAway: movesWhileAway)
     }
 
     /// Calls `body` with each settled second of `run`: whole seconds after `start`, past the

@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+import RoomcastFusion
+import Shared
+
+/// What the engine does when a beacon stops being heard: its evidence ages and expires
+/// node by node, and the last node left must not take it (`quiet_intervals`,
+/// `lone_node_hold`); a beacon that walks to where only one node hears it must move.
+@Suite("Fading evidence: a beacon that leaves keeps its room until away")
+struct FadingEvidenceTests {
+    /// Kitchen, hall (the way out), landing upstairs and a garage, one node each; no geometry.
+    static let site = SiteModel(
+        rooms: ["kitchen", "hall", "landing", "garage"].map { SiteModel.Room(name: $0) },
+        nodes: ["kitchen", "hall", "landing", "garage"].map { SiteModel.Node(name: "n-" + $0, room: $0) })
+
+    typealias Change = (t: Double, room: String?, reason: String?)
+
+    /// A beacon sits in the kitchen for 20 s and walks into the hall over the next 4 s (the
+    /// kitchen and hall nodes hear it five times a second, the landing's every 2 s,
+    /// faintly, so its evidence stays fresh longest); from 24 s on `after(t)` says what each node hears (nil: nothing). Ticks
+    /// ten times a second until `end`; returns every decision change.
+    static func run(_ settings: FusionSettings, end: Double = 90, after: (Double) -> [String: Double]) -> [Change] {
+        var engine = FusionEngine(site: site, settings: settings)
+        var synth = Synthetic()
+        var rng = SeededRandom(seed: 6)
+        var out: [Change] = []
+        for step in 0..<Int(end * 10) {
+            let t = Double(step) / 10
+            var heard: [String: Double] = [:]
+            if t < 24 {
+                let walked = min(max((t - 20) / 4, 0), 1)
+                if step % 2 == 0 { heard = ["n-kitchen": -60 - 14 * walked, "n-hall": -74 + 14 * walked] }
+                if step % 20 == 5 { heard["n-landing"] = -84 }
+            } else {
+                heard = after(t)
+            }
+            for (node, mean) in heard.sorted(by: { $0.key < $1.key }) {
+                engine.ingest(synth.reading(node, rssi: mean + rng.gaussian(sigma: 1.5), at: t), now: t)
+            }
+            for d in engine.tick(now: t) { out.append((t, d.room, d.reason)) }
+        }
+        return out
+    }
+
+    /// Out of the front door at 24 s: everything stops, except the landing upstairs, which
+    /// catches a faint packet every 1.5 s for another 3 s.
+    static func leaving(_ t: Double) -> [String: Double] {
+        t < 28 && Int((t * 10).rounded()) % 15 == 0 ? ["n-landing": -84] : [:]
+    }
+
+    static func bare() -> FusionSettings {
+        var s = FusionSettings()
+        s.quietIntervals = 0
+        s.loneNodeHold = 0
+        return s
+    }
+
+    @Test("leaving through the hall: the hall until away, never the landing that heard the last faint packets")
+    func leavingKeepsTheLastRoom() throws {
+        // The premise: without either rule the landing's late packets take the beacon.
+        #expect(Self.run(Self.bare(), after: Self.leaving).contains { $0.room == "landing" })
+
+        let changes = Self.run(FusionSettings(), after: Self.leaving)
+        #expect(changes.map(\.room) == ["kitchen", "hall", nil])
+        let away = try #require(changes.last)
+        #expect(away.reason == "timeout")
+        // Away 30 s after the last reading (the landing's, at 27 s), as without the rules.
+        #expect(away.t > 27 + 30 && away.t < 27 + 31)
+    }
+
+    @Test("each rule alone holds the room: evidence that only ages, and one faint node left")
+    func eachRuleAlone() {
+        var quiet = Self.bare()
+        quiet.quietIntervals = 2
+        // Nothing at all after 24 s: the evidence expires node by node (the landing's
+        // last) and no node is heard again.
+        #expect(Self.run(Self.bare()) { _ in [:] }.contains { $0.room == "landing" })
+        #expect(Self.run(quiet) { _ in [:] }.map(\.room) == ["kitchen", "hall", nil])
+
+        // The landing alone from 28 s (the hall's evidence expires) until its own does
+        // (before 36 s): within the hold.
+        var lone = Self.bare()
+        lone.loneNodeHold = 8
+        #expect(Self.run(lone, after: Self.leaving).map(\.room) == ["kitchen", "hall", nil])
+    }
+
+    /// From 24 s the beacon walks on from the hall into the garage over 3 s: the kitchen
+    /// and hall nodes hear it fade and then lose it, the garage node (which only hears the
+    /// garage) hears it rise to `level`.
+    static func intoTheGarage(level: Double) -> (Double) -> [String: Double] {
+        { t in
+            let step = Int((t * 10).rounded())
+            guard step % 2 == 0 else { return [:] }
+            let walked = min((t - 24) / 3, 1)
+            var heard = ["n-garage": -88 + (88 + level) * walked]
+            if walked < 1 { heard["n-hall"] = -60 - 25 * walked; heard["n-kitchen"] = -74 - 16 * walked }
+            return heard
+        }
+    }
+
+    @Test("a walk into a room only one node hears is followed, loud or faint", arguments: [-58.0, -78.0])
+    func aLoneNodeStillTakesARealMove(level: Double) throws {
+        let changes = Self.run(FusionSettings(), end: 60, after: Self.intoTheGarage(level: level))
+        #expect(changes.map(\.room) == ["kitchen", "hall", "garage"])
+        let garage = try #require(changes.last)
+        #expect(garage.t < 27 + 6)
+    }
+}
