@@ -138,7 +138,8 @@ public enum SimulatorCommand {
                 output(String(decoding: try enc.encode(Line(scenario: scenario.name, estimator: name, score: score)), as: UTF8.self) + "\n")
             } else {
                 output("\(name.padding(toLength: 16, withPad: " ", startingAt: 0)) \(score.summary)  (settled n=\(score.settledSamples), "
-                    + "flaps \(score.flaps), switches \(score.switchLatencies.count), missed \(score.missedSwitches))\n")
+                    + "flaps \(score.flaps), switches \(score.switchLatencies.count), missed \(score.missedSwitches), "
+                    + "moves while away \(score.movesWhileAway))\n")
             }
         }
     }
