@@ -2,6 +2,7 @@ import Foundation
 import Shared
 import Testing
 @testable import RoomcastSimulation
+import TestSupport
 
 /// The README's reference numbers for the baseline rules on the Kolakowski sets,
 /// reproduced through the whole replay path (ranging → readings → rule → scorer).
@@ -38,10 +39,10 @@ struct BaselineReferenceTests {
     ]
 
     @Test("reference numbers", arguments: references)
-    func reproduces(_ ref: Reference) throws {
+    func reproduces(_ ref: Reference) async throws {
         let scenario = try SimulationFixtures.scenario(ref.scenario)
         let baseline = try #require(Baselines.named(ref.baseline))
-        let score = baseline.run(scenario: scenario)
+        let score = await offPool { baseline.run(scenario: scenario) }
         #expect(abs(score.settledAccuracy - ref.accuracy) <= ref.accuracyTolerance, "\(ref): \(score.summary)")
         #expect(abs(score.flapsPerHour - ref.flapsPerHour) <= ref.flapsTolerance, "\(ref): \(score.summary)")
         let latency = try #require(score.medianSwitchLatency)

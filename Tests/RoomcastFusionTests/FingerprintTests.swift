@@ -3,6 +3,7 @@ import Testing
 import RoomcastFusion
 import RoomcastSimulation
 import Shared
+import TestSupport
 
 @Suite("Fingerprints: sites without positions learn from the nodes' own beacons")
 struct FingerprintTests {
@@ -100,8 +101,17 @@ struct FingerprintTests {
     }
 
     /// A simulated home (nodes off-centre, receivers up to 3 dB off, every node advertising)
-    /// scored without positions or polygons, under `fusion` settings.
-    static func scoreWithoutPositions(_ plan: FloorPlan, seed: UInt64, _ change: (inout FusionSettings) -> Void) -> Score {
+    /// scored without positions or polygons, under `fusion` settings; replayed off the
+    /// cooperative pool (`offPool`).
+    static func scoreWithoutPositions(_ plan: FloorPlan, seed: UInt64,
+                                      _ change: @escaping @Sendable (inout FusionSettings) -> Void) async -> Score {
+        let (score, geometry) = await offPool { replayWithoutPositions(plan, seed: seed, change) }
+        #expect(!geometry)
+        return score
+    }
+
+    static func replayWithoutPositions(_ plan: FloorPlan, seed: UInt64,
+                                       _ change: (inout FusionSettings) -> Void) -> (Score, usedGeometry: Bool) {
         var settings = SimulationSettings(plan: plan, seed: seed, duration: 600)
         settings.nodeBeacons = true
         let scenario = ScenarioSimulator(settings: settings).run().scenario
@@ -111,24 +121,23 @@ struct FingerprintTests {
         var fusion = FusionSettings()
         change(&fusion)
         let engine = FusionEngine(site: site, settings: fusion)
-        #expect(!engine.usesGeometry)
-        return Evaluation.run(scenario: scenario, estimator: engine)
+        return (Evaluation.run(scenario: scenario, estimator: engine), engine.usesGeometry)
     }
 
     @Test("on a simulated flat without positions, fingerprints put right what uncalibrated receivers got wrong")
-    func simulatedFlat() {
-        let with = Self.scoreWithoutPositions(.flat, seed: 1003) { _ in }
-        let without = Self.scoreWithoutPositions(.flat, seed: 1003) { $0.fingerprints = false }
+    func simulatedFlat() async {
+        let with = await Self.scoreWithoutPositions(.flat, seed: 1003) { _ in }
+        let without = await Self.scoreWithoutPositions(.flat, seed: 1003) { $0.fingerprints = false }
         #expect(with.settledAccuracy > without.settledAccuracy + 0.2, "\(with.summary) vs \(without.summary)")
         #expect(with.flapsPerHour <= without.flapsPerHour, "\(with.summary) vs \(without.summary)")
     }
 
     @Test("a room whose own node hears the beacon faintly does not win on its pattern alone")
-    func ownNodeCheck() {
+    func ownNodeCheck() async {
         // Tune office 2: without the check, beacons along the open plan match the pattern of
         // a node they are far from (0.56 settled against 0.71 with it).
-        let with = Self.scoreWithoutPositions(.office, seed: 2) { _ in }
-        let without = Self.scoreWithoutPositions(.office, seed: 2) { $0.fingerprintOwnSigma = 0 }
+        let with = await Self.scoreWithoutPositions(.office, seed: 2) { _ in }
+        let without = await Self.scoreWithoutPositions(.office, seed: 2) { $0.fingerprintOwnSigma = 0 }
         #expect(with.settledAccuracy > without.settledAccuracy + 0.1, "\(with.summary) vs \(without.summary)")
     }
 }

@@ -3,6 +3,7 @@ import Shared
 import Testing
 import RoomcastFusion
 @testable import RoomcastSimulation
+import TestSupport
 
 @Suite("Simulation")
 struct SimulationTests {
@@ -14,8 +15,8 @@ struct SimulationTests {
     }
 
     @Test("same seed, same scenario; another seed, another one")
-    func deterministic() {
-        let a = Self.generate(), b = Self.generate(), c = Self.generate(seed: 8)
+    func deterministic() async {
+        let (a, b, c) = await offPool { (Self.generate(), Self.generate(), Self.generate(seed: 8)) }
         #expect(a.scenario.packets == b.scenario.packets)
         #expect(a.scenario.truth == b.scenario.truth)
         #expect(a.scenario.layout == b.scenario.layout)
@@ -26,9 +27,9 @@ struct SimulationTests {
     }
 
     @Test("a short scenario is well-formed", arguments: FloorPlan.names)
-    func wellFormed(_ name: String) throws {
+    func wellFormed(_ name: String) async throws {
         let plan = try #require(FloorPlan.named(name))
-        let g = Self.generate(plan)
+        let g = await offPool { Self.generate(plan) }
         let s = g.scenario
         #expect(s.layout.problems().isEmpty)
         // Every room has a receiver, placed inside it.
@@ -57,13 +58,15 @@ struct SimulationTests {
     }
 
     @Test("centred placement puts every node in the middle third of its room (or its half of an open space)")
-    func centredPlacement() throws {
+    func centredPlacement() async throws {
         for plan in FloorPlan.names.compactMap(FloorPlan.named) {
-            var settings = SimulationSettings(plan: plan, seed: 5, duration: 60)
-            settings.placement = .centred
-            let nodes = ScenarioSimulator(settings: settings).run().scenario.layout.nodes
-            let offCentre = ScenarioSimulator(settings: SimulationSettings(plan: plan, seed: 5, duration: 60)).run()
-            #expect(nodes.map(\.name) == offCentre.scenario.layout.nodes.map(\.name))
+            let (nodes, offCentre) = await offPool {
+                var settings = SimulationSettings(plan: plan, seed: 5, duration: 60)
+                settings.placement = .centred
+                return (ScenarioSimulator(settings: settings).run().scenario.layout.nodes,
+                        ScenarioSimulator(settings: SimulationSettings(plan: plan, seed: 5, duration: 60)).run().scenario.layout.nodes)
+            }
+            #expect(nodes.map(\.name) == offCentre.map(\.name))
             for room in plan.rooms {
                 let mine = nodes.filter { $0.room == room.name }
                 let xs = room.outline.map(\.x), ys = room.outline.map(\.y)
@@ -115,17 +118,18 @@ struct SimulationTests {
     }
 
     @Test("the nearest-node bound beats the baselines and the scores are sane")
-    func bound() throws {
-        let g = Self.generate(.house, seed: 11, duration: 600, noise: .low)
-        let bound = g.boundScore()
+    func bound() async throws {
+        let (bound, scores) = await offPool {
+            let g = Self.generate(.house, seed: 11, duration: 600, noise: .low)
+            return (g.boundScore(), Baselines.all.map { ($0.name, $0.run(scenario: g.scenario)) })
+        }
         #expect(bound.settledAccuracy > 0.8)
         #expect(bound.settledSamples > 1000)
-        for baseline in Baselines.all {
-            let score = baseline.run(scenario: g.scenario)
+        for (name, score) in scores {
             #expect((0...1).contains(score.settledAccuracy))
             #expect(score.settledSamples == bound.settledSamples)
-            #expect(score.settledAccuracy <= bound.settledAccuracy + 0.02, "\(baseline.name): \(score.summary)")
-            #expect(score.settledAccuracy > 0.5, "\(baseline.name): \(score.summary)")
+            #expect(score.settledAccuracy <= bound.settledAccuracy + 0.02, "\(name): \(score.summary)")
+            #expect(score.settledAccuracy > 0.5, "\(name): \(score.summary)")
         }
     }
 
@@ -219,9 +223,11 @@ struct SimulationCeilingTests {
     }
 
     @Test("without shadowing the nearest-node ceiling is the bound, and the position ceiling is at least as good")
-    func noShadowing() {
-        let sim = ScenarioSimulator(settings: Self.settings(seed: 3, shadowing: 0))
-        let generated = sim.run(), ceilings = sim.ceilings()
+    func noShadowing() async {
+        let (generated, ceilings) = await offPool {
+            let sim = ScenarioSimulator(settings: Self.settings(seed: 3, shadowing: 0))
+            return (sim.run(), sim.ceilings())
+        }
         #expect(ceilings.nearest == generated.bound)
         let scorer = Scorer(), truth = generated.scenario.truth, start = generated.scenario.layout.t0
         let bound = scorer.score(generated.bound, truth: truth, start: start)
@@ -232,9 +238,11 @@ struct SimulationCeilingTests {
     }
 
     @Test("shadowing costs the nearest-node rule even with infinite averaging; the position fit recovers most of it")
-    func shadowing() {
-        let sim = ScenarioSimulator(settings: Self.settings(seed: 1003, shadowing: 4))
-        let generated = sim.run(), ceilings = sim.ceilings()
+    func shadowing() async {
+        let (generated, ceilings) = await offPool {
+            let sim = ScenarioSimulator(settings: Self.settings(seed: 1003, shadowing: 4))
+            return (sim.run(), sim.ceilings())
+        }
         let scorer = Scorer(), truth = generated.scenario.truth, start = generated.scenario.layout.t0
         let bound = scorer.score(generated.bound, truth: truth, start: start)
         let nearest = scorer.score(ceilings.nearest, truth: truth, start: start)
