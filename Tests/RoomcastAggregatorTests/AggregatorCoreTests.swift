@@ -59,8 +59,17 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         config.fusion.roomFilter = "particles"
         config.fusion.motionGate = false
         config.fusion.switchMargin = 0.45
+        config.fusion.fingerprints = false
+        config.fusion.fingerprintSigma = 4
+        config.fusion.fingerprintOwnSigma = 0
+        config.fusion.quietIntervals = 0
+        config.fusion.loneNodeHoldS = 12
         let s = config.fusionSettings
         #expect(s.roomFilter == .particles && !s.motionGate && s.switchMargin == 0.45)
+        #expect(!s.fingerprints && s.fingerprintSigma == 4 && s.fingerprintOwnSigma == 0)
+        #expect(s.quietIntervals == 0 && s.loneNodeHold == 12)
+        // Unset, every engine default holds: the config's defaults are the engine's.
+        #expect(AggregatorConfig().fusionSettings == FusionSettings())
     }
 
     @Test func theNodesOwnBeaconsReachTheEngineButAreNeverPublished() throws {

@@ -103,7 +103,9 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         #expect(c.nodes[2] == SiteModel.Node(name: "roaming-pi", room: nil))
         #expect(c.beacons.count == 2)
         #expect(c.fusion == AggregatorConfig.Fusion(awayTimeoutS: 45, switchMargin: 0.4, minDwellS: 8, maxReadingAgeS: 12,
-                                                    roomFilter: "particles", motionGate: true))
+                                                    roomFilter: "particles", motionGate: true, fingerprints: false,
+                                                    fingerprintSigma: 4, fingerprintOwnSigma: 0, quietIntervals: 3,
+                                                    loneNodeHoldS: 0))
         #expect(c.discovery == AggregatorConfig.Discovery(enabled: false, prefix: "ha"))
         #expect(c.output == AggregatorConfig.Output(refreshIntervalS: 120, mqttRoom: true))
         #expect(c.partition == AggregatorConfig.Partition(floors: [0, 1], rooms: ["kitchen"]))
@@ -154,6 +156,7 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
             "beacons[1].power: must be between -127 and 20 dBm, found -300",
             "fusion.away_timeout_s: must be between 1.0 and 86400.0 s, found -5.0",
             "fusion.room_filter: must be one of hmm, particles, not 'kalman'",
+            "fusion.lone_node_hold_s: must be between 0.0 and 600.0 s, found -1.0",
         ])
         // Each problem points at the marked line of the fixture.
         let text = try String(contentsOfFile: try fixturePath("aggregator-broken.yaml"), encoding: .utf8)
@@ -162,8 +165,8 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         #expect(Set(error.problems.compactMap { $0.location?.line }) == marked)
         // Printed one per line under a header naming the file.
         let lines = error.description.split(separator: "\n")
-        #expect(lines.count == 20)
-        #expect(lines[0].hasSuffix("aggregator-broken.yaml': 19 problems:"))
+        #expect(lines.count == 21)
+        #expect(lines[0].hasSuffix("aggregator-broken.yaml': 20 problems:"))
         #expect(lines[12] == "  nodes[0].room: unknown room 'kitchn'; did you mean 'kitchen'? (line 14, column 11)")
     }
 

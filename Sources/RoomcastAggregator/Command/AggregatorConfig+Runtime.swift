@@ -13,6 +13,11 @@ extension AggregatorConfig {
         s.learnCalibration = fusion.learnCalibration
         s.roomFilter = FusionSettings.RoomFilter(rawValue: fusion.roomFilter) ?? .hmm
         s.motionGate = fusion.motionGate
+        s.fingerprints = fusion.fingerprints
+        s.fingerprintSigma = fusion.fingerprintSigma
+        s.fingerprintOwnSigma = fusion.fingerprintOwnSigma
+        s.quietIntervals = fusion.quietIntervals
+        s.loneNodeHold = fusion.loneNodeHoldS
         return s
     }
 

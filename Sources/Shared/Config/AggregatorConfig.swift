@@ -78,13 +78,25 @@ public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
         /// Sticky while a beacon is still, quick once several links change (default true;
         /// docs/fusion.md).
         public var motionGate: Bool
+        /// Without positions, score rooms by the nodes' own beacons' patterns (default true),
+        /// with this spread per link and this own-node check, in dB (3 and 6; 0 = no check).
+        public var fingerprints: Bool
+        public var fingerprintSigma: Double
+        public var fingerprintOwnSigma: Double
+        /// A beacon not heard for this many of its reading intervals keeps its room until it
+        /// is heard again or goes away (default 2; 0 = off).
+        public var quietIntervals: Double
+        /// For this long after several nodes heard a beacon, one faint node alone cannot move
+        /// it, in seconds (default 8; 0 = off).
+        public var loneNodeHoldS: Double
 
         /// The values `room_filter` takes.
         public static let roomFilters = ["hmm", "particles"]
 
         public init(awayTimeoutS: Double = 30, switchMargin: Double = 0.3, minDwellS: Double = 0, maxReadingAgeS: Double = 60,
                     useGeometry: Bool = true, learnCalibration: Bool = true, roomFilter: String = "hmm",
-                    motionGate: Bool = true) {
+                    motionGate: Bool = true, fingerprints: Bool = true, fingerprintSigma: Double = 3,
+                    fingerprintOwnSigma: Double = 6, quietIntervals: Double = 2, loneNodeHoldS: Double = 8) {
             self.awayTimeoutS = awayTimeoutS
             self.switchMargin = switchMargin
             self.minDwellS = minDwellS
@@ -93,13 +105,20 @@ public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
             self.learnCalibration = learnCalibration
             self.roomFilter = roomFilter
             self.motionGate = motionGate
+            self.fingerprints = fingerprints
+            self.fingerprintSigma = fingerprintSigma
+            self.fingerprintOwnSigma = fingerprintOwnSigma
+            self.quietIntervals = quietIntervals
+            self.loneNodeHoldS = loneNodeHoldS
         }
 
         enum CodingKeys: String, CodingKey {
             case awayTimeoutS = "away_timeout_s", switchMargin = "switch_margin",
                  minDwellS = "min_dwell_s", maxReadingAgeS = "max_reading_age_s",
                  useGeometry = "use_geometry", learnCalibration = "learn_calibration",
-                 roomFilter = "room_filter", motionGate = "motion_gate"
+                 roomFilter = "room_filter", motionGate = "motion_gate",
+                 fingerprints, fingerprintSigma = "fingerprint_sigma", fingerprintOwnSigma = "fingerprint_own_sigma",
+                 quietIntervals = "quiet_intervals", loneNodeHoldS = "lone_node_hold_s"
         }
 
         public init(from decoder: any Decoder) throws {
@@ -113,6 +132,11 @@ public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
             learnCalibration = try c.decode(Bool.self, forKey: .learnCalibration, default: d.learnCalibration)
             roomFilter = try c.decode(String.self, forKey: .roomFilter, default: d.roomFilter)
             motionGate = try c.decode(Bool.self, forKey: .motionGate, default: d.motionGate)
+            fingerprints = try c.decode(Bool.self, forKey: .fingerprints, default: d.fingerprints)
+            fingerprintSigma = try c.decode(Double.self, forKey: .fingerprintSigma, default: d.fingerprintSigma)
+            fingerprintOwnSigma = try c.decode(Double.self, forKey: .fingerprintOwnSigma, default: d.fingerprintOwnSigma)
+            quietIntervals = try c.decode(Double.self, forKey: .quietIntervals, default: d.quietIntervals)
+            loneNodeHoldS = try c.decode(Double.self, forKey: .loneNodeHoldS, default: d.loneNodeHoldS)
         }
     }
 
