@@ -21,4 +21,59 @@ import Testing
         #expect(c.site.rooms.count == 3 && c.site.nodes.count == 3)
         #expect(c.discovery.enabled)
     }
+
+    /// The `section.key` rows of docs/configuration.md for `sections`, as YAML setting each
+    /// key to its documented default (rows whose default is not a plain value are skipped).
+    static func documentedDefaults(_ sections: Set<String>) throws -> (yaml: String, keys: Int) {
+        var url = URL(fileURLWithPath: path("aggregator.yaml"))
+        url.deleteLastPathComponent(); url.deleteLastPathComponent()
+        let reference = try String(contentsOf: url.appendingPathComponent("docs/configuration.md"), encoding: .utf8)
+        var rows: [String: [String]] = [:]
+        var keys = 0
+        for line in reference.split(separator: "\n") {
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 2, cells[0].hasPrefix("`"), cells[1].hasPrefix("`") else { continue }
+            let key = cells[0].trimmingCharacters(in: CharacterSet(charactersIn: "`")).split(separator: ".")
+            guard key.count == 2, sections.contains(String(key[0])) else { continue }
+            rows[String(key[0]), default: []].append("  \(key[1]): \(cells[1].trimmingCharacters(in: CharacterSet(charactersIn: "`")))")
+            keys += 1
+        }
+        let yaml = rows.sorted { $0.key < $1.key }.map { "\($0.key):\n" + $0.value.joined(separator: "\n") }.joined(separator: "\n")
+        return (yaml, keys)
+    }
+
+    static func load<T: Decodable>(_ type: T.Type, _ yaml: String) throws -> T {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("documented-\(UUID().uuidString).yaml")
+        try Data(yaml.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        return try ConfigLoader.load(type, from: file.path)
+    }
+
+    /// Every `fusion.`, `discovery.`, `output.`, `standby.` and `inputs.` key of the reference
+    /// in docs/configuration.md, set to its documented default: the file loads (no key the
+    /// config does not know — stop 14 documented `fusion.fingerprints` before the config
+    /// knew it, and such a file was refused), and what loads is the default.
+    @Test func everyDocumentedAggregatorKeyLoadsAtItsDocumentedDefault() throws {
+        let (yaml, keys) = try Self.documentedDefaults(["fusion", "discovery", "output", "standby", "inputs"])
+        #expect(keys >= 19, "\(yaml)")
+        let c = try Self.load(AggregatorConfig.self, yaml)
+        let defaults = AggregatorConfig()
+        #expect(c.fusion == defaults.fusion)
+        #expect(c.discovery == defaults.discovery)
+        #expect(c.output == defaults.output)
+        #expect(c.standby == defaults.standby)
+        #expect(c.inputs == defaults.inputs)
+    }
+
+    /// The same for the agent's `scan.`, `ranging.`, `publish.` and `outputs.` keys.
+    @Test func everyDocumentedAgentKeyLoadsAtItsDocumentedDefault() throws {
+        let (yaml, keys) = try Self.documentedDefaults(["scan", "ranging", "publish", "outputs"])
+        #expect(keys >= 14, "\(yaml)")
+        let c = try Self.load(AgentConfig.self, "node: test-pi\n" + yaml)
+        let defaults = AgentConfig(node: "test-pi")
+        #expect(c.scan == defaults.scan)
+        #expect(c.ranging == defaults.ranging)
+        #expect(c.publish == defaults.publish)
+        #expect(c.outputs == defaults.outputs)
+    }
 }
