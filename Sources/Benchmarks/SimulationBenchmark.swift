@@ -301,7 +301,7 @@ enum SimulationBenchmark {
             for c in changes {
                 defer { previous = c.room }
                 guard let run = list.first(where: { c.t >= $0.t0 && c.t < $0.t1 }) else { continue }
-                let gone = run.room == nil && c.room != nil
+                let gone = scorer.isMoveWhileAway(c, list)
                 guard gone || scorer.isFlap(c, list) else { continue }
                 lines.append(String(format: "    t=%6.1f ", c.t - start) + "\(previous ?? "away") → \(c.room ?? "away") (truth \(run.room ?? "away")"
                     + (gone ? String(format: ", left %.1f s before", c.t - run.t0) : "") + ")")

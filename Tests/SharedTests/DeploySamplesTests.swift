@@ -4,11 +4,14 @@ import Testing
 
 /// The commented samples in deploy/ must load as they are.
 @Suite struct DeploySamplesTests {
-    static func path(_ name: String, file: String = #filePath) -> String {
+    /// A file of the repository, by its path from the top.
+    static func repositoryFile(_ relative: String, file: String = #filePath) -> URL {
         var url = URL(fileURLWithPath: file)
         for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url.appendingPathComponent("deploy/\(name)").path
+        return url.appendingPathComponent(relative)
     }
+
+    static func path(_ name: String) -> String { repositoryFile("deploy/\(name)").path }
 
     @Test func agentSampleLoads() throws {
         let c = try ConfigLoader.load(AgentConfig.self, from: Self.path("agent.yaml"))
@@ -25,9 +28,7 @@ import Testing
     /// The `section.key` rows of docs/configuration.md for `sections`, as YAML setting each
     /// key to its documented default (rows whose default is not a plain value are skipped).
     static func documentedDefaults(_ sections: Set<String>) throws -> (yaml: String, keys: Int) {
-        var url = URL(fileURLWithPath: path("aggregator.yaml"))
-        url.deleteLastPathComponent(); url.deleteLastPathComponent()
-        let reference = try String(contentsOf: url.appendingPathComponent("docs/configuration.md"), encoding: .utf8)
+        let reference = try String(contentsOf: repositoryFile("docs/configuration.md"), encoding: .utf8)
         var rows: [String: [String]] = [:]
         var keys = 0
         for line in reference.split(separator: "\n") {

@@ -90,9 +90,7 @@ public struct Scorer: Sendable {
             }
             for c in changes {
                 if isFlap(c, runs) { flaps += 1 }
-                if c.room != nil, let run = runs.first(where: { c.t >= $0.t0 && c.t < $0.t1 }), run.room == nil {
-                    movesWhileAway += 1
-                }
+                if isMoveWhileAway(c, runs) { movesWhileAway += 1 }
             }
         }
         let hours = truthSeconds / 3600
@@ -122,6 +120,13 @@ public struct Scorer: Sendable {
         guard let run = runs.first(where: { change.t >= $0.t0 && change.t < $0.t1 }) else { return false }
         if change.room == nil, run.room == nil, change.t - run.t0 <= awayExplainWindow { return false }
         return !runs.contains(where: { $0.t0 <= change.t && change.t - $0.t0 <= explainWindow })
+    }
+
+    /// Moves while away: a change into a room while the truth is away (the room shown for
+    /// someone who has left).
+    public func isMoveWhileAway(_ change: DecisionTimeline.Change, _ runs: [Run]) -> Bool {
+        guard change.room != nil, let run = runs.first(where: { change.t >= $0.t0 && change.t < $0.t1 }) else { return false }
+        return run.room == nil
     }
 
     private func append(_ latency: Double, _ room: String?, _ rooms: inout [Double], _ aways: inout [Double]) {
