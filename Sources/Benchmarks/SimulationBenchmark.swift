@@ -38,6 +38,8 @@ enum SimulationBenchmark {
           --only <list>        Comma-separated estimator names to run (default: all).
           --flaps <name>       Also list that estimator's flaps per beacon (diagnostics).
           --node-beacons       Every node also transmits an iBeacon (calibration from node links).
+          --walk-out           People leaving walk out through the exit room's outer wall, heard
+                               as their signal fades, instead of vanishing in the exit room.
           --placement <off-centre|centred>
                                Where nodes sit in their rooms (default: off-centre).
 
@@ -82,6 +84,7 @@ enum SimulationBenchmark {
         var only: Set<String>?
         var flapsOf: String?
         var nodeBeacons = false
+        var walkOut = false
         var placement = NodePlacement.offCentre
         var i = 0
         func value() throws -> String {
@@ -114,6 +117,7 @@ enum SimulationBenchmark {
             case "--only": only = Set(try value().split(separator: ",").map(String.init))
             case "--flaps": flapsOf = try value()
             case "--node-beacons": nodeBeacons = true
+            case "--walk-out": walkOut = true
             case "--placement":
                 let v = try value()
                 guard let p = NodePlacement(rawValue: v) else {
@@ -194,6 +198,7 @@ enum SimulationBenchmark {
                     var settings = SimulationSettings(plan: FloorPlan.named(layout)!, seed: base + UInt64(k), duration: duration)
                     settings.radio = RadioModel(noise: noise)
                     settings.nodeBeacons = nodeBeacons
+                    settings.walkOut = walkOut
                     settings.placement = placement
                     try applyRadioOverrides(&settings.radio)
                     let simulator = ScenarioSimulator(settings: settings)

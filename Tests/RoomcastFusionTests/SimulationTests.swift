@@ -292,3 +292,37 @@ struct SimulationNodeBeaconTests {
         #expect(result.readings > 0)
     }
 }
+
+@Suite("Simulation: walking out")
+struct SimulationWalkOutTests {
+    @Test("with walk-out, people leave through the exit room's outer wall heard as they go; nothing else changes")
+    func walkOut() async throws {
+        let (vanish, walk) = await offPool {
+            var settings = SimulationSettings(plan: .house, seed: 21, duration: 900)
+            settings.leaveProbability = 0.5
+            let vanish = ScenarioSimulator(settings: settings).run().scenario
+            settings.walkOut = true
+            return (vanish, ScenarioSimulator(settings: settings).run().scenario)
+        }
+        #expect(vanish.layout == walk.layout)
+        var departures = 0
+        for beacon in vanish.beacons where beacon.mobile {
+            let before = vanish.truth.filter { $0.id == beacon.id }, after = walk.truth.filter { $0.id == beacon.id }
+            #expect(before.count == after.count)
+            for (a, b) in zip(before, after) {
+                #expect(a.room == b.room)
+                // Only the start of an away spell moves: later, by the walk to the door.
+                #expect(a.t1 == b.t1 || a.room != nil && b.t1 > a.t1 && b.t1 - a.t1 < 20, "\(a) \(b)")
+                guard a.room == nil, a.t0 > vanish.layout.t0 else { continue }
+                departures += 1
+                #expect(b.t0 >= a.t0 && b.t0 - a.t0 < 20)
+                // Vanishing, nobody hears them once away; walking out, the nodes still do
+                // for a few seconds after the door.
+                let heard = { (s: Scenario, t0: Double) in s.packets.contains { $0.id == beacon.id && $0.t > t0 + 0.5 && $0.t < t0 + 4 } }
+                #expect(!heard(vanish, a.t0))
+                #expect(heard(walk, b.t0))
+            }
+        }
+        #expect(departures >= 2)
+    }
+}

@@ -83,6 +83,28 @@ public struct FloorPlan: Sendable {
 
     public func room(_ name: String) -> ScenarioLayout.Room? { rooms.first { $0.name == name } }
 
+    /// The way out from `p` in the exit room: the nearest point of an outer wall of the exit
+    /// room (a side it shares with the outline of its floor's rooms taken together), and a
+    /// point `distance` metres beyond it. Nil when the exit room has no outer wall.
+    func wayOut(from p: Point, distance: Double = 8) -> (door: Point, outside: Point)? {
+        guard let exit = room(exit), let e = Geometry.bounds(exit.outline),
+              let b = Geometry.bounds(rooms.filter { $0.floor == exit.floor }.flatMap(\.outline)) else { return nil }
+        let eps = 1e-6
+        var best: (door: Point, outside: Point, d: Double)?
+        func consider(_ door: Point, _ outward: (x: Double, y: Double)) {
+            let d = ((door.x - p.x) * (door.x - p.x) + (door.y - p.y) * (door.y - p.y)).squareRoot()
+            if best == nil || d < best!.d {
+                best = (door, Point(door.x + outward.x * distance, door.y + outward.y * distance), d)
+            }
+        }
+        let x = min(max(p.x, e.x0), e.x1), y = min(max(p.y, e.y0), e.y1)
+        if abs(e.x0 - b.x0) < eps { consider(Point(e.x0, y), (-1, 0)) }
+        if abs(e.x1 - b.x1) < eps { consider(Point(e.x1, y), (1, 0)) }
+        if abs(e.y0 - b.y0) < eps { consider(Point(x, e.y0), (0, -1)) }
+        if abs(e.y1 - b.y1) < eps { consider(Point(x, e.y1), (0, 1)) }
+        return best.map { ($0.door, $0.outside) }
+    }
+
     /// Wall segments per floor: every room edge, with edges shared by two rooms kept once.
     public func walls() -> [Int: [(Point, Point)]] {
         var out: [Int: [(Point, Point)]] = [:]

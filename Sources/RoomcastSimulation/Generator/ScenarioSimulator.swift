@@ -169,7 +169,7 @@ public struct ScenarioSimulator: Sendable {
         for i in 0..<s.people {
             var trng = SeededRandom(seed: s.seed, stream: "person-\(i)")
             let path = Trajectory.walker(plan: s.plan, duration: s.duration, rng: &trng, meanStay: s.meanStay,
-                                         leaveProbability: s.leaveProbability)
+                                         leaveProbability: s.leaveProbability, walkOut: s.walkOut)
             let advertised = -59 - trng.index(5)
             let major = UInt16(100 + i), minor = UInt16(truncatingIfNeeded: trng.next())
             let beacon = ScenarioBeacon(
@@ -421,7 +421,7 @@ public struct ScenarioSimulator: Sendable {
         let step = 0.1
         while t < s.duration {
             var room: String?
-            if let (p, floor) = tx.trajectory.position(at: t) {
+            if !tx.trajectory.isOutside(at: t), let (p, floor) = tx.trajectory.position(at: t) {
                 // On a wall line (between rooms) keep the previous room.
                 room = layout.room(at: p, floor: floor)?.name ?? (current ?? nil)
             }
@@ -442,7 +442,7 @@ public struct ScenarioSimulator: Sendable {
 
     func strongestRoom(_ tx: Transmitter, at t: Double, nodes: [ScenarioLayout.Node],
                        walls: [Int: [(Point, Point)]]) -> String? {
-        guard let (p, floor) = tx.trajectory.position(at: t) else { return nil }
+        guard !tx.trajectory.isOutside(at: t), let (p, floor) = tx.trajectory.position(at: t) else { return nil }
         var best: (rssi: Double, room: String?)?
         for node in nodes {
             let r = meanRSSI(tx, at: p, floor: floor, node: node, walls: walls)

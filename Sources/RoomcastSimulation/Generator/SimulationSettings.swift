@@ -27,6 +27,11 @@ public struct SimulationSettings: Sendable {
     public var nodeBeacons = false
     /// Where the nodes sit in their rooms.
     public var placement = NodePlacement.offCentre
+    /// People leaving walk out through the exit room's outer wall and on for 8 m, heard as
+    /// their signal fades (truth: away from the wall on), instead of vanishing where they
+    /// stood in the exit room. Off by default: the tune/check/holdout homes were made
+    /// without it (a diagnostic: `roomcast-bench simulation --walk-out`).
+    public var walkOut = false
     public var radio = RadioModel()
 
     public init(plan: FloorPlan, seed: UInt64, duration: Double) {

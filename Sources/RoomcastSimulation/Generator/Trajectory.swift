@@ -10,6 +10,9 @@ public struct Trajectory: Sendable, Equatable {
         public var to: Point
         public var floor: Int
         public var present: Bool
+        /// Present (heard) but outside the building: walking away after leaving, where the
+        /// truth is already away (`SimulationSettings.walkOut`).
+        public var outside = false
     }
 
     public private(set) var legs: [Leg] = []
@@ -29,6 +32,9 @@ public struct Trajectory: Sendable, Equatable {
         return (Point(leg.from.x + (leg.to.x - leg.from.x) * f, leg.from.y + (leg.to.y - leg.from.y) * f), leg.floor)
     }
 
+    /// Whether the transmitter is outside the building at `t` but still heard.
+    public func isOutside(at t: Double) -> Bool { leg(at: t)?.outside ?? false }
+
     func leg(at t: Double) -> Leg? {
         var lo = 0, hi = legs.count
         while lo < hi {
@@ -41,8 +47,11 @@ public struct Trajectory: Sendable, Equatable {
 
     /// A walking person's day: stays in rooms, walks between them (by the stairs when
     /// the floor changes), sometimes leaves the building through `plan.exit`.
+    /// With `walkOut`, someone leaving walks on through the exit room's outer wall and 8 m
+    /// beyond, heard as they go, instead of vanishing where they stood; the walk comes out
+    /// of the time away, so every later leg is the same either way (and so are the draws).
     static func walker(plan: FloorPlan, duration: Double, rng: inout SeededRandom,
-                       meanStay: Double = 90, leaveProbability: Double = 0.12) -> Trajectory {
+                       meanStay: Double = 90, leaveProbability: Double = 0.12, walkOut: Bool = false) -> Trajectory {
         var legs: [Leg] = []
         var t = 0.0
         var room = plan.rooms[rng.index(plan.rooms.count)]
@@ -54,10 +63,12 @@ public struct Trajectory: Sendable, Equatable {
             legs.append(Leg(t0: t, t1: t + seconds, from: pos, to: pos, floor: floor, present: true))
             t += seconds
         }
-        func walk(to q: Point) {
-            let d = ((q.x - pos.x) * (q.x - pos.x) + (q.y - pos.y) * (q.y - pos.y)).squareRoot()
-            let seconds = max(d / speed, 0.5)
-            legs.append(Leg(t0: t, t1: t + seconds, from: pos, to: q, floor: floor, present: true))
+        func walkTime(_ a: Point, _ b: Point) -> Double {
+            max(((b.x - a.x) * (b.x - a.x) + (b.y - a.y) * (b.y - a.y)).squareRoot() / speed, 0.5)
+        }
+        func walk(to q: Point, outside: Bool = false) {
+            let seconds = walkTime(pos, q)
+            legs.append(Leg(t0: t, t1: t + seconds, from: pos, to: q, floor: floor, present: true, outside: outside))
             t += seconds
             pos = q
         }
@@ -81,8 +92,22 @@ public struct Trajectory: Sendable, Equatable {
             if rng.chance(leaveProbability), let exit = plan.room(plan.exit) {
                 go(to: exit)
                 let away = rng.uniform(60, 400)
-                legs.append(Leg(t0: t, t1: t + away, from: pos, to: pos, floor: floor, present: false))
-                t += away
+                let back = t + away
+                if walkOut, let way = plan.wayOut(from: pos) {
+                    // Out through the door and on, heard as the signal fades (the truth is
+                    // away from the door on), within the time away. They come back where
+                    // they left from, as without the walk: heard approaching, they would
+                    // be counted as arriving before the truth has them in.
+                    let inside = pos
+                    walk(to: way.door)
+                    walk(to: way.outside, outside: true)
+                    legs.append(Leg(t0: t, t1: max(t, back), from: pos, to: pos, floor: floor, present: false))
+                    pos = inside
+                } else {
+                    legs.append(Leg(t0: t, t1: back, from: pos, to: pos, floor: floor, present: false))
+                }
+                // Later legs start when they would have without the walk.
+                t = max(t, back)
                 stay(3)
                 continue
             }
