@@ -43,8 +43,8 @@ struct SimulationCommandTests {
 
             USAGE: roomcast-sim generate --out <dir> [--layout <name>] [--seed <n>]
                    [--duration <s>] [--noise <level>] [--phones <n>] [--rotation <s>]
-                   [--node-beacons] [--placement <where>] [--gzip] [--no-btsnoop]
-                   [--no-configs]
+                   [--node-beacons] [--walk-out] [--placement <where>] [--gzip]
+                   [--no-btsnoop] [--no-configs]
 
             OPTIONS:
               --out <dir>             Output directory.
@@ -59,6 +59,8 @@ struct SimulationCommandTests {
                                       900)
               --node-beacons          Every node also transmits an iBeacon of its own
                                       (calibration).
+              --walk-out              People leave on foot through the exit room's outer
+                                      wall, heard as they go.
               --placement <where>     Nodes off-centre (as they end up) or centred (as an
                                       installer would). (default: off-centre)
               --gzip                  Write raw.jsonl.gz instead of raw.jsonl.

@@ -28,6 +28,7 @@ public enum SimulatorCommand {
             .option("phones", value: "n", help: "People who also carry a phone (rotating addresses).", default: "1"),
             .option("rotation", value: "s", help: "Seconds between a phone's address changes.", default: "900"),
             .flag("node-beacons", help: "Every node also transmits an iBeacon of its own (calibration)."),
+            .flag("walk-out", help: "People leave on foot through the exit room's outer wall, heard as they go."),
             .option("placement", value: "where", help: "Nodes off-centre (as they end up) or centred (as an installer would).",
                     default: "off-centre"),
             .flag("gzip", help: "Write raw.jsonl.gz instead of raw.jsonl."),
@@ -103,6 +104,7 @@ public enum SimulatorCommand {
         settings.phones = phones
         settings.addressRotation = rotation
         settings.nodeBeacons = c.flag("node-beacons")
+        settings.walkOut = c.flag("walk-out")
         let where_ = c.option("placement") ?? "off-centre"
         guard let placement = NodePlacement(rawValue: where_) else {
             throw c.usageError("--placement must be off-centre or centred, not '\(where_)'")
