@@ -36,7 +36,7 @@ extension ScenarioSimulator {
         for tx in world.transmitters where tx.tracked {
             for k in stride(from: 1.0, through: s.duration, by: 1.0) {
                 let t = s.t0 + k
-                guard !tx.trajectory.isOutside(at: k), let (p, floor) = tx.trajectory.position(at: k) else {
+                guard let (p, floor) = tx.trajectory.indoorPosition(at: k) else {
                     nearest.record(tx.beacon.id, room: nil, at: t)
                     position.record(tx.beacon.id, room: nil, at: t)
                     continue

@@ -421,7 +421,7 @@ public struct ScenarioSimulator: Sendable {
         let step = 0.1
         while t < s.duration {
             var room: String?
-            if !tx.trajectory.isOutside(at: t), let (p, floor) = tx.trajectory.position(at: t) {
+            if let (p, floor) = tx.trajectory.indoorPosition(at: t) {
                 // On a wall line (between rooms) keep the previous room.
                 room = layout.room(at: p, floor: floor)?.name ?? (current ?? nil)
             }
@@ -442,7 +442,7 @@ public struct ScenarioSimulator: Sendable {
 
     func strongestRoom(_ tx: Transmitter, at t: Double, nodes: [ScenarioLayout.Node],
                        walls: [Int: [(Point, Point)]]) -> String? {
-        guard !tx.trajectory.isOutside(at: t), let (p, floor) = tx.trajectory.position(at: t) else { return nil }
+        guard let (p, floor) = tx.trajectory.indoorPosition(at: t) else { return nil }
         var best: (rssi: Double, room: String?)?
         for node in nodes {
             let r = meanRSSI(tx, at: p, floor: floor, node: node, walls: walls)

@@ -32,8 +32,13 @@ public struct Trajectory: Sendable, Equatable {
         return (Point(leg.from.x + (leg.to.x - leg.from.x) * f, leg.from.y + (leg.to.y - leg.from.y) * f), leg.floor)
     }
 
-    /// Whether the transmitter is outside the building at `t` but still heard.
-    public func isOutside(at t: Double) -> Bool { leg(at: t)?.outside ?? false }
+    /// Position and floor at `t` while in the building: nil while away, and while outside
+    /// but still heard (walking away, `SimulationSettings.walkOut`) — where truth, bound
+    /// and ceilings say away.
+    public func indoorPosition(at t: Double) -> (point: Point, floor: Int)? {
+        guard let leg = leg(at: t), !leg.outside else { return nil }
+        return position(at: t)
+    }
 
     func leg(at t: Double) -> Leg? {
         var lo = 0, hi = legs.count
@@ -63,11 +68,9 @@ public struct Trajectory: Sendable, Equatable {
             legs.append(Leg(t0: t, t1: t + seconds, from: pos, to: pos, floor: floor, present: true))
             t += seconds
         }
-        func walkTime(_ a: Point, _ b: Point) -> Double {
-            max(((b.x - a.x) * (b.x - a.x) + (b.y - a.y) * (b.y - a.y)).squareRoot() / speed, 0.5)
-        }
         func walk(to q: Point, outside: Bool = false) {
-            let seconds = walkTime(pos, q)
+            let d = ((q.x - pos.x) * (q.x - pos.x) + (q.y - pos.y) * (q.y - pos.y)).squareRoot()
+            let seconds = max(d / speed, 0.5)
             legs.append(Leg(t0: t, t1: t + seconds, from: pos, to: q, floor: floor, present: true, outside: outside))
             t += seconds
             pos = q
@@ -92,21 +95,18 @@ public struct Trajectory: Sendable, Equatable {
             if rng.chance(leaveProbability), let exit = plan.room(plan.exit) {
                 go(to: exit)
                 let away = rng.uniform(60, 400)
-                let back = t + away
+                let back = t + away, inside = pos
                 if walkOut, let way = plan.wayOut(from: pos) {
                     // Out through the door and on, heard as the signal fades (the truth is
                     // away from the door on), within the time away. They come back where
                     // they left from, as without the walk: heard approaching, they would
                     // be counted as arriving before the truth has them in.
-                    let inside = pos
                     walk(to: way.door)
                     walk(to: way.outside, outside: true)
-                    legs.append(Leg(t0: t, t1: max(t, back), from: pos, to: pos, floor: floor, present: false))
-                    pos = inside
-                } else {
-                    legs.append(Leg(t0: t, t1: back, from: pos, to: pos, floor: floor, present: false))
                 }
-                // Later legs start when they would have without the walk.
+                legs.append(Leg(t0: t, t1: max(t, back), from: pos, to: pos, floor: floor, present: false))
+                // Later legs start where and when they would have without the walk.
+                pos = inside
                 t = max(t, back)
                 stay(3)
                 continue
