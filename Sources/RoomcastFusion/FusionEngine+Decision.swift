@@ -118,6 +118,7 @@ extension FusionEngine {
             usedGeometry = true
         } else {
             // The motion gate: quick while several links change at once, sticky otherwise.
+            if settings.motionGate && movedOutOfHearing(s, base: base) { s.movingUntil = now + settings.motionHold }
             let moving = settings.motionGate && gateSeesMotion(&s, base: base, now: now)
             // Likelihood of each room from this evaluation's evidence.
             if scratchRoomLL.count != roomCount { scratchRoomLL = [Double](repeating: 0, count: roomCount) }
@@ -156,7 +157,7 @@ extension FusionEngine {
             }
             Self.normalise(&s.logPosterior)
             still = holdsStill(s, base: base, now: now)
-            recordStillness(&s, still: still, seconds: seconds, maxLL: maxLL)
+            recordStillness(&s, base: base, now: now, still: still, seconds: seconds, maxLL: maxLL)
         }
 
         var best = 0
@@ -273,6 +274,21 @@ extension FusionEngine {
         return now < s.movingUntil
     }
 
+    /// Whether a still beacon has gone out of hearing of the links it held still on: the
+    /// node that heard it loudest has lost it (its evidence expired) and the loudest now is
+    /// one that only began hearing it since. No link parts on such a move (the old ones
+    /// fall silent, the new one starts where it is), so the gate cannot see it, and
+    /// without this the still beacon's record held it for a minute and more.
+    private func movedOutOfHearing(_ s: BeaconState, base: Int) -> Bool {
+        guard s.recordLoudest >= 0, !scratchNodes.contains(s.recordLoudest) else { return false }
+        var loudest = -1, loudestLevel = -Double.infinity
+        for n in scratchNodes {
+            let level = slots[base + n].fast - nodes[n].learnedOffset
+            if level > loudestLevel { loudest = n; loudestLevel = level }
+        }
+        return loudest >= 0 && slots[base + loudest].heardSince > s.recordSince
+    }
+
     /// Root-sum-square of `difference(slot) / sigma` over the fresh links of the beacon at
     /// `base`, leaving out the link that parted most (`rest`), and that link's (`most`):
     /// a move changes several links at once, shadowing one.
@@ -298,13 +314,24 @@ extension FusionEngine {
 
     /// Keeps the record of a still beacon's evidence (`still_record_after`): summed while it
     /// holds still, cleared when it moves.
-    private func recordStillness(_ s: inout BeaconState, still: Bool, seconds: Double, maxLL: Double) {
+    private func recordStillness(_ s: inout BeaconState, base: Int, now: Double, still: Bool, seconds: Double, maxLL: Double) {
         guard settings.stillRecordAfter > 0 else { return }
         let roomCount = scratchRoomLL.count
         if s.stillRecord.count != roomCount { s.stillRecord = [Double](repeating: 0, count: roomCount); s.stillSeconds = 0 }
-        guard still else {
+        // A beacon whose loudest node stopped hearing it (its evidence expired) has gone
+        // where that node cannot hear it, however steady the links it has now: the record
+        // of the old links says nothing about the new.
+        let lostLoudest = s.recordLoudest >= 0 && !scratchNodes.contains(s.recordLoudest)
+        guard still && !lostLoudest else {
             if s.stillSeconds > 0 { for r in 0..<roomCount { s.stillRecord[r] = 0 }; s.stillSeconds = 0 }
+            s.recordLoudest = -1
             return
+        }
+        if s.recordLoudest < 0 { s.recordSince = now }
+        var loudestLevel = -Double.infinity
+        for n in scratchNodes {
+            let level = slots[base + n].fast - nodes[n].learnedOffset
+            if level > loudestLevel { loudestLevel = level; s.recordLoudest = n }
         }
         // A room out of reach this second counts as far behind, not infinitely.
         for r in 0..<roomCount { s.stillRecord[r] += seconds * max(scratchRoomLL[r] - maxLL, -Self.recordFloor) }

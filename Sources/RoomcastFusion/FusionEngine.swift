@@ -208,6 +208,11 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
             }
         }
         let adjusted = rssi + nodes[n].rxAdjust
+        // A node that starts hearing the beacon, or hears it again after a gap longer than
+        // its evidence stays fresh, starts a new spell (the record's lost-link test).
+        if slot.count == 0 || ts - slot.ts > max(settings.freshness, settings.freshnessIntervals * slot.gap) {
+            slot.heardSince = ts
+        }
         if slot.count == 0 || ts - slot.ts > settings.maxAge {
             slot.rssi = adjusted
             slot.fast = adjusted
@@ -370,6 +375,8 @@ struct EvidenceSlot {
     var variance = 16.0
     /// Average gap between this node's readings of this beacon (seconds).
     var gap = 0.0
+    /// When this node's current spell of hearing the beacon began.
+    var heardSince = -Double.infinity
     var count: UInt32 = 0
 }
 
@@ -414,6 +421,11 @@ struct BeaconState {
     /// over the current stillness, and how many seconds it covers (`still_record_after`).
     var stillRecord: [Double] = []
     var stillSeconds = 0.0
+    /// The loudest fresh node when the record last grew, and when the record began: the
+    /// record is evidence from the links the beacon held still on, and ends when that
+    /// node no longer hears it.
+    var recordLoudest = -1
+    var recordSince = -Double.infinity
 
     // Explanation of the latest evaluation.
     var confidence = 0.0

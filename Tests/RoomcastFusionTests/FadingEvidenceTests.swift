@@ -106,3 +106,36 @@ struct FadingEvidenceTests {
         #expect(garage.t < 27 + 6)
     }
 }
+
+extension FadingEvidenceTests {
+    /// In the hall from 24 s (its node loud, the kitchen's fainter) until 100 s, long enough
+    /// to hold still with a record; then `then(t)` says what each node hears.
+    static func stillInTheHall(then: @escaping (Double) -> [String: Double]) -> (Double) -> [String: Double] {
+        { t in
+            guard Int((t * 10).rounded()) % 2 == 0 else { return [:] }
+            return t < 100 ? ["n-hall": -60, "n-kitchen": -74] : then(t)
+        }
+    }
+
+    @Test("a still beacon that goes out of hearing of its nodes, into a room only a new node hears, is followed")
+    func outOfHearingIsAMove() throws {
+        // No link parts on such a move: the hall and kitchen nodes fall silent, the garage
+        // node starts hearing it at a level that then holds. Before the lost-link test the
+        // still beacon's record held it in the hall for over a minute.
+        let changes = Self.run(FusionSettings(), end: 160, after: Self.stillInTheHall { _ in ["n-garage": -62] })
+        #expect(changes.map(\.room) == ["kitchen", "hall", "garage"])
+        let garage = try #require(changes.last)
+        // The hall's evidence expires (4 s), the lone-node hold (8 s), then the quick pace.
+        #expect(garage.t > 100 && garage.t < 100 + 15)
+    }
+
+    @Test("a still beacon whose loudest node misses it for a while stays put")
+    func aMissingLoudestNodeIsNoMove() {
+        // The hall node hears nothing for 15 s (someone stands in the way); the kitchen node,
+        // which heard it all along, is the loudest meanwhile.
+        let changes = Self.run(FusionSettings(), end: 160, after: Self.stillInTheHall { t in
+            t < 115 ? ["n-kitchen": -74] : ["n-hall": -60, "n-kitchen": -74]
+        })
+        #expect(changes.map(\.room) == ["kitchen", "hall"])
+    }
+}
