@@ -268,6 +268,7 @@ enum SimulationBenchmark {
             case "deepfade": radio.deepFadeProbability = v
             case "deepdepth": radio.deepFadeDepth = v
             case "wallspread": radio.wallLossSpread = v
+            case "kernel": radio.shadowingKernel = v == 0 ? .gaussian : .exponential
             default: throw Failure(description: "BENCH_RADIO: unknown field '\(kv[0])'")
             }
         }

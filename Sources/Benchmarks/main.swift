@@ -16,6 +16,7 @@ let benchmarks: [(name: String, summary: String, run: ([String]) throws -> Void)
         ] + experimentalContenders())
     }),
     ("aggregator", "readings/s, switch latency and memory through a real mosquitto", AggregatorBenchmark.run),
+    ("radio", "each noise preset's spread over time beside the recordings (robot, stopped and moving)", RadioBenchmark.run),
 ]
 
 let args = Array(CommandLine.arguments.dropFirst())

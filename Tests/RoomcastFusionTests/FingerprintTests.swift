@@ -114,6 +114,7 @@ struct FingerprintTests {
                                        _ change: (inout FusionSettings) -> Void) -> (Score, usedGeometry: Bool) {
         var settings = SimulationSettings(plan: plan, seed: seed, duration: 600)
         settings.nodeBeacons = true
+        SimulationFixtures.smoothShadowing(&settings)
         let scenario = ScenarioSimulator(settings: settings).run().scenario
         var site = scenario.layout.siteModel()
         for i in site.nodes.indices { site.nodes[i].position = nil }

@@ -167,6 +167,7 @@ struct SimulatedHomeGuardTests {
         let (generated, score, learned, bermuda) = try await offPool {
             var settings = SimulationSettings(plan: .flat, seed: 1001, duration: 240)
             settings.nodeBeacons = true
+            SimulationFixtures.smoothShadowing(&settings)
             let generated = ScenarioSimulator(settings: settings).run()
             var learned: [String: Double] = [:]
             let score = Evaluation.replay(scenario: generated.scenario,
@@ -200,6 +201,7 @@ struct SimulatedHomeGuardTests {
         let (tag, held, unrecorded, flapping) = try await offPool {
             var settings = SimulationSettings(plan: .flat, seed: 2001, duration: 600)
             settings.nodeBeacons = true
+            SimulationFixtures.smoothShadowing(&settings)
             let scenario = ScenarioSimulator(settings: settings).run().scenario
             guard let tag = scenario.beacons.first(where: { $0.name == "tag-0" }) else { throw Missing.beacon }
             func changes(_ fusion: FusionSettings) -> [DecisionTimeline.Change] {

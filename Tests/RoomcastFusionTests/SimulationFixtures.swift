@@ -25,4 +25,12 @@ enum SimulationFixtures {
     }
 
     private static let cache = Mutex<[String: Scenario]>([:])
+
+    /// The smooth shadowing field the simulator drew until stop 16 (exp(−d²/2ℓ²), ℓ = 0.8 m):
+    /// the worlds the scenario-specific guards were written about (a tag lying in a given
+    /// spot, a given home's uncalibrated receivers) stay as they were.
+    static func smoothShadowing(_ settings: inout SimulationSettings) {
+        settings.radio.shadowingKernel = .gaussian
+        settings.radio.shadowingDistance = 0.8
+    }
 }

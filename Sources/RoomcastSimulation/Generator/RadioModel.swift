@@ -25,7 +25,12 @@ public struct RadioModel: Sendable, Equatable {
     /// Standard deviation of the slow shadowing over space (per receiver), dB.
     public var shadowingSigma = 4.0
     /// Distance over which that shadowing decorrelates (the field's length scale), metres.
-    public var shadowingDistance = 0.8
+    public var shadowingDistance = 1.1
+    /// How it decorrelates with distance: exp(−d/ℓ) (Gudmundson's model: rough at short
+    /// range, long-tailed; since stop 16, fitted to the recordings) or exp(−d²/2ℓ²)
+    /// (smooth; until stop 16, with ℓ = 0.8 m).
+    public var shadowingKernel = ShadowingKernel.exponential
+    public enum ShadowingKernel: String, Sendable, Equatable { case gaussian, exponential }
     /// Standard deviation of the shadowing that drifts with time on every link, dB.
     public var driftSigma = 2.0
     /// Correlation time of that drift, seconds.

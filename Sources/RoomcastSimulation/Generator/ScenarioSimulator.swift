@@ -56,7 +56,8 @@ public struct ScenarioSimulator: Sendable {
         // One shadowing field per receiver, shared by every transmitter: the spot, not the tag, is biased.
         let fields = nodes.map { node in
             var frng = SeededRandom(seed: s.seed, stream: "shadowing-\(node.name)")
-            return ShadowingField(sigma: s.radio.shadowingSigma, correlationDistance: s.radio.shadowingDistance, rng: &frng)
+            return ShadowingField(sigma: s.radio.shadowingSigma, correlationDistance: s.radio.shadowingDistance,
+                                  kernel: s.radio.shadowingKernel, rng: &frng)
         }
         return World(layout: layout, nodes: nodes, offsets: offsets, transmitters: transmitters,
                      walls: s.plan.walls(), fields: fields)

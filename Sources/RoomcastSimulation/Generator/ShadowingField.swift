@@ -21,12 +21,20 @@ struct ShadowingField: Sendable {
     private var amplitude = 0.0
 
     /// A field of `features` cosines; `sigma` 0 gives a field that is 0 everywhere.
-    init(sigma: Double, correlationDistance: Double, features: Int = 64, rng: inout SeededRandom) {
+    init(sigma: Double, correlationDistance: Double, kernel: RadioModel.ShadowingKernel = .gaussian, features: Int = 64,
+         rng: inout SeededRandom) {
         guard sigma > 0, correlationDistance > 0, features > 0 else { return }
         let scale = 1 / correlationDistance
         for _ in 0..<features {
-            frequencies.append((rng.gaussian() * scale, rng.gaussian() * scale, rng.gaussian() * scale))
+            var w = (rng.gaussian() * scale, rng.gaussian() * scale, rng.gaussian() * scale)
             phases.append(rng.uniform(0, 2 * Double.pi))
+            if kernel == .exponential {
+                // The exponential kernel's spectrum is a multivariate Cauchy: a Gaussian
+                // frequency over |N(0, 1)|.
+                let u = max(abs(rng.gaussian()), 1e-3)
+                w = (w.0 / u, w.1 / u, w.2 / u)
+            }
+            frequencies.append(w)
         }
         amplitude = sigma * (2 / Double(features)).squareRoot()
     }

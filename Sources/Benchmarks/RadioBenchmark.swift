@@ -1,0 +1,78 @@
+import Foundation
+import RoomcastSimulation
+
+/// `roomcast-bench radio`: how each noise preset's links vary over time, like for like with
+/// the recordings — a robot at the recorded robot's pace and packet rate touring every
+/// layout, the spread of its 1-s means within 6 s while stopped and while moving
+/// (`RadioSpread`), beside the Kolakowski robot's.
+enum RadioBenchmark {
+    static func run(arguments: [String]) throws {
+        var seeds = 3
+        var duration = 1800.0
+        var i = 0
+        while i < arguments.count {
+            switch arguments[i] {
+            case "--seeds":
+                i += 1
+                guard i < arguments.count, let n = Int(arguments[i]), n > 0 else { throw Failure("--seeds needs a positive number") }
+                seeds = n
+            case "--duration":
+                i += 1
+                guard i < arguments.count, let d = Double(arguments[i]), d >= 60 else { throw Failure("--duration needs at least 60 s") }
+                duration = d
+            case "-h", "--help":
+                print("""
+                USAGE: roomcast-bench radio [--seeds N] [--duration S]
+                  A robot tours each layout (house, flat, office; seeds 1…N) at \(f2(RadioSpread.recordingSpeed)) m/s, \
+                \(Int(RadioSpread.recordingPacketRate)) packets/s per node, 20-s stops; prints the median spread of 1-s means within 6 s
+                  while stopped and while moving, per noise preset, beside the Kolakowski robot's.
+                  BENCH_RADIO=k=v,... overrides radio-model fields (as for `simulation`).
+                """)
+                return
+            default: throw Failure("unknown argument \(arguments[i])")
+            }
+            i += 1
+        }
+
+        let reference = RadioSpread.recording
+        print("spread of 1-s mean RSSI within 6 s, robot at \(f2(RadioSpread.recordingSpeed)) m/s (dB, median over windows and nodes)")
+        print("preset    layout   stopped  moving  windows(stopped/moving)")
+        print("recording kolakowski   \(f2(reference.stopped))    \(f2(reference.moving))   \(reference.stoppedWindows)/\(reference.movingWindows)")
+        for noise in RadioModel.Noise.allCases {
+            var stopped: [Double] = [], moving: [Double] = []
+            for name in FloorPlan.names {
+                guard let plan = FloorPlan.named(name) else { continue }
+                var layoutStopped: [Double] = [], layoutMoving: [Double] = []
+                var windows = (0, 0)
+                for seed in 1...seeds {
+                    var settings = SimulationSettings(plan: plan, seed: UInt64(seed), duration: duration)
+                    settings.radio = RadioModel(noise: noise)
+                    try SimulationBenchmark.applyRadioOverrides(&settings.radio)
+                    let spread = ScenarioSimulator(settings: settings).radioSpread()
+                    layoutStopped.append(spread.stopped)
+                    layoutMoving.append(spread.moving)
+                    windows.0 += spread.stoppedWindows
+                    windows.1 += spread.movingWindows
+                }
+                let s = mean(layoutStopped), m = mean(layoutMoving)
+                stopped.append(s)
+                moving.append(m)
+                print("\(noise.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(name.padding(toLength: 8, withPad: " ", startingAt: 0))     \(f2(s))    \(f2(m))   \(windows.0)/\(windows.1)")
+            }
+            let s = mean(stopped), m = mean(moving)
+            print("\(noise.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) (mean)       \(f2(s))    \(f2(m))   ratio to recording \(f2(s / reference.stopped)) / \(f2(m / reference.moving))")
+        }
+    }
+
+    static func f2(_ v: Double) -> String { String(format: "%.2f", v) }
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    static func mean(_ values: [Double]) -> Double {
+        let finite = values.filter(\.isFinite)
+        return finite.isEmpty ? .nan : finite.reduce(0, +) / Double(finite.count)
+    }
+}
