@@ -188,8 +188,14 @@ extension FusionEngine {
                 // A clear lead switches at once, a marginal one only once it has lasted.
                 s.challengerLead += lead * max(dt, 0.001)
                 let dwell = still ? max(settings.minDwell, settings.stillMinDwell) : settings.minDwell
+                // A still beacon's established record guards it against a position that
+                // wavers by a wall (the record must favour the challenger, above), so the
+                // position margin does not apply to it: in a 1.5 m hall, a position 0.6 m
+                // out of the neighbouring room is rarely reached, and a first guess made
+                // before the hall's node had reported held a tag there for good.
+                let recordStands = still && settings.stillRecordAfter > 0 && s.stillSeconds >= settings.stillRecordAfter
                 if now - s.challengerSince >= dwell && s.challengerLead >= settings.switchEvidence
-                    && leftRoom(s, usedGeometry: usedGeometry) {
+                    && (recordStands || leftRoom(s, usedGeometry: usedGeometry)) {
                     s.room = best
                     s.since = now
                     s.reason = usedGeometry ? "moved_geometry" : "moved_nearest"
