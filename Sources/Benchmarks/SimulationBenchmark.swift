@@ -59,7 +59,9 @@ enum SimulationBenchmark {
           BENCH_RADIO=k=v,...  Radio model fields over the noise preset: exponent, wall, offset,
                                shadowing, distance, drift, fading, loss, spread, deepfade
                                (chance of a deep fade per packet), deepdepth (its mean, dB),
-                               wallspread (how much walls differ in loss, dB).
+                               wallspread (how much walls differ in loss, dB), kernel
+                               (shadowing's fall-off: 1 exponential, the default; 0 the
+                               smooth Gaussian of stops 11-15, with distance=0.8).
 
         """
 

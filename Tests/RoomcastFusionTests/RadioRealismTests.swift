@@ -1,0 +1,72 @@
+import Foundation
+import Shared
+import Testing
+@testable import RoomcastSimulation
+import TestSupport
+
+/// The simulator's radio against what the Kolakowski recordings show (docs/simulator.md,
+/// Radio): how shadowing falls off with distance, and how much links vary over time for a
+/// robot stopped and moving, like for like.
+@Suite("Simulation radio: like the recordings")
+struct RadioRealismTests {
+    /// Correlation of each field with itself `d` metres away, over 50 fields × 400 random
+    /// spots in a 10 m square, and the fields' standard deviation.
+    static func correlations(_ kernel: RadioModel.ShadowingKernel, length: Double,
+                             at distances: [Double]) -> (sd: Double, r: [Double]) {
+        var sums = distances.map { _ in (vw: 0.0, vv: 0.0, ww: 0.0) }
+        var squares = 0.0, count = 0.0
+        for f in 0..<50 {
+            var rng = Shared.SeededRandom(seed: UInt64(f), stream: "field")
+            let field = ShadowingField(sigma: 4, correlationDistance: length, kernel: kernel, rng: &rng)
+            var spots = Shared.SeededRandom(seed: 99, stream: "spots")
+            for _ in 0..<400 {
+                let x = spots.uniform(0, 10), y = spots.uniform(0, 10)
+                let v = field.value(x: x, y: y, z: 1)
+                squares += v * v
+                count += 1
+                for (k, d) in distances.enumerated() {
+                    let a = spots.uniform(0, 2 * Double.pi)
+                    let w = field.value(x: x + d * cos(a), y: y + d * sin(a), z: 1)
+                    sums[k].vw += v * w; sums[k].vv += v * v; sums[k].ww += w * w
+                }
+            }
+        }
+        return ((squares / count).squareRoot(), sums.map { $0.vw / ($0.vv * $0.ww).squareRoot() })
+    }
+
+    @Test("shadowing falls off as exp(-d/1.1 m), as the recording's does; the old smooth field as exp(-d²/2ℓ²)")
+    func falloff() async {
+        #expect(RadioModel().shadowingKernel == .exponential && RadioModel().shadowingDistance == 1.1)
+        let distances = [0.22, 0.45, 0.8, 2.0]
+        // The recording's correlations at those distances, divided by the same spot's (0.75).
+        let recorded = [0.81, 0.65, 0.49, 0.16]
+        let (rough, smooth) = await offPool {
+            (Self.correlations(.exponential, length: 1.1, at: distances), Self.correlations(.gaussian, length: 0.8, at: distances))
+        }
+        #expect(abs(rough.sd - 4) < 0.3 && abs(smooth.sd - 4) < 0.3, "\(rough.sd) \(smooth.sd)")
+        for (k, d) in distances.enumerated() {
+            #expect(abs(rough.r[k] - exp(-d / 1.1)) < 0.05, "exponential at \(d) m: \(rough.r[k])")
+            #expect(abs(smooth.r[k] - exp(-d * d / (2 * 0.64))) < 0.05, "Gaussian at \(d) m: \(smooth.r[k])")
+            #expect(abs(rough.r[k] - recorded[k]) < 0.06, "exponential at \(d) m: \(rough.r[k]) vs \(recorded[k])")
+        }
+        // The smooth field is too alike at short range.
+        #expect(smooth.r[0] - recorded[0] > 0.1 && smooth.r[1] - recorded[1] > 0.1, "\(smooth.r)")
+    }
+
+    @Test("a robot touring a simulated home varies like the recorded one: normal within a quarter, high far beyond")
+    func spreadLikeTheRecording() async {
+        @Sendable func spread(_ noise: RadioModel.Noise) -> RadioSpread {
+            var s = SimulationSettings(plan: .flat, seed: 1, duration: 1200)
+            s.radio = RadioModel(noise: noise)
+            return ScenarioSimulator(settings: s).radioSpread()
+        }
+        let recorded = RadioSpread.recording
+        let (normal, high) = await offPool { (spread(.normal), spread(.high)) }
+        #expect(normal.stoppedWindows > 20 && normal.movingWindows > 50, "\(normal)")
+        #expect(abs(normal.stopped / recorded.stopped - 1) < 0.25, "\(normal)")
+        #expect(abs(normal.moving / recorded.moving - 1) < 0.25, "\(normal)")
+        // Moving adds what the spot's shadowing changes, as in the recording.
+        #expect(normal.moving > normal.stopped + 0.4, "\(normal)")
+        #expect(high.stopped > 1.5 * recorded.stopped, "\(high)")
+    }
+}
