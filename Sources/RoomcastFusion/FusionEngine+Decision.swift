@@ -282,9 +282,11 @@ extension FusionEngine {
 
     /// Whether a still beacon has gone out of hearing of the links it held still on: the
     /// node that heard it loudest has lost it (its evidence expired) and the loudest now is
-    /// one that only began hearing it since. No link parts on such a move (the old ones
-    /// fall silent, the new one starts where it is), so the gate cannot see it, and
-    /// without this the still beacon's record held it for a minute and more.
+    /// one that joined the record only as that one was losing it, or never. No link parts
+    /// on such a move (the old ones fall silent, the new one starts where it is), so the
+    /// gate cannot see it, and without this the still beacon's record held it for a minute
+    /// and more. A gap in which every node lost it is no such move: the nodes that hear it
+    /// again heard it all along before.
     private func movedOutOfHearing(_ s: BeaconState, base: Int) -> Bool {
         guard s.recordLoudest >= 0, !scratchNodes.contains(s.recordLoudest) else { return false }
         var loudest = -1, loudestLevel = -Double.infinity
@@ -292,7 +294,10 @@ extension FusionEngine {
             let level = slots[base + n].fast - nodes[n].learnedOffset
             if level > loudestLevel { loudest = n; loudestLevel = level }
         }
-        return loudest >= 0 && slots[base + loudest].heardSince > s.recordSince
+        guard loudest >= 0 else { return false }
+        let newcomer = slots[base + loudest], lost = slots[base + s.recordLoudest]
+        return newcomer.recordedAt < s.recordSince
+            || newcomer.recordJoined >= lost.ts - freshWindow(s, lost, awayAfter: awayAfter(s))
     }
 
     /// Root-sum-square of `difference(slot) / sigma` over the fresh links of the beacon at
@@ -320,7 +325,7 @@ extension FusionEngine {
 
     /// Keeps the record of a still beacon's evidence (`still_record_after`): summed while it
     /// holds still, cleared when it moves.
-    private func recordStillness(_ s: inout BeaconState, base: Int, now: Double, still: Bool, seconds: Double, maxLL: Double) {
+    private mutating func recordStillness(_ s: inout BeaconState, base: Int, now: Double, still: Bool, seconds: Double, maxLL: Double) {
         guard settings.stillRecordAfter > 0 else { return }
         let roomCount = scratchRoomLL.count
         if s.stillRecord.count != roomCount { s.stillRecord = [Double](repeating: 0, count: roomCount); s.stillSeconds = 0 }
@@ -336,6 +341,8 @@ extension FusionEngine {
         if s.recordLoudest < 0 { s.recordSince = now }
         var loudestLevel = -Double.infinity
         for n in scratchNodes {
+            if slots[base + n].recordedAt < s.recordSince { slots[base + n].recordJoined = now }
+            slots[base + n].recordedAt = now
             let level = slots[base + n].fast - nodes[n].learnedOffset
             if level > loudestLevel { loudestLevel = level; s.recordLoudest = n }
         }

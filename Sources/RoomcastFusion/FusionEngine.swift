@@ -208,11 +208,6 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
             }
         }
         let adjusted = rssi + nodes[n].rxAdjust
-        // A node that starts hearing the beacon, or hears it again after a gap longer than
-        // its evidence stays fresh, starts a new spell (the record's lost-link test).
-        if slot.count == 0 || ts - slot.ts > max(settings.freshness, settings.freshnessIntervals * slot.gap) {
-            slot.heardSince = ts
-        }
         if slot.count == 0 || ts - slot.ts > settings.maxAge {
             slot.rssi = adjusted
             slot.fast = adjusted
@@ -375,8 +370,10 @@ struct EvidenceSlot {
     var variance = 16.0
     /// Average gap between this node's readings of this beacon (seconds).
     var gap = 0.0
-    /// When this node's current spell of hearing the beacon began.
-    var heardSince = -Double.infinity
+    /// When this node's evidence first and last counted in a still beacon's record (the
+    /// record's lost-link test).
+    var recordJoined = -Double.infinity
+    var recordedAt = -Double.infinity
     var count: UInt32 = 0
 }
 

@@ -129,6 +129,16 @@ extension FadingEvidenceTests {
         #expect(garage.t > 100 && garage.t < 100 + 15)
     }
 
+    @Test("a still beacon no node hears for a while, heard first again by a fainter node, stays put")
+    func aGapIsNoMove() {
+        // Nothing for 15 s (a gap like the Kolakowski robot's), then the kitchen node hears
+        // it 4 s before the hall node does: both heard it before the gap.
+        let changes = Self.run(FusionSettings(), end: 160, after: Self.stillInTheHall { t in
+            t < 115 ? [:] : t < 119 ? ["n-kitchen": -74] : ["n-hall": -60, "n-kitchen": -74]
+        })
+        #expect(changes.map(\.room) == ["kitchen", "hall"])
+    }
+
     @Test("a still beacon whose loudest node misses it for a while stays put")
     func aMissingLoudestNodeIsNoMove() {
         // The hall node hears nothing for 15 s (someone stands in the way); the kitchen node,
