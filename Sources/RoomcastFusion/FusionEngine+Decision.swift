@@ -164,6 +164,8 @@ extension FusionEngine {
         for r in 1..<max(roomCount, 1) where s.logPosterior[r] > s.logPosterior[best] { best = r }
 
         var changed = false
+        // A first room rests on what the nodes have reported so far: give each a chance.
+        if !s.decided && now - s.firstSeen < settings.initialWait { return false }
         if !s.decided || s.room < 0 {
             s.reason = s.decided ? "returned" : "initial"
             s.room = best

@@ -309,6 +309,7 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         if !known.isEmpty && knownBeacon == nil { counters.count(.unknownBeacon); return nil }
         guard beaconIndex.count < settings.maxBeacons else { counters.count(.capacity); return nil }
         var state = BeaconState(id: id, roomCount: roomNames.count)
+        state.firstSeen = now
         state.name = knownBeacon?.name
         if let p = knownBeacon?.power { state.powerOverride = Double(p); state.power = Double(p) }
         let b: Int
@@ -387,6 +388,8 @@ struct BeaconState {
     /// Advertising interval reported by the nodes (seconds); 0 when unknown.
     var interval = 0.0
     var lastSeen = -Double.infinity
+    /// Its first reading (`initial_wait`).
+    var firstSeen = -Double.infinity
     /// When two or more fresh nodes last heard the beacon, and the loudest of them then
     /// and its level (`lone_node_hold`).
     var lastWide = -Double.infinity

@@ -26,6 +26,11 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     /// when a beacon leaves (or stops), a late, faint packet at a far node is no move, while
     /// a walk into a room only its own node hears is (seconds; 0 = off).
     public var loneNodeHold: Double = 8
+    /// A new beacon's first room waits this long after its first reading (seconds; 0 =
+    /// decide on the first): agents publish once a second, so the first reading is one
+    /// node's, and a static tag placed on it by the node that happened to report first
+    /// took a minute and more to put right (a still beacon is sticky).
+    public var initialWait: Double = 2
     /// Decisions are re-evaluated at most this often per beacon (seconds); the
     /// geometry estimate runs at this rate, never per reading.
     public var evaluationInterval: Double = 0.25
@@ -251,6 +256,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         case evaluationInterval = "evaluation_interval"
         case quietIntervals = "quiet_intervals"
         case loneNodeHold = "lone_node_hold"
+        case initialWait = "initial_wait"
         case skewBound = "skew_bound"
         case maxFuture = "max_future"
         case maxAge = "max_age"
@@ -349,6 +355,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         maxAge = try v(.maxAge, d.maxAge)
         quietIntervals = try v(.quietIntervals, d.quietIntervals)
         loneNodeHold = try v(.loneNodeHold, d.loneNodeHold)
+        initialWait = try v(.initialWait, d.initialWait)
         minRSSI = try v(.minRSSI, d.minRSSI)
         maxRSSI = try v(.maxRSSI, d.maxRSSI)
         rssiInput = try v(.rssiInput, d.rssiInput)
@@ -445,6 +452,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         positive(evaluationInterval, .evaluationInterval)
         nonNegative(quietIntervals, .quietIntervals)
         nonNegative(loneNodeHold, .loneNodeHold)
+        nonNegative(initialWait, .initialWait)
         nonNegative(skewBound, .skewBound)
         positive(maxFuture, .maxFuture)
         positive(maxAge, .maxAge)

@@ -134,11 +134,34 @@ import Shared
         var engine = FusionEngine(site: Synthetic.twoRooms, settings: FusionSettings())
         var synth = Synthetic()
         engine.ingest(synth.reading("n-office", rssi: -60, at: 0), now: 0)
-        #expect(engine.tick(now: 0.1).first?.room == "office")
+        // A first room waits `initial_wait` (2 s) for every node to report.
+        #expect(engine.tick(now: 0.1).isEmpty)
+        #expect(engine.tick(now: 2.1).first?.room == "office")
         #expect(engine.tick(now: 31).first?.room == nil)
         engine.ingest(synth.reading("n-kitchen", rssi: -60, at: 100), now: 100)
         let back = try #require(engine.tick(now: 100.1).first)
         #expect(back.room == "kitchen" && back.reason == "returned" && back.since == 100.1)
+    }
+
+    @Test("a first room waits for every node to report: the one that happened to report first does not take it")
+    func firstRoomWaitsForTheNodes() {
+        // The office node reports a faint reading at 0 s; the kitchen node, beside the
+        // beacon, reports at 1 s (agents publish once a second, each on its own phase).
+        func firstRooms(_ settings: FusionSettings) -> [String?] {
+            var engine = FusionEngine(site: Synthetic.twoRooms, settings: settings)
+            var synth = Synthetic()
+            var rooms: [String?] = []
+            for t in stride(from: 0.0, through: 30, by: 1) {
+                engine.ingest(synth.reading("n-office", rssi: -78, at: t), now: t)
+                if t >= 1 { engine.ingest(synth.reading("n-kitchen", rssi: -58, at: t), now: t) }
+                rooms += engine.tick(now: t + 0.5).map(\.room)
+            }
+            return rooms
+        }
+        var eager = FusionSettings()
+        eager.initialWait = 0
+        #expect(firstRooms(eager).first == "office")
+        #expect(firstRooms(FusionSettings()) == ["kitchen"])
     }
 
     @Test func skewedFutureDuplicateAndOutOfOrderReadings() throws {
@@ -153,7 +176,7 @@ import Shared
         // Beyond the skew bound but not absurd: clamped to now and counted.
         engine.ingest(synth.reading("n-office", rssi: -70, at: now + 10), now: now)
         #expect(engine.counters.accepted == 2 && engine.counters.clampedSkew == 1)
-        _ = engine.tick(now: now)
+        _ = engine.tick(now: now + 2)
         let d = try #require(engine.decision(for: Synthetic.tag))
         #expect(d.lastSeen == now)
         #expect(d.name == "keys")
@@ -205,7 +228,7 @@ import Shared
         var synth = Synthetic()
         engine.ingest(synth.reading("garage", rssi: -60, at: 0), now: 0)
         engine.ingest(synth.reading("hall", rssi: -75, at: 0), now: 0)
-        let d = try #require(engine.tick(now: 0.1).first)
+        let d = try #require(engine.tick(now: 2.1).first)
         #expect(d.room == "garage" && d.runnerUp == "hall")
 
         var strict = FusionSettings()
@@ -230,7 +253,7 @@ import Shared
         #expect(engine.trackedBeacons == 0 && engine.counters.forgotten == 1)
         #expect(engine.decision(for: Synthetic.tag) == nil)
         engine.ingest(synth.reading("n-kitchen", rssi: -60, at: 200, id: Synthetic.other), now: 200)
-        #expect(engine.tick(now: 201).first?.id == Synthetic.other)
+        #expect(engine.tick(now: 202.1).first?.id == Synthetic.other)
     }
 
     @Test func deterministicReplay() throws {

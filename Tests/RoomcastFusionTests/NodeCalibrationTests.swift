@@ -217,9 +217,10 @@ struct SimulatedHomeGuardTests {
             return (tag, changes(FusionSettings()), changes(noRecord), changes(loose))
         }
         #expect(!tag.mobile)
-        // With the record of its stillness it only ever moves into the hall (putting right
-        // its first guess); with the hold alone, drift still carries it out now and then.
-        #expect(!held.isEmpty && held.allSatisfy { $0.room == "hall" }, "\(held)")
+        // With the record of its stillness it only ever moves into the hall, if at all (its
+        // first guess, made once every node has reported, is the hall); with the hold alone,
+        // drift still carries it out now and then.
+        #expect(held.allSatisfy { $0.room == "hall" }, "\(held)")
         #expect(unrecorded.contains { $0.room != "hall" }, "\(unrecorded)")
         #expect(unrecorded.count <= 3, "\(unrecorded)")
         #expect(flapping.count >= 5, "\(flapping)")
@@ -256,8 +257,9 @@ extension SimulatedHomeGuardTests {
         #expect(!tag.mobile)
         // The premise: the first guess is the bedroom, and without a record nothing moves it.
         #expect(withoutRecord.map(\.room) == ["bedroom"], "\(withoutRecord)")
-        // With it, the hall once the record has stood for `still_record_after`, and no more changes.
+        // With it, the hall about a minute in (the record stands after `still_record_after`
+        // and must lead for `still_min_dwell`), and no more changes.
         #expect(changes.map(\.room) == ["bedroom", "hall"], "\(changes)")
-        if changes.count == 2 { #expect(changes[1].t < 60, "\(changes)") }
+        if changes.count == 2 { #expect(changes[1].t < 90, "\(changes)") }
     }
 }
