@@ -14,11 +14,11 @@ enum RadioBenchmark {
             switch arguments[i] {
             case "--seeds":
                 i += 1
-                guard i < arguments.count, let n = Int(arguments[i]), n > 0 else { throw Failure("--seeds needs a positive number") }
+                guard i < arguments.count, let n = Int(arguments[i]), n > 0 else { throw SimulationBenchmark.Failure(description: "--seeds needs a positive number") }
                 seeds = n
             case "--duration":
                 i += 1
-                guard i < arguments.count, let d = Double(arguments[i]), d >= 60 else { throw Failure("--duration needs at least 60 s") }
+                guard i < arguments.count, let d = Double(arguments[i]), d >= 60 else { throw SimulationBenchmark.Failure(description: "--duration needs at least 60 s") }
                 duration = d
             case "-h", "--help":
                 print("""
@@ -29,7 +29,7 @@ enum RadioBenchmark {
                   BENCH_RADIO=k=v,... overrides radio-model fields (as for `simulation`).
                 """)
                 return
-            default: throw Failure("unknown argument \(arguments[i])")
+            default: throw SimulationBenchmark.Failure(description: "unknown argument \(arguments[i])")
             }
             i += 1
         }
@@ -65,11 +65,6 @@ enum RadioBenchmark {
     }
 
     static func f2(_ v: Double) -> String { String(format: "%.2f", v) }
-
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
-        init(_ description: String) { self.description = description }
-    }
 
     static func mean(_ values: [Double]) -> Double {
         let finite = values.filter(\.isFinite)

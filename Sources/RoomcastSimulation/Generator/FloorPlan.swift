@@ -92,7 +92,7 @@ public struct FloorPlan: Sendable {
         let eps = 1e-6
         var best: (door: Point, outside: Point, d: Double)?
         func consider(_ door: Point, _ outward: (x: Double, y: Double)) {
-            let d = ((door.x - p.x) * (door.x - p.x) + (door.y - p.y) * (door.y - p.y)).squareRoot()
+            let d = door.distance(to: p)
             if best == nil || d < best!.d {
                 best = (door, Point(door.x + outward.x * distance, door.y + outward.y * distance), d)
             }

@@ -49,7 +49,7 @@ extension ScenarioSimulator {
             legs.append(.init(t0: t, t1: t + stop, from: pos, to: pos, floor: 0, present: true))
             t += stop
             let next = Trajectory.randomPoint(in: rooms[rng.index(rooms.count)], rng: &rng)
-            let seconds = max(Self.distance(pos, next) / speed, 1)
+            let seconds = max(pos.distance(to: next) / speed, 1)
             legs.append(.init(t0: t, t1: t + seconds, from: pos, to: next, floor: 0, present: true))
             t += seconds
             pos = next
@@ -93,7 +93,7 @@ extension ScenarioSimulator {
         var t = t0 + 0.1
         while t <= t1 + 1e-9 {
             let p = trajectory.position(at: t)?.point
-            if let a = last, let b = p { length += distance(a, b) }
+            if let a = last, let b = p { length += a.distance(to: b) }
             last = p
             t += 0.1
         }
@@ -123,10 +123,6 @@ extension ScenarioSimulator {
         guard means.count >= 5 else { return nil }
         let mean = means.reduce(0, +) / Double(means.count)
         return (means.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(means.count)).squareRoot()
-    }
-
-    static func distance(_ a: Point, _ b: Point) -> Double {
-        ((a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y)).squareRoot()
     }
 
     static func median(_ values: [Double]) -> Double {

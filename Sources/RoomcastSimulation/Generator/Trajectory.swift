@@ -69,7 +69,7 @@ public struct Trajectory: Sendable, Equatable {
             t += seconds
         }
         func walk(to q: Point, outside: Bool = false) {
-            let d = ((q.x - pos.x) * (q.x - pos.x) + (q.y - pos.y) * (q.y - pos.y)).squareRoot()
+            let d = q.distance(to: pos)
             let seconds = max(d / speed, 0.5)
             legs.append(Leg(t0: t, t1: t + seconds, from: pos, to: q, floor: floor, present: true, outside: outside))
             t += seconds

@@ -7,6 +7,11 @@ public struct Point: Sendable, Equatable, Hashable {
         self.x = x
         self.y = y
     }
+
+    /// Straight-line distance to `other`, metres.
+    public func distance(to other: Point) -> Double {
+        ((x - other.x) * (x - other.x) + (y - other.y) * (y - other.y)).squareRoot()
+    }
 }
 
 /// Plane geometry for floor plans: point in polygon, segment crossing.
