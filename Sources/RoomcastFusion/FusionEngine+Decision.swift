@@ -252,14 +252,11 @@ extension FusionEngine {
     /// louder than that one did.
     private func holdsAsHeard(_ s: inout BeaconState, base: Int, now: Double) -> Bool {
         var newest = -Double.infinity, cadence = Double.infinity
-        var loudest = -1, loudestLevel = -Double.infinity
         for n in scratchNodes {
-            let slot = slots[base + n]
-            newest = max(newest, slot.ts)
-            cadence = min(cadence, max(s.interval, slot.gap))
-            let level = slot.fast - nodes[n].learnedOffset
-            if level > loudestLevel { loudest = n; loudestLevel = level }
+            newest = max(newest, slots[base + n].ts)
+            cadence = min(cadence, max(s.interval, slots[base + n].gap))
         }
+        let (loudest, loudestLevel) = loudestFreshNode(base: base)
         if settings.quietIntervals > 0 && now - newest > settings.quietIntervals * max(cadence, 1) { return true }
         if scratchNodes.count >= 2 {
             s.lastWide = now
@@ -290,16 +287,29 @@ extension FusionEngine {
     /// and more. A gap in which every node lost it is no such move: the nodes that hear it
     /// again heard it all along before.
     private func movedOutOfHearing(_ s: BeaconState, base: Int) -> Bool {
-        guard s.recordLoudest >= 0, !scratchNodes.contains(s.recordLoudest) else { return false }
+        guard lostRecordLoudest(s) else { return false }
+        let loudest = loudestFreshNode(base: base).node
+        guard loudest >= 0 else { return false }
+        let newcomer = slots[base + loudest], lost = slots[base + s.recordLoudest]
+        return newcomer.recordedAt < s.recordSince
+            || newcomer.recordJoined >= lost.ts - freshWindow(s, lost, awayAfter: awayAfter(s))
+    }
+
+    /// The fresh node that hears the beacon at `base` loudest (its fast average, learned
+    /// offset removed), and that level; -1 when none is fresh.
+    private func loudestFreshNode(base: Int) -> (node: Int, level: Double) {
         var loudest = -1, loudestLevel = -Double.infinity
         for n in scratchNodes {
             let level = slots[base + n].fast - nodes[n].learnedOffset
             if level > loudestLevel { loudest = n; loudestLevel = level }
         }
-        guard loudest >= 0 else { return false }
-        let newcomer = slots[base + loudest], lost = slots[base + s.recordLoudest]
-        return newcomer.recordedAt < s.recordSince
-            || newcomer.recordJoined >= lost.ts - freshWindow(s, lost, awayAfter: awayAfter(s))
+        return (loudest, loudestLevel)
+    }
+
+    /// Whether the node that heard a still beacon loudest when its record last grew has
+    /// lost it (its evidence expired).
+    private func lostRecordLoudest(_ s: BeaconState) -> Bool {
+        s.recordLoudest >= 0 && !scratchNodes.contains(s.recordLoudest)
     }
 
     /// Root-sum-square of `difference(slot) / sigma` over the fresh links of the beacon at
@@ -334,20 +344,17 @@ extension FusionEngine {
         // A beacon whose loudest node stopped hearing it (its evidence expired) has gone
         // where that node cannot hear it, however steady the links it has now: the record
         // of the old links says nothing about the new.
-        let lostLoudest = s.recordLoudest >= 0 && !scratchNodes.contains(s.recordLoudest)
-        guard still && !lostLoudest else {
+        guard still && !lostRecordLoudest(s) else {
             if s.stillSeconds > 0 { for r in 0..<roomCount { s.stillRecord[r] = 0 }; s.stillSeconds = 0 }
             s.recordLoudest = -1
             return
         }
         if s.recordLoudest < 0 { s.recordSince = now }
-        var loudestLevel = -Double.infinity
         for n in scratchNodes {
             if slots[base + n].recordedAt < s.recordSince { slots[base + n].recordJoined = now }
             slots[base + n].recordedAt = now
-            let level = slots[base + n].fast - nodes[n].learnedOffset
-            if level > loudestLevel { loudestLevel = level; s.recordLoudest = n }
         }
+        s.recordLoudest = loudestFreshNode(base: base).node
         // A room out of reach this second counts as far behind, not infinitely.
         for r in 0..<roomCount { s.stillRecord[r] += seconds * max(scratchRoomLL[r] - maxLL, -Self.recordFloor) }
         s.stillSeconds += seconds
