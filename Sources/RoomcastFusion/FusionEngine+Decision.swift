@@ -10,6 +10,10 @@ extension FusionEngine {
             nextCalibration = now + settings.calibrationInterval
             solveCalibration()
         }
+        if settings.learnCalibration && now >= nextSpotSolve {
+            nextSpotSolve = now + settings.calibrationInterval
+            solveSpots()
+        }
         var changed: [PresenceDecision] = []
         for b in 0..<beacons.count where beacons[b].active {
             if evaluate(b, now: now) {
@@ -40,6 +44,7 @@ extension FusionEngine {
         beaconIndex[beacons[b].id] = nil
         beacons[b].active = false
         beacons[b].logPosterior = []
+        spotCalibration.close(beacon: b)
         freeBeacons.append(b)
         counters.forgotten &+= 1
     }
@@ -106,6 +111,7 @@ extension FusionEngine {
             s.position = nil
             for r in s.logPosterior.indices { s.logPosterior[r] = -log(Double(max(roomCount, 1))) }
             s.particles?.reset()
+            spotCalibration.close(beacon: b)
             return wasPresent
         }
 
@@ -158,6 +164,7 @@ extension FusionEngine {
             Self.normalise(&s.logPosterior)
             still = holdsStill(s, base: base, now: now)
             recordStillness(&s, base: base, now: now, still: still, seconds: seconds, maxLL: maxLL)
+            if settings.learnCalibration { recordSpot(s, b: b, base: base, still: still && usedGeometry, seconds: seconds) }
         }
 
         var best = 0
@@ -239,9 +246,6 @@ extension FusionEngine {
                 s.distance = slots[base + s.node].distance
             }
         }
-        if usedGeometry && settings.roomFilter == .hmm && settings.learnCalibration && best == s.room && s.confidence >= 0.9 {
-            learnOffsets()
-        }
         return changed
     }
 
@@ -272,7 +276,7 @@ extension FusionEngine {
     /// averages over every link but the one that parted most (a move changes several links
     /// at once, shadowing one) opens it for `motion_hold`.
     private func gateSeesMotion(_ s: inout BeaconState, base: Int, now: Double) -> Bool {
-        let (rest, most) = parting(base: base, sigma: settings.motionSigma) { $0.fast - $0.slow }
+        let (rest, most) = parting(base: base, sigma: settings.motionSigma) { slot, _ in slot.fast - slot.slow }
         if rest >= settings.motionThreshold || most >= settings.motionSingleThreshold {
             s.movingUntil = now + settings.motionHold
         }
@@ -315,10 +319,10 @@ extension FusionEngine {
     /// Root-sum-square of `difference(slot) / sigma` over the fresh links of the beacon at
     /// `base`, leaving out the link that parted most (`rest`), and that link's (`most`):
     /// a move changes several links at once, shadowing one.
-    private func parting(base: Int, sigma: Double, _ difference: (EvidenceSlot) -> Double) -> (rest: Double, most: Double) {
+    private func parting(base: Int, sigma: Double, _ difference: (EvidenceSlot, Int) -> Double) -> (rest: Double, most: Double) {
         var most = 0.0, sum = 0.0
         for n in scratchNodes {
-            let z = abs(difference(slots[base + n])) / sigma
+            let z = abs(difference(slots[base + n], n)) / sigma
             sum += z * z
             most = max(most, z)
         }
@@ -332,7 +336,7 @@ extension FusionEngine {
         // The gate runs in the room-level filter; the particle filter has motion of its own.
         guard settings.motionGate, settings.roomFilter == .hmm, now >= s.movingUntil else { return false }
         guard settings.creepThreshold > 0 else { return true }
-        return parting(base: base, sigma: settings.creepSigma) { $0.slow - $0.long }.rest < settings.creepThreshold
+        return parting(base: base, sigma: settings.creepSigma) { slot, _ in slot.slow - slot.long }.rest < settings.creepThreshold
     }
 
     /// Keeps the record of a still beacon's evidence (`still_record_after`): summed while it
@@ -398,7 +402,6 @@ extension FusionEngine {
         guard best >= 0 else { geometry = g; return false }
         let position = g.roomLikelihood(into: &scratchRoomLL, bestCell: best, rooms: rooms)
         s.position = position
-        lastBestCell = best
         geometry = g
         counters.geometryEvaluations &+= 1
         return true
@@ -537,34 +540,56 @@ extension FusionEngine {
         }
     }
 
-    /// Moves each positioned node's offset a little towards its residual at the
-    /// best cell, relative to the median residual (the beacon's own power error
-    /// is common to all nodes, a receiver's bias is not).
-    private mutating func learnOffsets() {
-        guard let g = geometry, scratchColumns.count >= 3 else { return }
-        scratchResiduals.removeAll(keepingCapacity: true)
-        var k = 0
-        for n in scratchNodes where n < g.columnOfNode.count && g.columnOfNode[n] >= 0 {
-            let raw = scratchMeasurements[k] + nodes[n].learnedOffset
-            scratchResiduals.append(raw - g.expected(column: scratchColumns[k], cell: lastBestCell))
-            k += 1
+    /// Adds this evaluation's evidence to beacon `b`'s still spell (`SpotCalibration`), or
+    /// ends the spell when it does not hold still.
+    private mutating func recordSpot(_ s: BeaconState, b: Int, base: Int, still: Bool, seconds: Double) {
+        guard still, let g = geometry else { spotCalibration.close(beacon: b); return }
+        // The motion gate misses a short walk inside a room, and a spell that spans two
+        // places describes neither: the spell ends when its links' slow averages part from
+        // the spell's own means as far as the creep test allows them to part from their
+        // long averages.
+        if settings.creepThreshold > 0 && spotCalibration.spellSeconds(beacon: b) >= SpotCalibration.settleSeconds {
+            let (rest, _) = parting(base: base, sigma: settings.creepSigma) { slot, n in
+                spotCalibration.spellMean(beacon: b, node: n).map { slot.slow - $0 } ?? 0
+            }
+            if rest >= settings.creepThreshold { spotCalibration.close(beacon: b) }
         }
-        let residuals = scratchResiduals
-        scratchResiduals.sort()
-        let mid = scratchResiduals.count / 2
-        let median = scratchResiduals.count % 2 == 1 ? scratchResiduals[mid]
-                                                       : (scratchResiduals[mid - 1] + scratchResiduals[mid]) / 2
-        k = 0
-        let bound = settings.maxLearnedOffset
         for n in scratchNodes where n < g.columnOfNode.count && g.columnOfNode[n] >= 0 {
-            defer { k += 1 }
-            let col = scratchColumns[k]
-            guard !nodes[n].calibratedByLinks, g.obstacles[col * g.cellCount + lastBestCell] == 0,
-                  g.distance(column: col, cell: lastBestCell) <= settings.learnRange else { continue }
-            let target = residuals[k] - median
-            var off = nodes[n].learnedOffset + settings.calibrationRate * (target - nodes[n].learnedOffset)
-            off = min(bound, max(-bound, off))
-            nodes[n].learnedOffset = off
+            spotCalibration.accumulate(beacon: b, node: n, rssi: slots[base + n].rssi, seconds: seconds, power: s.power)
+        }
+        spotCalibration.advance(beacon: b, seconds: seconds)
+    }
+
+    /// Solves the offsets of the nodes no node beacon calibrates from the spots where
+    /// tracked beacons held still (`SpotCalibration`).
+    private mutating func solveSpots() {
+        guard var g = geometry, !spotCalibration.usable().isEmpty else { return }
+        // Leave the stored geometry uniquely referenced while its scratch is written.
+        geometry = nil
+        defer { geometry = g }
+        let powerSigma = settings.powerSigma
+        let offsets = spotCalibration.solve(
+            nodeCount: nodes.count, start: nodes.map(\.learnedOffset),
+            fixed: nodes.map { $0.calibratedByLinks ? $0.learnedOffset : nil },
+            priorSigma: settings.receiverOffsetSigma
+        ) { spotNodes, measurements in
+            let columns = spotNodes.map { $0 < g.columnOfNode.count ? g.columnOfNode[$0] : -1 }
+            guard columns.count >= 2, !columns.contains(-1) else { return nil }
+            var anchor = 0
+            for k in 1..<measurements.count where measurements[k] > measurements[anchor] { anchor = k }
+            let rooms = g.rooms(near: columns[anchor])
+            let best = columns.withUnsafeBufferPointer { cols in
+                measurements.withUnsafeBufferPointer {
+                    g.cellLikelihood(columns: cols, measurements: $0, powerSigma: powerSigma, rooms: rooms)
+                }
+            }
+            guard best >= 0 else { return nil }
+            return columns.map { (g.expected(column: $0, cell: best), g.linkWeight(column: $0, cell: best)) }
+        }
+        let bound = settings.maxLearnedOffset
+        for n in nodes.indices {
+            guard let offset = offsets[n] else { continue }
+            nodes[n].learnedOffset = min(bound, max(-bound, offset))
             nodes[n].learnedSamples += 1
         }
     }
@@ -630,3 +655,5 @@ extension FusionEngine {
         return (v * scale).rounded() / scale
     }
 }
+
+

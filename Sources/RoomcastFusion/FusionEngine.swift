@@ -46,9 +46,10 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     var nodeOfBeacon: [BeaconID: Int] = [:]
     var calibration = NodeCalibration()
     var nextCalibration = -Double.infinity
+    var spotCalibration: SpotCalibration
+    var nextSpotSolve = -Double.infinity
     var lastSweep = -Double.infinity
     var sweepForced = false
-    var lastBestCell = 0
 
     // Scratch reused by evaluations.
     var scratchNodes: [Int] = []
@@ -57,13 +58,13 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     var scratchRoomLL: [Double] = []
     var scratchParticleNodes: [Int] = []
     var particleScratch = ParticleRoomFilter.Scratch()
-    var scratchResiduals: [Double] = []
     var scratchFingerprint: [Double] = []
 
     /// Builds an engine for `site`; nodes and rooms are indexed once here.
     public init(site: SiteModel, settings: FusionSettings = FusionSettings()) {
         self.site = site
         self.settings = settings
+        spotCalibration = SpotCalibration(minimumSeconds: max(settings.stillRecordAfter, 10))
         for room in site.rooms where roomIndex[room.name] == nil {
             roomIndex[room.name] = roomNames.count
             roomNames.append(room.name)

@@ -219,13 +219,10 @@ public struct FusionSettings: Codable, Sendable, Equatable {
 
     // MARK: Learning
 
-    /// Learn a per-node RSSI offset from the data (needs geometry).
+    /// Learn a per-node RSSI offset from the data (needs geometry): from the nodes' own
+    /// beacons where they transmit (`NodeCalibration`), otherwise from the spots where
+    /// tracked beacons held still (`SpotCalibration`, since stop 17).
     public var learnCalibration: Bool = true
-    /// Fraction of the observed residual taken per confident evaluation.
-    public var calibrationRate: Double = 0.002
-    /// Only nodes within this distance of the estimated position, with no wall
-    /// between, teach their offset (metres): there the path-loss model is trustworthy.
-    public var learnRange: Double = 2.5
     /// Bound of the learned offset (dB). Wide enough for a receiver 12 dB off
     /// (cheap receivers and enclosures differ that much); 4 dB clipped such a node's
     /// correction and left it pulling beacons into its room.
@@ -327,11 +324,9 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         case stillTime = "still_time"
         case walkTime = "walk_time"
         case roomAreaPrior = "room_area_prior"
-        case learnRange = "learn_range"
         case receiverOffsetSigma = "receiver_offset_sigma"
         case calibrationInterval = "calibration_interval"
         case learnCalibration = "learn_calibration"
-        case calibrationRate = "calibration_rate"
         case maxLearnedOffset = "max_learned_offset"
         case maxBeacons = "max_beacons"
         case autoNodes = "auto_nodes"
@@ -423,11 +418,9 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         stillTime = try v(.stillTime, d.stillTime)
         walkTime = try v(.walkTime, d.walkTime)
         roomAreaPrior = try v(.roomAreaPrior, d.roomAreaPrior)
-        learnRange = try v(.learnRange, d.learnRange)
         receiverOffsetSigma = try v(.receiverOffsetSigma, d.receiverOffsetSigma)
         calibrationInterval = try v(.calibrationInterval, d.calibrationInterval)
         learnCalibration = try v(.learnCalibration, d.learnCalibration)
-        calibrationRate = try v(.calibrationRate, d.calibrationRate)
         maxLearnedOffset = try v(.maxLearnedOffset, d.maxLearnedOffset)
         maxBeacons = try v(.maxBeacons, d.maxBeacons)
         autoNodes = try v(.autoNodes, d.autoNodes)
@@ -510,7 +503,6 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         nonNegative(particleJumpRate, .particleJumpRate)
         positive(stillTime, .stillTime)
         positive(walkTime, .walkTime)
-        nonNegative(calibrationRate, .calibrationRate)
         nonNegative(positionMargin, .positionMargin)
         positive(receiverOffsetSigma, .receiverOffsetSigma)
         positive(calibrationInterval, .calibrationInterval)
@@ -524,7 +516,6 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         }
         if !(minRSSI < maxRSSI) { problems.append("fusion.min_rssi: must be below max_rssi") }
         if !(rawWeight >= 0 && rawWeight <= 1) { problems.append("fusion.raw_weight: must be in 0...1 (is \(rawWeight))") }
-        if calibrationRate > 1 { problems.append("fusion.calibration_rate: must be <= 1 (is \(calibrationRate))") }
         if maxCells < 1 { problems.append("fusion.max_cells: must be >= 1 (is \(maxCells))") }
         if maxBeacons < 1 { problems.append("fusion.max_beacons: must be >= 1 (is \(maxBeacons))") }
         if maxNodes < 1 { problems.append("fusion.max_nodes: must be >= 1 (is \(maxNodes))") }

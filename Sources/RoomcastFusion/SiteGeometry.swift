@@ -71,8 +71,6 @@ struct SiteGeometry {
     let pathLoss: [Float]
     let weight: [Float]
     let logWeight: [Float]
-    /// Walls plus floors between node and cell, same layout.
-    let obstacles: [UInt8]
     /// Expected loss between two positioned nodes (`from * placed.count + to`).
     let linkModels: [LinkModel]
 
@@ -82,11 +80,11 @@ struct SiteGeometry {
         var sigma: Double
     }
 
-    /// The wall- and floor-aware path loss between two points (dB, positive), its
-    /// uncertainty, and the walls plus floors in between: log-distance (3-D, at least
-    /// 0.3 m), walls counted on `from`'s floor raster when both are on one floor.
+    /// The wall- and floor-aware path loss between two points (dB, positive) and its
+    /// uncertainty: log-distance (3-D, at least 0.3 m), walls counted on `from`'s floor
+    /// raster when both are on one floor.
     static func model(from a: PlacedNode, to b: PlacedNode, rasters: [Int: FloorRaster],
-                      settings: FusionSettings) -> (loss: Double, sigma: Double, obstacles: Int) {
+                      settings: FusionSettings) -> (loss: Double, sigma: Double) {
         let dx = b.x - a.x, dy = b.y - a.y, dz = b.z - a.z
         let d = max((dx * dx + dy * dy + dz * dz).squareRoot(), 0.3)
         let floors = abs(b.floor - a.floor)
@@ -96,7 +94,7 @@ struct SiteGeometry {
         }
         let loss = 10 * settings.pathLossExponent * log10(d) + settings.wallLoss * Double(walls)
             + settings.floorLoss * Double(floors)
-        return (loss, settings.rssiSigma + settings.wallSigma * Double(walls + floors), walls + floors)
+        return (loss, settings.rssiSigma + settings.wallSigma * Double(walls + floors))
     }
 
     /// The model of the link from the node in column `from` to the one in column `to`.
@@ -198,7 +196,6 @@ struct SiteGeometry {
         let rasters = FloorRaster.build(outlines: outlines, resolution: res / 2)
         var pl = [Float](repeating: 0, count: nodes.count * cellCount)
         var w = pl, lw = pl
-        var obstacleCount = [UInt8](repeating: 0, count: nodes.count * cellCount)
         for (col, node) in nodes.enumerated() {
             for c in 0..<cellCount {
                 let cell = PlacedNode(engineIndex: -1, x: cx[c], y: cy[c], z: cz[c], floor: floors[c])
@@ -207,10 +204,9 @@ struct SiteGeometry {
                 pl[col * cellCount + c] = Float(-link.loss)
                 w[col * cellCount + c] = Float(wt)
                 lw[col * cellCount + c] = Float(log(wt))
-                obstacleCount[col * cellCount + c] = UInt8(min(link.obstacles, 255))
             }
         }
-        pathLoss = pl; weight = w; logWeight = lw; obstacles = obstacleCount
+        pathLoss = pl; weight = w; logWeight = lw
         // Node to node, for calibration from the nodes' own beacons: the transmitter at
         // its own height, not a beacon's.
         var links = [LinkModel](repeating: LinkModel(loss: 0, sigma: 0), count: nodes.count * nodes.count)
@@ -332,6 +328,9 @@ struct SiteGeometry {
 
     /// Expected RSSI minus 1 m power at `cell` for `column`.
     func expected(column: Int, cell: Int) -> Double { Double(pathLoss[column * cellCount + cell]) }
+
+    /// The weight (1/σ², the wall-aware error model) of `column`'s reading at `cell`.
+    func linkWeight(column: Int, cell: Int) -> Double { Double(weight[column * cellCount + cell]) }
 }
 
 /// A raster of room ids over one floor, for counting walls along a segment.
