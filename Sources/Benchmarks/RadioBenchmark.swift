@@ -38,8 +38,10 @@ enum RadioBenchmark {
         print("spread of 1-s mean RSSI within 6 s, robot at \(f2(RadioSpread.recordingSpeed)) m/s (dB, median over windows and nodes)")
         print("preset    layout   stopped  moving  windows(stopped/moving)")
         print("recording kolakowski   \(f2(reference.stopped))    \(f2(reference.moving))   \(reference.stoppedWindows)/\(reference.movingWindows)")
+        var steps: [String] = []
         for noise in RadioModel.Noise.allCases {
             var stopped: [Double] = [], moving: [Double] = []
+            var stepStopped: [Double] = [], stepMoving: [Double] = [], repeatStopped: [Double] = [], repeatMoving: [Double] = []
             for name in FloorPlan.names {
                 guard let plan = FloorPlan.named(name) else { continue }
                 var layoutStopped: [Double] = [], layoutMoving: [Double] = []
@@ -49,6 +51,10 @@ enum RadioBenchmark {
                     settings.radio = RadioModel(noise: noise)
                     try SimulationBenchmark.applyRadioOverrides(&settings.radio)
                     let spread = ScenarioSimulator(settings: settings).radioSpread()
+                    stepStopped.append(spread.stoppedStep)
+                    stepMoving.append(spread.movingStep)
+                    repeatStopped.append(spread.stoppedRepeats)
+                    repeatMoving.append(spread.movingRepeats)
                     layoutStopped.append(spread.stopped)
                     layoutMoving.append(spread.moving)
                     windows.0 += spread.stoppedWindows
@@ -61,7 +67,13 @@ enum RadioBenchmark {
             }
             let s = mean(stopped), m = mean(moving)
             print("\(noise.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) (mean)       \(f2(s))    \(f2(m))   ratio to recording \(f2(s / reference.stopped)) / \(f2(m / reference.moving))")
+            steps.append("\(noise.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0))          \(f2(mean(stepStopped)))    \(f2(mean(stepMoving)))    \(f2(mean(repeatStopped)))    \(f2(mean(repeatMoving)))")
         }
+        print("")
+        print("packet to packet (consecutive packets at one node, at most 0.5 s apart): sd of the difference (dB), share equal")
+        print("preset             sd stopped  moving  equal stopped  moving")
+        print("recording kolakowski   \(f2(reference.stoppedStep))    \(f2(reference.movingStep))    \(f2(reference.stoppedRepeats))    \(f2(reference.movingRepeats))")
+        for line in steps { print(line) }
     }
 
     static func f2(_ v: Double) -> String { String(format: "%.2f", v) }

@@ -265,6 +265,8 @@ enum SimulationBenchmark {
             case "distance": radio.shadowingDistance = v
             case "drift": radio.driftSigma = v
             case "fading": radio.fadingSigma = v
+            case "frozen": radio.frozenFadingSigma = v
+            case "frozendistance": radio.frozenFadingDistance = v
             case "loss": radio.lossProbability = v
             case "spread": radio.powerSpread = v
             case "deepfade": radio.deepFadeProbability = v

@@ -69,4 +69,24 @@ struct RadioRealismTests {
         #expect(normal.moving > normal.stopped + 0.4, "\(normal)")
         #expect(high.stopped > 1.5 * recorded.stopped, "\(high)")
     }
+
+    @Test("fading frozen per advertising channel steadies the 1-s means of a standing tag, not its packets")
+    func frozenFading() async {
+        @Sendable func spread(frozen: Double, fading: Double) -> RadioSpread {
+            var s = SimulationSettings(plan: .flat, seed: 1, duration: 1200)
+            s.radio.frozenFadingSigma = frozen
+            s.radio.fadingSigma = fading
+            return ScenarioSimulator(settings: s).radioSpread()
+        }
+        // The same fading per packet (4.27 dB), fresh for every packet or mostly frozen.
+        let (fresh, frozen) = await offPool { (spread(frozen: 0, fading: 4.27), spread(frozen: 4, fading: 1.5)) }
+        #expect(frozen.stopped < fresh.stopped - 0.2, "1-s means of a standing tag: \(frozen.stopped) vs \(fresh.stopped)")
+        #expect(abs(frozen.stoppedStep / fresh.stoppedStep - 1) < 0.2, "packet to packet: \(frozen.stoppedStep) vs \(fresh.stoppedStep)")
+        // Moving, it decorrelates and the 1-s means vary as much as with fresh fading.
+        #expect(frozen.moving > fresh.moving - 0.1, "\(frozen.moving) vs \(fresh.moving)")
+        // Two packets on one channel of a standing tag differ by the small fresh part only.
+        #expect(frozen.stoppedRepeats > fresh.stoppedRepeats, "\(frozen.stoppedRepeats) vs \(fresh.stoppedRepeats)")
+        // Off by default, so every scenario keeps its packets.
+        #expect(RadioModel().frozenFadingSigma == 0)
+    }
 }

@@ -37,6 +37,12 @@ public struct RadioModel: Sendable, Equatable {
     public var driftTime = 8.0
     /// Standard deviation of per-packet fading, dB.
     public var fadingSigma = 4.0
+    /// Standard deviation of the fading that stays while nothing moves (multipath: each of
+    /// the three advertising channels fades differently, and a packet arrives on one of
+    /// them), dB; 0 = none. It decorrelates as the transmitter moves, over
+    /// `frozenFadingDistance` (about half a wavelength at 2.4 GHz).
+    public var frozenFadingSigma = 0.0
+    public var frozenFadingDistance = 0.06
     /// Chance that a packet also falls into a deep fade (multipath cancelling), and the
     /// mean extra loss of one (dB, exponential): real fading has a heavy lower tail that
     /// Gaussian dB fading lacks. Off by default (a diagnostic: `BENCH_RADIO=deepfade=…`).

@@ -351,6 +351,12 @@ public struct ScenarioSimulator: Sendable {
         var rng = SeededRandom(seed: s.seed, stream: "radio-\(tx.beacon.id.rawValue)")
         let interval = tx.beacon.interval ?? 1
         var shadow = nodes.map { _ in rng.gaussian() * radio.driftSigma }
+        // Frozen fading per node and advertising channel, and where it was last drawn; its
+        // own stream, so scenarios without it keep theirs.
+        let frozen = radio.frozenFadingSigma > 0
+        var channelRNG = SeededRandom(seed: s.seed, stream: "channels-\(tx.beacon.id.rawValue)")
+        var channelFading = nodes.map { _ in (0..<3).map { _ in frozen ? channelRNG.gaussian() * radio.frozenFadingSigma : 0 } }
+        var lastPlace: (p: Point, floor: Int)?
         var lastT = 0.0
         var out: [RawPacket] = []
         var t = rng.uniform(0, interval)
@@ -366,9 +372,20 @@ public struct ScenarioSimulator: Sendable {
             let rho = exp(-dt / radio.driftTime)
             let innovation = (1 - rho * rho).squareRoot() * radio.driftSigma
             if let (p, floor) = tx.trajectory.position(at: t) {
+                var keep = 1.0
+                if frozen {
+                    let moved = lastPlace.map { $0.floor == floor ? $0.p.distance(to: p) : .infinity } ?? 0
+                    keep = exp(-moved / radio.frozenFadingDistance)
+                    lastPlace = (p, floor)
+                }
                 for (i, node) in nodes.enumerated() {
                     shadow[i] = rho * shadow[i] + innovation * rng.gaussian()
                     var fading = rng.gaussian() * radio.fadingSigma
+                    if frozen {
+                        let fresh = (1 - keep * keep).squareRoot() * radio.frozenFadingSigma
+                        for c in 0..<3 where keep < 1 { channelFading[i][c] = keep * channelFading[i][c] + fresh * channelRNG.gaussian() }
+                        fading += channelFading[i][channelRNG.index(3)]
+                    }
                     // Drawn only when on, so scenarios without deep fades keep their streams.
                     if radio.deepFadeProbability > 0 && rng.chance(radio.deepFadeProbability) {
                         fading -= rng.exponential(mean: radio.deepFadeDepth)
