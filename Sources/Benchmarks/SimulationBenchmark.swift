@@ -267,6 +267,7 @@ enum SimulationBenchmark {
             case "fading": radio.fadingSigma = v
             case "frozen": radio.frozenFadingSigma = v
             case "frozendistance": radio.frozenFadingDistance = v
+            case "inturn": radio.channelsInTurn = v != 0
             case "loss": radio.lossProbability = v
             case "spread": radio.powerSpread = v
             case "deepfade": radio.deepFadeProbability = v

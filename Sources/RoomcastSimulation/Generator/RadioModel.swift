@@ -43,6 +43,9 @@ public struct RadioModel: Sendable, Equatable {
     /// `frozenFadingDistance` (about half a wavelength at 2.4 GHz).
     public var frozenFadingSigma = 0.0
     public var frozenFadingDistance = 0.06
+    /// Whether a node receives the channels in turn (a scanner that steps through 37, 38,
+    /// 39) rather than one at random per packet.
+    public var channelsInTurn = false
     /// Chance that a packet also falls into a deep fade (multipath cancelling), and the
     /// mean extra loss of one (dB, exponential): real fading has a heavy lower tail that
     /// Gaussian dB fading lacks. Off by default (a diagnostic: `BENCH_RADIO=deepfade=…`).

@@ -357,6 +357,7 @@ public struct ScenarioSimulator: Sendable {
         var channelRNG = SeededRandom(seed: s.seed, stream: "channels-\(tx.beacon.id.rawValue)")
         var channelFading = nodes.map { _ in (0..<3).map { _ in frozen ? channelRNG.gaussian() * radio.frozenFadingSigma : 0 } }
         var lastPlace: (p: Point, floor: Int)?
+        var event = 0
         var lastT = 0.0
         var out: [RawPacket] = []
         var t = rng.uniform(0, interval)
@@ -384,7 +385,8 @@ public struct ScenarioSimulator: Sendable {
                     if frozen {
                         let fresh = (1 - keep * keep).squareRoot() * radio.frozenFadingSigma
                         for c in 0..<3 where keep < 1 { channelFading[i][c] = keep * channelFading[i][c] + fresh * channelRNG.gaussian() }
-                        fading += channelFading[i][channelRNG.index(3)]
+                        let channel = radio.channelsInTurn ? (event + i) % 3 : channelRNG.index(3)
+                        fading += channelFading[i][channel]
                     }
                     // Drawn only when on, so scenarios without deep fades keep their streams.
                     if radio.deepFadeProbability > 0 && rng.chance(radio.deepFadeProbability) {
@@ -405,6 +407,7 @@ public struct ScenarioSimulator: Sendable {
             }
             // BLE adds 0–10 ms of random delay to every advertising event.
             t += interval + rng.uniform(0, 0.01)
+            event += 1
         }
         return out
     }
