@@ -89,4 +89,26 @@ struct RadioRealismTests {
         // Off by default, so every scenario keeps its packets.
         #expect(RadioModel().frozenFadingSigma == 0)
     }
+
+    @Test("channel fading received in turn, with the spot's shadowing refitted, varies like the recording packet to packet and second to second")
+    func channelFadingFitsTheRecording() async {
+        let fitted = await offPool { () -> RadioSpread in
+            var s = SimulationSettings(plan: .flat, seed: 1, duration: 1200)
+            s.radio.frozenFadingSigma = 6.5
+            s.radio.frozenFadingDistance = 0.5
+            s.radio.channelsInTurn = true
+            s.radio.fadingSigma = 2
+            s.radio.shadowingSigma = 1.4
+            return ScenarioSimulator(settings: s).radioSpread()
+        }
+        let recorded = RadioSpread.recording
+        for (name, ours, theirs) in [("stopped", fitted.stopped, recorded.stopped), ("moving", fitted.moving, recorded.moving),
+                                     ("step stopped", fitted.stoppedStep, recorded.stoppedStep),
+                                     ("step moving", fitted.movingStep, recorded.movingStep)] {
+            #expect(abs(ours / theirs - 1) < 0.15, "\(name): \(ours) vs the recording's \(theirs)")
+        }
+        // The default is 1.6 times steadier packet to packet than the recording.
+        let normal = await offPool { ScenarioSimulator(settings: SimulationSettings(plan: .flat, seed: 1, duration: 1200)).radioSpread() }
+        #expect(normal.stoppedStep < 0.7 * recorded.stoppedStep, "\(normal.stoppedStep)")
+    }
 }

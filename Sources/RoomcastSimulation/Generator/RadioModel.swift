@@ -37,12 +37,12 @@ public struct RadioModel: Sendable, Equatable {
     public var driftTime = 8.0
     /// Standard deviation of per-packet fading, dB.
     public var fadingSigma = 4.0
-    /// Standard deviation of the fading that stays while nothing moves (multipath: each of
-    /// the three advertising channels fades differently, and a packet arrives on one of
-    /// them), dB; 0 = none. It decorrelates as the transmitter moves, over
-    /// `frozenFadingDistance` (about half a wavelength at 2.4 GHz).
+    /// Standard deviation of the fading that stays while nothing moves (each of the three
+    /// advertising channels fades differently at a spot, and a packet arrives on one of
+    /// them), dB; 0 = none (the default). A field per receiver and channel over space,
+    /// like the shadowing, decorrelating over `frozenFadingDistance` (exp(−d/ℓ)).
     public var frozenFadingSigma = 0.0
-    public var frozenFadingDistance = 0.06
+    public var frozenFadingDistance = 1.0
     /// Whether a node receives the channels in turn (a scanner that steps through 37, 38,
     /// 39) rather than one at random per packet.
     public var channelsInTurn = false

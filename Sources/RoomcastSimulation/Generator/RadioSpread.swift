@@ -88,7 +88,8 @@ extension ScenarioSimulator {
         let robot = Transmitter(beacon: beacon, trajectory: trajectory, power: -59, tracked: false, rotation: nil,
                                 advertiser: SimulatedAdvertiser(id: id, address: .fixed(staticAddress(for: id), random: true),
                                                                 eventType: 0x03, data: []))
-        let packets = simulatePackets(robot, nodes: world.nodes, offsets: world.offsets, fields: world.fields, walls: world.walls)
+        let packets = simulatePackets(robot, nodes: world.nodes, offsets: world.offsets, fields: world.fields,
+                                      channelFields: world.channelFields, walls: world.walls)
 
         // Per node, its packets' (time from start, rssi), in time order.
         var byNode: [String: [(t: Double, rssi: Double)]] = [:]

@@ -36,6 +36,9 @@ public struct ScenarioSimulator: Sendable {
         var transmitters: [Transmitter]
         var walls: [Int: [(Point, Point)]]
         var fields: [ShadowingField]
+        /// Per receiver, one field per advertising channel (`RadioModel.frozenFadingSigma`;
+        /// empty when off).
+        var channelFields: [[ShadowingField]] = []
     }
 
     func makeWorld() -> World {
@@ -59,8 +62,17 @@ public struct ScenarioSimulator: Sendable {
             return ShadowingField(sigma: s.radio.shadowingSigma, correlationDistance: s.radio.shadowingDistance,
                                   kernel: s.radio.shadowingKernel, rng: &frng)
         }
+        // Fading that stays with each advertising channel while nothing moves: a field per
+        // receiver and channel, from streams of their own.
+        let channelFields = s.radio.frozenFadingSigma > 0 ? nodes.map { node in
+            (0..<3).map { c in
+                var crng = SeededRandom(seed: s.seed, stream: "channel-\(node.name)-\(c)")
+                return ShadowingField(sigma: s.radio.frozenFadingSigma, correlationDistance: s.radio.frozenFadingDistance,
+                                      kernel: .exponential, rng: &crng)
+            }
+        } : []
         return World(layout: layout, nodes: nodes, offsets: offsets, transmitters: transmitters,
-                     walls: s.plan.walls(), fields: fields)
+                     walls: s.plan.walls(), fields: fields, channelFields: channelFields)
     }
 
     /// The iBeacon node `index` transmits (the agent's `advertise:`): one UUID for every
@@ -88,7 +100,8 @@ public struct ScenarioSimulator: Sendable {
 
         var packets: [RawPacket] = []
         for tx in transmitters {
-            packets += simulatePackets(tx, nodes: nodes, offsets: offsets, fields: fields, walls: walls)
+            packets += simulatePackets(tx, nodes: nodes, offsets: offsets, fields: fields, channelFields: world.channelFields,
+                                       walls: walls)
         }
         packets.sort { a, b in
             a.t != b.t ? a.t < b.t : (a.node != b.node ? a.node < b.node : a.id < b.id)
@@ -346,17 +359,16 @@ public struct ScenarioSimulator: Sendable {
     }
 
     func simulatePackets(_ tx: Transmitter, nodes: [ScenarioLayout.Node], offsets: [String: Double],
-                         fields: [ShadowingField], walls: [Int: [(Point, Point)]]) -> [RawPacket] {
+                         fields: [ShadowingField], channelFields: [[ShadowingField]] = [],
+                         walls: [Int: [(Point, Point)]]) -> [RawPacket] {
         let s = settings, radio = s.radio
         var rng = SeededRandom(seed: s.seed, stream: "radio-\(tx.beacon.id.rawValue)")
         let interval = tx.beacon.interval ?? 1
         var shadow = nodes.map { _ in rng.gaussian() * radio.driftSigma }
-        // Frozen fading per node and advertising channel, and where it was last drawn; its
-        // own stream, so scenarios without it keep theirs.
-        let frozen = radio.frozenFadingSigma > 0
+        // Which channel each packet arrives on: a stream of its own, so scenarios without
+        // channel fading keep theirs.
+        let frozen = channelFields.count == nodes.count
         var channelRNG = SeededRandom(seed: s.seed, stream: "channels-\(tx.beacon.id.rawValue)")
-        var channelFading = nodes.map { _ in (0..<3).map { _ in frozen ? channelRNG.gaussian() * radio.frozenFadingSigma : 0 } }
-        var lastPlace: (p: Point, floor: Int)?
         var event = 0
         var lastT = 0.0
         var out: [RawPacket] = []
@@ -373,20 +385,13 @@ public struct ScenarioSimulator: Sendable {
             let rho = exp(-dt / radio.driftTime)
             let innovation = (1 - rho * rho).squareRoot() * radio.driftSigma
             if let (p, floor) = tx.trajectory.position(at: t) {
-                var keep = 1.0
-                if frozen {
-                    let moved = lastPlace.map { $0.floor == floor ? $0.p.distance(to: p) : .infinity } ?? 0
-                    keep = exp(-moved / radio.frozenFadingDistance)
-                    lastPlace = (p, floor)
-                }
+                let z = Double(floor) * s.plan.floorHeight + tx.height
                 for (i, node) in nodes.enumerated() {
                     shadow[i] = rho * shadow[i] + innovation * rng.gaussian()
                     var fading = rng.gaussian() * radio.fadingSigma
                     if frozen {
-                        let fresh = (1 - keep * keep).squareRoot() * radio.frozenFadingSigma
-                        for c in 0..<3 where keep < 1 { channelFading[i][c] = keep * channelFading[i][c] + fresh * channelRNG.gaussian() }
                         let channel = radio.channelsInTurn ? (event + i) % 3 : channelRNG.index(3)
-                        fading += channelFading[i][channel]
+                        fading += channelFields[i][channel].value(x: p.x, y: p.y, z: z)
                     }
                     // Drawn only when on, so scenarios without deep fades keep their streams.
                     if radio.deepFadeProbability > 0 && rng.chance(radio.deepFadeProbability) {
@@ -395,7 +400,7 @@ public struct ScenarioSimulator: Sendable {
                     let lost = rng.chance(radio.lossProbability)
                     // A node does not hear its own advertising.
                     guard node.name != tx.node else { continue }
-                    let spot = fields[i].value(x: p.x, y: p.y, z: Double(floor) * s.plan.floorHeight + tx.height)
+                    let spot = fields[i].value(x: p.x, y: p.y, z: z)
                     let rssi = meanRSSI(tx, at: p, floor: floor, node: node, walls: walls)
                         + (offsets[node.name] ?? 0) + spot + shadow[i] + fading
                     guard !lost, rssi >= radio.sensitivity else { continue }
