@@ -143,11 +143,22 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
             parts.append("nearest-node rules" + (geometryUnused.map { " (\($0))" } ?? ""))
         }
         let transmitters = nodes.filter(\.transmits).count
+        let beacons = "\(transmitters) node beacon\(transmitters == 1 ? "" : "s")"
         if transmitters > 0 {
             if usesGeometry {
-                parts.append(settings.learnCalibration ? "receiver calibration from \(transmitters) node beacons" : "node beacons ignored (learn_calibration off)")
+                parts.append(settings.learnCalibration ? "receiver calibration from \(beacons)" : "node beacons ignored (learn_calibration off)")
             } else {
-                parts.append(settings.fingerprints ? "room fingerprints from \(transmitters) node beacons" : "node beacons ignored (fingerprints off)")
+                parts.append(settings.fingerprints ? "room fingerprints from \(beacons)" : "node beacons ignored (fingerprints off)")
+            }
+        }
+        // Positioned receivers that hear no node beacon at a known place of its own learn
+        // from where tracked beacons hold still (SpotCalibration).
+        if usesGeometry && settings.learnCalibration, let g = geometry {
+            let fromSpots = nodes.indices.filter { !nodes[$0].transmits && $0 < g.columnOfNode.count && g.columnOfNode[$0] >= 0 }.count
+            if fromSpots > 0 && transmitters == 0 {
+                parts.append("receiver calibration from where tracked beacons hold still")
+            } else if fromSpots > 0 {
+                parts.append("\(fromSpots) more from where tracked beacons hold still")
             }
         }
         if settings.motionGate { parts.append("motion gate") }

@@ -89,6 +89,12 @@ struct FingerprintTests {
         for i in placed.rooms.indices { placed.rooms[i].polygon = corners[placed.rooms[i].name] }
         #expect(FusionEngine(site: placed).modeSummary
                 == "geometry (positions and room polygons); receiver calibration from 4 node beacons; motion gate")
+        for i in placed.nodes.indices { placed.nodes[i].beacon = nil }
+        #expect(FusionEngine(site: placed).modeSummary
+                == "geometry (positions and room polygons); receiver calibration from where tracked beacons hold still; motion gate")
+        placed.nodes[0].beacon = Self.site(transmitting: true).nodes[0].beacon
+        #expect(FusionEngine(site: placed).modeSummary
+                == "geometry (positions and room polygons); receiver calibration from 1 node beacon; 3 more from where tracked beacons hold still; motion gate")
     }
 
     @Test("without node beacons fingerprints change nothing")
