@@ -571,7 +571,7 @@ extension FusionEngine {
         let offsets = spotCalibration.solve(
             nodeCount: nodes.count, start: nodes.map(\.learnedOffset),
             fixed: nodes.map { $0.calibratedByLinks ? $0.learnedOffset : nil },
-            priorSigma: settings.receiverOffsetSigma
+            priorSigma: settings.receiverOffsetSigma, priorMean: nodes.map(\.resumedOffset)
         ) { spotNodes, measurements in
             let columns = spotNodes.map { $0 < g.columnOfNode.count ? g.columnOfNode[$0] : -1 }
             guard columns.count >= 2, !columns.contains(-1) else { return nil }

@@ -165,6 +165,19 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         return parts.joined(separator: "; ")
     }
 
+    public mutating func resume(_ report: ReceiverCalibrationReport) {
+        guard settings.learnCalibration else { return }
+        for entry in report.nodes {
+            guard let n = nodeIndex[entry.node], nodes[n].learnedSamples == 0, entry.offsetDb.isFinite else { continue }
+            let bound = settings.maxLearnedOffset
+            let offset = min(bound, max(-bound, entry.offsetDb))
+            nodes[n].learnedOffset = offset
+            // Spots learned in this run refine it rather than start from 0: it becomes the
+            // centre of their prior. Node links know better and replace it.
+            nodes[n].resumedOffset = offset
+        }
+    }
+
     /// The learned RSSI offset of `node` (dB, subtracted from its readings), if known.
     public func learnedOffset(of node: String) -> Double? {
         nodeIndex[node].map { nodes[$0].learnedOffset }
@@ -349,6 +362,9 @@ struct NodeState {
     /// Learned bias (dB) subtracted from this node's RSSI.
     var learnedOffset = 0.0
     var learnedSamples = 0
+    /// The offset resumed from the retained calibration report (0 when none): the centre
+    /// of the spot solve's prior.
+    var resumedOffset = 0.0
     /// The offset comes from the nodes' own beacons (`NodeCalibration`), not from
     /// tracked beacons.
     var calibratedByLinks = false

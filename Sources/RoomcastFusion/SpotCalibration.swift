@@ -131,10 +131,13 @@ struct SpotCalibration {
     ///   - fixed: offsets known otherwise (from the nodes' own beacons), kept as they are.
     ///   - priorSigma: the spread of receiver offsets before anything is learned (dB); it
     ///     also settles an offset common to every node, which no spot can tell from power.
+    ///   - priorMean: where that prior is centred, per node (0 unless resumed from an
+    ///     earlier run).
     ///   - place: the model of a spot's links at the cell that fits it best, given
     ///     measurements `rssi − offset − power` per node: each node's expected `rssi −
     ///     power` there and its weight (1/σ²); nil when the spot cannot be placed.
-    func solve(nodeCount: Int, start: [Double], fixed: [Double?], priorSigma: Double, minimumSpots: Int = 3,
+    func solve(nodeCount: Int, start: [Double], fixed: [Double?], priorSigma: Double, priorMean: [Double] = [],
+               minimumSpots: Int = 3,
                place: (_ nodes: [Int], _ measurements: [Double]) -> [(expected: Double, weight: Double)]?) -> [Double?] {
         let spots = usable().map { (power: $0.power, links: $0.links().filter { $0.node < nodeCount }) }
         var offset = (0..<nodeCount).map { n in fixed[n] ?? (n < start.count ? start[n] : 0) }
@@ -165,7 +168,7 @@ struct SpotCalibration {
                     weight[t.spot] += t.w
                 }
                 for i in spots.indices where weight[i] > 0 { power[i] = sum[i] / weight[i] }
-                for n in 0..<nodeCount { sum[n] = 0; weight[n] = prior }
+                for n in 0..<nodeCount { sum[n] = prior * (n < priorMean.count ? priorMean[n] : 0); weight[n] = prior }
                 for t in terms {
                     sum[t.node] += t.w * (t.y - power[t.spot])
                     weight[t.node] += t.w

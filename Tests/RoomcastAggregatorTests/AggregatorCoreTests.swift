@@ -72,6 +72,27 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(AggregatorConfig().fusionSettings == FusionSettings())
     }
 
+    @Test func theRetainedCalibrationSeedsTheEngineAtStartUp() throws {
+        // The aggregator's own retained report, read back after a restart: what it learned
+        // from still spots before is where it starts, not 0.
+        var placed = site
+        placed.nodes = [.init(name: "kitchen-pi", room: "kitchen", position: [1, 1, 1]),
+                        .init(name: "office-pi", room: "office", position: [1, 1, 4])]
+        let topics = Topics()
+        var core = AggregatorCore(engine: FusionEngine(site: placed), site: placed, topics: topics, discovery: nil)
+        _ = try core.start(now: 100)
+        let report = ReceiverCalibrationReport(ts: 50, nodes: [.init(node: "kitchen-pi", offsetDb: 3.5, source: .beacons),
+                                                               .init(node: "attic-pi", offsetDb: -2, source: .beacons)])
+        #expect(try core.handle(topic: topics.aggregatorCalibration, payload: WireFormat.encode(report), now: 100).rejection == nil)
+        #expect(core.engine.learnedOffset(of: "kitchen-pi") == 3.5)
+        #expect(core.engine.learnedOffset(of: "office-pi") == 0)
+        // A broken one is rejected and changes nothing; a cleared one is no news.
+        let broken = try core.handle(topic: topics.aggregatorCalibration, payload: Array("{\"v\":1,\"nodes\":7}".utf8), now: 101)
+        #expect(broken.rejection?.reason == .badPayload)
+        #expect(try core.handle(topic: topics.aggregatorCalibration, payload: [], now: 101).rejection == nil)
+        #expect(core.engine.learnedOffset(of: "kitchen-pi") == 3.5)
+    }
+
     @Test func theNodesOwnBeaconsReachTheEngineButAreNeverPublished() throws {
         // A site that lists its beacons: readings of anything else are dropped, except the
         // nodes' own beacons, which the engine needs for calibration.

@@ -268,6 +268,31 @@ import Shared
         #expect(c > 3, "learned \(c) dB for a +6 dB receiver from five spots")
     }
 
+    @Test func offsetsResumedFromAnEarlierRunAreRefinedNotRelearned() throws {
+        var settings = FusionSettings()
+        settings.gridResolution = 0.5
+        let report = ReceiverCalibrationReport(ts: 0, nodes: [.init(node: "c", offsetDb: 6, source: .beacons),
+                                                              .init(node: "nowhere", offsetDb: 9, source: .beacons)])
+        var resumed = FusionEngine(site: Self.hall, settings: settings)
+        resumed.resume(report)
+        #expect(resumed.learnedOffset(of: "c") == 6 && resumed.learnedOffset(of: "a") == 0)
+        var fresh = FusionEngine(site: Self.hall, settings: settings)
+        // Three spots: enough to learn from, too few to learn all of a +6 dB receiver.
+        let stops: [[Double]] = [[3, 4, 1], [7, 2, 1], [5, 8, 1]]
+        var rng = SeededRandom(seed: 21), synth = Synthetic()
+        _ = Self.tour(&resumed, stops: stops, stay: 60, bias: 6, rng: &rng, synth: &synth)
+        rng = SeededRandom(seed: 21); synth = Synthetic()
+        _ = Self.tour(&fresh, stops: stops, stay: 60, bias: 6, rng: &rng, synth: &synth)
+        let r = try #require(resumed.learnedOffset(of: "c")) - (try #require(resumed.learnedOffset(of: "a")))
+        let f = try #require(fresh.learnedOffset(of: "c")) - (try #require(fresh.learnedOffset(of: "a")))
+        #expect(f != 0, "the fresh engine learned from the spots")
+        #expect(r > f + 0.5 && r > 4.5, "resumed \(r) dB, fresh \(f) dB for a +6 dB receiver")
+        // Once this run has learned, a report (its own, echoed back) no longer moves it.
+        let learned = resumed.learnedOffset(of: "c")
+        resumed.resume(ReceiverCalibrationReport(ts: 1, nodes: [.init(node: "c", offsetDb: -3, source: .beacons)]))
+        #expect(resumed.learnedOffset(of: "c") == learned)
+    }
+
     @Test func floorsSeparateStackedRooms() throws {
         let site = SiteModel(
             rooms: [.init(name: "living", floor: 0, polygon: [[0, 0], [6, 0], [6, 6], [0, 6]]),

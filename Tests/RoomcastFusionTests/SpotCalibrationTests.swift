@@ -95,6 +95,12 @@ struct SpotCalibrationTests {
         #expect(held[1] == nil, "a fixed node is not reported as learned")
         #expect(abs((held[3]! - held[0]!) - -3) < 0.3 && abs(held[0]!) < 0.3)
 
+        // The prior is centred where an earlier run left off (`FusionEngine.resume`): held
+        // tightly, the offsets stay there.
+        let centred = calibration.solve(nodeCount: 4, start: [0, 0, 0, 0], fixed: [nil, nil, nil, nil],
+                                        priorSigma: 0.01, priorMean: [2, 2, 2, 2], place: Self.place)
+        #expect(centred.allSatisfy { abs($0! - 2) < 0.05 }, "\(centred)")
+
         // Fewer than three spots placing a node: nothing learned.
         var few = SpotCalibration(minimumSeconds: 20)
         Self.spell(&few, beacon: 0, levels: [0: -60, 1: -66, 2: -75, 3: -80], seconds: 30)

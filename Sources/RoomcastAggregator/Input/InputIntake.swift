@@ -11,6 +11,8 @@ public struct InputIntake: Sendable {
         case nodeStatus(node: String, online: Bool)
         /// Our own retained output, read back at start-up.
         case retainedPresence(PresenceDecision)
+        /// Our own retained receiver calibration, read back at start-up.
+        case retainedCalibration(ReceiverCalibrationReport)
         case aggregatorStatus(String)
         case lease([UInt8])
         /// A topic of ours that fusion does not use (node telemetry and region events).
@@ -110,7 +112,14 @@ public struct InputIntake: Sendable {
             return .success(.aggregatorStatus(String(decoding: payload, as: UTF8.self)))
         case .aggregatorLease:
             return .success(.lease(payload))
-        case .nodeTelemetry, .nodeEvents, .aggregatorCalibration:
+        case .aggregatorCalibration:
+            guard !payload.isEmpty else { return .success(.ignored) }  // cleared
+            do {
+                return .success(.retainedCalibration(try WireFormat.decode(ReceiverCalibrationReport.self, from: payload)))
+            } catch {
+                return reject(.badPayload, error.description)
+            }
+        case .nodeTelemetry, .nodeEvents:
             return .success(.ignored)
         case .room, .events:
             return reject(.foreignTopic, "not an input topic")

@@ -101,6 +101,11 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                 resumable.resume(d, now: now)
                 if let back = resumable as? Engine { engine = back }
             }
+        case .success(.retainedCalibration(let report)):
+            if var calibrating = engine as? any CalibratingEstimator {
+                calibrating.resume(report)
+                if let back = calibrating as? Engine { engine = back }
+            }
         case .success(.aggregatorStatus), .success(.lease), .success(.ignored):
             break
         }
