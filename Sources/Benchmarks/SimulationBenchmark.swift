@@ -53,7 +53,8 @@ enum SimulationBenchmark {
                                BENCH_RANGING=JSON, BENCH_PUBLISH_INTERVAL=S and
                                BENCH_TICK_INTERVAL=S (engine ticks, 1 s) change its replay.
           BENCH_CALIBRATED=1   roomcast-x gets every receiver's true offset as rx_adjust.
-          BENCH_OFFSETS=1      Prints each fusion engine's learned offsets beside the true ones.
+          BENCH_OFFSETS=1      Prints each fusion engine's learned offsets beside the true ones, and
+                               the error (rms, mean removed) beside learning nothing.
           BENCH_TRACE=S/B      Prints roomcast-x's decision and explanation for beacon B of
                                scenario S (e.g. flat-normal-2001/tag-0) every tick.
           BENCH_RADIO=k=v,...  Radio model fields over the noise preset: exponent, wall, offset,
@@ -61,7 +62,10 @@ enum SimulationBenchmark {
                                (chance of a deep fade per packet), deepdepth (its mean, dB),
                                wallspread (how much walls differ in loss, dB), kernel
                                (shadowing's fall-off: 1 exponential, the default; 0 the
-                               smooth Gaussian of stops 11-15, with distance=0.8).
+                               smooth Gaussian of stops 11-15, with distance=0.8), frozen
+                               (fading per advertising channel that stays at a spot, dB),
+                               frozendistance (its fall-off, m), inturn (1: channels received
+                               in turn; docs/simulator.md, Radio).
 
         """
 
@@ -225,7 +229,17 @@ enum SimulationBenchmark {
                                     String(format: "%@ %+.1f/%+.1f", n.name, end.learnedOffset(of: n.name) ?? .nan,
                                            generated.receiverOffsets[n.name] ?? .nan)
                                 }
-                                print("  \(c.name) learned/true offsets: " + rows.joined(separator: ", "))
+                                // Offsets are relative (a bias common to every node is the
+                                // beacons' power): compared with each side's mean removed.
+                                let pairs = generated.scenario.layout.nodes.map {
+                                    (end.learnedOffset(of: $0.name) ?? 0, generated.receiverOffsets[$0.name] ?? 0)
+                                }
+                                let n = Double(max(pairs.count, 1))
+                                let (ml, mt) = (pairs.map(\.0).reduce(0, +) / n, pairs.map(\.1).reduce(0, +) / n)
+                                let error = (pairs.map { (($0.0 - ml) - ($0.1 - mt)) * (($0.0 - ml) - ($0.1 - mt)) }.reduce(0, +) / n).squareRoot()
+                                let untaught = (pairs.map { ($0.1 - mt) * ($0.1 - mt) }.reduce(0, +) / n).squareRoot()
+                                print("  \(c.name) learned/true offsets: " + rows.joined(separator: ", ")
+                                      + String(format: " | error %.2f dB rms (%.2f learning nothing)", error, untaught))
                             }
                         } else {
                             result = Evaluation.replay(scenario: generated.scenario, estimator: estimator, options: options)
