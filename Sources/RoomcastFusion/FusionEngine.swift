@@ -165,10 +165,12 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         return parts.joined(separator: "; ")
     }
 
+    /// Seeds learned offsets from a retained calibration report (`CalibratingEstimator`).
     public mutating func resume(_ report: ReceiverCalibrationReport) {
         guard settings.learnCalibration else { return }
         for entry in report.nodes {
-            guard let n = nodeIndex[entry.node], nodes[n].learnedSamples == 0, entry.offsetDb.isFinite else { continue }
+            guard let n = nodeIndex[entry.node], nodes[n].learnedSamples == 0, !nodes[n].calibratedByLinks,
+                  entry.offsetDb.isFinite else { continue }
             let bound = settings.maxLearnedOffset
             let offset = min(bound, max(-bound, entry.offsetDb))
             nodes[n].learnedOffset = offset
