@@ -165,7 +165,7 @@ enum SimulationBenchmark {
             let away = score.medianAwayLatency.map { String(format: "%5.1f", $0) } ?? "    -"
             print("\(scenario.padding(toLength: 24, withPad: " ", startingAt: 0)) "
                 + "\(name.padding(toLength: 16, withPad: " ", startingAt: 0)) "
-                + String(format: "%6.3f %7.0f", score.settledAccuracy, score.flapsPerHour) + " \(lat) \(away)"
+                + String(format: "%6.3f %7.2f", score.settledAccuracy, score.flapsPerHour) + " \(lat) \(away)"
                 + String(format: " %6d %7.3f %6d", score.missedSwitches, score.roomAccuracy, score.movesWhileAway))
             guard simulated else { return }
             var t = totals[name] ?? Totals()
@@ -257,7 +257,7 @@ enum SimulationBenchmark {
             let n = Double(t.n)
             print("\("(mean)".padding(toLength: 24, withPad: " ", startingAt: 0)) "
                 + "\(name.padding(toLength: 16, withPad: " ", startingAt: 0)) "
-                + String(format: "%6.3f %7.0f %5.1f", t.accuracy / n, t.flaps / n,
+                + String(format: "%6.3f %7.2f %5.1f", t.accuracy / n, t.flaps / n,
                          t.latencies > 0 ? t.latency / Double(t.latencies) : .nan)
                 + String(format: "              %7.3f  pooled median switch %.1f s, %d moves while away", t.inRoom / n,
                          Score.median(t.all) ?? .nan, t.movesWhileAway))
@@ -329,7 +329,7 @@ enum SimulationBenchmark {
                 let gone = scorer.isMoveWhileAway(c, list)
                 guard gone || scorer.isFlap(c, list) else { continue }
                 lines.append(String(format: "    t=%6.1f ", c.t - start) + "\(previous ?? "away") → \(c.room ?? "away") (truth \(run.room ?? "away")"
-                    + (gone ? String(format: ", left %.1f s before", c.t - run.t0) : "") + ")")
+                    + (gone ? String(format: ", left %.1f s before", c.t - run.t0) : String(format: " for %.0f s", c.t - run.t0)) + ")")
             }
             guard !lines.isEmpty else { continue }
             print("  \(beacon.name ?? beacon.id.description) kind=\(beacon.kind) mobile=\(beacon.mobile) interval=\(beacon.interval ?? 0): \(lines.count) flaps or moves while away")
