@@ -42,7 +42,7 @@ enum RadioBenchmark {
         for noise in RadioModel.Noise.allCases {
             var stopped: [Double] = [], moving: [Double] = []
             var stepStopped: [Double] = [], stepMoving: [Double] = [], repeatStopped: [Double] = [], repeatMoving: [Double] = []
-            for name in FloorPlan.names {
+            for name in FloorPlan.benchmarkNames {
                 guard let plan = FloorPlan.named(name) else { continue }
                 var layoutStopped: [Double] = [], layoutMoving: [Double] = []
                 var windows = (0, 0)

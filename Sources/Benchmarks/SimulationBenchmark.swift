@@ -81,7 +81,7 @@ enum SimulationBenchmark {
     /// Runs the benchmark with the baselines plus `contenders`, printing one line per
     /// scenario and estimator and a mean per estimator at the end.
     static func run(arguments: [String], contenders: [Contender]) throws {
-        var layouts = FloorPlan.names
+        var layouts = FloorPlan.benchmarkNames
         var noises: [RadioModel.Noise] = [.normal, .high]
         var seeds = 3
         var base: UInt64 = 1000

@@ -274,10 +274,28 @@ extension FusionEngine {
 
     /// Whether the motion gate sees beacon `s` moving: the parting of fast from slow
     /// averages over every link but the one that parted most (a move changes several links
-    /// at once, shadowing one) opens it for `motion_hold`.
+    /// at once, shadowing one) opens it for `motion_hold`. With two links, "every link but
+    /// one" is the weaker link alone, and a walk from one node's room into the other's
+    /// that moves them −6 and +10 dB never opened it (the room then followed only as the
+    /// still record gave way, a minute and more later): two links that part in opposite
+    /// directions — one node gains what the other loses — open it when the two partings
+    /// together reach `motion_swing_threshold` × `motion_sigma`. Shadowing takes power
+    /// from a link; it does not give the other one more.
     private func gateSeesMotion(_ s: inout BeaconState, base: Int, now: Double) -> Bool {
         let (rest, most) = parting(base: base, sigma: settings.motionSigma) { slot, _ in slot.fast - slot.slow }
-        if rest >= settings.motionThreshold || most >= settings.motionSingleThreshold {
+        var swings = false
+        if settings.motionSwingThreshold > 0 && scratchNodes.count == 2 {
+            let a = slots[base + scratchNodes[0]], b = slots[base + scratchNodes[1]]
+            let da = a.fast - a.slow, db = b.fast - b.slow
+            if da * db < 0 && abs(da - db) >= settings.motionSwingThreshold * settings.motionSigma {
+                // Noise parts the fast averages for a reading or two; a walk keeps them apart.
+                if !s.swingSince.isFinite { s.swingSince = now }
+                swings = now - s.swingSince >= settings.motionSwingPersistence
+            } else {
+                s.swingSince = -.infinity
+            }
+        }
+        if rest >= settings.motionThreshold || most >= settings.motionSingleThreshold || swings {
             s.movingUntil = now + settings.motionHold
         }
         return now < s.movingUntil

@@ -441,6 +441,8 @@ struct BeaconState {
     var challengerSince = 0.0
     /// Evidence behind the room filter vanished (a node went offline): decide afresh.
     var restart = false
+    /// Since when its two links have swung apart (`motion_swing_threshold`; -inf: not).
+    var swingSince = -Double.infinity
     /// Until when the beacon counts as moving (motion gate).
     var movingUntil = -Double.infinity
     /// When its decision was resumed from retained presence (-inf: never).

@@ -180,6 +180,10 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     public var motionSigma: Double = 4.5
     public var motionThreshold: Double = 2.0
     public var motionSingleThreshold: Double = 3.5
+    /// With two fresh links only: partings in opposite directions that add up to this many
+    /// `motion_sigma` open the gate (0 = off; since stop 18).
+    public var motionSwingThreshold: Double = 2.5
+    public var motionSwingPersistence: Double = 1
     public var motionHold: Double = 10
     public var movingEvidenceWeight: Double = 3
     public var movingSwitchRate: Double = 0.2
@@ -304,6 +308,8 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         case motionSigma = "motion_sigma"
         case motionThreshold = "motion_threshold"
         case motionSingleThreshold = "motion_single_threshold"
+        case motionSwingThreshold = "motion_swing_threshold"
+        case motionSwingPersistence = "motion_swing_persistence"
         case motionHold = "motion_hold"
         case movingEvidenceWeight = "moving_evidence_weight"
         case movingSwitchRate = "moving_switch_rate"
@@ -398,6 +404,8 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         motionSigma = try v(.motionSigma, d.motionSigma)
         motionThreshold = try v(.motionThreshold, d.motionThreshold)
         motionSingleThreshold = try v(.motionSingleThreshold, d.motionSingleThreshold)
+        motionSwingThreshold = try v(.motionSwingThreshold, d.motionSwingThreshold)
+        motionSwingPersistence = try v(.motionSwingPersistence, d.motionSwingPersistence)
         motionHold = try v(.motionHold, d.motionHold)
         movingEvidenceWeight = try v(.movingEvidenceWeight, d.movingEvidenceWeight)
         movingSwitchRate = try v(.movingSwitchRate, d.movingSwitchRate)
@@ -485,6 +493,8 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         positive(motionSigma, .motionSigma)
         positive(motionThreshold, .motionThreshold)
         positive(motionSingleThreshold, .motionSingleThreshold)
+        nonNegative(motionSwingThreshold, .motionSwingThreshold)
+        nonNegative(motionSwingPersistence, .motionSwingPersistence)
         nonNegative(motionHold, .motionHold)
         positive(movingEvidenceWeight, .movingEvidenceWeight)
         positive(movingSwitchRate, .movingSwitchRate)

@@ -48,7 +48,8 @@ struct SimulationCommandTests {
 
             OPTIONS:
               --out <dir>             Output directory.
-              --layout <name>         Floor plan: house, flat, office. (default: house)
+              --layout <name>         Floor plan: house, flat, office, cottage. (default:
+                                      house)
               --seed <n>              Random seed; the same seed gives the same files.
                                       (default: 1)
               --duration <s>          Seconds to simulate. (default: 900)

@@ -22,7 +22,10 @@ public struct FloorPlan: Sendable {
     }
 
     /// Names of the built-in plans.
-    public static let names = ["house", "flat", "office"]
+    public static let names = ["house", "flat", "office", "cottage"]
+    /// The plans the benchmark scores by default (every number in docs/fusion.md); the
+    /// cottage, two rooms and two receivers, is asked for by name.
+    public static let benchmarkNames = ["house", "flat", "office"]
 
     /// A built-in plan by name.
     public static func named(_ name: String) -> FloorPlan? {
@@ -30,6 +33,7 @@ public struct FloorPlan: Sendable {
         case "house": return house
         case "flat": return flat
         case "office": return office
+        case "cottage": return cottage
         default: return nil
         }
     }
@@ -77,6 +81,15 @@ public struct FloorPlan: Sendable {
             .init(name: "reception", floor: 0, rect: [15, 9.5, 20, 13]),
         ],
         exit: "reception", doubleNodes: ["open_plan"])
+
+    /// Two rooms, one receiver each: the smallest site, where a move shows on two links only.
+    public static let cottage = FloorPlan(
+        name: "cottage",
+        rooms: [
+            .init(name: "living", floor: 0, rect: [0, 0, 6, 5]),
+            .init(name: "kitchen", floor: 0, rect: [6, 0, 10, 5]),
+        ],
+        exit: "living")
 
     /// Floors in use, ascending.
     public var floors: [Int] { Array(Set(rooms.map(\.floor))).sorted() }
