@@ -27,7 +27,8 @@ enum SimulationBenchmark {
         USAGE: roomcast-bench simulation [options]
 
         OPTIONS:
-          --layouts <list>     Comma-separated: house,flat,office (default: all).
+          --layouts <list>     Comma-separated: house,flat,office,cottage (default:
+                               house,flat,office).
           --noise <list>       Comma-separated: low,normal,high (default: normal,high).
           --seeds <n>          Scenarios per layout and noise level (default: 3).
           --split <tune|check|holdout>
