@@ -111,6 +111,7 @@ extension FusionEngine {
             s.position = nil
             for r in s.logPosterior.indices { s.logPosterior[r] = -log(Double(max(roomCount, 1))) }
             s.particles?.reset()
+            s.swingSince = -.infinity
             spotCalibration.close(beacon: b)
             return wasPresent
         }
@@ -279,22 +280,20 @@ extension FusionEngine {
     /// that moves them −6 and +10 dB never opened it (the room then followed only as the
     /// still record gave way, a minute and more later): two links that part in opposite
     /// directions — one node gains what the other loses — open it when the two partings
-    /// together reach `motion_swing_threshold` × `motion_sigma`. Shadowing takes power
-    /// from a link; it does not give the other one more.
+    /// together reach `motion_swing_threshold` × `motion_sigma` for
+    /// `motion_swing_persistence`. Shadowing takes power from a link; it does not give the
+    /// other one more.
     private func gateSeesMotion(_ s: inout BeaconState, base: Int, now: Double) -> Bool {
         let (rest, most) = parting(base: base, sigma: settings.motionSigma) { slot, _ in slot.fast - slot.slow }
-        var swings = false
+        var swinging = false
         if settings.motionSwingThreshold > 0 && scratchNodes.count == 2 {
             let a = slots[base + scratchNodes[0]], b = slots[base + scratchNodes[1]]
             let da = a.fast - a.slow, db = b.fast - b.slow
-            if da * db < 0 && abs(da - db) >= settings.motionSwingThreshold * settings.motionSigma {
-                // Noise parts the fast averages for a reading or two; a walk keeps them apart.
-                if !s.swingSince.isFinite { s.swingSince = now }
-                swings = now - s.swingSince >= settings.motionSwingPersistence
-            } else {
-                s.swingSince = -.infinity
-            }
+            swinging = da * db < 0 && abs(da - db) >= settings.motionSwingThreshold * settings.motionSigma
         }
+        // Noise parts the fast averages for a reading or two; a walk keeps them apart.
+        if !swinging { s.swingSince = -.infinity } else if !s.swingSince.isFinite { s.swingSince = now }
+        let swings = swinging && now - s.swingSince >= settings.motionSwingPersistence
         if rest >= settings.motionThreshold || most >= settings.motionSingleThreshold || swings {
             s.movingUntil = now + settings.motionHold
         }

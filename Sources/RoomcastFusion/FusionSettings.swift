@@ -181,7 +181,8 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     public var motionThreshold: Double = 2.0
     public var motionSingleThreshold: Double = 3.5
     /// With two fresh links only: partings in opposite directions that add up to this many
-    /// `motion_sigma` open the gate (0 = off; since stop 18).
+    /// `motion_sigma`, kept for `motion_swing_persistence` seconds, open the gate (0 = off;
+    /// since stop 18). A move shows on both links, shadowing on one.
     public var motionSwingThreshold: Double = 2.5
     public var motionSwingPersistence: Double = 1
     public var motionHold: Double = 10
