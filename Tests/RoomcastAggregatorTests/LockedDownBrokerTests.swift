@@ -19,23 +19,34 @@ import TestSupport
     }
 
     static func refusals(_ broker: LockedDownBroker) async throws {
-        let cases: [(String, MQTTClient, (MQTTError) -> Bool)] = [
-            ("no credentials", try broker.client(nil), { $0.isAuthenticationFailure }),
-            ("wrong password", try broker.client("kitchen-pi", password: "guess"), { $0.isAuthenticationFailure }),
-            ("unknown user", try broker.client("intruder", password: "x"), { $0.isAuthenticationFailure }),
-            ("wrong CA", try broker.client("kitchen-pi", caFile: broker.tls.otherCACertificate), {
+        let cases: [(String, () throws -> MQTTClient, (MQTTError) -> Bool)] = [
+            ("no credentials", { try broker.client(nil) }, { $0.isAuthenticationFailure }),
+            ("wrong password", { try broker.client("kitchen-pi", password: "guess") }, { $0.isAuthenticationFailure }),
+            ("unknown user", { try broker.client("intruder", password: "x") }, { $0.isAuthenticationFailure }),
+            ("wrong CA", { try broker.client("kitchen-pi", caFile: broker.tls.otherCACertificate) }, {
                 if case .tlsHandshakeFailed = $0 { true } else { false }
             }),
         ]
-        for (what, client, expected) in cases {
-            client.start()
-            do {
-                try await client.waitUntilConnected(timeout: .seconds(10))
-                Issue.record("\(what): the locked-down broker accepted the connection")
-            } catch {
-                #expect(expected(error), "\(what): refused for the wrong reason: \(error)")
+        for (what, makeClient, expected) in cases {
+            // Credentials are judged after the handshake. Under a loaded machine (the
+            // sanitizer run) the broker now and then drops a handshake before any of it,
+            // which says nothing about them: such an attempt is made again, twice at most.
+            for attempt in 1...3 {
+                let client = try makeClient()
+                client.start()
+                var outcome: MQTTError?
+                do {
+                    try await client.waitUntilConnected(timeout: .seconds(10))
+                    Issue.record("\(what): the locked-down broker accepted the connection")
+                } catch {
+                    outcome = error
+                }
+                await client.shutdown()
+                guard let outcome else { break }
+                if case .tlsHandshakeFailed = outcome, !expected(outcome), attempt < 3 { continue }
+                #expect(expected(outcome), "\(what): refused for the wrong reason: \(outcome)")
+                break
             }
-            await client.shutdown()
         }
         // The right CA and password get in (so the refusals above are about what they vary).
         let good = try broker.client("kitchen-pi")
