@@ -282,14 +282,20 @@ extension FusionEngine {
     /// directions — one node gains what the other loses — open it when the two partings
     /// together reach `motion_swing_threshold` × `motion_sigma` for
     /// `motion_swing_persistence`. Shadowing takes power from a link; it does not give the
-    /// other one more.
+    /// other one more. Two links that part the same way open it when together they part as
+    /// far as one link alone must (`motion_single_threshold`), for as long: with both nodes
+    /// by the wall between their rooms, a walk into one room loses both links, 14 and 8 dB,
+    /// and the still record held the old room for a minute.
     private func gateSeesMotion(_ s: inout BeaconState, base: Int, now: Double) -> Bool {
         let (rest, most) = parting(base: base, sigma: settings.motionSigma) { slot, _ in slot.fast - slot.slow }
         var swinging = false
         if settings.motionSwingThreshold > 0 && scratchNodes.count == 2 {
             let a = slots[base + scratchNodes[0]], b = slots[base + scratchNodes[1]]
             let da = a.fast - a.slow, db = b.fast - b.slow
-            swinging = da * db < 0 && abs(da - db) >= settings.motionSwingThreshold * settings.motionSigma
+            // Opposite directions: one node gains what the other loses, which shadowing does
+            // not do. The same direction: the two links together as the one-link test.
+            swinging = da * db < 0 ? abs(da - db) >= settings.motionSwingThreshold * settings.motionSigma
+                : abs(da + db) >= settings.motionSingleThreshold * settings.motionSigma
         }
         // Noise parts the fast averages for a reading or two; a walk keeps them apart.
         if !swinging { s.swingSince = -.infinity } else if !s.swingSince.isFinite { s.swingSince = now }
@@ -353,6 +359,14 @@ extension FusionEngine {
         // The gate runs in the room-level filter; the particle filter has motion of its own.
         guard settings.motionGate, settings.roomFilter == .hmm, now >= s.movingUntil else { return false }
         guard settings.creepThreshold > 0 else { return true }
+        if settings.motionSwingThreshold > 0 && scratchNodes.count == 2 {
+            // Two links creeping in opposite directions both count, as in the gate: leaving
+            // one out leaves one link, and a slow walk between the two rooms' nodes kept
+            // the record of where it began.
+            let a = slots[base + scratchNodes[0]], b = slots[base + scratchNodes[1]]
+            let da = a.slow - a.long, db = b.slow - b.long
+            if da * db < 0 && (da * da + db * db).squareRoot() >= settings.creepThreshold * settings.creepSigma { return false }
+        }
         return parting(base: base, sigma: settings.creepSigma) { slot, _ in slot.slow - slot.long }.rest < settings.creepThreshold
     }
 

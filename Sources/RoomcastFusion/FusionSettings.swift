@@ -180,9 +180,12 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     public var motionSigma: Double = 4.5
     public var motionThreshold: Double = 2.0
     public var motionSingleThreshold: Double = 3.5
-    /// With two fresh links only: partings in opposite directions that add up to this many
-    /// `motion_sigma`, kept for `motion_swing_persistence` seconds, open the gate (0 = off;
-    /// since stop 18). A move shows on both links, shadowing on one.
+    /// With two fresh links only (since stop 18): partings in opposite directions that add
+    /// up to this many `motion_sigma`, kept for `motion_swing_persistence` seconds, open the
+    /// gate. A move shows on both links, shadowing on one. Since stop 19, partings in the
+    /// same direction that add up to `motion_single_threshold` do too (a walk away from, or
+    /// towards, two nodes by the wall between their rooms), and creep in opposite
+    /// directions counts both links. 0 turns every two-link test off.
     public var motionSwingThreshold: Double = 2.5
     public var motionSwingPersistence: Double = 1
     public var motionHold: Double = 10
