@@ -360,12 +360,14 @@ extension FusionEngine {
         guard settings.motionGate, settings.roomFilter == .hmm, now >= s.movingUntil else { return false }
         guard settings.creepThreshold > 0 else { return true }
         if settings.motionSwingThreshold > 0 && scratchNodes.count == 2 {
-            // Two links creeping in opposite directions both count, as in the gate: leaving
-            // one out leaves one link, and a slow walk between the two rooms' nodes kept
-            // the record of where it began.
+            // Two links creep together, as in the gate: leaving one out leaves one link, and
+            // a slow walk between the two rooms' nodes, or a walk the gate missed, kept the
+            // record of where it began for minutes. The same way, together they must creep
+            // twice as far: a tag put in a bag loses both links.
             let a = slots[base + scratchNodes[0]], b = slots[base + scratchNodes[1]]
             let da = a.slow - a.long, db = b.slow - b.long
-            if da * db < 0 && (da * da + db * db).squareRoot() >= settings.creepThreshold * settings.creepSigma { return false }
+            let creep = da * db < 0 ? (da * da + db * db).squareRoot() : abs(da + db) / 2
+            if creep >= settings.creepThreshold * settings.creepSigma { return false }
         }
         return parting(base: base, sigma: settings.creepSigma) { slot, _ in slot.slow - slot.long }.rest < settings.creepThreshold
     }

@@ -9,10 +9,11 @@ import TestSupport
 /// the motion gate's "every link but the one that parted most" is one link (stop 18).
 @Suite struct TwoNodeSiteTests {
     /// A tag heard every `gap` s, `noise` dB a reading, shadowing drifting by `drift` dB
-    /// (8 s), 3 dB nearer the kitchen; and, from `moveAt`, `kitchenMove`/`officeMove` dB.
-    static func tagOnTwoLinks(_ settings: FusionSettings, seconds: Double, moveAt: Double = .infinity, gap: Double = 2,
-                              noise: Double = 6, drift: Double = 3, kitchenMove: Double = -8, officeMove: Double = 13,
-                              seed: UInt64) -> [(Double, PresenceDecision)] {
+    /// (8 s), 3 dB nearer the kitchen; and, from `moveAt`, `kitchenMove`/`officeMove` dB,
+    /// reached over `moveOver` seconds.
+    static func tagOnTwoLinks(_ settings: FusionSettings, seconds: Double, moveAt: Double = .infinity, moveOver: Double = 0,
+                              gap: Double = 2, noise: Double = 6, drift: Double = 3, kitchenMove: Double = -8,
+                              officeMove: Double = 13, seed: UInt64) -> [(Double, PresenceDecision)] {
         var engine = FusionEngine(site: Synthetic.twoRooms, settings: settings)
         var rng = SeededRandom(seed: seed), synth = Synthetic()
         var shadow = ["n-kitchen": 0.0, "n-office": 0.0]
@@ -20,10 +21,10 @@ import TestSupport
         var t = 0.0
         let keep = exp(-gap / 8)
         while t < seconds {
-            let moved = t >= moveAt
+            let moved = t < moveAt ? 0 : moveOver > 0 ? min(1, (t - moveAt) / moveOver) : 1
             for node in shadow.keys.sorted() {
                 shadow[node]! = shadow[node]! * keep + rng.gaussian(sigma: drift * (1 - keep * keep).squareRoot())
-                let mean = node == "n-kitchen" ? -72 + (moved ? kitchenMove : 0) : -75 + (moved ? officeMove : 0)
+                let mean = node == "n-kitchen" ? -72 + moved * kitchenMove : -75 + moved * officeMove
                 engine.ingest(synth.reading(node, rssi: mean + shadow[node]! + rng.gaussian(sigma: noise), at: t, interval: gap), now: t)
             }
             for d in engine.tick(now: t + gap / 2) { out.append((t + gap / 2, d)) }
@@ -58,6 +59,47 @@ import TestSupport
         #expect(followed.filter { $0 <= 3 }.count >= 8, "followed after \(followed) s")
         #expect(late.filter { $0 > 30 }.count >= 8, "without the swing test: \(late) s")
         #expect(stillChanges <= 10, "\(stillChanges) changes in ten still hours")
+    }
+
+    /// When each seed's tag is first shown in the office after `moveAt`, with the two-link
+    /// tests and without them (100: never, in the run).
+    static func officeTimes(seconds: Double = 460, moveAt: Double = 300, moveOver: Double = 0, noise: Double = 2,
+                            kitchenMove: Double, officeMove: Double) -> (on: [Double], off: [Double]) {
+        var off = FusionSettings()
+        off.motionSwingThreshold = 0
+        var times: (on: [Double], off: [Double]) = ([], [])
+        for seed in UInt64(21)...30 {
+            for (settings, on) in [(FusionSettings(), true), (off, false)] {
+                let changes = tagOnTwoLinks(settings, seconds: seconds, moveAt: moveAt, moveOver: moveOver, gap: 1,
+                                            noise: noise, drift: noise, kitchenMove: kitchenMove, officeMove: officeMove, seed: seed)
+                let hit = changes.first { $0.0 >= moveAt && $0.1.room == "office" }.map { $0.0 - moveAt - moveOver } ?? 100
+                if on { times.on.append(hit) } else { times.off.append(hit) }
+            }
+        }
+        return times
+    }
+
+    @Test func aWalkThatLosesBothLinksIsFollowed() {
+        // Both nodes by the wall between their rooms: a walk deep into the office loses
+        // both links, the kitchen's 14 dB and the office's 6, and leaves the office's 5 dB
+        // the louder. Leaving out the link that parted most leaves 6 dB, too little for
+        // the gate, and the still record of five minutes in the kitchen held the room.
+        // Together the two partings open it; where noise keeps them from lasting the
+        // second it asks, the two links' creep ends the record within half a minute.
+        let times = Self.officeTimes(noise: 1, kitchenMove: -14, officeMove: -6)
+        #expect(times.on.filter { $0 <= 5 }.count >= 7, "followed after \(times.on) s")
+        #expect(times.on.allSatisfy { $0 <= 30 }, "followed after \(times.on) s")
+        #expect(times.off.filter { $0 > 60 }.count >= 8, "without the two-link tests: \(times.off) s")
+    }
+
+    @Test func aSlowWalkBetweenTheNodesEndsTheStillRecord() {
+        // A walk over 60 s (a slow walker, a robot vacuum): the links part from their slow
+        // averages too little for the gate, and from their minute-long ones in opposite
+        // directions, the kitchen's by a few dB. With that link alone the creep test did
+        // not see it, and the record of a minute and more in the kitchen held the room.
+        let times = Self.officeTimes(moveOver: 60, kitchenMove: -6, officeMove: 10)
+        #expect(times.on.filter { $0 <= 10 }.count >= 8, "followed \(times.on) s after the walk")
+        #expect(times.off.filter { $0 > 30 }.count >= 8, "without the two-link tests: \(times.off) s")
     }
 
     @Test func theSimulatedCottageFollowsMovesAndBeatsBermuda() async throws {
