@@ -21,6 +21,8 @@ import Testing
                                       clock; print what it would publish.
               watch                   Show who is in which room, live, from the retained
                                       presence topics.
+              calibrate               Suggest a node's rx_adjust from a beacon held 1 m from
+                                      it.
 
               See 'aggregator <subcommand> --help' for detailed help.
 
@@ -61,6 +63,34 @@ import Testing
               -c, --config <file>     Config file (YAML or JSON).
               --log-level <level>     trace, debug, info, notice, warning, error or
                                       critical; overrides log.level.
+              -h, --help              Show help information.
+
+            """)
+    }
+
+    @Test func calibrateHelp() {
+        #expect(AggregatorCLI.spec.helpText(path: ["calibrate"]) == """
+            OVERVIEW: Suggest a node's rx_adjust from a beacon held 1 m from it.
+
+            Hold one beacon still, in the open, 1 m from the node, and run this for each
+            node in turn with the same beacon. It listens to what the node reports and
+            prints the rx_adjust that makes it read what the beacon's 1 m power predicts.
+
+            USAGE: aggregator calibrate [--config <file>] [--broker <url>]
+                   [--log-level <level>] [--node <name>] [--beacon <id>] [--seconds <s>]
+                   [--distance <m>]
+
+            OPTIONS:
+              -c, --config <file>     Config file (YAML or JSON).
+              --broker <url>          MQTT broker, mqtt[s]://[user@]host[:port]; overrides
+                                      mqtt.broker.
+              --log-level <level>     trace, debug, info, notice, warning, error or
+                                      critical; overrides log.level.
+              --node <name>           The node the beacon is held by.
+              --beacon <id>           The beacon held (default: the one the node hears
+                                      loudest).
+              --seconds <s>           How long to listen. (default: 30)
+              --distance <m>          How far the beacon is from the node. (default: 1)
               -h, --help              Show help information.
 
             """)

@@ -20,6 +20,17 @@ public enum AggregatorCLI {
                         options: [StandardOptions.config, StandardOptions.logLevel]),
             CommandSpec("watch", abstract: "Show who is in which room, live, from the retained presence topics.",
                         options: [StandardOptions.config, StandardOptions.broker, StandardOptions.logLevel]),
+            CommandSpec("calibrate", abstract: "Suggest a node's rx_adjust from a beacon held 1 m from it.",
+                        discussion: """
+                            Hold one beacon still, in the open, 1 m from the node, and run this for each \
+                            node in turn with the same beacon. It listens to what the node reports and \
+                            prints the rx_adjust that makes it read what the beacon's 1 m power predicts.
+                            """,
+                        options: [StandardOptions.config, StandardOptions.broker, StandardOptions.logLevel,
+                                  .option("node", value: "name", help: "The node the beacon is held by."),
+                                  .option("beacon", value: "id", help: "The beacon held (default: the one the node hears loudest)."),
+                                  .option("seconds", value: "s", help: "How long to listen.", default: "30"),
+                                  .option("distance", value: "m", help: "How far the beacon is from the node.", default: "1")]),
         ],
         defaultSubcommand: "run")
 
@@ -33,7 +44,8 @@ public enum AggregatorCLI {
     public static func run(_ command: ParsedCommand) async -> ExitCode {
         let config: AggregatorConfig
         do {
-            let overrides = Overrides(command, paths: StandardOptions.overridePaths)
+            // `--node` of `calibrate` names a node; the aggregator's config has no `node` to override.
+            let overrides = Overrides(command, paths: StandardOptions.overridePaths.filter { $0.key != "node" })
             if let path = command.option("config") {
                 config = try ConfigLoader.load(AggregatorConfig.self, from: path, overrides: overrides)
             } else {
@@ -46,6 +58,7 @@ public enum AggregatorCLI {
         switch command.command {
         case "replay": return replay(command, config: config, logger: logger)
         case "watch": return await watch(config: config, logger: logger)
+        case "calibrate": return await calibrate(command, config: config, logger: logger)
         default: return await live(command, config: config, logger: logger)
         }
     }
