@@ -53,7 +53,10 @@ enum SimulationBenchmark {
           BENCH_FUSION=JSON    Adds contender roomcast-x with these fusion settings (config keys);
                                BENCH_RANGING=JSON, BENCH_PUBLISH_INTERVAL=S and
                                BENCH_TICK_INTERVAL=S (engine ticks, 1 s) change its replay.
-          BENCH_CALIBRATED=1   roomcast-x gets every receiver's true offset as rx_adjust.
+          BENCH_CALIBRATED=1   roomcast-x gets every receiver's true offset as rx_adjust;
+                               =1m the rx_adjust `aggregator calibrate` would find with a
+                               beacon held 1 m from each node (offset and that spot's
+                               shadowing).
           BENCH_OFFSETS=1      Prints each fusion engine's learned offsets beside the true ones, and
                                the error (rms, mean removed) beside learning nothing.
           BENCH_TRACE=S/B      Prints roomcast-x's decision and explanation for beacon B of
@@ -157,6 +160,7 @@ enum SimulationBenchmark {
         }
         var totals: [String: Totals] = [:]
         let calibrated = ProcessInfo.processInfo.environment["BENCH_CALIBRATED"] != nil
+        let oneMetre = ProcessInfo.processInfo.environment["BENCH_CALIBRATED"] == "1m"
         let showOffsets = ProcessInfo.processInfo.environment["BENCH_OFFSETS"] != nil
         let trace = ProcessInfo.processInfo.environment["BENCH_TRACE"]?.split(separator: "/", maxSplits: 1).map(String.init)
 
@@ -217,7 +221,9 @@ enum SimulationBenchmark {
                     report(name, "ceil-position", scorer.score(ceilings.position, truth: generated.scenario.truth, start: start))
                     for c in rows {
                         var options = c.options
-                        if calibrated && c.name == "roomcast-x" { options.rxAdjust = generated.receiverOffsets.mapValues { -$0 } }
+                        if calibrated && c.name == "roomcast-x" {
+                            options.rxAdjust = oneMetre ? simulator.oneMetreCalibration() : generated.receiverOffsets.mapValues { -$0 }
+                        }
                         let estimator = c.make(generated.scenario.layout.siteModel())
                         let result: Evaluation.Result
                         if let trace, trace.count == 2, trace[0] == name, c.name == "roomcast-x",

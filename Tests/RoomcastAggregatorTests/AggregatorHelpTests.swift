@@ -72,9 +72,10 @@ import Testing
         #expect(AggregatorCLI.spec.helpText(path: ["calibrate"]) == """
             OVERVIEW: Suggest a node's rx_adjust from a beacon held 1 m from it.
 
-            Hold one beacon still, in the open, 1 m from the node, and run this for each
-            node in turn with the same beacon. It listens to what the node reports and
-            prints the rx_adjust that makes it read what the beacon's 1 m power predicts.
+            Carry one beacon slowly round the node at 1 m, at the node's height, while this
+            listens; then the next node, with the same beacon. It prints the rx_adjust that
+            makes the node read what the beacon's 1 m power predicts. Worth it where nodes
+            cannot calibrate one another: a site of two nodes.
 
             USAGE: aggregator calibrate [--config <file>] [--broker <url>]
                    [--log-level <level>] [--node <name>] [--beacon <id>] [--seconds <s>]

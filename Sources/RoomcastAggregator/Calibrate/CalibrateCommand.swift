@@ -49,7 +49,7 @@ extension AggregatorCLI {
 
         let held = beacon.map { "\($0)" } ?? "a beacon"
         let metres = String(format: "%g m", distance)
-        FileHandle.standardError.write(Data("Listening to \(node) for \(String(format: "%g", seconds)) s: hold \(held) still, in the open, \(metres) from it.\n".utf8))
+        FileHandle.standardError.write(Data("Listening to \(node) for \(String(format: "%g", seconds)) s: carry \(held) slowly round it, \(metres) away, at its height.\n".utf8))
         let calibrator = Mutex(RxAdjustCalibrator(node: node, beacon: beacon, distance: distance,
                                                   pathLossExponent: config.fusionSettings.pathLossExponent, site: config.site))
         let status = Mutex<Bool?>(nil)

@@ -7,9 +7,10 @@ import Shared
 ///
 /// Why: a site whose nodes cannot calibrate one another (two nodes, or nodes without
 /// positions or beacons of their own) keeps each receiver's bias in its evidence, and a
-/// node that reads 5 dB high pulls beacons into its room. Holding one beacon at 1 m from
-/// each node in turn — the ESPresense and Bermuda way, CoreLocation's "measured power"
-/// the other way round — measures every receiver against the same transmitter.
+/// node that reads 5 dB high pulls beacons into its room. One beacon at 1 m from each node
+/// in turn — the ESPresense and Bermuda way, CoreLocation's "measured power" the other way
+/// round — measures every receiver against the same transmitter; carried round the node,
+/// the median is of many spots, not the shadowing of one.
 public struct RxAdjustCalibrator: Sendable {
     /// The outcome for the beacon judged.
     public struct Suggestion: Sendable, Equatable {
@@ -159,7 +160,7 @@ extension RxAdjustCalibrator.Suggestion {
                    metres, expected, power, powerSource, node, reads),
         ]
         if spread > 6 {
-            lines.append("The readings spread widely: hold the beacon still, in the open, and run it again.")
+            lines.append("The readings spread widely: keep the beacon at 1 m, in the open, and run it again.")
         }
         lines += [
             "",
