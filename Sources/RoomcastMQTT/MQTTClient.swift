@@ -115,6 +115,10 @@ public final class MQTTClient: Sendable {
     /// failure retrying will not fix (credentials, TLS trust), else `.timedOut` with the last failure.
     public func waitUntilConnected(timeout: Duration) async throws(MQTTError) {
         let id = state.withLock { s in s.allocateID() }
+        // The timer ends with the wait: left asleep, it outlived a short-lived caller (a
+        // process that exits seconds later, leaving it for the leak checker).
+        let timer = Mutex<Task<Void, Never>?>(nil)
+        defer { timer.withLock { $0?.cancel() } }
         let result: Result<Void, MQTTError> = await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Result<Void, MQTTError>, Never>) in
                 let immediate: Result<Void, MQTTError>? = state.withLock { s in
@@ -128,12 +132,13 @@ public final class MQTTClient: Sendable {
                 if let immediate {
                     c.resume(returning: immediate)
                 } else {
-                    Task { [weak self] in
-                        try? await Task.sleep(for: timeout)
+                    let task = Task { [weak self] in
+                        do { try await Task.sleep(for: timeout) } catch { return }
                         self?.resolveConnectWaiter(id) { s in
                             .failure(.timedOut(seconds: timeout.seconds, lastError: s.lastError?.description))
                         }
                     }
+                    timer.withLock { $0 = task }
                 }
             }
         } onCancel: {

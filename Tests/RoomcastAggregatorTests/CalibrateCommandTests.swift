@@ -32,13 +32,19 @@ import TestSupport
         feeder.set(Self.keys, node: "kitchen-pi", rssi: -64)
         feeder.set(Self.keys, node: "office-pi", rssi: -52)
         feeder.set(Self.tag, node: "kitchen-pi", rssi: -82)
-        let result = try await Self.run(["--node", "kitchen-pi", "--seconds", "4"], port: broker.port, in: dir)
+        // 8 s: about 40 readings, and enough under a sanitizer's load too (4 s gave 5 there).
+        let result = try await Self.run(["--node", "kitchen-pi", "--seconds", "8"], port: broker.port, in: dir)
         await feeder.stop()
         await broker.stop()
         #expect(result.code == 0, "\(result.stderr)")
         #expect(result.stdout.contains("kitchen-pi heard \(Self.keys) (Keys)"), "\(result.stdout)")
-        #expect(result.stdout.contains("  - name: kitchen-pi\n    rx_adjust: 5\n"), "\(result.stdout)")
-        #expect(result.stderr.contains("Listening to kitchen-pi for 4 s"), "\(result.stderr)")
+        #expect(result.stdout.contains("  - name: kitchen-pi\n    rx_adjust: "), "\(result.stdout)")
+        // Readings −64 ± 2 dB, rounded as agents round them: the median is −64 or half a dB off it.
+        let suggested = result.stdout.components(separatedBy: "rx_adjust: ").last.flatMap {
+            Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        #expect(suggested.map { abs($0 - 5) <= 0.5 } == true, "\(result.stdout)")
+        #expect(result.stderr.contains("Listening to kitchen-pi for 8 s"), "\(result.stderr)")
     }
 
     @Test func aBeaconTheNodeDoesNotReportIsAClearError() async throws {
@@ -78,6 +84,8 @@ import TestSupport
         #expect(result.code == 1)
         #expect(result.stderr.contains("cannot reach the broker at mqtt://127.0.0.1:\(port)"), "\(result.stderr)")
         // The client's retries are not repeated to the user.
-        #expect(result.stderr.components(separatedBy: "\n").filter { !$0.isEmpty }.count == 1, "\(result.stderr)")
+        #expect(result.stderr.components(separatedBy: "\n").filter { $0.contains("cannot reach the broker") }.count == 1,
+                "\(result.stderr)")
+        #expect(!result.stderr.contains("connect failed"), "\(result.stderr)")
     }
 }
