@@ -293,9 +293,11 @@ extension FusionEngine {
             let a = slots[base + scratchNodes[0]], b = slots[base + scratchNodes[1]]
             let da = a.fast - a.slow, db = b.fast - b.slow
             // Opposite directions: one node gains what the other loses, which shadowing does
-            // not do. The same direction: the two links together as the one-link test.
-            swinging = da * db < 0 ? abs(da - db) >= settings.motionSwingThreshold * settings.motionSigma
-                : abs(da + db) >= settings.motionSingleThreshold * settings.motionSigma
+            // not do. The same direction: the two links together as the one-link test. On
+            // noisy links, a reading or two part them as far (`motion_swing_noise`).
+            let noise = settings.motionSwingNoise * (2 * min(a.variance, b.variance)).squareRoot()
+            swinging = da * db < 0 ? abs(da - db) >= max(settings.motionSwingThreshold * settings.motionSigma, noise)
+                : abs(da + db) >= max(settings.motionSingleThreshold * settings.motionSigma, noise)
         }
         // Noise parts the fast averages for a reading or two; a walk keeps them apart.
         if !swinging { s.swingSince = -.infinity } else if !s.swingSince.isFinite { s.swingSince = now }

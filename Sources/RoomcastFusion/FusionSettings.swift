@@ -188,6 +188,10 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     /// directions counts both links. 0 turns every two-link test off.
     public var motionSwingThreshold: Double = 2.5
     public var motionSwingPersistence: Double = 1
+    /// The two-link tests also ask for this many times the two links' combined reading
+    /// spread (root of the summed variances; 0 = off; since stop 19): on noisy links one
+    /// reading parts the fast average from the slow one by as much as a walk does.
+    public var motionSwingNoise: Double = 2.5
     public var motionHold: Double = 10
     public var movingEvidenceWeight: Double = 3
     public var movingSwitchRate: Double = 0.2
@@ -314,6 +318,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         case motionSingleThreshold = "motion_single_threshold"
         case motionSwingThreshold = "motion_swing_threshold"
         case motionSwingPersistence = "motion_swing_persistence"
+        case motionSwingNoise = "motion_swing_noise"
         case motionHold = "motion_hold"
         case movingEvidenceWeight = "moving_evidence_weight"
         case movingSwitchRate = "moving_switch_rate"
@@ -410,6 +415,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         motionSingleThreshold = try v(.motionSingleThreshold, d.motionSingleThreshold)
         motionSwingThreshold = try v(.motionSwingThreshold, d.motionSwingThreshold)
         motionSwingPersistence = try v(.motionSwingPersistence, d.motionSwingPersistence)
+        motionSwingNoise = try v(.motionSwingNoise, d.motionSwingNoise)
         motionHold = try v(.motionHold, d.motionHold)
         movingEvidenceWeight = try v(.movingEvidenceWeight, d.movingEvidenceWeight)
         movingSwitchRate = try v(.movingSwitchRate, d.movingSwitchRate)
@@ -499,6 +505,7 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         positive(motionSingleThreshold, .motionSingleThreshold)
         nonNegative(motionSwingThreshold, .motionSwingThreshold)
         nonNegative(motionSwingPersistence, .motionSwingPersistence)
+        nonNegative(motionSwingNoise, .motionSwingNoise)
         nonNegative(motionHold, .motionHold)
         positive(movingEvidenceWeight, .movingEvidenceWeight)
         positive(movingSwitchRate, .movingSwitchRate)

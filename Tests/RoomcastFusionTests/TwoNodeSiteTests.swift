@@ -102,6 +102,24 @@ import TestSupport
         #expect(times.off.filter { $0 > 30 }.count >= 8, "without the two-link tests: \(times.off) s")
     }
 
+    @Test func aStillTagOnNoisyLinksPaysNothingForTheTwoLinkTests() {
+        // A tag heard every 2 s through two noisy links (6 dB a reading, 3 dB of drifting
+        // shadowing), ten hours: one reading parts a fast average from its slow one as far as
+        // a walk does, and the two-link tests took that for walking (166 changes an hour
+        // against 82 without them). Asked also to exceed 2.5 × the quieter link's spread
+        // (`motion_swing_noise`), they cost nothing here.
+        var off = FusionSettings()
+        off.motionSwingThreshold = 0
+        var noFloor = FusionSettings()
+        noFloor.motionSwingNoise = 0
+        func changes(_ settings: FusionSettings) -> Int {
+            (UInt64(1)...10).reduce(0) { $0 + Self.tagOnTwoLinks(settings, seconds: 3600, seed: $1).filter { $0.0 > 30 }.count }
+        }
+        let (on, without, unguarded) = (changes(FusionSettings()), changes(off), changes(noFloor))
+        #expect(Double(on) <= 1.1 * Double(without), "\(on) changes against \(without) without the two-link tests")
+        #expect(Double(unguarded) >= 1.5 * Double(without), "\(unguarded) changes without the noise floor")
+    }
+
     @Test func theSimulatedCottageFollowsMovesAndBeatsBermuda() async throws {
         // Tune seed 3 of the two-room cottage, 10 minutes: with the swing test the engine
         // switches within 5 s and is more often right than the Bermuda-style rule, with
