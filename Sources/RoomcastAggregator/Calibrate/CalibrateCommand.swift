@@ -29,14 +29,8 @@ extension AggregatorCLI {
         }
 
         let topics = config.mqtt.topics
-        let client: MQTTClient
-        do {
-            client = try MQTTClient(configuration: try config.mqtt.clientConfiguration(
-                clientID: "roomcast-calibrate-\(ProcessInfo.processInfo.processIdentifier)", will: nil),
-                                    // Retries are not news here: a broker still unreachable after 10 s is reported once.
-                                    logger: Logger(label: "aggregator", level: max(logger.logLevel, .error)))
-        } catch let e as ConfigError { return fail("bad config:\n\(e)", .config) }
-        catch { return fail("\(error)", .config) }
+        // Retries are not news here: a broker still unreachable after 10 s is reported once.
+        guard let client = listeningClient(config, command: "calibrate", logger: logger, quietest: .error) else { return .config }
         client.start()
         do {
             try await client.waitUntilConnected(timeout: .seconds(10))

@@ -145,16 +145,24 @@ public enum AggregatorCLI {
     /// 10 000 beacons) plus the readings; the client's default of 1024 would drop most of them.
     public static let inboundBuffer = 65_536
 
+    /// A client of the site's broker for a command that only listens (`watch`, `calibrate`):
+    /// its own client id, no will, and nothing below `quietest` logged. Nil when the config's
+    /// MQTT settings cannot work, after saying why (the command then exits with `.config`).
+    static func listeningClient(_ config: AggregatorConfig, command: String, logger: Logger,
+                                quietest: Logger.Level) -> MQTTClient? {
+        do {
+            return try MQTTClient(configuration: try config.mqtt.clientConfiguration(
+                clientID: "roomcast-\(command)-\(ProcessInfo.processInfo.processIdentifier)", will: nil),
+                                  logger: Logger(label: "aggregator", level: max(logger.logLevel, quietest)))
+        } catch let e as ConfigError { _ = fail("bad config:\n\(e)", .config) }
+        catch { _ = fail("\(error)", .config) }
+        return nil
+    }
+
     static func watch(config: AggregatorConfig, logger: Logger) async -> ExitCode {
         let topics = config.mqtt.topics
-        let client: MQTTClient
-        do {
-            client = try MQTTClient(configuration: try config.mqtt.clientConfiguration(
-                clientID: "roomcast-watch-\(ProcessInfo.processInfo.processIdentifier)", will: nil),
-                                  // The board owns the terminal: only warnings and worse on stderr.
-                                  logger: Logger(label: "aggregator", level: max(logger.logLevel, .warning)))
-        } catch let e as ConfigError { return fail("bad config:\n\(e)", .config) }
-        catch { return fail("\(error)", .config) }
+        // The board owns the terminal: only warnings and worse on stderr.
+        guard let client = listeningClient(config, command: "watch", logger: logger, quietest: .warning) else { return .config }
         let lifecycle = ServiceLifecycle(logger: Logger(label: "aggregator", level: .warning))
         lifecycle.onShutdown("disconnect") { await client.shutdown() }
         return await lifecycle.run {
