@@ -55,8 +55,8 @@ enum SimulationBenchmark {
                                BENCH_TICK_INTERVAL=S (engine ticks, 1 s) change its replay.
           BENCH_CALIBRATED=1   roomcast-x gets every receiver's true offset as rx_adjust;
                                =1m the rx_adjust `aggregator calibrate` would find with a
-                               beacon held 1 m from each node (offset and that spot's
-                               shadowing).
+                               beacon carried round each node at 1 m (offset and those
+                               spots' shadowing, as a median).
           BENCH_OFFSETS=1      Prints each fusion engine's learned offsets beside the true ones, and
                                the error (rms, mean removed) beside learning nothing.
           BENCH_TRACE=S/B      Prints roomcast-x's decision and explanation for beacon B of
