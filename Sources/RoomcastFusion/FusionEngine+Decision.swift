@@ -37,6 +37,13 @@ extension FusionEngine {
             .map { makeDecision($0, at: beacons[$0].lastEvaluation) }
     }
 
+    /// Diagnostics (the bench's decision trace): whether beacon `id` counts as moving at
+    /// `now` (the motion gate is open) and for how many seconds its still record runs.
+    public func motionState(for id: BeaconID, now: Double) -> (moving: Bool, stillSeconds: Double)? {
+        guard let b = beaconIndex[id] else { return nil }
+        return (now < beacons[b].movingUntil, beacons[b].stillSeconds)
+    }
+
     /// Beacons currently tracked (heard and not yet forgotten).
     public var trackedBeacons: Int { beaconIndex.count }
 
@@ -380,11 +387,12 @@ extension FusionEngine {
         guard settings.stillRecordAfter > 0 else { return }
         let roomCount = scratchRoomLL.count
         if s.stillRecord.count != roomCount { s.stillRecord = [Double](repeating: 0, count: roomCount); s.stillSeconds = 0 }
+        if s.recentRecord.count != roomCount { s.recentRecord = [Double](repeating: 0, count: roomCount); s.recentSeconds = 0 }
         // A beacon whose loudest node stopped hearing it (its evidence expired) has gone
         // where that node cannot hear it, however steady the links it has now: the record
         // of the old links says nothing about the new.
         guard still && !lostRecordLoudest(s) else {
-            if s.stillSeconds > 0 { for r in 0..<roomCount { s.stillRecord[r] = 0 }; s.stillSeconds = 0 }
+            if s.stillSeconds > 0 { for r in 0..<roomCount { s.stillRecord[r] = 0; s.recentRecord[r] = 0 }; s.stillSeconds = 0; s.recentSeconds = 0 }
             s.recordLoudest = -1
             return
         }
@@ -397,16 +405,23 @@ extension FusionEngine {
         // A room out of reach this second counts as far behind, not infinitely.
         for r in 0..<roomCount { s.stillRecord[r] += seconds * max(scratchRoomLL[r] - maxLL, -Self.recordFloor) }
         s.stillSeconds += seconds
+        let keep = exp(-seconds / settings.stillRecentTimeConstant)
+        for r in 0..<roomCount { s.recentRecord[r] = s.recentRecord[r] * keep + seconds * max(scratchRoomLL[r] - maxLL, -Self.recordFloor) }
+        s.recentSeconds = s.recentSeconds * keep + seconds
     }
 
     static let recordFloor = 20.0
 
     /// Whether a still beacon's record allows a switch to `challenger`: always before
-    /// `still_record_after` seconds of stillness, then only when the record favours it.
+    /// `still_record_after` seconds of stillness, then only when the record favours it, or
+    /// its recent part clearly does (`still_recent_margin`: the whole record of an hour's
+    /// stillness would outweigh anything the next hour says).
     private func recordFavours(_ s: BeaconState, _ challenger: Int) -> Bool {
         guard settings.stillRecordAfter > 0, s.stillSeconds >= settings.stillRecordAfter,
               challenger < s.stillRecord.count, s.room >= 0, s.room < s.stillRecord.count else { return true }
-        return (s.stillRecord[challenger] - s.stillRecord[s.room]) / s.stillSeconds >= settings.stillRecordMargin
+        if (s.stillRecord[challenger] - s.stillRecord[s.room]) / s.stillSeconds >= settings.stillRecordMargin { return true }
+        return settings.stillRecentMargin > 0 && s.recentSeconds > 0
+            && (s.recentRecord[challenger] - s.recentRecord[s.room]) / s.recentSeconds >= settings.stillRecentMargin
     }
 
     /// Fills `scratchRoomLL` from the position grid; false when geometry cannot be

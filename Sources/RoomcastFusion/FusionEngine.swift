@@ -453,6 +453,10 @@ struct BeaconState {
     /// over the current stillness, and how many seconds it covers (`still_record_after`).
     var stillRecord: [Double] = []
     var stillSeconds = 0.0
+    /// The same record fading with `still_recent_time_constant`: what the last minute or
+    /// so of the stillness said.
+    var recentRecord: [Double] = []
+    var recentSeconds = 0.0
     /// The loudest fresh node when the record last grew, and when the record began: the
     /// record is evidence from the links the beacon held still on, and ends when that
     /// node no longer hears it.

@@ -95,6 +95,15 @@ public struct FusionSettings: Codable, Sendable, Equatable {
     /// the last half-minute of drift (0 = off).
     public var stillRecordAfter: Double = 20
     public var stillRecordMargin: Double = 0.3
+    /// A record of hours holds a room for hours: the minutes after a move the gate and the
+    /// creep test did not see (a few dB on a link or two) cannot outweigh them, and a tag
+    /// still for an hour, then carried 7 dB nearer the other room's node, stayed where it
+    /// was. So the record also gives way when its recent part — the same evidence, fading
+    /// with `still_recent_time_constant` (seconds) — favours the challenger by
+    /// `still_recent_margin` per second, five times the whole record's margin: a still
+    /// beacon's last minute rarely says so much against the room it holds (0 = off).
+    public var stillRecentTimeConstant: Double = 60
+    public var stillRecentMargin: Double = 1.5
     /// Creep: what the motion gate cannot see (a robot vacuum at 0.1 m/s, a slow walker)
     /// still moves the slow averages away from `creep_time_constant` ones, on several
     /// links at once. A beacon whose slow averages part from those by `creep_threshold` ×
@@ -285,6 +294,8 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         case stillMinDwell = "still_min_dwell"
         case stillRecordAfter = "still_record_after"
         case stillRecordMargin = "still_record_margin"
+        case stillRecentTimeConstant = "still_recent_time_constant"
+        case stillRecentMargin = "still_recent_margin"
         case creepTimeConstant = "creep_time_constant"
         case creepSigma = "creep_sigma"
         case creepThreshold = "creep_threshold"
@@ -382,6 +393,8 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         stillMinDwell = try v(.stillMinDwell, d.stillMinDwell)
         stillRecordAfter = try v(.stillRecordAfter, d.stillRecordAfter)
         stillRecordMargin = try v(.stillRecordMargin, d.stillRecordMargin)
+        stillRecentTimeConstant = try v(.stillRecentTimeConstant, d.stillRecentTimeConstant)
+        stillRecentMargin = try v(.stillRecentMargin, d.stillRecentMargin)
         creepTimeConstant = try v(.creepTimeConstant, d.creepTimeConstant)
         creepSigma = try v(.creepSigma, d.creepSigma)
         creepThreshold = try v(.creepThreshold, d.creepThreshold)
@@ -476,6 +489,8 @@ public struct FusionSettings: Codable, Sendable, Equatable {
         nonNegative(stillMinDwell, .stillMinDwell)
         nonNegative(stillRecordAfter, .stillRecordAfter)
         nonNegative(stillRecordMargin, .stillRecordMargin)
+        positive(stillRecentTimeConstant, .stillRecentTimeConstant)
+        nonNegative(stillRecentMargin, .stillRecentMargin)
         positive(creepTimeConstant, .creepTimeConstant)
         positive(creepSigma, .creepSigma)
         nonNegative(creepThreshold, .creepThreshold)
