@@ -22,11 +22,13 @@ import RoomcastFusion
         s.switchMargin = 1.5
         s.evidenceWeight = .nan
         s.maxBeacons = 0
+        s.stillRecentTimeConstant = 0
         let problems = s.validate()
-        #expect(problems.count == 4)
+        #expect(problems.count == 5)
         #expect(problems.contains { $0.hasPrefix("fusion.away_timeout:") })
         #expect(problems.contains { $0.hasPrefix("fusion.switch_margin:") })
         #expect(problems.contains { $0.hasPrefix("fusion.evidence_weight:") })
         #expect(problems.contains { $0.hasPrefix("fusion.max_beacons:") })
+        #expect(problems.contains { $0.hasPrefix("fusion.still_recent_time_constant:") })
     }
 }
