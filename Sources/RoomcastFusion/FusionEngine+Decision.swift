@@ -392,7 +392,11 @@ extension FusionEngine {
         // where that node cannot hear it, however steady the links it has now: the record
         // of the old links says nothing about the new.
         guard still && !lostRecordLoudest(s) else {
-            if s.stillSeconds > 0 { for r in 0..<roomCount { s.stillRecord[r] = 0; s.recentRecord[r] = 0 }; s.stillSeconds = 0; s.recentSeconds = 0 }
+            if s.stillSeconds > 0 {
+                for r in 0..<roomCount { s.stillRecord[r] = 0; s.recentRecord[r] = 0 }
+                s.stillSeconds = 0
+                s.recentSeconds = 0
+            }
             s.recordLoudest = -1
             return
         }
@@ -402,11 +406,14 @@ extension FusionEngine {
             slots[base + n].recordedAt = now
         }
         s.recordLoudest = loudestFreshNode(base: base).node
-        // A room out of reach this second counts as far behind, not infinitely.
-        for r in 0..<roomCount { s.stillRecord[r] += seconds * max(scratchRoomLL[r] - maxLL, -Self.recordFloor) }
-        s.stillSeconds += seconds
         let keep = exp(-seconds / settings.stillRecentTimeConstant)
-        for r in 0..<roomCount { s.recentRecord[r] = s.recentRecord[r] * keep + seconds * max(scratchRoomLL[r] - maxLL, -Self.recordFloor) }
+        for r in 0..<roomCount {
+            // A room out of reach this second counts as far behind, not infinitely.
+            let evidence = seconds * max(scratchRoomLL[r] - maxLL, -Self.recordFloor)
+            s.stillRecord[r] += evidence
+            s.recentRecord[r] = s.recentRecord[r] * keep + evidence
+        }
+        s.stillSeconds += seconds
         s.recentSeconds = s.recentSeconds * keep + seconds
     }
 
