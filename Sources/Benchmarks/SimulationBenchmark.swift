@@ -43,6 +43,8 @@ enum SimulationBenchmark {
                                as their signal fades, instead of vanishing in the exit room.
           --placement <off-centre|centred>
                                Where nodes sit in their rooms (default: off-centre).
+          --mean-stay <s>      People's mean stay in a room (default: 90): long stays (sleep,
+                               a desk) test how a room follows after hours of stillness.
 
         ROWS:
           bound                The nearest-node bound: strongest noise-free signal, calibrated.
@@ -96,6 +98,7 @@ enum SimulationBenchmark {
         var nodeBeacons = false
         var walkOut = false
         var placement = NodePlacement.offCentre
+        var meanStay: Double?
         var i = 0
         func value() throws -> String {
             guard i + 1 < arguments.count else { throw Failure(description: "missing value for \(arguments[i])\n\n\(usage)") }
@@ -134,6 +137,9 @@ enum SimulationBenchmark {
                     throw Failure(description: "--placement must be off-centre or centred, not '\(v)'")
                 }
                 placement = p
+            case "--mean-stay":
+                guard let d = Double(try value()), d > 0 else { throw Failure(description: "--mean-stay needs seconds") }
+                meanStay = d
             case "-h", "--help":
                 print(usage, terminator: "")
                 return
@@ -211,6 +217,7 @@ enum SimulationBenchmark {
                     settings.nodeBeacons = nodeBeacons
                     settings.walkOut = walkOut
                     settings.placement = placement
+                    if let meanStay { settings.meanStay = meanStay }
                     try applyRadioOverrides(&settings.radio)
                     let simulator = ScenarioSimulator(settings: settings)
                     let generated = simulator.run()
