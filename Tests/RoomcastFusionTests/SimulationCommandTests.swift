@@ -43,8 +43,8 @@ struct SimulationCommandTests {
 
             USAGE: roomcast-sim generate --out <dir> [--layout <name>] [--seed <n>]
                    [--duration <s>] [--noise <level>] [--phones <n>] [--rotation <s>]
-                   [--node-beacons] [--walk-out] [--placement <where>] [--gzip]
-                   [--no-btsnoop] [--no-configs]
+                   [--node-beacons] [--walk-out] [--placement <where>] [--mean-stay <s>]
+                   [--gzip] [--no-btsnoop] [--no-configs]
 
             OPTIONS:
               --out <dir>             Output directory.
@@ -64,6 +64,7 @@ struct SimulationCommandTests {
                                       wall, heard as they go.
               --placement <where>     Nodes off-centre (as they end up) or centred (as an
                                       installer would). (default: off-centre)
+              --mean-stay <s>         People's mean stay in a room, seconds. (default: 90)
               --gzip                  Write raw.jsonl.gz instead of raw.jsonl.
               --no-btsnoop            Skip nodes/<node>.btsnoop.
               --no-configs            Skip site.yaml and agent.yaml.
@@ -143,11 +144,27 @@ struct SimulationCommandTests {
         #expect(badErr.contains("first difference"))
     }
 
+    @Test("--mean-stay makes people stay longer: fewer room changes in the truth")
+    func meanStay() async throws {
+        func truthSpans(_ extra: [String]) async throws -> Int {
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-sim-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let (code, _, err) = await run(["generate", "--layout", "house", "--seed", "3", "--duration", "1200",
+                                            "--no-btsnoop", "--no-configs", "--out", dir.path] + extra)
+            #expect(code == .success, "\(err)")
+            let truth = try String(decoding: Data(contentsOf: dir.appendingPathComponent("truth.jsonl")), as: UTF8.self)
+            return truth.split(separator: "\n").count
+        }
+        let (usual, long) = (try await truthSpans([]), try await truthSpans(["--mean-stay", "900"]))
+        #expect(long * 3 < usual, "\(long) truth spans with a 900-s mean stay against \(usual) with 90 s")
+    }
+
     @Test("usage errors exit 64 and name the problem", arguments: [
         (["generate"], "missing required option '--out <dir>'"),
         (["generate", "--out", "/nonexistent/roomcast-sim-out", "--seed", "x"], "invalid value 'x' for '--seed <n>'"),
         (["generate", "--out", "/nonexistent/roomcast-sim-out", "--layout", "castle"], "unknown layout 'castle'"),
         (["generate", "--out", "/nonexistent/roomcast-sim-out", "--noise", "loud"], "--noise must be low, normal or high"),
+        (["generate", "--out", "/nonexistent/roomcast-sim-out", "--mean-stay", "0"], "--mean-stay must be a positive number"),
         (["frobnicate"], "unknown subcommand 'frobnicate'"),
     ])
     func usageErrors(arguments: [String], message: String) async {

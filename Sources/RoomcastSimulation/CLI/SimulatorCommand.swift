@@ -31,6 +31,7 @@ public enum SimulatorCommand {
             .flag("walk-out", help: "People leave on foot through the exit room's outer wall, heard as they go."),
             .option("placement", value: "where", help: "Nodes off-centre (as they end up) or centred (as an installer would).",
                     default: "off-centre"),
+            .option("mean-stay", value: "s", help: "People's mean stay in a room, seconds.", default: "90"),
             .flag("gzip", help: "Write raw.jsonl.gz instead of raw.jsonl."),
             .flag("no-btsnoop", help: "Skip nodes/<node>.btsnoop."),
             .flag("no-configs", help: "Skip site.yaml and agent.yaml."),
@@ -110,6 +111,9 @@ public enum SimulatorCommand {
             throw c.usageError("--placement must be off-centre or centred, not '\(where_)'")
         }
         settings.placement = placement
+        let meanStay = try c.option("mean-stay", as: Double.self) ?? 90
+        guard meanStay > 0 else { throw c.usageError("--mean-stay must be a positive number of seconds") }
+        settings.meanStay = meanStay
         let generated = ScenarioSimulator(settings: settings).run()
         try DirectoryScenarioWriter(directory: URL(fileURLWithPath: out), gzip: c.flag("gzip"),
                                     btsnoop: !c.flag("no-btsnoop"), configs: !c.flag("no-configs")).write(generated)
