@@ -76,7 +76,9 @@ import TestSupport
         let broker = try await MosquittoBroker.start()
         let rig = try Self.startAgent(port: broker.port)
         let (observer, seen) = try await Self.subscriber(port: broker.port)
-        try await seen.waitFor("a first reading", timeout: .seconds(30)) { !Self.readingTimes($0).isEmpty }
+        // A bound, not a pace: under the sanitizer's parallel run, starting the agent on the
+        // scripted controller once took over 30 s.
+        try await seen.waitFor("a first reading", timeout: .seconds(90)) { !Self.readingTimes($0).isEmpty }
 
         await broker.stop()
         let downAt = Date().timeIntervalSince1970
@@ -110,7 +112,7 @@ import TestSupport
         try await eventually("drops while no broker exists", timeout: .seconds(30)) { rig.sink.dropped >= 2 }
         let broker = try await MosquittoBroker.start(.init(port: port))
         let (observer, seen) = try await Self.subscriber(port: port)
-        let all = try await seen.waitFor("status and a reading", timeout: .seconds(30)) { all in
+        let all = try await seen.waitFor("status and a reading", timeout: .seconds(90)) { all in
             all.contains { $0.topic == Self.topicPrefix + "status" && $0.payloadString == "online" }
                 && !Self.readingTimes(all).isEmpty
         }
