@@ -24,6 +24,7 @@ struct DecisionTrace<Inner: PresenceEstimator>: PresenceEstimator {
     mutating func ingest(_ reading: BeaconReading, now: Double) { inner.ingest(reading, now: now) }
     mutating func nodeStatus(_ node: String, online: Bool, now: Double) { inner.nodeStatus(node, online: online, now: now) }
     func decision(for id: BeaconID) -> PresenceDecision? { inner.decision(for: id) }
+    mutating func hearingRestored(at now: Double) { inner.hearingRestored(at: now) }
 
     mutating func tick(now: Double) -> [PresenceDecision] {
         let changed = inner.tick(now: now)

@@ -102,7 +102,9 @@ extension FusionEngine {
             // node that heard the beacon is offline, the beacon is away. A decision resumed
             // after a restart, not heard since, counts its silence from the resume: the
             // aggregator was away, not (as far as anyone knows) the beacon.
-            let silentSince = lastOnline.isFinite ? lastOnline : s.resumedAt
+            // Likewise after the aggregator itself was deaf (`hearingRestored`).
+            var silentSince = lastOnline.isFinite ? lastOnline : s.resumedAt
+            if silentSince.isFinite { silentSince = max(silentSince, hearingSince) }
             guard !silentSince.isFinite || now - silentSince > away else { return false }
             let wasPresent = s.decided
             s.decided = true

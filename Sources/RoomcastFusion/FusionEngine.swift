@@ -50,6 +50,9 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     var nextSpotSolve = -Double.infinity
     var lastSweep = -Double.infinity
     var sweepForced = false
+    /// When the aggregator last started hearing the nodes again after being deaf
+    /// (`hearingRestored`): silence counts from here at the earliest.
+    var hearingSince = -Double.infinity
 
     // Scratch reused by evaluations.
     var scratchNodes: [Int] = []
@@ -292,6 +295,26 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         if reading.name != nil && state.name == nil { state.name = reading.name }
         beacons[b] = state
         counters.accepted &+= 1
+    }
+
+    public mutating func hearingRestored(at now: Double) {
+        guard now.isFinite, now > hearingSince else { return }
+        hearingSince = now
+        // Unobserved time, not silence: the room filter's prediction step runs over the gap as
+        // the model says (the beacon may have moved), and what was known about its stillness
+        // no longer holds, so the fresh evidence is judged at the moving pace.
+        for b in beacons.indices where beacons[b].active {
+            var s = beacons[b]
+            for r in s.stillRecord.indices { s.stillRecord[r] = 0 }
+            for r in s.recentRecord.indices { s.recentRecord[r] = 0 }
+            s.stillSeconds = 0
+            s.recentSeconds = 0
+            s.recordLoudest = -1
+            s.swingSince = -.infinity
+            if settings.motionGate { s.movingUntil = max(s.movingUntil, now + settings.motionHold) }
+            beacons[b] = s
+        }
+        sweepForced = true
     }
 
     public mutating func nodeStatus(_ node: String, online: Bool, now: Double) {

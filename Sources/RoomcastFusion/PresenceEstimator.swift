@@ -17,6 +17,16 @@ public protocol PresenceEstimator {
 
     /// The decision in force for `id`, if the beacon has been heard.
     func decision(for id: BeaconID) -> PresenceDecision?
+
+    /// The aggregator could not hear the nodes until `now` (its broker connection was down, or
+    /// the process was paused): the silence before `now` says nothing about the beacons, so it
+    /// must not count towards away, nor let the room filter forget what it knew.
+    mutating func hearingRestored(at now: Double)
+}
+
+extension PresenceEstimator {
+    /// Estimators without a notion of silence over time have nothing to adjust.
+    public mutating func hearingRestored(at now: Double) {}
 }
 
 /// Resuming after a restart.

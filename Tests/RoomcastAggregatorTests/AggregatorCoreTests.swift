@@ -286,7 +286,7 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
 }
 
 @Suite struct DecisionHoldTests {
-    @Test func nobodyGoesAwayWhileTheAggregatorIsBlind() throws {
+    @Test func nobodyGoesAwayWhileTheAggregatorIsDeafAndDecidingResumesAfter() throws {
         var core = makeCore(discovery: false)
         let topics = Topics()
         _ = try core.start(now: 0)
@@ -294,14 +294,19 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         _ = try core.advance(to: 2)
         #expect(core.engine.decision(for: cat)?.room == "kitchen")
         // The broker is gone for 40 s (longer than the 10 s the fake engine waits before "away").
-        core.decisionsHeldUntil = .infinity
+        core.lostHearing()
         #expect(try core.advance(to: 42).isEmpty)
         // Back at 42 with a 3 s grace: the node's first fresh reading arrives at 43.
-        core.decisionsHeldUntil = 45
+        core.regainedHearing(at: 42, grace: 3)
         _ = try core.handle(topic: topics.nodeBeacon("kitchen-pi", cat), payload: WireFormat.encode(reading("kitchen-pi", rssi: -60, ts: 43, seq: 2)), now: 43)
         let after = try core.advance(to: 50)
         #expect(!after.contains { $0.topic == topics.presence(cat) }, "no away, no re-enter")
         #expect(core.engine.decision(for: cat)?.room == "kitchen")
+        // Deciding has resumed: the cat is heard louder in the office and is followed.
+        _ = try core.handle(topic: topics.nodeBeacon("office-pi", cat), payload: WireFormat.encode(reading("office-pi", rssi: -50, ts: 51, seq: 3)), now: 51)
+        let moved = try core.advance(to: 53)
+        #expect(moved.contains { $0.topic == topics.presence(cat) })
+        #expect(core.engine.decision(for: cat)?.room == "office")
     }
 }
 

@@ -69,9 +69,12 @@ import Testing
                                  startedAt: 0, logger: .silent)
     }
 
-    @Test func onlyTheLastLiveInstanceArmsTheGuardAndMarksTheSiteOffline() async {
+    @Test func onlyTheLastLiveInstanceArmsTheGuardAndMarksTheSiteOffline() async throws {
         let r = Self.runtime("alpha")
         await r.brokerConnected(now: 0)
+        // The drain marker comes back through the broker: the retained state has been read.
+        let marker = try #require(await r.tick(now: 0).first { $0.topic == r.syncTopic })
+        _ = await r.handle(topic: marker.topic, payload: marker.payload, now: 0)
         let first = await r.tick(now: 0)
         #expect(first.contains { $0.topic == "roomcast/aggregator/instances/alpha" && $0.payload == Array("online".utf8) && $0.retain })
         _ = await r.tick(now: 2)  // past the start-up grace: takes the lease

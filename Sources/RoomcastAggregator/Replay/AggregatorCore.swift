@@ -22,9 +22,12 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     public private(set) var skewedNodes: [String: Double] = [:]
     /// How far a reading's capture time may be from our clock before we warn (seconds).
     public static var skewWarning: Double { 10 }
-    /// No decisions before this time: while the aggregator cannot hear the broker, and for a
-    /// grace period after it reconnects, missing readings say nothing about the beacons.
-    public var decisionsHeldUntil: Double = 0
+    /// No decisions before this time: while the aggregator cannot hear the nodes, and for a
+    /// grace period after it hears them again, missing readings say nothing about the beacons.
+    public private(set) var decisionsHeldUntil: Double = 0
+    /// When hearing came back (`regainedHearing`), until the engine has been told at the
+    /// first tick after the hold.
+    private var hearingBackAt: Double?
     /// Also take ESPresense nodes' readings (`inputs.espresense`).
     public var acceptsESPresense = false
     private var espresense = ESPresenseInput()
@@ -94,7 +97,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             }
         case .success(.nodeStatus(let node, let online)):
             engine.nodeStatus(node, online: online, now: now)
-            if !online { out += try publishChanges(now: now) }
+            if !online && !decisionsHeld(at: now) { out += try publishChanges(now: now) }
         case .success(.retainedPresence(let d)):
             publisher.resume(from: [d])
             if var resumable = engine as? any ResumablePresenceEstimator {
@@ -112,17 +115,44 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         return (out, nil)
     }
 
+    /// The aggregator stops hearing the nodes (its broker connection is gone, or it finds it was
+    /// paused): no decisions until `regainedHearing`, since missing readings are our silence.
+    public mutating func lostHearing() {
+        decisionsHeldUntil = .infinity
+        hearingBackAt = nil
+    }
+
+    /// The aggregator hears the nodes again at `now` (reconnected, and the broker's backlog
+    /// read): decisions resume `grace` seconds later, once fresh readings had time to arrive,
+    /// and the engine counts no silence from before `now`.
+    public mutating func regainedHearing(at now: Double, grace: Double) {
+        decisionsHeldUntil = now + max(0, grace)
+        hearingBackAt = now
+    }
+
+    /// Whether decisions are held at `now` (see `lostHearing`).
+    public func decisionsHeld(at now: Double) -> Bool { now < decisionsHeldUntil }
+
+    private func gridTick(after now: Double) -> Double {
+        (now / tickInterval).rounded(.down) * tickInterval + tickInterval
+    }
+
     /// Runs the ticks due up to `now`.
     public mutating func advance(to now: Double) throws -> [OutboundMessage] {
         guard let due = nextTick else {
-            nextTick = (now / tickInterval).rounded(.down) * tickInterval + tickInterval
+            nextTick = gridTick(after: now)
             return []
         }
         if now < decisionsHeldUntil {
-            // Blind (no broker) or just back: silence is ours, not the beacons'. Decide again
-            // once fresh readings had time to arrive, without a burst of catch-up ticks.
-            nextTick = max(due, decisionsHeldUntil)
+            // Deaf, or just back: skip the ticks that fall due (no burst of catch-up ticks
+            // later) but keep the schedule running, so deciding resumes on its own when the
+            // hold ends.
+            if due <= now { nextTick = gridTick(after: now) }
             return []
+        }
+        if let back = hearingBackAt {
+            hearingBackAt = nil
+            engine.hearingRestored(at: back)
         }
         var out: [OutboundMessage] = []
         var t = due

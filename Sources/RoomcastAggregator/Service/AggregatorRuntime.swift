@@ -35,9 +35,29 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     private var loggedCalibration: [ReceiverCalibrationReport.Node] = []
     private var calibrationLoggedAt = -Double.infinity
 
+    /// Whether this instance hears the nodes through the broker.
+    private enum Hearing: Equatable {
+        case hearing
+        /// No broker connection.
+        case deaf
+        /// Connected again, or awake again after a pause: the marker published to `syncTopic`
+        /// has not come back, so the broker may still be delivering what it held for us (the
+        /// retained state, the backlog, another instance's lease). Nothing is decided or taken
+        /// until it has.
+        case draining(marker: [UInt8], since: Double, sentAt: Double)
+    }
+    /// Deaf until the first connection (`brokerConnected`).
+    private var hearing: Hearing = .deaf
+    private var markers: UInt64 = 0
+    private nonisolated let syncTopicValue: String
+    /// The latest `tick` or `handle`: a longer gap than `pauseThreshold` before the next one
+    /// means this process did not run (SIGSTOP, a suspended VM, a starved machine).
+    private var lastActivity = -Double.infinity
+
     public init(core: AggregatorCore<Engine>, election: LeaseElection?, refreshInterval: Double, startedAt: Double,
                 resumeWindow: Double = 3, logger: Logger) {
         self.core = core
+        self.core.lostHearing()
         self.election = election
         self.leaseTopicValue = election?.topic ?? core.topics.aggregatorLease
         self.presencePrefix = core.topics.prefix + "/presence/"
@@ -47,12 +67,75 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         self.startedAt = startedAt
         self.resumeWindow = resumeWindow
         self.logger = logger
+        // Per process, not per instance name: two processes started with one name must not
+        // take each other's marker for their own.
+        self.syncTopicValue = core.topics.aggregatorSync(
+            (election?.me).map { TopicName.problem(with: $0) == nil ? $0 + "-" : "" } ?? ""
+                + String(UInt64.random(in: 0...UInt64.max), radix: 36))
+    }
+
+    /// This process's drain-marker topic; the service subscribes to it.
+    public nonisolated var syncTopic: String { syncTopicValue }
+
+    /// A gap between two runs of this actor longer than this means the process was paused.
+    public let pauseThreshold: Double = 5
+
+    /// Seconds to wait for the drain marker before deciding again anyway (a broker or ACL
+    /// that drops it must not stop the aggregator for good).
+    public let drainTimeout: Double = 10
+
+    /// Notices a pause since the last run of this actor: everything the broker held for us
+    /// meanwhile is old news, and another instance may have taken the lease.
+    private func noticePause(now: Double) {
+        defer { lastActivity = max(lastActivity, now) }
+        guard lastActivity.isFinite, now - lastActivity > pauseThreshold, hearing != .deaf else { return }
+        let gap = now - lastActivity
+        var metadata: Logger.Metadata = ["paused_s": "\(Int(gap.rounded()))"]
+        if let election, election.isActive, election.holdsUnexpiredLease(now: now) != true {
+            // Our lease ran out while we were stopped: a standby may hold it now. Taking it back
+            // would split the site in two; wait for the backlog to show who holds it.
+            self.election?.stepDown()
+            metadata["lease"] = "expired while paused: standing by until the backlog is read"
+        }
+        logger.warning("this process did not run for a while: reading the broker's backlog before deciding", metadata: metadata)
+        startDraining(now: now)
+    }
+
+    private func startDraining(now: Double) {
+        core.lostHearing()
+        markers &+= 1
+        hearing = .draining(marker: Array("\(markers)-\(UInt64.random(in: 0...UInt64.max))".utf8), since: now, sentAt: -.infinity)
+    }
+
+    /// The drain marker to (re)send at `now`, and the end of a drain that took too long.
+    private func drainStep(now: Double) -> [OutboundMessage] {
+        guard case .draining(let marker, let since, let sentAt) = hearing else { return [] }
+        if now - since > drainTimeout {
+            logger.warning("the drain marker did not come back; deciding again without it", metadata: [
+                "mqtt.topic": syncTopic, "waited_s": "\(Int((now - since).rounded()))",
+                "hint": "the broker must let the aggregator publish and subscribe to \(core.topics.prefix)/aggregator/#"])
+            finishDraining(now: now)
+            return []
+        }
+        guard now - sentAt >= 2 else { return [] }
+        hearing = .draining(marker: marker, since: since, sentAt: now)
+        return [OutboundMessage(topic: syncTopic, payload: marker, retain: false, qos: 1)]
+    }
+
+    private func finishDraining(now: Double) {
+        hearing = .hearing
+        core.regainedHearing(at: now, grace: reconnectGrace)
     }
 
     /// An inbound MQTT message at `now`; returns what to publish. `retained`: the broker's
     /// retain flag (nil when not known); presence counts during the resume window after the
     /// start, and later when retained.
     public func handle(topic: String, payload: [UInt8], now: Double, retained: Bool? = nil) -> [OutboundMessage] {
+        noticePause(now: now)
+        if topic == syncTopicValue {
+            if case .draining(let marker, _, _) = hearing, payload == marker { finishDraining(now: now) }
+            return []
+        }
         if let discovery = core.discovery, discovery.isOurs(topic) {
             if payload.isEmpty { discoveryOnBroker.remove(topic) } else { discoveryOnBroker.insert(topic) }
             return []
@@ -139,27 +222,37 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
 
     /// Timer: fusion ticks, lease renewal, periodic refresh, discovery clean-up.
     public func tick(now: Double) -> [OutboundMessage] {
+        noticePause(now: now)
         var out: [OutboundMessage] = []
         do {
             out += try core.advance(to: now)
+            out += drainStep(now: now)
+            // Deaf or draining: nothing is known to be current, so nothing is announced,
+            // refreshed or taken; the lease is neither renewed nor grabbed.
+            guard hearing == .hearing else { return out }
             if announceInstance, let instanceTopic {
                 announceInstance = false
                 out.append(OutboundMessage(topic: instanceTopic, text: "online", retain: true, qos: 1))
             }
             if let lease = election?.tick(now: now) { out.append(lease) }
             let active = isActive
-            if active && !wasActive {
-                // Just became active (start, or took over): announce and republish everything.
+            // While decisions are held, what the engine has is not yet current: announcing
+            // and refreshing waits until fresh readings have been decided on.
+            let current = !core.decisionsHeld(at: now)
+            if !active {
+                wasActive = false
+            } else if !wasActive && current {
+                // Just became active (start, reconnect, or took over): announce and republish everything.
+                wasActive = true
                 out += try core.start(now: now)
                 out += try core.refresh(now: now)
                 nextRefresh = now + refreshInterval
             }
-            wasActive = active
-            if active && now >= nextRefresh {
+            if active && current && now >= nextRefresh {
                 nextRefresh = now + refreshInterval
                 out += try core.refresh(now: now)
             }
-            if active, !resumeRefreshed, now - startedAt > resumeWindow {
+            if active, current, !resumeRefreshed, now - startedAt > resumeWindow {
                 // Our retained presence arrives after the first announcement; once it has
                 // been resumed, publish the state in force (same rooms, fresh values)
                 // rather than leave the old process's messages until the periodic refresh.
@@ -187,7 +280,10 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             startedAt = now
         }
         wasActive = false
-        core.decisionsHeldUntil = now + reconnectGrace
+        // The retained state (the lease among it) arrives again with the subscriptions: read
+        // it before deciding or electing.
+        startDraining(now: now)
+        lastActivity = max(lastActivity, now)
         // The retained liveness topics arrive again with the subscription; a broker without
         // persistence forgot ours, so announce it again.
         peersOnline = []
@@ -196,7 +292,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
 
     /// The broker connection is gone: hold decisions (nobody goes away because we went deaf).
     public func brokerDisconnected() {
-        core.decisionsHeldUntil = .infinity
+        hearing = .deaf
+        core.lostHearing()
     }
 
     /// Seconds after a (re)connect before absence counts again: a few report intervals.
@@ -208,15 +305,19 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// True when this instance publishes (always, without standby).
     public var isActive: Bool { election?.isActive ?? true }
 
+    /// The decision in force for `id`.
+    public func decision(for id: BeaconID) -> PresenceDecision? { core.engine.decision(for: id) }
+
     public var rejected: [InputIntake.Rejection: UInt64] { core.intake.rejected }
     public var accepted: UInt64 { core.intake.accepted }
 
     /// This instance's liveness topic under hot standby (nil without).
     public nonisolated var instanceTopic: String? { instanceTopicValue }
 
-    /// True for messages that go out whether or not this instance is active (lease, liveness).
+    /// True for messages that go out whether or not this instance is active (lease, liveness,
+    /// the drain marker).
     public nonisolated func isControlTopic(_ topic: String) -> Bool {
-        topic == leaseTopicValue || topic == instanceTopicValue
+        topic == leaseTopicValue || topic == instanceTopicValue || topic == syncTopicValue
     }
 
     /// Under hot standby, true while this instance should arm the status guard: a second

@@ -107,4 +107,18 @@ public struct LeaseElection: Sendable {
     }
 
     public var isActive: Bool { role == .active }
+
+    /// Whether the lease this instance last wrote is still valid at `now` (nil when it holds none).
+    public func holdsUnexpiredLease(now: Double) -> Bool? {
+        guard role == .active, let seen, seen.holder == me else { return nil }
+        return seen.expires > now
+    }
+
+    /// Gives up the active role without releasing the lease (it has expired, or another holds
+    /// it): the next `tick` takes it again only if no other holder is seen by then.
+    public mutating func stepDown() {
+        role = .standby
+        if seen?.holder == me { seen = nil }
+        lastRenewal = -.infinity
+    }
 }

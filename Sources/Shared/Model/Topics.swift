@@ -21,6 +21,10 @@ public struct Topics: Sendable, Equatable {
     public var aggregatorLease: String { "\(prefix)/aggregator/lease" }
     /// Retained: what fusion learned about each receiver (`ReceiverCalibrationReport`).
     public var aggregatorCalibration: String { "\(prefix)/aggregator/calibration" }
+    /// One aggregator process's drain marker: it publishes a token here and, when the token comes
+    /// back, knows the broker has delivered everything it held for it before (the backlog after a
+    /// pause, the retained state after a reconnect). Not retained.
+    public func aggregatorSync(_ process: String) -> String { "\(prefix)/aggregator/sync/\(process)" }
 
     /// Subscription filters.
     public var allNodeBeacons: String { "\(prefix)/nodes/+/beacons/+" }
