@@ -130,8 +130,9 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         hearingBackAt = now
     }
 
-    /// Whether decisions are held at `now` (see `lostHearing`).
-    public func decisionsHeld(at now: Double) -> Bool { now < decisionsHeldUntil }
+    /// Whether decisions are held at `now` (see `lostHearing`), or the hold is over but no tick
+    /// has decided since: until then every decision in force is from before.
+    public func decisionsHeld(at now: Double) -> Bool { now < decisionsHeldUntil || hearingBackAt != nil }
 
     private func gridTick(after now: Double) -> Double {
         (now / tickInterval).rounded(.down) * tickInterval + tickInterval
@@ -150,12 +151,12 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             if due <= now { nextTick = gridTick(after: now) }
             return []
         }
-        if let back = hearingBackAt {
+        var out: [OutboundMessage] = []
+        var t = due
+        if t <= now, let back = hearingBackAt {
             hearingBackAt = nil
             engine.hearingRestored(at: back)
         }
-        var out: [OutboundMessage] = []
-        var t = due
         while t <= now {
             out += try publishChanges(now: t)
             t += tickInterval
