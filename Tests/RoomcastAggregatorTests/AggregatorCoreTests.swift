@@ -311,15 +311,84 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
 }
 
 @Suite struct ClockSkewTests {
-    @Test func aNodeWhoseClockIsOffIsNamed() throws {
+    static let topics = Topics()
+
+    /// Feeds a reading of `node` captured `lag` seconds before `now`; returns the core's note.
+    static func feed(_ core: inout AggregatorCore<StrongestLatest>, _ node: String, captured: Double, now: Double,
+                     seq: UInt64) throws -> InputIntake.RejectionDetail? {
+        try core.handle(topic: topics.nodeBeacon(node, cat), payload: WireFormat.encode(reading(node, rssi: -60, ts: captured, seq: seq)),
+                        now: now).rejection
+    }
+
+    @Test func aNodeWhoseClockIsOffIsNamedOnceAWindowAgrees() throws {
+        var core = makeCore(discovery: false)
+        _ = try core.start(now: 100)
+        var notes: [InputIntake.RejectionDetail] = []
+        for i in 0..<25 {
+            let t = 100 + Double(i)
+            if let n = try Self.feed(&core, "kitchen-pi", captured: t - 30, now: t, seq: UInt64(i + 1)) { notes.append(n) }
+            if let n = try Self.feed(&core, "office-pi", captured: t - 0.2, now: t + 0.1, seq: UInt64(i + 1)) { notes.append(n) }
+        }
+        #expect(notes.map(\.reason) == [.clockSkew, .clockSkew], "one verdict per closed window: \(notes)")
+        #expect(notes.allSatisfy { $0.message.contains("'kitchen-pi' is 30 s behind") })
+        #expect(core.skewedNodes == ["kitchen-pi": 30])
+    }
+
+    @Test func oneForgedTimestampBlamesNobody() throws {
+        var core = makeCore(discovery: false)
+        _ = try core.start(now: 100)
+        var notes: [InputIntake.RejectionDetail] = []
+        for i in 0..<25 {
+            let t = 100 + Double(i)
+            // Reading 7 of the kitchen node carries ts=0 (forged, or a broken RTC for one packet).
+            let captured = i == 7 ? 0 : t - 0.1
+            if let n = try Self.feed(&core, "kitchen-pi", captured: captured, now: t, seq: UInt64(i + 1)) { notes.append(n) }
+        }
+        #expect(notes.isEmpty, "\(notes)")
+        #expect(core.skewedNodes.isEmpty)
+    }
+
+    @Test func aBacklogReadWhileDeafBlamesNobody() throws {
+        var core = makeCore(discovery: false)
+        _ = try core.start(now: 0)
+        var seq: UInt64 = 0
+        func feed(captured: Double, now: Double) throws -> InputIntake.RejectionDetail? {
+            seq += 1
+            return try Self.feed(&core, "kitchen-pi", captured: captured, now: now, seq: seq)
+        }
+        for t in stride(from: 1.0, to: 20, by: 1) { #expect(try feed(captured: t - 0.1, now: t) == nil) }
+        // The aggregator was stopped from 20 to 60: it reads 40 s of readings at once on waking.
+        core.lostHearing()
+        for t in stride(from: 20.0, to: 60, by: 1) { #expect(try feed(captured: t, now: 60) == nil) }
+        core.regainedHearing(at: 60, grace: 3)
+        for t in stride(from: 60.0, to: 90, by: 1) { let note = try feed(captured: t - 0.1, now: t); #expect(note == nil, "\(t): \(String(describing: note))") }
+        #expect(core.skewedNodes.isEmpty)
+    }
+}
+
+@Suite struct NodeStatusFromTrafficTests {
+    @Test func aForgedOfflineDoesNotSilenceALiveNode() throws {
         var core = makeCore(discovery: false)
         let topics = Topics()
-        _ = try core.start(now: 100)
-        let late = try core.handle(topic: topics.nodeBeacon("kitchen-pi", cat), payload: WireFormat.encode(reading("kitchen-pi", rssi: -60, ts: 70)), now: 100)
-        #expect(late.rejection?.reason == .clockSkew)
-        #expect(late.rejection?.message.contains("30 s behind") == true)
-        #expect(core.skewedNodes["kitchen-pi"] == 30)
-        let fine = try core.handle(topic: topics.nodeBeacon("office-pi", cat), payload: WireFormat.encode(reading("office-pi", rssi: -60, ts: 100.5)), now: 101)
-        #expect(fine.rejection == nil)
+        _ = try core.start(now: 0)
+        var seq: UInt64 = 0
+        func feed(_ node: String, _ rssi: Double, at t: Double) throws -> InputIntake.RejectionDetail? {
+            seq += 1
+            return try core.handle(topic: topics.nodeBeacon(node, cat), payload: WireFormat.encode(reading(node, rssi: rssi, ts: t, seq: seq)), now: t).rejection
+        }
+        _ = try feed("kitchen-pi", -60, at: 0)
+        _ = try feed("office-pi", -75, at: 0)
+        _ = try core.advance(to: 2)
+        #expect(core.engine.decision(for: cat)?.room == "kitchen")
+        // Someone publishes a non-retained `offline` for the kitchen node, which is alive.
+        _ = try core.handle(topic: topics.nodeStatus("kitchen-pi"), payload: Array("offline".utf8), now: 2.5)
+        _ = try core.advance(to: 3)
+        #expect(core.engine.decision(for: cat)?.room == "office", "an offline node's evidence drops out at once")
+        // Its next reading shows it is alive: it counts again, and says so once.
+        let note = try feed("kitchen-pi", -60, at: 3.2)
+        #expect(note?.reason == .nodeBackOnline)
+        #expect(try feed("kitchen-pi", -60, at: 3.4) == nil, "said once, not per reading")
+        _ = try core.advance(to: 5)
+        #expect(core.engine.decision(for: cat)?.room == "kitchen", "the live node's readings decide again")
     }
 }

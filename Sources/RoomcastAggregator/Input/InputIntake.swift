@@ -30,6 +30,8 @@ public struct InputIntake: Sendable {
         case unknownNode = "unknown_node"
         /// Not a rejection: the reading was used, but its node's clock is off (warned about).
         case clockSkew = "clock_skew"
+        /// Not a rejection: the reading was used, and its node, marked offline, counts as online again.
+        case nodeBackOnline = "node_back_online"
     }
 
     public let topics: Topics

@@ -18,10 +18,12 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     private let knownBeacons: [BeaconID: SiteModel.KnownBeacon]
     /// The nodes' own beacons: not tracked, but the engine calibrates receivers with them.
     private let nodeBeacons: Set<BeaconID>
-    /// Nodes whose latest reading was further than `skewWarning` from our clock, with the offset (s).
-    public private(set) var skewedNodes: [String: Double] = [:]
-    /// How far a reading's capture time may be from our clock before we warn (seconds).
-    public static var skewWarning: Double { 10 }
+    /// Each node's clock against ours, judged over windows of its readings.
+    public private(set) var clocks = NodeClockWatch()
+    /// Nodes whose clock is off (median lag beyond `NodeClockWatch.limit`), with the offset (s, positive: behind).
+    public var skewedNodes: [String: Double] { clocks.offNodes }
+    /// Nodes marked offline by their status topic; a reading from one brings it back.
+    private var offlineNodes: Set<String> = []
     /// No decisions before this time: while the aggregator cannot hear the nodes, and for a
     /// grace period after it hears them again, missing readings say nothing about the beacons.
     public private(set) var decisionsHeldUntil: Double = 0
@@ -87,15 +89,27 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         case .failure(let why):
             return (out, why)
         case .success(.reading(let r)):
-            if !feeds(r.id) { return (out, nil) }
-            engine.ingest(r, now: now)
-            // A node whose clock is off is worth a warning: fusion judges readings by capture time.
-            let lag = now - r.ts
-            if lag > Self.skewWarning || lag < -Self.skewWarning {
-                skewedNodes[r.node] = lag
-                return (out, .init(reason: .clockSkew, message: "node '\(r.node)' is \(Int(lag.rounded())) s \(lag > 0 ? "behind" : "ahead"); check its clock (NTP)"))
+            var note: InputIntake.RejectionDetail?
+            if !offlineNodes.isEmpty, offlineNodes.remove(r.node) != nil {
+                // A node's status follows its traffic: a Last Will comes after the node's last
+                // message, so readings after `offline` mean a live node (and a forged `offline`
+                // must not silence it until it reconnects).
+                engine.nodeStatus(r.node, online: true, now: now)
+                note = .init(reason: .nodeBackOnline, message: "node '\(r.node)' sends readings after an offline status; counted as online")
             }
+            // A node whose clock is off is worth a warning: fusion judges readings by capture
+            // time. Not while deaf: what arrives then (a backlog) is late because of us.
+            if !decisionsHeld(at: now), let verdict = clocks.observe(node: r.node, captured: r.ts, now: now), verdict.off {
+                note = .init(reason: .clockSkew, message: "node '\(r.node)' is \(Int(verdict.offset.rounded())) s \(verdict.offset > 0 ? "behind" : "ahead"); check its clock (NTP)")
+            }
+            if feeds(r.id) { engine.ingest(r, now: now) }
+            return (out, note)
         case .success(.nodeStatus(let node, let online)):
+            if online {
+                offlineNodes.remove(node)
+            } else if offlineNodes.count < Self.maximumOfflineNodes {
+                offlineNodes.insert(node)
+            }
             engine.nodeStatus(node, online: online, now: now)
             if !online && !decisionsHeld(at: now) { out += try publishChanges(now: now) }
         case .success(.retainedPresence(let d)):
@@ -115,11 +129,16 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         return (out, nil)
     }
 
+    /// Offline nodes remembered: status topics come from the network, so the set is bounded
+    /// (the intake admits only configured nodes when the site lists any).
+    static var maximumOfflineNodes: Int { 4096 }
+
     /// The aggregator stops hearing the nodes (its broker connection is gone, or it finds it was
     /// paused): no decisions until `regainedHearing`, since missing readings are our silence.
     public mutating func lostHearing() {
         decisionsHeldUntil = .infinity
         hearingBackAt = nil
+        clocks.restartWindows()
     }
 
     /// The aggregator hears the nodes again at `now` (reconnected, and the broker's backlog

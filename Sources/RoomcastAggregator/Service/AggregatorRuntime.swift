@@ -169,6 +169,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 let (admit, suppressed) = rejectLog.admit(rejection.reason.rawValue, now: now)
                 if admit && rejection.reason == .clockSkew {
                     logger.warning("node clock is off", metadata: ["detail": rejection.message, "suppressed": "\(suppressed)"])
+                } else if admit && rejection.reason == .nodeBackOnline {
+                    logger.warning("node status follows its traffic", metadata: ["detail": rejection.message, "suppressed": "\(suppressed)"])
                 } else if admit {
                     logger.warning("rejected inbound message", metadata: [
                         "mqtt.topic": String(topic.prefix(200)), "reason": rejection.reason.rawValue,

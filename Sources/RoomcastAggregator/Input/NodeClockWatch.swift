@@ -1,0 +1,87 @@
+/// Estimates each node's clock offset from its readings and says which node's clock is off.
+///
+/// A reading's lag (arrival at the aggregator − capture time at the node) is the node's clock
+/// offset plus the transit time. Judged per reading, one forged `ts`, one reading held up in a
+/// queue, or the backlog a paused aggregator reads at once would each blame a node whose clock
+/// is fine. So the offset is the median lag over a window of arrivals (a minority of odd
+/// readings cannot move it), and a node is named only when a whole window puts it beyond the
+/// limit. The caller leaves out readings that arrive while the aggregator itself was not
+/// listening: their lag is ours.
+public struct NodeClockWatch: Sendable {
+    /// How far the offset may be before a node is named (seconds).
+    public let limit: Double
+    /// Arrival time one estimate covers (seconds).
+    public let window: Double
+    /// Readings a window needs before it is judged.
+    public let minimumReadings: Int
+    /// Nodes watched at once: node names come from the network, so the table is bounded.
+    public let maximumNodes: Int
+
+    private struct Window {
+        var start: Double
+        var lags: [Double] = []
+        var seen = 0
+    }
+    private var windows: [String: Window] = [:]
+    /// The latest judged offset per node whose clock is off (seconds, positive: behind).
+    public private(set) var offNodes: [String: Double] = [:]
+
+    /// Lags kept per window: a fixed sample keeps the cost per reading constant.
+    static let sampleSize = 64
+
+    public init(limit: Double = 10, window: Double = 10, minimumReadings: Int = 5, maximumNodes: Int = 4096) {
+        self.limit = limit
+        self.window = window
+        self.minimumReadings = minimumReadings
+        self.maximumNodes = maximumNodes
+    }
+
+    /// A verdict when a window closes: the node's median offset and whether it is beyond `limit`.
+    public struct Verdict: Sendable, Equatable {
+        public var node: String
+        public var offset: Double
+        public var off: Bool
+    }
+
+    /// One reading of `node` captured at `captured`, arriving at `now`. Returns a verdict when
+    /// this reading closes a window that had enough readings.
+    public mutating func observe(node: String, captured: Double, now: Double) -> Verdict? {
+        let lag = now - captured
+        guard lag.isFinite else { return nil }
+        guard var w = windows[node] else {
+            if windows.count < maximumNodes { windows[node] = Window(start: now, lags: [lag], seen: 1) }
+            return nil
+        }
+        var verdict: Verdict?
+        if now - w.start >= window {
+            if w.lags.count >= minimumReadings {
+                let offset = Self.median(&w.lags)
+                let off = abs(offset) > limit
+                verdict = Verdict(node: node, offset: offset, off: off)
+                if off { offNodes[node] = offset } else { offNodes[node] = nil }
+            }
+            w = Window(start: now)
+        }
+        w.seen += 1
+        if w.lags.count < Self.sampleSize {
+            w.lags.append(lag)
+        } else {
+            // The window's latest readings (a ring): deterministic, so replays warn alike.
+            w.lags[(w.seen - 1) % Self.sampleSize] = lag
+        }
+        windows[node] = w
+        return verdict
+    }
+
+    /// Forgets the windows in progress: readings that arrived while the aggregator was not
+    /// listening must not be judged with the ones after.
+    public mutating func restartWindows() {
+        windows.removeAll(keepingCapacity: true)
+    }
+
+    static func median(_ values: inout [Double]) -> Double {
+        values.sort()
+        let n = values.count
+        return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2
+    }
+}
