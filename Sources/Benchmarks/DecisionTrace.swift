@@ -25,6 +25,8 @@ struct DecisionTrace<Inner: PresenceEstimator>: PresenceEstimator {
     mutating func nodeStatus(_ node: String, online: Bool, now: Double) { inner.nodeStatus(node, online: online, now: now) }
     func decision(for id: BeaconID) -> PresenceDecision? { inner.decision(for: id) }
     mutating func hearingRestored(at now: Double) { inner.hearingRestored(at: now) }
+    mutating func takeDropped() -> [DroppedBeacon] { inner.takeDropped() }
+    var capacityUse: CapacityUse? { inner.capacityUse }
 
     mutating func tick(now: Double) -> [PresenceDecision] {
         let changed = inner.tick(now: now)

@@ -16,7 +16,7 @@ public enum RejectReason: Int, CaseIterable, Sendable, CustomStringConvertible {
     case duplicate
     /// An older sequence number (and not newer in time) than one already accepted.
     case outOfOrder
-    /// `max_beacons` are already tracked.
+    /// `max_beacons` are already tracked, every one of them placed in a room at some time.
     case capacity
 
     /// Snake-case name for metrics and logs.
@@ -45,6 +45,10 @@ public struct FusionCounters: Sendable, Equatable {
     public private(set) var rejectedByReason = [UInt64](repeating: 0, count: RejectReason.allCases.count)
     /// Beacons forgotten after `forget_after` away.
     public var forgotten: UInt64 = 0
+    /// Beacons never placed in a room, evicted to make room for a newcomer at `max_beacons`.
+    public var evicted: UInt64 = 0
+    /// Dropped beacons not reported because nobody collected the reports (`takeDropped`).
+    public var droppedUnreported: UInt64 = 0
     /// Geometry (grid likelihood) evaluations run.
     public var geometryEvaluations: UInt64 = 0
     /// Readings of the nodes' own beacons, taken for calibration (never tracked).

@@ -18,8 +18,10 @@ extension FusionEngine {
         for b in 0..<beacons.count where beacons[b].active {
             if evaluate(b, now: now) {
                 changed.append(makeDecision(b, at: now))
+                if beacons[b].room >= 0 { settle(b) }
             } else if beacons[b].decided && beacons[b].room < 0 && now - beacons[b].lastSeen > settings.forgetAfter {
-                forget(b)
+                drop(b, reason: .forgotten)
+                counters.forgotten &+= 1
             }
         }
         return changed
@@ -46,15 +48,6 @@ extension FusionEngine {
 
     /// Beacons currently tracked (heard and not yet forgotten).
     public var trackedBeacons: Int { beaconIndex.count }
-
-    private mutating func forget(_ b: Int) {
-        beaconIndex[beacons[b].id] = nil
-        beacons[b].active = false
-        beacons[b].logPosterior = []
-        spotCalibration.close(beacon: b)
-        freeBeacons.append(b)
-        counters.forgotten &+= 1
-    }
 
     /// Freshness window of one node's evidence for beacon `s`.
     func freshWindow(_ s: BeaconState, _ slot: EvidenceSlot, awayAfter: Double) -> Double {
@@ -183,6 +176,9 @@ extension FusionEngine {
         var changed = false
         // A first room rests on what the nodes have reported so far: give each a chance.
         if !s.decided && now - s.firstSeen < settings.initialWait { return false }
+        // A beacon the site does not list must also have been heard over `initial_wait`: one
+        // advertisement of a random id (a flood of them) is no beacon in a room.
+        if !s.decided && !s.listed && !(s.lastSeen - s.firstHeard >= settings.initialWait) { return false }
         if !s.decided || s.room < 0 {
             s.reason = s.decided ? "returned" : "initial"
             s.room = best

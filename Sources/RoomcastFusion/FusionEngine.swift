@@ -37,6 +37,12 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     var beacons: [BeaconState] = []
     var beaconIndex: [BeaconID: Int] = [:]
     var freeBeacons: [Int] = []
+    /// Bumped each time a beacon slot is reused: stale eviction-queue entries are recognised.
+    var beaconGenerations: [UInt32] = []
+    /// Unlisted beacons by eviction pool (0: resumed ones, 1 + n: those node n heard first),
+    /// for sharing `max_beacons` out under a flood (`FusionEngine+Capacity`).
+    var pools: [EvictionPool] = []
+    var dropped: [DroppedBeacon] = []
     var slots: [EvidenceSlot] = []
     var nodeStride: Int
     var known: [BeaconID: SiteModel.KnownBeacon] = [:]
@@ -224,7 +230,7 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
             counters.calibrationReadings &+= 1
             return
         }
-        guard let b = beacon(for: reading.id, now: now) else { return }
+        guard let b = beacon(for: reading.id, node: n, now: now) else { return }
 
         let slotIndex = b * nodeStride + n
         var slot = slots[slotIndex]
@@ -286,6 +292,7 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
 
         var state = beacons[b]
         state.lastSeen = max(state.lastSeen, ts)
+        state.firstHeard = min(state.firstHeard, ts)
         if let interval = reading.interval, interval.isFinite, interval > 0, interval < 3600 {
             state.interval = state.interval == 0 ? interval : state.interval + 0.2 * (interval - state.interval)
         }
@@ -353,26 +360,34 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         nodeStride = stride
     }
 
-    private mutating func beacon(for id: BeaconID, now: Double) -> Int? {
+    /// The slot of beacon `id`, tracking it if it is new; `node` heard it first (-1: resumed).
+    mutating func beacon(for id: BeaconID, node: Int, now: Double) -> Int? {
         if let b = beaconIndex[id] { return b }
         let knownBeacon = known[id]
         if !known.isEmpty && knownBeacon == nil { counters.count(.unknownBeacon); return nil }
-        guard beaconIndex.count < settings.maxBeacons else { counters.count(.capacity); return nil }
+        if beaconIndex.count >= settings.maxBeacons {
+            guard evictForNewcomer(now: now) else { counters.count(.capacity); return nil }
+        }
         var state = BeaconState(id: id, roomCount: roomNames.count)
         state.firstSeen = now
+        state.listed = knownBeacon != nil
         state.name = knownBeacon?.name
         if let p = knownBeacon?.power { state.powerOverride = Double(p); state.power = Double(p) }
         let b: Int
         if let free = freeBeacons.popLast() {
             b = free
             beacons[b] = state
+            beaconGenerations[b] &+= 1
             for n in 0..<nodeStride { slots[b * nodeStride + n] = EvidenceSlot() }
         } else {
             b = beacons.count
             beacons.append(state)
+            beaconGenerations.append(0)
             slots.append(contentsOf: repeatElement(EvidenceSlot(), count: nodeStride))
         }
         beaconIndex[id] = b
+        // Listed beacons are the site's own: never evicted for strangers.
+        if !state.listed { enrolStranger(b, node: node) }
         return b
     }
 }
@@ -441,8 +456,14 @@ struct BeaconState {
     /// Advertising interval reported by the nodes (seconds); 0 when unknown.
     var interval = 0.0
     var lastSeen = -Double.infinity
-    /// Its first reading (`initial_wait`).
+    /// Its first reading's arrival (`initial_wait`), and the earliest capture time heard.
     var firstSeen = -Double.infinity
+    var firstHeard = Double.infinity
+    /// On the site's `beacons:` list.
+    var listed = false
+    /// Unlisted and never placed in a room yet; its eviction pool (-1: listed).
+    var stranger = false
+    var pool = -1
     /// When two or more fresh nodes last heard the beacon, and the loudest of them then
     /// and its level (`lone_node_hold`).
     var lastWide = -Double.infinity
@@ -509,7 +530,7 @@ extension FusionEngine: ResumablePresenceEstimator {
         // A room this engine does not have is another partition's decision (they share
         // the presence topics): not ours to resume, or a refresh would publish it as away.
         if let name = decision.room, roomIndex[name] == nil { return }
-        guard let b = beacon(for: decision.id, now: now), !beacons[b].decided else { return }
+        guard let b = beacon(for: decision.id, node: -1, now: now), !beacons[b].decided else { return }
         let room = decision.room.flatMap { roomIndex[$0] } ?? -1
         var s = beacons[b]
         s.room = room
@@ -529,5 +550,7 @@ extension FusionEngine: ResumablePresenceEstimator {
         }
         if s.name == nil { s.name = decision.name }
         beacons[b] = s
+        // Resumed in a room: it was placed before the restart.
+        if room >= 0 { settle(b) }
     }
 }

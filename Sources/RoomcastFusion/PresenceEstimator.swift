@@ -22,11 +22,41 @@ public protocol PresenceEstimator {
     /// the process was paused): the silence before `now` says nothing about the beacons, so it
     /// must not count towards away, nor let the room filter forget what it knew.
     mutating func hearingRestored(at now: Double)
+
+    /// The beacons it stopped tracking since the last call (forgotten, or evicted at capacity).
+    mutating func takeDropped() -> [DroppedBeacon]
+
+    /// How full its beacon table is, for a capacity warning (nil: unbounded or not reported).
+    var capacityUse: CapacityUse? { get }
+}
+
+/// How full an estimator's beacon table is.
+public struct CapacityUse: Sendable, Equatable {
+    public var tracked: Int
+    public var limit: Int
+    /// Beacons evicted to make room, and newcomers refused because every tracked one was real.
+    public var evicted: UInt64
+    public var refused: UInt64
+    /// The node whose newcomers were evicted most, and how many.
+    public var mostEvictedNode: String?
+    public var mostEvictedCount: UInt64
+
+    public init(tracked: Int, limit: Int, evicted: UInt64, refused: UInt64, mostEvictedNode: String?, mostEvictedCount: UInt64) {
+        self.tracked = tracked
+        self.limit = limit
+        self.evicted = evicted
+        self.refused = refused
+        self.mostEvictedNode = mostEvictedNode
+        self.mostEvictedCount = mostEvictedCount
+    }
 }
 
 extension PresenceEstimator {
     /// Estimators without a notion of silence over time have nothing to adjust.
     public mutating func hearingRestored(at now: Double) {}
+    /// Estimators that never drop a beacon report none.
+    public mutating func takeDropped() -> [DroppedBeacon] { [] }
+    public var capacityUse: CapacityUse? { nil }
 }
 
 /// Resuming after a restart.

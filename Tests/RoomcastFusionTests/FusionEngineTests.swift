@@ -134,10 +134,13 @@ import Shared
         var engine = FusionEngine(site: Synthetic.twoRooms, settings: FusionSettings())
         var synth = Synthetic()
         engine.ingest(synth.reading("n-office", rssi: -60, at: 0), now: 0)
-        // A first room waits `initial_wait` (2 s) for every node to report.
+        // A first room waits `initial_wait` (2 s) for every node to report, and for a beacon
+        // the site does not list, for readings that span it.
         #expect(engine.tick(now: 0.1).isEmpty)
-        #expect(engine.tick(now: 2.1).first?.room == "office")
-        #expect(engine.tick(now: 31).first?.room == nil)
+        #expect(engine.tick(now: 2.1).isEmpty)
+        for t in [1.0, 2.0] { engine.ingest(synth.reading("n-office", rssi: -60, at: t), now: t) }
+        #expect(engine.tick(now: 3.1).first?.room == "office")
+        #expect(engine.tick(now: 33).first?.room == nil)
         engine.ingest(synth.reading("n-kitchen", rssi: -60, at: 100), now: 100)
         let back = try #require(engine.tick(now: 100.1).first)
         #expect(back.room == "kitchen" && back.reason == "returned" && back.since == 100.1)
@@ -226,8 +229,10 @@ import Shared
     @Test func unconfiguredNodesBecomeRooms() throws {
         var engine = FusionEngine(site: SiteModel(), settings: FusionSettings())
         var synth = Synthetic()
-        engine.ingest(synth.reading("garage", rssi: -60, at: 0), now: 0)
-        engine.ingest(synth.reading("hall", rssi: -75, at: 0), now: 0)
+        for t in [0.0, 1.0, 2.0] {
+            engine.ingest(synth.reading("garage", rssi: -60, at: t), now: t)
+            engine.ingest(synth.reading("hall", rssi: -75, at: t), now: t)
+        }
         let d = try #require(engine.tick(now: 2.1).first)
         #expect(d.room == "garage" && d.runnerUp == "hall")
 
@@ -244,16 +249,38 @@ import Shared
         settings.forgetAfter = 100
         var engine = FusionEngine(site: Synthetic.twoRooms, settings: settings)
         var synth = Synthetic()
-        engine.ingest(synth.reading("n-kitchen", rssi: -60, at: 0), now: 0)
-        engine.ingest(synth.reading("n-kitchen", rssi: -60, at: 0.1, id: Synthetic.other), now: 0.1)
+        for t in stride(from: 0.0, through: 3, by: 1) { engine.ingest(synth.reading("n-kitchen", rssi: -60, at: t), now: t) }
+        #expect(engine.tick(now: 3.1).first?.room == "kitchen")
+        // The table is full of a beacon in a room that is being heard: a newcomer is refused.
+        engine.ingest(synth.reading("n-kitchen", rssi: -60, at: 3.2, id: Synthetic.other), now: 3.2)
         #expect(engine.counters.rejected(.capacity) == 1)
-        _ = engine.tick(now: 1)
         _ = engine.tick(now: 40)     // away
         _ = engine.tick(now: 200)    // forgotten: its slot is free again
         #expect(engine.trackedBeacons == 0 && engine.counters.forgotten == 1)
+        #expect(engine.takeDropped() == [DroppedBeacon(id: Synthetic.tag, reason: .forgotten)])
         #expect(engine.decision(for: Synthetic.tag) == nil)
-        engine.ingest(synth.reading("n-kitchen", rssi: -60, at: 200, id: Synthetic.other), now: 200)
-        #expect(engine.tick(now: 202.1).first?.id == Synthetic.other)
+        for t in stride(from: 200.0, through: 203, by: 1) {
+            engine.ingest(synth.reading("n-kitchen", rssi: -60, at: t, id: Synthetic.other), now: t)
+        }
+        #expect(engine.tick(now: 203.1).first?.id == Synthetic.other)
+    }
+
+    @Test func aStrangerNeverInARoomMakesWayForANewcomer() {
+        var settings = FusionSettings()
+        settings.maxBeacons = 1
+        var engine = FusionEngine(site: Synthetic.twoRooms, settings: settings)
+        var synth = Synthetic()
+        engine.ingest(synth.reading("n-kitchen", rssi: -60, at: 0), now: 0)
+        // One advertisement is no beacon in a room: it is not placed, and gives way.
+        #expect(engine.tick(now: 3).isEmpty)
+        engine.ingest(synth.reading("n-office", rssi: -60, at: 3.1, id: Synthetic.other), now: 3.1)
+        #expect(engine.counters.evicted == 1 && engine.counters.rejected(.capacity) == 0)
+        #expect(engine.takeDropped() == [DroppedBeacon(id: Synthetic.tag, reason: .evictedStranger)])
+        for t in stride(from: 4.0, through: 6, by: 1) {
+            engine.ingest(synth.reading("n-office", rssi: -60, at: t, id: Synthetic.other), now: t)
+        }
+        let placed = engine.tick(now: 6.1)
+        #expect(placed.map(\.id) == [Synthetic.other] && placed.first?.room == "office")
     }
 
     @Test func deterministicReplay() throws {

@@ -106,6 +106,11 @@ public struct HomeAssistantDiscovery: Sendable {
 
     /// Empty retained payloads for Roomcast configs on the broker that are no
     /// longer wanted (e.g. a beacon removed from the config).
+    /// Empty retained configs that remove one beacon's entities.
+    public func beaconRemovals(id: BeaconID) throws -> [OutboundMessage] {
+        try beaconConfigs(id: id, name: nil).map { OutboundMessage(topic: $0.topic, payload: [], retain: true, qos: 1) }
+    }
+
     public func removals(existing: Set<String>, wanted: [OutboundMessage]) -> [OutboundMessage] {
         let keep = Set(wanted.map(\.topic))
         return existing.subtracting(keep).filter(isOurs).sorted().map { OutboundMessage(topic: $0, payload: [], retain: true, qos: 1) }

@@ -33,6 +33,20 @@ public struct PresencePublisher: Sendable {
         }
     }
 
+    /// Forgets what was published of `id` (the engine no longer tracks it); true when it had
+    /// been published or resumed.
+    public mutating func forget(_ id: BeaconID) -> Bool {
+        guard let room = roomOf.removeValue(forKey: id) else { return false }
+        if let room { members[room]?.remove(id) }
+        return true
+    }
+
+    /// Messages that clear the retained topics of `id` (presence and plain-text room).
+    public func clearRetained(_ id: BeaconID) -> [OutboundMessage] {
+        [OutboundMessage(topic: topics.presence(id), payload: [], retain: true, qos: 1),
+         OutboundMessage(topic: topics.presenceRoom(id), payload: [], retain: true, qos: 1)]
+    }
+
     /// The room a beacon is published in; `.none` when never published.
     public func publishedRoom(of id: BeaconID) -> String?? { roomOf[id] }
 

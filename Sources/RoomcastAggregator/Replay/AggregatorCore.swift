@@ -81,7 +81,10 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                 if !intake.isKnown(node: r.node) {
                     return (out, .init(reason: .unknownNode, message: "ESPresense node '\(r.node)' is not configured"))
                 }
-                if feeds(r.id) { engine.ingest(r, now: now) }
+                if feeds(r.id) {
+                    engine.ingest(r, now: now)
+                    out += try tidyDropped()
+                }
                 return (out, nil)
             }
         }
@@ -102,7 +105,10 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             if !decisionsHeld(at: now), let verdict = clocks.observe(node: r.node, captured: r.ts, now: now), verdict.off {
                 note = .init(reason: .clockSkew, message: "node '\(r.node)' is \(Int(verdict.offset.rounded())) s \(verdict.offset > 0 ? "behind" : "ahead"); check its clock (NTP)")
             }
-            if feeds(r.id) { engine.ingest(r, now: now) }
+            if feeds(r.id) {
+                engine.ingest(r, now: now)
+                out += try tidyDropped()
+            }
             return (out, note)
         case .success(.nodeStatus(let node, let online)):
             if online {
@@ -117,6 +123,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             if var resumable = engine as? any ResumablePresenceEstimator {
                 resumable.resume(d, now: now)
                 if let back = resumable as? Engine { engine = back }
+                out += try tidyDropped()
             }
         case .success(.retainedCalibration(let report)):
             if var calibrating = engine as? any CalibratingEstimator {
@@ -203,13 +210,35 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         return ids.sorted().compactMap { engine.decision(for: $0) }
     }
 
+    /// Tidies up after the beacons the engine dropped: forgets what was published of them and,
+    /// for evicted strangers (never placed in a room: a flood of random ids), clears the
+    /// retained topics and discovery configs they left, so the broker does not keep them.
+    private mutating func tidyDropped() throws -> [OutboundMessage] {
+        let dropped = engine.takeDropped()
+        guard !dropped.isEmpty else { return [] }
+        var out: [OutboundMessage] = []
+        for d in dropped {
+            let announced = announcedBeacons.remove(d.id) != nil
+            let published = publisher.forget(d.id)
+            guard d.reason == .evictedStranger, knownBeacons[d.id] == nil else { continue }
+            evictedBeacons &+= 1
+            if published { out += publisher.clearRetained(d.id) }
+            if announced, let discovery { out += try discovery.beaconRemovals(id: d.id) }
+        }
+        return out
+    }
+
+    /// Strangers evicted at capacity so far (`tidyDropped`).
+    public private(set) var evictedBeacons: UInt64 = 0
+
     private mutating func publishChanges(now: Double) throws -> [OutboundMessage] {
         var changed = engine.tick(now: now)
-        guard !changed.isEmpty else { return [] }
+        let tidied = try tidyDropped()
+        guard !changed.isEmpty else { return tidied }
         for i in changed.indices where changed[i].name == nil {
             changed[i].name = knownBeacons[changed[i].id]?.name
         }
-        var out: [OutboundMessage] = []
+        var out = tidied
         if let discovery {
             for d in changed where !announcedBeacons.contains(d.id) {
                 announcedBeacons.insert(d.id)

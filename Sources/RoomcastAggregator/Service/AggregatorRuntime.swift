@@ -222,9 +222,28 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                                 retain: true, qos: 1)]
     }
 
+    private var capacityLogged: (evicted: UInt64, refused: UInt64) = (0, 0)
+    private var capacityLoggedAt = -Double.infinity
+
+    /// Says, at most once a minute, that the beacon table is full and what it costs: a flood of
+    /// new ids (or a site bigger than `max_beacons`) must not go unnoticed.
+    private func reportCapacity(now: Double) {
+        guard now - capacityLoggedAt >= 60, let use = core.engine.capacityUse,
+              use.evicted > capacityLogged.evicted || use.refused > capacityLogged.refused else { return }
+        var metadata: Logger.Metadata = [
+            "beacons.tracked": "\(use.tracked)", "fusion.max_beacons": "\(use.limit)",
+            "beacons.evicted": "\(use.evicted - capacityLogged.evicted)", "beacons.refused": "\(use.refused - capacityLogged.refused)",
+        ]
+        if let node = use.mostEvictedNode { metadata["node"] = node; metadata["node.evicted_total"] = "\(use.mostEvictedCount)" }
+        logger.warning("beacon table full: newcomers never placed in a room are evicted, the busiest node's first", metadata: metadata)
+        capacityLogged = (use.evicted, use.refused)
+        capacityLoggedAt = now
+    }
+
     /// Timer: fusion ticks, lease renewal, periodic refresh, discovery clean-up.
     public func tick(now: Double) -> [OutboundMessage] {
         noticePause(now: now)
+        reportCapacity(now: now)
         var out: [OutboundMessage] = []
         do {
             out += try core.advance(to: now)
