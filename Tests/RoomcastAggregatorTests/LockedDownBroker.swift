@@ -7,8 +7,12 @@ import TestSupport
 /// with only the paths moved into a temp folder and the TLS listener on a free loopback
 /// port. The password file is made with `mosquitto_passwd` as the README says.
 struct LockedDownBroker: Sendable {
+    /// Every account; a status guard (`<user>-guard`) has its instance's password, as the aggregator
+    /// logs it in with the same one.
     static let users = [
-        "aggregator": "agg-secret", "kitchen-pi": "kitchen-secret", "hall-pi": "hall-secret",
+        "aggregator": "agg-secret", "aggregator-guard": "agg-secret",
+        "aggregator-standby": "standby-secret", "aggregator-standby-guard": "standby-secret",
+        "kitchen-pi": "kitchen-secret", "hall-pi": "hall-secret",
         "office-pi": "office-secret", "homeassistant": "ha-secret", "dashboard": "dash-secret",
     ]
 

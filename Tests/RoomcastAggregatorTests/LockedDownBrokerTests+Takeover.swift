@@ -61,8 +61,11 @@ extension LockedDownBrokerTests {
                 for target in ["roomcast-hall-pi", "roomcast-aggregator-\(instance)"] {
                     let attacker = try broker.client(account, clientID: target)
                     attacker.start()
-                    var outcome = "accepted"
-                    do { try await attacker.waitUntilConnected(timeout: .seconds(10)) } catch { outcome = "refused (\(error))" }
+                    var outcome = "refused"
+                    do {
+                        try await attacker.waitUntilConnected(timeout: .seconds(10))
+                        outcome = broker.log.contains(" as \(account) (") ? "connected, renamed \(account)" : "connected as \(target)"
+                    } catch { outcome = "refused (\(error))" }
                     // While the attacker is (or keeps trying to be) connected, the aggregator must go on
                     // deciding: three refreshes (1 s apart) stamped after the attack began.
                     let since = FaultRig.now
@@ -114,6 +117,94 @@ extension LockedDownBrokerTests {
         await observer.stop()
         aggregator.send(SIGTERM)
         await aggregator.waitForExit()
+        await broker.stop()
+    }
+
+    /// Hot standby on the shipped broker: each instance logs in with its own account
+    /// (`aggregator`, `aggregator-standby`) and its status guard with `<account>-guard`, so no
+    /// two of its connections share a client id; the take-over keeps the site status `online`,
+    /// and another account using an instance's or a guard's client id displaces nobody.
+    @Test func aHotStandbyPairAndItsGuardsWorkOnTheShippedBrokerAndNoAccountDisplacesThem() async throws {
+        guard MosquittoBroker.shouldRun else { return }
+        let broker = try await LockedDownBroker.start()
+        let dir = broker.directory
+        let accounts = ["alpha": "aggregator", "beta": "aggregator-standby"]
+        let observer = try await Observer(client: broker.client("homeassistant"), filters: ["roomcast/#"])
+        try await observer.client.waitUntilConnected(timeout: .seconds(10))
+        let kitchen = try await Self.node("kitchen-pi", on: broker)
+        kitchen.set(Self.pet, node: "kitchen-pi", rssi: -55)
+        var processes: [String: ChildProcess] = [:]
+        func start(_ instance: String) throws {
+            let path = "\(dir)/site-\(instance).json"
+            try LiveRig.config(port: broker.port, rooms: Self.homeRooms, nodes: Self.homeNodes,
+                               beacons: [LiveRig.Beacon(id: Self.pet, name: "Pet")], standbyLease: 3, discovery: false, refresh: 1,
+                               mqtt: broker.mqttSection(accounts[instance]!))
+                .write(toFile: path, atomically: true, encoding: .utf8)
+            let log = "\(dir)/aggregator-\(instance).log"
+            processes[instance] = try ChildProcess(try LiveRig.executable("aggregator"), ["run", "--config", path, "--instance", instance],
+                                                   stdoutPath: log, stderrPath: log, environment: LockedDownBroker.environment(accounts[instance]!))
+        }
+        func connections(_ account: String) -> Int { broker.log.components(separatedBy: " as \(account) (").count - 1 }
+        let logs = {
+            ["alpha", "beta"].map { "aggregator \($0):\n" + (((try? String(contentsOfFile: "\(dir)/aggregator-\($0).log", encoding: .utf8)) ?? "").suffix(1500)) }
+                .joined(separator: "\n") + "\nbroker:\n\(broker.log.suffix(2500))"
+        }
+        let status = "roomcast/aggregator/status"
+        do {
+            try start("alpha")
+            try await observer.waitFor("alpha to hold the lease and say online", timeout: .seconds(20)) { _ in
+                StandbyAndScaleTests.leaseHolder(observer) == "alpha" && observer.last(status) == "online"
+            }
+            try await eventually("alpha, alone, to arm its status guard as aggregator-guard", timeout: .seconds(10), detail: logs) {
+                connections("aggregator-guard") == 1
+            }
+            let mark = observer.seen.elements.count
+            for account in ["dashboard", "office-pi"] {
+                for target in ["roomcast-aggregator-alpha-guard", "roomcast-aggregator-alpha"] {
+                    let attacker = try broker.client(account, clientID: target)
+                    attacker.start()
+                    _ = try? await attacker.waitUntilConnected(timeout: .seconds(10))
+                    let since = FaultRig.now
+                    try await observer.waitFor("2 decisions while \(account) holds \(target)", timeout: .seconds(20)) { _ in
+                        observer.presence(Self.pet).filter { $0.ts > since }.count >= 2
+                    }
+                    await attacker.shutdown()
+                }
+            }
+            try start("beta")
+            try await observer.waitFor("beta to announce itself", timeout: .seconds(20)) { _ in
+                observer.last("roomcast/aggregator/instances/beta") == "online"
+            }
+            try await eventually("alpha to disarm its guard now that beta lives", timeout: .seconds(10), detail: logs) {
+                broker.log.contains("Client aggregator-guard disconnected")
+            }
+            let killedAt = ContinuousClock.now
+            processes["alpha"]!.send(SIGKILL)
+            await processes["alpha"]!.waitForExit()
+            try await observer.waitFor("beta to take the lease", timeout: .seconds(10)) { _ in StandbyAndScaleTests.leaseHolder(observer) == "beta" }
+            let tookLease = ContinuousClock.now - killedAt
+            try await eventually("beta, now alone, to arm its guard as aggregator-standby-guard", timeout: .seconds(10), detail: logs) {
+                connections("aggregator-standby-guard") == 1
+            }
+            let since = FaultRig.now
+            try await observer.waitFor("beta's decisions", timeout: .seconds(10)) { _ in
+                observer.presence(Self.pet).contains { $0.ts > since && $0.room == "kitchen" }
+            }
+            let statuses = observer.seen.elements.dropFirst(mark).filter { $0.topic == status }.map(\.payloadString)
+            #expect(!statuses.contains("offline"), "the site status flapped: \(statuses)\n\(logs())")
+            #expect(observer.last(status) == "online")
+            #expect(observer.last("roomcast/aggregator/instances/alpha") == "offline", "alpha's own will says it died")
+            #expect(!broker.log.contains("already connected, closing old connection"), "the broker displaced a client\n\(logs())")
+            #expect(kitchen.reconnects == 0)
+            print("fault: takeover attempt (dashboard and office-pi as roomcast-aggregator-alpha and its guard, standby pair) "
+                  + "site offline=\(statuses.filter { $0 == "offline" }.count); standby take-over after SIGKILL: lease after \(tookLease)")
+        } catch {
+            Issue.record("\(error)\n\(logs())")
+        }
+        for p in processes.values { p.send(SIGTERM) }
+        for p in processes.values { await p.waitForExit() }
+        await kitchen.stop()
+        await observer.stop()
         await broker.stop()
     }
 
