@@ -50,16 +50,16 @@ import TestSupport
         let topic = Topics().nodeBeacon("kitchen-pi", Home.dog)
         let sentAt = ContinuousClock.now
         for retain in [true, false] {
-            let out = try await ChildProcess.run("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", "\(broker.port)", "-q", "1",
-                                                                            "-t", topic, "-f", big] + (retain ? ["-r"] : []), in: dir)
-            _ = out
+            _ = try await ChildProcess.run("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", "\(broker.port)", "-q", "1",
+                                                                      "-t", topic, "-f", big] + (retain ? ["-r"] : []), in: dir)
         }
-        // The broker took both (no limit of its own) and dropped them for the aggregator.
-        try await eventually("the broker to drop both for the aggregator", timeout: .seconds(60), detail: { broker.logTail(20) }) {
+        // The broker took them (no limit of its own) and dropped them for the aggregator (the
+        // retained one stays stored, and is dropped again on every resubscribe; MaximumPacketSizeTests
+        // covers the reconnect).
+        try await eventually("the broker to drop them for the aggregator", timeout: .seconds(60), detail: { broker.logTail(20) }) {
             broker.log.components(separatedBy: "Dropping too large outgoing PUBLISH for roomcast-aggregator-a").count - 1 >= 1
         }
-        // Then a restart of the aggregator's connection must not let the retained one through either.
-        // Normal messages still flow: the cat moves to the office, decisions keep coming.
+        // Normal messages still flow: the cat moves to the office.
         feeder.set(Home.cat, node: "kitchen-pi", rssi: -85)
         feeder.set(Home.cat, node: "office-pi", rssi: -55)
         try await observer.waitForRoom(Home.cat, "office", timeout: .seconds(30))
@@ -98,7 +98,7 @@ import TestSupport
         ], stdoutPath: out, stderrPath: out)
         let status = try await withTimeout(.seconds(60), "mosquitto_pub to end") { await pub.waitForExit() }
         try await eventually("the broker to drop kitchen-pi for the oversize packet", timeout: .seconds(30), detail: { broker.log.suffix(2000).description }) {
-            broker.log.contains("kitchen-pi") && broker.log.contains("disconnected due to") || broker.log.contains("Client kitchen-pi disconnected")
+            broker.log.contains("Client kitchen-pi disconnected due to oversize packet")
         }
         // The others are unaffected: hall-pi still publishes and the dashboard still reads.
         try hall.publish(MQTTMessage(topic: "roomcast/nodes/hall-pi/status", string: "online", qos: .atLeastOnce, retain: true))
