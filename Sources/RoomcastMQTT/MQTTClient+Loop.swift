@@ -200,6 +200,17 @@ extension MQTTClient {
         try check(mosquitto_threaded_set(h, true), "mosquitto_threaded_set")
         let version: Int32 = cfg.protocolVersion == .v5 ? 5 : 4 // MQTT_PROTOCOL_V5 / MQTT_PROTOCOL_V311
         try check(mosquitto_int_option(h, MOSQ_OPT_PROTOCOL_VERSION, version), "mosquitto_int_option")
+        if cfg.protocolVersion == .v5 {
+            // Under MQTT 5 the broker keeps at most the client's Receive Maximum of QoS 1 messages
+            // in flight to it, in place of its own max_inflight_messages (libmosquitto offers 20).
+            // This client acknowledges each one as it reads it and holds none, so it offers the
+            // most, as an MQTT 3.1.1 client gets from a broker with max_inflight_messages 0.
+            try check(mosquitto_int_option(h, MOSQ_OPT_RECEIVE_MAXIMUM, 65535), "mosquitto_int_option")
+        }
+        if let size = cfg.maximumPacketSize {
+            try check(stashConnectProperties(h, maximumPacketSize: size), "mosquitto_connect_bind_v5",
+                      "mqtt.maximumPacketSize \(size) was refused by libmosquitto (it needs protocolVersion v5)")
+        }
         if let user = cfg.username {
             try check(mosquitto_username_pw_set(h, user, cfg.password), "mosquitto_username_pw_set")
         }
@@ -226,6 +237,24 @@ extension MQTTClient {
         }
         return h
     }
+}
+
+/// Stores the CONNECT properties (MQTT 5 Maximum Packet Size) in the handle without connecting.
+///
+/// libmosquitto takes CONNECT properties only through `mosquitto_connect_bind_v5`, which connects
+/// blocking (a black-holed broker would hold the loop thread for the kernel's SYN timeout, past
+/// `connectTimeout` and `shutdown()`). It copies the properties into the handle before it looks at
+/// the host, and every later connect (`mosquitto_connect_async`, `mosquitto_reconnect_async`)
+/// sends the stored ones; called with no host it stores them and returns MOSQ_ERR_INVAL without
+/// touching the network. Only a wrong property or protocol version is a failure here. The tests
+/// check that the broker honours the limit on the first connection and after a reconnect.
+func stashConnectProperties(_ h: OpaquePointer, maximumPacketSize: Int) -> Int32 {
+    var props: OpaquePointer?
+    defer { mosquitto_property_free_all(&props) }
+    let added = mosquitto_property_add_int32(&props, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue), UInt32(maximumPacketSize))
+    guard added == Mosquitto.success else { return added }
+    let rc = mosquitto_connect_bind_v5(h, nil, 0, 0, nil, props)
+    return rc == Int32(MOSQ_ERR_INVAL.rawValue) ? Mosquitto.success : rc
 }
 
 extension MQTTClient {

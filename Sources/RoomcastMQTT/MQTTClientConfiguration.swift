@@ -65,6 +65,11 @@ public struct MQTTClientConfiguration: Sendable, Hashable {
     /// radio; refusing (and counting) keeps memory bounded and never sends a backlog of
     /// old readings later.
     public var outboundQoS0Limit: Int
+    /// The largest packet the broker may send this client, in bytes (MQTT 5 Maximum Packet
+    /// Size, §3.1.2.11.4): the broker drops a bigger message for this client instead of
+    /// sending it, so it is never read into memory here. Needs `.v5` (MQTT 3.1.1 has no way
+    /// to say it); nil means no limit.
+    public var maximumPacketSize: Int?
 
     /// A configuration with Roomcast's defaults.
     public init(
@@ -82,7 +87,8 @@ public struct MQTTClientConfiguration: Sendable, Hashable {
         connectTimeout: Double = 10,
         inboundBufferSize: Int = 1024,
         outboundQueueLimit: Int = 1000,
-        outboundQoS0Limit: Int = 10_000
+        outboundQoS0Limit: Int = 10_000,
+        maximumPacketSize: Int? = nil
     ) {
         self.host = host
         self.port = port
@@ -99,7 +105,12 @@ public struct MQTTClientConfiguration: Sendable, Hashable {
         self.inboundBufferSize = inboundBufferSize
         self.outboundQueueLimit = outboundQueueLimit
         self.outboundQoS0Limit = outboundQoS0Limit
+        self.maximumPacketSize = maximumPacketSize
     }
+
+    /// The largest Maximum Packet Size MQTT 5 can express: a 268,435,455-byte remaining length
+    /// plus the fixed header.
+    public static let maximumPacketSizeLimit = 268_435_460
 
     /// Every problem with this configuration, each naming its field; empty when valid.
     public func validate(path: String = "mqtt") -> [String] {
@@ -111,6 +122,12 @@ public struct MQTTClientConfiguration: Sendable, Hashable {
             out.append("\(path).clientID must be set when cleanSession is false (the broker keys the session by it)")
         }
         if password != nil && username == nil { out.append("\(path).password is set without a username") }
+        if let n = maximumPacketSize {
+            if !(1...Self.maximumPacketSizeLimit).contains(n) {
+                out.append("\(path).maximumPacketSize must be within 1...\(Self.maximumPacketSizeLimit) bytes (got \(n))")
+            }
+            if protocolVersion != .v5 { out.append("\(path).maximumPacketSize needs protocolVersion v5 (MQTT 3.1.1 cannot send it)") }
+        }
         if !(5...65535).contains(keepAlive) { out.append("\(path).keepAlive must be within 5...65535 seconds (got \(keepAlive))") }
         if let tls {
             if (tls.certificateFile == nil) != (tls.keyFile == nil) {

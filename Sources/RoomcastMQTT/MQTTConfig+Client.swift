@@ -1,7 +1,7 @@
 import Shared
 
 extension MQTTConfig {
-    /// The MQTT client configuration: broker, credentials, TLS, and the Last Will.
+    /// The MQTT client configuration: broker, credentials, TLS, protocol and packet limit, and the Last Will.
     public func clientConfiguration(clientID defaultID: String, will: OutboundMessage?) throws(ConfigError) -> MQTTClientConfiguration {
         let credentials = try credentials()
         let tlsOptions: MQTTClientConfiguration.TLS?
@@ -14,8 +14,11 @@ extension MQTTConfig {
         }
         return MQTTClientConfiguration(
             host: broker.host, port: broker.port, clientID: clientID ?? defaultID, username: credentials.username,
-            password: credentials.password, keepAlive: keepalive, tls: tlsOptions,
-            lastWill: will.map { MQTTMessage(topic: $0.topic, payload: $0.payload, qos: .atLeastOnce, retain: $0.retain) })
+            password: credentials.password, keepAlive: keepalive, protocolVersion: protocolVersion == .v5 ? .v5 : .v311,
+            tls: tlsOptions,
+            lastWill: will.map { MQTTMessage(topic: $0.topic, payload: $0.payload, qos: .atLeastOnce, retain: $0.retain) },
+            // MQTT 3.1.1 cannot carry the limit (the default is then simply not sent).
+            maximumPacketSize: protocolVersion == .v5 && maxPacketBytes > 0 ? maxPacketBytes : nil)
     }
 
     /// Debian's bundle of trusted CAs, for `mqtts://` without an explicit `tls.ca_file`.

@@ -43,9 +43,9 @@ enum LiveRig {
     /// An aggregator config (JSON, which the YAML loader reads as it is).
     static func config(port: Int, rooms: [Room], nodes: [Node], beacons: [Beacon], standbyLease: Double? = nil,
                        partitionFloors: [Int]? = nil, discovery: Bool = true, refresh: Double = 60,
-                       awayTimeout: Double? = nil) throws -> String {
+                       awayTimeout: Double? = nil, mqtt: [String: Any]? = nil) throws -> String {
         var root: [String: Any] = [
-            "mqtt": ["broker": "mqtt://127.0.0.1:\(port)"],
+            "mqtt": mqtt ?? ["broker": "mqtt://127.0.0.1:\(port)"],
             "rooms": rooms.map { ["name": $0.name, "floor": $0.floor] as [String: Any] },
             "nodes": nodes.map { ["name": $0.name, "room": $0.room] },
             "beacons": beacons.map { ["id": $0.id.rawValue, "name": $0.name] },
@@ -94,8 +94,13 @@ final class ReadingFeeder: Sendable {
     private let topics = Topics()
 
     /// `jitter`: each reading's RSSI is off by up to this many dB, as real ones are.
-    init(port: Int, jitter: Double = 0) async throws {
-        client = try LiveRig.client(port: port, id: "feeder")
+    convenience init(port: Int, jitter: Double = 0) async throws {
+        try await self.init(client: LiveRig.client(port: port, id: "feeder"), jitter: jitter)
+    }
+
+    /// Feeds through `client` (unstarted), e.g. one logged in as a node on a locked-down broker.
+    init(client: MQTTClient, jitter: Double = 0) async throws {
+        self.client = client
         client.start()
         try await client.waitUntilConnected(timeout: .seconds(10))
         let t = Task { [client, levels, topics] in
@@ -124,6 +129,12 @@ final class ReadingFeeder: Sendable {
 
     func publish(_ message: MQTTMessage) throws { try client.publish(message) }
 
+    /// Readings (and other messages) the client could not send: lost, not queued.
+    var publishFailures: Int { client.publishFailures }
+
+    /// Successful connections after the first: each one means the connection was lost.
+    var reconnects: Int { client.reconnects }
+
     func stop() async {
         task.withLock { $0?.cancel() }
         await client.shutdown()
@@ -135,8 +146,13 @@ final class Observer: Sendable {
     let client: MQTTClient
     let seen: StreamCollector<MQTTMessage>
 
-    init(port: Int, filters: [String] = ["roomcast/#", "homeassistant/#"]) async throws {
-        client = try LiveRig.client(port: port, id: "observer")
+    convenience init(port: Int, filters: [String] = ["roomcast/#", "homeassistant/#"]) async throws {
+        try await self.init(client: LiveRig.client(port: port, id: "observer"), filters: filters)
+    }
+
+    /// Observes through `client` (unstarted), e.g. one with credentials.
+    init(client: MQTTClient, filters: [String] = ["roomcast/#", "homeassistant/#"]) async throws {
+        self.client = client
         seen = StreamCollector(client.messages)
         client.start()
         for f in filters { try await client.subscribe(f, qos: .atLeastOnce) }

@@ -7,9 +7,13 @@ import TestSupport
 /// with only the paths moved into a temp folder and the TLS listener on a free loopback
 /// port. The password file is made with `mosquitto_passwd` as the README says.
 struct LockedDownBroker: Sendable {
+    /// Every account; a status guard (`<user>-guard`) has its instance's password, as the aggregator
+    /// logs it in with the same one.
     static let users = [
-        "aggregator": "agg-secret", "kitchen-pi": "kitchen-secret", "hall-pi": "hall-secret",
-        "homeassistant": "ha-secret", "dashboard": "dash-secret",
+        "aggregator": "agg-secret", "aggregator-guard": "agg-secret",
+        "aggregator-standby": "standby-secret", "aggregator-standby-guard": "standby-secret",
+        "kitchen-pi": "kitchen-secret", "hall-pi": "hall-secret",
+        "office-pi": "office-secret", "homeassistant": "ha-secret", "dashboard": "dash-secret",
     ]
 
     let directory: String
@@ -83,13 +87,30 @@ struct LockedDownBroker: Sendable {
         throw lastError!
     }
 
-    /// A client of this broker; `user` nil connects without credentials.
-    func client(_ user: String?, password: String? = nil, caFile: String? = nil) throws -> MQTTClient {
+    /// A client of this broker; `user` nil connects without credentials; `clientID` nil picks a unique one.
+    func client(_ user: String?, password: String? = nil, caFile: String? = nil, clientID: String? = nil) throws -> MQTTClient {
         try MQTTClient(configuration: MQTTClientConfiguration(
-            host: "127.0.0.1", port: port, clientID: "\(user ?? "anon")-\(UUID().uuidString.prefix(6))",
+            host: "127.0.0.1", port: port, clientID: clientID ?? "\(user ?? "anon")-\(UUID().uuidString.prefix(6))",
             username: user, password: user.map { password ?? Self.users[$0] ?? "" },
             tls: .init(caFile: caFile ?? tls.caCertificate),
             reconnectBackoff: MQTTBackoff(initial: 0.1, maximum: 0.5)), logger: .silent)
+    }
+
+    /// The `mqtt:` section a program logged in as `user` has, as deploy/mosquitto/README.md
+    /// says to write it (the password goes in ROOMCAST_MQTT_PASSWORD, see `environment`).
+    func mqttSection(_ user: String) -> [String: Any] {
+        ["broker": "mqtts://\(user)@127.0.0.1:\(port)", "tls": ["ca_file": tls.caCertificate]]
+    }
+
+    /// The environment of a program logged in as `user`.
+    static func environment(_ user: String) -> [String: String] {
+        ["ROOMCAST_MQTT_PASSWORD": users[user] ?? ""]
+    }
+
+    /// The same `mqtt:` settings as a value, for a client configured the way the programs configure theirs.
+    func mqttConfig(_ user: String) -> MQTTConfig {
+        MQTTConfig(broker: BrokerURL(isTLS: true, host: "127.0.0.1", port: port, username: user),
+                   password: Self.users[user], tls: .init(caFile: tls.caCertificate))
     }
 
     func stop() async {

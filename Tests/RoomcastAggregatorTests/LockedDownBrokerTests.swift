@@ -91,6 +91,16 @@ import TestSupport
         #expect(!seenByAggregator.elements.contains { $0.topic.hasPrefix("roomcast/nodes/hall-pi/") },
                 "a message kitchen-pi published as hall-pi reached the aggregator")
 
+        // Positive control: hall-pi itself may publish under its own name.
+        let hall = try broker.client("hall-pi")
+        hall.start()
+        try await hall.waitUntilConnected(timeout: .seconds(10))
+        try hall.publish(MQTTMessage(topic: "roomcast/nodes/hall-pi/status", string: "online", qos: .atLeastOnce))
+        try await seenByAggregator.waitFor("hall-pi's own message") { $0.contains { $0.topic == "roomcast/nodes/hall-pi/status" } }
+        // The broker makes the username the client id: a second connection of the aggregator account
+        // would displace this one, so it goes first.
+        await aggregatorView.shutdown()
+
         // The aggregator writes presence; Home Assistant reads it (and never saw kitchen-pi's forgery).
         let aggregator = try broker.client("aggregator")
         aggregator.start()
@@ -99,20 +109,13 @@ import TestSupport
         let got = try await seenByHA.waitFor("presence from the aggregator") { !$0.isEmpty }
         #expect(got.map(\.payloadString) == ["{\"room\":\"kitchen\"}"], "Home Assistant saw: \(got.map(\.payloadString))")
 
-        // Positive control: hall-pi itself may publish under its own name.
-        let hall = try broker.client("hall-pi")
-        hall.start()
-        try await hall.waitUntilConnected(timeout: .seconds(10))
-        try hall.publish(MQTTMessage(topic: "roomcast/nodes/hall-pi/status", string: "online", qos: .atLeastOnce))
-        try await seenByAggregator.waitFor("hall-pi's own message") { $0.contains { $0.topic == "roomcast/nodes/hall-pi/status" } }
-
-        for c in [aggregatorView, ha, kitchen, aggregator, hall] { await c.shutdown() }
+        for c in [ha, kitchen, aggregator, hall] { await c.shutdown() }
         await broker.stop()
     }
 
     /// The real programs configured as deploy/mosquitto/README.md says (mqtts:// URL with the
     /// user, tls.ca_file, the password in ROOMCAST_MQTT_PASSWORD): presence reaches Home
-    /// Assistant, and readings kitchen-pi forges in hall-pi's name never enter a decision.
+    /// Assistant, and readings office-pi forges in hall-pi's name never enter a decision.
     @Test func theRealAgentAndAggregatorWorkLockedDownAndIgnoreForgedReadings() async throws {
         guard MosquittoBroker.shouldRun else { return }
         let bin = try FaultRig.productsDirectory()
@@ -151,7 +154,9 @@ import TestSupport
         #expect(decided.contains { $0.topic == "roomcast/aggregator/status" && $0.payloadString == "online" }, "\(logs())")
         #expect(decided.contains { $0.topic.hasPrefix("homeassistant/") }, "discovery reaches Home Assistant")
 
-        // kitchen-pi forges strong readings in hall-pi's name, 20 of them over 2 s.
+        // Another node (office-pi) forges strong readings in hall-pi's name, 20 of them over 2 s. (Not
+        // kitchen-pi's own account: the broker makes the username the client id, so a second
+        // kitchen-pi connection would displace the running agent.)
         let dashboard = try broker.client("dashboard")
         let kitchenReadings = StreamCollector(dashboard.messages)
         dashboard.start()
@@ -159,7 +164,7 @@ import TestSupport
         try await dashboard.waitUntilConnected(timeout: .seconds(10))
         let sample = try await kitchenReadings.waitFor("a kitchen-pi reading") { !$0.isEmpty }[0]
         var reading = try WireFormat.decode(BeaconReading.self, from: sample.payload)
-        let forger = try broker.client("kitchen-pi")
+        let forger = try broker.client("office-pi")
         forger.start()
         try await forger.waitUntilConnected(timeout: .seconds(10))
         let forgedFrom = FaultRig.now

@@ -116,6 +116,10 @@ public enum AggregatorCLI {
             var guardConfig = try config.mqtt.clientConfiguration(clientID: "roomcast-aggregator-\(instance)-guard", will: siteOffline)
             // Its own client id even when the config names one: a second connection with the same id would evict the first.
             guardConfig.clientID = configuration.clientID + "-guard"
+            // And its own account: a broker that ties client ids to usernames (deploy/mosquitto sets
+            // use_username_as_clientid) gives each account one connection, so under one account the
+            // guard and the main connection would evict each other and fire their wills.
+            guardConfig.username = config.standby.guardUsername(mainUsername: configuration.username)
             guardConfig.inboundBufferSize = 16
             guardConfiguration = election == nil ? nil : guardConfig
         } catch let e as ConfigError { return fail("bad config:\n\(e)", .config) }

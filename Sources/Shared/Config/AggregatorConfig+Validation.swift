@@ -84,6 +84,7 @@ extension AggregatorConfig {
             checks.add("partition.rooms[\(i)]", message)
         }
         checks.range(standby.leaseS, 1...600, at: "standby.lease_s", unit: " s")
+        if let u = standby.guardUsername, u.isEmpty { checks.add("standby.guard_username", "must not be empty") }
         return checks.problems
     }
 }

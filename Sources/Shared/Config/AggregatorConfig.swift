@@ -199,18 +199,28 @@ public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
         public var enabled: Bool
         /// Lease length in seconds; the active aggregator renews it at a third of this (default 15).
         public var leaseS: Double
+        /// The account of the status guard connection; nil means the aggregator's username + `-guard`
+        /// (a broker that ties client ids to usernames lets each account hold only one connection).
+        public var guardUsername: String?
 
-        public init(enabled: Bool = false, leaseS: Double = 15) {
+        public init(enabled: Bool = false, leaseS: Double = 15, guardUsername: String? = nil) {
             self.enabled = enabled
             self.leaseS = leaseS
+            self.guardUsername = guardUsername
         }
 
-        enum CodingKeys: String, CodingKey { case enabled, leaseS = "lease_s" }
+        enum CodingKeys: String, CodingKey { case enabled, leaseS = "lease_s", guardUsername = "guard_username" }
 
         public init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             enabled = try c.decode(Bool.self, forKey: .enabled, default: false)
             leaseS = try c.decode(Double.self, forKey: .leaseS, default: 15)
+            guardUsername = try c.decodeIfPresent(String.self, forKey: .guardUsername)
+        }
+
+        /// The status guard's username, given the aggregator's own.
+        public func guardUsername(mainUsername: String?) -> String? {
+            guardUsername ?? mainUsername.map { "\($0)-guard" }
         }
     }
 

@@ -21,10 +21,29 @@ public struct MQTTConfig: Codable, Sendable, Equatable {
     public var topicPrefix: String
     /// TLS settings; nil with an `mqtts://` broker means the system CAs.
     public var tls: TLSConfig?
+    /// MQTT protocol revision (default 5; 3.1.1 for brokers without MQTT 5).
+    public var protocolVersion: ProtocolVersion
+    /// The largest packet the broker may send this program (MQTT 5 Maximum Packet Size); the
+    /// broker drops bigger messages for it. 0 means no limit; ignored under 3.1.1, which cannot
+    /// send it. Default `defaultMaxPacketBytes`.
+    public var maxPacketBytes: Int
+
+    /// Above the biggest message a Roomcast program accepts (`WireFormat.maxPayloadBytes`, 64 KiB)
+    /// with its topic and headers; retained presence and discovery configs are a few KiB.
+    public static let defaultMaxPacketBytes = 128 * 1024
+
+    /// The protocol revisions a program can speak.
+    public enum ProtocolVersion: String, Codable, Sendable, Equatable, CaseIterable {
+        case v5 = "5"
+        case v311 = "3.1.1"
+    }
 
     public init(broker: BrokerURL = .localhost, username: String? = nil, password: String? = nil,
                 passwordEnv: String? = nil, clientID: String? = nil, keepalive: Int = 30,
-                topicPrefix: String = "roomcast", tls: TLSConfig? = nil) {
+                topicPrefix: String = "roomcast", tls: TLSConfig? = nil, protocolVersion: ProtocolVersion = .v5,
+                maxPacketBytes: Int = MQTTConfig.defaultMaxPacketBytes) {
+        self.protocolVersion = protocolVersion
+        self.maxPacketBytes = maxPacketBytes
         self.broker = broker
         self.username = username
         self.password = password
@@ -69,6 +88,7 @@ public struct MQTTConfig: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case broker, username, password, tls, keepalive
         case passwordEnv = "password_env", clientID = "client_id", topicPrefix = "topic_prefix"
+        case protocolVersion = "protocol", maxPacketBytes = "max_packet_bytes"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -81,6 +101,8 @@ public struct MQTTConfig: Codable, Sendable, Equatable {
         keepalive = try c.decode(Int.self, forKey: .keepalive, default: 30)
         topicPrefix = try c.decode(String.self, forKey: .topicPrefix, default: "roomcast")
         tls = try c.decodeIfPresent(TLSConfig.self, forKey: .tls)
+        protocolVersion = try c.decode(ProtocolVersion.self, forKey: .protocolVersion, default: .v5)
+        maxPacketBytes = try c.decode(Int.self, forKey: .maxPacketBytes, default: Self.defaultMaxPacketBytes)
     }
 
     /// Encodes with the password replaced by `***`: configs are encoded only to be shown.
@@ -94,6 +116,8 @@ public struct MQTTConfig: Codable, Sendable, Equatable {
         try c.encode(keepalive, forKey: .keepalive)
         try c.encode(topicPrefix, forKey: .topicPrefix)
         try c.encodeIfPresent(tls, forKey: .tls)
+        try c.encode(protocolVersion, forKey: .protocolVersion)
+        try c.encode(maxPacketBytes, forKey: .maxPacketBytes)
     }
 
     /// The topic builder for `topic_prefix`.
@@ -140,6 +164,7 @@ public struct MQTTConfig: Codable, Sendable, Equatable {
         if let name = passwordEnv, name.isEmpty || name.contains("=") {
             checks.add(p("password_env"), "must be an environment variable name")
         }
+        checks.range(maxPacketBytes, 0...268_435_460, at: p("max_packet_bytes"), unit: " bytes")
         if let id = clientID, id.isEmpty || id.utf8.count > 65535 {
             checks.add(p("client_id"), "must be 1 to 65535 bytes")
         }
