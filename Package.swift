@@ -76,7 +76,8 @@ let package = Package(
                                          "RoomcastFusion", "RoomcastAgent", "RoomcastAggregator",
                                          "RoomcastSimulation", "RoomcastMQTT"]),
         // libFuzzer harnesses (scripts/fuzz.sh); a plain build replays crash inputs.
-        .executableTarget(name: "Fuzz", dependencies: ["Shared", "RoomcastAdvertising", "RoomcastHCI"]),
+        .executableTarget(name: "Fuzz", dependencies: ["Shared", "RoomcastAdvertising", "RoomcastHCI",
+                                                       "RoomcastFusion", "RoomcastAggregator"]),
 
         // Tests.
         .target(name: "TestSupport", dependencies: ["Shared"], path: "Tests/TestSupport",
