@@ -15,11 +15,9 @@ import TestSupport
     }
 
     @Test func requiringAMissingToolNamesThePackage() {
-        #expect {
-            _ = try Self.absent.require()
-        } throws: { error in
-            "\(error)".contains("roomcast-no-such-tool is missing") && "\(error)".contains("apt install roomcast-no-such-package")
-        }
+        let error = #expect(throws: RequiredTool.Missing.self) { try Self.absent.require() }
+        #expect(error?.description.contains("roomcast-no-such-tool is missing") == true)
+        #expect(error?.description.contains("apt install roomcast-no-such-package") == true)
     }
 
     @Test func anInstalledToolIsFoundInCandidateOrder() throws {
