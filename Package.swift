@@ -96,7 +96,8 @@ let package = Package(
         .testTarget(name: "RoomcastAgentTests",
                     dependencies: ["RoomcastAgent", "RoomcastMQTT", "RoomcastHCI", "RoomcastAdvertising", "TestSupport"]),
         .testTarget(name: "RoomcastAggregatorTests",
-                    dependencies: ["RoomcastAggregator", "RoomcastMQTT", "TestSupport"]),
+                    dependencies: ["RoomcastAggregator", "RoomcastMQTT", "TestSupport"],
+                    resources: [.copy("Fixtures")]),
     ],
     swiftLanguageModes: [.v6]
 )
