@@ -76,7 +76,8 @@ let package = Package(
                                          "RoomcastFusion", "RoomcastAgent", "RoomcastAggregator",
                                          "RoomcastSimulation", "RoomcastMQTT"]),
         // libFuzzer harnesses (scripts/fuzz.sh); a plain build replays crash inputs.
-        .executableTarget(name: "Fuzz", dependencies: ["Shared", "RoomcastAdvertising", "RoomcastHCI"]),
+        .executableTarget(name: "Fuzz", dependencies: ["Shared", "RoomcastAdvertising", "RoomcastHCI",
+                                                       "RoomcastFusion", "RoomcastAggregator"]),
 
         // Tests.
         .target(name: "TestSupport", dependencies: ["Shared"], path: "Tests/TestSupport",
@@ -95,7 +96,8 @@ let package = Package(
         .testTarget(name: "RoomcastAgentTests",
                     dependencies: ["RoomcastAgent", "RoomcastMQTT", "RoomcastHCI", "RoomcastAdvertising", "TestSupport"]),
         .testTarget(name: "RoomcastAggregatorTests",
-                    dependencies: ["RoomcastAggregator", "RoomcastMQTT", "TestSupport"]),
+                    dependencies: ["RoomcastAggregator", "RoomcastMQTT", "TestSupport"],
+                    resources: [.copy("Fixtures")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -105,12 +105,14 @@ write_seeds() {
   if [ -d "$SEEDS/$t" ]; then cp "$SEEDS/$t"/* "$dir"/ 2>/dev/null; fi
 }
 
-# Dictionaries: checked-in ones, and for config every key the fixtures use.
+# Dictionaries: checked-in ones (the aggregator's payload targets also get the wire keys),
+# and for config every key the fixtures use.
 dictionary() {
   local t=$1 out=$SCRATCH/dicts/$1.dict
   mkdir -p "$SCRATCH/dicts"
   : > "$out"
   if [ -f "$DICTS/$t.dict" ]; then cat "$DICTS/$t.dict" >> "$out"; fi
+  case $t in intake|espresense|calibration|lease) cat "$DICTS/wire.dict" >> "$out" ;; esac
   if [ "$t" = config ]; then
     cat Tests/SharedTests/Fixtures/*.yaml "$SEEDS/config"/*.yaml \
       | sed -n 's/^[ -]*\([a-z_][a-z0-9_]*\):.*/\1/p' | sort -u | sed 's/.*/"&:"/' >> "$out"
@@ -129,9 +131,16 @@ for t in $targets; do
   before=$(find "$artifacts" -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
   extra=()
   dict=$(dictionary "$t") && extra+=(-dict="$dict")
-  # Captures need room for several records across the reader's 4 KiB refill.
-  max_len=4096
-  if [ "$t" = btsnoop ]; then max_len=16384; fi
+  # Inputs up to what each decoder can be handed: MQTT payloads past the 64 KiB limit
+  # (WireFormat.maxPayloadBytes) plus a topic, so the size checks are reached; captures with
+  # many records across the reader's 4 KiB refills; config files with long lists; H4 streams
+  # of many events (an extended report reassembles up to 1650 bytes).
+  case $t in
+    wire|intake|espresense|calibration|lease) max_len=66560 ;;
+    btsnoop|config) max_len=65536 ;;
+    hci) max_len=16384 ;;
+    *) max_len=4096 ;;
+  esac
   if [ "$JOBS" -gt 1 ]; then extra+=(-fork="$JOBS" -ignore_crashes=1); fi
   echo "fuzz: $t for ${SECONDS_PER_TARGET}s (log $log)" >&2
   # SWIFT_BACKTRACE=enable=no: Swift's crash handler reads freed memory under ASan and hides the

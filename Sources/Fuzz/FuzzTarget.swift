@@ -13,6 +13,14 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case btsnoop
     /// YAML/JSON config text through `ConfigLoader` for the agent, aggregator and advertising configs.
     case config
+    /// One MQTT message (topic NUL payload) through `InputIntake` and `AggregatorCore.handle` into fusion.
+    case intake
+    /// The retained lease payload through `LeaseElection.observe`.
+    case lease
+    /// The retained receiver calibration payload, decoded by the intake and resumed by `FusionEngine`.
+    case calibration
+    /// ESPresense device messages (topic NUL payload) through `ESPresenseInput`.
+    case espresense
 
     static let environmentKey = "ROOMCAST_FUZZ_TARGET"
 
@@ -36,6 +44,10 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         case .hci: HCIHarness.run(bytes)
         case .btsnoop: BTSnoopHarness.run(bytes)
         case .config: ConfigHarness.run(bytes)
+        case .intake: IntakeHarness.run(bytes)
+        case .lease: LeaseHarness.run(bytes)
+        case .calibration: CalibrationHarness.run(bytes)
+        case .espresense: ESPresenseHarness.run(bytes)
         }
     }
 }

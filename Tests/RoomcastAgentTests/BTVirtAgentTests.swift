@@ -10,14 +10,9 @@ import TestSupport
 /// Two agents over BlueZ's controller emulator and a real broker: one
 /// transmits an iBeacon through one emulated controller (the tutorials'
 /// "Transmit" screen), the other scans through a second one and publishes the
-/// beacon. Missing btvirt skips the test, or fails it under CI=true.
-@Suite(.serialized) struct BTVirtAgentTests {
+/// beacon. Missing btvirt or mosquitto skips the test, or fails it under CI=true.
+@Suite(.serialized, .requiresBTVirt, .requiresMosquitto) struct BTVirtAgentTests {
     @Test func oneAgentAdvertisesAnotherPublishesTheBeacon() async throws {
-        guard BTVirt.binary != nil else {
-            if BTVirt.required { Issue.record("btvirt is missing (CI=true): install bluez-test-tools") }
-            return
-        }
-        guard MosquittoBroker.shouldRun else { return }
         let btvirt = try BTVirt()
         defer { btvirt.stop() }
         let broker = try await MosquittoBroker.start()

@@ -12,7 +12,7 @@ import TestSupport
 /// advertises one iBeacon at 20 Hz: scanning goes on through a broker outage,
 /// nothing captured during it is published later, and the current state goes
 /// out on reconnect; an agent started before its broker exists connects later.
-@Suite(.serialized) struct BrokerOutageTests {
+@Suite(.serialized, .requiresMosquitto) struct BrokerOutageTests {
     static let beacon = CaptureBuilder.iBeacon(major: 7, minor: 8)
     static let topicPrefix = "roomcast/nodes/pi-1/"
 
@@ -72,7 +72,6 @@ import TestSupport
     }
 
     @Test func scanningGoesOnThroughAnOutageAndNothingStaleIsSentLater() async throws {
-        guard MosquittoBroker.shouldRun else { return }
         let broker = try await MosquittoBroker.start()
         let rig = try Self.startAgent(port: broker.port)
         let (observer, seen) = try await Self.subscriber(port: broker.port)
@@ -105,7 +104,6 @@ import TestSupport
     }
 
     @Test func anAgentStartedBeforeItsBrokerConnectsWhenItAppears() async throws {
-        guard MosquittoBroker.shouldRun else { return }
         let port = try freePort()
         let rig = try Self.startAgent(port: port)
         // The agent is scanning with no broker at all.

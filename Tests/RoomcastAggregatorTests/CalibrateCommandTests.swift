@@ -30,8 +30,7 @@ import TestSupport
         return (code, process.stdout, process.stderr)
     }
 
-    @Test func theNodeTheBeaconIsHeldByGetsItsAdjustment() async throws {
-        guard MosquittoBroker.shouldRun else { return }
+    @Test(.requiresMosquitto) func theNodeTheBeaconIsHeldByGetsItsAdjustment() async throws {
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()
         let publisher = try LiveRig.client(port: broker.port, id: "agents")
@@ -63,8 +62,7 @@ import TestSupport
         #expect(stderr.contains("Listening to kitchen-pi for 10 s"), "\(stderr)")
     }
 
-    @Test func aBeaconTheNodeDoesNotReportIsAClearError() async throws {
-        guard MosquittoBroker.shouldRun else { return }
+    @Test(.requiresMosquitto) func aBeaconTheNodeDoesNotReportIsAClearError() async throws {
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()
         let feeder = try await ReadingFeeder(port: broker.port)
@@ -79,7 +77,6 @@ import TestSupport
     }
 
     @Test func mistakesInTheCommandAreCaughtBeforeListening() async throws {
-        guard MosquittoBroker.shouldRun else { return }
         let dir = try LiveRig.workDirectory()
         // Port 9 (discard): nothing is asked of a broker when the command itself is wrong.
         let unknown = try await Self.run(["--node", "garage-pi"], port: 9, in: dir)
@@ -93,7 +90,6 @@ import TestSupport
     }
 
     @Test func aBrokerThatIsDownIsReportedOnce() async throws {
-        guard MosquittoBroker.shouldRun else { return }
         let dir = try LiveRig.workDirectory()
         let port = try freePort()
         let result = try await Self.run(["--node", "kitchen-pi", "--seconds", "1"], port: port, in: dir)

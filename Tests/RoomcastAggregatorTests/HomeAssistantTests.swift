@@ -8,7 +8,7 @@ import TestSupport
 /// (scripts/setup-home-assistant.sh): the entities it creates, their states and attributes
 /// as HA's REST API reports them, availability, removal, the mqtt_room output read by HA's
 /// own mqtt_room sensor, and no warning or error in HA's log about our payloads.
-@Suite(.serialized, .enabled(if: HomeAssistantInstance.shouldRun, HomeAssistantInstance.skipReason))
+@Suite(.serialized, .requiresMosquitto, .enabled(if: HomeAssistantInstance.shouldRun, HomeAssistantInstance.skipReason))
 struct HomeAssistantTests {
     static let catTracker = "device_tracker.roomcast_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1_1"
     static let catRoom = "sensor.roomcast_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1_1_room"

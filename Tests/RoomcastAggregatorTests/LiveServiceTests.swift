@@ -25,9 +25,8 @@ enum Home {
 /// edge agents publish them: retained presence, rooms, events, status; node
 /// offline handling; Home Assistant discovery and its clean-up; a restart
 /// without a flap.
-@Suite(.serialized) struct LiveServiceTests {
+@Suite(.serialized, .requiresMosquitto) struct LiveServiceTests {
     @Test func readingsBecomePresenceRoomsEventsAndStatus() async throws {
-        guard MosquittoBroker.shouldRun else { return }
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()
         let configPath = try Home.writeConfig(port: broker.port, in: dir)
@@ -84,7 +83,6 @@ enum Home {
     }
 
     @Test func discoveryIsRetainedAndRemovedBeaconsAreCleared() async throws {
-        guard MosquittoBroker.shouldRun else { return }
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()
         let configPath = try Home.writeConfig(port: broker.port, in: dir)
@@ -134,7 +132,6 @@ enum Home {
     }
 
     @Test func aBrokerRestartedWithoutPersistenceGetsEverythingBack() async throws {
-        guard MosquittoBroker.shouldRun else { return }
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()
         let configPath = try Home.writeConfig(port: broker.port, in: dir)
@@ -165,7 +162,6 @@ enum Home {
     /// messages): more than the client keeps unacknowledged, so the service must wait for
     /// acknowledgements instead of dropping the rest.
     @Test func aBigSiteIsRepublishedInFullAfterARestart() async throws {
-        guard MosquittoBroker.shouldRun else { return }
         let broker = try await MosquittoBroker.start(.init(extraConfig: ["max_queued_messages 0"]))
         let dir = try LiveRig.workDirectory()
         let configPath = "\(dir)/site.json"
@@ -204,7 +200,6 @@ enum Home {
     }
 
     @Test func killAndRestartDoesNotFlap() async throws {
-        guard MosquittoBroker.shouldRun else { return }
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()
         let configPath = try Home.writeConfig(port: broker.port, in: dir)
@@ -262,9 +257,8 @@ func eventuallyStable(seconds: Double) async throws {
 /// real `edge-agent` per node replaying its capture at 6× into mosquitto, and
 /// the real `aggregator`: beacons that stay in one room are placed there. (90 s at 6×:
 /// a window of 15 s for all of them to be right at once, also on a loaded machine.)
-@Suite(.serialized) struct SimulatedHomeTests {
+@Suite(.serialized, .requiresMosquitto) struct SimulatedHomeTests {
     @Test func edgeAgentsReplayingAHomeLeadToTheTrueRooms() async throws {
-        guard MosquittoBroker.shouldRun else { return }
         let dir = try LiveRig.workDirectory()
         let home = "\(dir)/home"
         try await ChildProcess.run(try LiveRig.executable("roomcast-sim"),

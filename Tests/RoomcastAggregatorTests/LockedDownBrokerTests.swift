@@ -7,9 +7,8 @@ import TestSupport
 /// The locked-down deployment of deploy/mosquitto: TLS only, a password per client and
 /// the ACL, with real edge-agent and aggregator processes configured the way the
 /// README tells a user to.
-@Suite(.serialized) struct LockedDownBrokerTests {
+@Suite(.serialized, .requiresMosquitto) struct LockedDownBrokerTests {
     @Test func clientsWithoutCredentialsWithAWrongPasswordOrTheWrongCAAreRefused() async throws {
-        guard MosquittoBroker.shouldRun else { return }
         let broker = try await LockedDownBroker.start()
         do { try await Self.refusals(broker) } catch {
             await broker.stop()
@@ -63,7 +62,6 @@ import TestSupport
     }
 
     @Test func aNodePublishingAsAnotherNodeNeverReachesTheAggregatorAndOnlyTheAggregatorWritesPresence() async throws {
-        guard MosquittoBroker.shouldRun else { return }
         let broker = try await LockedDownBroker.start()
         let aggregatorView = try broker.client("aggregator")
         let seenByAggregator = StreamCollector(aggregatorView.messages)
@@ -117,7 +115,6 @@ import TestSupport
     /// user, tls.ca_file, the password in ROOMCAST_MQTT_PASSWORD): presence reaches Home
     /// Assistant, and readings office-pi forges in hall-pi's name never enter a decision.
     @Test func theRealAgentAndAggregatorWorkLockedDownAndIgnoreForgedReadings() async throws {
-        guard MosquittoBroker.shouldRun else { return }
         let bin = try FaultRig.productsDirectory()
         let broker = try await LockedDownBroker.start()
         let dir = broker.directory

@@ -7,7 +7,7 @@ import TestSupport
 
 /// Hot standby between two `aggregator run` processes, a bridged two-broker
 /// site, and a partitioned aggregator, all against real mosquitto brokers.
-@Suite(.serialized) struct StandbyAndScaleTests {
+@Suite(.serialized, .requiresMosquitto) struct StandbyAndScaleTests {
     static func leaseHolder(_ observer: Observer) -> String? {
         guard let text = observer.last("roomcast/aggregator/lease"), !text.isEmpty,
               let lease = try? WireFormat.decode(LeaseElection.Lease.self, from: Array(text.utf8)) else { return nil }
@@ -15,7 +15,6 @@ import TestSupport
     }
 
     @Test func standbyTakesOverWithoutFlapOrDoublePublishing() async throws {
-        guard MosquittoBroker.shouldRun else { return }
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()
         let configPath = "\(dir)/site.json"
@@ -86,7 +85,6 @@ import TestSupport
     /// with the second (the survivor's status guard connection has the will for it).
     @Test(arguments: ["alpha", "beta"])
     func siteStatusEndsOfflineWhenTheLastInstanceDies(killFirst: String) async throws {
-        guard MosquittoBroker.shouldRun else { return }
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()
         let configPath = "\(dir)/site.json"
@@ -137,7 +135,6 @@ import TestSupport
     }
 
     @Test func presenceCrossesABridgeFromTheNodesBroker() async throws {
-        guard MosquittoBroker.shouldRun else { return }
         let nodesBroker = try await MosquittoBroker.start()
         let central = try await MosquittoBroker.start(.init(extraConfig: [
             "connection building-a",
@@ -170,7 +167,6 @@ import TestSupport
     }
 
     @Test func partitionsWithStandbyElectIndependently() async throws {
-        guard MosquittoBroker.shouldRun else { return }
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()
         for floor in [0, 1] {
@@ -199,7 +195,6 @@ import TestSupport
     }
 
     @Test func partitionedAggregatorDecidesOnlyForItsFloor() async throws {
-        guard MosquittoBroker.shouldRun else { return }
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()
         let configPath = "\(dir)/site.json"

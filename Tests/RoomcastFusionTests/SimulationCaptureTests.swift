@@ -165,16 +165,15 @@ struct SimulationCaptureTests {
         #expect(index == packets.count)
     }
 
-    static let btmon = "/usr/bin/btmon"
-
-    @Test("btmon -r reads every record as the advertisement it is", .enabled(if: FileManager.default.isExecutableFile(atPath: btmon)))
+    @Test("btmon -r reads every record as the advertisement it is", .requiresBtmon)
     func btmonReadsCaptures() async throws {
+        let btmon = try RequiredTool.btmon.require()
         let g = Self.generate(duration: 20, plan: .flat)
         let dir = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         try BTSnoopScenarioWriter(directory: dir).write(g)
         let node = "hall-pi"
-        let process = try ChildProcess(Self.btmon, ["-r", dir.appendingPathComponent("nodes/\(node).btsnoop").path],
+        let process = try ChildProcess(btmon, ["-r", dir.appendingPathComponent("nodes/\(node).btsnoop").path],
                                        stdoutPath: dir.appendingPathComponent("btmon.out").path,
                                        stderrPath: dir.appendingPathComponent("btmon.err").path)
         let status = try await withTimeout(.seconds(30), "btmon -r") { await process.waitForExit() }

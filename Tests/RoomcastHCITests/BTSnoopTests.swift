@@ -4,12 +4,13 @@ import Shared
 import Testing
 import TestSupport
 
-/// Runs `btmon -r path` and returns its output (nil when btmon is missing).
-func btmonRead(_ path: String) throws -> String? {
-    guard FileManager.default.isExecutableFile(atPath: "/usr/bin/btmon") else { return nil }
+/// Runs `btmon -r path` and returns its output; throws, naming the package, when btmon is
+/// missing (tests that call it carry `.requiresBtmon`).
+func btmonRead(_ path: String) throws -> String {
+    let btmon = try RequiredTool.btmon.require()
     var env = ProcessInfo.processInfo.environment
     env["COLUMNS"] = "200"
-    return try ChildProcess.runBlocking("/usr/bin/btmon", ["-r", path], environment: env).stdout
+    return try ChildProcess.runBlocking(btmon, ["-r", path], environment: env).stdout
 }
 
 func fixturePath(_ name: String) throws -> String {
@@ -45,12 +46,9 @@ func collect(_ source: any RadioSource) async throws -> [AdvertisingReport] {
         #expect(zip(reports, reports.dropFirst()).allSatisfy { $0.timestamp <= $1.timestamp })
     }
 
-    @Test func btmonCountsTheSameReports() throws {
+    @Test(.requiresBtmon) func btmonCountsTheSameReports() throws {
         let path = try fixturePath(Self.anchor1)
-        guard let text = try btmonRead(path) else {
-            if ProcessInfo.processInfo.environment["CI"] == "true" { Issue.record("btmon missing") }
-            return
-        }
+        let text = try btmonRead(path)
         let reports = text.components(separatedBy: "\n").filter { $0.contains("RSSI:") }.count
         #expect(reports == 2157)
     }
@@ -79,17 +77,25 @@ func collect(_ source: any RadioSource) async throws -> [AdvertisingReport] {
         #expect(reports.map(\.timestamp) == [1000.0, 1000.2])
     }
 
-    @Test func recordingIsReadableByBtmonAndByUs() async throws {
-        let path = temporaryPath(".btsnoop")
-        defer { unlink(path) }
+    /// A command, its Command Complete and an LE Advertising Report with two reports, as the
+    /// agent's `--record` writes them.
+    static func writeRecording(to path: String) throws -> BTSnoopWriter {
         let writer = try BTSnoopWriter(path: path)
         let command = HCICommand.leSetScanEnable(enable: true, filterDuplicates: false)
         try writer.write(type: .command, bytes: command.encoded, timestamp: 1700000000, direction: .hostToController)
         let complete = bytes("0e04010c2000")
         try writer.write(type: .event, bytes: complete, timestamp: 1700000000.001, direction: .controllerToHost)
-        let report = bytes(String(HCIEventTests.twoReports.dropFirst(2)))
-        try writer.write(type: .event, bytes: report, timestamp: 1700000000.5, direction: .controllerToHost)
+        try writer.write(type: .event, bytes: recordedReport, timestamp: 1700000000.5, direction: .controllerToHost)
         writer.shutdown()
+        return writer
+    }
+
+    static var recordedReport: [UInt8] { bytes(String(HCIEventTests.twoReports.dropFirst(2))) }
+
+    @Test func recordingIsReadableByUs() async throws {
+        let path = temporaryPath(".btsnoop")
+        defer { unlink(path) }
+        let writer = try Self.writeRecording(to: path)
         #expect(writer.recordCount == 3)
 
         let reader = try BTSnoopReader(path: path)
@@ -98,18 +104,20 @@ func collect(_ source: any RadioSource) async throws -> [AdvertisingReport] {
         #expect(reader.datalink == .h4)
         #expect(frames.map(\.type) == [.command, .event, .event])
         #expect(frames.map(\.direction) == [.hostToController, .controllerToHost, .controllerToHost])
-        #expect(frames[2].bytes == report)
+        #expect(frames[2].bytes == Self.recordedReport)
         #expect(frames[2].timestamp == 1700000000.5)
         #expect(!reader.endedInsideRecord)
+    }
 
-        if let text = try btmonRead(path) {
-            #expect(text.contains("LE Set Scan Enable"))
-            #expect(text.contains("Command Complete"))
-            #expect(text.components(separatedBy: "RSSI:").count - 1 == 2)
-            #expect(text.contains("11:22:33:44:55:66"))
-        } else if ProcessInfo.processInfo.environment["CI"] == "true" {
-            Issue.record("btmon missing")
-        }
+    @Test(.requiresBtmon) func recordingIsReadableByBtmon() throws {
+        let path = temporaryPath(".btsnoop")
+        defer { unlink(path) }
+        _ = try Self.writeRecording(to: path)
+        let text = try btmonRead(path)
+        #expect(text.contains("LE Set Scan Enable"))
+        #expect(text.contains("Command Complete"))
+        #expect(text.components(separatedBy: "RSSI:").count - 1 == 2)
+        #expect(text.contains("11:22:33:44:55:66"))
     }
 
     @Test func monitorDatalinkIsRead() async throws {

@@ -8,17 +8,9 @@ import Testing
 /// iBeacon through one emulated controller, another scans through a second,
 /// and the scanner hears it. btvirt runs once at a time (serialised suite and
 /// a file lock) and is killed at the end. Missing btvirt skips, or fails under CI=true.
-@Suite(.serialized) struct BTVirtEndToEndTests {
+@Suite(.serialized, .requiresBTVirt) struct BTVirtEndToEndTests {
     static let beacon = IBeaconAdvertisement.encode(uuidString: "e2c56db5-dffb-48d2-b060-d0f5a71096e0",
                                                     major: 100, minor: 7, power: -59)!
-
-    func startBTVirt() throws -> BTVirt? {
-        guard BTVirt.binary != nil else {
-            if BTVirt.required { Issue.record("btvirt is missing (CI=true): install bluez-test-tools") }
-            return nil
-        }
-        return try BTVirt()
-    }
 
     func controller(_ path: String) throws -> (HCIController, BoundedStream<AdvertisingReport>) {
         let transport = try RadioSources.openTransport(.h4(path: path, baud: nil))
@@ -27,7 +19,7 @@ import Testing
     }
 
     @Test func aScannerHearsTheIBeaconAnotherControllerAdvertises() async throws {
-        guard let btvirt = try startBTVirt() else { return }
+        let btvirt = try BTVirt()
         defer { btvirt.stop() }
         let (scanner, reports) = try controller(BTVirt.bredrLEPath)
         let (advertiser, _) = try controller(BTVirt.lePath)
@@ -54,7 +46,7 @@ import Testing
     }
 
     @Test func everyScanEnableDeliversTheAdvertisementAgain() async throws {
-        guard let btvirt = try startBTVirt() else { return }
+        let btvirt = try BTVirt()
         defer { btvirt.stop() }
         let (scanner, reports) = try controller(BTVirt.lePath)
         let (advertiser, _) = try controller(BTVirt.lePath)
@@ -84,7 +76,7 @@ import Testing
 
 extension BTVirtEndToEndTests {
     @Test func extendedScanningHearsALegacyAdvertiser() async throws {
-        guard let btvirt = try startBTVirt() else { return }
+        let btvirt = try BTVirt()
         defer { btvirt.stop() }
         let (scanner, reports) = try controller(BTVirt.bredrLEPath)
         let (advertiser, _) = try controller(BTVirt.lePath)

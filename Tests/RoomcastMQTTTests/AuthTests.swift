@@ -3,7 +3,7 @@ import RoomcastMQTT
 import Testing
 import TestSupport
 
-@Suite(.enabled(if: brokerAvailable, Comment(rawValue: MosquittoBroker.skipReason)), .timeLimit(.minutes(1)))
+@Suite(.requiresMosquitto, .timeLimit(.minutes(1)))
 struct AuthTests {
     static let users = ["agent": "right-password"]
 

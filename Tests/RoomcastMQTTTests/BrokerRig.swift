@@ -83,6 +83,3 @@ extension MQTTConnectionEvent {
     var failure: MQTTError? { if case .connectFailed(let e, _) = self { e } else { nil } }
     var retryIn: Double? { if case .connectFailed(_, let d) = self { d } else { nil } }
 }
-
-/// Broker suites run when mosquitto is installed, and always under CI (where a missing broker fails).
-let brokerAvailable = MosquittoBroker.shouldRun

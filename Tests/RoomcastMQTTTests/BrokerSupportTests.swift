@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// TestSupport's broker harness itself: other suites rely on these behaviours.
-@Suite(.enabled(if: brokerAvailable, Comment(rawValue: MosquittoBroker.skipReason)), .timeLimit(.minutes(1)))
+@Suite(.requiresMosquitto, .timeLimit(.minutes(1)))
 struct BrokerSupportTests {
     @Test func restartKeepsThePortAndKillStopsAtOnce() async throws {
         let broker = try await MosquittoBroker.start()

@@ -3,7 +3,7 @@ import RoomcastMQTT
 import Testing
 import TestSupport
 
-@Suite(.enabled(if: brokerAvailable, Comment(rawValue: MosquittoBroker.skipReason)), .timeLimit(.minutes(1)))
+@Suite(.requiresMosquitto, .timeLimit(.minutes(1)))
 struct OverflowTests {
     @Test func slowConsumerKeepsTheNewestAndCountsDrops() async throws {
         // Unlimited broker queue: mosquitto's default (1000 QoS 1 messages per client) would

@@ -3,7 +3,7 @@ import RoomcastMQTT
 import Testing
 import TestSupport
 
-@Suite(.enabled(if: brokerAvailable, Comment(rawValue: MosquittoBroker.skipReason)), .timeLimit(.minutes(1)))
+@Suite(.requiresMosquitto, .timeLimit(.minutes(1)))
 struct PubSubTests {
     @Test(arguments: MQTTClientConfiguration.ProtocolVersion.allCases, MQTTQoS.allCases)
     func wildcardsDeliverMatchingTopicsOnly(version: MQTTClientConfiguration.ProtocolVersion, qos: MQTTQoS) async throws {

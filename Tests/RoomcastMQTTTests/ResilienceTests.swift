@@ -4,7 +4,7 @@ import Shared
 import Testing
 import TestSupport
 
-@Suite(.enabled(if: brokerAvailable, Comment(rawValue: MosquittoBroker.skipReason)), .timeLimit(.minutes(1)))
+@Suite(.requiresMosquitto, .timeLimit(.minutes(1)))
 struct ResilienceTests {
     @Test func resubscribesAfterBrokerRestart() async throws {
         try await withRig { rig in

@@ -23,11 +23,20 @@ import Testing
         #expect(config.log.level == .debug)
     }
 
+    /// Only options on the command line reach the config: with none of the override options
+    /// given (`--dry-run` has no config path) the file loads exactly as without overrides.
     @Test func optionsNotGivenLeaveTheFileAlone() throws {
-        guard case .run(let command) = try CLITestSpec.agent.parse(["--dry-run"]) else { return }
+        guard case .run(let command) = try CLITestSpec.agent.parse(["--dry-run"]) else {
+            Issue.record("expected run")
+            return
+        }
         let overrides = Overrides(command, paths: StandardOptions.overridePaths)
         #expect(overrides.isEmpty)
-        #expect(try ConfigLoader.parse(AgentConfig.self, yaml: file, overrides: overrides).node == "from-file")
+        let config = try ConfigLoader.parse(AgentConfig.self, yaml: file, overrides: overrides)
+        #expect(config == (try ConfigLoader.parse(AgentConfig.self, yaml: file)))
+        #expect(config.node == "from-file")
+        #expect(config.mqtt.broker == BrokerURL(isTLS: false, host: "file-broker", port: 1883))
+        #expect(config.mqtt.keepalive == 20)
     }
 
     @Test func overridesCreateMissingSectionsAndListsAndFlags() throws {

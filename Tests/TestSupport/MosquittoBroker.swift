@@ -1,11 +1,12 @@
 import Foundation
 import Synchronization
+import Testing
 
 /// A real `mosquitto` broker for integration tests: a free loopback port, a
 /// generated configuration in a temp folder, its log captured to a file.
 ///
-/// Under CI (`CI=true`) a missing broker binary is a test failure; elsewhere
-/// suites may skip with `.enabled(if: MosquittoBroker.shouldRun, MosquittoBroker.skipReason)`.
+/// Tests that start one carry `.requiresMosquitto`: skipped where mosquitto is missing, and
+/// under CI (`CI=true`) run, so that `start` fails them.
 public final class MosquittoBroker: Sendable {
     /// What to put in the broker's configuration.
     public struct Options: Sendable {
@@ -58,19 +59,16 @@ public final class MosquittoBroker: Sendable {
     public static let passwdTool = "/usr/bin/mosquitto_passwd"
 
     /// True when running under CI (`CI=true`), where a missing broker must fail tests.
-    public static var isCI: Bool {
-        let v = ProcessInfo.processInfo.environment["CI"]?.lowercased()
-        return v == "true" || v == "1"
-    }
+    public static var isCI: Bool { RequiredTool.isCI }
 
-    /// True when the broker binary is installed.
-    public static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: binary) }
+    /// True when the broker binary is installed (and not listed in `ROOMCAST_TEST_MISSING`).
+    public static var isInstalled: Bool { RequiredTool.mosquitto.isInstalled }
 
     /// Whether broker tests should run: always under CI (so a missing broker fails), else when installed.
-    public static var shouldRun: Bool { isCI || isInstalled }
+    public static var shouldRun: Bool { RequiredTool.mosquitto.shouldRun }
 
     /// The skip message shown outside CI when mosquitto is missing.
-    public static let skipReason = "mosquitto is not installed at /usr/sbin/mosquitto (apt install mosquitto mosquitto-clients, or scripts/setup.sh); with CI=true these tests fail instead of skipping"
+    public static var skipReason: Comment { RequiredTool.mosquitto.skipReason }
 
     /// 127.0.0.1.
     public let host = "127.0.0.1"
@@ -101,10 +99,8 @@ public final class MosquittoBroker: Sendable {
 
     /// Starts a broker and returns once it accepts TCP connections on every listener.
     public static func start(_ options: Options = Options()) async throws -> MosquittoBroker {
-        guard isInstalled else {
-            throw BrokerError.notInstalled(isCI
-                ? "CI=true and mosquitto is missing at \(binary): install mosquitto (scripts/setup.sh); broker tests must not be skipped in CI"
-                : "mosquitto is missing at \(binary): apt install mosquitto")
+        do { _ = try RequiredTool.mosquitto.require() } catch {
+            throw BrokerError.notInstalled(error.description)
         }
         let dir = FileManager.default.temporaryDirectory
             .appendingPathComponent("roomcast-mosquitto-\(UUID().uuidString.prefix(8))").path

@@ -47,9 +47,11 @@ public struct ESPresenseInput: Sendable {
         guard distance.isFinite, distance >= 0, distance <= 1000 else { return reject(.outOfRange, "distance out of range") }
         let id = Self.beaconID(String(levels[2]))
         sequence += 1
-        let power = Int((p.rssiAt1m ?? -59).rounded())
+        // Checked as a Double before converting: a value beyond Int, which any client on the
+        // broker may send, would trap the conversion.
+        let power = p.rssiAt1m.map { $0.rounded() }.flatMap { (-127...20).contains($0) ? Int($0) : nil } ?? -59
         var r = BeaconReading(id: id, node: String(levels[3]), ts: WireFormat.milliseconds(now), seq: sequence,
-                              rssi: Int(rssi.rounded()), rssiFiltered: rssi, power: (-127...20).contains(power) ? power : -59,
+                              rssi: Int(rssi.rounded()), rssiFiltered: rssi, power: power,
                               distance: distance, proximity: distance < 0.5 ? .immediate : distance < 3 ? .near : .far,
                               kind: id.scheme == "ibeacon" ? .iBeacon : .device, mac: Self.macString(p.mac))
         r.name = p.name

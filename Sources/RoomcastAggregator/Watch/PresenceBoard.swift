@@ -36,7 +36,7 @@ public struct PresenceBoard: Sendable {
         var out = "ROOM              FLOOR  WHO\n"
         for name in names {
             let who = (byRoom[name] ?? []).sorted { label($0) < label($1) }
-                .map { "\(label($0)) (\(Int(($0.confidence * 100).rounded()))%, \(Self.age(now - $0.since)))" }
+                .map { "\(label($0)) (\(Self.percent($0.confidence))%, \(Self.age(now - $0.since)))" }
             out += pad(name, 18) + pad("\(floorOf[name] ?? 0)", 7) + (who.isEmpty ? "-" : who.joined(separator: ", ")) + "\n"
         }
         let gone = away.map(label).sorted()
@@ -48,8 +48,16 @@ public struct PresenceBoard: Sendable {
 
     private func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count) }
 
+    // Both clamp before converting to Int: the numbers come from any retained payload on the
+    // broker, and one beyond Int would trap the conversion and end `aggregator watch`.
+
+    /// A confidence as a whole percentage (0–100).
+    static func percent(_ confidence: Double) -> Int {
+        Int((min(1, max(0, confidence)) * 100).rounded())
+    }
+
     static func age(_ seconds: Double) -> String {
-        let s = Int(max(0, seconds))
+        let s = Int(min(max(0, seconds), 1e15))
         return s < 60 ? "\(s)s" : s < 3600 ? "\(s / 60)m" : "\(s / 3600)h"
     }
 }

@@ -10,7 +10,8 @@ import Foundation
 /// AF_ALG it drops every client, so it runs with a tiny LD_PRELOAD shim, built
 /// here with cc, that hands out /dev/null for socket(AF_ALG, ...) and lets
 /// bind() on it succeed. A second btvirt would silently take over the socket
-/// paths, so instances are serialised across processes with a file lock.
+/// paths, so instances are serialised across processes with a file lock. Tests that start it
+/// carry `.requiresBTVirt`; under CI a missing btvirt makes `init` throw and fails them.
 public final class BTVirt: @unchecked Sendable {
     public static let lePath = "/tmp/bt-server-le"
     public static let bredrLEPath = "/tmp/bt-server-bredrle"
@@ -28,17 +29,12 @@ public final class BTVirt: @unchecked Sendable {
     private let tempDir: String
 
     /// The btvirt binary, if installed.
-    public static var binary: String? {
-        ["/usr/bin/btvirt", "/usr/lib/bluetooth/btvirt", "/usr/libexec/bluetooth/btvirt", "/usr/local/bin/btvirt"]
-            .first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
-
-    /// True when a missing btvirt must fail the test rather than skip it.
-    public static var required: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
+    public static var binary: String? { RequiredTool.btvirt.path }
 
     /// Starts btvirt and waits (up to `timeout` seconds) for its sockets to accept connections.
     public init(timeout: Double = 10) throws {
-        guard let binary = Self.binary else { throw Unavailable(description: "btvirt not found (install bluez-test-tools)") }
+        let binary: String
+        do { binary = try RequiredTool.btvirt.require() } catch { throw Unavailable(description: error.description) }
         lockFD = open("/tmp/roomcast-btvirt.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o666)
         guard lockFD >= 0, flock(lockFD, LOCK_EX) == 0 else { throw Unavailable(description: "cannot lock /tmp/roomcast-btvirt.lock") }
         tempDir = NSTemporaryDirectory() + "roomcast-btvirt-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"

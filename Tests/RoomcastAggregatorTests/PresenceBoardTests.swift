@@ -1,0 +1,27 @@
+import Shared
+import Testing
+@testable import RoomcastAggregator
+
+/// `aggregator watch` renders whatever retained presence the broker holds, so numbers far
+/// outside what the aggregator publishes must render, not trap.
+@Suite struct PresenceBoardTests {
+    static let cat = BeaconID("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-675-23")!
+
+    func board(confidence: String, since: String) -> PresenceBoard {
+        var board = PresenceBoard()
+        let payload = #"{"confidence":\#(confidence),"evidence":[],"id":"\#(Self.cat.rawValue)","name":"Cat","room":"kitchen","since":\#(since),"ts":100,"v":1}"#
+        board.take(topic: Topics().presence(Self.cat), payload: Array(payload.utf8), topics: Topics())
+        return board
+    }
+
+    @Test func aRealDecisionShowsItsConfidenceAndAge() {
+        #expect(board(confidence: "0.874", since: "40").render(now: 100).contains("Cat (87%, 1m)"))
+    }
+
+    @Test(arguments: [("1e300", "-1e300", "Cat (100%, 277777777777h)"), ("-1e300", "1e300", "Cat (0%, 0s)"),
+                      ("1.5", "99.5", "Cat (100%, 0s)")])
+    func numbersBeyondRangeAreClampedNotTrapped(_ confidence: String, _ since: String, _ shown: String) {
+        let text = board(confidence: confidence, since: since).render(now: 100)
+        #expect(text.contains(shown), "\(text)")
+    }
+}
