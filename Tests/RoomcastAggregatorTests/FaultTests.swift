@@ -9,7 +9,7 @@ import TestSupport
 /// and how long recovery took; docs/reliability.md records the figures.
 /// The slower faults (a 20 s outage, aggregator restart, clock skew) run when
 /// `ROOMCAST_FAULTS=1` is set, which scripts/faults.sh does (it also runs the slow-link case).
-@Suite(.serialized) struct FaultTests {
+@Suite(.serialized, .requiresMosquitto) struct FaultTests {
     static var extended: Bool { ProcessInfo.processInfo.environment["ROOMCAST_FAULTS"] == "1" }
 
     static func s(_ seconds: Double) -> String { String(format: "%.2f s", seconds) }
@@ -41,7 +41,6 @@ import TestSupport
     }
 
     @Test func aKilledAgentsLastWillFiresAndItsEvidenceDropsOut() async throws {
-        guard MosquittoBroker.shouldRun else { return }
         // Presence goes out on a room change; a 2 s refresh shows the evidence of every beacon.
         try await Self.withRig(refreshInterval: 2) { rig in
             var before = try await Self.warmUp(rig)
@@ -101,7 +100,6 @@ import TestSupport
 
     @Test(arguments: FaultTests.outages)
     func brokerKilledAndRestartedEverythingRecoversWithoutAway(outage: Double) async throws {
-        guard MosquittoBroker.shouldRun else { return }
         try await Self.withRig { rig in
             let before = try await Self.warmUp(rig)
             let warm = FaultRig.now
@@ -155,7 +153,6 @@ import TestSupport
 
     @Test(.enabled(if: FaultTests.extended, "set ROOMCAST_FAULTS=1 (scripts/faults.sh) for the slower faults"))
     func aggregatorKilledAndRestartedResumesWithoutFlap() async throws {
-        guard MosquittoBroker.shouldRun else { return }
         try await Self.withRig { rig in
             let before = try await Self.warmUp(rig)
             let killedAt = FaultRig.now
@@ -205,7 +202,6 @@ import TestSupport
     /// behind are simply old: past the evidence freshness window (4 s) they never count.
     @Test(.enabled(if: FaultTests.extended, "set ROOMCAST_FAULTS=1 (scripts/faults.sh) for the slower faults"))
     func nodeClocksThirtySecondsOff() async throws {
-        guard MosquittoBroker.shouldRun else { return }
         let skew = ["kitchen-pi": 30.0, "kids-pi": -30.0]
         try await Self.withRig(refreshInterval: 2, relayed: Set(skew.keys)) { rig in
             let relay = try await rig.startSkewRelay(from: FaultRig.relayPrefix, skew: skew)

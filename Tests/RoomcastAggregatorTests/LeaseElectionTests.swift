@@ -96,3 +96,16 @@ import Testing
         #expect(!r.isControlTopic("roomcast/aggregator/status"))
     }
 }
+
+@Suite struct LeaseTrustTests {
+    @Test func aLeaseClaimingToRunFarAheadIsTrustedForOneDurationOnly() throws {
+        var standby = LeaseElection(me: "b", topics: Topics(), duration: 6)
+        _ = standby.tick(now: 0)
+        // A forged (or skewed) lease that claims to hold for a day.
+        let forged = try WireFormat.encode(LeaseElection.Lease(holder: "mallory", expires: 86_400))
+        standby.observe(payload: forged, now: 1)
+        #expect(standby.tick(now: 5) == nil, "within one duration it is honoured")
+        #expect(standby.tick(now: 7.5) != nil, "past one duration without a renewal, the standby takes over")
+        #expect(standby.isActive)
+    }
+}

@@ -46,7 +46,11 @@ public struct LeaseElection: Sendable {
     public mutating func observe(payload: [UInt8], now: Double) {
         if payload.isEmpty {
             seen = nil
-        } else if let lease = try? WireFormat.decode(Lease.self, from: payload) {
+        } else if var lease = try? WireFormat.decode(Lease.self, from: payload), lease.expires.isFinite {
+            // A holder renews every `duration / 3`, so no honest lease runs further ahead than
+            // one duration: one that claims more (a skewed clock, a bad publisher) must not keep
+            // every standby out until a Last Will clears it.
+            lease.expires = min(lease.expires, now + duration)
             if lease.holder == me && role == .standby && startedAt != nil {
                 // The echo of a lease we published before stepping down. Only the retained
                 // lease read at start-up (before the first tick) may be our own from a
