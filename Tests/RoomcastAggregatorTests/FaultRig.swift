@@ -3,6 +3,8 @@ import RoomcastMQTT
 import Shared
 import Synchronization
 import TestSupport
+import RoomcastAggregator
+@testable import RoomcastAggregator
 
 /// The whole system as a user runs it, for fault tests: a simulated home written by
 /// `roomcast-sim`, one `edge-agent` process per node replaying its capture in real time,
@@ -34,7 +36,7 @@ final class FaultRig: Sendable {
     /// Beacons that never move in the scenario (tags): any room change of theirs is an error.
     let stationary: Set<String>
     private let agents = Mutex<[String: ChildProcess]>([:])
-    private let aggregatorProcess = Mutex<ChildProcess?>(nil)
+    private let aggregators = Mutex<[String: ChildProcess]>([:])
     private let observer: MQTTClient
     private final class Log: Sendable { let items = Mutex<[Seen]>([]) }
     private let log = Log()
@@ -68,8 +70,13 @@ final class FaultRig: Sendable {
     /// Where relayed agents publish (see `startSkewRelay`).
     static let relayPrefix = "skewed"
 
-    /// Generates the home, starts the broker, the observer, every agent and the aggregator.
+    /// The probe beacon the tests move between rooms (`Probe`), listed in the site.
+    static let probeID = BeaconID.iBeacon(uuid: UUID(uuidString: "0F0E0D0C-0B0A-4908-8706-050403020100")!, major: 9, minor: 9)
+
+    /// Generates the home, starts the broker, the observer, every agent and the aggregator (or,
+    /// with `standby`, one aggregator per instance name, under hot standby).
     static func start(seconds: Int = 300, refreshInterval: Double = 2, relayed: Set<String> = [],
+                      standby: [String] = [],
                       brokerOptions: MosquittoBroker.Options = .init()) async throws -> FaultRig {
         let bin = try productsDirectory()
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-fault-\(UUID().uuidString.prefix(8))").path
@@ -80,7 +87,10 @@ final class FaultRig: Sendable {
         // room change, and the tests need to see the aggregator's current evidence for every beacon.
         let site = try FileHandle(forWritingTo: URL(fileURLWithPath: "\(dir)/home/site.yaml"))
         try site.seekToEnd()
+        // `beacons:` is the file's last section: the probe joins the list.
+        try site.write(contentsOf: Data("  - id: \"\(probeID.rawValue)\"\n    name: \"probe\"\n".utf8))
         try site.write(contentsOf: Data("output:\n  refresh_interval_s: \(refreshInterval)\n".utf8))
+        if !standby.isEmpty { try site.write(contentsOf: Data("standby:\n  enabled: true\n  lease_s: 6\n".utf8)) }
         try site.close()
         let nodes = try FileManager.default.contentsOfDirectory(atPath: "\(dir)/home/nodes")
             .filter { $0.hasSuffix(".btsnoop") }.map { String($0.dropLast(".btsnoop".count)) }.sorted()
@@ -97,7 +107,11 @@ final class FaultRig: Sendable {
         try await observer.subscribe("roomcast/#", qos: .atLeastOnce)
         try await observer.waitUntilConnected(timeout: .seconds(10))
         for node in nodes { try rig.startAgent(node, topicPrefix: relayed.contains(node) ? relayPrefix : nil) }
-        try rig.startAggregator()
+        if standby.isEmpty {
+            try rig.startAggregator()
+        } else {
+            for name in standby { try rig.startAggregator(instance: name) }
+        }
         return rig
     }
 
@@ -137,13 +151,94 @@ final class FaultRig: Sendable {
         agents.withLock { $0[node] = c }
     }
 
-    /// Starts (or restarts) the aggregator.
-    func startAggregator() throws {
+    /// Starts (or restarts) the aggregator named `instance`.
+    func startAggregator(instance: String = "fault-test") throws {
+        let log = instance == "fault-test" ? "aggregator.log" : "aggregator-\(instance).log"
         let c = try ChildProcess("\(bin)/aggregator", [
             "run", "--config", "\(directory)/home/site.yaml", "--broker", "mqtt://127.0.0.1:\(broker.port)",
-            "--instance", "fault-test",
-        ], stdoutPath: "\(directory)/aggregator.log", stderrPath: "\(directory)/aggregator.log")
-        aggregatorProcess.withLock { $0 = c }
+            "--instance", instance,
+        ], stdoutPath: "\(directory)/\(log)", stderrPath: "\(directory)/\(log)")
+        aggregators.withLock { $0[instance] = c }
+    }
+
+    /// Sends `signal` to the aggregator `instance` (SIGSTOP / SIGCONT pause and resume it).
+    func signalAggregator(_ instance: String, _ signal: Int32) {
+        aggregators.withLock { $0[instance] }?.send(signal)
+    }
+
+    /// The holder named by the newest lease seen, if any.
+    var leaseHolder: String? {
+        guard let m = messages.last(where: { $0.topic == "roomcast/aggregator/lease" }), !m.payload.isEmpty,
+              let lease = try? WireFormat.decode(LeaseElection.Lease.self, from: m.payload) else { return nil }
+        return lease.holder
+    }
+
+    /// A beacon the test moves: readings published as if by real nodes, once a second, loud at
+    /// the node of the room it is in and faint at the others, through a client that reconnects
+    /// like an agent's.
+    final class Probe: Sendable {
+        let client: MQTTClient
+        let nodes: [String]
+        private final class State: Sendable { let value = Mutex<(loudAt: String, seq: UInt64)>(("", 0)) }
+        private let state = State()
+        private let task = Mutex<Task<Void, Never>?>(nil)
+
+        init(port: Int, nodes: [String], loudAt: String) throws {
+            client = try MQTTClient(configuration: MQTTClientConfiguration(
+                host: "127.0.0.1", port: port, clientID: "fault-probe-\(UUID().uuidString.prefix(6))",
+                reconnectBackoff: MQTTBackoff(initial: 0.1, maximum: 0.5)), logger: .silent)
+            self.nodes = nodes
+            state.value.withLock { $0.loudAt = loudAt }
+            client.start()
+            let topics = Topics()
+            task.withLock {
+                $0 = Task { [client, state, nodes] in
+                    while !Task.isCancelled {
+                        let (loud, seq) = state.value.withLock { s -> (String, UInt64) in s.seq += 1; return (s.loudAt, s.seq) }
+                        let now = FaultRig.now
+                        for (k, node) in nodes.enumerated() {
+                            // A steady signal with a small wobble, 20 dB apart.
+                            let rssi = (node == loud ? -56.0 : -76.0) + sin(now * 1.3 + Double(k)) * 1.5
+                            let r = BeaconReading(id: FaultRig.probeID, node: node, ts: now, seq: seq, rssi: Int(rssi.rounded()),
+                                                  rssiFiltered: rssi, power: -59, distance: node == loud ? 1 : 8,
+                                                  proximity: node == loud ? .near : .far, kind: .iBeacon, mac: "0f:0e:0d:0c:0b:0a")
+                            if let payload = try? WireFormat.encode(r) {
+                                try? client.publish(MQTTMessage(topic: topics.nodeBeacon(node, FaultRig.probeID), payload: payload, qos: .atMostOnce))
+                            }
+                        }
+                        try? await Task.sleep(for: .seconds(1))
+                    }
+                }
+            }
+        }
+
+        /// Moves the probe to `node`'s room.
+        func move(to node: String) { state.value.withLock { $0.loudAt = node } }
+
+        func stop() async {
+            task.withLock { $0?.cancel() }
+            await client.shutdown()
+        }
+    }
+
+    /// Starts a probe heard by `nodes`, in `loudAt`'s room.
+    func startProbe(nodes: [String], loudAt: String) throws -> Probe {
+        try Probe(port: broker.port, nodes: nodes, loudAt: loudAt)
+    }
+
+    /// Moves `probe` to `node`'s room and waits until the presence says `room`; returns the seconds it took.
+    func follow(_ probe: Probe, to node: String, room: String, timeout: Duration = .seconds(40)) async throws -> Double {
+        let from = Self.now
+        probe.move(to: node)
+        let at = try await waitFor("the probe's presence in \(room)", timeout: timeout) { all in
+            all.contains { $0.at >= from && $0.presence.map { $0.id == FaultRig.probeID && $0.room == room } == true }
+        }
+        return at - from
+    }
+
+    /// The probe's decisions published at or after `since`.
+    func probeDecisions(since: Double) -> [PresenceDecision] {
+        messages.filter { $0.at >= since }.compactMap(\.presence).filter { $0.id == FaultRig.probeID }
     }
 
     /// Forwards everything agents publish under `from/` to `roomcast/`, shifting each reading's
@@ -177,8 +272,8 @@ final class FaultRig: Sendable {
     }
 
     /// Kills the aggregator with `signal` and waits for it to exit.
-    func killAggregator(signal: Int32 = SIGKILL) async {
-        guard let c = aggregatorProcess.withLock({ $0 }) else { return }
+    func killAggregator(_ instance: String = "fault-test", signal: Int32 = SIGKILL) async {
+        guard let c = aggregators.withLock({ $0[instance] }) else { return }
         c.send(signal)
         await c.waitForExit()
     }
@@ -195,10 +290,12 @@ final class FaultRig: Sendable {
         return Self.now
     }
 
-    /// The newest presence decision per beacon seen after `since`.
+    /// The newest presence decision per beacon of the home (not the probe) seen after `since`.
     func latestPresence(since: Double = 0) -> [String: PresenceDecision] {
         var out: [String: PresenceDecision] = [:]
-        for s in messages where s.at >= since { if let p = s.presence { out[p.id.rawValue] = p } }
+        for s in messages where s.at >= since {
+            if let p = s.presence, p.id != FaultRig.probeID { out[p.id.rawValue] = p }
+        }
         return out
     }
 
@@ -221,9 +318,12 @@ final class FaultRig: Sendable {
 
     /// Log tails for failure messages.
     func diagnostics() -> String {
-        let agg = (try? String(contentsOfFile: "\(directory)/aggregator.log", encoding: .utf8)) ?? ""
-        return "--- aggregator log (tail) ---\n" + agg.split(separator: "\n").suffix(15).joined(separator: "\n")
-            + "\n--- broker log (tail) ---\n" + broker.logTail(10)
+        let logs = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasPrefix("aggregator") }.sorted()
+        let aggregatorTails = logs.map { name in
+            let text = (try? String(contentsOfFile: "\(directory)/\(name)", encoding: .utf8)) ?? ""
+            return "--- \(name) (tail) ---\n" + text.split(separator: "\n").suffix(15).joined(separator: "\n")
+        }
+        return aggregatorTails.joined(separator: "\n") + "\n--- broker log (tail) ---\n" + broker.logTail(10)
     }
 
     /// Error-level lines (`error ` / `critical ` prefix) of every process log.
@@ -237,8 +337,9 @@ final class FaultRig: Sendable {
 
     /// Stops everything (SIGTERM, then the broker) and deletes the folder.
     func shutdown() async {
-        let procs = agents.withLock { Array($0.values) } + (aggregatorProcess.withLock { $0 }.map { [$0] } ?? [])
-        for p in procs { p.send(SIGTERM) }
+        let procs = agents.withLock { Array($0.values) } + aggregators.withLock { Array($0.values) }
+        // A stopped process must run again to hear SIGTERM.
+        for p in procs { p.send(SIGCONT); p.send(SIGTERM) }
         for p in procs {
             if (try? await withTimeout(.seconds(5), "a child to exit") { await p.waitForExit() }) == nil { p.send(SIGKILL) }
         }

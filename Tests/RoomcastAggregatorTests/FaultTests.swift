@@ -1,4 +1,5 @@
 import Foundation
+import RoomcastAggregator
 import RoomcastMQTT
 import Shared
 import Testing
@@ -33,6 +34,30 @@ import TestSupport
             rig.latestPresence().values.filter { $0.room != nil }.count == rig.beacons.count
         }
         return rig.latestPresence()
+    }
+
+    /// The nodes that hear the probe; it starts loud at the kitchen's.
+    static let probeNodes = ["kitchen-pi", "office-pi", "living-pi"]
+
+    /// Starts the probe in the kitchen and moves it to the office once: the switch time of a
+    /// move with no fault, in this run, on this machine.
+    static func probeBaseline(_ rig: FaultRig) async throws -> (probe: FaultRig.Probe, normal: Double) {
+        let probe = try rig.startProbe(nodes: probeNodes, loudAt: "kitchen-pi")
+        _ = try await rig.follow(probe, to: "kitchen-pi", room: "kitchen")
+        let normal = try await rig.follow(probe, to: "office-pi", room: "office")
+        return (probe, normal)
+    }
+
+    /// After a fault that ended at `faultEnded`: the probe moves back to the kitchen and must be
+    /// followed within its normal switch time (plus the aggregator's 3 s grace after it hears
+    /// again, and a second of scheduling), with decisions stamped after the fault.
+    static func probeFollowed(_ rig: FaultRig, _ probe: FaultRig.Probe, normal: Double, faultEnded: Double,
+                              _ fault: String) async throws -> Double {
+        let after = try await rig.follow(probe, to: "kitchen-pi", room: "kitchen")
+        #expect(after <= normal + 4, "\(fault): the move after the fault took \(after) s, without a fault \(normal) s")
+        let stamps = rig.probeDecisions(since: faultEnded).map(\.ts)
+        #expect(stamps.contains { $0 > faultEnded }, "\(fault): decisions carry fresh timestamps after the fault: \(stamps)")
+        return after
     }
 
     /// Beacons that went away (room null) at or after `since`.
@@ -102,6 +127,7 @@ import TestSupport
     func brokerKilledAndRestartedEverythingRecoversWithoutAway(outage: Double) async throws {
         try await Self.withRig { rig in
             let before = try await Self.warmUp(rig)
+            let (probe, normal) = try await Self.probeBaseline(rig)
             let warm = FaultRig.now
             let killedAt = FaultRig.now
             await rig.broker.kill()
@@ -142,11 +168,14 @@ import TestSupport
             #expect(retainedPresence.count == rig.beacons.count, "retained presence after the restart: \(retainedPresence)")
             let away = Self.wentAway(rig, since: warm)
             #expect(away.isEmpty, "a blip shorter than the away timeout must not send anyone away: \(away)")
+            let followed = try await Self.probeFollowed(rig, probe, normal: normal, faultEnded: upAt, "broker outage \(outage) s")
+            await probe.stop()
             print("""
                 fault broker-sigkill: down \(Self.s(upAt - killedAt)); agents online again after \(Self.s(agentsBack)), \
                 aggregator after \(Self.s(aggregatorBack)), presence for all \(before.count) beacons after \(Self.s(presenceBack)); \
                 reading gap per node max \(Self.s(gaps.max() ?? 0)) (readings in the gap are dropped, not queued); \
-                went away: \(away.count); retained presence topics after: \(retainedPresence.count)/\(rig.beacons.count)
+                went away: \(away.count); retained presence topics after: \(retainedPresence.count)/\(rig.beacons.count); \
+                a move after it followed in \(Self.s(followed)) (without a fault \(Self.s(normal)))
                 """)
         }
     }
@@ -224,6 +253,75 @@ import TestSupport
             #expect((cited["kitchen-pi"] ?? 0) > 0, "a node 30 s ahead is clamped to the aggregator clock and still counts")
             print("fault clock-skew: \(report.joined(separator: "; ")); went away: \(away.count)")
             await relay.shutdown()
+        }
+    }
+
+    @Test func aForgedOfflineDoesNotSilenceALiveNode() async throws {
+        try await Self.withRig { rig in
+            _ = try await Self.warmUp(rig)
+            let (probe, normal) = try await Self.probeBaseline(rig)
+            // Anyone on the broker publishes a non-retained `offline` for the kitchen node, which lives.
+            let forger = try MQTTClient(configuration: MQTTClientConfiguration(
+                host: "127.0.0.1", port: rig.broker.port, clientID: "fault-forger"), logger: .silent)
+            forger.start()
+            try await forger.waitUntilConnected(timeout: .seconds(10))
+            let forgedAt = FaultRig.now
+            try forger.publish(MQTTMessage(topic: "roomcast/nodes/kitchen-pi/status", string: "offline", qos: .atLeastOnce))
+            _ = await forger.flush(timeout: .seconds(5))
+            await forger.shutdown()
+            // The kitchen node's own readings bring it back: the probe's move to the kitchen is
+            // followed, on the kitchen node's evidence.
+            let followed = try await Self.probeFollowed(rig, probe, normal: normal, faultEnded: forgedAt, "forged offline")
+            let last = try #require(rig.probeDecisions(since: forgedAt).last)
+            #expect(last.evidence.contains { $0.node == "kitchen-pi" }, "the kitchen node's readings count again: \(last.evidence.map(\.node))")
+            let logged = ((try? String(contentsOfFile: "\(rig.directory)/aggregator.log", encoding: .utf8)) ?? "").contains("node status follows its traffic")
+            #expect(logged, "the aggregator says why it counts the node as online")
+            await probe.stop()
+            print("fault forged-offline: kitchen-pi marked offline by another client; its readings count again, the move to the kitchen followed in \(Self.s(followed)) (without a fault \(Self.s(normal))); readings lost: those of the next second at most")
+        }
+    }
+
+    /// SIGSTOP of the active aggregator under hot standby; 30 s runs by default, 60 s (past
+    /// the broker's keepalive, so its Last Will fires too) under ROOMCAST_FAULTS=1.
+    static let pauses: [Double] = extended ? [30, 60] : [30]
+
+    @Test(arguments: FaultTests.pauses)
+    func aPausedActiveAggregatorLeavesTheLeaseToTheStandbyAndPublishesNothingStale(pause: Double) async throws {
+        let rig = try await FaultRig.start(refreshInterval: 60, standby: ["agg-a", "agg-b"])
+        do {
+            _ = try await Self.warmUp(rig)
+            let (probe, normal) = try await Self.probeBaseline(rig)
+            let active = try #require(rig.leaseHolder, "a lease holder")
+            let other = active == "agg-a" ? "agg-b" : "agg-a"
+            let stoppedAt = FaultRig.now
+            rig.signalAggregator(active, SIGSTOP)
+            try await rig.waitFor("\(other) takes the lease", timeout: .seconds(30)) { _ in rig.leaseHolder == other }
+            let takenOver = FaultRig.now - stoppedAt
+            // The pause itself is the fault being injected, not a wait for something to happen.
+            try await Task.sleep(for: .seconds(max(0, pause - takenOver)))
+            let resumedAt = FaultRig.now
+            rig.signalAggregator(active, SIGCONT)
+            // The probe moves back to the kitchen; the standby-turned-active follows it.
+            let followed = try await Self.probeFollowed(rig, probe, normal: normal, faultEnded: resumedAt, "SIGSTOP \(Int(pause)) s")
+            let settle = FaultRig.now + 8
+            try await rig.waitFor("8 s more after the resume") { _ in FaultRig.now >= settle }
+            let after = rig.messages.filter { $0.at >= resumedAt }
+            let leases = after.filter { $0.topic == "roomcast/aggregator/lease" }.compactMap { try? WireFormat.decode(LeaseElection.Lease.self, from: $0.payload) }
+            #expect(!leases.contains { $0.holder == active }, "the resumed instance took the lease back: \(leases.map(\.holder))")
+            #expect(rig.leaseHolder == other)
+            let stale = after.compactMap(\.presence).filter { $0.ts < resumedAt - 2 }
+            #expect(stale.isEmpty, "presence decided before the pause published after it: \(stale.prefix(3).map { "\($0.id.rawValue.suffix(10)) ts \($0.ts)" })")
+            let away = Self.wentAway(rig, since: resumedAt)
+            #expect(away.isEmpty, "nobody goes away because an aggregator was paused: \(away)")
+            let events = after.filter { $0.topic == "roomcast/events" }.map(\.text).filter { !$0.contains(FaultRig.probeID.rawValue) }
+            await probe.stop()
+            let errors = rig.errorLines()
+            await rig.shutdown()
+            #expect(errors.isEmpty, "error-level log lines: \(errors.prefix(10))")
+            print("fault sigstop-\(Int(pause))s: \(active) stopped; \(other) held the lease after \(Self.s(takenOver)); after SIGCONT: lease writes by \(active) \(leases.filter { $0.holder == active }.count), stale presences \(stale.count), went away \(away.count), other events \(events.count); a move followed in \(Self.s(followed)) (without a fault \(Self.s(normal)))")
+        } catch {
+            await rig.shutdown()
+            throw error
         }
     }
 }
