@@ -41,6 +41,13 @@ import Testing
             .map { try WireFormat.decode(BeaconReading.self, from: $0.payload) }
     }
 
+    @Test func theConfigSetsTheCap() throws {
+        let config = try ConfigLoader.parse(AgentConfig.self, yaml: "node: hall-pi\nmax_tracked_beacons: 99\n")
+        let core = AgentCore(settings: config.agentSettings, decoder: try AdvertisementDecoder(), startTime: 0)
+        #expect(core.beacons.capacity == 99)
+        #expect(AgentSettings(node: "n").maxTrackedBeacons == AgentConfig.defaultMaxTrackedBeacons)
+    }
+
     /// 200 k distinct advertisers at 2,000 a second (100 s), one beacon heard at 20 Hz
     /// throughout; the core ticks once a second as the runtime does.
     @Test func floodKeepsTheTableAtItsCapAndTheResidentPublishing() throws {
