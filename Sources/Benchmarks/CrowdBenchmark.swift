@@ -4,9 +4,12 @@ import Shared
 
 /// Peak RSS and beacon-table evictions of the edge agent replaying a flood of distinct
 /// advertisers (`--advertisers`, default 300 k, each a new iBeacon from a new random address,
-/// `--rate` a second) beside one beacon heard at 20 Hz throughout, then 10 s of that beacon
-/// and a newcomer; and, for comparison, the same capture without the flood. The `edge-agent`
-/// next to it (or `--agent PATH`) runs as a separate process at max speed with `--dry-run`;
+/// `--rate` a second, default 20,000: all of them within the default 30 s `forget_after_s`,
+/// so an unbounded agent holds them all at once) beside one beacon heard at 20 Hz throughout,
+/// then 10 s of that beacon and a newcomer; and, for comparison, the same capture without the
+/// flood ("quiet"). The `edge-agent` next to it (or `--agent PATH`) runs as a separate process
+/// with `--dry-run`, the flood at max speed, the quiet capture paced to last about 3 s (a run
+/// of a few milliseconds is over before its peak RSS can be read);
 /// its output is read back for the last telemetry (beacons in view, cap, evictions) and the
 /// two beacons' readings (does the resident keep publishing through the flood, is the newcomer
 /// tracked). `--max-tracked N` sets `max_tracked_beacons` (left out: the agent's default, and
@@ -21,7 +24,7 @@ enum CrowdBenchmark {
             arguments.firstIndex(of: name).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
         }
         let advertisers = Int(value("--advertisers") ?? "") ?? 300_000
-        let rate = Double(value("--rate") ?? "") ?? 2000
+        let rate = Double(value("--rate") ?? "") ?? 20_000
         let runs = max(1, Int(value("--runs") ?? "") ?? 1)
         let maxTracked = value("--max-tracked").flatMap(Int.init)
         let agent = value("--agent")
@@ -39,19 +42,20 @@ enum CrowdBenchmark {
         print("capture: \(advertisers) distinct advertisers at \(Int(rate)) adv/s (\(String(format: "%.0f", Double(advertisers) / rate)) s)"
               + " beside one beacon at 20 Hz, then 10 s of it and a newcomer; quiet: the same without the flood")
         print("agent: \(agent)   max_tracked_beacons: \(maxTracked.map(String.init) ?? "default")")
-        print("capture   peak RSS MB   cpu s   wall s   in view   max    evicted   resident readings (longest gap s)   newcomer readings")
-        for (label, flood) in [("quiet", 0), ("flood", advertisers)] {
+        print("capture  speed   peak RSS MB   cpu s   wall s   in view   max    evicted   resident readings (longest gap s)   newcomer readings")
+        let quietSpeed = String(format: "%.0f", max(1, (Double(advertisers) / rate + 10) / 3))
+        for (label, flood, speed) in [("quiet", 0, quietSpeed), ("flood", advertisers, "max")] {
             let capture = dir + "/\(label).btsnoop"
-            try writeCapture(path: capture, advertisers: flood, rate: rate)
+            try writeCapture(path: capture, advertisers: flood, rate: rate, seconds: Double(advertisers) / rate)
             for _ in 0..<runs {
                 let output = dir + "/\(label).jsonl"
                 let (wall, cpu, rss) = try AgentBenchmark.measure(agent, ["run", "--config", config, "--source", "btsnoop:\(capture)",
-                                                                          "--speed", "max", "--dry-run", "--log-level", "error"],
+                                                                          "--speed", speed, "--dry-run", "--log-level", "error"],
                                                                   stdout: output)
                 let o = try read(output)
                 unlink(output)
-                print(label.padding(toLength: 9, withPad: " ", startingAt: 0)
-                      + String(format: " %11.1f %7.2f %8.2f ", rss, cpu, wall)
+                print(label.padding(toLength: 8, withPad: " ", startingAt: 0) + pad(speed, 6)
+                      + String(format: " %13.1f %7.2f %8.2f ", rss, cpu, wall)
                       + pad(o.inView, 9) + pad(o.max, 6) + pad(o.evicted, 10)
                       + pad("\(o.resident) (\(String(format: "%.2f", o.residentGap)))", 36) + pad("\(o.newcomer)", 19))
             }
@@ -65,7 +69,8 @@ enum CrowdBenchmark {
 
     /// Writes the flood (advertiser `n`: address c0:11:<n>, iBeacon major 1000 + n / 65536,
     /// minor n % 65536) with the resident every 1/20 s, then 10 s of the resident and the newcomer.
-    static func writeCapture(path: String, advertisers: Int, rate: Double) throws {
+    /// Without advertisers, the resident alone for as long as the flood would have lasted.
+    static func writeCapture(path: String, advertisers: Int, rate: Double, seconds: Double) throws {
         let writer = try BTSnoopWriter(path: path)
         let t0 = 1_767_225_600.0
         func event(address: [UInt8], major: UInt16, minor: UInt16, rssi: Int) -> [UInt8] {
@@ -76,7 +81,7 @@ enum CrowdBenchmark {
         }
         let residentEvent = event(address: [0xC8, 0x1F, 0x66, 0x0A, 0x1B, 0x2C], major: 1, minor: 1, rssi: -65)
         let newcomerEvent = event(address: [0xC8, 0x1F, 0x66, 0x0A, 0x1B, 0x2D], major: 2, minor: 2, rssi: -60)
-        let floodSeconds = Double(advertisers) / rate
+        let floodSeconds = seconds
         var nextResident = t0
         for n in 0..<advertisers {
             let t = t0 + Double(n) / rate
