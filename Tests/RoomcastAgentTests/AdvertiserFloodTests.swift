@@ -122,6 +122,32 @@ import Testing
         #expect(t.beaconsEvicted == core.stats.evicted && core.stats.evicted == UInt64(flood + 3 - Self.capacity))
     }
 
+    /// A flood of one-off advertisers far faster than the table turns over (20,000 new ones
+    /// between two advertisements of a 1 Hz beacon, 64 places): the beacon, heard before the
+    /// flood, keeps its place and its filter; the flood churns only beacons heard once.
+    @Test func aBeaconHeardAgainOutlastsAFloodOfOneOffAdvertisers() throws {
+        var core = AgentCore(settings: AgentSettings(node: "n", maxTrackedBeacons: 64), decoder: try AdvertisementDecoder(),
+                             startTime: Self.t0 - 2)
+        var readings: [BeaconReading] = []
+        var adverts = 2
+        for t in [Self.t0 - 2, Self.t0 - 1] {
+            readings += try Self.readings(core.handle(Self.report(major: 1, minor: 1, rssi: -65, at: t)), of: Self.resident)
+        }
+        for n in 0..<200_000 {
+            let t = Self.t0 + Double(n) / 20_000
+            if n % 20_000 == 0 { _ = core.tick(now: t) }
+            _ = core.handle(Self.floodReport(n, at: t))
+            if n % 20_000 == 0 {
+                adverts += 1
+                readings += try Self.readings(core.handle(Self.report(major: 1, minor: 1, rssi: -65, at: t)), of: Self.resident)
+            }
+        }
+        #expect(core.beacons.count == 64 && core.beacons.entry(Self.resident)?.ranger.samples == adverts)
+        #expect(readings.count == adverts && readings.dropFirst().allSatisfy { $0.interval == 1 },
+                "published every second from one filter, never afresh")
+        #expect(core.stats.evicted == UInt64(200_000 + 1 - 64))
+    }
+
     /// With regions and known beacons configured, the flood (members of the region) replaces
     /// its own kind: a known beacon heard only every 10 s, far less often than the table
     /// turns over, and a phone resolved through its IRK keep their place and their filters.
@@ -165,7 +191,7 @@ import Testing
         #expect(catReadings.count == catAdverts && catReadings.dropFirst().allSatisfy { $0.interval == 10 },
                 "every advertisement 10 s apart is published, each with the interval of one filter kept throughout")
         #expect(core.regions.entered == ["venue"])
-        #expect(core.beacons.entries.filter { $0.retention == .region }.count == 254)
+        #expect(core.beacons.entries.filter { $0.retention == .heardOnce }.count == 254, "the flood, each heard once")
     }
 
     /// The user sees the table is full: a warning with the counts on the first eviction, then

@@ -42,7 +42,7 @@ import Testing
         #expect(table.insert(Self.entry(201, .region)).evicted?.id == Self.id(1))
         #expect(table.insert(Self.entry(202)).evicted?.id == Self.id(200), "no unlisted beacon left: the oldest region member")
         #expect(table.entry(Self.id(0))?.retention == .known)
-        #expect(table.evicted == [98, 2, 0])
+        #expect(table.evicted == [0, 98, 2, 0])
     }
 
     @Test func expiryForgetsOnlyTheSilentAndTheirSlotsAreReused() {
@@ -56,6 +56,17 @@ import Testing
         #expect(table.count == 4 && table.evictedTotal == 0)
         #expect(table.expire(now: 100, forgetAfter: 10) == 4 && table.count == 0)
         #expect(table.expire(now: .nan, forgetAfter: 10) == 0)
+    }
+
+    @Test func beaconsHeardOnceGoFirst() {
+        var table = BeaconTable(capacity: 3)
+        _ = table.insert(Self.entry(0, .heardOnce))
+        _ = table.insert(Self.entry(1, .heardOnce))
+        _ = table.insert(Self.entry(2, .heardOnce))
+        table.touch(table.slot(of: Self.id(0))!, retention: .ordinary)
+        for n in 3..<50 { #expect(table.insert(Self.entry(n, .heardOnce)).evicted?.retention == .heardOnce) }
+        #expect(table.entry(Self.id(0))?.retention == .ordinary, "heard twice: kept through a flood of one-off advertisers")
+        #expect(table.evicted == [47, 0, 0, 0])
     }
 
     @Test func aBeaconWhoseClassChangesMovesList() {

@@ -8,9 +8,10 @@ import Shared
 /// for a replay is the capture's, so a replay is deterministic.
 ///
 /// Per-beacon state lives in one bounded `BeaconTable` (`max_tracked_beacons`): when
-/// it is full, a new beacon takes the place of the least recently heard one, unlisted
-/// beacons before region members before known beacons and IRK phones. An evicted
-/// beacon heard again starts afresh, as a beacon first heard: new filter, first reading.
+/// it is full, a new beacon takes the place of the least recently heard one, beacons heard
+/// only once before other unlisted ones, before region members, before known beacons and
+/// IRK phones. An evicted beacon heard again starts afresh, as a beacon first heard: new
+/// filter, first reading.
 public struct AgentCore: Sendable {
     public let settings: AgentSettings
     public let decoder: AdvertisementDecoder
@@ -179,7 +180,9 @@ public struct AgentCore: Sendable {
             beacons[slot].kind = identity.kind
             return slot
         }
-        let entry = BeaconTable.Entry(id: identity.id, retention: retention, name: identity.name, kind: identity.kind,
+        // Its class once heard again; until then it is one of possibly many one-off advertisers.
+        let entry = BeaconTable.Entry(id: identity.id, retention: retention == .known ? .known : .heardOnce,
+                                      name: identity.name, kind: identity.kind,
                                       lastHeard: ts, ranger: BeaconRanger(id: identity.id, config: settings.ranging),
                                       published: nil)
         let (slot, evicted) = beacons.insert(entry)

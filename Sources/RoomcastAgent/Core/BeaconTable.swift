@@ -15,15 +15,18 @@ import Shared
 public struct BeaconTable: Sendable {
     /// How strongly a beacon holds its place when the table is full; lower classes go first.
     public enum Retention: Int, Sendable, Comparable, CaseIterable {
-        /// Tracked because every beacon is (no regions or known beacons configured) or a
-        /// fingerprint matched: anyone can advertise any number of these.
-        case ordinary = 0
-        /// Inside a configured region but not listed: the region is configured, its members
-        /// are not (a spoofer can still make many).
-        case region = 1
+        /// Heard once so far (and not known): a flood of one-off advertisers churns only these,
+        /// so beacons heard again keep their place however fast the flood is.
+        case heardOnce = 0
+        /// Heard again, tracked because every beacon is (no regions or known beacons
+        /// configured) or a fingerprint matched: anyone can advertise any number of these.
+        case ordinary = 1
+        /// Heard again, inside a configured region but not listed: the region is configured,
+        /// its members are not (a spoofer can still make many).
+        case region = 2
         /// Listed under `beacons:` or resolved with a configured IRK: the config names each
         /// one, so strangers cannot make more of them.
-        case known = 2
+        case known = 3
 
         public static func < (a: Retention, b: Retention) -> Bool { a.rawValue < b.rawValue }
     }
