@@ -9,6 +9,7 @@ run() { echo; echo "== roomcast-bench $*"; "$bin/roomcast-bench" "$@"; }
 run hci ${quick:+--reports 1000000}
 run advertising
 run agent --seconds ${quick:+10}${quick:-30}
+run crowd --advertisers ${quick:+100000}${quick:-300000}
 run fusion
 run fusion --geometry
 run simulation --seeds ${quick:+1}${quick:-2} --duration ${quick:+300}${quick:-600}

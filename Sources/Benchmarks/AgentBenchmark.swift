@@ -72,18 +72,18 @@ enum AgentBenchmark {
         return text.split(separator: " ").first.map(String.init) ?? "?"
     }
 
-    /// Runs a child to completion (stdout and stderr to /dev/null); wall seconds,
+    /// Runs a child to completion (stdout to `stdout`, stderr to /dev/null); wall seconds,
     /// CPU seconds (user + system) from wait4's rusage, and peak RSS in MB from the
     /// child's VmHWM, polled every 10 ms until it exits. Not rusage's ru_maxrss:
     /// posix_spawn starts the child in this process's memory (vfork), and Linux
     /// carries that memory's high-water mark into the child's ru_maxrss at exec,
     /// so it would report this benchmark's own size whenever that is the larger.
     /// Spawned with posix_spawn, not Foundation's Process, which reaps children itself.
-    static func measure(_ path: String, _ args: [String]) throws -> (Double, Double, Double) {
+    static func measure(_ path: String, _ args: [String], stdout: String = "/dev/null") throws -> (Double, Double, Double) {
         var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         let argv = ([path] + args).map { strdup($0) } + [nil]
         defer { for a in argv { free(a) } }

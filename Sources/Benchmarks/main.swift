@@ -9,6 +9,7 @@ let benchmarks: [(name: String, summary: String, run: ([String]) throws -> Void)
     ("hci", "HCI advertising-report decode and replay vs btmon", HCIBenchmark.run),
     ("advertising", "decode throughput per beacon format", AdvertisingBenchmark.run),
     ("agent", "edge-agent CPU and RSS replaying a busy capture (real time and max)", AgentBenchmark.run),
+    ("crowd", "edge-agent peak RSS and beacon-table evictions with 300 k distinct advertisers", CrowdBenchmark.run),
     ("fusion", "fusion engine throughput and memory (beacons x nodes)", FusionBenchmark.run),
     ("simulation", "room accuracy of Roomcast's fusion beside the baselines on generated homes", { arguments in
         try SimulationBenchmark.run(arguments: arguments, contenders: [

@@ -6,38 +6,42 @@ let tag = BeaconID("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2")!
 
 @Suite struct PublishPolicyTests {
     @Test func firstThenAtMostOncePerIntervalWithSampleCounts() {
-        var p = PublishPolicy(reportInterval: 1.0, significantChangeDB: 6, significantChangeMeters: 1.5)
+        let p = PublishPolicy(reportInterval: 1.0, significantChangeDB: 6, significantChangeMeters: 1.5)
+        var state: PublishPolicy.State?
         // 10 advertisements a second for 3 seconds, steady signal.
         var published: [(Double, Int)] = []
         for i in 0..<30 {
             let ts = 100 + Double(i) * 0.1
-            if let due = p.offer(tag, ts: ts, filtered: -70, distance: 3.2, proximity: .far) { published.append((ts, due.samples)) }
+            if let due = p.offer(&state, ts: ts, filtered: -70, distance: 3.2, proximity: .far) { published.append((ts, due.samples)) }
         }
         #expect(published.map(\.0) == [100, 101, 102])
         #expect(published.map(\.1) == [1, 10, 10])
     }
 
     @Test func slowBeaconIsPublishedEveryAdvertisementNeverMore() {
-        var p = PublishPolicy(reportInterval: 1.0)
+        let p = PublishPolicy(reportInterval: 1.0)
+        var state: PublishPolicy.State?
         var count = 0
-        for i in 0..<5 where p.offer(tag, ts: Double(i) * 10, filtered: -80, distance: 8, proximity: .far) != nil { count += 1 }
+        for i in 0..<5 where p.offer(&state, ts: Double(i) * 10, filtered: -80, distance: 8, proximity: .far) != nil { count += 1 }
         #expect(count == 5)
     }
 
     @Test func significantChangeGoesOutAtOnce() {
-        var p = PublishPolicy(reportInterval: 1.0, significantChangeDB: 6, significantChangeMeters: 100)
-        #expect(p.offer(tag, ts: 0, filtered: -80, distance: 8, proximity: .far)?.reason == .first)
-        #expect(p.offer(tag, ts: 0.1, filtered: -77, distance: 8, proximity: .far) == nil)
-        #expect(p.offer(tag, ts: 0.2, filtered: -72, distance: 8, proximity: .far)?.reason == .significantChange)
-        #expect(p.offer(tag, ts: 0.3, filtered: -72, distance: 8, proximity: .near)?.reason == .significantChange)
+        let p = PublishPolicy(reportInterval: 1.0, significantChangeDB: 6, significantChangeMeters: 100)
+        var state: PublishPolicy.State?
+        #expect(p.offer(&state, ts: 0, filtered: -80, distance: 8, proximity: .far)?.reason == .first)
+        #expect(p.offer(&state, ts: 0.1, filtered: -77, distance: 8, proximity: .far) == nil)
+        #expect(p.offer(&state, ts: 0.2, filtered: -72, distance: 8, proximity: .far)?.reason == .significantChange)
+        #expect(p.offer(&state, ts: 0.3, filtered: -72, distance: 8, proximity: .near)?.reason == .significantChange)
     }
 
-    @Test func reconnectRepublishesCurrentState() {
-        var p = PublishPolicy(reportInterval: 10)
-        _ = p.offer(tag, ts: 0, filtered: -70, distance: 3, proximity: .far)
-        #expect(p.offer(tag, ts: 1, filtered: -70, distance: 3, proximity: .far) == nil)
-        p.resetAfterReconnect()
-        #expect(p.offer(tag, ts: 2, filtered: -70, distance: 3, proximity: .far)?.reason == .first)
+    @Test func forgottenStateCountsAsFirst() {
+        let p = PublishPolicy(reportInterval: 10)
+        var state: PublishPolicy.State?
+        _ = p.offer(&state, ts: 0, filtered: -70, distance: 3, proximity: .far)
+        #expect(p.offer(&state, ts: 1, filtered: -70, distance: 3, proximity: .far) == nil)
+        state = nil
+        #expect(p.offer(&state, ts: 2, filtered: -70, distance: 3, proximity: .far)?.reason == .first)
     }
 }
 

@@ -54,6 +54,7 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         #expect(c.fingerprints.rules[1].companyId?.value == 0x004C && c.fingerprints.rules[1].manufacturerPrefix == "1219")
         #expect(c.fingerprints.rules[2].id == "constant" && c.fingerprints.rules[2].value == "band")
         #expect(c.advertising.knownBeacons.count == 2)
+        #expect(c.maxTrackedBeacons == 2048)
         #expect(c.advertise == AgentConfig.Advertise(enabled: true, uuid: "e2c56db5-dffb-48d2-b060-d0f5a71096e0",
                                                       major: 100, minor: 7, power: -65, intervalMs: 500))
         #expect(c.outputs == AgentConfig.Outputs(mqttRoom: true, espresense: true))
@@ -71,6 +72,27 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         #expect(c.publish.reportIntervalS == 1.0)
         #expect(c.ranging.filter.kind == .medianKalman)
         #expect(c.log.level == .info)
+        #expect(c.maxTrackedBeacons == 4096)
+    }
+
+    @Test func maxTrackedBeaconsIsValidatedWithItsPath() throws {
+        func messages(_ yaml: String) -> [String] {
+            do { _ = try ConfigLoader.parse(AgentConfig.self, yaml: "node: hall-pi\n" + yaml); return [] } catch { return error.messages }
+        }
+        #expect(messages("max_tracked_beacons: 0\n") == ["max_tracked_beacons: must be between 1 and 1000000, found 0"])
+        #expect(messages("max_tracked_beacons: 5000000\n") == ["max_tracked_beacons: must be between 1 and 1000000, found 5000000"])
+        #expect(messages("max_tracked_beacons: lots\n") == ["max_tracked_beacons: expected an integer, found 'lots'"])
+        let listed = """
+            beacons:
+              - id: mac:a4c138aabbcc
+              - id: mac:a4c138aabbcd
+            irks:
+              - {name: alice-phone, key: "0123456789abcdef0123456789abcdef"}
+
+            """
+        #expect(messages(listed + "max_tracked_beacons: 2\n")
+                == ["max_tracked_beacons: must be at least the number of beacons and irks configured (3)"])
+        #expect(messages(listed + "max_tracked_beacons: 3\n") == [])
     }
 
     static let issueSite = SiteModel(

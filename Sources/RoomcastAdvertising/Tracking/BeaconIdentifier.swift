@@ -67,7 +67,7 @@ public struct BeaconIdentifier: Sendable {
             let k = known.isEmpty ? nil : known[id]
             guard tracksAllBeacons || !inside.isEmpty || k != nil else { continue }
             return TrackedIdentity(id: id, kind: kind, name: k?.name, referencePower: k?.power ?? b.referencePower,
-                                   regions: inside, beacon: b, source: .beacon)
+                                   regions: inside, beacon: b, source: .beacon, isKnown: k != nil)
         }
         let beaconKind = beacons.lazy.compactMap(\.kind).first
         let power = beacons.lazy.compactMap(\.referencePower).first
@@ -75,25 +75,27 @@ public struct BeaconIdentifier: Sendable {
             let id = irk.beaconID
             return TrackedIdentity(id: id, kind: beaconKind ?? .device, name: known[id]?.name ?? irk.name,
                                    referencePower: known[id]?.power ?? power, regions: [], beacon: beacons.first,
-                                   source: .irk)
+                                   source: .irk, isKnown: true)
         }
         for f in builtIns {
             if let id = f.match(data, beacons: beacons) {
                 return TrackedIdentity(id: id, kind: f.kind, name: known[id]?.name, referencePower: known[id]?.power ?? power,
-                                       regions: [], beacon: beacons.first, source: .fingerprint)
+                                       regions: [], beacon: beacons.first, source: .fingerprint,
+                                       isKnown: known[id] != nil)
             }
         }
         for r in rules {
             if let id = r.match(data, address: address, addressType: addressType) {
                 return TrackedIdentity(id: id, kind: r.kind, name: known[id]?.name, referencePower: known[id]?.power ?? power,
-                                       regions: [], beacon: beacons.first, source: .fingerprint)
+                                       regions: [], beacon: beacons.first, source: .fingerprint,
+                                       isKnown: known[id] != nil)
             }
         }
         if let address, !known.isEmpty {
             let id = BeaconID.mac(address.bytes)
             if let k = known[id] {
                 return TrackedIdentity(id: id, kind: beaconKind ?? .device, name: k.name, referencePower: k.power ?? power,
-                                       regions: [], beacon: beacons.first, source: .knownAddress)
+                                       regions: [], beacon: beacons.first, source: .knownAddress, isKnown: true)
             }
         }
         return nil

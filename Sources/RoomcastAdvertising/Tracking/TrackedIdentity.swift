@@ -14,6 +14,9 @@ public struct TrackedIdentity: Sendable, Equatable {
     /// The beacon frame the identity came from, if any.
     public var beacon: Beacon?
     public var source: Source
+    /// Listed under known beacons or resolved with a configured IRK: the config names it, so a
+    /// stranger cannot make many of these (the agent keeps them in preference when its table is full).
+    public var isKnown: Bool = false
 
     /// How the identity was found.
     public enum Source: String, Sendable, Equatable, Encodable {

@@ -43,7 +43,8 @@ extension AgentConfig {
         AgentSettings(node: node, room: room, topics: mqtt.topics, ranging: rangingConfig,
                       reportInterval: publish.reportIntervalS, significantChangeDB: publish.significantChangeDb,
                       significantChangeMeters: publish.significantChangeM, telemetryInterval: publish.telemetryIntervalS,
-                      mqttRoomOutput: outputs.mqttRoom, espresenseOutput: outputs.espresense, adapter: source.description)
+                      mqttRoomOutput: outputs.mqttRoom, espresenseOutput: outputs.espresense, adapter: source.description,
+                      maxTrackedBeacons: maxTrackedBeacons)
     }
 
     /// How the radio scans, advertises and recovers.

@@ -6,20 +6,26 @@ import Shared
 /// identity → ranging → publish policy → messages, plus region monitoring and
 /// telemetry. Driven by (time, report); the time is the radio's clock, which
 /// for a replay is the capture's, so a replay is deterministic.
+///
+/// Per-beacon state lives in one bounded `BeaconTable` (`max_tracked_beacons`): when
+/// it is full, a new beacon takes the place of the least recently heard one, beacons heard
+/// only once before other unlisted ones, before region members, before known beacons and
+/// IRK phones. An evicted beacon heard again starts afresh, as a beacon first heard: new
+/// filter, first reading.
 public struct AgentCore: Sendable {
     public let settings: AgentSettings
     public let decoder: AdvertisementDecoder
-    public private(set) var ranging: RangingTable
-    public private(set) var policy: PublishPolicy
+    public private(set) var beacons: BeaconTable
+    public let policy: PublishPolicy
     public private(set) var regions: RegionTracker
     public private(set) var sequence: SequenceNumber
-    public private(set) var scanTable = ScanTable()
     public let outputs: CompatibilityOutputs
     public private(set) var stats = Stats()
     private let startTime: Double
     private var nextTelemetry: Double
     private var rateWindow: (start: Double, count: UInt64)
     private var advertisementsPerSecond: Double = 0
+    private var capacityWarned: (at: Double, evicted: UInt64)?
 
     /// What the core has counted, for telemetry and logs.
     public struct Stats: Sendable, Equatable {
@@ -27,12 +33,16 @@ public struct AgentCore: Sendable {
         public var untracked: UInt64 = 0
         public var withoutRSSI: UInt64 = 0
         public var readings: UInt64 = 0
+        /// Beacons dropped from the full table to make room for a new one.
+        public var evicted: UInt64 = 0
+        /// Of those, known beacons and IRK phones (only when the table is smaller than the config's list).
+        public var evictedKnown: UInt64 = 0
     }
 
     public init(settings: AgentSettings, decoder: AdvertisementDecoder, startTime: Double) {
         self.settings = settings
         self.decoder = decoder
-        self.ranging = RangingTable(config: settings.ranging)
+        self.beacons = BeaconTable(capacity: settings.maxTrackedBeacons)
         self.policy = PublishPolicy(reportInterval: settings.reportInterval, significantChangeDB: settings.significantChangeDB,
                                     significantChangeMeters: settings.significantChangeMeters)
         self.regions = RegionTracker(node: settings.node, exitDelay: settings.regionExitDelay)
@@ -69,23 +79,26 @@ public struct AgentCore: Sendable {
         for event in regions.heard(identity.id, inRegions: identity.regions, ts: ts) {
             if let m = try? OutboundMessage(topic: settings.topics.nodeEvents(settings.node), json: event, qos: 1) { out.append(m) }
         }
+        let slot = track(identity, at: ts)
         let estimate: RangeEstimate
-        if let rssi = report.rssi, let e = ranging.ingest(identity.id, rssi: rssi, power: identity.referencePower, at: ts) {
+        if let rssi = report.rssi {
+            beacons[slot].ranger.ingest(rssi: rssi, advertised: identity.referencePower, at: ts)
+        }
+        if report.rssi != nil, let e = beacons[slot].ranger.estimate(now: ts) {
             estimate = e
         } else {
             // RSSI 127 = not available: the beacon was heard but cannot be ranged. Keep the
             // filter untouched; report the floor (-127 dBm) with proximity unknown.
             stats.withoutRSSI += 1
-            estimate = ranging.estimate(for: identity.id, now: ts).map { var e = $0; e.proximity = .unknown; return e }
+            estimate = beacons[slot].ranger.estimate(now: ts).map { var e = $0; e.proximity = .unknown; return e }
                 ?? RangeEstimate(id: identity.id, rssi: -127, rssiFiltered: -127,
                                  power: identity.referencePower ?? settings.ranging.defaultPower,
                                  distance: settings.ranging.maxDistance, proximity: .unknown, interval: nil,
                                  lastSeen: ts, samples: 0)
         }
-        guard let due = policy.offer(identity.id, ts: ts, filtered: estimate.rssiFiltered, distance: estimate.distance,
-                                     proximity: estimate.proximity) else { return out }
+        guard let due = policy.offer(&beacons[slot].published, ts: ts, filtered: estimate.rssiFiltered,
+                                     distance: estimate.distance, proximity: estimate.proximity) else { return out }
         let reading = makeReading(identity: identity, estimate: estimate, report: report, samples: due.samples)
-        scanTable.update(reading)
         stats.readings += 1
         out.append(OutboundMessage(topic: settings.topics.nodeBeacon(settings.node, identity.id), payload: reading.fastJSON()))
         out += outputs.messages(for: reading)
@@ -99,8 +112,7 @@ public struct AgentCore: Sendable {
         for event in regions.expire(now: now) {
             if let m = try? OutboundMessage(topic: settings.topics.nodeEvents(settings.node), json: event, qos: 1) { out.append(m) }
         }
-        for id in ranging.expire(now: now) { policy.forget(id) }
-        scanTable.expire(now: now, forgetAfter: settings.ranging.forgetAfter)
+        beacons.expire(now: now, forgetAfter: settings.ranging.forgetAfter)
         if now - rateWindow.start >= 10 {
             advertisementsPerSecond = Double(rateWindow.count) / (now - rateWindow.start)
             rateWindow = (now, 0)
@@ -117,17 +129,68 @@ public struct AgentCore: Sendable {
         var t = NodeTelemetry(node: settings.node, ts: WireFormat.milliseconds(now), version: settings.version,
                               uptime: WireFormat.milliseconds(max(0, now - startTime)), adapter: settings.adapter,
                               advertisementsPerSecond: (advertisementsPerSecond * 10).rounded() / 10,
-                              beaconsInView: ranging.count, dropped: dropped + (radio?.dropped ?? 0),
+                              beaconsInView: beacons.count, dropped: dropped + (radio?.dropped ?? 0),
                               hciErrors: radio?.hciErrors ?? 0, hciResets: radio?.resets ?? 0,
                               brokerReconnects: brokerReconnects)
         t.room = settings.room
+        t.beaconsMax = beacons.capacity
+        t.beaconsEvicted = stats.evicted
         return (try? OutboundMessage(topic: settings.topics.nodeTelemetry(settings.node), json: t, retain: true))
             ?? OutboundMessage(topic: settings.topics.nodeTelemetry(settings.node), payload: [], retain: true)
     }
 
     /// After the broker came back: every beacon's next advertisement goes out at once.
     public mutating func brokerReconnected() {
-        policy.resetAfterReconnect()
+        beacons.resetPublished()
+    }
+
+    /// The beacons in view for `edge-agent scan`, as of `now`.
+    public func scanTable(now: Double) -> ScanTable {
+        var table = ScanTable()
+        for e in beacons.entries {
+            let estimate = e.ranger.estimate(now: now)
+            table.set(e.id, ScanTable.Row(label: e.name ?? e.id.rawValue, kind: e.kind.rawValue, rssi: estimate?.rssi ?? -127,
+                                          filtered: estimate?.rssiFiltered ?? -127,
+                                          distance: estimate?.distance ?? settings.ranging.maxDistance,
+                                          proximity: estimate?.proximity ?? .unknown, lastSeen: e.lastHeard))
+        }
+        return table
+    }
+
+    /// What to tell the user about a full table, at most once a minute and only when beacons
+    /// were evicted since the last time; nil otherwise. Call it after `tick`.
+    public mutating func capacityWarning(now: Double) -> CapacityWarning? {
+        guard stats.evicted > (capacityWarned?.evicted ?? 0) else { return nil }
+        if let last = capacityWarned, now - last.at < CapacityWarning.interval, now >= last.at { return nil }
+        let warning = CapacityWarning(capacity: beacons.capacity, tracked: beacons.count, evicted: stats.evicted,
+                                      evictedSinceLast: stats.evicted - (capacityWarned?.evicted ?? 0),
+                                      evictedKnown: stats.evictedKnown)
+        capacityWarned = (now, stats.evicted)
+        return warning
+    }
+
+    /// The slot of `identity`'s beacon, heard at `ts`: found and marked heard, or added
+    /// (evicting the least recently heard when the table is full).
+    mutating func track(_ identity: TrackedIdentity, at ts: Double) -> Int {
+        let retention: BeaconTable.Retention = identity.isKnown ? .known : identity.regions.isEmpty ? .ordinary : .region
+        if let slot = beacons.slot(of: identity.id) {
+            beacons.touch(slot, retention: retention)
+            beacons[slot].lastHeard = max(beacons[slot].lastHeard, ts)
+            beacons[slot].name = identity.name
+            beacons[slot].kind = identity.kind
+            return slot
+        }
+        // Its class once heard again; until then it is one of possibly many one-off advertisers.
+        let entry = BeaconTable.Entry(id: identity.id, retention: retention == .known ? .known : .heardOnce,
+                                      name: identity.name, kind: identity.kind,
+                                      lastHeard: ts, ranger: BeaconRanger(id: identity.id, config: settings.ranging),
+                                      published: nil)
+        let (slot, evicted) = beacons.insert(entry)
+        if let evicted {
+            stats.evicted += 1
+            if evicted.retention == .known { stats.evictedKnown += 1 }
+        }
+        return slot
     }
 
     mutating func makeReading(identity: TrackedIdentity, estimate: RangeEstimate, report: AdvertisingReport, samples: Int) -> BeaconReading {

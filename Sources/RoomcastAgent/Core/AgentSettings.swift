@@ -15,11 +15,14 @@ public struct AgentSettings: Sendable {
     public var espresenseOutput: Bool
     public var adapter: String
     public var version: String
+    /// Most beacons tracked at once (`max_tracked_beacons`); see `BeaconTable`.
+    public var maxTrackedBeacons: Int
 
     public init(node: String, room: String? = nil, topics: Topics = Topics(), ranging: RangingConfig = RangingConfig(),
                 reportInterval: Double = 1.0, significantChangeDB: Double = 6, significantChangeMeters: Double = 1.5,
                 telemetryInterval: Double = 30, regionExitDelay: Double = 30, mqttRoomOutput: Bool = false,
-                espresenseOutput: Bool = false, adapter: String = "hci", version: String = RoomcastVersion.current) {
+                espresenseOutput: Bool = false, adapter: String = "hci", version: String = RoomcastVersion.current,
+                maxTrackedBeacons: Int = AgentConfig.defaultMaxTrackedBeacons) {
         self.node = node
         self.room = room
         self.topics = topics
@@ -33,5 +36,6 @@ public struct AgentSettings: Sendable {
         self.espresenseOutput = espresenseOutput
         self.adapter = adapter
         self.version = version
+        self.maxTrackedBeacons = maxTrackedBeacons
     }
 }

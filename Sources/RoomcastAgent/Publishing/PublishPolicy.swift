@@ -7,20 +7,22 @@ import Shared
 ///
 /// It is only asked when an advertisement arrives, so it never publishes more
 /// often than the radio gives and never republishes a stale value on a timer.
+/// It keeps no table of its own: each beacon's `State` lives with the rest of
+/// that beacon's state in the agent's bounded `BeaconTable`, so forgetting or
+/// evicting a beacon forgets its publishing state with it.
 public struct PublishPolicy: Sendable {
     public var reportInterval: Double
     public var significantChangeDB: Double
     public var significantChangeMeters: Double
 
-    struct Last: Sendable {
+    /// What was last published for one beacon, and how many advertisements came since.
+    public struct State: Sendable, Equatable {
         var at: Double
         var filtered: Double
         var distance: Double
         var proximity: Proximity
         var samplesSince: Int
     }
-
-    private var last: [BeaconID: Last] = [:]
 
     public init(reportInterval: Double = 1.0, significantChangeDB: Double = 6, significantChangeMeters: Double = 1.5) {
         self.reportInterval = reportInterval
@@ -31,17 +33,16 @@ public struct PublishPolicy: Sendable {
     /// Why a reading is due, or nil when it is not.
     public enum Reason: String, Sendable { case first, interval, significantChange }
 
-    /// Called for each advertisement of `id` at capture time `ts`; returns
-    /// whether to publish now and, if so, how many advertisements it covers.
-    public mutating func offer(_ id: BeaconID, ts: Double, filtered: Double, distance: Double,
-                               proximity: Proximity) -> (reason: Reason, samples: Int)? {
-        // One hash lookup per advertisement: the entry is updated in place.
-        guard let i = last.index(forKey: id) else {
-            last[id] = Last(at: ts, filtered: filtered, distance: distance, proximity: proximity, samplesSince: 0)
+    /// Called for each advertisement of a beacon at capture time `ts` with its publishing
+    /// `state` (nil: never published, or forgotten); returns whether to publish now and, if
+    /// so, how many advertisements it covers. Updates `state` in place.
+    public func offer(_ state: inout State?, ts: Double, filtered: Double, distance: Double,
+                      proximity: Proximity) -> (reason: Reason, samples: Int)? {
+        guard let l = state else {
+            state = State(at: ts, filtered: filtered, distance: distance, proximity: proximity, samplesSince: 0)
             return (.first, 1)
         }
-        last.values[i].samplesSince += 1
-        let l = last.values[i]
+        let samples = l.samplesSince + 1
         let reason: Reason?
         if ts - l.at >= reportInterval || ts < l.at {
             reason = .interval
@@ -52,16 +53,11 @@ public struct PublishPolicy: Sendable {
         } else {
             reason = nil
         }
-        guard let reason else { return nil }
-        last.values[i] = Last(at: ts, filtered: filtered, distance: distance, proximity: proximity, samplesSince: 0)
-        return (reason, l.samplesSince)
+        guard let reason else {
+            state?.samplesSince = samples
+            return nil
+        }
+        state = State(at: ts, filtered: filtered, distance: distance, proximity: proximity, samplesSince: 0)
+        return (reason, samples)
     }
-
-    /// Forgets a beacon (no longer heard), so its next reading counts as first.
-    public mutating func forget(_ id: BeaconID) { last.removeValue(forKey: id) }
-
-    /// After a broker outage: every beacon's next advertisement goes out at once.
-    public mutating func resetAfterReconnect() { last.removeAll(keepingCapacity: true) }
-
-    public var trackedCount: Int { last.count }
 }

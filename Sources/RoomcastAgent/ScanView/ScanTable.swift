@@ -34,6 +34,11 @@ public struct ScanTable: Sendable {
                                   distance: r.distance, proximity: r.proximity, lastSeen: r.ts)
     }
 
+    /// Sets the row of one beacon (the agent builds the table from its beacon table).
+    mutating func set(_ id: BeaconID, _ row: Row) {
+        rows[id.rawValue] = row
+    }
+
     /// Drops beacons not seen for `forgetAfter` seconds.
     public mutating func expire(now: Double, forgetAfter: Double) {
         rows = rows.filter { now - $0.value.lastSeen < forgetAfter }

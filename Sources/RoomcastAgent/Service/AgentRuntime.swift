@@ -19,12 +19,15 @@ public final class AgentRuntime: Sendable {
     private let counters: RadioCounters?
     /// Replays tick on the capture's clock (deterministic); live runs tick on a timer.
     private let ticksFromReports: Bool
+    private let logger: Logger
 
-    public init(core: AgentCore, sink: any AgentSink, counters: RadioCounters?, ticksFromReports: Bool, startTime: Double) {
+    public init(core: AgentCore, sink: any AgentSink, counters: RadioCounters?, ticksFromReports: Bool, startTime: Double,
+                logger: Logger = .silent) {
         self.state = Mutex(State(core: core, nextTick: nil, lastTime: startTime))
         self.sink = sink
         self.counters = counters
         self.ticksFromReports = ticksFromReports
+        self.logger = logger
     }
 
     /// Publishes the online status (and first telemetry).
@@ -39,31 +42,41 @@ public final class AgentRuntime: Sendable {
 
     public func handle(_ report: AdvertisingReport) {
         let ts = report.timestamp
-        let (due, messages): ([OutboundMessage], [OutboundMessage]) = state.withLock { s in
+        let (due, warning, messages): ([OutboundMessage], CapacityWarning?, [OutboundMessage]) = state.withLock { s in
             var due: [OutboundMessage] = []
+            var warning: CapacityWarning?
             if ticksFromReports {
                 if let next = s.nextTick {
-                    if ts >= next { due = tickLocked(&s, now: ts) }
+                    if ts >= next { (due, warning) = tickLocked(&s, now: ts) }
                 } else {
                     s.nextTick = ts + 1
                 }
             }
             s.lastTime = max(s.lastTime, ts)
-            return (due, s.core.handle(report))
+            return (due, warning, s.core.handle(report))
         }
+        if let warning { warn(warning) }
         if !due.isEmpty { sink.send(due, at: ts) }
         if !messages.isEmpty { sink.send(messages, at: ts) }
     }
 
     public func tick(now: Double) {
-        let messages = state.withLock { s in tickLocked(&s, now: now) }
+        let (messages, warning) = state.withLock { s in tickLocked(&s, now: now) }
+        if let warning { warn(warning) }
         sink.send(messages, at: now)
     }
 
-    private func tickLocked(_ s: inout State, now: Double) -> [OutboundMessage] {
+    private func tickLocked(_ s: inout State, now: Double) -> ([OutboundMessage], CapacityWarning?) {
         s.lastTime = max(s.lastTime, now)
         s.nextTick = now + 1
-        return s.core.tick(now: now, radio: counters?.snapshot, dropped: sink.dropped, brokerReconnects: sink.reconnects)
+        let messages = s.core.tick(now: now, radio: counters?.snapshot, dropped: sink.dropped, brokerReconnects: sink.reconnects)
+        return (messages, s.core.capacityWarning(now: now))
+    }
+
+    /// Outside the lock: a log handler may write to a slow terminal or journal.
+    private func warn(_ w: CapacityWarning) {
+        logger.warning("beacon table full: evicting the least recently heard beacons (raise max_tracked_beacons if they are real)",
+                       metadata: w.metadata)
     }
 
     /// The broker came (back): status online, telemetry, then the current state with the next advertisements.
@@ -86,7 +99,7 @@ public final class AgentRuntime: Sendable {
         await sink.shutdown(final: offline, at: at)
     }
 
-    public var scanTable: ScanTable { state.withLock { $0.core.scanTable } }
+    public var scanTable: ScanTable { state.withLock { $0.core.scanTable(now: $0.lastTime) } }
     public var stats: AgentCore.Stats { state.withLock { $0.core.stats } }
     public var now: Double { state.withLock { $0.lastTime } }
 }

@@ -51,7 +51,8 @@ public final class EdgeAgentService: Sendable {
         if rebase { first?.timestamp = clock.now() }
         let start = isReplay ? (first?.timestamp ?? clock.now()) : clock.now()
         let core = AgentCore(settings: settings, decoder: decoder, startTime: start)
-        let runtime = AgentRuntime(core: core, sink: sink, counters: source.counters, ticksFromReports: isReplay, startTime: start)
+        let runtime = AgentRuntime(core: core, sink: sink, counters: source.counters, ticksFromReports: isReplay, startTime: start,
+                                   logger: logger)
         runtime.start(now: start)
         logger.info("edge agent running", metadata: ["node": settings.node, "source": source.spec.description])
 
@@ -91,7 +92,8 @@ public final class EdgeAgentService: Sendable {
         connectionWatcher.cancel()
         await source.shutdown()
         let stats = runtime.stats
-        logger.info("edge agent stopped", metadata: ["reports": "\(stats.reports)", "readings": "\(stats.readings)"])
+        logger.info("edge agent stopped", metadata: ["reports": "\(stats.reports)", "readings": "\(stats.readings)",
+                                                     "beacons.evicted": "\(stats.evicted)"])
         return stats
     }
 

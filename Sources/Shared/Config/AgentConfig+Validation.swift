@@ -46,6 +46,13 @@ extension AgentConfig {
             checks.add(String(text[..<colon.lowerBound]), String(text[colon.upperBound...]))
         }
 
+        checks.range(maxTrackedBeacons, 1...1_000_000, at: "max_tracked_beacons")
+        // Known beacons and IRK phones are evicted last; with room for all of them, never.
+        let configured = beacons.count + irks.count
+        if (1...1_000_000).contains(maxTrackedBeacons), maxTrackedBeacons < configured {
+            checks.add("max_tracked_beacons", "must be at least the number of beacons and irks configured (\(configured))")
+        }
+
         if advertise.enabled {
             if let uuid = advertise.uuid {
                 if UUID(uuidString: uuid) == nil { checks.add("advertise.uuid", "not a UUID '\(ConfigNode.excerpt(uuid))'") }

@@ -24,6 +24,9 @@ public struct AgentConfig: Codable, Sendable, Equatable, ConfigValidating {
     public var ibeaconCompanyIds: [ConfigNumber]
     /// Resolvable private addresses whose IRK resolution is remembered.
     public var irkCacheSize: Int
+    /// Most beacons the agent tracks at once; when full, a new one replaces the least recently
+    /// heard (unlisted before region members before known beacons and IRK phones).
+    public var maxTrackedBeacons: Int
     public var advertise: Advertise
     public var outputs: Outputs
     public var log: LogConfig
@@ -32,7 +35,8 @@ public struct AgentConfig: Codable, Sendable, Equatable, ConfigValidating {
                 scan: Scan = Scan(), ranging: Ranging = Ranging(), publish: Publish = Publish(),
                 regions: [RegionConfig] = [], beacons: [KnownBeaconConfig] = [], irks: [IRKConfig] = [],
                 fingerprints: FingerprintConfig = FingerprintConfig(), ibeaconCompanyIds: [ConfigNumber] = [],
-                irkCacheSize: Int = 4096, advertise: Advertise = Advertise(),
+                irkCacheSize: Int = 4096, maxTrackedBeacons: Int = AgentConfig.defaultMaxTrackedBeacons,
+                advertise: Advertise = Advertise(),
                 outputs: Outputs = Outputs(), log: LogConfig = LogConfig()) {
         self.node = node
         self.room = room
@@ -47,6 +51,7 @@ public struct AgentConfig: Codable, Sendable, Equatable, ConfigValidating {
         self.fingerprints = fingerprints
         self.ibeaconCompanyIds = ibeaconCompanyIds
         self.irkCacheSize = irkCacheSize
+        self.maxTrackedBeacons = maxTrackedBeacons
         self.advertise = advertise
         self.outputs = outputs
         self.log = log
@@ -56,6 +61,7 @@ public struct AgentConfig: Codable, Sendable, Equatable, ConfigValidating {
         case node, room, mqtt, source, scan, ranging, publish, regions, beacons, irks, fingerprints, advertise, outputs, log
         case ibeaconCompanyIds = "ibeacon_company_ids"
         case irkCacheSize = "irk_cache_size"
+        case maxTrackedBeacons = "max_tracked_beacons"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -73,6 +79,7 @@ public struct AgentConfig: Codable, Sendable, Equatable, ConfigValidating {
         fingerprints = try c.decode(FingerprintConfig.self, forKey: .fingerprints, default: FingerprintConfig())
         ibeaconCompanyIds = try c.decode([ConfigNumber].self, forKey: .ibeaconCompanyIds, default: [])
         irkCacheSize = try c.decode(Int.self, forKey: .irkCacheSize, default: 4096)
+        maxTrackedBeacons = try c.decode(Int.self, forKey: .maxTrackedBeacons, default: AgentConfig.defaultMaxTrackedBeacons)
         advertise = try c.decode(Advertise.self, forKey: .advertise, default: Advertise())
         outputs = try c.decode(Outputs.self, forKey: .outputs, default: Outputs())
         log = try c.decode(LogConfig.self, forKey: .log, default: LogConfig())
@@ -80,6 +87,11 @@ public struct AgentConfig: Codable, Sendable, Equatable, ConfigValidating {
 }
 
 extension AgentConfig {
+    /// Room for the beacons of a crowded place (a few hundred real ones, many more
+    /// fingerprinted phones) at about 1 kB each, a few MB on a 1 GB Pi; a flood of spoofed
+    /// advertisers stops there instead of at the Pi's memory.
+    public static let defaultMaxTrackedBeacons = 4096
+
     /// The tracking part of the config, as the advertising layer takes it. Its
     /// own validation (ids, keys, fingerprint rules) runs when the decoder is
     /// built; paths there say `known_beacons` where this file says `beacons`.

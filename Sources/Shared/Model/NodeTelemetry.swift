@@ -14,6 +14,10 @@ public struct NodeTelemetry: Codable, Sendable, Equatable {
     public var hciErrors: UInt64
     public var hciResets: UInt64
     public var brokerReconnects: UInt64
+    /// The agent's `max_tracked_beacons` (absent from agents without a bound).
+    public var beaconsMax: Int?
+    /// Beacons evicted from the full table since the agent started, to make room for new ones.
+    public var beaconsEvicted: UInt64?
 
     public init(node: String, ts: Double, version: String, uptime: Double, adapter: String,
                 advertisementsPerSecond: Double, beaconsInView: Int, dropped: UInt64,
@@ -38,5 +42,7 @@ public struct NodeTelemetry: Codable, Sendable, Equatable {
         case hciErrors = "hci_errors"
         case hciResets = "hci_resets"
         case brokerReconnects = "broker_reconnects"
+        case beaconsMax = "beacons_max"
+        case beaconsEvicted = "beacons_evicted"
     }
 }

@@ -1,0 +1,81 @@
+import Shared
+import Testing
+@testable import RoomcastAgent
+
+@Suite struct BeaconTableTests {
+    static func id(_ n: Int) -> BeaconID { BeaconID("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-\(n / 65536)-\(n % 65536)")! }
+
+    static func entry(_ n: Int, _ retention: BeaconTable.Retention = .ordinary, at t: Double = 0) -> BeaconTable.Entry {
+        BeaconTable.Entry(id: id(n), retention: retention, name: nil, kind: .iBeacon, lastHeard: t,
+                          ranger: BeaconRanger(id: id(n), config: RangingConfig()), published: nil)
+    }
+
+    /// Heard again: marks it most recently heard.
+    static func hear(_ table: inout BeaconTable, _ n: Int, at t: Double) {
+        let slot = table.slot(of: id(n))!
+        table.touch(slot, retention: table[slot].retention)
+        table[slot].lastHeard = t
+    }
+
+    @Test func fullTableEvictsTheLeastRecentlyHeard() {
+        var table = BeaconTable(capacity: 3)
+        for n in 0..<3 { #expect(table.insert(Self.entry(n)).evicted == nil) }
+        Self.hear(&table, 0, at: 1)
+        #expect(table.insert(Self.entry(3)).evicted?.id == Self.id(1), "1 is now the least recently heard")
+        #expect(table.insert(Self.entry(4)).evicted?.id == Self.id(2))
+        #expect(table.insert(Self.entry(5)).evicted?.id == Self.id(0))
+        #expect(table.count == 3 && table.evictedTotal == 3)
+        #expect(Set(table.entries.map(\.id)) == [Self.id(3), Self.id(4), Self.id(5)])
+        #expect(table.entry(Self.id(0)) == nil && table.slot(of: Self.id(0)) == nil)
+    }
+
+    @Test func unlistedBeaconsGoBeforeRegionMembersBeforeKnownOnes() {
+        var table = BeaconTable(capacity: 3)
+        _ = table.insert(Self.entry(0, .known))
+        _ = table.insert(Self.entry(1, .region))
+        _ = table.insert(Self.entry(2, .ordinary))
+        // A flood of unlisted beacons replaces unlisted ones only.
+        for n in 3..<100 { #expect(table.insert(Self.entry(n)).evicted?.retention == .ordinary) }
+        #expect(table.entry(Self.id(0)) != nil && table.entry(Self.id(1)) != nil)
+        // Region members take the unlisted slot, then each other's; the known beacon stays.
+        #expect(table.insert(Self.entry(200, .region)).evicted?.id == Self.id(99))
+        #expect(table.insert(Self.entry(201, .region)).evicted?.id == Self.id(1))
+        #expect(table.insert(Self.entry(202)).evicted?.id == Self.id(200), "no unlisted beacon left: the oldest region member")
+        #expect(table.entry(Self.id(0))?.retention == .known)
+        #expect(table.evicted == [0, 98, 2, 0])
+    }
+
+    @Test func expiryForgetsOnlyTheSilentAndTheirSlotsAreReused() {
+        var table = BeaconTable(capacity: 4)
+        for n in 0..<4 { _ = table.insert(Self.entry(n, at: Double(n))) }
+        Self.hear(&table, 0, at: 10)
+        #expect(table.expire(now: 12.5, forgetAfter: 10) == 2, "1 (heard at 1) and 2 (at 2) are past 10 s, 3 is not")
+        #expect(Set(table.entries.map(\.id)) == [Self.id(0), Self.id(3)])
+        #expect(table.insert(Self.entry(7, at: 12.5)).evicted == nil && table.insert(Self.entry(8, at: 12.5)).evicted == nil,
+                "room again: nothing evicted")
+        #expect(table.count == 4 && table.evictedTotal == 0)
+        #expect(table.expire(now: 100, forgetAfter: 10) == 4 && table.count == 0)
+        #expect(table.expire(now: .nan, forgetAfter: 10) == 0)
+    }
+
+    @Test func beaconsHeardOnceGoFirst() {
+        var table = BeaconTable(capacity: 3)
+        _ = table.insert(Self.entry(0, .heardOnce))
+        _ = table.insert(Self.entry(1, .heardOnce))
+        _ = table.insert(Self.entry(2, .heardOnce))
+        table.touch(table.slot(of: Self.id(0))!, retention: .ordinary)
+        for n in 3..<50 { #expect(table.insert(Self.entry(n, .heardOnce)).evicted?.retention == .heardOnce) }
+        #expect(table.entry(Self.id(0))?.retention == .ordinary, "heard twice: kept through a flood of one-off advertisers")
+        #expect(table.evicted == [47, 0, 0, 0])
+    }
+
+    @Test func aBeaconWhoseClassChangesMovesList() {
+        var table = BeaconTable(capacity: 2)
+        _ = table.insert(Self.entry(0))
+        _ = table.insert(Self.entry(1))
+        table.touch(table.slot(of: Self.id(0))!, retention: .known)
+        #expect(table.insert(Self.entry(2)).evicted?.id == Self.id(1))
+        #expect(table.insert(Self.entry(3)).evicted?.id == Self.id(2))
+        #expect(table.entry(Self.id(0))?.retention == .known)
+    }
+}
