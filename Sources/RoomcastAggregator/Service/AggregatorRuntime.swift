@@ -21,6 +21,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     private let rejectLog = RateLimitedLog(interval: 10)
     private let logger: Logger
     private var wasActive = false
+    /// Became active, and every decision is to be republished once decisions are current.
+    private var refreshPending = false
     private var resumeRefreshed = false
     private nonisolated let leaseTopicValue: String
     /// `<prefix>/presence/`: only topics starting so are parsed for the echo check.
@@ -262,10 +264,16 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             let current = !core.decisionsHeld(at: now)
             if !active {
                 wasActive = false
-            } else if !wasActive && current {
-                // Just became active (start, reconnect, or took over): announce and republish everything.
+                refreshPending = false
+            } else if !wasActive {
+                // Just became active (start, reconnect, or took over): announce at once, and
+                // republish every decision once they are current.
                 wasActive = true
                 out += try core.start(now: now)
+                refreshPending = true
+            }
+            if active && current && refreshPending {
+                refreshPending = false
                 out += try core.refresh(now: now)
                 nextRefresh = now + refreshInterval
             }
