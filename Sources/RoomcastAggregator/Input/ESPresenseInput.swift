@@ -54,6 +54,9 @@ public struct ESPresenseInput: Sendable {
                               rssi: Int(rssi.rounded()), rssiFiltered: rssi, power: power,
                               distance: distance, proximity: distance < 0.5 ? .immediate : distance < 3 ? .near : .far,
                               kind: id.scheme == "ibeacon" ? .iBeacon : .device, mac: Self.macString(p.mac))
+        if let name = p.name, name.utf8.count > InputIntake.maximumNameBytes {
+            return reject(.outOfRange, "name longer than \(InputIntake.maximumNameBytes) bytes")
+        }
         r.name = p.name
         r.interval = p.interval.flatMap { $0.isFinite && $0 > 0 && $0 < 3_600_000 ? $0 / 1000 : nil }
         return .success(r)

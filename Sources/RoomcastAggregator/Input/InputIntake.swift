@@ -128,6 +128,9 @@ public struct InputIntake: Sendable {
         }
     }
 
+    /// The longest beacon name a reading may carry.
+    public static let maximumNameBytes = 248
+
     /// Why a decoded reading's numbers cannot be used, or nil.
     static func rangeProblem(_ r: BeaconReading) -> String? {
         if !r.ts.isFinite || r.ts < 0 || r.ts > 4_102_444_800 { return "ts out of range" }
@@ -137,6 +140,9 @@ public struct InputIntake: Sendable {
         if r.power < -127 || r.power > 20 { return "power out of range" }
         if let i = r.interval, !i.isFinite || i < 0 || i > 3600 { return "interval out of range" }
         if let p = TopicName.problem(with: r.node) { return "node name \(p)" }
+        // The name goes out again in presence and discovery: no longer than a device can
+        // advertise (a Complete Local Name is at most 248 octets, Core 5.4 Vol 3 Part C §12.1).
+        if let name = r.name, name.utf8.count > Self.maximumNameBytes { return "name longer than \(Self.maximumNameBytes) bytes" }
         return nil
     }
 }
