@@ -23,8 +23,7 @@ extension LockedDownBrokerTests {
         return feeder
     }
 
-    @Test func anotherAccountUsingANodesOrTheAggregatorsClientIDDisplacesNobodyAndNoWillFires() async throws {
-        guard MosquittoBroker.shouldRun else { return }
+    @Test(.requiresMosquitto) func anotherAccountUsingANodesOrTheAggregatorsClientIDDisplacesNobodyAndNoWillFires() async throws {
         let broker = try await LockedDownBroker.start()
         let dir = broker.directory
         let instance = "locked"
@@ -124,8 +123,7 @@ extension LockedDownBrokerTests {
     /// (`aggregator`, `aggregator-standby`) and its status guard with `<account>-guard`, so no
     /// two of its connections share a client id; the take-over keeps the site status `online`,
     /// and another account using an instance's or a guard's client id displaces nobody.
-    @Test func aHotStandbyPairAndItsGuardsWorkOnTheShippedBrokerAndNoAccountDisplacesThem() async throws {
-        guard MosquittoBroker.shouldRun else { return }
+    @Test(.requiresMosquitto) func aHotStandbyPairAndItsGuardsWorkOnTheShippedBrokerAndNoAccountDisplacesThem() async throws {
         let broker = try await LockedDownBroker.start()
         let dir = broker.directory
         let accounts = ["alpha": "aggregator", "beta": "aggregator-standby"]

@@ -9,7 +9,7 @@ import TestSupport
 /// such a packet, so even a broker without a limit of its own drops it for the aggregator
 /// instead of the aggregator reading it into memory; the shipped broker config refuses it at
 /// the door (`max_packet_size`).
-@Suite(.serialized) struct OversizeMessageTests {
+@Suite(.serialized, .requiresMosquitto) struct OversizeMessageTests {
     static let bigBytes = 80 * 1024 * 1024
 
     /// Writes an 80 MB file of valid-looking JSON bytes; returns its path.
@@ -29,7 +29,6 @@ import TestSupport
     }
 
     @Test func anOversizeRetainedAndLiveMessageNeverReachesTheAggregatorAndItsMemoryStaysFlat() async throws {
-        guard MosquittoBroker.shouldRun else { return }
         // No broker-side limit: only the client's Maximum Packet Size stands between the message and the aggregator.
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()
@@ -81,7 +80,6 @@ import TestSupport
     }
 
     @Test func theShippedBrokerDisconnectsAClientPublishingAnOversizeMessageAndNoOneElse() async throws {
-        guard MosquittoBroker.shouldRun else { return }
         let broker = try await LockedDownBroker.start()
         let big = try Self.bigFile(in: broker.directory)
         let dashboard = try broker.client("dashboard")

@@ -7,8 +7,7 @@ import TestSupport
 /// client, on its first connection and after every reconnect (libmosquitto re-sends the stored
 /// CONNECT properties), while smaller ones still flow.
 @Suite(.serialized) struct MaximumPacketSizeTests {
-    @Test func aBrokerWithoutALimitNeverSendsABiggerPacketBeforeOrAfterAReconnect() async throws {
-        guard MosquittoBroker.shouldRun else { return }
+    @Test(.requiresMosquitto) func aBrokerWithoutALimitNeverSendsABiggerPacketBeforeOrAfterAReconnect() async throws {
         let broker = try await MosquittoBroker.start()
         let id = "limited-\(UUID().uuidString.prefix(6))"
         let client = try MQTTClient(configuration: MQTTClientConfiguration(
