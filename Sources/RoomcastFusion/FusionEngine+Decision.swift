@@ -82,28 +82,43 @@ extension FusionEngine {
         let away = awayAfter(s)
         var lastOnline = -Double.infinity
         let base = b * nodeStride
-        for n in 0..<nodes.count where nodes[n].online {
+        // The latest sighting by a node now offline: when it is newer than anything the online
+        // nodes say, the beacon's evidence is missing, not its presence.
+        var lastOffline = -Double.infinity
+        for n in 0..<nodes.count {
             let slot = slots[base + n]
             guard slot.count > 0 else { continue }
-            lastOnline = max(lastOnline, slot.ts)
+            guard nodes[n].online else { lastOffline = max(lastOffline, slot.ts); continue }
+            // A node that came back counts silence only from its return.
+            lastOnline = max(lastOnline, slot.ts, nodes[n].onlineSince)
             if now - slot.ts <= freshWindow(s, slot, awayAfter: away) { scratchNodes.append(n) }
         }
 
         if scratchNodes.isEmpty {
             if s.decided && s.room < 0 { return false }
-            // Silence within the away timeout holds the room; beyond it, or when every
-            // node that heard the beacon is offline, the beacon is away. A decision resumed
-            // after a restart, not heard since, counts its silence from the resume: the
-            // aggregator was away, not (as far as anyone knows) the beacon.
+            if lastOffline > lastOnline || !(lastOnline.isFinite || s.resumedAt.isFinite) {
+                // No evidence is not away: the nodes that heard it last are offline (a Wi-Fi
+                // outage takes them all at once), so it holds its room, marked as such, until
+                // a node hears it again or the nodes that are up have not heard it for the
+                // away timeout since they came back.
+                guard s.decided, s.reason != "nodes_offline" else { return false }
+                s.reason = "nodes_offline"
+                s.confidence = 0
+                s.challenger = -1
+                return true
+            }
+            // Silence within the away timeout holds the room; beyond it the beacon is away. A
+            // decision resumed after a restart, not heard since, counts its silence from the
+            // resume: the aggregator was away, not (as far as anyone knows) the beacon.
             // Likewise after the aggregator itself was deaf (`hearingRestored`).
             var silentSince = lastOnline.isFinite ? lastOnline : s.resumedAt
-            if silentSince.isFinite { silentSince = max(silentSince, hearingSince) }
-            guard !silentSince.isFinite || now - silentSince > away else { return false }
+            silentSince = max(silentSince, hearingSince)
+            guard now - silentSince > away else { return false }
             let wasPresent = s.decided
             s.decided = true
             s.room = -1
             s.since = now
-            s.reason = silentSince.isFinite ? "timeout" : "nodes_offline"
+            s.reason = "timeout"
             s.challenger = -1
             s.confidence = 0
             s.runnerUp = -1
@@ -118,7 +133,13 @@ extension FusionEngine {
             return wasPresent
         }
 
-        if !restarting && s.decided && s.room >= 0 && holdsAsHeard(&s, base: base, now: now) { return false }
+        // Heard again after holding its room without evidence: say so, whatever is decided next.
+        let heldWithoutEvidence = s.decided && s.room >= 0 && s.reason == "nodes_offline"
+        if heldWithoutEvidence { s.reason = "returned" }
+        if !restarting && s.decided && s.room >= 0 && holdsAsHeard(&s, base: base, now: now) {
+            if heldWithoutEvidence, s.room < s.logPosterior.count { s.confidence = exp(s.logPosterior[s.room]) }
+            return heldWithoutEvidence
+        }
 
         var usedGeometry = false
         // Whether the beacon holds still (the room-level filter's motion gate and creep test).
@@ -223,6 +244,8 @@ extension FusionEngine {
         } else {
             s.challenger = -1
         }
+
+        if heldWithoutEvidence { changed = true }
 
         // Explanation.
         var runner = -1

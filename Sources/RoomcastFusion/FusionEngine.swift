@@ -329,7 +329,10 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         guard nodes[n].online != online else { return }
         nodes[n].online = online
         sweepForced = true
-        guard !online else { return }
+        guard !online else {
+            nodes[n].onlineSince = now
+            return
+        }
         // The room filter of every beacon this node was hearing carries its
         // evidence; restart those from what the remaining nodes say.
         for b in 0..<beacons.count where beacons[b].active && slots[b * nodeStride + n].count > 0 {
@@ -399,6 +402,8 @@ struct NodeState {
     var room: Int
     var rxAdjust: Double
     var online = true
+    /// When it last came online (-inf: online from the start): its silence counts from then.
+    var onlineSince = -Double.infinity
     /// Learned bias (dB) subtracted from this node's RSSI.
     var learnedOffset = 0.0
     var learnedSamples = 0

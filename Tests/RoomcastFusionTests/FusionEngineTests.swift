@@ -94,11 +94,35 @@ import Shared
         synth.seq["n-kitchen"] = 10_000
         engine.ingest(synth.reading("n-kitchen", rssi: -50, at: 20.02), now: 20.03)
         #expect(engine.counters.rejected(.nodeOffline) == 1)
-        // Last node gone too: nothing online hears the beacon any more.
+        // Last node gone too (a Wi-Fi outage takes them all): no evidence is not away. The
+        // beacon holds its room, marked as held, however long the nodes stay down.
         engine.nodeStatus("n-office", online: false, now: 20.1)
-        let gone = try #require(engine.tick(now: 20.1).first)
-        #expect(gone.room == nil)
-        #expect(gone.reason == "nodes_offline")
+        let held = try #require(engine.tick(now: 20.1).first)
+        #expect(held.room == "office" && held.reason == "nodes_offline" && held.confidence == 0)
+        #expect(engine.tick(now: 200).isEmpty, "no away while the nodes that heard it are down")
+        // The office node is back and hears it: held no more.
+        engine.nodeStatus("n-office", online: true, now: 300)
+        engine.ingest(synth.reading("n-office", rssi: -60, at: 300.5), now: 300.5)
+        let back = try #require(engine.tick(now: 301).first)
+        #expect(back.room == "office" && back.reason == "returned")
+        // Up but not hearing it: away after the away timeout, counted from the reading.
+        #expect(engine.tick(now: 320).isEmpty)
+        let away = try #require(engine.tick(now: 331).first)
+        #expect(away.room == nil && away.reason == "timeout")
+    }
+
+    @Test func aNodeBackFromOfflineCountsSilenceFromItsReturn() throws {
+        var engine = FusionEngine(site: Synthetic.twoRooms, settings: FusionSettings())
+        _ = Self.drive(&engine, from: 0, to: 20, sigma: 1, seed: 4) { _ in ["n-kitchen": -60] }
+        engine.nodeStatus("n-kitchen", online: false, now: 20)
+        #expect(engine.tick(now: 20.5).first?.reason == "nodes_offline")
+        // Back after ten minutes, and the beacon has left meanwhile: away once the node has
+        // listened for the away timeout, not at once for the ten minutes it was down.
+        engine.nodeStatus("n-kitchen", online: true, now: 620)
+        #expect(engine.tick(now: 621).isEmpty)
+        #expect(engine.tick(now: 645).isEmpty)
+        let away = try #require(engine.tick(now: 651).first)
+        #expect(away.room == nil && away.reason == "timeout")
     }
 
     @Test func awayAfterTimeoutAndAdaptiveToSlowAdvertisers() throws {
