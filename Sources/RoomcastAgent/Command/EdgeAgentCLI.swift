@@ -130,7 +130,7 @@ public enum EdgeAgentCLI {
                 let settings = config.agentSettings
                 let will = OutboundMessage(topic: settings.topics.nodeStatus(config.node), text: "offline", retain: true, qos: 1)
                 let client = try MQTTClient(configuration: try config.mqtt.clientConfiguration(clientID: "roomcast-\(config.node)", will: will),
-                                            logger: logger)
+                                            logger: logger, refusalFamily: DeliveryCheck.family(of:))
                 mqtt = client
                 sink = MQTTSink(client: client, logger: logger)
             } catch let e as ConfigError { return fail("bad config:\n\(e)", .config) }
