@@ -33,8 +33,11 @@ nonisolated func mqttOnMessage(_ mosq: OpaquePointer?, _ userdata: UnsafeMutable
                                  qos: m.qos >= 1 ? .atLeastOnce : .atMostOnce, retain: m.retain))
 }
 
-nonisolated func mqttOnPublish(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ mid: Int32) {
-    client(userdata)?.didPublish(mid: mid)
+/// The MQTT 5 form of on_publish (libmosquitto calls it under 3.1.1 too, with reason 0): a QoS 1
+/// PUBACK's reason code says whether the broker took the message or refused it (ACL: 0x87).
+nonisolated func mqttOnPublish(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ mid: Int32,
+                               _ reason: Int32, _ properties: OpaquePointer?) {
+    client(userdata)?.didPublish(mid: mid, reason: Int(reason))
 }
 
 nonisolated func mqttOnSubscribe(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ mid: Int32,
@@ -55,7 +58,7 @@ extension MQTTClient {
         mosquitto_connect_callback_set(handle, mqttOnConnect)
         mosquitto_disconnect_callback_set(handle, mqttOnDisconnect)
         mosquitto_message_callback_set(handle, mqttOnMessage)
-        mosquitto_publish_callback_set(handle, mqttOnPublish)
+        mosquitto_publish_v5_callback_set(handle, mqttOnPublish)
         mosquitto_subscribe_callback_set(handle, mqttOnSubscribe)
         mosquitto_log_callback_set(handle, mqttOnLog)
     }
@@ -142,9 +145,28 @@ extension MQTTClient {
         }
     }
 
-    func didPublish(mid: Int32) {
-        let waiters = state.withLock { $0.confirmPublished(mid: mid) }
+    func didPublish(mid: Int32, reason: Int) {
+        let (waiters, refused) = state.withLock { $0.confirmPublished(mid: mid, reason: reason) }
+        if let refused { didRefuse(topic: refused, reason: reason) }
         for w in waiters { w.resume(returning: true) }
+    }
+
+    /// Counts a refused publish and logs, at most once a minute, how many and where.
+    func didRefuse(topic: String, reason: Int) {
+        let family = refusalFamily(topic)
+        let report = refusals.withLock { r -> PublishRefusals.Report? in
+            r.record(family: family, reason: reason)
+            return r.report(now: ContinuousClock.now.secondsSinceStart)
+        }
+        guard let report else { return }
+        let user = configuration.username.map { "user '\($0)'" } ?? "anonymous clients"
+        let hint = report.reason == 0x87
+            ? "the broker's ACL does not let \(user) publish to these topics; allow them there (Roomcast's: deploy/mosquitto/roomcast.acl)"
+            : "the broker refused these messages"
+        logger.warning("mqtt broker refused publishes", metadata: [
+            "mqtt.refused": "\(report.sinceLast)", "mqtt.refused_total": "\(report.total)", "mqtt.topics": report.families,
+            "mqtt.reason": PublishRefusals.describe(reason: report.reason), "mqtt.hint": hint,
+        ])
     }
 
     func didLog(level: Int32, text: UnsafePointer<CChar>) {

@@ -212,7 +212,7 @@ extension MQTTClient {
                       "mqtt.maximumPacketSize \(size) was refused by libmosquitto (it needs protocolVersion v5)")
         }
         if let user = cfg.username {
-            try check(mosquitto_username_pw_set(h, user, cfg.password), "mosquitto_username_pw_set")
+            try check(mosquitto_username_pw_set(h, user, cfg.password?.revealed), "mosquitto_username_pw_set")
         }
         if let will = cfg.lastWill {
             let rc = will.payload.withUnsafeBytes { buf in

@@ -60,6 +60,11 @@ extension MQTTClient {
         var pendingPublishes: [Int32: MQTTQoS] = [:]
         var pendingQoS1 = 0
         var earlyPublishAcks: Set<Int32> = []
+        /// Topics of unconfirmed QoS 1 publishes (at most `outboundQueueLimit`), so a refusing
+        /// PUBACK can be counted against its topic.
+        var pendingTopics: [Int32: String] = [:]
+        /// Refusing reason codes of PUBACKs that beat `mosquitto_publish` returning their id.
+        var earlyRefusals: [Int32: Int] = [:]
 
         var resubscribeMids: [Int32: String] = [:]
         var subscribeWaiters: [Int32: SubscribeWaiter] = [:]
@@ -72,28 +77,39 @@ extension MQTTClient {
             return nextID
         }
 
-        mutating func recordPublished(mid: Int32, qos: MQTTQoS) {
-            if earlyPublishAcks.remove(mid) != nil { return }
+        /// Returns the refusing reason code when the broker's PUBACK for `mid` came first and refused it.
+        mutating func recordPublished(mid: Int32, qos: MQTTQoS, topic: String) -> Int? {
+            if earlyPublishAcks.remove(mid) != nil { return earlyRefusals.removeValue(forKey: mid) }
             if let old = pendingPublishes.updateValue(qos, forKey: mid), old == .atLeastOnce { pendingQoS1 -= 1 }
-            if qos == .atLeastOnce { pendingQoS1 += 1 }
+            if qos == .atLeastOnce {
+                pendingQoS1 += 1
+                pendingTopics[mid] = topic
+            }
+            return nil
         }
 
         /// Marks `mid` confirmed; returns the flush waiters to resume when nothing is pending any more.
-        mutating func confirmPublished(mid: Int32) -> [CheckedContinuation<Bool, Never>] {
+        /// `refusedTopic` is the topic of a publish the broker refused (`reason` ≥ 0x80) when known now.
+        mutating func confirmPublished(mid: Int32, reason: Int = 0) -> (waiters: [CheckedContinuation<Bool, Never>], refusedTopic: String?) {
+            var refused: String?
             if let qos = pendingPublishes.removeValue(forKey: mid) {
                 if qos == .atLeastOnce { pendingQoS1 -= 1 }
+                let topic = pendingTopics.removeValue(forKey: mid)
+                if reason >= 0x80 { refused = topic }
             } else {
                 // Bounded: ids are 16-bit; a set this large means ids are never claimed, so forget them.
-                if earlyPublishAcks.count > 4096 { earlyPublishAcks.removeAll() }
+                if earlyPublishAcks.count > 4096 { earlyPublishAcks.removeAll(); earlyRefusals.removeAll() }
                 earlyPublishAcks.insert(mid)
+                if reason >= 0x80 { earlyRefusals[mid] = reason }
             }
-            return pendingPublishes.isEmpty ? takeFlushWaiters() : []
+            return (pendingPublishes.isEmpty ? takeFlushWaiters() : [], refused)
         }
 
         /// After a lost connection QoS 0 messages will never be confirmed; QoS 1 ones are re-sent by libmosquitto.
         mutating func forgetUnconfirmableAfterDisconnect() -> [CheckedContinuation<Bool, Never>] {
             pendingPublishes = pendingPublishes.filter { $0.value == .atLeastOnce }
             earlyPublishAcks.removeAll()
+            earlyRefusals.removeAll()
             return pendingPublishes.isEmpty ? takeFlushWaiters() : []
         }
 
@@ -111,4 +127,13 @@ extension Duration {
         let c = components
         return Double(c.seconds) + Double(c.attoseconds) * 1e-18
     }
+}
+
+extension ContinuousClock.Instant {
+    /// Seconds on a monotonic scale, for `PublishRefusals`' once-a-minute rule.
+    var secondsSinceStart: Double { (self - MQTTClient.clockOrigin).seconds }
+}
+
+extension MQTTClient {
+    static let clockOrigin = ContinuousClock.now
 }

@@ -40,6 +40,9 @@ public final class MQTTClient: Sendable {
     let droppedInboundCount = Atomic<Int>(0)
     let receivedInboundCount = Atomic<Int>(0)
     let connectFailureCount = Atomic<Int>(0)
+    let refusals = Mutex(PublishRefusals())
+    /// Maps a refused topic to the family it is counted under (e.g. beacon ids replaced by `+`).
+    let refusalFamily: @Sendable (String) -> String
 
     /// Successful connections after the first one.
     public var reconnects: Int { reconnectCount.load(ordering: .relaxed) }
@@ -51,6 +54,9 @@ public final class MQTTClient: Sendable {
     public var receivedInbound: Int { receivedInboundCount.load(ordering: .relaxed) }
     /// Connection attempts that failed.
     public var connectFailures: Int { connectFailureCount.load(ordering: .relaxed) }
+    /// QoS 1 publishes the broker refused (MQTT 5 PUBACK reason ≥ 0x80), per topic family. QoS 0
+    /// and MQTT 3.1.1 publishes get no answer, so their refusals are not seen.
+    public var publishRefusals: PublishRefusals { refusals.withLock { $0 } }
 
     /// The libmosquitto version linked at run time, e.g. "2.0.11".
     public static var libraryVersion: String {
@@ -62,7 +68,10 @@ public final class MQTTClient: Sendable {
     public var isConnected: Bool { state.withLock { $0.phase == .connected } }
 
     /// Creates the client and its mosquitto handle; nothing touches the network until `start()`.
-    public init(configuration: MQTTClientConfiguration, logger: Logger) throws(MQTTError) {
+    /// `refusalFamily` names the family a refused topic is counted under (default: the topic).
+    public init(configuration: MQTTClientConfiguration, logger: Logger,
+                refusalFamily: @escaping @Sendable (String) -> String = { $0 }) throws(MQTTError) {
+        self.refusalFamily = refusalFamily
         let problems = configuration.validate()
         guard problems.isEmpty else { throw .invalidConfiguration(problems) }
         _ = Mosquitto.initialised
@@ -295,7 +304,9 @@ public final class MQTTClient: Sendable {
             throw Mosquitto.error(rc, call: "mosquitto_publish", errnoValue: err, endpoint: endpoint,
                                   host: configuration.host, topic: message.topic)
         }
-        state.withLock { s in s.recordPublished(mid: mid, qos: message.qos) }
+        if let reason = state.withLock({ s in s.recordPublished(mid: mid, qos: message.qos, topic: message.topic) }) {
+            didRefuse(topic: message.topic, reason: reason)
+        }
     }
 
     // MARK: - Waiters

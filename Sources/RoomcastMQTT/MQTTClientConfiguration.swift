@@ -1,3 +1,5 @@
+import Shared
+
 /// Everything an `MQTTClient` needs to reach and talk to one broker.
 ///
 /// Broker URLs are parsed elsewhere (Shared's `BrokerURL`); this takes the
@@ -40,8 +42,8 @@ public struct MQTTClientConfiguration: Sendable, Hashable {
     public var clientID: String
     /// User name, if the broker wants one.
     public var username: String?
-    /// Password (never logged).
-    public var password: String?
+    /// Password; a `Secret`, so printing this configuration never shows it.
+    public var password: Secret?
     /// Keep-alive interval in seconds (5...65535); a dead link is noticed after about 1.5x this.
     public var keepAlive: Int
     /// Protocol revision.
@@ -94,7 +96,7 @@ public struct MQTTClientConfiguration: Sendable, Hashable {
         self.port = port
         self.clientID = clientID
         self.username = username
-        self.password = password
+        self.password = password.map { Secret($0) }
         self.keepAlive = keepAlive
         self.protocolVersion = protocolVersion
         self.tls = tls

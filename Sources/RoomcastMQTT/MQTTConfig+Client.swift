@@ -14,7 +14,7 @@ extension MQTTConfig {
         }
         return MQTTClientConfiguration(
             host: broker.host, port: broker.port, clientID: clientID ?? defaultID, username: credentials.username,
-            password: credentials.password, keepAlive: keepalive, protocolVersion: protocolVersion == .v5 ? .v5 : .v311,
+            password: credentials.password?.revealed, keepAlive: keepalive, protocolVersion: protocolVersion == .v5 ? .v5 : .v311,
             tls: tlsOptions,
             lastWill: will.map { MQTTMessage(topic: $0.topic, payload: $0.payload, qos: .atLeastOnce, retain: $0.retain) },
             // MQTT 3.1.1 cannot carry the limit (the default is then simply not sent).

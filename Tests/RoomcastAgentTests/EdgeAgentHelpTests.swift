@@ -22,6 +22,7 @@ import Testing
                                       structures given in hex.
               advertise               Transmit as an iBeacon (non-connectable) until
                                       stopped.
+              irks                    Identity resolving keys of phones and watches.
 
               See 'edge-agent <subcommand> --help' for detailed help.
 
@@ -51,6 +52,46 @@ import Testing
                                       connecting to a broker.
               --log-level <level>     trace, debug, info, notice, warning, error or
                                       critical; overrides log.level.
+              -h, --help              Show help information.
+
+            """)
+    }
+
+    @Test func irksHelp() {
+        #expect(EdgeAgentCLI.spec.helpText(path: ["irks"]) == """
+            OVERVIEW: Identity resolving keys of phones and watches.
+
+            USAGE: edge-agent irks <subcommand>
+
+            OPTIONS:
+              -h, --help              Show help information.
+
+            SUBCOMMANDS:
+              import                  Print the IRKs of the devices paired with this
+                                      computer (BlueZ) as agent.yaml irks entries.
+
+              See 'edge-agent irks <subcommand> --help' for detailed help.
+
+            """)
+    }
+
+    @Test func irksImportHelp() {
+        #expect(EdgeAgentCLI.spec.helpText(path: ["irks", "import"]) == """
+            OVERVIEW: Print the IRKs of the devices paired with this computer (BlueZ) as
+            agent.yaml irks entries.
+
+            Pair the phone first (bluetoothctl; docs/beacons.md). BlueZ's pairing store is
+            readable by root only: run with sudo. With --write the keys not yet in the
+            --config file are added to its irks list; the old file is kept as <file>.bak.
+
+            USAGE: edge-agent irks import [--bluetooth-dir <dir>] [--config <file>]
+                   [--write]
+
+            OPTIONS:
+              --bluetooth-dir <dir>   BlueZ's pairing store. (default: /var/lib/bluetooth)
+              -c, --config <file>     Config file (YAML or JSON).
+              --write                 Add the keys to the --config file instead of printing
+                                      them.
               -h, --help              Show help information.
 
             """)

@@ -8,7 +8,8 @@ import Shared
 /// BlueZ's `/var/lib/bluetooth/<adapter>/<device>/info` and SMP captures hold it in on-air order,
 /// least significant byte first (BlueZ keeps key buffers little-endian and swaps them before AES,
 /// `bt_crypto_e`): give those with `lsbFirst` (docs/fingerprints.md).
-public struct IdentityResolvingKey: Sendable, Equatable {
+public struct IdentityResolvingKey: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable {
     /// The name that becomes the tracked id `irk:<name>`.
     public let name: String
     /// 16 bytes, most significant first.
@@ -29,4 +30,9 @@ public struct IdentityResolvingKey: Sendable, Equatable {
 
     /// The identity this key resolves to.
     public var beaconID: BeaconID { BeaconID.irk(name)! }
+
+    /// The name only: the key is a secret (see `Secret`), so no rendering of this value shows it.
+    public var description: String { "irk:\(name) key=\(Secret.redacted)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["name": name], displayStyle: .struct) }
 }

@@ -38,7 +38,7 @@ public struct BeaconIdentifier: Sendable {
         for k in config.knownBeacons { if let id = BeaconID(k.id) { known[id] = k } }
         self.known = known
         let keys = config.irks.compactMap {
-            IdentityResolvingKey(name: $0.name, hex: $0.key, lsbFirst: $0.byteOrder == "lsb_first")
+            IdentityResolvingKey(name: $0.name, hex: $0.key.revealed, lsbFirst: $0.byteOrder == "lsb_first")
         }
         resolver = keys.isEmpty ? nil : AddressResolver(keys: keys, cacheLimit: config.irkCacheSize)
         builtIns = config.fingerprints.builtins.contains("all")

@@ -34,6 +34,14 @@ public enum EdgeAgentCLI {
                                   .option("power", value: "dBm", help: "Measured power at 1 m.", default: "-59"),
                                   .option("interval-ms", value: "ms", help: "Advertising interval.", default: "100"),
                                   StandardOptions.source, StandardOptions.logLevel]),
+            CommandSpec("irks", abstract: "Identity resolving keys of phones and watches.",
+                        subcommands: [
+                            CommandSpec("import", abstract: "Print the IRKs of the devices paired with this computer (BlueZ) as agent.yaml irks entries.",
+                                        discussion: "Pair the phone first (bluetoothctl; docs/beacons.md). BlueZ's pairing store is readable by root only: run with sudo. With --write the keys not yet in the --config file are added to its irks list; the old file is kept as <file>.bak.",
+                                        options: [.option("bluetooth-dir", value: "dir", help: "BlueZ's pairing store.", default: BlueZPairingStore.defaultDirectory),
+                                                  StandardOptions.config,
+                                                  .flag("write", help: "Add the keys to the --config file instead of printing them.")]),
+                        ]),
         ],
         defaultSubcommand: "run")
 
@@ -52,6 +60,7 @@ public enum EdgeAgentCLI {
         switch command.command {
         case "decode": return decode(command)
         case "advertise": return await advertise(command)
+        case "import": return importIRKs(command)
         case "scan": return await agent(command, scan: true)
         default: return await agent(command, scan: false)
         }
@@ -85,6 +94,48 @@ public enum EdgeAgentCLI {
             return fail("bad config:\n\(e)", .config)
         } catch {
             return fail("\(error)", .dataError)
+        }
+    }
+
+    /// `irks import`: print the paired devices' keys, or merge them into the config file.
+    static func importIRKs(_ command: ParsedCommand, output: (String) -> Void = { print($0, terminator: "") }) -> ExitCode {
+        let contents: BlueZPairingStore.Contents
+        do { contents = try BlueZPairingStore.read(directory: command.option("bluetooth-dir") ?? BlueZPairingStore.defaultDirectory) } catch {
+            return fail(error.description, .failure)
+        }
+        if !contents.withoutKey.isEmpty {
+            FileHandle.standardError.write(Data("edge-agent: skipped \(contents.withoutKey.count) paired device(s) without an identity resolving key: \(contents.withoutKey.joined(separator: ", "))\n".utf8))
+        }
+        guard command.flag("write") else {
+            output(IRKImport.yaml(IRKImport.entries(contents.devices)))
+            return .success
+        }
+        guard let path = command.option("config") else { return fail("--write needs --config <file>: the agent.yaml to add the keys to", .usage) }
+        let text: String
+        let config: AgentConfig
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+            config = try ConfigLoader.load(AgentConfig.self, from: path)
+        } catch let e as ConfigError {
+            return fail("not changing \(path): it does not load:\n\(e)", .config)
+        } catch {
+            return fail("cannot read \(path): \(error.localizedDescription)", .config)
+        }
+        let (names, keys) = IRKImport.existing(config)
+        let entries = IRKImport.entries(contents.devices, taken: names, existingKeys: keys)
+        guard !entries.isEmpty else {
+            FileHandle.standardError.write(Data("edge-agent: \(path) already has every paired device's key; nothing to add\n".utf8))
+            return .success
+        }
+        do {
+            let merged = try IRKImport.merge(entries, into: text)
+            let backup = try IRKImport.replace(path, with: merged)
+            FileHandle.standardError.write(Data("edge-agent: added \(entries.map(\.name).joined(separator: ", ")) to \(path) (previous version: \(backup)); restart the agent to use them\n".utf8))
+            return .success
+        } catch let e as IRKImport.MergeError {
+            return fail(e.description, .config)
+        } catch {
+            return fail("cannot write \(path): \(error.localizedDescription)", .failure)
         }
     }
 
@@ -130,7 +181,7 @@ public enum EdgeAgentCLI {
                 let settings = config.agentSettings
                 let will = OutboundMessage(topic: settings.topics.nodeStatus(config.node), text: "offline", retain: true, qos: 1)
                 let client = try MQTTClient(configuration: try config.mqtt.clientConfiguration(clientID: "roomcast-\(config.node)", will: will),
-                                            logger: logger)
+                                            logger: logger, refusalFamily: DeliveryCheck.family(of:))
                 mqtt = client
                 sink = MQTTSink(client: client, logger: logger)
             } catch let e as ConfigError { return fail("bad config:\n\(e)", .config) }

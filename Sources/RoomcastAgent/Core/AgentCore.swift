@@ -21,6 +21,7 @@ public struct AgentCore: Sendable {
     public private(set) var sequence: SequenceNumber
     public let outputs: CompatibilityOutputs
     public private(set) var stats = Stats()
+    public private(set) var deliveryCheck = DeliveryCheck()
     private let startTime: Double
     private var nextTelemetry: Double
     private var rateWindow: (start: Double, count: UInt64)
@@ -100,14 +101,15 @@ public struct AgentCore: Sendable {
                                      distance: estimate.distance, proximity: estimate.proximity) else { return out }
         let reading = makeReading(identity: identity, estimate: estimate, report: report, samples: due.samples)
         stats.readings += 1
-        out.append(OutboundMessage(topic: settings.topics.nodeBeacon(settings.node, identity.id), payload: reading.fastJSON()))
-        out += outputs.messages(for: reading)
-        return out
+        var published = [OutboundMessage(topic: settings.topics.nodeBeacon(settings.node, identity.id), payload: reading.fastJSON())]
+        published += outputs.messages(for: reading)
+        deliveryCheck.mark(&published, now: ts)
+        return out + published
     }
 
     /// Time passes: region exits, forgotten beacons, periodic telemetry.
     public mutating func tick(now: Double, radio: RadioCounters.Snapshot? = nil, dropped: UInt64 = 0,
-                              brokerReconnects: UInt64 = 0) -> [OutboundMessage] {
+                              brokerReconnects: UInt64 = 0, refused: [String: Int] = [:]) -> [OutboundMessage] {
         var out: [OutboundMessage] = []
         for event in regions.expire(now: now) {
             if let m = try? OutboundMessage(topic: settings.topics.nodeEvents(settings.node), json: event, qos: 1) { out.append(m) }
@@ -119,13 +121,15 @@ public struct AgentCore: Sendable {
         }
         if now >= nextTelemetry {
             nextTelemetry = now + settings.telemetryInterval
-            out.append(telemetry(now: now, radio: radio, dropped: dropped, brokerReconnects: brokerReconnects))
+            out.append(telemetry(now: now, radio: radio, dropped: dropped, brokerReconnects: brokerReconnects, refused: refused))
         }
         return out
     }
 
     /// The node's health as a retained message.
-    public func telemetry(now: Double, radio: RadioCounters.Snapshot?, dropped: UInt64, brokerReconnects: UInt64) -> OutboundMessage {
+    /// `refused`: publishes the broker refused, per topic family (`MQTTClient.publishRefusals`).
+    public func telemetry(now: Double, radio: RadioCounters.Snapshot?, dropped: UInt64, brokerReconnects: UInt64,
+                          refused: [String: Int] = [:]) -> OutboundMessage {
         var t = NodeTelemetry(node: settings.node, ts: WireFormat.milliseconds(now), version: settings.version,
                               uptime: WireFormat.milliseconds(max(0, now - startTime)), adapter: settings.adapter,
                               advertisementsPerSecond: (advertisementsPerSecond * 10).rounded() / 10,
@@ -135,6 +139,8 @@ public struct AgentCore: Sendable {
         t.room = settings.room
         t.beaconsMax = beacons.capacity
         t.beaconsEvicted = stats.evicted
+        t.publishesRefused = UInt64(refused.values.reduce(0, +))
+        t.refusedTopics = refused.isEmpty ? nil : refused.mapValues { UInt64($0) }
         return (try? OutboundMessage(topic: settings.topics.nodeTelemetry(settings.node), json: t, retain: true))
             ?? OutboundMessage(topic: settings.topics.nodeTelemetry(settings.node), payload: [], retain: true)
     }
@@ -142,6 +148,7 @@ public struct AgentCore: Sendable {
     /// After the broker came back: every beacon's next advertisement goes out at once.
     public mutating func brokerReconnected() {
         beacons.resetPublished()
+        deliveryCheck.reset()
     }
 
     /// The beacons in view for `edge-agent scan`, as of `now`.

@@ -69,7 +69,7 @@ public final class AgentRuntime: Sendable {
     private func tickLocked(_ s: inout State, now: Double) -> ([OutboundMessage], CapacityWarning?) {
         s.lastTime = max(s.lastTime, now)
         s.nextTick = now + 1
-        let messages = s.core.tick(now: now, radio: counters?.snapshot, dropped: sink.dropped, brokerReconnects: sink.reconnects)
+        let messages = s.core.tick(now: now, radio: counters?.snapshot, dropped: sink.dropped, brokerReconnects: sink.reconnects, refused: sink.refused)
         return (messages, s.core.capacityWarning(now: now))
     }
 
@@ -84,7 +84,7 @@ public final class AgentRuntime: Sendable {
         let (messages, at) = state.withLock { s in
             s.core.brokerReconnected()
             return ([s.core.onlineMessage, s.core.telemetry(now: s.lastTime, radio: counters?.snapshot, dropped: sink.dropped,
-                                                            brokerReconnects: sink.reconnects)], s.lastTime)
+                                                            brokerReconnects: sink.reconnects, refused: sink.refused)], s.lastTime)
         }
         sink.send(messages, at: at)
     }
@@ -92,7 +92,7 @@ public final class AgentRuntime: Sendable {
     /// Final tick, then offline status, flush and disconnect.
     public func finish() async {
         let (messages, offline, at) = state.withLock { s in
-            (s.core.tick(now: s.lastTime, radio: counters?.snapshot, dropped: sink.dropped, brokerReconnects: sink.reconnects),
+            (s.core.tick(now: s.lastTime, radio: counters?.snapshot, dropped: sink.dropped, brokerReconnects: sink.reconnects, refused: sink.refused),
              s.core.offlineMessage, s.lastTime)
         }
         sink.send(messages, at: at)

@@ -11,6 +11,8 @@ public protocol AgentSink: Sendable {
     /// Messages dropped because the broker was unreachable.
     var dropped: UInt64 { get }
     var reconnects: UInt64 { get }
+    /// Publishes the broker refused, per topic family (empty when it refused none or cannot say).
+    var refused: [String: Int] { get }
     /// Flushes and closes, publishing `final` (e.g. the offline status) first.
     func shutdown(final: OutboundMessage?, at ts: Double) async
 }
@@ -40,6 +42,7 @@ public final class DryRunSink: AgentSink {
 
     public var dropped: UInt64 { 0 }
     public var reconnects: UInt64 { 0 }
+    public var refused: [String: Int] { [:] }
 
     public func shutdown(final: OutboundMessage?, at ts: Double) async {
         if let final { send([final], at: ts) }
@@ -72,9 +75,15 @@ public final class MQTTSink: AgentSink {
 
     public var dropped: UInt64 { droppedCount.load(ordering: .relaxed) }
     public var reconnects: UInt64 { UInt64(max(0, client.reconnects)) }
+    public var refused: [String: Int] { client.publishRefusals.byFamily }
 
     public func shutdown(final: OutboundMessage?, at ts: Double) async {
         let last = final.map { MQTTMessage(topic: $0.topic, payload: $0.payload, qos: .atLeastOnce, retain: $0.retain) }
         await client.shutdown(publishing: last, timeout: .seconds(3))
     }
+}
+
+extension AgentSink {
+    /// Sinks without a broker refuse nothing.
+    public var refused: [String: Int] { [:] }
 }

@@ -9,14 +9,15 @@ public struct BrokerURL: Sendable, Equatable, ConfigStringValue, CustomStringCon
     public var host: String
     public var port: Int
     public var username: String?
-    public var password: String?
+    /// A `Secret`: the URL's description and config text show `***` in its place.
+    public var password: Secret?
 
     public init(isTLS: Bool = false, host: String, port: Int? = nil, username: String? = nil, password: String? = nil) {
         self.isTLS = isTLS
         self.host = host
         self.port = port ?? (isTLS ? 8883 : 1883)
         self.username = username
-        self.password = password
+        self.password = password.map { Secret($0) }
     }
 
     /// `mqtt://localhost:1883`.
@@ -46,7 +47,7 @@ public struct BrokerURL: Sendable, Equatable, ConfigStringValue, CustomStringCon
             rest = rest[rest.index(after: at)...]
             if let colon = userinfo.firstIndex(of: ":") {
                 username = BrokerURL.percentDecode(userinfo[..<colon])
-                password = BrokerURL.percentDecode(userinfo[userinfo.index(after: colon)...])
+                password = Secret(BrokerURL.percentDecode(userinfo[userinfo.index(after: colon)...]))
             } else {
                 username = BrokerURL.percentDecode(userinfo)
                 password = nil

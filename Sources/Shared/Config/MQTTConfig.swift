@@ -9,8 +9,8 @@ public struct MQTTConfig: Codable, Sendable, Equatable {
     public var broker: BrokerURL
     /// User name; overrides one given in the broker URL.
     public var username: String?
-    /// Password in the file; prefer `password_env`.
-    public var password: String?
+    /// Password in the file; prefer `password_env`. A `Secret`: logs and encodings show `***`.
+    public var password: Secret?
     /// Name of an environment variable holding the password.
     public var passwordEnv: String?
     /// MQTT client id; nil lets the program derive one from its name and node.
@@ -46,7 +46,7 @@ public struct MQTTConfig: Codable, Sendable, Equatable {
         self.maxPacketBytes = maxPacketBytes
         self.broker = broker
         self.username = username
-        self.password = password
+        self.password = password.map { Secret($0) }
         self.passwordEnv = passwordEnv
         self.clientID = clientID
         self.keepalive = keepalive
@@ -95,7 +95,7 @@ public struct MQTTConfig: Codable, Sendable, Equatable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         broker = try c.decode(BrokerURL.self, forKey: .broker, default: .localhost)
         username = try c.decodeIfPresent(String.self, forKey: .username)
-        password = try c.decodeIfPresent(String.self, forKey: .password)
+        password = try c.decodeIfPresent(Secret.self, forKey: .password)
         passwordEnv = try c.decodeIfPresent(String.self, forKey: .passwordEnv)
         clientID = try c.decodeIfPresent(String.self, forKey: .clientID)
         keepalive = try c.decode(Int.self, forKey: .keepalive, default: 30)
@@ -105,12 +105,12 @@ public struct MQTTConfig: Codable, Sendable, Equatable {
         maxPacketBytes = try c.decode(Int.self, forKey: .maxPacketBytes, default: Self.defaultMaxPacketBytes)
     }
 
-    /// Encodes with the password replaced by `***`: configs are encoded only to be shown.
+    /// Encodes for showing: the password, a `Secret`, encodes as `***`.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(broker, forKey: .broker)
         try c.encodeIfPresent(username, forKey: .username)
-        try c.encodeIfPresent(password.map { _ in "***" }, forKey: .password)
+        try c.encodeIfPresent(password, forKey: .password)
         try c.encodeIfPresent(passwordEnv, forKey: .passwordEnv)
         try c.encodeIfPresent(clientID, forKey: .clientID)
         try c.encode(keepalive, forKey: .keepalive)
@@ -126,7 +126,7 @@ public struct MQTTConfig: Codable, Sendable, Equatable {
     /// User name and password to connect with.
     public struct Credentials: Sendable, Equatable, CustomStringConvertible {
         public var username: String?
-        public var password: String?
+        public var password: Secret?
 
         /// Never shows the password.
         public var description: String {
@@ -146,10 +146,10 @@ public struct MQTTConfig: Codable, Sendable, Equatable {
                 throw ConfigError(problems: [ConfigProblem(path: ConfigPath.child(path, "password_env"),
                     message: "environment variable '\(name)' is not set; export it or remove password_env")])
             }
-            return Credentials(username: user, password: value)
+            return Credentials(username: user, password: Secret(value))
         }
         if let value = environment[Self.passwordEnvironmentVariable] {
-            return Credentials(username: user, password: value)
+            return Credentials(username: user, password: Secret(value))
         }
         return Credentials(username: user, password: password ?? broker.password)
     }

@@ -18,6 +18,10 @@ public struct NodeTelemetry: Codable, Sendable, Equatable {
     public var beaconsMax: Int?
     /// Beacons evicted from the full table since the agent started, to make room for new ones.
     public var beaconsEvicted: UInt64?
+    /// Publishes the broker refused since the agent started (MQTT 5 PUBACK reason ≥ 0x80, e.g. its ACL).
+    public var publishesRefused: UInt64?
+    /// Those refusals per topic family (beacon ids as `+`), when there were any.
+    public var refusedTopics: [String: UInt64]?
 
     public init(node: String, ts: Double, version: String, uptime: Double, adapter: String,
                 advertisementsPerSecond: Double, beaconsInView: Int, dropped: UInt64,
@@ -44,5 +48,7 @@ public struct NodeTelemetry: Codable, Sendable, Equatable {
         case brokerReconnects = "broker_reconnects"
         case beaconsMax = "beacons_max"
         case beaconsEvicted = "beacons_evicted"
+        case publishesRefused = "publishes_refused"
+        case refusedTopics = "refused_topics"
     }
 }

@@ -40,7 +40,7 @@ extension AdvertisingConfig {
             let p = "irks[\(i)]"
             if BeaconID.irk(k.name) == nil { out.append("\(p).name: '\(k.name)' must be lowercase letters, digits, '-', '_' or '.'") }
             else if !irkNames.insert(k.name.lowercased()).inserted { out.append("\(p).name: '\(k.name)' used twice") }
-            if Self.hexBytes(k.key, 16) == nil { out.append("\(p).key: not 32 hex digits") } // never echo a key
+            if Self.hexBytes(k.key.revealed, 16) == nil { out.append("\(p).key: not 32 hex digits") } // never echo a key
             if let o = k.byteOrder, o != "msb_first", o != "lsb_first" {
                 out.append("\(p).byte_order: '\(o)' is not msb_first or lsb_first")
             }

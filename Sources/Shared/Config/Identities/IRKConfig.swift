@@ -2,13 +2,14 @@
 /// `byte_order: lsb_first` (see docs/fingerprints.md for where to find keys).
 public struct IRKConfig: Codable, Sendable, Equatable {
     public var name: String
-    public var key: String
+    /// Whoever holds the key can follow the phone: a `Secret`, shown as `***`.
+    public var key: Secret
     /// `msb_first` (default) or `lsb_first`.
     public var byteOrder: String?
 
     public init(name: String, key: String, byteOrder: String? = nil) {
         self.name = name
-        self.key = key
+        self.key = Secret(key)
         self.byteOrder = byteOrder
     }
 

@@ -1,0 +1,137 @@
+import Foundation
+import Shared
+
+/// `edge-agent irks import`: the paired devices' keys as `irks:` entries of agent.yaml, printed
+/// or merged into the config file.
+public enum IRKImport {
+    /// One entry to add.
+    public struct Entry: Sendable, Equatable {
+        public var name: String
+        /// 32 hex digits, most significant byte first (the config's default `byte_order`).
+        public var key: String
+        /// Where it came from, for the comment next to it.
+        public var source: String
+    }
+
+    /// Entries for `devices`, named after their `Name=` (lowercase, a valid `irk:` name), unique
+    /// among themselves and `taken`; devices whose key is in `existingKeys` are left out.
+    public static func entries(_ devices: [BlueZPairingStore.Device], taken: Set<String> = [],
+                               existingKeys: Set<[UInt8]> = []) -> [Entry] {
+        var names = taken
+        var keys = existingKeys
+        var out: [Entry] = []
+        for d in devices where keys.insert(d.key).inserted {
+            let base = slug(d.name) ?? "device-" + d.address.replacingOccurrences(of: ":", with: "").lowercased()
+            var name = base
+            var n = 2
+            while names.contains(name) { name = "\(base)-\(n)"; n += 1 }
+            names.insert(name)
+            out.append(Entry(name: name, key: Hex.encode(d.key), source: "\(d.name ?? "unnamed") \(d.address), adapter \(d.adapter)"))
+        }
+        return out
+    }
+
+    /// `Alice's iPhone` → `alice-s-iphone`: lowercase letters, digits, `-`, `_`, `.`.
+    static func slug(_ name: String?) -> String? {
+        guard let name else { return nil }
+        var out = ""
+        for c in name.lowercased() {
+            if c.isASCII && (c.isLetter || c.isNumber || c == "_" || c == ".") { out.append(c) }
+            else if !out.hasSuffix("-") { out.append("-") }
+        }
+        let trimmed = out.trimmingCharacters(in: CharacterSet(charactersIn: "-."))
+        return trimmed.isEmpty || BeaconID.irk(trimmed) == nil ? nil : String(trimmed.prefix(64))
+    }
+
+    /// The entries as YAML list items at `indent` spaces.
+    static func items(_ entries: [Entry], indent: Int) -> String {
+        let pad = String(repeating: " ", count: indent)
+        return entries.map { e in
+            "\(pad)- name: \"\(e.name)\"  # \(e.source.replacingOccurrences(of: "\n", with: " "))\n\(pad)  key: \"\(e.key)\"\n"
+        }.joined()
+    }
+
+    /// What `irks import` prints: an `irks:` section ready to paste into agent.yaml.
+    public static func yaml(_ entries: [Entry]) -> String {
+        entries.isEmpty ? "irks: []\n" : "irks:\n" + items(entries, indent: 2)
+    }
+
+    /// Why a merge was refused.
+    public struct MergeError: Error, Sendable, Equatable, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// `text` (a whole agent.yaml) with `entries` added to its `irks:` list, everything else as it
+    /// was. Refuses a file that does not load (it would be clobbered) and an `irks:` written in a
+    /// form other than a block list or `[]`; the result is loaded again before it is returned.
+    public static func merge(_ entries: [Entry], into text: String) throws(MergeError) -> String {
+        var lines = text.components(separatedBy: "\n")
+        if lines.last == "" { lines.removeLast() }
+        let items = Self.items(entries, indent: 2)
+        if let i = lines.firstIndex(where: { $0.hasPrefix("irks:") }) {
+            let rest = lines[i].dropFirst("irks:".count).trimmingCharacters(in: .whitespaces)
+            if rest == "[]" || rest.hasPrefix("[]") && rest.dropFirst(2).trimmingCharacters(in: .whitespaces).hasPrefix("#") {
+                lines[i] = "irks:"
+                lines.insert(contentsOf: items.split(separator: "\n").map(String.init), at: i + 1)
+            } else if rest.isEmpty || rest.hasPrefix("#") {
+                // The block goes on while lines are indented, blank, comments, or `- ` items at column 0.
+                var end = i + 1
+                var last = i
+                while end < lines.count {
+                    let l = lines[end]
+                    let t = l.trimmingCharacters(in: .whitespaces)
+                    if t.isEmpty || t.hasPrefix("#") { end += 1; continue }
+                    guard l.hasPrefix(" ") || l.hasPrefix("-") else { break }
+                    last = end
+                    end += 1
+                }
+                let indent = lines[(i + 1)...last].first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("-") }
+                    .map { $0.prefix { $0 == " " }.count } ?? 2
+                lines.insert(contentsOf: Self.items(entries, indent: indent).split(separator: "\n").map(String.init), at: last + 1)
+            } else {
+                throw MergeError(description: "irks: is not a block list; add these entries by hand:\n" + yaml(entries))
+            }
+        } else {
+            lines += ["", "irks:"] + items.split(separator: "\n").map(String.init)
+        }
+        let merged = lines.joined(separator: "\n") + "\n"
+        let config: AgentConfig
+        do { config = try ConfigLoader.parse(AgentConfig.self, yaml: merged) } catch {
+            throw MergeError(description: "merging would leave a config that does not load (\(error)); the file is unchanged")
+        }
+        let names = Set(config.irks.map(\.name))
+        guard entries.allSatisfy({ names.contains($0.name) }) else {
+            throw MergeError(description: "merging did not add every key; the file is unchanged. Add these by hand:\n" + yaml(entries))
+        }
+        return merged
+    }
+
+    /// Keys (most significant byte first) and names already in `config`.
+    public static func existing(_ config: AgentConfig) -> (names: Set<String>, keys: Set<[UInt8]>) {
+        var keys = Set<[UInt8]>()
+        for k in config.irks {
+            if let bytes = Hex.decode(k.key.revealed), bytes.count == 16 { keys.insert(k.byteOrder == "lsb_first" ? bytes.reversed() : bytes) }
+        }
+        return (Set(config.irks.map { $0.name.lowercased() }), keys)
+    }
+
+    /// Writes `text` over `path`, keeping the old file as `<path>.bak` and the file's mode and owner.
+    public static func replace(_ path: String, with text: String) throws -> String {
+        let fm = FileManager.default
+        let backup = path + ".bak"
+        let attributes = try fm.attributesOfItem(atPath: path)
+        if fm.fileExists(atPath: backup) { try fm.removeItem(atPath: backup) }
+        try fm.copyItem(atPath: path, toPath: backup)
+        let temp = path + ".irks-import.tmp"
+        guard fm.createFile(atPath: temp, contents: Data(text.utf8)) else { throw CocoaError(.fileWriteUnknown) }
+        var keep: [FileAttributeKey: Any] = [:]
+        for k in [FileAttributeKey.posixPermissions, .ownerAccountID, .groupOwnerAccountID] { keep[k] = attributes[k] }
+        try fm.setAttributes(keep, ofItemAtPath: temp)
+        guard rename(temp, path) == 0 else {
+            let e = errno
+            try? fm.removeItem(atPath: temp)
+            throw POSIXError(POSIXErrorCode(rawValue: e) ?? .EIO)
+        }
+        return backup
+    }
+}

@@ -1,0 +1,48 @@
+import RoomcastMQTT
+import Shared
+import Testing
+@testable import RoomcastAgent
+
+/// The QoS 1 checks that make a broker's refusal visible, and how refusals are counted and reported.
+@Suite struct DeliveryCheckTests {
+    @Test func oneMessagePerFamilyAMinuteGoesAtQoS1() {
+        var check = DeliveryCheck()
+        func batch(_ now: Double) -> [Int] {
+            var m = [OutboundMessage(topic: "roomcast/nodes/hall-pi/beacons/ibeacon:a-1-2", text: "r"),
+                     OutboundMessage(topic: "roomcast/nodes/hall-pi/beacons/irk:alice", text: "r"),
+                     OutboundMessage(topic: "room_presence/hall", text: "p"),
+                     OutboundMessage(topic: "roomcast/nodes/hall-pi/events", text: "e", qos: 1)]
+            check.mark(&m, now: now)
+            return m.map(\.qos)
+        }
+        #expect(batch(0) == [1, 0, 1, 1])
+        #expect(batch(30) == [0, 0, 0, 1])
+        #expect(batch(60) == [1, 0, 1, 1])
+        check.reset()
+        #expect(batch(61) == [1, 0, 1, 1])
+        #expect(DeliveryCheck.family(of: "espresense/devices/irk:alice/hall") == "espresense/devices/+/hall")
+    }
+
+    @Test func refusalsAreCountedPerFamilyAndReportedAtMostOnceAMinute() throws {
+        var r = PublishRefusals()
+        let none = r.report(now: 0)
+        #expect(none == nil)
+        r.record(family: "room_presence/hall", reason: 0x87)
+        let a = r.report(now: 5)
+        let first = try #require(a)
+        #expect(first.sinceLast == 1 && first.total == 1 && first.families == "room_presence/hall=1")
+        r.record(family: "room_presence/hall", reason: 0x87)
+        r.record(family: "espresense/devices/+/hall", reason: 0x87)
+        let early = r.report(now: 64)
+        #expect(early == nil)
+        let b = r.report(now: 65)
+        let second = try #require(b)
+        #expect(second.sinceLast == 2 && second.total == 3)
+        #expect(second.families == "room_presence/hall=2, espresense/devices/+/hall=1")
+        let nothingNew = r.report(now: 200)
+        #expect(nothingNew == nil)
+        #expect(PublishRefusals.describe(reason: 0x87) == "0x87 not authorized")
+        for i in 0..<100 { r.record(family: "t/\(i)", reason: 0x87) }
+        #expect(r.byFamily.count == PublishRefusals.maxFamilies + 1 && r.total == 103)
+    }
+}

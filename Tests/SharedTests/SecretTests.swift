@@ -1,0 +1,97 @@
+import Foundation
+import Shared
+import Testing
+
+/// Secrets are redacted by their type: every way a value becomes text shows `***`.
+@Suite struct SecretTests {
+    static let filePassword = "file-secret-9c21e4"
+    static let urlPassword = "url-secret-7f3a0b"
+    static let envPassword = "env-secret-51d2aa"
+    static let phoneKey = "ec0234a357c8ad05341010a60a397d9b"
+    static let watchKey = "a1b2c3d4e5f60718293a4b5c6d7e8f90"
+    static let all = [filePassword, urlPassword, envPassword, phoneKey, watchKey]
+
+    static let mqttYAML = """
+        mqtt:
+          broker: mqtt://kitchen-pi:\(urlPassword)@broker.local:1883
+          password: \(filePassword)
+
+        """
+    static let agentYAML = mqttYAML + """
+        node: kitchen-pi
+        irks:
+          - name: phone
+            key: "\(phoneKey)"
+          - name: watch
+            key: "\(watchKey)"
+            byte_order: lsb_first
+
+        """
+
+    /// Every rendering Swift offers for a value: description, reflection, dump, and the
+    /// effective-config line the programs log.
+    static func renderings(_ value: some Encodable) -> [String] {
+        var dumped = ""
+        dump(value, to: &dumped)
+        return [String(describing: value), String(reflecting: value), dumped, ConfigLoader.describe(value), "\(value)"]
+    }
+
+    static func expectNoSecret(_ texts: [String], _ what: String) {
+        for text in texts {
+            for s in all { #expect(!text.lowercased().contains(s), "\(what) shows \(s): \(text.prefix(400))") }
+        }
+    }
+
+    @Test func aSecretNeverShowsItsValue() throws {
+        let s = Secret("hunter2-secret")
+        #expect(s.revealed == "hunter2-secret")
+        for text in Self.renderings(s) + [s.debugDescription] { #expect(!text.contains("hunter2")) }
+        #expect(ConfigLoader.describe(s) == "\"***\"")
+        // It reads as a plain string, so config files keep their form.
+        let decoded = try JSONDecoder().decode([Secret].self, from: Data(#"["abc"]"#.utf8))
+        #expect(decoded == ["abc"])
+    }
+
+    @Test func agentConfigRedactsEveryPasswordAndKey() throws {
+        let config = try ConfigLoader.parse(AgentConfig.self, yaml: Self.agentYAML)
+        // The values are there for the code that needs them...
+        #expect(config.irks.map(\.key.revealed) == [Self.phoneKey, Self.watchKey])
+        #expect(config.mqtt.password?.revealed == Self.filePassword)
+        #expect(config.mqtt.broker.password?.revealed == Self.urlPassword)
+        let credentials = try config.mqtt.credentials(environment: ["ROOMCAST_MQTT_PASSWORD": Self.envPassword])
+        #expect(credentials.password?.revealed == Self.envPassword)
+        // ... and in no rendering.
+        Self.expectNoSecret(Self.renderings(config), "AgentConfig")
+        Self.expectNoSecret([String(describing: credentials), String(reflecting: credentials)], "Credentials")
+        let line = ConfigLoader.describe(config)
+        #expect(line.contains(#""password":"***""#) && line.contains(#""key":"***""#), "\(line)")
+        #expect(line.contains("mqtt://kitchen-pi:***@broker.local:1883"), "\(line)")
+    }
+
+    @Test func aggregatorConfigRedactsPasswords() throws {
+        let config = try ConfigLoader.parse(AggregatorConfig.self, yaml: Self.mqttYAML)
+        Self.expectNoSecret(Self.renderings(config), "AggregatorConfig")
+    }
+
+    /// A mistake next to or in a secret makes the loader name the field, never echo the value.
+    @Test func configErrorsNameTheFieldButNotTheSecret() throws {
+        let bad = """
+            node: kitchen-pi
+            mqtt:
+              broker: mqtt://kitchen-pi:\(Self.urlPassword)@broker.local:99999
+              password: [\(Self.filePassword)]
+            irks:
+              - name: phone
+                key: "\(Self.phoneKey.dropLast())"
+              - name: watch
+                key: "\(Self.watchKey)zz"
+
+            """
+        let error = try #require(throws: ConfigError.self) { try ConfigLoader.parse(AgentConfig.self, yaml: bad) }
+        let text = error.description
+        for path in ["mqtt.broker", "mqtt.password", "irks[0].key", "irks[1].key"] {
+            #expect(text.contains(path), "no problem at \(path): \(text)")
+        }
+        Self.expectNoSecret([text, String(reflecting: error)], "the config error")
+    }
+}
