@@ -47,7 +47,7 @@ extension ScenarioSimulator {
                         + world.fields[i].value(x: p.x, y: p.y, z: z)
                 }
                 // A silent node tells nothing, not even "too weak to hear".
-                let up = nodes.indices.filter { world.hears($0, at: k) }
+                let up = nodes.indices.filter { world.hears($0, at: t) }
                 let strongest = up.max { heard[$0] < heard[$1] }
                 nearest.record(tx.beacon.id, room: strongest.flatMap { nodes[$0].room }, at: t)
                 var best = (cost: Double.infinity, index: -1)

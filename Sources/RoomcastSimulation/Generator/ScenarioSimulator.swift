@@ -39,11 +39,12 @@ public struct ScenarioSimulator: Sendable {
         /// Per receiver, one field per advertising channel (`RadioModel.frozenFadingSigma`;
         /// empty when off).
         var channelFields: [[ShadowingField]] = []
-        /// Per receiver, the spells (seconds from the start) in which it hears nothing
-        /// (`SimulationSettings.outages`; empty lists when none).
+        /// Per receiver, the spells in which it hears nothing (`SimulationSettings.outages`;
+        /// empty lists when none), unix seconds to the millisecond like packet times, so
+        /// whether a packet fell in one reads the same from `raw.jsonl` and `outages.jsonl`.
         var silences: [[(t0: Double, t1: Double)]] = []
 
-        /// Whether receiver `i` hears at `t` (seconds from the start).
+        /// Whether receiver `i` hears at unix time `t`.
         func hears(_ i: Int, at t: Double) -> Bool {
             i >= silences.count || !silences[i].contains { $0.t0 <= t && t < $0.t1 }
         }
@@ -98,7 +99,7 @@ public struct ScenarioSimulator: Sendable {
             var t = rng.uniform(0.1, 0.5) * s.duration
             while t < s.duration {
                 let length = rng.uniform(o.length.lowerBound, o.length.upperBound)
-                out[i].append((t, min(t + length, s.duration)))
+                out[i].append((WireFormat.milliseconds(s.t0 + t), WireFormat.milliseconds(s.t0 + min(t + length, s.duration))))
                 t += length + max(60, rng.exponential(mean: o.meanUptime))
             }
         }
@@ -154,7 +155,7 @@ public struct ScenarioSimulator: Sendable {
             if tx.tracked, case let .resolvable(irk) = tx.advertiser.address { irks.append(irk) }
         }
         let outages = nodes.indices.flatMap { i in
-            world.silences[i].map { NodeOutage(node: nodes[i].name, t0: s.t0 + $0.t0, t1: s.t0 + $0.t1) }
+            world.silences[i].map { NodeOutage(node: nodes[i].name, t0: $0.t0, t1: $0.t1) }
         }
         return GeneratedScenario(scenario: scenario, bound: bound, receiverOffsets: offsets,
                                  advertisers: advertisers, irks: irks, floorHeight: s.plan.floorHeight, outages: outages)
@@ -164,8 +165,7 @@ public struct ScenarioSimulator: Sendable {
 
     /// One node per room (two in open spaces, none in `plan.nodeless` rooms, the plan's
     /// own in `plan.fixedNodes` rooms), at 0.8–2.2 m; off-centre or centred
-    /// (`settings.placement`). Nodeless and fixed rooms draw nothing, so the other rooms'
-    /// nodes are where they would be without them.
+    /// (`settings.placement`; fixed nodes stay where the plan puts them).
     func placeNodes(_ rng: inout SeededRandom) -> [ScenarioLayout.Node] {
         var nodes: [ScenarioLayout.Node] = []
         for room in settings.plan.rooms {
@@ -445,7 +445,10 @@ public struct ScenarioSimulator: Sendable {
                     // A node does not hear its own advertising, nor anything while silent
                     // (after every draw, so the other packets stay as they were).
                     guard node.name != tx.node else { continue }
-                    if i < silences.count, silences[i].contains(where: { $0.t0 <= t && t < $0.t1 }) { continue }
+                    if i < silences.count, !silences[i].isEmpty {
+                        let at = WireFormat.milliseconds(s.t0 + t)
+                        if silences[i].contains(where: { $0.t0 <= at && at < $0.t1 }) { continue }
+                    }
                     let spot = fields[i].value(x: p.x, y: p.y, z: z)
                     let rssi = meanRSSI(tx, at: p, floor: floor, node: node, walls: walls)
                         + (offsets[node.name] ?? 0) + spot + shadow[i] + fading
@@ -518,7 +521,7 @@ public struct ScenarioSimulator: Sendable {
                        walls: [Int: [(Point, Point)]], world: World) -> String? {
         guard let (p, floor) = tx.trajectory.indoorPosition(at: t) else { return nil }
         var best: (rssi: Double, room: String?)?
-        for (i, node) in nodes.enumerated() where world.hears(i, at: t) {
+        for (i, node) in nodes.enumerated() where world.hears(i, at: settings.t0 + t) {
             let r = meanRSSI(tx, at: p, floor: floor, node: node, walls: walls)
             if best == nil || r > best!.rssi { best = (r, node.room) }
         }
