@@ -27,8 +27,9 @@ enum SimulationBenchmark {
         USAGE: roomcast-bench simulation [options]
 
         OPTIONS:
-          --layouts <list>     Comma-separated: house,flat,office,cottage (default:
-                               house,flat,office).
+          --layouts <list>     Comma-separated: house,flat,office,cottage,openplan,townhouse,
+                               sparse,house-outages (default: house,flat,office; on the check
+                               split also openplan,townhouse,sparse,house-outages).
           --noise <list>       Comma-separated: low,normal,high (default: normal,high).
           --seeds <n>          Scenarios per layout and noise level (default: 3).
           --split <tune|check|holdout>
@@ -87,7 +88,8 @@ enum SimulationBenchmark {
     /// Runs the benchmark with the baselines plus `contenders`, printing one line per
     /// scenario and estimator and a mean per estimator at the end.
     static func run(arguments: [String], contenders: [Contender]) throws {
-        var layouts = FloorPlan.benchmarkNames
+        var chosenLayouts: [String]?
+        var split = "check"
         var noises: [RadioModel.Noise] = [.normal, .high]
         var seeds = 3
         var base: UInt64 = 1000
@@ -107,7 +109,7 @@ enum SimulationBenchmark {
         }
         while i < arguments.count {
             switch arguments[i] {
-            case "--layouts": layouts = try value().split(separator: ",").map(String.init)
+            case "--layouts": chosenLayouts = try value().split(separator: ",").map(String.init)
             case "--noise":
                 noises = try value().split(separator: ",").map {
                     guard let n = RadioModel.Noise(rawValue: String($0)) else { throw Failure(description: "bad noise '\($0)'") }
@@ -117,7 +119,8 @@ enum SimulationBenchmark {
                 guard let n = Int(try value()), n > 0 else { throw Failure(description: "--seeds needs a positive integer") }
                 seeds = n
             case "--split":
-                switch try value() {
+                split = try value()
+                switch split {
                 case "tune": base = 0
                 case "check": base = 1000
                 case "holdout": base = 2000
@@ -147,6 +150,7 @@ enum SimulationBenchmark {
             }
             i += 1
         }
+        let layouts = chosenLayouts ?? FloorPlan.benchmarkNames(split: split)
         for l in layouts where FloorPlan.named(l) == nil { throw Failure(description: "unknown layout '\(l)'") }
 
         var rows: [Contender] = Baselines.all.map { b in

@@ -37,19 +37,19 @@ struct SimulationCommandTests {
             OVERVIEW: Write a simulated scenario directory.
 
             Writes layout.json, beacons.json, truth.jsonl, raw.jsonl, bound.jsonl,
-            nodes/<node>.btsnoop (what each node's controller delivered; btmon -r reads
-            them), site.yaml (the aggregator's rooms, nodes and beacons) and agent.yaml (the
-            phones' IRKs).
+            outages.jsonl (when nodes go silent), nodes/<node>.btsnoop (what each node's
+            controller delivered; btmon -r reads them), site.yaml (the aggregator's rooms,
+            nodes and beacons) and agent.yaml (the phones' IRKs).
 
             USAGE: roomcast-sim generate --out <dir> [--layout <name>] [--seed <n>]
                    [--duration <s>] [--noise <level>] [--phones <n>] [--rotation <s>]
                    [--node-beacons] [--walk-out] [--placement <where>] [--mean-stay <s>]
-                   [--gzip] [--no-btsnoop] [--no-configs]
+                   [--outages <n>] [--gzip] [--no-btsnoop] [--no-configs]
 
             OPTIONS:
               --out <dir>             Output directory.
-              --layout <name>         Floor plan: house, flat, office, cottage. (default:
-                                      house)
+              --layout <name>         Floor plan: house, flat, office, cottage, openplan,
+                                      townhouse, sparse, house-outages. (default: house)
               --seed <n>              Random seed; the same seed gives the same files.
                                       (default: 1)
               --duration <s>          Seconds to simulate. (default: 900)
@@ -65,6 +65,8 @@ struct SimulationCommandTests {
               --placement <where>     Nodes off-centre (as they end up) or centred (as an
                                       installer would). (default: off-centre)
               --mean-stay <s>         People's mean stay in a room, seconds. (default: 90)
+              --outages <n>           Nodes that go silent for minutes at a time (agent
+                                      down, radio stuck). (default: 0; house-outages: 2)
               --gzip                  Write raw.jsonl.gz instead of raw.jsonl.
               --no-btsnoop            Skip nodes/<node>.btsnoop.
               --no-configs            Skip site.yaml and agent.yaml.

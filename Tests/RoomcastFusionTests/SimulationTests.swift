@@ -32,10 +32,10 @@ struct SimulationTests {
         let g = await offPool { Self.generate(plan) }
         let s = g.scenario
         #expect(s.layout.problems().isEmpty)
-        // Every room has a receiver, placed inside it.
+        // Every room has a receiver (but the plan's nodeless ones), placed inside it.
         for room in plan.rooms {
             let nodes = s.layout.nodes.filter { $0.room == room.name }
-            #expect(!nodes.isEmpty, "\(room.name) has no node")
+            #expect(nodes.isEmpty == plan.nodeless.contains(room.name), "\(room.name): \(nodes.count) nodes")
             for n in nodes { #expect(room.contains(Point(n.x, n.y)), "\(n.name) outside \(room.name)") }
         }
         // Truth covers every tracked beacon for the whole run, without gaps or overlaps.
@@ -49,8 +49,8 @@ struct SimulationTests {
         let nodeNames = Set(s.layout.nodes.map(\.name))
         #expect(s.packets.allSatisfy { nodeNames.contains($0.node) && (-98)...(-20) ~= $0.rssi })
         #expect(zip(s.packets, s.packets.dropFirst()).allSatisfy { $0.t <= $1.t })
-        // A beacon at 200 ms heard by several nodes gives thousands of packets in two minutes.
-        #expect(s.packets.count > 2000)
+        // A beacon at 200 ms heard by a few nodes gives thousands of packets in two minutes.
+        #expect(s.packets.count > (s.layout.nodes.count > 2 ? 2000 : 1000))
         // Nobody is heard while away.
         for span in s.truth where span.room == nil {
             #expect(!s.packets.contains { $0.id == span.id && $0.t > span.t0 + 0.01 && $0.t < span.t1 - 0.01 })
@@ -67,7 +67,8 @@ struct SimulationTests {
                         ScenarioSimulator(settings: SimulationSettings(plan: plan, seed: 5, duration: 60)).run().scenario.layout.nodes)
             }
             #expect(nodes.map(\.name) == offCentre.map(\.name))
-            for room in plan.rooms {
+            // A plan's fixed nodes stay where the plan puts them, however placed.
+            for room in plan.rooms where plan.fixedNodes[room.name] == nil {
                 let mine = nodes.filter { $0.room == room.name }
                 let xs = room.outline.map(\.x), ys = room.outline.map(\.y)
                 let alongX = xs.max()! - xs.min()! >= ys.max()! - ys.min()!

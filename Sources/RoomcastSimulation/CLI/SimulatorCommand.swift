@@ -16,7 +16,7 @@ public enum SimulatorCommand {
         abstract: "Write a simulated scenario directory.",
         discussion: """
             Writes layout.json, beacons.json, truth.jsonl, raw.jsonl, bound.jsonl, \
-            nodes/<node>.btsnoop (what each node's controller delivered; btmon -r reads them), \
+            outages.jsonl (when nodes go silent), nodes/<node>.btsnoop (what each node's controller delivered; btmon -r reads them), \
             site.yaml (the aggregator's rooms, nodes and beacons) and agent.yaml (the phones' IRKs).
             """,
         options: [
@@ -32,6 +32,9 @@ public enum SimulatorCommand {
             .option("placement", value: "where", help: "Nodes off-centre (as they end up) or centred (as an installer would).",
                     default: "off-centre"),
             .option("mean-stay", value: "s", help: "People's mean stay in a room, seconds.", default: "90"),
+            // No value stands for "the layout's": house-outages has two silent nodes.
+            .option("outages", value: "n", help: "Nodes that go silent for minutes at a time (agent down, radio stuck).",
+                    default: "0; house-outages: 2"),
             .flag("gzip", help: "Write raw.jsonl.gz instead of raw.jsonl."),
             .flag("no-btsnoop", help: "Skip nodes/<node>.btsnoop."),
             .flag("no-configs", help: "Skip site.yaml and agent.yaml."),
@@ -114,6 +117,10 @@ public enum SimulatorCommand {
         let meanStay = try c.option("mean-stay", as: Double.self) ?? 90
         guard meanStay > 0 else { throw c.usageError("--mean-stay must be a positive number of seconds") }
         settings.meanStay = meanStay
+        if let silent = try c.option("outages", as: Int.self) {
+            guard silent >= 0 else { throw c.usageError("--outages must be 0 or more") }
+            settings.outages.nodes = silent
+        }
         let generated = ScenarioSimulator(settings: settings).run()
         try DirectoryScenarioWriter(directory: URL(fileURLWithPath: out), gzip: c.flag("gzip"),
                                     btsnoop: !c.flag("no-btsnoop"), configs: !c.flag("no-configs")).write(generated)

@@ -16,16 +16,19 @@ public struct GeneratedScenario: Sendable {
     public var irks: [IdentityResolvingKey]
     /// Metres between floors (node z in `site.yaml` is absolute).
     public var floorHeight: Double
+    /// When nodes heard nothing (`SimulationSettings.outages`), by node then time.
+    public var outages: [NodeOutage]
 
     public init(scenario: Scenario, bound: DecisionTimeline, receiverOffsets: [String: Double],
                 advertisers: [BeaconID: SimulatedAdvertiser] = [:], irks: [IdentityResolvingKey] = [],
-                floorHeight: Double = 3.0) {
+                floorHeight: Double = 3.0, outages: [NodeOutage] = []) {
         self.scenario = scenario
         self.bound = bound
         self.receiverOffsets = receiverOffsets
         self.advertisers = advertisers
         self.irks = irks
         self.floorHeight = floorHeight
+        self.outages = outages
     }
 
     /// The bound scored like any estimator.

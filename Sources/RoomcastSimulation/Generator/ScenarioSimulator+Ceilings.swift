@@ -46,19 +46,21 @@ extension ScenarioSimulator {
                     tx.power + loss(at: p, floor: floor, node: nodes[i], walls: world.walls)
                         + world.fields[i].value(x: p.x, y: p.y, z: z)
                 }
-                let strongest = heard.indices.max { heard[$0] < heard[$1] }
+                // A silent node tells nothing, not even "too weak to hear".
+                let up = nodes.indices.filter { world.hears($0, at: t) }
+                let strongest = up.max { heard[$0] < heard[$1] }
                 nearest.record(tx.beacon.id, room: strongest.flatMap { nodes[$0].room }, at: t)
                 var best = (cost: Double.infinity, index: -1)
                 for (g, row) in model.enumerated() {
                     // The tag's power is unknown to any estimator: fit it per cell.
                     var sum = 0.0, count = 0.0
-                    for i in nodes.indices where heard[i] >= s.radio.sensitivity {
+                    for i in up where heard[i] >= s.radio.sensitivity {
                         sum += heard[i] - row[i]
                         count += 1
                     }
                     let power = count > 0 ? sum / count : tx.power
                     var cost = 0.0
-                    for i in nodes.indices {
+                    for i in up {
                         let predicted = power + row[i]
                         if heard[i] >= s.radio.sensitivity {
                             cost += (heard[i] - predicted) * (heard[i] - predicted)

@@ -39,6 +39,15 @@ public struct ScenarioSimulator: Sendable {
         /// Per receiver, one field per advertising channel (`RadioModel.frozenFadingSigma`;
         /// empty when off).
         var channelFields: [[ShadowingField]] = []
+        /// Per receiver, the spells in which it hears nothing (`SimulationSettings.outages`;
+        /// empty lists when none), unix seconds to the millisecond like packet times, so
+        /// whether a packet fell in one reads the same from `raw.jsonl` and `outages.jsonl`.
+        var silences: [[(t0: Double, t1: Double)]] = []
+
+        /// Whether receiver `i` hears at unix time `t`.
+        func hears(_ i: Int, at t: Double) -> Bool {
+            i >= silences.count || !silences[i].contains { $0.t0 <= t && t < $0.t1 }
+        }
     }
 
     func makeWorld() -> World {
@@ -72,7 +81,29 @@ public struct ScenarioSimulator: Sendable {
             }
         } : []
         return World(layout: layout, nodes: nodes, offsets: offsets, transmitters: transmitters,
-                     walls: s.plan.walls(), fields: fields, channelFields: channelFields)
+                     walls: s.plan.walls(), fields: fields, channelFields: channelFields,
+                     silences: silences(of: nodes))
+    }
+
+    /// When each node is silent (`settings.outages`): which nodes from the stream
+    /// `outage-nodes`, their spells from `outage-<node>`; nothing else is drawn from them.
+    func silences(of nodes: [ScenarioLayout.Node]) -> [[(t0: Double, t1: Double)]] {
+        let s = settings, o = s.outages
+        var out = nodes.map { _ in [(t0: Double, t1: Double)]() }
+        guard o.nodes > 0, !nodes.isEmpty else { return out }
+        var pick = SeededRandom(seed: s.seed, stream: "outage-nodes")
+        var order = Array(nodes.indices)
+        for i in stride(from: order.count - 1, to: 0, by: -1) { order.swapAt(i, pick.index(i + 1)) }
+        for i in order.prefix(min(o.nodes, nodes.count)) {
+            var rng = SeededRandom(seed: s.seed, stream: "outage-\(nodes[i].name)")
+            var t = rng.uniform(0.1, 0.5) * s.duration
+            while t < s.duration {
+                let length = rng.uniform(o.length.lowerBound, o.length.upperBound)
+                out[i].append((WireFormat.milliseconds(s.t0 + t), WireFormat.milliseconds(s.t0 + min(t + length, s.duration))))
+                t += length + max(60, rng.exponential(mean: o.meanUptime))
+            }
+        }
+        return out
     }
 
     /// The iBeacon node `index` transmits (the agent's `advertise:`): one UUID for every
@@ -101,7 +132,7 @@ public struct ScenarioSimulator: Sendable {
         var packets: [RawPacket] = []
         for tx in transmitters {
             packets += simulatePackets(tx, nodes: nodes, offsets: offsets, fields: fields, channelFields: world.channelFields,
-                                       walls: walls)
+                                       walls: walls, silences: world.silences)
         }
         packets.sort { a, b in
             a.t != b.t ? a.t < b.t : (a.node != b.node ? a.node < b.node : a.id < b.id)
@@ -112,7 +143,7 @@ public struct ScenarioSimulator: Sendable {
         for tx in tracked {
             truth += truthSpans(tx, layout: layout)
             for k in stride(from: 1.0, through: s.duration, by: 1.0) {
-                bound.record(tx.beacon.id, room: strongestRoom(tx, at: k, nodes: nodes, walls: walls), at: s.t0 + k)
+                bound.record(tx.beacon.id, room: strongestRoom(tx, at: k, nodes: nodes, walls: walls, world: world), at: s.t0 + k)
             }
         }
         let scenario = Scenario(name: "\(s.plan.name)-\(s.seed)", layout: layout,
@@ -123,17 +154,30 @@ public struct ScenarioSimulator: Sendable {
             advertisers[tx.beacon.id] = tx.advertiser
             if tx.tracked, case let .resolvable(irk) = tx.advertiser.address { irks.append(irk) }
         }
+        let outages = nodes.indices.flatMap { i in
+            world.silences[i].map { NodeOutage(node: nodes[i].name, t0: $0.t0, t1: $0.t1) }
+        }
         return GeneratedScenario(scenario: scenario, bound: bound, receiverOffsets: offsets,
-                                 advertisers: advertisers, irks: irks, floorHeight: s.plan.floorHeight)
+                                 advertisers: advertisers, irks: irks, floorHeight: s.plan.floorHeight, outages: outages)
     }
 
     // MARK: - Set-up
 
-    /// One node per room (two in open spaces), at 0.8–2.2 m; off-centre or centred
-    /// (`settings.placement`).
+    /// One node per room (two in open spaces, none in `plan.nodeless` rooms, the plan's
+    /// own in `plan.fixedNodes` rooms), at 0.8–2.2 m; off-centre or centred
+    /// (`settings.placement`; fixed nodes stay where the plan puts them).
     func placeNodes(_ rng: inout SeededRandom) -> [ScenarioLayout.Node] {
         var nodes: [ScenarioLayout.Node] = []
         for room in settings.plan.rooms {
+            if settings.plan.nodeless.contains(room.name) { continue }
+            if let spots = settings.plan.fixedNodes[room.name] {
+                for (i, spot) in spots.enumerated() {
+                    let name = spot.name ?? (spots.count == 1 ? "\(room.name)-pi" : "\(room.name)-pi\(i + 1)")
+                    nodes.append(ScenarioLayout.Node(name: name, room: room.name, floor: room.floor,
+                                                     x: spot.x, y: spot.y, z: spot.z))
+                }
+                continue
+            }
             let count = settings.plan.doubleNodes.contains(room.name) ? 2 : 1
             let centre = Geometry.centre(room.outline)
             let box = Geometry.bounds(room.outline) ?? (0, 0, 0, 0)
@@ -360,7 +404,7 @@ public struct ScenarioSimulator: Sendable {
 
     func simulatePackets(_ tx: Transmitter, nodes: [ScenarioLayout.Node], offsets: [String: Double],
                          fields: [ShadowingField], channelFields: [[ShadowingField]] = [],
-                         walls: [Int: [(Point, Point)]]) -> [RawPacket] {
+                         walls: [Int: [(Point, Point)]], silences: [[(t0: Double, t1: Double)]] = []) -> [RawPacket] {
         let s = settings, radio = s.radio
         var rng = SeededRandom(seed: s.seed, stream: "radio-\(tx.beacon.id.rawValue)")
         let interval = tx.beacon.interval ?? 1
@@ -398,8 +442,13 @@ public struct ScenarioSimulator: Sendable {
                         fading -= rng.exponential(mean: radio.deepFadeDepth)
                     }
                     let lost = rng.chance(radio.lossProbability)
-                    // A node does not hear its own advertising.
+                    // A node does not hear its own advertising, nor anything while silent
+                    // (after every draw, so the other packets stay as they were).
                     guard node.name != tx.node else { continue }
+                    if i < silences.count, !silences[i].isEmpty {
+                        let at = WireFormat.milliseconds(s.t0 + t)
+                        if silences[i].contains(where: { $0.t0 <= at && at < $0.t1 }) { continue }
+                    }
                     let spot = fields[i].value(x: p.x, y: p.y, z: z)
                     let rssi = meanRSSI(tx, at: p, floor: floor, node: node, walls: walls)
                         + (offsets[node.name] ?? 0) + spot + shadow[i] + fading
@@ -466,11 +515,13 @@ public struct ScenarioSimulator: Sendable {
         return spans
     }
 
+    /// The room of the node with the strongest noise-free signal among those that hear at
+    /// `t` (a silent node helps no rule).
     func strongestRoom(_ tx: Transmitter, at t: Double, nodes: [ScenarioLayout.Node],
-                       walls: [Int: [(Point, Point)]]) -> String? {
+                       walls: [Int: [(Point, Point)]], world: World) -> String? {
         guard let (p, floor) = tx.trajectory.indoorPosition(at: t) else { return nil }
         var best: (rssi: Double, room: String?)?
-        for node in nodes {
+        for (i, node) in nodes.enumerated() where world.hears(i, at: settings.t0 + t) {
             let r = meanRSSI(tx, at: p, floor: floor, node: node, walls: walls)
             if best == nil || r > best!.rssi { best = (r, node.room) }
         }

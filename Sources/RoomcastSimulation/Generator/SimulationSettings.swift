@@ -32,12 +32,46 @@ public struct SimulationSettings: Sendable {
     /// stood in the exit room. Off by default: the tune/check/holdout homes were made
     /// without it (a diagnostic: `roomcast-bench simulation --walk-out`).
     public var walkOut = false
+    /// Nodes that go silent for minutes now and then (the plan's `silentNodes` unless set).
+    public var outages = NodeOutages()
     public var radio = RadioModel()
 
     public init(plan: FloorPlan, seed: UInt64, duration: Double) {
         self.plan = plan
         self.seed = seed
         self.duration = duration
+        outages.nodes = plan.silentNodes
+    }
+}
+
+/// Nodes that stop hearing anything for minutes at a time, as when an agent is down or a
+/// controller stops delivering reports: their captures simply have no packets then.
+/// Which nodes, and when, come from sub-streams of their own (`outage-nodes`,
+/// `outage-<node>`), so a scenario with outages is the one without minus those packets.
+public struct NodeOutages: Sendable, Equatable {
+    /// How many nodes go silent (0 = none; at most every node).
+    public var nodes = 0
+    /// How long each silence lasts, seconds (uniform): minutes, long enough to outlast any
+    /// away timeout.
+    public var length: ClosedRange<Double> = 120...600
+    /// Mean seconds a node works between two silences (exponential, at least 60 s). The
+    /// first silence starts between a tenth and half of the run, so every chosen node has
+    /// at least one.
+    public var meanUptime = 900.0
+
+    public init(nodes: Int = 0) { self.nodes = nodes }
+}
+
+/// One spell in which a node hears nothing, unix seconds.
+public struct NodeOutage: Sendable, Equatable, Codable {
+    public var node: String
+    public var t0: Double
+    public var t1: Double
+
+    public init(node: String, t0: Double, t1: Double) {
+        self.node = node
+        self.t0 = t0
+        self.t1 = t1
     }
 }
 

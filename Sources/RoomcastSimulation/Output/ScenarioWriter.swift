@@ -7,8 +7,9 @@ public protocol ScenarioWriter {
     func write(_ generated: GeneratedScenario) throws
 }
 
-/// Writes layout.json, beacons.json, truth.jsonl, raw.jsonl (or raw.jsonl.gz) and
-/// bound.jsonl into a directory, byte-for-byte reproducibly; by default also
+/// Writes layout.json, beacons.json, truth.jsonl, raw.jsonl (or raw.jsonl.gz), bound.jsonl
+/// and, when nodes went silent, outages.jsonl into a directory, byte-for-byte
+/// reproducibly; by default also
 /// nodes/<node>.btsnoop and site.yaml / agent.yaml.
 public struct DirectoryScenarioWriter: ScenarioWriter {
     public var directory: URL
@@ -47,6 +48,13 @@ public struct DirectoryScenarioWriter: ScenarioWriter {
         }
         try Data(DirectoryScenarioWriter.boundLines(generated.bound).utf8)
             .write(to: directory.appendingPathComponent("bound.jsonl"))
+        // Only scenarios with silent nodes have the file, so every other one stays as it was.
+        let outages = directory.appendingPathComponent("outages.jsonl")
+        if generated.outages.isEmpty {
+            try? FileManager.default.removeItem(at: outages)
+        } else {
+            try Data(DirectoryScenarioWriter.outageLines(generated.outages).utf8).write(to: outages)
+        }
         if btsnoop { try BTSnoopScenarioWriter(directory: directory).write(generated) }
         if configs { try ScenarioConfigWriter(directory: directory).write(generated) }
     }
@@ -82,6 +90,10 @@ public struct DirectoryScenarioWriter: ScenarioWriter {
             out += "}\n"
         }
         return out
+    }
+
+    static func outageLines(_ outages: [NodeOutage]) -> String {
+        outages.map { "{\"node\": \(json($0.node)), \"t0\": \(time($0.t0)), \"t1\": \(time($0.t1))}\n" }.joined()
     }
 
     static func boundLines(_ bound: DecisionTimeline) -> String {
