@@ -5,7 +5,7 @@ import Shared
 /// `BENCH_TRACE=SCENARIO/BEACON` (diagnostics): wraps the engine of roomcast-x and prints,
 /// every tick, that beacon's truth beside the decision and its explanation — room, runner-up,
 /// margin, position and the evidence — to see why a flap or a late switch happened.
-struct DecisionTrace<Inner: PresenceEstimator>: PresenceEstimator {
+struct DecisionTrace<Inner: PresenceEstimator & Sendable>: PresenceEstimator, Sendable {
     var inner: Inner
     let id: BeaconID?
     let truth: [TruthSpan]

@@ -1,25 +1,42 @@
 import Foundation
+import RoomcastAggregator
 import RoomcastFusion
 import RoomcastSimulation
 import Shared
+import Synchronization
 
 /// Scores the baselines (and any estimators handed in) on many simulated scenarios —
-/// layouts × seeds × noise levels — and on recorded ones, side by side.
+/// layouts × seeds × noise levels — and on recorded ones, side by side, every one through
+/// the product's path (`ScenarioRun`: each node's capture through the edge agent, the
+/// readings through the aggregator core).
 ///
 /// Seeds are split so tuning never sees the scenarios used for checking:
 /// `--split tune` uses seeds 1…n, `--split check` seeds 1001…1000+n.
 enum SimulationBenchmark {
-    /// A named estimator factory to compare with the baselines.
+    /// A named estimator to compare with the baselines: the aggregator core it runs in,
+    /// built from the scenario's site config (and, for diagnostics, the generated scenario).
     struct Contender {
         var name: String
-        var options: Evaluation.Options
-        var make: (SiteModel) -> any PresenceEstimator
+        var replay: (ScenarioRun, AggregatorConfig, GeneratedScenario?) throws -> Evaluation.Result
 
-        init(name: String, options: Evaluation.Options = Evaluation.Options(),
-             make: @escaping (SiteModel) -> any PresenceEstimator) {
+        init(name: String, replay: @escaping (ScenarioRun, AggregatorConfig, GeneratedScenario?) throws -> Evaluation.Result) {
             self.name = name
-            self.options = options
-            self.make = make
+            self.replay = replay
+        }
+
+        /// `estimator(site)` in the site's aggregator core.
+        init<E: PresenceEstimator & Sendable>(name: String, estimator: @escaping (SiteModel) -> E) {
+            self.init(name: name) { run, config, _ in
+                try Evaluation.replay(scenario: run.scenario, inputs: run.inputs, config: config,
+                                      estimator: estimator(config.partitionedSite))
+            }
+        }
+
+        /// Roomcast as `aggregator replay --config site.yaml` runs it.
+        static var roomcast: Contender {
+            Contender(name: "roomcast") { run, config, _ in
+                try Evaluation.replay(scenario: run.scenario, inputs: run.inputs, config: config)
+            }
         }
     }
 
@@ -38,6 +55,8 @@ enum SimulationBenchmark {
           --duration <s>       Seconds per scenario (default: 900).
           --scenario <dir>     Also score a recorded scenario directory (repeatable).
           --only <list>        Comma-separated estimator names to run (default: all).
+          --no-positions       The aggregator gets rooms and node membership only (no room
+                               polygons, no node positions), as a user who gives none.
           --flaps <name>       Also list that estimator's flaps per beacon (diagnostics).
           --node-beacons       Every node also transmits an iBeacon (calibration from node links).
           --walk-out           People leaving walk out through the exit room's outer wall, heard
@@ -53,9 +72,7 @@ enum SimulationBenchmark {
           ceil-position        The best-fitting position under the exact radio model, from that.
 
         ENVIRONMENT (diagnostics):
-          BENCH_FUSION=JSON    Adds contender roomcast-x with these fusion settings (config keys);
-                               BENCH_RANGING=JSON, BENCH_PUBLISH_INTERVAL=S and
-                               BENCH_TICK_INTERVAL=S (engine ticks, 1 s) change its replay.
+          BENCH_FUSION=JSON    Adds contender roomcast-x with these fusion settings (config keys).
           BENCH_CALIBRATED=1   roomcast-x gets every receiver's true offset as rx_adjust;
                                =1m the rx_adjust `aggregator calibrate` would find with a
                                beacon carried round each node at 1 m (offset and those
@@ -101,6 +118,7 @@ enum SimulationBenchmark {
         var walkOut = false
         var placement = NodePlacement.offCentre
         var meanStay: Double?
+        var positions = true
         var i = 0
         func value() throws -> String {
             guard i + 1 < arguments.count else { throw Failure(description: "missing value for \(arguments[i])\n\n\(usage)") }
@@ -131,6 +149,7 @@ enum SimulationBenchmark {
                 duration = d
             case "--scenario": recorded.append(try value())
             case "--only": only = Set(try value().split(separator: ",").map(String.init))
+            case "--no-positions": positions = false
             case "--flaps": flapsOf = try value()
             case "--node-beacons": nodeBeacons = true
             case "--walk-out": walkOut = true
@@ -154,7 +173,7 @@ enum SimulationBenchmark {
         for l in layouts where FloorPlan.named(l) == nil { throw Failure(description: "unknown layout '\(l)'") }
 
         var rows: [Contender] = Baselines.all.map { b in
-            Contender(name: b.name, options: b.options) { b.make(site: $0) }
+            Contender(name: b.name) { AnyPresenceEstimator(b.make(site: $0)) }
         } + contenders
         if let only { rows = rows.filter { only.contains($0.name) || $0.name == "bound" } }
         /// Sums over the simulated scenarios, per estimator.
@@ -171,8 +190,6 @@ enum SimulationBenchmark {
         var totals: [String: Totals] = [:]
         let calibrated = ProcessInfo.processInfo.environment["BENCH_CALIBRATED"] != nil
         let oneMetre = ProcessInfo.processInfo.environment["BENCH_CALIBRATED"] == "1m"
-        let showOffsets = ProcessInfo.processInfo.environment["BENCH_OFFSETS"] != nil
-        let trace = ProcessInfo.processInfo.environment["BENCH_TRACE"]?.split(separator: "/", maxSplits: 1).map(String.init)
 
         /// Prints one line; simulated scenarios also go into the means.
         func report(_ scenario: String, _ name: String, _ score: Score, simulated: Bool = true) {
@@ -202,14 +219,14 @@ enum SimulationBenchmark {
 
         header()
         for dir in recorded {
-            let scenario = try Scenario.load(from: URL(fileURLWithPath: dir))
+            let run = try awaitResult { try await ScenarioRun.load(directory: URL(fileURLWithPath: dir)) }
+            let config = try run.site(positions: positions)
             for c in rows {
-                let result = Evaluation.replay(scenario: scenario, estimator: c.make(scenario.layout.siteModel()),
-                                               options: c.options)
-                report(scenario.name, c.name, result.score, simulated: false)
+                let result = try c.replay(run, config, nil)
+                report(run.scenario.name, c.name, result.score, simulated: false)
                 if c.name == flapsOf {
                     print("  switch latencies: " + result.score.switchLatencies.map { String(format: "%.1f", $0) }.joined(separator: " "))
-                    listFlaps(result.timeline, scenario)
+                    listFlaps(result.timeline, run.scenario)
                 }
             }
         }
@@ -230,38 +247,15 @@ enum SimulationBenchmark {
                     let ceilings = simulator.ceilings(), scorer = Scorer(), start = generated.scenario.layout.t0
                     report(name, "ceil-nearest", scorer.score(ceilings.nearest, truth: generated.scenario.truth, start: start))
                     report(name, "ceil-position", scorer.score(ceilings.position, truth: generated.scenario.truth, start: start))
+                    let run = try awaitResult { try await ScenarioRun.generated(generated) }
+                    let config = try run.site(positions: positions)
                     for c in rows {
-                        var options = c.options
+                        var site = config
                         if calibrated && c.name == "roomcast-x" {
-                            options.rxAdjust = oneMetre ? simulator.oneMetreCalibration() : generated.receiverOffsets.mapValues { -$0 }
+                            site = try run.site(positions: positions, rxAdjust: oneMetre
+                                ? simulator.oneMetreCalibration() : generated.receiverOffsets.mapValues { -$0 })
                         }
-                        let estimator = c.make(generated.scenario.layout.siteModel())
-                        let result: Evaluation.Result
-                        if let trace, trace.count == 2, trace[0] == name, c.name == "roomcast-x",
-                           let engine = estimator as? FusionEngine {
-                            let traced = DecisionTrace(engine, beacon: trace[1], scenario: generated.scenario)
-                            result = Evaluation.replay(scenario: generated.scenario, estimator: traced, options: options)
-                        } else if showOffsets, let engine = estimator as? FusionEngine {
-                            result = Evaluation.replay(scenario: generated.scenario, estimator: engine, options: options) { end in
-                                let rows = generated.scenario.layout.nodes.map { n in
-                                    String(format: "%@ %+.1f/%+.1f", n.name, end.learnedOffset(of: n.name) ?? .nan,
-                                           generated.receiverOffsets[n.name] ?? .nan)
-                                }
-                                // Offsets are relative (a bias common to every node is the
-                                // beacons' power): compared with each side's mean removed.
-                                let pairs = generated.scenario.layout.nodes.map {
-                                    (end.learnedOffset(of: $0.name) ?? 0, generated.receiverOffsets[$0.name] ?? 0)
-                                }
-                                let n = Double(max(pairs.count, 1))
-                                let (ml, mt) = (pairs.map(\.0).reduce(0, +) / n, pairs.map(\.1).reduce(0, +) / n)
-                                let error = (pairs.map { (($0.0 - ml) - ($0.1 - mt)) * (($0.0 - ml) - ($0.1 - mt)) }.reduce(0, +) / n).squareRoot()
-                                let untaught = (pairs.map { ($0.1 - mt) * ($0.1 - mt) }.reduce(0, +) / n).squareRoot()
-                                print("  \(c.name) learned/true offsets: " + rows.joined(separator: ", ")
-                                      + String(format: " | error %.2f dB rms (%.2f learning nothing)", error, untaught))
-                            }
-                        } else {
-                            result = Evaluation.replay(scenario: generated.scenario, estimator: estimator, options: options)
-                        }
+                        let result = try c.replay(run, site, generated)
                         report(name, c.name, result.score)
                         if c.name == flapsOf { listFlaps(result.timeline, generated.scenario, bound: generated.bound) }
                     }
@@ -354,4 +348,23 @@ enum SimulationBenchmark {
             lines.prefix(12).forEach { print($0) }
         }
     }
+}
+
+/// Waits for an async evaluation step from the benchmark's synchronous loop (a command-line
+/// tool with nothing else to run: the semaphore blocks only the main thread).
+func awaitResult<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let box = ResultBox<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do { box.set(.success(try await body())) } catch { box.set(.failure(error)) }
+        done.signal()
+    }
+    done.wait()
+    return try box.get()
+}
+
+final class ResultBox<T: Sendable>: Sendable {
+    private let value = Mutex<Result<T, any Error>?>(nil)
+    func set(_ v: Result<T, any Error>) { value.withLock { $0 = v } }
+    func get() throws -> T { try value.withLock { $0 }!.get() }
 }

@@ -12,9 +12,7 @@ let benchmarks: [(name: String, summary: String, run: ([String]) throws -> Void)
     ("crowd", "edge-agent peak RSS and beacon-table evictions with 300 k distinct advertisers", CrowdBenchmark.run),
     ("fusion", "fusion engine throughput and memory (beacons x nodes)", FusionBenchmark.run),
     ("simulation", "room accuracy of Roomcast's fusion beside the baselines on generated homes", { arguments in
-        try SimulationBenchmark.run(arguments: arguments, contenders: [
-            .init(name: "roomcast", make: { site in FusionEngine(site: site) }),
-        ] + experimentalContenders())
+        try SimulationBenchmark.run(arguments: arguments, contenders: [.roomcast] + experimentalContenders())
     }),
     ("aggregator", "readings/s, switch latency and memory through a real mosquitto", AggregatorBenchmark.run),
     ("radio", "each noise preset's spread over time beside the recordings (robot, stopped and moving)", RadioBenchmark.run),
@@ -36,23 +34,45 @@ do {
 
 /// `BENCH_FUSION='{"corroborate": true}'` adds a contender `roomcast-x` with those
 /// fusion settings (JSON, the config file's keys): for trying a change side by side.
+/// `BENCH_TRACE=SCENARIO/BEACON` traces its decisions for one beacon; `BENCH_OFFSETS`
+/// prints the receiver offsets it learned beside the simulator's.
 func experimentalContenders() -> [SimulationBenchmark.Contender] {
-    guard let json = ProcessInfo.processInfo.environment["BENCH_FUSION"] else { return [] }
+    let environment = ProcessInfo.processInfo.environment
+    guard let json = environment["BENCH_FUSION"] else { return [] }
+    let settings: FusionSettings
     do {
-        let settings = try JSONDecoder().decode(FusionSettings.self, from: Data(json.utf8))
-        var options = Evaluation.Options()
-        if let ranging = ProcessInfo.processInfo.environment["BENCH_RANGING"] {
-            options.ranging = try JSONDecoder().decode(RangingConfig.self, from: Data(ranging.utf8))
-        }
-        if let interval = ProcessInfo.processInfo.environment["BENCH_PUBLISH_INTERVAL"].flatMap(Double.init) {
-            options.publishInterval = interval
-        }
-        if let interval = ProcessInfo.processInfo.environment["BENCH_TICK_INTERVAL"].flatMap(Double.init) {
-            options.tickInterval = interval
-        }
-        return [.init(name: "roomcast-x", options: options, make: { site in FusionEngine(site: site, settings: settings) })]
+        settings = try JSONDecoder().decode(FusionSettings.self, from: Data(json.utf8))
     } catch {
         FileHandle.standardError.write(Data("BENCH_FUSION: \(error)\n".utf8))
         exit(64)
     }
+    let trace = environment["BENCH_TRACE"]?.split(separator: "/", maxSplits: 1).map(String.init)
+    let showOffsets = environment["BENCH_OFFSETS"] != nil
+    return [.init(name: "roomcast-x") { run, config, generated in
+        let engine = FusionEngine(site: config.partitionedSite, settings: settings)
+        if let trace, trace.count == 2, trace[0] == run.scenario.name {
+            return try Evaluation.replay(scenario: run.scenario, inputs: run.inputs, config: config,
+                                         estimator: DecisionTrace(engine, beacon: trace[1], scenario: run.scenario))
+        }
+        var core = config.makeCore(engine: engine)
+        let result = try Evaluation.replay(scenario: run.scenario, inputs: run.inputs, core: &core)
+        if showOffsets, let generated { printOffsets(core.engine, generated) }
+        return result
+    }]
+}
+
+/// The offsets `engine` learned beside the simulator's true ones, and the error (rms, each
+/// side's mean removed: a bias common to every node is the beacons' power) beside learning nothing.
+func printOffsets(_ end: FusionEngine, _ generated: GeneratedScenario) {
+    let nodes = generated.scenario.layout.nodes
+    let rows = nodes.map { n in
+        String(format: "%@ %+.1f/%+.1f", n.name, end.learnedOffset(of: n.name) ?? .nan, generated.receiverOffsets[n.name] ?? .nan)
+    }
+    let pairs = nodes.map { (end.learnedOffset(of: $0.name) ?? 0, generated.receiverOffsets[$0.name] ?? 0) }
+    let n = Double(max(pairs.count, 1))
+    let (ml, mt) = (pairs.map(\.0).reduce(0, +) / n, pairs.map(\.1).reduce(0, +) / n)
+    let error = (pairs.map { (($0.0 - ml) - ($0.1 - mt)) * (($0.0 - ml) - ($0.1 - mt)) }.reduce(0, +) / n).squareRoot()
+    let untaught = (pairs.map { ($0.1 - mt) * ($0.1 - mt) }.reduce(0, +) / n).squareRoot()
+    print("  roomcast-x learned/true offsets: " + rows.joined(separator: ", ")
+          + String(format: " | error %.2f dB rms (%.2f learning nothing)", error, untaught))
 }

@@ -110,41 +110,32 @@ struct FingerprintTests {
     /// scored without positions or polygons, under `fusion` settings; replayed off the
     /// cooperative pool (`offPool`).
     static func scoreWithoutPositions(_ plan: FloorPlan, seed: UInt64,
-                                      _ change: @escaping @Sendable (inout FusionSettings) -> Void) async -> Score {
-        let (score, geometry) = await offPool { replayWithoutPositions(plan, seed: seed, change) }
-        #expect(!geometry)
-        return score
-    }
-
-    static func replayWithoutPositions(_ plan: FloorPlan, seed: UInt64,
-                                       _ change: (inout FusionSettings) -> Void) -> (Score, usedGeometry: Bool) {
+                                      _ change: @escaping @Sendable (inout FusionSettings) -> Void) async throws -> Score {
         var settings = SimulationSettings(plan: plan, seed: seed, duration: 600)
         settings.nodeBeacons = true
         SimulationFixtures.smoothShadowing(&settings)
-        let scenario = ScenarioSimulator(settings: settings).run().scenario
-        var site = scenario.layout.siteModel()
-        for i in site.nodes.indices { site.nodes[i].position = nil }
-        for i in site.rooms.indices { site.rooms[i].polygon = nil }
+        let run = try await ScenarioRun.generated(ScenarioSimulator(settings: settings).run())
         var fusion = FusionSettings()
         change(&fusion)
-        let engine = FusionEngine(site: site, settings: fusion)
-        return (Evaluation.run(scenario: scenario, estimator: engine), engine.usesGeometry)
+        let (result, engine) = try await offPool { [fusion] in try run.fusionWithEngine(fusion, positions: false) }
+        #expect(!engine.usesGeometry)
+        return result.score
     }
 
     @Test("on a simulated flat without positions, fingerprints put right what uncalibrated receivers got wrong")
-    func simulatedFlat() async {
-        let with = await Self.scoreWithoutPositions(.flat, seed: 1003) { _ in }
-        let without = await Self.scoreWithoutPositions(.flat, seed: 1003) { $0.fingerprints = false }
+    func simulatedFlat() async throws {
+        let with = try await Self.scoreWithoutPositions(.flat, seed: 1003) { _ in }
+        let without = try await Self.scoreWithoutPositions(.flat, seed: 1003) { $0.fingerprints = false }
         #expect(with.settledAccuracy > without.settledAccuracy + 0.2, "\(with.summary) vs \(without.summary)")
         #expect(with.flapsPerHour <= without.flapsPerHour, "\(with.summary) vs \(without.summary)")
     }
 
     @Test("a room whose own node hears the beacon faintly does not win on its pattern alone")
-    func ownNodeCheck() async {
+    func ownNodeCheck() async throws {
         // Tune office 2: without the check, beacons along the open plan match the pattern of
         // a node they are far from (0.56 settled against 0.71 with it).
-        let with = await Self.scoreWithoutPositions(.office, seed: 2) { _ in }
-        let without = await Self.scoreWithoutPositions(.office, seed: 2) { $0.fingerprintOwnSigma = 0 }
+        let with = try await Self.scoreWithoutPositions(.office, seed: 2) { _ in }
+        let without = try await Self.scoreWithoutPositions(.office, seed: 2) { $0.fingerprintOwnSigma = 0 }
         #expect(with.settledAccuracy > without.settledAccuracy + 0.1, "\(with.summary) vs \(without.summary)")
     }
 }

@@ -307,33 +307,12 @@ import Shared
         #expect(placed.map(\.id) == [Synthetic.other] && placed.first?.room == "office")
     }
 
-    @Test func deterministicReplay() throws {
-        let scenario = try SimulationFixtures.scenario("kolakowski-robot")
-        func run() -> [PresenceDecision] {
-            let recorder = Recorder(engine: FusionEngine(site: scenario.layout.siteModel(), settings: FusionSettings()))
-            _ = Evaluation.replay(scenario: scenario, estimator: recorder)
-            return recorder.log + recorder.engine.allDecisions()
-        }
-        let first = run(), second = run()
-        #expect(first.count > 3)
-        #expect(first == second)
+    @Test func deterministicReplay() async throws {
+        let run = try await SimulationFixtures.run("kolakowski-robot")
+        let first = try run.roomcast(), second = try run.roomcast()
+        #expect(first.published.count > 3)
+        #expect(first.published == second.published)
     }
-}
-
-/// Wraps an engine and keeps every decision it returns, in full (a class, so the
-/// log survives being handed to a replay by value).
-final class Recorder: PresenceEstimator {
-    var engine: FusionEngine
-    var log: [PresenceDecision] = []
-    init(engine: FusionEngine) { self.engine = engine }
-    func ingest(_ reading: BeaconReading, now: Double) { engine.ingest(reading, now: now) }
-    func nodeStatus(_ node: String, online: Bool, now: Double) { engine.nodeStatus(node, online: online, now: now) }
-    func tick(now: Double) -> [PresenceDecision] {
-        let d = engine.tick(now: now)
-        log += d
-        return d
-    }
-    func decision(for id: BeaconID) -> PresenceDecision? { engine.decision(for: id) }
 }
 
 /// Latest reading wins: the strongest node's room, re-decided on every tick.

@@ -164,20 +164,19 @@ struct NodeCalibrationTests {
 struct SimulatedHomeGuardTests {
     @Test("with node beacons: offsets learned near the truth, and better than the best simple rule")
     func guardOnAFlat() async throws {
-        let (generated, score, learned, bermuda) = try await offPool {
-            var settings = SimulationSettings(plan: .flat, seed: 1001, duration: 240)
-            settings.nodeBeacons = true
-            SimulationFixtures.smoothShadowing(&settings)
-            let generated = ScenarioSimulator(settings: settings).run()
+        var settings = SimulationSettings(plan: .flat, seed: 1001, duration: 240)
+        settings.nodeBeacons = true
+        SimulationFixtures.smoothShadowing(&settings)
+        let generated = ScenarioSimulator(settings: settings).run()
+        let run = try await ScenarioRun.generated(generated)
+        let (score, learned, bermuda) = try await offPool {
+            let (result, engine) = try run.fusionWithEngine(FusionSettings())
             var learned: [String: Double] = [:]
-            let score = Evaluation.replay(scenario: generated.scenario,
-                                          estimator: FusionEngine(site: generated.scenario.layout.siteModel())) { engine in
-                for c in engine.receiverCalibration { learned[c.node] = c.offsetDb }
-            }.score
+            for c in engine.receiverCalibration { learned[c.node] = c.offsetDb }
             guard let rule = Baselines.all.first(where: { $0.name == "bermuda" }) else { throw Missing.baseline }
-            return (generated, score, learned, rule.run(scenario: generated.scenario))
+            return (result.score, learned, try run.baseline(rule).score)
         }
-        let scenario = generated.scenario
+        let scenario = run.scenario
         // Offsets are relative (a common one is the beacons' power): compare centred values.
         let names = scenario.layout.nodes.map(\.name)
         func centred(_ v: [String: Double]) -> [Double] {
@@ -198,15 +197,15 @@ struct SimulatedHomeGuardTests {
     func stillTagHoldsItsRoom() async throws {
         // Holdout flat 2001: the tag lies in the 1.5 m hall between the living room and
         // the bedroom, where the position estimate swings from one side to the other.
+        var settings = SimulationSettings(plan: .flat, seed: 2001, duration: 600)
+        settings.nodeBeacons = true
+        SimulationFixtures.smoothShadowing(&settings)
+        let run = try await ScenarioRun.generated(ScenarioSimulator(settings: settings).run())
         let (tag, held, unrecorded, flapping) = try await offPool {
-            var settings = SimulationSettings(plan: .flat, seed: 2001, duration: 600)
-            settings.nodeBeacons = true
-            SimulationFixtures.smoothShadowing(&settings)
-            let scenario = ScenarioSimulator(settings: settings).run().scenario
+            let scenario = run.scenario
             guard let tag = scenario.beacons.first(where: { $0.name == "tag-0" }) else { throw Missing.beacon }
-            func changes(_ fusion: FusionSettings) -> [DecisionTimeline.Change] {
-                let timeline = Evaluation.replay(scenario: scenario,
-                                                 estimator: FusionEngine(site: scenario.layout.siteModel(), settings: fusion)).timeline
+            func changes(_ fusion: FusionSettings) throws -> [DecisionTimeline.Change] {
+                let timeline = try run.fusion(fusion).timeline
                 return (timeline.changes[tag.id] ?? []).filter { $0.t > scenario.layout.t0 + 30 }
             }
             var noRecord = FusionSettings()
@@ -214,7 +213,7 @@ struct SimulatedHomeGuardTests {
             var loose = noRecord
             loose.stillSwitchMargin = 0
             loose.stillMinDwell = 0
-            return (tag, changes(FusionSettings()), changes(noRecord), changes(loose))
+            return (tag, try changes(FusionSettings()), try changes(noRecord), try changes(loose))
         }
         #expect(!tag.mobile)
         // With the record of its stillness it only ever moves into the hall, if at all (its
@@ -240,19 +239,19 @@ extension SimulatedHomeGuardTests {
         // hall; the bedroom and bath nodes report before the hall's, so the first guess is
         // the bedroom. Its position then sits in the hall but within 0.6 m of the bedroom
         // wall: the position margin alone kept it in the bedroom for the whole run.
+        var settings = SimulationSettings(plan: .flat, seed: 1003, duration: 240)
+        settings.nodeBeacons = true
+        let run = try await ScenarioRun.generated(ScenarioSimulator(settings: settings).run())
         let (tag, changes, withoutRecord) = try await offPool {
-            var settings = SimulationSettings(plan: .flat, seed: 1003, duration: 240)
-            settings.nodeBeacons = true
-            let scenario = ScenarioSimulator(settings: settings).run().scenario
+            let scenario = run.scenario
             guard let tag = scenario.beacons.first(where: { $0.name == "tag-1" }) else { throw Missing.beacon }
-            func changes(_ fusion: FusionSettings) -> [DecisionTimeline.Change] {
-                let timeline = Evaluation.replay(scenario: scenario,
-                                                 estimator: FusionEngine(site: scenario.layout.siteModel(), settings: fusion)).timeline
+            func changes(_ fusion: FusionSettings) throws -> [DecisionTimeline.Change] {
+                let timeline = try run.fusion(fusion).timeline
                 return (timeline.changes[tag.id] ?? []).map { .init(t: $0.t - scenario.layout.t0, room: $0.room) }
             }
             var noRecord = FusionSettings()
             noRecord.stillRecordAfter = 0
-            return (tag, changes(FusionSettings()), changes(noRecord))
+            return (tag, try changes(FusionSettings()), try changes(noRecord))
         }
         #expect(!tag.mobile)
         // The premise: the first guess is the bedroom, and without a record nothing moves it.

@@ -21,10 +21,12 @@ struct SimulationCommandTests {
 
             SUBCOMMANDS:
               generate                Write a simulated scenario directory.
-              score                   Replay a scenario through estimators and print their
-                                      scores.
+              score                   Score Roomcast and the baselines on a scenario,
+                                      through the edge agent and the aggregator.
               check                   Replay every node's btsnoop capture with agent.yaml
                                       and compare it with raw.jsonl.
+              site                    Print the aggregator's config (site.yaml) for a
+                                      scenario: its rooms, nodes and beacons.
 
               See 'roomcast-sim <subcommand> --help' for detailed help.
 
@@ -78,15 +80,28 @@ struct SimulationCommandTests {
     @Test("score and check help")
     func scoreAndCheckHelp() {
         #expect(spec.helpText(path: ["score"]) == """
-            OVERVIEW: Replay a scenario through estimators and print their scores.
+            OVERVIEW: Score Roomcast and the baselines on a scenario, through the edge agent
+            and the aggregator.
 
-            USAGE: roomcast-sim score --scenario <dir> [--estimator <name>] [--json]
+            Replays every nodes/<node>.btsnoop as `edge-agent run --node NODE --source
+            btsnoop:FILE --speed max --dry-run` does (with agent.yaml when the scenario has
+            one), merges the output as `aggregator replay` does, and runs the aggregator
+            core with the scenario's site (default config) over it: Roomcast's engine, then
+            each baseline rule on the same readings. With --decisions, scores the output of
+            a real `aggregator replay` instead.
+
+            USAGE: roomcast-sim score --scenario <dir> [--estimator <name>] [--no-positions]
+                   [--decisions <file>] [--json]
 
             OPTIONS:
               --scenario <dir>        Scenario directory.
-              --estimator <name>      One of nearest-latest, mqtt-room, ema-nearest,
-                                      bermuda, bound (simulated scenarios only), or all.
-                                      (default: all)
+              --estimator <name>      roomcast, one of nearest-latest, mqtt-room,
+                                      ema-nearest, bermuda, bound (simulated scenarios
+                                      only), or all. (default: all)
+              --no-positions          Give the aggregator rooms and node membership only (no
+                                      polygons or positions).
+              --decisions <file>      Score this `aggregator replay` output instead of
+                                      replaying.
               --json                  Print machine-readable JSON.
               -h, --help              Show help information.
 

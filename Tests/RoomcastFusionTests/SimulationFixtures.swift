@@ -26,6 +26,17 @@ enum SimulationFixtures {
 
     private static let cache = Mutex<[String: Scenario]>([:])
 
+    /// The scenario fixture `name` with what its nodes' edge agents published (its gzipped
+    /// captures through `edge-agent --dry-run`, in process), once per process.
+    static func run(_ name: String) async throws -> ScenarioRun {
+        if let r = runs.withLock({ $0[name] }) { return r }
+        let r = try await ScenarioRun.load(directory: directory(name))
+        runs.withLock { $0[name] = r }
+        return r
+    }
+
+    private static let runs = Mutex<[String: ScenarioRun]>([:])
+
     /// The smooth shadowing field the simulator drew until stop 16 (exp(−d²/2ℓ²), ℓ = 0.8 m):
     /// the worlds the scenario-specific guards were written about (a tag lying in a given
     /// spot, a given home's uncalibrated receivers) stay as they were.

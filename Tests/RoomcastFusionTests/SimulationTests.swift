@@ -120,9 +120,10 @@ struct SimulationTests {
 
     @Test("the nearest-node bound beats the baselines and the scores are sane")
     func bound() async throws {
-        let (bound, scores) = await offPool {
-            let g = Self.generate(.house, seed: 11, duration: 600, noise: .low)
-            return (g.boundScore(), Baselines.all.map { ($0.name, $0.run(scenario: g.scenario)) })
+        let g = Self.generate(.house, seed: 11, duration: 600, noise: .low)
+        let run = try await ScenarioRun.generated(g)
+        let (bound, scores) = try await offPool {
+            (g.boundScore(), try Baselines.all.map { ($0.name, try run.baseline($0).score) })
         }
         #expect(bound.settledAccuracy > 0.8)
         #expect(bound.settledSamples > 1000)
@@ -260,7 +261,7 @@ struct SimulationCeilingTests {
 @Suite("Simulation: the nodes' own beacons")
 struct SimulationNodeBeaconTests {
     @Test("nodes transmit their own iBeacon: heard by every other node, never by itself, no truth, same world otherwise")
-    func nodeBeacons() throws {
+    func nodeBeacons() async throws {
         var settings = SimulationSettings(plan: .flat, seed: 4, duration: 60)
         let plain = ScenarioSimulator(settings: settings).run()
         settings.nodeBeacons = true
@@ -285,12 +286,12 @@ struct SimulationNodeBeaconTests {
         #expect(config.site.nodes.map(\.beacon) == nodes.map(\.beacon))
         #expect(config.validate().isEmpty)
         // What reaches the aggregator from them is calibration, not presence.
-        let result = Evaluation.replay(scenario: g.scenario, estimator: FusionEngine(site: g.scenario.layout.siteModel())) { engine in
-            #expect(engine.counters.calibrationReadings > 0)
-            #expect(nodes.contains { engine.isCalibratedByLinks($0.name) })
-            for id in ids { #expect(engine.decision(for: id) == nil) }
-        }
-        #expect(result.readings > 0)
+        let run = try await ScenarioRun.generated(g)
+        let (_, engine) = try run.fusionWithEngine(FusionSettings())
+        #expect(engine.counters.calibrationReadings > 0)
+        #expect(nodes.contains { engine.isCalibratedByLinks($0.name) })
+        for id in ids { #expect(engine.decision(for: id) == nil) }
+        #expect(run.inputs.readings() > 0)
     }
 }
 

@@ -167,15 +167,13 @@ import TestSupport
         // fewer flaps; without it the median switch took 7.3 s.
         var settings = SimulationSettings(plan: .cottage, seed: 3, duration: 600)
         settings.radio = RadioModel(noise: .normal)
-        let scenario = ScenarioSimulator(settings: settings).run().scenario
-        let site = scenario.layout.siteModel()
+        let run = try await ScenarioRun.generated(ScenarioSimulator(settings: settings).run())
         var settingsOff = FusionSettings()
         settingsOff.motionSwingThreshold = 0
         let off = settingsOff
-        let (score, without, bermuda) = await offPool {
-            (Evaluation.run(scenario: scenario, estimator: FusionEngine(site: site, settings: FusionSettings())),
-             Evaluation.run(scenario: scenario, estimator: FusionEngine(site: site, settings: off)),
-             Baselines.named("bermuda")!.run(scenario: scenario))
+        let (score, without, bermuda) = try await offPool {
+            (try run.fusion(FusionSettings()).score, try run.fusion(off).score,
+             try run.baseline(Baselines.named("bermuda")!).score)
         }
         let latency = try #require(score.medianSwitchLatency)
         #expect(latency <= 5, "\(score.summary)")
@@ -195,16 +193,11 @@ import TestSupport
             settings.radio = RadioModel(noise: .normal)
             let simulator = ScenarioSimulator(settings: settings)
             let generated = simulator.run()
-            let scenario = generated.scenario
             let calibration = simulator.oneMetreCalibration()
             for (node, offset) in generated.receiverOffsets { errors.append(abs((calibration[node] ?? .nan) + offset)) }
-            var options = Evaluation.Options()
-            options.rxAdjust = calibration
-            let site = scenario.layout.siteModel()
-            let opts = options
-            let (plain, calibrated) = await offPool {
-                (Evaluation.run(scenario: scenario, estimator: FusionEngine(site: site, settings: FusionSettings())),
-                 Evaluation.run(scenario: scenario, estimator: FusionEngine(site: site, settings: FusionSettings()), options: opts))
+            let run = try await ScenarioRun.generated(generated)
+            let (plain, calibrated) = try await offPool {
+                (try run.fusion(FusionSettings()).score, try run.fusion(FusionSettings(), rxAdjust: calibration).score)
             }
             gains.append(calibrated.settledAccuracy - plain.settledAccuracy)
         }

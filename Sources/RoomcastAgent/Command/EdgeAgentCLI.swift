@@ -148,23 +148,82 @@ public enum EdgeAgentCLI {
         return spec
     }
 
-    static func agent(_ command: ParsedCommand, scan: Bool) async -> ExitCode {
+    /// What `run` and `scan` build from the command line before the radio starts.
+    struct Prepared {
+        var config: AgentConfig
+        var logger: Logger
+        var decoder: AdvertisementDecoder
+        var spec: RadioSourceSpec
+        var options: RadioOptions
+    }
+
+    /// A reason `prepare` gave up: the message and the exit code.
+    struct Refusal: Error {
+        var message: String
+        var code: ExitCode
+    }
+
+    static func prepare(_ command: ParsedCommand, scan: Bool) throws(Refusal) -> Prepared {
         let config: AgentConfig
-        do { config = try loadConfig(command, requireNode: !scan) } catch { return fail("bad config:\n\(error)", .config) }
+        do { config = try loadConfig(command, requireNode: !scan) } catch { throw Refusal(message: "bad config:\n\(error)", code: .config) }
         // The scan table owns the terminal: only warnings and worse on stderr there.
         var logger = Logger(label: "edge-agent", level: scan && !command.flag("json") ? max(config.log.level, .warning) : config.log.level)
         logger[metadataKey: "node"] = config.node
         let decoder: AdvertisementDecoder
         do { decoder = try AdvertisementDecoder(config: config.advertising) } catch {
-            return fail("bad config:\n\(error)", .config)
+            throw Refusal(message: "bad config:\n\(error)", code: .config)
         }
         let spec: RadioSourceSpec
         let options: RadioOptions
         do {
             spec = try radioSpec(config, command)
             options = try config.radioOptions(record: command.option("record"))
-        } catch let e as ConfigError { return fail("bad config:\n\(e)", .config) }
-        catch { return fail("\(error)", .usage) }
+        } catch let e as ConfigError { throw Refusal(message: "bad config:\n\(e)", code: .config) }
+        catch { throw Refusal(message: "\(error)", code: .usage) }
+        return Prepared(config: config, logger: logger, decoder: decoder, spec: spec, options: options)
+    }
+
+    /// Why an in-process `edge-agent` run failed: the message the binary would print, and its exit code.
+    public struct RunFailure: Error, CustomStringConvertible {
+        public var message: String
+        public var code: ExitCode
+        public var description: String { "edge-agent: \(message) (exit \(code.rawValue))" }
+    }
+
+    /// `edge-agent <arguments>` with `--dry-run`, in this process: the same config loading,
+    /// radio source and service as the binary, with the JSONL it would print on stdout handed
+    /// to `write` instead. For replays (`--source btsnoop:FILE --speed max`), which end on
+    /// their own; evaluations run every node's capture this way (docs/simulator.md).
+    public static func dryRun(arguments: [String], logLevel: Logger.Level = .warning,
+                              write: @escaping @Sendable (Data) -> Void) async throws(RunFailure) -> AgentCore.Stats {
+        let command: ParsedCommand
+        do {
+            guard case .run(let c) = try spec.parse(arguments) else {
+                throw RunFailure(message: "\(arguments) asks for help or the version", code: .usage)
+            }
+            command = c
+        } catch let e as UsageError { throw RunFailure(message: e.description, code: .usage) }
+        catch let e as RunFailure { throw e }
+        catch { throw RunFailure(message: "\(error)", code: .usage) }
+        guard command.command == "run", command.flag("dry-run") else {
+            throw RunFailure(message: "only `run --dry-run` runs in process", code: .usage)
+        }
+        var prepared: Prepared
+        do { prepared = try prepare(command, scan: false) } catch { throw RunFailure(message: error.message, code: error.code) }
+        prepared.logger.logLevel = max(prepared.logger.logLevel, logLevel)
+        let source = RadioSources.make(prepared.spec, options: prepared.options, logger: prepared.logger)
+        let service = EdgeAgentService(settings: prepared.config.agentSettings, decoder: prepared.decoder, source: source,
+                                       sink: DryRunSink(write: write), mqtt: nil, logger: prepared.logger)
+        do { return try await service.run() } catch {
+            throw RunFailure(message: error.description, code: AgentStartError(error: error, isReplay: prepared.spec.isReplay).exitCode)
+        }
+    }
+
+    static func agent(_ command: ParsedCommand, scan: Bool) async -> ExitCode {
+        let prepared: Prepared
+        do { prepared = try prepare(command, scan: scan) } catch { return fail(error.message, error.code) }
+        let (config, logger, decoder, spec, options) = (prepared.config, prepared.logger, prepared.decoder, prepared.spec,
+                                                        prepared.options)
         logger.info("effective config", metadata: ["config": ConfigLoader.describe(config)])
 
         let source = RadioSources.make(spec, options: options, logger: logger)
@@ -196,7 +255,7 @@ public enum EdgeAgentCLI {
                                        logger: serviceLogger, rebaseReplayToNow: rebase, onTick: onTick)
         let lifecycle = ServiceLifecycle(logger: logger)
         lifecycle.onShutdown("stop the radio") { await service.stop() }
-        let isReplay: Bool = { if case .btsnoop = spec { true } else { false } }()
+        let isReplay = spec.isReplay
         return await lifecycle.run {
             do {
                 _ = try await service.run()
@@ -242,4 +301,9 @@ struct AgentStartError: Error, CustomStringConvertible, ExitCodeProviding {
     let isReplay: Bool
     var description: String { error.description }
     var exitCode: ExitCode { isReplay ? .dataError : .failure }
+}
+
+extension RadioSourceSpec {
+    /// A capture replayed (`btsnoop:`), not a radio.
+    var isReplay: Bool { if case .btsnoop = self { true } else { false } }
 }

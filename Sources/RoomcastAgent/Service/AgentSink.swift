@@ -17,13 +17,18 @@ public protocol AgentSink: Sendable {
     func shutdown(final: OutboundMessage?, at ts: Double) async
 }
 
-/// `--dry-run`: every message as one JSONL line `{"payload","retain","topic","ts"}` on stdout.
+/// `--dry-run`: every message as one JSONL line `{"payload","retain","topic","ts"}` on stdout,
+/// or handed to a closure in 64 KB chunks (an in-process replay gets the bytes the binary prints).
 public final class DryRunSink: AgentSink {
     private let buffer = Mutex<[UInt8]>([])
-    private let handle: FileHandle
+    private let write: @Sendable (Data) -> Void
 
     public init(handle: FileHandle = .standardOutput) {
-        self.handle = handle
+        self.write = { handle.write($0) }
+    }
+
+    public init(write: @escaping @Sendable (Data) -> Void) {
+        self.write = write
     }
 
     public func send(_ messages: [OutboundMessage], at ts: Double) {
@@ -37,7 +42,7 @@ public final class DryRunSink: AgentSink {
             defer { buf.removeAll(keepingCapacity: true) }
             return buf
         }
-        if let full { handle.write(Data(full)) }
+        if let full { write(Data(full)) }
     }
 
     public var dropped: UInt64 { 0 }
@@ -47,7 +52,7 @@ public final class DryRunSink: AgentSink {
     public func shutdown(final: OutboundMessage?, at ts: Double) async {
         if let final { send([final], at: ts) }
         let rest = buffer.withLock { buf in defer { buf.removeAll() }; return buf }
-        if !rest.isEmpty { handle.write(Data(rest)) }
+        if !rest.isEmpty { write(Data(rest)) }
     }
 }
 

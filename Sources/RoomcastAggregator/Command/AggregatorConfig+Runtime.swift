@@ -45,9 +45,15 @@ extension AggregatorConfig {
 
     /// The aggregator core for this config, with a fresh engine.
     public func makeCore() -> AggregatorCore<FusionEngine> {
+        makeCore(engine: FusionEngine(site: partitionedSite, settings: fusionSettings))
+    }
+
+    /// The aggregator core for this config around another estimator (evaluations score the
+    /// baseline rules and candidate settings behind the same intake and ticks).
+    public func makeCore<Engine: PresenceEstimator & Sendable>(engine: Engine) -> AggregatorCore<Engine> {
         let site = partitionedSite
         let topics = mqtt.topics
-        var core = AggregatorCore(engine: FusionEngine(site: site, settings: fusionSettings), site: site, topics: topics,
+        var core = AggregatorCore(engine: engine, site: site, topics: topics,
                                   discovery: discovery.enabled ? HomeAssistantDiscovery(prefix: discovery.prefix, topics: topics) : nil,
                                   mqttRoomOutput: output.mqttRoom, restrictToKnownNodes: !site.nodes.isEmpty)
         core.acceptsESPresense = inputs.espresense

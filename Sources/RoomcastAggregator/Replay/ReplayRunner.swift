@@ -12,14 +12,23 @@ public enum ReplayRunner {
         public var badLines: [String] = []
         public var rejected: [InputIntake.Rejection: UInt64] = [:]
         public var published = 0
+
+        public init() {}
     }
 
     /// Reads and merges several JSONL files by `ts` (stable: ties keep file order).
     public static func mergedInputs(paths: [String], report: inout Report) throws -> [MessageLogLine] {
+        try mergedInputs(logs: paths.map { path in (name: path, text: try String(contentsOfFile: path, encoding: .utf8)) },
+                         report: &report)
+    }
+
+    /// Merges several JSONL logs, each named for the problems it reports (a file's path), by
+    /// `ts` (stable: ties keep log order). What `aggregator replay` does with its files, for
+    /// logs already in memory (an evaluation's in-process `edge-agent --dry-run` runs).
+    public static func mergedInputs(logs: [(name: String, text: String)], report: inout Report) -> [MessageLogLine] {
         var all: [(MessageLogLine, Int)] = []
         var order = 0
-        for path in paths {
-            let text = try String(contentsOfFile: path, encoding: .utf8)
+        for (path, text) in logs {
             var lineNo = 0
             for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
                 lineNo += 1

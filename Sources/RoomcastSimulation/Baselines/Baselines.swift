@@ -1,30 +1,22 @@
 import RoomcastFusion
 import Shared
 
-/// A named baseline rule and how a replay feeds it (its reference semantics).
+/// A named baseline rule. Scored like Roomcast: in the aggregator core, on the readings the
+/// edge agents published (`ScenarioRun.baseline`), decided on the core's 1 s ticks.
 public struct Baseline: Sendable {
     public var name: String
     /// One line for reports.
     public var summary: String
-    /// Replay options that reproduce the rule's reference semantics.
-    public var options: Evaluation.Options
-    private let factory: @Sendable (SiteModel) -> any PresenceEstimator
+    private let factory: @Sendable (SiteModel) -> any PresenceEstimator & Sendable
 
-    public init(name: String, summary: String, options: Evaluation.Options = Evaluation.Options(),
-                make: @escaping @Sendable (SiteModel) -> any PresenceEstimator) {
+    public init(name: String, summary: String, make: @escaping @Sendable (SiteModel) -> any PresenceEstimator & Sendable) {
         self.name = name
         self.summary = summary
-        self.options = options
         self.factory = make
     }
 
     /// A fresh estimator for `site`.
-    public func make(site: SiteModel) -> any PresenceEstimator { factory(site) }
-
-    /// Replays `scenario` through this baseline with its own options.
-    public func run(scenario: Scenario) -> Score {
-        Evaluation.run(scenario: scenario, estimator: make(site: scenario.layout.siteModel()), options: options)
-    }
+    public func make(site: SiteModel) -> any PresenceEstimator & Sendable { factory(site) }
 }
 
 /// The baseline estimators Roomcast is scored against (docs/simulator.md).
@@ -35,22 +27,14 @@ public enum Baselines {
             NearestLatestEstimator(site: $0)
         },
         Baseline(name: "mqtt-room",
-                 summary: "HA mqtt_room: latest raw distance per node ≤1/s; closer room, or any room after 5 s",
-                 options: {
-                     var o = Evaluation.Options()
-                     o.tickAfterEveryReading = true  // HA decides on every message
-                     return o
-                 }()) { site in
+                 summary: "HA mqtt_room: latest raw distance per node; closer room, or any room after 5 s") { site in
             var e = MQTTRoomEstimator(site: site)
             e.rawDistance = true
             return e
         },
-        Baseline(name: "ema-nearest", summary: "nearest node on an EMA (α 0.3) of every packet's RSSI, every second",
-                 options: {
-                     var o = Evaluation.Options()
-                     o.publishInterval = 0  // the EMA sees every packet
-                     return o
-                 }()) { EMANearestEstimator(site: $0, alpha: 0.3) },
+        Baseline(name: "ema-nearest", summary: "nearest node on an EMA (α 0.3) of the readings' RSSI, every second") {
+            EMANearestEstimator(site: $0, alpha: 0.3)
+        },
         Baseline(name: "bermuda",
                  summary: "Bermuda-style: challenger 30 % closer, or 15 % closer and worst of 5 s beats best") {
             BermudaEstimator(site: $0)
@@ -64,7 +48,7 @@ public enum Baselines {
     public static func named(_ name: String) -> Baseline? { all.first { $0.name == name } }
 
     /// A fresh baseline estimator, or nil for an unknown name.
-    public static func make(_ name: String, site: SiteModel) -> (any PresenceEstimator)? {
+    public static func make(_ name: String, site: SiteModel) -> (any PresenceEstimator & Sendable)? {
         named(name)?.make(site: site)
     }
 }

@@ -5,7 +5,7 @@ import Shared
 /// challenged by every node reporting a shorter distance; a challenger wins when it
 /// is `decisive` (30 %) closer, or `marginal` (15 %) closer and its worst distance of
 /// the last `history` one-second intervals beats the incumbent's best.
-public struct BermudaEstimator: PresenceEstimator {
+public struct BermudaEstimator: PresenceEstimator, Sendable {
     public var decisive = 0.30
     public var marginal = 0.15
     public var history = 5

@@ -3,7 +3,7 @@ import Shared
 
 /// Baseline: an exponential moving average of each node's reported RSSI; each
 /// second, the room of the node with the highest average.
-public struct EMANearestEstimator: PresenceEstimator {
+public struct EMANearestEstimator: PresenceEstimator, Sendable {
     /// Weight of a new reading.
     public var alpha: Double
     public var staleAfter = 10.0

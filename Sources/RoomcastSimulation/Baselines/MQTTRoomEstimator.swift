@@ -5,7 +5,7 @@ import Shared
 /// per second per node) carries the node's latest distance; it is taken when it is
 /// from the current room, closer than the current distance, or when the current
 /// room has not been confirmed for `timeout` seconds. Decides on arrival.
-public struct MQTTRoomEstimator: PresenceEstimator {
+public struct MQTTRoomEstimator: PresenceEstimator, Sendable {
     /// HA's `timeout` (default 5 s).
     public var timeout = 5.0
     /// HA's `away_time`; 0 = never away (HA's default). Roomcast's scenarios use 30 s.

@@ -3,7 +3,7 @@ import Shared
 
 /// Baseline: each second, the room of the node whose latest reading had the
 /// strongest raw RSSI. No smoothing, no hysteresis.
-public struct NearestLatestEstimator: PresenceEstimator {
+public struct NearestLatestEstimator: PresenceEstimator, Sendable {
     /// Readings older than this are ignored.
     public var staleAfter = 10.0
     /// No fresh reading for this long → away.

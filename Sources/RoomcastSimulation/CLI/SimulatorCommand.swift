@@ -1,4 +1,5 @@
 import Foundation
+import RoomcastAggregator
 import Shared
 
 /// `roomcast-sim`: its command-line declaration and what each subcommand does, in the
@@ -9,7 +10,7 @@ public enum SimulatorCommand {
         "roomcast-sim",
         abstract: "Simulates homes and scores room-presence estimators.",
         version: RoomcastVersion.current,
-        subcommands: [generate, score, check])
+        subcommands: [generate, score, check, site])
 
     static let generate = CommandSpec(
         "generate",
@@ -42,12 +43,21 @@ public enum SimulatorCommand {
 
     static let score = CommandSpec(
         "score",
-        abstract: "Replay a scenario through estimators and print their scores.",
+        abstract: "Score Roomcast and the baselines on a scenario, through the edge agent and the aggregator.",
+        discussion: """
+            Replays every nodes/<node>.btsnoop as `edge-agent run --node NODE --source btsnoop:FILE \
+            --speed max --dry-run` does (with agent.yaml when the scenario has one), merges the \
+            output as `aggregator replay` does, and runs the aggregator core with the scenario's \
+            site (default config) over it: Roomcast's engine, then each baseline rule on the same \
+            readings. With --decisions, scores the output of a real `aggregator replay` instead.
+            """,
         options: [
             .option("scenario", value: "dir", help: "Scenario directory.", required: true),
             .option("estimator", value: "name",
-                    help: "One of \(Baselines.names.joined(separator: ", ")), bound (simulated scenarios only), or all.",
+                    help: "roomcast, one of \(Baselines.names.joined(separator: ", ")), bound (simulated scenarios only), or all.",
                     default: "all"),
+            .flag("no-positions", help: "Give the aggregator rooms and node membership only (no polygons or positions)."),
+            .option("decisions", value: "file", help: "Score this `aggregator replay` output instead of replaying."),
             StandardOptions.json,
         ])
 
@@ -58,15 +68,26 @@ public enum SimulatorCommand {
             .option("scenario", value: "dir", help: "Scenario directory (written by generate).", required: true),
         ])
 
+    static let site = CommandSpec(
+        "site",
+        abstract: "Print the aggregator's config (site.yaml) for a scenario: its rooms, nodes and beacons.",
+        options: [
+            .option("scenario", value: "dir", help: "Scenario directory.", required: true),
+            .flag("no-positions", help: "Rooms and node membership only (no polygons or positions)."),
+        ])
+
     /// Runs a parsed command; text goes to `output`, problems to `errorOutput`.
     public static func run(_ command: ParsedCommand, output: @escaping (String) -> Void,
                            errorOutput: @escaping (String) -> Void) async -> ExitCode {
         do {
             switch command.command {
             case "generate": try runGenerate(command, output: output)
-            case "score": try runScore(command, output: output)
+            case "score": try await runScore(command, output: output)
             case "check": return try await runCheck(command, output: output, errorOutput: errorOutput)
-            default: throw command.usageError("missing subcommand; expected one of: generate, score, check")
+            case "site":
+                let scenario = try Scenario.load(from: URL(fileURLWithPath: command.option("scenario") ?? ""))
+                output(ScenarioConfigWriter.siteYAML(scenario, positions: !command.flag("no-positions")))
+            default: throw command.usageError("missing subcommand; expected one of: generate, score, check, site")
             }
             return .success
         } catch let e as UsageError {
@@ -76,6 +97,9 @@ public enum SimulatorCommand {
             errorOutput("error: \(e.description)\n")
             return .dataError
         } catch let e as CaptureReplay.ReplayError {
+            errorOutput("error: \(e.description)\n")
+            return .dataError
+        } catch let e as Evaluation.CaptureError {
             errorOutput("error: \(e.description)\n")
             return .dataError
         } catch let e as ConfigError {
@@ -128,31 +152,49 @@ public enum SimulatorCommand {
             + "\(generated.scenario.layout.nodes.count) nodes\n")
     }
 
-    static func runScore(_ c: ParsedCommand, output: (String) -> Void) throws {
+    static func runScore(_ c: ParsedCommand, output: (String) -> Void) async throws {
         let dir = URL(fileURLWithPath: c.option("scenario") ?? "")
-        let scenario = try Scenario.load(from: dir)
         let which = c.option("estimator") ?? "all"
-        let names = which == "all" ? Baselines.names + ["bound"] : [which]
-        for name in names {
-            let score: Score
-            if name == "bound" {
-                guard let bound = try DecisionTimeline.load(boundIn: dir) else { continue }
-                score = Scorer().score(bound, truth: scenario.truth, start: scenario.layout.t0)
-            } else {
-                guard let baseline = Baselines.named(name) else {
-                    throw c.usageError("unknown estimator '\(name)'; known: \(Baselines.names.joined(separator: ", ")), bound, all")
-                }
-                score = baseline.run(scenario: scenario)
-            }
+        let positions = !c.flag("no-positions")
+        let known = ["roomcast"] + Baselines.names + ["bound"]
+        guard which == "all" || known.contains(which) else {
+            throw c.usageError("unknown estimator '\(which)'; known: \(known.joined(separator: ", ")), all")
+        }
+        func emit(_ scenario: Scenario, _ name: String, _ score: Score) throws {
             if c.flag("json") {
-                struct Line: Encodable { var scenario: String; var estimator: String; var score: Score }
+                struct Line: Encodable { var scenario: String; var estimator: String; var positions: Bool; var score: Score }
                 let enc = JSONEncoder()
                 enc.outputFormatting = [.sortedKeys]
-                output(String(decoding: try enc.encode(Line(scenario: scenario.name, estimator: name, score: score)), as: UTF8.self) + "\n")
+                let line = Line(scenario: scenario.name, estimator: name, positions: positions, score: score)
+                output(String(decoding: try enc.encode(line), as: UTF8.self) + "\n")
             } else {
                 output("\(name.padding(toLength: 16, withPad: " ", startingAt: 0)) \(score.summary)  (settled n=\(score.settledSamples), "
                     + "flaps \(score.flaps), switches \(score.switchLatencies.count), missed \(score.missedSwitches), "
                     + "moves while away \(score.movesWhileAway))\n")
+            }
+        }
+        if let file = c.option("decisions") {
+            let scenario = try Scenario.load(from: dir)
+            var report = ReplayRunner.Report()
+            let published: [MessageLogLine]
+            do { published = try ReplayRunner.mergedInputs(paths: [file], report: &report) } catch {
+                throw Scenario.LoadError(description: "\(file): cannot read (\(error))")
+            }
+            let timeline = Evaluation.timeline(published: published)
+            try emit(scenario, "replay", Scorer().score(timeline, truth: scenario.truth, start: scenario.layout.t0))
+            return
+        }
+        let names = which == "all" ? known : [which]
+        let run = try await ScenarioRun.load(directory: dir)
+        for name in names {
+            switch name {
+            case "bound":
+                guard let bound = try DecisionTimeline.load(boundIn: dir) else { continue }
+                try emit(run.scenario, name, Scorer().score(bound, truth: run.scenario.truth, start: run.scenario.layout.t0))
+            case "roomcast":
+                try emit(run.scenario, name, try run.roomcast(positions: positions).score)
+            default:
+                try emit(run.scenario, name, try run.baseline(Baselines.named(name)!, positions: positions).score)
             }
         }
     }

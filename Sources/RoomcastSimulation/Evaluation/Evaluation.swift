@@ -1,86 +1,152 @@
+import Foundation
+import RoomcastAgent
+import RoomcastAggregator
 import RoomcastFusion
 import Shared
+import Synchronization
 
-/// Replays a scenario through ranging and any `PresenceEstimator` and scores the
-/// decisions: raw packets → per-node `RangingTable` → readings at most once per
-/// second per beacon per node → estimator ticked once per second → `Scorer`.
+/// Scores an estimator on what the product does with a scenario, and nothing else: each
+/// node's capture through `edge-agent run --source btsnoop:… --speed max --dry-run` (in
+/// process, `EdgeAgentCLI.dryRun`), the logs merged as `aggregator replay` merges its files
+/// (`ReplayRunner.mergedInputs`), the aggregator core (`AggregatorConfig.makeCore`) run over
+/// them by `ReplayRunner.run`, and the presence it publishes scored by `Scorer`. Baselines
+/// and candidate engines sit in the same core, behind the same intake and 1 s ticks, so
+/// every row of a table is fed the same readings.
 public enum Evaluation {
-    /// Knobs of a replay.
-    public struct Options: Sendable {
-        public var ranging = RangingConfig()
-        /// Per-node receiver calibration in dB.
-        public var rxAdjust: [String: Double] = [:]
-        public var publishInterval = 1.0
-        public var tickInterval = 1.0
-        public var scorer = Scorer()
-        /// Also tick right after every reading, so an event-driven estimator's changes
-        /// between whole seconds are seen (and timed) individually.
-        public var tickAfterEveryReading = false
+    /// What the agents published for a scenario: each node's `--dry-run` JSONL and their merge.
+    public struct Inputs: Sendable {
+        /// Per node, in layout order: what `edge-agent --dry-run` printed.
+        public var logs: [NodeLog]
+        /// The merged lines `aggregator replay` would read from those files, given in that order.
+        public var merged: [MessageLogLine]
+        /// Lines of the logs that did not decode (none, unless the agent's output format broke).
+        public var badLines: [String]
 
-        public init() {}
+        /// One node's output.
+        public struct NodeLog: Sendable {
+            public var node: String
+            public var text: String
+        }
+
+        public init(logs: [NodeLog]) {
+            self.logs = logs
+            var report = ReplayRunner.Report()
+            merged = ReplayRunner.mergedInputs(logs: logs.map { (name: $0.node, text: $0.text) }, report: &report)
+            badLines = report.badLines
+        }
+
+        /// Beacon readings among the merged lines.
+        public func readings(topics: Topics = Topics()) -> Int {
+            merged.reduce(0) { n, line in
+                if case .nodeBeacon = topics.parse(line.topic) { return n + 1 }
+                return n
+            }
+        }
+    }
+
+    /// A capture the agents cannot replay, with why.
+    public struct CaptureError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// The `edge-agent` command line that replays `node`'s capture of the scenario in
+    /// `directory` (with the scenario's `agent.yaml`, when it has one: the phones' IRKs).
+    /// The binaries' equivalence test runs exactly these arguments through the executable.
+    public static func agentArguments(directory: URL, node: String) -> [String] {
+        var args = ["run", "--node", node, "--source", "btsnoop:" + capturePath(directory: directory, node: node),
+                    "--speed", "max", "--dry-run"]
+        let agentYAML = directory.appendingPathComponent("agent.yaml").path
+        if FileManager.default.fileExists(atPath: agentYAML) { args += ["--config", agentYAML] }
+        return args
+    }
+
+    /// `directory/nodes/<node>.btsnoop`.
+    public static func capturePath(directory: URL, node: String) -> String {
+        directory.appendingPathComponent("nodes").appendingPathComponent("\(node).btsnoop").path
+    }
+
+    /// Runs every node's capture through the edge agent, in process, as `agentArguments` says.
+    public static func runAgents(directory: URL, nodes: [String]) async throws -> Inputs {
+        for node in nodes where !FileManager.default.fileExists(atPath: capturePath(directory: directory, node: node)) {
+            throw CaptureError(description: "\(capturePath(directory: directory, node: node)): no capture for node '\(node)'")
+        }
+        let logs = try await withThrowingTaskGroup(of: Inputs.NodeLog.self) { group in
+            for node in nodes {
+                let arguments = agentArguments(directory: directory, node: node)
+                group.addTask {
+                    let output = OutputBuffer()
+                    _ = try await EdgeAgentCLI.dryRun(arguments: arguments) { output.append($0) }
+                    return Inputs.NodeLog(node: node, text: output.text)
+                }
+            }
+            var byNode: [String: Inputs.NodeLog] = [:]
+            for try await log in group { byNode[log.node] = log }
+            return nodes.compactMap { byNode[$0] }
+        }
+        return Inputs(logs: logs)
+    }
+
+    /// The aggregator's config for `scenario` (`ScenarioConfigWriter.siteYAML`: rooms, nodes,
+    /// tracked beacons; with or without positions), loaded as `aggregator --config` loads it.
+    public static func siteConfig(_ scenario: Scenario, positions: Bool = true,
+                                  rxAdjust: [String: Double] = [:]) throws -> AggregatorConfig {
+        try ConfigLoader.parse(AggregatorConfig.self,
+                               yaml: ScenarioConfigWriter.siteYAML(scenario, positions: positions, rxAdjust: rxAdjust))
     }
 
     /// The outcome of a replay.
     public struct Result: Sendable {
         public var score: Score
+        /// The presence decisions published, per beacon.
         public var timeline: DecisionTimeline
-        public var readings: Int
-        public var ticks: Int
+        /// Every line the aggregator published (what `aggregator replay` prints).
+        public var published: [MessageLogLine]
     }
 
-    /// Replays `scenario` through `estimator` and returns its score.
-    public static func run(scenario: Scenario, estimator: some PresenceEstimator,
-                           options: Options = Options()) -> Score {
-        replay(scenario: scenario, estimator: estimator, options: options).score
+    /// Runs `core` over `inputs` as `aggregator replay` does and scores what it published.
+    public static func replay<E: PresenceEstimator & Sendable>(scenario: Scenario, inputs: Inputs,
+                                                               core: inout AggregatorCore<E>,
+                                                               scorer: Scorer = Scorer()) throws -> Result {
+        var report = ReplayRunner.Report()
+        var published: [MessageLogLine] = []
+        try ReplayRunner.run(core: &core, inputs: inputs.merged, report: &report) { published.append($0) }
+        let timeline = timeline(published: published, topics: core.topics)
+        return Result(score: scorer.score(timeline, truth: scenario.truth, start: scenario.layout.t0),
+                      timeline: timeline, published: published)
     }
 
-    /// Replays `scenario` through `estimator`; the score plus the decision timeline.
-    /// `finished`, if given, sees the estimator as it is at the end (diagnostics: what it learned).
-    public static func replay<E: PresenceEstimator>(scenario: Scenario, estimator: E,
-                                                    options: Options = Options(),
-                                                    finished: ((E) -> Void)? = nil) -> Result {
-        var estimator = estimator
-        var publisher = ReadingPublisher(ranging: options.ranging, rxAdjust: options.rxAdjust,
-                                         beacons: scenario.beacons, publishInterval: options.publishInterval)
-        let start = scenario.layout.t0
-        let end = start + scenario.layout.duration
-        for node in scenario.layout.nodes { estimator.nodeStatus(node.name, online: true, now: start) }
+    /// Roomcast as `config` sets it up: `aggregator replay --config …`.
+    public static func replay(scenario: Scenario, inputs: Inputs, config: AggregatorConfig,
+                              scorer: Scorer = Scorer()) throws -> Result {
+        var core = config.makeCore()
+        return try replay(scenario: scenario, inputs: inputs, core: &core, scorer: scorer)
+    }
+
+    /// `estimator` in `config`'s aggregator core instead of the fusion engine.
+    public static func replay<E: PresenceEstimator & Sendable>(scenario: Scenario, inputs: Inputs, config: AggregatorConfig,
+                                                               estimator: E, scorer: Scorer = Scorer()) throws -> Result {
+        var core = config.makeCore(engine: estimator)
+        return try replay(scenario: scenario, inputs: inputs, core: &core, scorer: scorer)
+    }
+
+    /// The decisions in an aggregator's output (`aggregator replay` lines): each beacon's
+    /// presence message gives its room (nil = away) from the decision's time on.
+    public static func timeline(published: [MessageLogLine], topics: Topics = Topics()) -> DecisionTimeline {
         var timeline = DecisionTimeline()
-        var readings = 0, ticks = 0
-        var previousTick = start
-        var nextTick = start + options.tickInterval
-
-        func tick(_ t: Double) {
-            for d in estimator.tick(now: t) {
-                // An event-driven estimator may have changed its mind between ticks.
-                let at = min(max(d.ts, previousTick), t)
-                timeline.record(d.id, room: d.room, at: at)
-            }
-            previousTick = t
-            ticks += 1
+        for line in published {
+            guard case .presence = topics.parse(line.topic),
+                  let d = try? WireFormat.decode(PresenceDecision.self, from: line.payload) else { continue }
+            timeline.record(d.id, room: d.room, at: d.ts)
         }
-
-        for packet in scenario.packets {
-            // A stray time stamp far outside the scenario must not make us tick for ages.
-            guard packet.t >= start - 3600, packet.t <= end + 60 else { continue }
-            while packet.t > nextTick {
-                tick(nextTick)
-                nextTick += options.tickInterval
-            }
-            if let r = publisher.ingest(packet) {
-                estimator.ingest(r, now: packet.t)
-                readings += 1
-                if options.tickAfterEveryReading {
-                    for d in estimator.tick(now: packet.t) { timeline.record(d.id, room: d.room, at: packet.t) }
-                }
-            }
-        }
-        while nextTick <= end {
-            tick(nextTick)
-            nextTick += options.tickInterval
-        }
-        finished?(estimator)
-        let score = options.scorer.score(timeline, truth: scenario.truth, start: start)
-        return Result(score: score, timeline: timeline, readings: readings, ticks: ticks)
+        return timeline
     }
+}
+
+/// Collects what a dry-run sink writes, from whichever thread writes it.
+final class OutputBuffer: Sendable {
+    private let data = Mutex<Data>(Data())
+
+    func append(_ chunk: Data) { data.withLock { $0.append(chunk) } }
+
+    var text: String { data.withLock { String(decoding: $0, as: UTF8.self) } }
 }

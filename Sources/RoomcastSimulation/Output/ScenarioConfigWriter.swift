@@ -20,23 +20,31 @@ public struct ScenarioConfigWriter: ScenarioWriter {
     /// floor height + height above the floor) and `rx_adjust: 0` (calibration is the
     /// system's job, not the simulator's), tracked beacons with their 1 m power.
     public static func siteYAML(_ g: GeneratedScenario) -> String {
-        let site = g.scenario.layout.siteModel(floorHeight: g.floorHeight)
-        var out = "# Site of the simulated scenario \(g.scenario.name), written by roomcast-sim.\n"
+        siteYAML(g.scenario, floorHeight: g.floorHeight, comment: "Site of the simulated scenario \(g.scenario.name), written by roomcast-sim.")
+    }
+
+    /// The aggregator's config for any scenario (recorded sets have no site.yaml): as above;
+    /// without `positions`, rooms by name and floor and nodes by room only (membership, the
+    /// mode of a user who gives no coordinates); `rxAdjust` per node where given.
+    public static func siteYAML(_ scenario: Scenario, floorHeight: Double = 3.0, positions: Bool = true,
+                                rxAdjust: [String: Double] = [:], comment: String? = nil) -> String {
+        let site = scenario.layout.siteModel(floorHeight: floorHeight)
+        var out = "# \(comment ?? "Site of the scenario \(scenario.name)\(positions ? "" : ", without positions").")\n"
         out += "rooms:\n"
         for r in site.rooms {
             out += "  - name: \(quoted(r.name))\n    floor: \(r.floor)\n"
-            if let p = r.polygon { out += "    polygon: [\(p.map { "[\($0.map(number).joined(separator: ", "))]" }.joined(separator: ", "))]\n" }
+            if positions, let p = r.polygon { out += "    polygon: [\(p.map { "[\($0.map(number).joined(separator: ", "))]" }.joined(separator: ", "))]\n" }
         }
         out += "nodes:\n"
         for n in site.nodes {
             out += "  - name: \(quoted(n.name))\n"
             if let room = n.room { out += "    room: \(quoted(room))\n" }
-            if let p = n.position { out += "    position: [\(p.map(number).joined(separator: ", "))]\n" }
-            out += "    rx_adjust: \(number(n.rxAdjust))\n"
+            if positions, let p = n.position { out += "    position: [\(p.map(number).joined(separator: ", "))]\n" }
+            out += "    rx_adjust: \(number(rxAdjust[n.name] ?? n.rxAdjust))\n"
             if let beacon = n.beacon { out += "    beacon: \(quoted(beacon.rawValue))\n" }
         }
-        out += g.scenario.beacons.isEmpty ? "beacons: []\n" : "beacons:\n"
-        for b in g.scenario.beacons {
+        out += scenario.beacons.isEmpty ? "beacons: []\n" : "beacons:\n"
+        for b in scenario.beacons {
             out += "  - id: \(quoted(b.id.rawValue))\n"
             if let name = b.name { out += "    name: \(quoted(name))\n" }
             if let p = b.measuredPower { out += "    power: \(p)\n" }
