@@ -20,14 +20,17 @@ struct SimulatedSitesTests {
           arguments: FloorPlan.siteNames)
     func generatesAndScores(_ name: String) async throws {
         let plan = try #require(FloorPlan.named(name))
-        let (g, ceilings, scores) = await offPool {
+        let (g, ceilings) = await offPool {
             var s = SimulationSettings(plan: plan, seed: 1001, duration: 120)
             s.radio = RadioModel(noise: .normal)
             let sim = ScenarioSimulator(settings: s)
-            let g = sim.run()
             // A coarse grid: the point is that the ceilings run on these sites, not their value.
-            return (g, sim.ceilings(gridStep: 1.0), Baselines.all.map { ($0.name, $0.run(scenario: g.scenario)) })
+            return (sim.run(), sim.ceilings(gridStep: 1.0))
         }
+        // Every baseline and Roomcast itself, through the agent's and the aggregator's real path.
+        let run = try await ScenarioRun.generated(g)
+        var scores = try Baselines.all.map { ($0.name, try run.baseline($0).score) }
+        scores.append(("roomcast", try run.roomcast().score))
         let s = g.scenario
         #expect(s.layout.problems().isEmpty)
         let rooms = Set(plan.rooms.map(\.name))
