@@ -55,12 +55,13 @@ let package = Package(
         .target(name: "RoomcastHCI", dependencies: ["Shared", "CBlueZ"]),
         .target(name: "RoomcastAdvertising", dependencies: ["Shared", "CCrypto"]),
         .target(name: "RoomcastFusion", dependencies: ["Shared"]),
+        .target(name: "RoomcastHTTP", dependencies: ["Shared"]),
         .target(name: "RoomcastSimulation",
                 dependencies: ["Shared", "RoomcastHCI", "RoomcastAdvertising", "RoomcastFusion"]),
         .target(name: "RoomcastAgent",
-                dependencies: ["Shared", "RoomcastHCI", "RoomcastAdvertising", "RoomcastMQTT"]),
+                dependencies: ["Shared", "RoomcastHCI", "RoomcastAdvertising", "RoomcastMQTT", "RoomcastHTTP"]),
         .target(name: "RoomcastAggregator",
-                dependencies: ["Shared", "RoomcastFusion", "RoomcastMQTT"]),
+                dependencies: ["Shared", "RoomcastFusion", "RoomcastMQTT", "RoomcastHTTP"]),
 
         // Executables: wiring only.
         .executableTarget(name: "EdgeAgent", dependencies: ["Shared", "RoomcastAgent"], exclude: ["link-order.txt"],
@@ -85,6 +86,7 @@ let package = Package(
         .testTarget(name: "SharedTests", dependencies: ["Shared", "TestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "RoomcastMQTTTests", dependencies: ["RoomcastMQTT", "TestSupport"]),
+        .testTarget(name: "RoomcastHTTPTests", dependencies: ["RoomcastHTTP", "Shared", "TestSupport"]),
         .testTarget(name: "RoomcastHCITests", dependencies: ["RoomcastHCI", "TestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "RoomcastAdvertisingTests",
@@ -96,7 +98,7 @@ let package = Package(
         .testTarget(name: "RoomcastAgentTests",
                     dependencies: ["RoomcastAgent", "RoomcastMQTT", "RoomcastHCI", "RoomcastAdvertising", "TestSupport"]),
         .testTarget(name: "RoomcastAggregatorTests",
-                    dependencies: ["RoomcastAggregator", "RoomcastMQTT", "TestSupport"],
+                    dependencies: ["RoomcastAggregator", "RoomcastMQTT", "RoomcastHTTP", "TestSupport"],
                     resources: [.copy("Fixtures")]),
     ],
     swiftLanguageModes: [.v6]
