@@ -98,7 +98,9 @@ enum DashboardAssets {
     (() => {
       const svgNS = "http://www.w3.org/2000/svg";
       const $ = (id) => document.getElementById(id);
-      let snap = null, prev = null, floor = null, selected = null, updates = 0;
+      // `#floor=1` opens that floor (a link per floor for a phone on each landing).
+      const hashFloor = /floor=(-?\d+)/.exec(location.hash);
+      let snap = null, prev = null, floor = hashFloor ? Number(hashFloor[1]) : null, selected = null, updates = 0;
       const lastRoom = new Map();
 
       function el(tag, attrs, text, ns) {
@@ -127,7 +129,7 @@ enum DashboardAssets {
         if (floors.length < 2) return;
         for (const f of floors) {
           const b = el("button", { type: "button", "aria-pressed": f === floor, "data-floor": f }, "Floor " + f);
-          b.addEventListener("click", () => { floor = f; render(); });
+          b.addEventListener("click", () => { floor = f; history.replaceState(null, "", "#floor=" + f); render(); });
           nav.append(b);
         }
       }
