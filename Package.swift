@@ -55,10 +55,11 @@ let package = Package(
         .target(name: "RoomcastHCI", dependencies: ["Shared", "CBlueZ"]),
         .target(name: "RoomcastAdvertising", dependencies: ["Shared", "CCrypto"]),
         .target(name: "RoomcastFusion", dependencies: ["Shared"]),
+        .target(name: "RoomcastHTTP", dependencies: ["Shared"]),
         .target(name: "RoomcastAgent",
-                dependencies: ["Shared", "RoomcastHCI", "RoomcastAdvertising", "RoomcastMQTT"]),
+                dependencies: ["Shared", "RoomcastHCI", "RoomcastAdvertising", "RoomcastMQTT", "RoomcastHTTP"]),
         .target(name: "RoomcastAggregator",
-                dependencies: ["Shared", "RoomcastFusion", "RoomcastMQTT"]),
+                dependencies: ["Shared", "RoomcastFusion", "RoomcastMQTT", "RoomcastHTTP"]),
         // Scores estimators on what the product does: each node's capture through the edge
         // agent, the readings through the aggregator core (docs/simulator.md, Evaluation).
         .target(name: "RoomcastSimulation",
@@ -88,6 +89,7 @@ let package = Package(
         .testTarget(name: "SharedTests", dependencies: ["Shared", "TestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "RoomcastMQTTTests", dependencies: ["RoomcastMQTT", "TestSupport"]),
+        .testTarget(name: "RoomcastHTTPTests", dependencies: ["RoomcastHTTP", "Shared", "TestSupport"]),
         .testTarget(name: "RoomcastHCITests", dependencies: ["RoomcastHCI", "TestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "RoomcastAdvertisingTests",
@@ -100,7 +102,7 @@ let package = Package(
         .testTarget(name: "RoomcastAgentTests",
                     dependencies: ["RoomcastAgent", "RoomcastMQTT", "RoomcastHCI", "RoomcastAdvertising", "TestSupport"]),
         .testTarget(name: "RoomcastAggregatorTests",
-                    dependencies: ["RoomcastAggregator", "RoomcastMQTT", "TestSupport"],
+                    dependencies: ["RoomcastAggregator", "RoomcastMQTT", "RoomcastHTTP", "TestSupport"],
                     resources: [.copy("Fixtures")]),
     ],
     swiftLanguageModes: [.v6]

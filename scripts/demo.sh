@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job with no radio: a private mosquitto on a free loopback port, one
 # edge-agent per node of a simulated two-floor home replaying that node's
-# capture in real time, the aggregator, and a live view of who is in which room.
+# capture in real time, the aggregator with its dashboard (URL printed), and a
+# live view of who is in which room in the terminal.
 # Stop with Ctrl-C. DEMO_SECONDS=N stops by itself after N seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,8 +30,11 @@ start_private_broker "$work"
 pids+=($broker_pid)
 echo "demo: broker on $broker" >&2
 
-"$bin/aggregator" run --config "$home/site.yaml" --broker "$broker" > "$work/aggregator.log" 2>&1 &
+# The dashboard on loopback: a free port (DEMO_HTTP=host:port to choose one).
+http=${DEMO_HTTP:-127.0.0.1:$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null || echo 8267)}
+"$bin/aggregator" run --config "$home/site.yaml" --broker "$broker" --http "$http" > "$work/aggregator.log" 2>&1 &
 pids+=($!)
+echo "demo: dashboard at http://$http/ (metrics at http://$http/metrics)" >&2
 for capture in "$home"/nodes/*.btsnoop; do
   node=$(basename "$capture" .btsnoop)
   "$bin/edge-agent" run --config "$home/agent.yaml" --node "$node" --broker "$broker" \

@@ -8,6 +8,7 @@ case "${CI:-}:${ROOMCAST_HOME_ASSISTANT:-}" in true:*|True:*|TRUE:*|1:*|*:1) tra
 packages=(
   libmosquitto-dev libbluetooth-dev libyaml-dev libssl-dev pkg-config
   mosquitto mosquitto-clients bluez bluez-test-tools openssl iproute2
+  chromium fonts-dejavu-core prometheus
 )
 
 missing=()

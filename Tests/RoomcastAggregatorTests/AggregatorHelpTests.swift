@@ -34,7 +34,7 @@ import Testing
             OVERVIEW: Run the live service against a broker (the default).
 
             USAGE: aggregator run [--config <file>] [--broker <url>] [--log-level <level>]
-                   [--instance <name>]
+                   [--instance <name>] [--http <host:port>]
 
             OPTIONS:
               -c, --config <file>     Config file (YAML or JSON).
@@ -44,6 +44,8 @@ import Testing
                                       critical; overrides log.level.
               --instance <name>       This instance's name for hot standby. (default: the
                                       host name)
+              --http <host:port>      Serve the dashboard, /metrics and /healthz here (e.g.
+                                      127.0.0.1:8267).
               -h, --help              Show help information.
 
             """)

@@ -76,7 +76,7 @@ final class FaultRig: Sendable {
     /// Generates the home, starts the broker, the observer, every agent and the aggregator (or,
     /// with `standby`, one aggregator per instance name, under hot standby).
     static func start(seconds: Int = 300, refreshInterval: Double = 2, relayed: Set<String> = [],
-                      standby: [String] = [],
+                      standby: [String] = [], aggregatorArguments: [String] = [],
                       brokerOptions: MosquittoBroker.Options = .init()) async throws -> FaultRig {
         let bin = try productsDirectory()
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-fault-\(UUID().uuidString.prefix(8))").path
@@ -102,7 +102,8 @@ final class FaultRig: Sendable {
         let observer = try MQTTClient(configuration: MQTTClientConfiguration(
             host: "127.0.0.1", port: broker.port, clientID: "fault-observer-\(UUID().uuidString.prefix(6))",
             reconnectBackoff: MQTTBackoff(initial: 0.1, maximum: 0.5), inboundBufferSize: 100_000), logger: .silent)
-        let rig = FaultRig(directory: dir, broker: broker, nodes: nodes, beacons: beacons, stationary: stationary, observer: observer, bin: bin)
+        let rig = FaultRig(directory: dir, broker: broker, nodes: nodes, beacons: beacons, stationary: stationary, observer: observer, bin: bin,
+                           aggregatorArguments: aggregatorArguments)
         observer.start()
         try await observer.subscribe("roomcast/#", qos: .atLeastOnce)
         try await observer.waitUntilConnected(timeout: .seconds(10))
@@ -116,9 +117,12 @@ final class FaultRig: Sendable {
     }
 
     private let bin: String
+    /// Added to every aggregator's command line (`--http …`).
+    private let aggregatorArguments: [String]
 
     private init(directory: String, broker: MosquittoBroker, nodes: [String], beacons: [String], stationary: Set<String>,
-                 observer: MQTTClient, bin: String) {
+                 observer: MQTTClient, bin: String, aggregatorArguments: [String] = []) {
+        self.aggregatorArguments = aggregatorArguments
         self.stationary = stationary
         self.directory = directory
         self.broker = broker
@@ -157,7 +161,7 @@ final class FaultRig: Sendable {
         let c = try ChildProcess("\(bin)/aggregator", [
             "run", "--config", "\(directory)/home/site.yaml", "--broker", "mqtt://127.0.0.1:\(broker.port)",
             "--instance", instance,
-        ], stdoutPath: "\(directory)/\(log)", stderrPath: "\(directory)/\(log)")
+        ] + aggregatorArguments, stdoutPath: "\(directory)/\(log)", stderrPath: "\(directory)/\(log)")
         aggregators.withLock { $0[instance] = c }
     }
 

@@ -82,7 +82,21 @@ extension RequiredTool {
         name: "btmon", candidates: ["/usr/bin/btmon"], install: "apt install bluez, or scripts/setup.sh")
 }
 
+extension RequiredTool {
+    /// A headless browser for the dashboard tests (`chromium --headless --dump-dom`).
+    public static let chromium = RequiredTool(
+        name: "chromium", candidates: ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"],
+        install: "apt install chromium, or scripts/setup.sh")
+    /// The Prometheus server, which the metrics test runs to scrape `/metrics`.
+    public static let prometheus = RequiredTool(
+        name: "prometheus", candidates: ["/usr/bin/prometheus"], install: "apt install prometheus, or scripts/setup.sh")
+}
+
 extension Trait where Self == ConditionTrait {
+    /// Runs the test or suite when chromium is installed, always under CI; skipped (and said so) otherwise.
+    public static var requiresChromium: Self { requires(.chromium) }
+    /// Runs the test or suite when prometheus is installed, always under CI; skipped (and said so) otherwise.
+    public static var requiresPrometheus: Self { requires(.prometheus) }
     /// Runs the test or suite when mosquitto is installed, always under CI; skipped (and said so) otherwise.
     public static var requiresMosquitto: Self { requires(.mosquitto) }
     /// Runs the test or suite when btvirt is installed, always under CI; skipped (and said so) otherwise.

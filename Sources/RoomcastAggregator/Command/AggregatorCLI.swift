@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import RoomcastFusion
+import RoomcastHTTP
 import RoomcastMQTT
 import Shared
 
@@ -14,7 +15,8 @@ public enum AggregatorCLI {
         subcommands: [
             CommandSpec("run", abstract: "Run the live service against a broker (the default).",
                         options: [StandardOptions.config, StandardOptions.broker, StandardOptions.logLevel,
-                                  .option("instance", value: "name", help: "This instance's name for hot standby.", default: "the host name")]),
+                                  .option("instance", value: "name", help: "This instance's name for hot standby.", default: "the host name"),
+                                  .option("http", value: "host:port", help: "Serve the dashboard, /metrics and /healthz here (e.g. \(HTTPConfig.suggestedListen)).")]),
             CommandSpec("replay", abstract: "Run the engine over JSONL message logs on a virtual clock; print what it would publish.",
                         arguments: [ArgumentSpec("input", help: "JSONL files as edge-agent --dry-run writes them.", repeating: true)],
                         options: [StandardOptions.config, StandardOptions.logLevel]),
@@ -46,7 +48,9 @@ public enum AggregatorCLI {
         let config: AggregatorConfig
         do {
             // `--node` of `calibrate` names a node; the aggregator's config has no `node` to override.
-            let overrides = Overrides(command, paths: StandardOptions.overridePaths.filter { $0.key != "node" })
+            var paths = StandardOptions.overridePaths.filter { $0.key != "node" }
+            paths["http"] = "http.listen"
+            let overrides = Overrides(command, paths: paths)
             if let path = command.option("config") {
                 config = try ConfigLoader.load(AggregatorConfig.self, from: path, overrides: overrides)
             } else {
@@ -135,10 +139,30 @@ public enum AggregatorCLI {
         let runtime = AggregatorRuntime(core: core, election: election,
                                         refreshInterval: config.output.refreshIntervalS > 0 ? config.output.refreshIntervalS : .infinity,
                                         startedAt: clock.now(), logger: logger)
+        let http = HTTPServer.Configuration(config.http).map { server in
+            AggregatorHTTP(configuration: server, config: config.http, sources: .init(
+                snapshot: { await runtime.dashboardSnapshot(now: clock.now(), connected: client.isConnected) },
+                metrics: {
+                    var sample = await runtime.metricsSample(now: clock.now())
+                    sample.mqttConnected = client.isConnected
+                    sample.mqttReconnects = client.reconnects
+                    sample.mqttDroppedInbound = client.droppedInbound
+                    sample.mqttReceived = client.receivedInbound
+                    sample.mqttPublishFailures = client.publishFailures
+                    return sample
+                }), logger: logger)
+        }
+        if let http {
+            do { try http.start() } catch { return fail("\(error)", .failure) }
+            if let endpoint = config.http.endpoint, !endpoint.isLoopback, config.http.resolvedToken() == nil {
+                logger.warning("the dashboard and /metrics are reachable from the network without a token",
+                               metadata: ["http.listen": endpoint.description, "hint": "set http.token_env and http.protect_reads, or listen on 127.0.0.1"])
+            }
+        }
         let service = AggregatorService(runtime: runtime, mqtt: client, topics: topics,
                                         discoveryFilter: config.discovery.enabled ? "\(config.discovery.prefix)/+/+/config" : nil,
                                         extraFilters: config.inputs.espresense ? [ESPresenseInput.filter] : [],
-                                        clock: clock, statusGuard: statusGuard, logger: logger)
+                                        clock: clock, statusGuard: statusGuard, http: http, logger: logger)
         let lifecycle = ServiceLifecycle(logger: logger)
         lifecycle.onShutdown("stop the aggregator") { service.stop() }
         return await lifecycle.run { await service.run() }

@@ -33,6 +33,10 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// Also take ESPresense nodes' readings (`inputs.espresense`).
     public var acceptsESPresense = false
     private var espresense = ESPresenseInput()
+    /// Readings accepted per node and when each last arrived (the dashboard, `/metrics`).
+    public private(set) var nodeActivity = NodeActivity()
+    /// What the published decisions did (`/metrics`).
+    public private(set) var presenceStats = PresenceStats()
 
     public init(engine: Engine, site: SiteModel, topics: Topics, discovery: HomeAssistantDiscovery?,
                 mqttRoomOutput: Bool = false, tickInterval: Double = 1.0, restrictToKnownNodes: Bool = true) {
@@ -81,6 +85,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                 if !intake.isKnown(node: r.node) {
                     return (out, .init(reason: .unknownNode, message: "ESPresense node '\(r.node)' is not configured"))
                 }
+                nodeActivity.heard(r.node, now: now)
                 if feeds(r.id) {
                     engine.ingest(r, now: now)
                     out += try tidyDropped()
@@ -92,6 +97,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         case .failure(let why):
             return (out, why)
         case .success(.reading(let r)):
+            nodeActivity.heard(r.node, now: now)
             var note: InputIntake.RejectionDetail?
             if !offlineNodes.isEmpty, offlineNodes.remove(r.node) != nil {
                 // A node's status follows its traffic: a Last Will comes after the node's last
@@ -204,6 +210,18 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         return try publisher.retained(d)
     }
 
+    /// Nodes whose status topic says offline (and that sent no reading since).
+    public var offline: Set<String> { offlineNodes }
+
+    /// Every decision in force, with the names the site gives: what `refresh` republishes.
+    public func currentDecisions() -> [PresenceDecision] {
+        publishedDecisions().map { d in
+            var d = d
+            if d.name == nil { d.name = knownBeacons[d.id]?.name }
+            return d
+        }
+    }
+
     func publishedDecisions() -> [PresenceDecision] {
         var ids = Set(knownBeacons.keys)
         ids.formUnion(announcedBeacons)
@@ -220,6 +238,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         for d in dropped {
             let announced = announcedBeacons.remove(d.id) != nil
             let published = publisher.forget(d.id)
+            presenceStats.forget(d.id)
             guard d.reason == .evictedStranger, knownBeacons[d.id] == nil else { continue }
             evictedBeacons &+= 1
             if published { out += publisher.clearRetained(d.id) }
@@ -247,6 +266,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         } else {
             for d in changed { announcedBeacons.insert(d.id) }
         }
+        presenceStats.observe(changed, now: now)
         out += try publisher.publish(changed, now: now)
         return out
     }

@@ -7,7 +7,8 @@ import Shared
 /// Outputs are returned to the caller, which publishes them only while this
 /// instance is active.
 public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
-    private var core: AggregatorCore<Engine>
+    /// Read by the dashboard and metrics extension; changed only here.
+    private(set) var core: AggregatorCore<Engine>
     private var election: LeaseElection?
     private let refreshInterval: Double
     private var nextRefresh: Double = 0
@@ -330,6 +331,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
 
     /// The lease topic this instance elects on (the partition's own one under a partition).
     public nonisolated var leaseTopic: String { leaseTopicValue }
+
+    /// True when hot standby is configured.
+    public var standbyEnabled: Bool { election != nil }
 
     /// True when this instance publishes (always, without standby).
     public var isActive: Bool { election?.isActive ?? true }

@@ -18,13 +18,15 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
     private let tickInterval: Double
     private let stopSignal = AsyncStream<Void>.makeStream()
     private let makeStatusGuard: (@Sendable () throws -> MQTTClient)?
+    private let http: AggregatorHTTP?
 
     /// `statusGuard` (hot standby): makes an unstarted client whose Last Will sets the site status
     /// offline; the service keeps one connected while `AggregatorRuntime.wantsStatusGuard`.
     public init(runtime: AggregatorRuntime<Engine>, mqtt: MQTTClient, topics: Topics, discoveryFilter: String?,
                 extraFilters: [String] = [], clock: any TimeSource = SystemTimeSource(), tickInterval: Double = 0.5,
-                statusGuard: (@Sendable () throws -> MQTTClient)? = nil, logger: Logger) {
+                statusGuard: (@Sendable () throws -> MQTTClient)? = nil, http: AggregatorHTTP? = nil, logger: Logger) {
         self.makeStatusGuard = statusGuard
+        self.http = http
         self.runtime = runtime
         self.mqtt = mqtt
         self.topics = topics
@@ -52,7 +54,7 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
         let inbound = Task { [mqtt, runtime, clock] in
             await runtime.consume(mqtt.messages, clock: clock) { out, active in self.send(out, active: active) }
         }
-        let ticker = Task { [runtime, clock, tickInterval, mqtt] in
+        let ticker = Task { [runtime, clock, tickInterval, mqtt, http] in
             // No tick before the first connection (subscriptions acknowledged): what the first
             // tick announces (online status, discovery) would be lost, and a standby must have
             // read the retained lease before it may take it.
@@ -63,10 +65,16 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
             }
             var droppedReported = 0
             var lastDropReport = -Double.infinity
+            var lastPush = -Double.infinity
             while !Task.isCancelled {
                 let now = clock.now()
                 let out = await runtime.tick(now: now)
                 await self.publish(out)
+                // Open dashboards get the state once a second; nobody watching costs nothing.
+                if let http, http.hasWatchers, now - lastPush >= 1 {
+                    lastPush = now
+                    http.push(await runtime.dashboardSnapshot(now: now, connected: mqtt.isConnected))
+                }
                 await self.updateStatusGuard(wanted: await runtime.wantsStatusGuard)
                 // Readings the inbound buffer could not hold are lost to fusion: say so, at most every 10 s.
                 let dropped = mqtt.droppedInbound
@@ -94,6 +102,7 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
             }
         }
         for await _ in stopSignal.stream { break }
+        http?.shutdown()
         ticker.cancel()
         await ticker.value
         inbound.cancel()

@@ -1,3 +1,4 @@
+import Shared
 /// The btsnoop capture format (RFC 1761 "snoop" layout as Bluetooth tools use
 /// it; BlueZ src/shared/btsnoop.h): a 16-byte header, then records of
 /// original length, included length, flags, cumulative drops (all u32 BE),

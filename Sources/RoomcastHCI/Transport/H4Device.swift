@@ -1,3 +1,4 @@
+import Shared
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,3 +1,4 @@
+import Shared
 /// What went wrong with the radio, phrased for the operator: what failed,
 /// with what, and how to fix it when the fix is known.
 public enum RadioError: Error, Equatable, Sendable, CustomStringConvertible {

@@ -29,6 +29,8 @@ public struct AgentConfig: Codable, Sendable, Equatable, ConfigValidating {
     public var maxTrackedBeacons: Int
     public var advertise: Advertise
     public var outputs: Outputs
+    /// The optional HTTP listener: `/metrics` and `/healthz` (off unless `http.listen`).
+    public var http: HTTPConfig
     public var log: LogConfig
 
     public init(node: String, room: String? = nil, mqtt: MQTTConfig = MQTTConfig(), source: SourceSpec = .hci(device: nil),
@@ -37,7 +39,7 @@ public struct AgentConfig: Codable, Sendable, Equatable, ConfigValidating {
                 fingerprints: FingerprintConfig = FingerprintConfig(), ibeaconCompanyIds: [ConfigNumber] = [],
                 irkCacheSize: Int = 4096, maxTrackedBeacons: Int = AgentConfig.defaultMaxTrackedBeacons,
                 advertise: Advertise = Advertise(),
-                outputs: Outputs = Outputs(), log: LogConfig = LogConfig()) {
+                outputs: Outputs = Outputs(), http: HTTPConfig = HTTPConfig(), log: LogConfig = LogConfig()) {
         self.node = node
         self.room = room
         self.mqtt = mqtt
@@ -54,11 +56,12 @@ public struct AgentConfig: Codable, Sendable, Equatable, ConfigValidating {
         self.maxTrackedBeacons = maxTrackedBeacons
         self.advertise = advertise
         self.outputs = outputs
+        self.http = http
         self.log = log
     }
 
     enum CodingKeys: String, CodingKey {
-        case node, room, mqtt, source, scan, ranging, publish, regions, beacons, irks, fingerprints, advertise, outputs, log
+        case node, room, mqtt, source, scan, ranging, publish, regions, beacons, irks, fingerprints, advertise, outputs, http, log
         case ibeaconCompanyIds = "ibeacon_company_ids"
         case irkCacheSize = "irk_cache_size"
         case maxTrackedBeacons = "max_tracked_beacons"
@@ -82,6 +85,7 @@ public struct AgentConfig: Codable, Sendable, Equatable, ConfigValidating {
         maxTrackedBeacons = try c.decode(Int.self, forKey: .maxTrackedBeacons, default: AgentConfig.defaultMaxTrackedBeacons)
         advertise = try c.decode(Advertise.self, forKey: .advertise, default: Advertise())
         outputs = try c.decode(Outputs.self, forKey: .outputs, default: Outputs())
+        http = try c.decode(HTTPConfig.self, forKey: .http, default: HTTPConfig())
         log = try c.decode(LogConfig.self, forKey: .log, default: LogConfig())
     }
 }

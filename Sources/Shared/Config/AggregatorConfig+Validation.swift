@@ -85,6 +85,7 @@ extension AggregatorConfig {
         }
         checks.range(standby.leaseS, 1...600, at: "standby.lease_s", unit: " s")
         if let u = standby.guardUsername, u.isEmpty { checks.add("standby.guard_username", "must not be empty") }
+        http.validate(at: "http", into: &checks)
         return checks.problems
     }
 }

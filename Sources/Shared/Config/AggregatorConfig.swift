@@ -12,11 +12,14 @@ public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
     public var partition: Partition
     public var standby: Standby
     public var inputs: Inputs
+    /// The optional HTTP listener: dashboard, `/metrics`, `/healthz` (off unless `http.listen`).
+    public var http: HTTPConfig
     public var log: LogConfig
 
     public init(mqtt: MQTTConfig = MQTTConfig(), site: SiteModel = SiteModel(), fusion: Fusion = Fusion(),
                 discovery: Discovery = Discovery(), output: Output = Output(), partition: Partition = Partition(),
-                standby: Standby = Standby(), inputs: Inputs = Inputs(), log: LogConfig = LogConfig()) {
+                standby: Standby = Standby(), inputs: Inputs = Inputs(), http: HTTPConfig = HTTPConfig(),
+                log: LogConfig = LogConfig()) {
         self.mqtt = mqtt
         self.rooms = site.rooms
         self.nodes = site.nodes
@@ -27,6 +30,7 @@ public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
         self.partition = partition
         self.standby = standby
         self.inputs = inputs
+        self.http = http
         self.log = log
     }
 
@@ -37,7 +41,7 @@ public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
     }
 
     enum CodingKeys: String, CodingKey {
-        case mqtt, rooms, nodes, beacons, fusion, discovery, output, partition, standby, inputs, log
+        case mqtt, rooms, nodes, beacons, fusion, discovery, output, partition, standby, inputs, http, log
     }
 
     public init(from decoder: any Decoder) throws {
@@ -52,6 +56,7 @@ public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
         partition = try c.decode(Partition.self, forKey: .partition, default: Partition())
         standby = try c.decode(Standby.self, forKey: .standby, default: Standby())
         inputs = try c.decode(Inputs.self, forKey: .inputs, default: Inputs())
+        http = try c.decode(HTTPConfig.self, forKey: .http, default: HTTPConfig())
         log = try c.decode(LogConfig.self, forKey: .log, default: LogConfig())
     }
 

@@ -20,9 +20,10 @@ public struct SystemCallError: Error, Equatable, Sendable, CustomStringConvertib
 }
 
 /// The one funnel for system calls: retries EINTR, captures errno, throws with the call's name.
-enum Syscall {
+/// `package`: every module of Roomcast that makes system calls (HCI, HTTP) goes through this one.
+package enum Syscall {
     @discardableResult
-    static func call<T: BinaryInteger>(_ name: String, _ body: () -> T) throws(SystemCallError) -> T {
+    package static func call<T: BinaryInteger>(_ name: String, _ body: () -> T) throws(SystemCallError) -> T {
         while true {
             let r = body()
             if r >= 0 { return r }
@@ -35,7 +36,7 @@ enum Syscall {
 
 extension Syscall {
     /// read(2) into `buffer[offset...]`, retrying EINTR; 0 means end of file.
-    static func read(_ fd: Int32, into buffer: inout [UInt8], at offset: Int = 0) throws(SystemCallError) -> Int {
+    package static func read(_ fd: Int32, into buffer: inout [UInt8], at offset: Int = 0) throws(SystemCallError) -> Int {
         var err: Int32 = 0
         let n = buffer.withUnsafeMutableBytes { p -> Int in
             while true {
@@ -53,7 +54,7 @@ extension Syscall {
     /// Writes all of `bytes`, retrying EINTR and short writes. Sockets are
     /// written with MSG_NOSIGNAL: a peer that went away must be an EPIPE
     /// error, not a SIGPIPE that kills the process.
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemCallError) {
+    package static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemCallError) {
         var err: Int32 = 0
         var isSocket = true
         let ok = bytes.withUnsafeBytes { p -> Bool in
@@ -80,7 +81,7 @@ extension Syscall {
     }
 
     /// A close-on-exec, non-blocking pipe (read end, write end).
-    static func pipe() throws(SystemCallError) -> (Int32, Int32) {
+    package static func pipe() throws(SystemCallError) -> (Int32, Int32) {
         var fds: [Int32] = [0, 0]
         try call("pipe") { Glibc.pipe(&fds) }
         for fd in fds {

@@ -1,0 +1,41 @@
+import RoomcastFusion
+import Shared
+
+extension AggregatorRuntime {
+    /// The dashboard's view at `now` (see `DashboardSnapshot`).
+    public func dashboardSnapshot(now: Double, connected: Bool) -> DashboardSnapshot {
+        let activity = core.nodeActivity.nodes
+        let offline = core.offline
+        let skew = core.skewedNodes
+        var nodes = core.site.nodes.map { n in
+            DashboardSnapshot.Node(name: n.name, room: n.room, position: n.position,
+                                   status: DashboardSnapshot.status(online: !offline.contains(n.name), lastSeen: activity[n.name]?.lastSeen, now: now),
+                                   lastSeen: activity[n.name]?.lastSeen, readings: activity[n.name]?.readings ?? 0,
+                                   clockOffsetS: skew[n.name])
+        }
+        // An open site (no nodes listed) shows every node heard.
+        let listed = Set(nodes.map(\.name))
+        for (name, a) in activity.sorted(by: { $0.key < $1.key }) where !listed.contains(name) {
+            nodes.append(DashboardSnapshot.Node(name: name, room: nil, position: nil,
+                                                status: DashboardSnapshot.status(online: !offline.contains(name), lastSeen: a.lastSeen, now: now),
+                                                lastSeen: a.lastSeen, readings: a.readings, clockOffsetS: skew[name]))
+        }
+        return DashboardSnapshot(ts: now, active: isActive, connected: connected,
+                                 rooms: core.site.rooms.map { .init(name: $0.name, floor: $0.floor, polygon: $0.polygon) },
+                                 nodes: nodes, beacons: core.currentDecisions())
+    }
+
+    /// The core's counters for `/metrics`; the service adds the MQTT client's.
+    public func metricsSample(now: Double) -> AggregatorMetricsSample {
+        let decisions = core.currentDecisions()
+        var occupancy: [String: Int] = [:]
+        for room in core.site.rooms { occupancy[room.name] = 0 }
+        for d in decisions { if let room = d.room { occupancy[room, default: 0] += 1 } }
+        return AggregatorMetricsSample(
+            now: now, accepted: core.intake.accepted, rejected: core.intake.rejected, nodes: core.nodeActivity.nodes,
+            configuredNodes: core.site.nodes.map(\.name), offlineNodes: core.offline, clockOffsets: core.skewedNodes,
+            stats: core.presenceStats, beaconsTracked: core.engine.capacityUse?.tracked ?? decisions.count,
+            beaconsEvicted: core.evictedBeacons, occupancy: occupancy, away: decisions.count { $0.room == nil },
+            active: isActive, standby: standbyEnabled, decisionsHeld: core.decisionsHeld(at: now))
+    }
+}

@@ -1,0 +1,268 @@
+import Foundation
+import Shared
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A small HTTP/1.1 server on POSIX sockets: one accept thread and one thread per connection
+/// (blocking I/O stays off the cooperative pool), at most `maxConnections` of them; each request
+/// must arrive within `requestTimeout` and within the parser's size limits; one request per
+/// connection (`Connection: close`), which keeps every table here bounded by the connection limit.
+public final class HTTPServer: Sendable {
+    public struct Configuration: Sendable {
+        public var endpoint: HTTPConfig.Endpoint
+        public var maxConnections: Int
+        public var limits: HTTPRequestParser.Limits
+        /// Seconds a client has to send its request; also how long a write may block.
+        public var requestTimeout: Double
+
+        public init(endpoint: HTTPConfig.Endpoint, maxConnections: Int = 16,
+                    limits: HTTPRequestParser.Limits = .init(), requestTimeout: Double = 10) {
+            self.endpoint = endpoint
+            self.maxConnections = maxConnections
+            self.limits = limits
+            self.requestTimeout = requestTimeout
+        }
+
+        /// The server's settings from an `http:` config section (whose `listen` is valid).
+        public init?(_ config: HTTPConfig) {
+            guard let endpoint = config.endpoint else { return nil }
+            self.init(endpoint: endpoint, maxConnections: config.maxConnections,
+                      limits: .init(maxRequestBytes: config.maxRequestBytes), requestTimeout: config.requestTimeoutS)
+        }
+    }
+
+    public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+
+    /// What the server counted, for `/metrics`.
+    public struct Counters: Sendable, Equatable {
+        public var responses: [Int: UInt64] = [:]
+        /// Connections answered 503 at once because `maxConnections` were open.
+        public var refusedBusy: UInt64 = 0
+        public var timeouts: UInt64 = 0
+        public var open: Int = 0
+    }
+
+    public let configuration: Configuration
+    private let handler: Handler
+    private let logger: Logger
+    private struct State {
+        var listenFD: Int32 = -1
+        var wake: (read: Int32, write: Int32) = (-1, -1)
+        var port: UInt16 = 0
+        var stopped = false
+        var connections: Set<Int32> = []
+        var counters = Counters()
+    }
+    private let state = Mutex(State())
+
+    public init(configuration: Configuration, logger: Logger, handler: @escaping Handler) {
+        self.configuration = configuration
+        self.logger = logger
+        self.handler = handler
+    }
+
+    deinit { shutdown() }
+
+    /// The port bound (the kernel's choice when the endpoint says 0).
+    public var port: UInt16 { state.withLock { $0.port } }
+
+    public var counters: Counters { state.withLock { $0.counters } }
+
+    /// Binds, listens and starts the accept thread.
+    public func start() throws(HTTPServerError) {
+        let endpoint = configuration.endpoint
+        do throws(SystemCallError) {
+            let family = endpoint.isIPv6 ? AF_INET6 : AF_INET
+            let fd = try Syscall.call("socket") { socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+            var one: Int32 = 1
+            _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+            do {
+                try Self.bind(fd, endpoint)
+                try Syscall.call("listen") { listen(fd, 64) }
+            } catch {
+                close(fd)
+                throw error
+            }
+            let port = Self.boundPort(fd, ipv6: endpoint.isIPv6)
+            let wake = try Syscall.pipe()
+            state.withLock {
+                $0.listenFD = fd
+                $0.wake = wake
+                $0.port = port
+            }
+        } catch {
+            throw HTTPServerError(endpoint: endpoint.description, underlying: error)
+        }
+        let thread = Thread { [self] in acceptLoop() }
+        thread.name = "roomcast-http-accept"
+        thread.start()
+        logger.info("http listening", metadata: ["http.listen": "\(endpoint.isIPv6 ? "[\(endpoint.host)]" : endpoint.host):\(port)"])
+    }
+
+    /// Stops accepting, ends every open connection (streams included) and closes the socket.
+    /// Idempotent.
+    public func shutdown() {
+        let (listenFD, wake) = state.withLock { s -> (Int32, Int32) in
+            guard !s.stopped else { return (-1, -1) }
+            s.stopped = true
+            for fd in s.connections { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+            return (s.listenFD, s.wake.write)
+        }
+        guard listenFD >= 0 || wake >= 0 else { return }
+        if wake >= 0 { _ = try? Syscall.writeAll(wake, [1]) }
+    }
+
+    private func acceptLoop() {
+        let (listenFD, wakeRead, wakeWrite) = state.withLock { ($0.listenFD, $0.wake.read, $0.wake.write) }
+        defer {
+            close(listenFD)
+            close(wakeRead)
+            close(wakeWrite)
+        }
+        var fds = [pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+        while true {
+            guard (try? Syscall.call("poll") { poll(&fds, 2, -1) }) != nil else { continue }
+            if fds[1].revents != 0 || state.withLock({ $0.stopped }) { return }
+            guard fds[0].revents & Int16(POLLIN) != 0 else { continue }
+            let client: Int32
+            do {
+                client = try Syscall.call("accept") { accept(listenFD, nil, nil) }
+                // A child process (none today) must not inherit a client's socket.
+                _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+            } catch {
+                // EMFILE and friends: the process is out of descriptors; back off rather than spin.
+                logger.warning("http accept failed", metadata: ["error": "\(error)"])
+                var pause = timespec(tv_sec: 0, tv_nsec: 100_000_000)
+                nanosleep(&pause, nil)
+                continue
+            }
+            let admitted = state.withLock { s -> Bool in
+                guard !s.stopped, s.connections.count < configuration.maxConnections else { return false }
+                s.connections.insert(client)
+                s.counters.open = s.connections.count
+                return true
+            }
+            guard admitted else {
+                refuse(client)
+                continue
+            }
+            let thread = Thread { [self] in serve(client) }
+            thread.name = "roomcast-http-conn"
+            thread.start()
+        }
+    }
+
+    /// Answers 503 to a connection over the limit without reading it (a second's write timeout:
+    /// the accept thread must not wait on a client).
+    private func refuse(_ fd: Int32) {
+        state.withLock { $0.counters.refusedBusy += 1 }
+        try? Syscall.setTimeout(fd, option: SO_SNDTIMEO, seconds: 1)
+        let body = Array("too many connections\n".utf8)
+        let response = HTTPResponse(status: .serviceUnavailable, contentType: "text/plain; charset=utf-8", body: body,
+                                    headers: [("Retry-After", "1")])
+        try? Syscall.send(fd, Self.head(response, bodyLength: body.count) + body)
+        close(fd)
+    }
+
+    private func serve(_ fd: Int32) {
+        defer {
+            state.withLock {
+                $0.connections.remove(fd)
+                $0.counters.open = $0.connections.count
+            }
+            close(fd)
+        }
+        try? Syscall.setTimeout(fd, option: SO_SNDTIMEO, seconds: configuration.requestTimeout)
+        let parser = HTTPRequestParser(limits: configuration.limits)
+        let deadline = Syscall.monotonicSeconds() + configuration.requestTimeout
+        var buffer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let outcome: HTTPRequestParser.Outcome
+            do { outcome = try parser.parse(buffer) } catch {
+                logger.debug("http bad request", metadata: ["http.status": "\(error.status.code)", "error": error.message])
+                respond(fd, .text(error.message + "\n", status: error.status), method: "GET")
+                return
+            }
+            if case .complete(let request, _) = outcome {
+                respond(fd, handler(request), method: request.method)
+                return
+            }
+            let remaining = deadline - Syscall.monotonicSeconds()
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = remaining > 0 ? ((try? Syscall.call("poll") { poll(&pfd, 1, Int32(remaining * 1000) + 1) }) ?? 0) : 0
+            if ready == 0 {
+                state.withLock { $0.counters.timeouts += 1 }
+                if !buffer.isEmpty { respond(fd, .text("request timeout\n", status: .requestTimeout), method: "GET") }
+                return
+            }
+            guard let n = try? Syscall.read(fd, into: &chunk), n > 0 else { return }  // closed or reset
+            buffer += chunk[..<n]
+        }
+    }
+
+    private func respond(_ fd: Int32, _ response: HTTPResponse, method: String) {
+        state.withLock { $0.counters.responses[response.status.code, default: 0] += 1 }
+        switch response.body {
+        case .bytes(let body):
+            let bytes = Self.head(response, bodyLength: body.count) + (method == "HEAD" ? [] : body)
+            try? Syscall.send(fd, bytes)
+        case .stream(let write):
+            guard (try? Syscall.send(fd, Self.head(response, bodyLength: nil))) != nil, method != "HEAD" else { return }
+            write(SocketWriter(fd: fd))
+        }
+    }
+
+    /// The status line and header fields; `bodyLength` nil means the body ends at close.
+    static func head(_ response: HTTPResponse, bodyLength: Int?) -> [UInt8] {
+        var text = "HTTP/1.1 \(response.status.code) \(response.status.reason)\r\n"
+        for (name, value) in response.headers { text += "\(name): \(value)\r\n" }
+        if let bodyLength { text += "Content-Length: \(bodyLength)\r\n" }
+        text += "Connection: close\r\n\r\n"
+        return Array(text.utf8)
+    }
+
+    private struct SocketWriter: HTTPBodyWriter {
+        let fd: Int32
+        func write(_ bytes: [UInt8]) throws { try Syscall.send(fd, bytes) }
+    }
+
+    private static func bind(_ fd: Int32, _ endpoint: HTTPConfig.Endpoint) throws(SystemCallError) {
+        if endpoint.isIPv6 {
+            var addr = sockaddr_in6()
+            addr.sin6_family = sa_family_t(AF_INET6)
+            addr.sin6_port = endpoint.port.bigEndian
+            guard inet_pton(AF_INET6, endpoint.host, &addr.sin6_addr) == 1 else { throw SystemCallError(call: "inet_pton", errno: EINVAL) }
+            try withUnsafePointer(to: &addr) { p throws(SystemCallError) in
+                try p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa throws(SystemCallError) in
+                    _ = try Syscall.call("bind") { Glibc.bind(fd, sa, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+                }
+            }
+        } else {
+            var addr = sockaddr_in()
+            addr.sin_family = sa_family_t(AF_INET)
+            addr.sin_port = endpoint.port.bigEndian
+            guard inet_pton(AF_INET, endpoint.host, &addr.sin_addr) == 1 else { throw SystemCallError(call: "inet_pton", errno: EINVAL) }
+            try withUnsafePointer(to: &addr) { p throws(SystemCallError) in
+                try p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa throws(SystemCallError) in
+                    _ = try Syscall.call("bind") { Glibc.bind(fd, sa, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                }
+            }
+        }
+    }
+
+    private static func boundPort(_ fd: Int32, ipv6: Bool) -> UInt16 {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let ok = withUnsafeMutablePointer(to: &storage) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        } == 0
+        guard ok else { return 0 }
+        return withUnsafePointer(to: &storage) { p in
+            ipv6 ? p.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin6_port) }
+                 : p.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
+        }
+    }
+}

@@ -1,0 +1,40 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+extension Syscall {
+    /// Sends all of `bytes` on a socket with MSG_NOSIGNAL (a peer that went away is EPIPE, not a
+    /// SIGPIPE that kills the process), retrying EINTR and short writes. Unlike `writeAll` it
+    /// gives up on EAGAIN: with SO_SNDTIMEO set that is a client that stopped reading, and a
+    /// bounded server must drop it rather than wait for it.
+    package static func send(_ fd: Int32, _ bytes: [UInt8]) throws(SystemCallError) {
+        var err: Int32 = 0
+        let ok = bytes.withUnsafeBytes { p -> Bool in
+            var done = 0
+            while done < p.count {
+                let r = Glibc.send(fd, p.baseAddress! + done, p.count - done, Int32(MSG_NOSIGNAL))
+                if r >= 0 { done += r; continue }
+                if errno == EINTR { continue }
+                err = errno
+                return false
+            }
+            return true
+        }
+        if !ok { throw SystemCallError(call: "send", errno: err) }
+    }
+
+    /// Sets a `timeval` socket option (SO_RCVTIMEO, SO_SNDTIMEO) to `seconds`.
+    package static func setTimeout(_ fd: Int32, option: Int32, seconds: Double) throws(SystemCallError) {
+        var tv = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - seconds.rounded(.down)) * 1_000_000))
+        try call("setsockopt") { setsockopt(fd, SOL_SOCKET, option, &tv, socklen_t(MemoryLayout<timeval>.size)) }
+    }
+
+    /// Seconds on the monotonic clock: deadlines that wall-clock steps do not move.
+    package static func monotonicSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}

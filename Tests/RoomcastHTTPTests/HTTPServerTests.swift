@@ -1,0 +1,184 @@
+import Foundation
+import Shared
+import Synchronization
+import Testing
+import TestSupport
+@testable import RoomcastHTTP
+
+/// The server on a real loopback socket, spoken to with raw bytes.
+@Suite struct HTTPServerTests {
+    static func start(maxConnections: Int = 4, timeout: Double = 2, router: HTTPRouter) throws -> HTTPServer {
+        let server = HTTPServer(configuration: .init(endpoint: .init(host: "127.0.0.1", port: 0), maxConnections: maxConnections,
+                                                     limits: .init(maxRequestBytes: 2048), requestTimeout: timeout),
+                                logger: Logger(label: "test", level: .critical)) { router.respond(to: $0) }
+        try server.start()
+        return server
+    }
+
+    static var router: HTTPRouter {
+        var r = HTTPRouter(authorization: HTTPAuthorization(token: "s3cret"))
+        r.get("/hello") { req in .text("hello \(req.query["name"] ?? "you")\n") }
+        r.post("/change") { _ in .text("changed\n") }
+        return r
+    }
+
+    /// Sends `bytes` and reads until the server closes the connection.
+    static func exchange(_ port: UInt16, _ bytes: [UInt8], halfClose: Bool = true) throws -> String {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = port.bigEndian
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let ok = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        try #require(ok == 0)
+        var tv = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        if halfClose { shutdown(fd, Int32(SHUT_WR)) }
+        var out: [UInt8] = []
+        var buf = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = recv(fd, &buf, buf.count, 0)
+            if n <= 0 { break }
+            out += buf[..<n]
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    @Test func servesARouteAndClosesTheConnection() async throws {
+        let server = try Self.start(router: Self.router)
+        defer { server.shutdown() }
+        let reply = try await onThread { try Self.exchange(server.port, Array("GET /hello?name=kitchen HTTP/1.1\r\nHost: x\r\n\r\n".utf8)) }
+        #expect(reply.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(reply.contains("Content-Length: 14\r\n"))
+        #expect(reply.contains("Connection: close\r\n"))
+        #expect(reply.hasSuffix("\r\n\r\nhello kitchen\n"))
+        let head = try await onThread { try Self.exchange(server.port, Array("HEAD /hello HTTP/1.1\r\nHost: x\r\n\r\n".utf8)) }
+        #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n") && head.hasSuffix("\r\n\r\n"))
+    }
+
+    @Test func unknownPathsAndMethodsGetTheirStatus() async throws {
+        let server = try Self.start(router: Self.router)
+        defer { server.shutdown() }
+        let missing = try await onThread { try Self.exchange(server.port, Array("GET /nope HTTP/1.1\r\nHost: x\r\n\r\n".utf8)) }
+        #expect(missing.hasPrefix("HTTP/1.1 404 "))
+        let wrong = try await onThread { try Self.exchange(server.port, Array("DELETE /hello HTTP/1.1\r\nHost: x\r\n\r\n".utf8)) }
+        #expect(wrong.hasPrefix("HTTP/1.1 405 ") && wrong.contains("Allow: GET, HEAD\r\n"))
+    }
+
+    @Test func changesNeedTheToken() async throws {
+        let server = try Self.start(router: Self.router)
+        defer { server.shutdown() }
+        let post = "POST /change HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
+        let none = try await onThread { try Self.exchange(server.port, Array((post + "\r\n").utf8)) }
+        #expect(none.hasPrefix("HTTP/1.1 401 ") && none.contains("WWW-Authenticate: Basic"))
+        let wrong = try await onThread { try Self.exchange(server.port, Array((post + "Authorization: Bearer s3cre\r\n\r\n").utf8)) }
+        #expect(wrong.hasPrefix("HTTP/1.1 401 "))
+        let bearer = try await onThread { try Self.exchange(server.port, Array((post + "Authorization: Bearer s3cret\r\n\r\n").utf8)) }
+        #expect(bearer.hasPrefix("HTTP/1.1 200 "))
+        let basic = "Basic " + Data("anyone:s3cret".utf8).base64EncodedString()
+        let viaBasic = try await onThread { try Self.exchange(server.port, Array((post + "Authorization: \(basic)\r\n\r\n").utf8)) }
+        #expect(viaBasic.hasPrefix("HTTP/1.1 200 "))
+    }
+
+    @Test func withoutATokenChangesAreForbiddenAndReadsCanBeProtected() {
+        var open = HTTPRouter()
+        open.post("/change") { _ in .text("changed\n") }
+        #expect(open.respond(to: HTTPRequest(method: "POST", target: "/change", path: "/change")).status == .forbidden)
+        var guarded = HTTPRouter(authorization: HTTPAuthorization(token: "t"), protectReads: true)
+        guarded.get("/page") { _ in .text("page") }
+        guarded.get("/healthz", access: .open) { _ in .text("ok") }
+        #expect(guarded.respond(to: HTTPRequest(method: "GET", target: "/page", path: "/page")).status == .unauthorized)
+        #expect(guarded.respond(to: HTTPRequest(method: "GET", target: "/healthz", path: "/healthz")).status == .ok)
+        let authorized = HTTPRequest(method: "GET", target: "/page", path: "/page", headers: [("authorization", "Bearer t")])
+        #expect(guarded.respond(to: authorized).status == .ok)
+    }
+
+    @Test func garbageGets400AndTheServerKeepsServing() async throws {
+        let server = try Self.start(router: Self.router)
+        defer { server.shutdown() }
+        let garbage = try await onThread { try Self.exchange(server.port, [0x16, 0x03, 0x01, 0x00, 0xA5, 0x01, 0x00, 0x00, 0xA1, 0x03, 0x03]) }
+        #expect(garbage.hasPrefix("HTTP/1.1 400 "))
+        let big = try await onThread { try Self.exchange(server.port, Array(("POST /change HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n").utf8)) }
+        #expect(big.hasPrefix("HTTP/1.1 413 "))
+        let ok = try await onThread { try Self.exchange(server.port, Array("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n".utf8)) }
+        #expect(ok.hasPrefix("HTTP/1.1 200 "))
+        #expect(server.counters.responses[400] == 1 && server.counters.responses[413] == 1)
+    }
+
+    @Test func aSlowClientTimesOutWith408() async throws {
+        let server = try Self.start(timeout: 0.5, router: Self.router)
+        defer { server.shutdown() }
+        // Half a request and no end: the server answers 408 once the request time is up.
+        let reply = try await onThread { try Self.exchange(server.port, Array("GET /hello HTTP/1.1\r\n".utf8), halfClose: false) }
+        #expect(reply.hasPrefix("HTTP/1.1 408 "))
+        #expect(server.counters.timeouts == 1)
+    }
+
+    @Test func connectionsOverTheLimitAreRefusedWith503() async throws {
+        let server = try Self.start(maxConnections: 1, timeout: 5, router: Self.router)
+        defer { server.shutdown() }
+        // One client holds the only slot by sending nothing.
+        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(holder) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = server.port.bigEndian
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        try await eventually("the first connection to be admitted") { server.counters.open == 1 }
+        let reply = try await onThread { try Self.exchange(server.port, Array("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n".utf8), halfClose: false) }
+        #expect(reply.hasPrefix("HTTP/1.1 503 "))
+        #expect(server.counters.refusedBusy == 1)
+    }
+
+    @Test func eventStreamsDeliverWhatIsPublishedAndEndAtShutdown() async throws {
+        let events = EventStream(maxClients: 1)
+        var router = HTTPRouter()
+        router.get("/events") { _ in events.response { [ServerSentEvent(name: "state", data: "first")] } }
+        let server = try Self.start(router: router)
+        let port = server.port
+        let reader = Task { try await onThread { try Self.exchange(port, Array("GET /events HTTP/1.1\r\nHost: x\r\n\r\n".utf8), halfClose: false) } }
+        try await eventually("the stream to open") { events.clientCount == 1 }
+        // A second stream over the limit is refused.
+        let second = try await onThread { try Self.exchange(port, Array("GET /events HTTP/1.1\r\nHost: x\r\n\r\n".utf8)) }
+        #expect(second.hasPrefix("HTTP/1.1 503 "))
+        events.publish(ServerSentEvent(name: "state", data: "two\nlines"))
+        events.finish()
+        let text = try await reader.value
+        #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n") && text.contains("Content-Type: text/event-stream"))
+        #expect(text.hasSuffix("\r\n\r\nretry: 2000\n\nevent: state\ndata: first\n\nevent: state\ndata: two\ndata: lines\n\n"))
+        server.shutdown()
+    }
+
+    @Test func prometheusTextEscapesAndAccumulatesBuckets() {
+        var p = PrometheusText()
+        var h = Histogram(bounds: [1, 5])
+        for v in [0.5, 2, 7] { h.observe(v) }
+        p.counter("x_total", help: "A count.", 3, labels: [("room", "a\"b\\c\nd")])
+        p.histogram("lat_seconds", help: "Latency.", h)
+        #expect(p.text == """
+            # HELP x_total A count.
+            # TYPE x_total counter
+            x_total{room="a\\"b\\\\c\\nd"} 3
+            # HELP lat_seconds Latency.
+            # TYPE lat_seconds histogram
+            lat_seconds_bucket{le="1"} 1
+            lat_seconds_bucket{le="5"} 2
+            lat_seconds_bucket{le="+Inf"} 3
+            lat_seconds_sum 9.5
+            lat_seconds_count 3
+
+            """)
+    }
+}
+
+/// Runs blocking socket I/O on a thread of its own. Not `offPool`: that runs one job at a time
+/// on a small machine, and these jobs block on the server (an open event stream blocks until
+/// the stream ends), so they must not queue behind one another.
+func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try work() }) }.start()
+    }
+}
