@@ -21,10 +21,12 @@ demo: release
 	@bash scripts/demo.sh
 
 ## Every test: unit, integration against real mosquitto brokers and a real Home Assistant, end to end.
-## Installs (once) the Home Assistant the HA tests run against (scripts/setup-home-assistant.sh, from
-## PyPI); ROOMCAST_HOME_ASSISTANT=0 leaves it out, and those tests then skip with a message.
+## Installs (once) the Home Assistant releases the HA tests run against, 2024.3.3 and 2025.4.4
+## (scripts/setup-home-assistant.sh, from PyPI); ROOMCAST_HOME_ASSISTANT=0 leaves them out, and those
+## tests then skip with a message.
 test: setup
-	@if [ "$${ROOMCAST_HOME_ASSISTANT:-1}" != 0 ]; then bash scripts/setup-home-assistant.sh >/dev/null; fi
+	@if [ "$${ROOMCAST_HOME_ASSISTANT:-1}" != 0 ]; then \
+	  for v in 2024.3.3 2025.4.4; do bash scripts/setup-home-assistant.sh $$v >/dev/null; done; fi
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	$(SWIFT) test --skip-build $(BUILD_FLAGS)
 

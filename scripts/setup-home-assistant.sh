@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
-# Installs the Home Assistant that the HomeAssistantTests run against: a virtualenv with
-# homeassistant 2024.3.3 and every package pinned in scripts/home-assistant-constraints.txt
-# (including paho-mqtt and the frontend, so HA never installs anything when it starts).
-# Idempotent: a second run with the same pins only prints where the virtualenv is.
+# Installs a Home Assistant that the HomeAssistantTests run against: a virtualenv with that release
+# and every package pinned in scripts/home-assistant-<version>-constraints.txt (paho-mqtt among them,
+# so HA never installs anything when it starts). Versions: 2024.3.3 (Python 3.11 or 3.12, the
+# default) and 2025.4.4 (Python 3.13). Idempotent: a second run with the same pins only prints where
+# the virtualenv is.
 #
-#   ROOMCAST_HA_VENV    where to put it (default ~/.cache/roomcast/ha-2024.3.3)
-#   ROOMCAST_HA_PYTHON  the interpreter (default: python3.11, python3.12 or python3 if 3.11/3.12)
+#   scripts/setup-home-assistant.sh [VERSION]
+#   ROOMCAST_HA_VENV    where to put it (default ~/.cache/roomcast/ha-<version>)
+#   ROOMCAST_HA_PYTHON  the interpreter (default: the first supported python3.x on PATH or in pyenv)
 #
 # Prints the virtualenv's path as the last line of stdout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-version=2024.3.3
-pins=scripts/home-assistant-constraints.txt
+version=${1:-2024.3.3}
+pins=scripts/home-assistant-$version-constraints.txt
+case "$version" in
+  2024.3.3) minor_lo=11; minor_hi=12 ;;
+  2025.4.4) minor_lo=13; minor_hi=13 ;;
+  *) echo "setup-home-assistant: no pins for Home Assistant $version (have: 2024.3.3, 2025.4.4)" >&2; exit 64 ;;
+esac
 venv=${ROOMCAST_HA_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/roomcast/ha-$version}
 stamp="$venv/.roomcast-pins"
 want=$(sha256sum "$pins" | cut -d' ' -f1)
@@ -22,16 +29,23 @@ if [ -x "$venv/bin/hass" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
   exit 0
 fi
 
-# HA 2024.3 runs on Python 3.11 and 3.12 only.
-supported() { "$1" -c 'import sys; sys.exit(0 if (3, 11) <= sys.version_info[:2] <= (3, 12) else 1)' 2>/dev/null; }
+supported() { "$1" -c "import sys; sys.exit(0 if (3, $minor_lo) <= sys.version_info[:2] <= (3, $minor_hi) else 1)" 2>/dev/null; }
 python=${ROOMCAST_HA_PYTHON:-}
 if [ -z "$python" ]; then
-  for candidate in python3.11 python3.12 python3; do
+  candidates=()
+  for m in $(seq "$minor_lo" "$minor_hi"); do candidates+=("python3.$m"); done
+  candidates+=(python3)
+  # pyenv's interpreters, which are not on PATH unless a shim selects them.
+  pyenv_root=${PYENV_ROOT:-$HOME/.pyenv}
+  for m in $(seq "$minor_lo" "$minor_hi"); do
+    for p in "$pyenv_root"/versions/3."$m".*/bin/python3; do [ -x "$p" ] && candidates+=("$p"); done
+  done
+  for candidate in "${candidates[@]}"; do
     if command -v "$candidate" >/dev/null && supported "$candidate"; then python=$candidate; break; fi
   done
 fi
 if [ -z "$python" ] || ! supported "$python"; then
-  echo "setup-home-assistant: Home Assistant $version needs Python 3.11 or 3.12 (set ROOMCAST_HA_PYTHON)" >&2
+  echo "setup-home-assistant: Home Assistant $version needs Python 3.$minor_lo…3.$minor_hi (set ROOMCAST_HA_PYTHON)" >&2
   exit 1
 fi
 
@@ -43,7 +57,7 @@ if ! "$python" -c 'import ensurepip, venv' 2>/dev/null; then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends python3-venv >&2
 fi
 
-echo "setup-home-assistant: installing Home Assistant $version into $venv (about 2 minutes)" >&2
+echo "setup-home-assistant: installing Home Assistant $version into $venv (a few minutes)" >&2
 rm -rf "$venv"
 mkdir -p "$(dirname "$venv")"
 "$python" -m venv "$venv"

@@ -210,61 +210,6 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
     }
 }
 
-@Suite struct HomeAssistantDiscoveryTests {
-    let discovery = HomeAssistantDiscovery(topics: Topics())
-
-    func json(_ m: OutboundMessage) throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: Data(m.payload)) as? [String: Any])
-    }
-
-    @Test func beaconTrackerFollowsDocumentedSchema() throws {
-        let configs = try discovery.beaconConfigs(id: cat, name: "Cat")
-        let tracker = try #require(configs.first { $0.topic.hasPrefix("homeassistant/device_tracker/") })
-        #expect(tracker.retain)
-        #expect(tracker.topic == "homeassistant/device_tracker/roomcast_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1233_45/config")
-        let c = try json(tracker)
-        #expect(c["source_type"] as? String == "bluetooth_le")
-        // HA's device_tracker takes the raw payload as its state: the plain-text room topic, no template.
-        #expect(c["state_topic"] as? String == "roomcast/presence/\(cat.rawValue)/room")
-        #expect(c["value_template"] == nil)
-        #expect(c["json_attributes_topic"] as? String == "roomcast/presence/\(cat.rawValue)")
-        #expect(c["payload_not_home"] as? String == "not_home")
-        #expect((c["unique_id"] as? String)?.hasPrefix("roomcast_") == true)
-        let availability = try #require(c["availability"] as? [[String: Any]])
-        #expect(availability.first?["topic"] as? String == "roomcast/aggregator/status")
-        let device = try #require(c["device"] as? [String: Any])
-        #expect(device["name"] as? String == "Cat")
-        #expect((device["identifiers"] as? [String])?.isEmpty == false)
-        let attrs = try #require(c["json_attributes_template"] as? String)
-        for key in ["room", "floor", "distance", "confidence", "node", "last_seen"] { #expect(attrs.contains("'\(key)'")) }
-        // Keys HA rejects would make the whole config invalid: only documented ones.
-        let allowed: Set<String> = ["name", "unique_id", "object_id", "state_topic", "value_template", "json_attributes_topic",
-                                    "json_attributes_template", "source_type", "payload_home", "payload_not_home",
-                                    "availability", "device", "icon"]
-        #expect(Set(c.keys).isSubset(of: allowed))
-    }
-
-    @Test func roomsAndNodesAndRemoval() throws {
-        let all = try discovery.siteConfigs(site)
-        let topics = Set(all.map(\.topic))
-        #expect(topics.contains("homeassistant/binary_sensor/roomcast_room_kitchen_occupancy/config"))
-        #expect(topics.contains("homeassistant/sensor/roomcast_room_kitchen_count/config"))
-        #expect(topics.contains("homeassistant/binary_sensor/roomcast_node_kitchen_pi_connectivity/config"))
-        let occupancy = try json(try #require(all.first { $0.topic.hasSuffix("roomcast_room_kitchen_occupancy/config") }))
-        #expect(occupancy["device_class"] as? String == "occupancy")
-        let node = try json(try #require(all.first { $0.topic.hasSuffix("roomcast_node_kitchen_pi_connectivity/config") }))
-        #expect(node["payload_on"] as? String == "online" && node["device_class"] as? String == "connectivity")
-        // Unique ids are unique.
-        let ids = try all.map { try json($0)["unique_id"] as? String }
-        #expect(Set(ids).count == ids.count)
-
-        let stale = "homeassistant/device_tracker/roomcast_old_beacon/config"
-        let removals = discovery.removals(existing: topics.union([stale, "homeassistant/sensor/other_thing/config"]), wanted: all)
-        #expect(removals.map(\.topic) == [stale])
-        #expect(removals[0].payload.isEmpty && removals[0].retain)
-    }
-}
-
 @Suite struct ESPresenseInputTests {
     @Test func espresenseNodesFuseWithRoomcastNodes() throws {
         let topics = Topics()

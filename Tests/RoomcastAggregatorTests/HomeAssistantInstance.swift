@@ -9,26 +9,37 @@ import TestSupport
 /// config folder, on 127.0.0.1 and a free port, connected to a given MQTT broker, with an
 /// access token from onboarding over its REST API. Its log is kept for checks.
 final class HomeAssistantInstance: Sendable {
-    /// The Home Assistant version the setup script installs and these tests verify against.
-    static let version = "2024.3.3"
+    /// A Home Assistant release the setup script installs (`scripts/setup-home-assistant.sh <version>`)
+    /// and these tests verify against.
+    struct Release: Sendable, CustomStringConvertible {
+        let version: String
+        /// Python it runs on (for messages).
+        let python: String
 
-    /// Where the setup script puts the virtualenv (`ROOMCAST_HA_VENV` overrides it, as for the script).
-    static var virtualenv: String {
-        let env = ProcessInfo.processInfo.environment
-        if let v = env["ROOMCAST_HA_VENV"], !v.isEmpty { return v }
-        let cache = env["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory() + "/.cache"
-        return "\(cache)/roomcast/ha-\(version)"
-    }
+        /// The newest release that runs on Python 3.11, before device-based discovery.
+        static let v2024_3 = Release(version: "2024.3.3", python: "3.11")
+        /// The newest release that runs here (pyenv's Python 3.13), with device-based discovery.
+        static let v2025_4 = Release(version: "2025.4.4", python: "3.13")
 
-    static var hass: String { virtualenv + "/bin/hass" }
-    static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: hass) }
-    /// Run when installed, and always under CI (where a missing install must fail, not skip).
-    /// The broker it talks to is a separate requirement (`.requiresMosquitto`).
-    static var shouldRun: Bool { MosquittoBroker.isCI || isInstalled }
-    static var skipReason: Comment { Comment(rawValue: skipMessage) }
-    static var skipMessage: String {
-        "Home Assistant \(version) is not installed at \(virtualenv): run scripts/setup-home-assistant.sh "
-            + "(or `ROOMCAST_HOME_ASSISTANT=1 make test`); with CI=true this test fails instead of skipping"
+        /// Where the setup script puts the virtualenv (`ROOMCAST_HA_VENV_<version with _>` overrides it).
+        var virtualenv: String {
+            let env = ProcessInfo.processInfo.environment
+            if let v = env["ROOMCAST_HA_VENV_" + version.replacingOccurrences(of: ".", with: "_")], !v.isEmpty { return v }
+            let cache = env["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory() + "/.cache"
+            return "\(cache)/roomcast/ha-\(version)"
+        }
+
+        var hass: String { virtualenv + "/bin/hass" }
+        var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: hass) }
+        /// Run when installed, and always under CI (where a missing install must fail, not skip).
+        /// The broker it talks to is a separate requirement (`.requiresMosquitto`).
+        var shouldRun: Bool { MosquittoBroker.isCI || isInstalled }
+        var skipReason: Comment { Comment(rawValue: skipMessage) }
+        var skipMessage: String {
+            "Home Assistant \(version) (Python \(python)) is not installed at \(virtualenv): run "
+                + "scripts/setup-home-assistant.sh \(version) (or `make test`); with CI=true this test fails instead of skipping"
+        }
+        var description: String { "Home Assistant \(version)" }
     }
 
     struct Failure: Error, CustomStringConvertible {
@@ -43,8 +54,8 @@ final class HomeAssistantInstance: Sendable {
 
     /// Writes the config (`extraConfiguration` is appended to configuration.yaml), starts
     /// Home Assistant, waits for its HTTP API and onboards a user for a token.
-    static func start(brokerPort: Int, in parent: String, extraConfiguration: String = "") async throws -> HomeAssistantInstance {
-        guard isInstalled else { throw Failure(description: skipMessage) }
+    static func start(_ release: Release, brokerPort: Int, in parent: String, extraConfiguration: String = "") async throws -> HomeAssistantInstance {
+        guard release.isInstalled else { throw Failure(description: release.skipMessage) }
         let dir = parent + "/home-assistant"
         try FileManager.default.createDirectory(atPath: dir + "/.storage", withIntermediateDirectories: true)
         let port = try freePort()
@@ -82,7 +93,7 @@ final class HomeAssistantInstance: Sendable {
         try JSONSerialization.data(withJSONObject: entries).write(to: URL(fileURLWithPath: dir + "/.storage/core.config_entries"))
 
         // --skip-pip: everything is installed by the setup script; a test never reaches PyPI.
-        let process = try ChildProcess(hass, ["-c", dir, "--skip-pip", "--log-no-color", "--log-file", dir + "/home-assistant.log"],
+        let process = try ChildProcess(release.hass, ["-c", dir, "--skip-pip", "--log-no-color", "--log-file", dir + "/home-assistant.log"],
                                        stdoutPath: dir + "/stdout.log", stderrPath: dir + "/stdout.log")
         let base = "http://127.0.0.1:\(port)"
         do {
@@ -187,8 +198,12 @@ final class HomeAssistantInstance: Sendable {
     }
 
     /// Log lines that say nothing about Roomcast: HA 2024.3 warns that Python 3.11 support ends in
-    /// 2024.4, and that `--skip-pip` skips installing requirements (the setup script installed them).
-    static let expectedWarnings = ["Support for the running Python version", "Skipping pip installation of required modules"]
+    /// 2024.4, and every release that `--skip-pip` skips installing requirements (the setup script
+    /// installed them); HA 2025.x sets up its camera helpers whatever the config says and logs an error
+    /// when the system has no libturbojpeg (snapshots are slower; nothing to do with MQTT), and aiohttp
+    /// warns that zlib-ng is missing.
+    static let expectedWarnings = ["Support for the running Python version", "Skipping pip installation of required modules",
+                                   "Error loading libturbojpeg", "zlib_ng and isal are not available"]
 
     /// Stops Home Assistant (SIGTERM, then SIGKILL after `grace`).
     func stop(grace: Duration = .seconds(10)) async {

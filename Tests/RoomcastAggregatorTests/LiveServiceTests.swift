@@ -88,12 +88,14 @@ enum Home {
         let configPath = try Home.writeConfig(port: broker.port, in: dir)
         let catSlug = "roomcast_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1_1"
         let dogSlug = "roomcast_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1_2"
+        // One device config per beacon, room, node and the aggregator (device-based discovery).
         let wanted = [
-            "homeassistant/device_tracker/\(catSlug)/config", "homeassistant/sensor/\(catSlug)_room/config",
-            "homeassistant/device_tracker/\(dogSlug)/config", "homeassistant/sensor/\(dogSlug)_room/config",
-            "homeassistant/binary_sensor/roomcast_room_kitchen_occupancy/config",
-            "homeassistant/sensor/roomcast_room_office_count/config",
-            "homeassistant/binary_sensor/roomcast_node_office_pi_connectivity/config",
+            "homeassistant/device/roomcast_beacon_\(catSlug.dropFirst("roomcast_".count))/config",
+            "homeassistant/device/roomcast_aggregator/config",
+            "homeassistant/device/roomcast_beacon_\(dogSlug.dropFirst("roomcast_".count))/config",
+            "homeassistant/device/roomcast_room_kitchen/config",
+            "homeassistant/device/roomcast_room_office/config",
+            "homeassistant/device/roomcast_node_office_pi/config",
         ]
         var aggregator = try LiveRig.startAggregator(configPath: configPath, instance: "a", in: dir)
         let first = try await Observer(port: broker.port, filters: ["homeassistant/#"])
@@ -107,8 +109,9 @@ enum Home {
         let retained = try await Observer(port: broker.port, filters: ["homeassistant/#"])
         try await retained.waitFor("retained discovery configs") { _ in wanted.allSatisfy { retained.last($0)?.isEmpty == false } }
         let tracker = try #require(retained.last(wanted[0]))
-        #expect(tracker.contains("\"state_topic\":\"roomcast/presence/\(Home.cat.rawValue)/room\""))
+        #expect(tracker.contains("\"state_topic\":\"roomcast/presence/\(Home.cat.rawValue)\""))
         #expect(tracker.contains("\"unique_id\":\"\(catSlug)_tracker\""))
+        #expect(tracker.contains("\"default_entity_id\":\"device_tracker.cat\""))
         await retained.stop()
 
         // The dog leaves the config: after a restart its entities are cleared, the cat's stay.
@@ -119,14 +122,13 @@ enum Home {
         aggregator = try LiveRig.startAggregator(configPath: configPath, instance: "a", in: dir)
         defer { aggregator.send(SIGKILL) }
         try await watcher.waitFor("the dog's configs cleared", timeout: .seconds(15)) { _ in
-            watcher.last(wanted[2]) == "" && watcher.last(wanted[3]) == ""
+            watcher.last(wanted[2]) == ""
         }
         await watcher.stop()
         let after = try await Observer(port: broker.port, filters: ["homeassistant/#"])
         try await after.waitFor("the cat's configs still retained") { _ in after.last(wanted[0])?.isEmpty == false }
         // Retained state is delivered at once on subscribe; the cat's arrived, so the dog's would have too.
         #expect(after.last(wanted[2]) == nil)
-        #expect(after.last(wanted[3]) == nil)
         await after.stop()
         await broker.cleanup()
     }
@@ -149,7 +151,7 @@ enum Home {
         let fresh = try await Observer(port: broker.port)
         try await fresh.waitFor("status, discovery and presence again", timeout: .seconds(15)) { _ in
             fresh.last("roomcast/aggregator/status") == "online"
-                && fresh.last("homeassistant/binary_sensor/roomcast_room_office_occupancy/config") != nil
+                && fresh.last("homeassistant/device/roomcast_room_office/config") != nil
                 && fresh.presence(Home.cat).last?.room == "office"
         }
         await fresh.stop()

@@ -216,13 +216,13 @@ import TestSupport
         try await observer.waitForRoom(Home.cat, "office")
         try await observer.waitFor("floor-1 rooms and discovery") { _ in
             observer.last("roomcast/rooms/bedroom") != nil
-                && observer.last("homeassistant/binary_sensor/roomcast_node_office_pi_connectivity/config") != nil
+                && observer.last("homeassistant/device/roomcast_node_office_pi/config") != nil
         }
         try await eventuallyStable(seconds: 2)
         #expect(observer.presence(Home.dog).isEmpty)
         #expect(observer.last("roomcast/rooms/kitchen") == nil)
-        #expect(observer.last("homeassistant/binary_sensor/roomcast_room_kitchen_occupancy/config") == nil)
-        #expect(observer.last("homeassistant/binary_sensor/roomcast_node_kitchen_pi_connectivity/config") == nil)
+        #expect(observer.last("homeassistant/device/roomcast_room_kitchen/config") == nil)
+        #expect(observer.last("homeassistant/device/roomcast_node_kitchen_pi/config") == nil)
         #expect(observer.presence(Home.cat).allSatisfy { $0.room == "office" })
         #expect(observer.presence(Home.cat).allSatisfy { $0.evidence.allSatisfy { $0.node != "kitchen-pi" } })
         await feeder.stop()

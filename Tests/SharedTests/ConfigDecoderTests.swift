@@ -129,6 +129,42 @@ private func problems<T: Decodable>(_ type: T.Type, _ yaml: String) -> [String] 
         ])
     }
 
+    @Test func peopleDisplayNamesAndDiscoveryMode() throws {
+        let yaml = """
+            rooms: [{name: living, area: "Ground floor"}, {name: kitchen, display_name: ""}]
+            nodes: [{name: kitchen-pi, room: kitchen, beacon: "mac:a4c138000001"}]
+            beacons: [{id: "mac:a4c138aabbcc"}, {id: "mac:a4c138aabbdd"}]
+            people:
+              - {name: Alice Smith, beacons: ["mac:a4c138aabbcc", "mac:a4c138aabbee"]}
+              - {name: Bob, beacons: ["mac:a4c138aabbcc", "mac:a4c138000001"]}
+              - {name: "!!", beacons: []}
+              - {name: Bob Too, id: bob, beacons: ["mac:a4c138aabbdd"]}
+            discovery: {mode: entity}
+            """
+        #expect(problems(AggregatorConfig.self, yaml) == [
+            "rooms[1].display_name: must not be empty",
+            "people[0].beacons[1]: 'mac:a4c138aabbee' is not under beacons:; list it there so it is tracked",
+            "people[1].beacons[0]: 'mac:a4c138aabbcc' is already alice_smith's; a beacon belongs to one person",
+            "people[1].beacons[1]: 'mac:a4c138000001' is not under beacons:; list it there so it is tracked",
+            "people[1].beacons[1]: 'mac:a4c138000001' is a node's own beacon (nodes[].beacon), which is never tracked",
+            "people[2].id: could not be derived from the name (no letter or digit); give an id",
+            "people[2].beacons: must list at least one beacon id",
+            "people[3].id: duplicate id 'bob' (also people[1])",
+        ])
+        let ok = try ConfigLoader.parse(AggregatorConfig.self, yaml: """
+            rooms: [{name: living}, {name: bath, area: Upstairs}]
+            beacons: [{id: "mac:a4c138aabbcc"}]
+            people: [{name: Alice Smith, beacons: ["mac:a4c138aabbcc"]}]
+            discovery: {mode: entity, node_distances: true}
+            """)
+        #expect(ok.validate().isEmpty)
+        #expect(ok.people[0].id == "alice_smith" && ok.site.people == ok.people)
+        #expect(ok.rooms[0].title == "Living Room" && ok.rooms[0].areaName == "Living Room")
+        #expect(ok.rooms[1].title == "Bathroom" && ok.rooms[1].areaName == "Upstairs")
+        #expect(ok.discovery.mode == .entity && ok.discovery.nodeDistances)
+        #expect(problems(AggregatorConfig.self, "discovery: {mode: devices}").first?.contains("did you mean 'device'") == true)
+    }
+
     @Test func regionAndFingerprintRules() {
         let yaml = """
             node: n

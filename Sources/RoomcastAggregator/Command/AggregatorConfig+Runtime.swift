@@ -54,7 +54,10 @@ extension AggregatorConfig {
         let site = partitionedSite
         let topics = mqtt.topics
         var core = AggregatorCore(engine: engine, site: site, topics: topics,
-                                  discovery: discovery.enabled ? HomeAssistantDiscovery(prefix: discovery.prefix, topics: topics) : nil,
+                                  discovery: discovery.enabled
+                                      ? HomeAssistantDiscovery(prefix: discovery.prefix, topics: topics, mode: discovery.mode,
+                                                               site: site, nodeDistances: discovery.nodeDistances)
+                                      : nil,
                                   mqttRoomOutput: output.mqttRoom, restrictToKnownNodes: !site.nodes.isEmpty)
         core.acceptsESPresense = inputs.espresense
         return core

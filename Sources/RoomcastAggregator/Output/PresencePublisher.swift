@@ -1,7 +1,8 @@
 import Shared
 
 /// Turns room decisions into the aggregator's output messages: retained
-/// presence per beacon, retained occupancy per room, enter/leave events, and
+/// presence per beacon and per person (`PeopleTracker`), retained occupancy per room
+/// (people once each, plus the beacons that are nobody's), enter/leave events, and
 /// optionally mqtt_room-compatible messages. Pure: it remembers what it has
 /// published so it publishes on change only, plus a periodic refresh.
 public struct PresencePublisher: Sendable {
@@ -14,6 +15,8 @@ public struct PresencePublisher: Sendable {
     /// Members per room, as last published.
     private var members: [String: Set<BeaconID>] = [:]
     private let floorOf: [String: Int]
+    /// Where each person is.
+    public private(set) var people: PeopleTracker
 
     public init(topics: Topics, site: SiteModel, mqttRoomOutput: Bool = false) {
         self.topics = topics
@@ -22,6 +25,7 @@ public struct PresencePublisher: Sendable {
         var floors: [String: Int] = [:]
         for r in site.rooms { floors[r.name] = r.floor }
         self.floorOf = floors
+        self.people = PeopleTracker(site: site)
     }
 
     /// Seeds the publisher with decisions already on the broker (retained
@@ -30,12 +34,16 @@ public struct PresencePublisher: Sendable {
         for d in decisions {
             roomOf[d.id] = .some(d.room)
             if let room = d.room { members[room, default: []].insert(d.id) }
+            people.observe(d)
         }
+        // What was published before the restart, worked out again: nothing to publish now.
+        _ = people.update(now: decisions.map(\.ts).max() ?? 0)
     }
 
     /// Forgets what was published of `id` (the engine no longer tracks it); true when it had
     /// been published or resumed.
     public mutating func forget(_ id: BeaconID) -> Bool {
+        people.forget(id)
         guard let room = roomOf.removeValue(forKey: id) else { return false }
         if let room { members[room]?.remove(id) }
         return true
@@ -75,6 +83,7 @@ public struct PresencePublisher: Sendable {
                         ts: now, event: .enter, id: d.id, name: d.name, room: new, other: previous), qos: 1))
                 }
             }
+            people.observe(d)
             if mqttRoomOutput, d.room != nil {
                 if moved, let old = previous {
                     // mqtt_room keeps a beacon in its room unless a report from another room is
@@ -85,10 +94,20 @@ public struct PresencePublisher: Sendable {
                 out += try mqttRoomReports([d])
             }
         }
+        for (old, new) in people.update(now: now) {
+            out.append(try personMessage(new))
+            if let room = old?.room { touchedRooms.insert(room) }
+            if let room = new.room { touchedRooms.insert(room) }
+        }
         for room in touchedRooms.sorted() {
             out.append(try occupancy(room, now: now))
         }
         return out
+    }
+
+    /// A person's retained presence message.
+    func personMessage(_ p: PersonPresence) throws -> OutboundMessage {
+        try OutboundMessage(topic: topics.person(p.id), json: p, retain: true, qos: 1)
     }
 
     /// Every retained output again (presence, plain-text room, rooms) and, with the mqtt_room
@@ -97,6 +116,7 @@ public struct PresencePublisher: Sendable {
     public func refresh(_ decisions: [PresenceDecision], now: Double) throws -> [OutboundMessage] {
         var out: [OutboundMessage] = []
         for d in decisions { out += try retained(d) }
+        out += try people.everyone(now: now).map(personMessage)
         out += try roomNames().map { try occupancy($0, now: now) }
         if mqttRoomOutput { out += try mqttRoomReports(decisions) }
         return out
@@ -131,7 +151,9 @@ public struct PresencePublisher: Sendable {
     public static let awayText = "not_home"
 
     func occupancy(_ room: String, now: Double) throws -> OutboundMessage {
-        let o = RoomOccupancy(room: room, floor: floorOf[room], beacons: Array(members[room] ?? []), ts: now)
+        let beacons = Array(members[room] ?? [])
+        let o = RoomOccupancy(room: room, floor: floorOf[room], beacons: beacons, people: people.people(in: room),
+                              unassigned: beacons.filter { people.ownerOf[$0] == nil }, ts: now)
         return try OutboundMessage(topic: topics.room(room), json: o, retain: true, qos: 1)
     }
 }

@@ -59,15 +59,24 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         knownBeacons.isEmpty || knownBeacons[id] != nil || nodeBeacons.contains(id)
     }
 
-    /// Messages to publish when the service starts: online status and discovery.
-    public mutating func start(now: Double) throws -> [OutboundMessage] {
+    /// Messages to publish when the service starts: online status and discovery. `existing`: our
+    /// discovery configs read back from the broker; per-entity ones that device discovery replaces
+    /// are migrated (`HomeAssistantDiscovery.migrating`), not duplicated.
+    public mutating func start(now: Double, existing: Set<String> = []) throws -> [OutboundMessage] {
         var out = [OutboundMessage(topic: topics.aggregatorStatus, text: "online", retain: true, qos: 1)]
         if let discovery {
-            out += try discovery.siteConfigs(site)
+            let (messages, migrated) = discovery.migrating(try discovery.siteConfigs(site), legacy: existing.subtracting(migratedTopics))
+            migratedTopics.formUnion(migrated)
+            out += messages
             announcedBeacons.formUnion(site.beacons.map(\.id))
         }
         return out
     }
+
+    /// Per-entity discovery topics already migrated to device discovery in this run.
+    public private(set) var migratedTopics: Set<String> = []
+    /// Beacons that belong to a person: placed like any other, but in Home Assistant only through their person.
+    private var ownedBeacons: [BeaconID: String] { publisher.people.ownerOf }
 
     /// Resumes from our own retained presence read back at start-up.
     public mutating func resume(from decisions: [PresenceDecision]) {
@@ -242,7 +251,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             guard d.reason == .evictedStranger, knownBeacons[d.id] == nil else { continue }
             evictedBeacons &+= 1
             if published { out += publisher.clearRetained(d.id) }
-            if announced, let discovery { out += try discovery.beaconRemovals(id: d.id) }
+            if announced, ownedBeacons[d.id] == nil, let discovery { out += try discovery.beaconRemovals(id: d.id) }
         }
         return out
     }
@@ -261,7 +270,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         if let discovery {
             for d in changed where !announcedBeacons.contains(d.id) {
                 announcedBeacons.insert(d.id)
-                out += try discovery.beaconConfigs(id: d.id, name: d.name)
+                if ownedBeacons[d.id] == nil { out += try discovery.beaconConfigs(id: d.id, name: d.name) }
             }
         } else {
             for d in changed { announcedBeacons.insert(d.id) }

@@ -270,7 +270,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 // Just became active (start, reconnect, or took over): announce at once, and
                 // republish every decision once they are current.
                 wasActive = true
-                out += try core.start(now: now)
+                out += try core.start(now: now, existing: discoveryOnBroker)
                 refreshPending = true
             }
             if active && current && refreshPending {

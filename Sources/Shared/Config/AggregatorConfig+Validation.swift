@@ -8,6 +8,8 @@ extension AggregatorConfig {
         for (i, room) in rooms.enumerated() {
             let path = "rooms[\(i)]"
             checks.topicName(room.name, at: path + ".name")
+            checks.displayName(room.displayName, at: path + ".display_name")
+            checks.displayName(room.area, at: path + ".area")
             checks.range(room.floor, -100...300, at: path + ".floor")
             if let polygon = room.polygon {
                 if polygon.count < 3 {
@@ -28,6 +30,7 @@ extension AggregatorConfig {
         for (i, node) in nodes.enumerated() {
             let path = "nodes[\(i)]"
             checks.topicName(node.name, at: path + ".name")
+            checks.displayName(node.displayName, at: path + ".display_name")
             if let room = node.room, !roomNames.contains(room) {
                 var message = "unknown room '\(ConfigNode.excerpt(room))'"
                 if let guess = Suggestion.closest(to: room, in: roomNames) { message += "; did you mean '\(guess)'?" }
@@ -58,6 +61,7 @@ extension AggregatorConfig {
             }
         }
         AgentConfig.validate(beacons, list: "beacons", into: &checks)
+        validatePeople(tracked: tracked, nodeBeacons: Set(transmitter.keys), into: &checks)
 
         checks.range(fusion.awayTimeoutS, 1...86400, at: "fusion.away_timeout_s", unit: " s")
         checks.range(fusion.switchMargin, 0...1, at: "fusion.switch_margin")
@@ -87,5 +91,50 @@ extension AggregatorConfig {
         if let u = standby.guardUsername, u.isEmpty { checks.add("standby.guard_username", "must not be empty") }
         http.validate(at: "http", into: &checks)
         return checks.problems
+    }
+
+    /// `people:` ids topic-safe and unique, names readable, each beacon someone's at most once,
+    /// listed under `beacons:` when that list is given (else it would not be tracked), and not a
+    /// node's own.
+    private func validatePeople(tracked: Set<BeaconID>, nodeBeacons: Set<BeaconID>, into checks: inout ConfigChecks) {
+        var owner: [BeaconID: String] = [:]
+        for (i, person) in people.enumerated() {
+            let path = "people[\(i)]"
+            checks.displayName(person.name, at: path + ".name")
+            if person.id.isEmpty {
+                checks.add(path + ".id", "could not be derived from the name (no letter or digit); give an id")
+            } else {
+                checks.topicName(person.id, at: path + ".id")
+            }
+            if person.beacons.isEmpty { checks.add(path + ".beacons", "must list at least one beacon id") }
+            for (j, beacon) in person.beacons.enumerated() {
+                let at = "\(path).beacons[\(j)]"
+                if let other = owner[beacon] {
+                    checks.add(at, "'\(beacon.rawValue)' is already \(other)'s; a beacon belongs to one person")
+                } else {
+                    owner[beacon] = person.id
+                }
+                if !tracked.isEmpty && !tracked.contains(beacon) {
+                    checks.add(at, "'\(beacon.rawValue)' is not under beacons:; list it there so it is tracked")
+                }
+                if nodeBeacons.contains(beacon) {
+                    checks.add(at, "'\(beacon.rawValue)' is a node's own beacon (nodes[].beacon), which is never tracked")
+                }
+            }
+        }
+        checks.unique(people.map(\.id), list: "people", field: "id")
+    }
+}
+
+extension ConfigChecks {
+    /// A name shown to people (Home Assistant device and area names): not empty, at most 128 bytes,
+    /// no control characters.
+    mutating func displayName(_ value: String?, at path: String) {
+        guard let value else { return }
+        if value.allSatisfy({ $0 == " " }) { add(path, "must not be empty") }
+        else if value.utf8.count > 128 { add(path, "must be at most 128 bytes") }
+        else if value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            add(path, "must not contain control characters")
+        }
     }
 }

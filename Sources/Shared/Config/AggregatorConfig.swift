@@ -1,11 +1,13 @@
 /// The aggregator's config file (`/etc/roomcast/aggregator.yaml`): the broker,
-/// the site (`rooms`, `nodes`, `beacons` at the top level) and fusion settings.
+/// the site (`rooms`, `nodes`, `beacons`, `people` at the top level) and fusion settings.
 public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
     public var mqtt: MQTTConfig
     public var rooms: [SiteModel.Room]
     public var nodes: [SiteModel.Node]
     /// Known beacons; empty means every beacon heard is tracked.
     public var beacons: [SiteModel.KnownBeacon]
+    /// People and the beacons that are theirs.
+    public var people: [SiteModel.Person]
     public var fusion: Fusion
     public var discovery: Discovery
     public var output: Output
@@ -24,6 +26,7 @@ public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
         self.rooms = site.rooms
         self.nodes = site.nodes
         self.beacons = site.beacons
+        self.people = site.people
         self.fusion = fusion
         self.discovery = discovery
         self.output = output
@@ -36,12 +39,12 @@ public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
 
     /// The `rooms`, `nodes` and `beacons` sections as one value.
     public var site: SiteModel {
-        get { SiteModel(rooms: rooms, nodes: nodes, beacons: beacons) }
-        set { rooms = newValue.rooms; nodes = newValue.nodes; beacons = newValue.beacons }
+        get { SiteModel(rooms: rooms, nodes: nodes, beacons: beacons, people: people) }
+        set { rooms = newValue.rooms; nodes = newValue.nodes; beacons = newValue.beacons; people = newValue.people }
     }
 
     enum CodingKeys: String, CodingKey {
-        case mqtt, rooms, nodes, beacons, fusion, discovery, output, partition, standby, inputs, http, log
+        case mqtt, rooms, nodes, beacons, people, fusion, discovery, output, partition, standby, inputs, http, log
     }
 
     public init(from decoder: any Decoder) throws {
@@ -50,6 +53,7 @@ public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
         rooms = try c.decode([SiteModel.Room].self, forKey: .rooms, default: [])
         nodes = try c.decode([SiteModel.Node].self, forKey: .nodes, default: [])
         beacons = try c.decode([SiteModel.KnownBeacon].self, forKey: .beacons, default: [])
+        people = try c.decode([SiteModel.Person].self, forKey: .people, default: [])
         fusion = try c.decode(Fusion.self, forKey: .fusion, default: Fusion())
         discovery = try c.decode(Discovery.self, forKey: .discovery, default: Discovery())
         output = try c.decode(Output.self, forKey: .output, default: Output())
@@ -151,16 +155,31 @@ public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
         public var enabled: Bool
         /// Discovery topic prefix (default `homeassistant`).
         public var prefix: String
+        /// How configs are published (default `device`).
+        public var mode: Mode
+        /// Per node, a distance sensor for each beacon it hears (default false).
+        public var nodeDistances: Bool
 
-        public init(enabled: Bool = true, prefix: String = "homeassistant") {
+        /// `device`: one config per device (`<prefix>/device/<id>/config` with its components;
+        /// Home Assistant 2024.11 and later); `entity`: one config per entity
+        /// (`<prefix>/<component>/<id>/config`), for older Home Assistant releases.
+        public enum Mode: String, ConfigEnum { case device, entity }
+
+        public init(enabled: Bool = true, prefix: String = "homeassistant", mode: Mode = .device, nodeDistances: Bool = false) {
             self.enabled = enabled
             self.prefix = prefix
+            self.mode = mode
+            self.nodeDistances = nodeDistances
         }
+
+        enum CodingKeys: String, CodingKey { case enabled, prefix, mode, nodeDistances = "node_distances" }
 
         public init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             enabled = try c.decode(Bool.self, forKey: .enabled, default: true)
             prefix = try c.decode(String.self, forKey: .prefix, default: "homeassistant")
+            mode = try c.decode(Mode.self, forKey: .mode, default: .device)
+            nodeDistances = try c.decode(Bool.self, forKey: .nodeDistances, default: false)
         }
     }
 

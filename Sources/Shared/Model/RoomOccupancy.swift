@@ -3,19 +3,43 @@ public struct RoomOccupancy: Codable, Sendable, Equatable {
     public var v: Int = WireFormat.version
     public var room: String
     public var floor: Int?
+    /// True while `count` is above 0.
     public var occupied: Bool
+    /// Who is in the room: each person once, plus each beacon that belongs to no person.
     public var count: Int
-    /// Ids of the beacons in the room, sorted.
+    /// Ids of the people in the room, sorted.
+    public var people: [String]
+    /// Ids of the beacons in the room that belong to no person, sorted.
+    public var unassigned: [BeaconID]
+    /// Ids of every beacon in the room (a person's among them), sorted.
     public var beacons: [BeaconID]
     public var ts: Double
 
-    public init(room: String, floor: Int?, beacons: [BeaconID], ts: Double) {
+    public init(room: String, floor: Int?, beacons: [BeaconID], people: [String] = [], unassigned: [BeaconID]? = nil, ts: Double) {
         self.room = room
         self.floor = floor
         self.beacons = beacons.sorted()
-        self.count = beacons.count
-        self.occupied = !beacons.isEmpty
+        self.people = people.sorted()
+        self.unassigned = (unassigned ?? beacons).sorted()
+        self.count = self.people.count + self.unassigned.count
+        self.occupied = count > 0
         self.ts = ts
+    }
+
+    enum CodingKeys: String, CodingKey { case v, room, floor, occupied, count, people, unassigned, beacons, ts }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        v = try c.decode(Int.self, forKey: .v)
+        room = try c.decode(String.self, forKey: .room)
+        floor = try c.decodeIfPresent(Int.self, forKey: .floor)
+        occupied = try c.decode(Bool.self, forKey: .occupied)
+        count = try c.decode(Int.self, forKey: .count)
+        beacons = try c.decode([BeaconID].self, forKey: .beacons)
+        // Payloads from before people were counted have neither list: every beacon was unassigned.
+        people = try c.decodeIfPresent([String].self, forKey: .people) ?? []
+        unassigned = try c.decodeIfPresent([BeaconID].self, forKey: .unassigned) ?? beacons
+        ts = try c.decode(Double.self, forKey: .ts)
     }
 }
 

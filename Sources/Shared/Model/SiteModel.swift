@@ -1,15 +1,18 @@
-/// The site as the aggregator sees it: rooms, receiver nodes and known beacons
-/// (the `rooms:` / `nodes:` / `beacons:` sections of the config).
+/// The site as the aggregator sees it: rooms, receiver nodes, known beacons and the people
+/// who carry them (the `rooms:` / `nodes:` / `beacons:` / `people:` sections of the config).
 public struct SiteModel: Codable, Sendable, Equatable {
     public var rooms: [Room]
     public var nodes: [Node]
     /// Known beacons; empty means every beacon heard is tracked.
     public var beacons: [KnownBeacon]
+    /// People, each with the beacons (tags, phones) that are theirs.
+    public var people: [Person]
 
-    public init(rooms: [Room] = [], nodes: [Node] = [], beacons: [KnownBeacon] = []) {
+    public init(rooms: [Room] = [], nodes: [Node] = [], beacons: [KnownBeacon] = [], people: [Person] = []) {
         self.rooms = rooms
         self.nodes = nodes
         self.beacons = beacons
+        self.people = people
     }
 
     public struct Room: Codable, Sendable, Equatable {
@@ -18,11 +21,28 @@ public struct SiteModel: Codable, Sendable, Equatable {
         public var floor: Int
         /// Outline in metres, [[x, y], ...], optional.
         public var polygon: [[Double]]?
+        /// What people read (Home Assistant's device and entity names); nil: derived from `name`
+        /// (`DisplayName.title(for:)`).
+        public var displayName: String?
+        /// The Home Assistant area the room's devices join; nil: the display name.
+        public var area: String?
 
-        public init(name: String, floor: Int = 0, polygon: [[Double]]? = nil) {
+        public init(name: String, floor: Int = 0, polygon: [[Double]]? = nil, displayName: String? = nil, area: String? = nil) {
             self.name = name
             self.floor = floor
             self.polygon = polygon
+            self.displayName = displayName
+            self.area = area
+        }
+
+        /// The name shown to people: `display_name`, else derived from the id.
+        public var title: String { displayName ?? DisplayName.title(for: name) }
+        /// The Home Assistant area: `area`, else the title.
+        public var areaName: String { area ?? title }
+
+        enum CodingKeys: String, CodingKey {
+            case name, floor, polygon, area
+            case displayName = "display_name"
         }
 
         public init(from decoder: Decoder) throws {
@@ -30,6 +50,8 @@ public struct SiteModel: Codable, Sendable, Equatable {
             name = try c.decode(String.self, forKey: .name)
             floor = try c.decodeIfPresent(Int.self, forKey: .floor) ?? 0
             polygon = try c.decodeIfPresent([[Double]].self, forKey: .polygon)
+            displayName = try c.decodeIfPresent(String.self, forKey: .displayName)
+            area = try c.decodeIfPresent(String.self, forKey: .area)
         }
     }
 
@@ -44,19 +66,26 @@ public struct SiteModel: Codable, Sendable, Equatable {
         /// nodes hearing it from a known position teach the fusion their receiver offsets;
         /// it is never tracked as a beacon.
         public var beacon: BeaconID?
+        /// What people read; nil: derived from `name` (`DisplayName.title(for:)`).
+        public var displayName: String?
 
         public init(name: String, room: String?, position: [Double]? = nil, rxAdjust: Double = 0,
-                    beacon: BeaconID? = nil) {
+                    beacon: BeaconID? = nil, displayName: String? = nil) {
             self.name = name
             self.room = room
             self.position = position
             self.rxAdjust = rxAdjust
             self.beacon = beacon
+            self.displayName = displayName
         }
+
+        /// The name shown to people: `display_name`, else derived from the id.
+        public var title: String { displayName ?? DisplayName.title(for: name) }
 
         enum CodingKeys: String, CodingKey {
             case name, room, position, beacon
             case rxAdjust = "rx_adjust"
+            case displayName = "display_name"
         }
 
         public init(from decoder: Decoder) throws {
@@ -66,6 +95,7 @@ public struct SiteModel: Codable, Sendable, Equatable {
             position = try c.decodeIfPresent([Double].self, forKey: .position)
             rxAdjust = try c.decodeIfPresent(Double.self, forKey: .rxAdjust) ?? 0
             beacon = try c.decodeIfPresent(BeaconID.self, forKey: .beacon)
+            displayName = try c.decodeIfPresent(String.self, forKey: .displayName)
         }
     }
 
@@ -82,10 +112,41 @@ public struct SiteModel: Codable, Sendable, Equatable {
         }
     }
 
+    /// A person: present in the room of whichever of their beacons was placed most recently and
+    /// most confidently (`PeopleTracker`), counted once however many of them are in a room.
+    public struct Person: Codable, Sendable, Equatable {
+        /// Topic-safe id (`roomcast/people/<id>`); derived from the name when not given.
+        public var id: String
+        public var name: String
+        /// Their beacons and phones (beacon ids); each belongs to one person at most.
+        public var beacons: [BeaconID]
+
+        public init(id: String? = nil, name: String, beacons: [BeaconID]) {
+            self.id = id ?? DisplayName.slug(name)
+            self.name = name
+            self.beacons = beacons
+        }
+
+        public init(from decoder: Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            name = try c.decode(String.self, forKey: .name)
+            id = try c.decodeIfPresent(String.self, forKey: .id) ?? DisplayName.slug(name)
+            beacons = try c.decodeIfPresent([BeaconID].self, forKey: .beacons) ?? []
+        }
+    }
+
+    /// The person each assigned beacon belongs to.
+    public var personOfBeacon: [BeaconID: String] {
+        var out: [BeaconID: String] = [:]
+        for p in people { for b in p.beacons where out[b] == nil { out[b] = p.id } }
+        return out
+    }
+
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         rooms = try c.decodeIfPresent([Room].self, forKey: .rooms) ?? []
         nodes = try c.decodeIfPresent([Node].self, forKey: .nodes) ?? []
         beacons = try c.decodeIfPresent([KnownBeacon].self, forKey: .beacons) ?? []
+        people = try c.decodeIfPresent([Person].self, forKey: .people) ?? []
     }
 }

@@ -16,6 +16,8 @@ public struct Topics: Sendable, Equatable {
     /// (Home Assistant's MQTT device_tracker takes its state from the raw payload).
     public func presenceRoom(_ id: BeaconID) -> String { "\(prefix)/presence/\(id.rawValue)/room" }
     public func room(_ room: String) -> String { "\(prefix)/rooms/\(room)" }
+    /// Retained: where a person is (`PersonPresence`).
+    public func person(_ id: String) -> String { "\(prefix)/people/\(id)" }
     public var events: String { "\(prefix)/events" }
     public var aggregatorStatus: String { "\(prefix)/aggregator/status" }
     public var aggregatorLease: String { "\(prefix)/aggregator/lease" }
@@ -33,6 +35,7 @@ public struct Topics: Sendable, Equatable {
     public var allNodeEvents: String { "\(prefix)/nodes/+/events" }
     public var allPresence: String { "\(prefix)/presence/+" }
     public var allRooms: String { "\(prefix)/rooms/+" }
+    public var allPeople: String { "\(prefix)/people/+" }
 
     /// A parsed topic of the contract.
     public enum Topic: Equatable, Sendable {

@@ -1,0 +1,98 @@
+import Shared
+
+/// Places people from their beacons' decisions. Pure: it keeps each assigned beacon's latest
+/// decision and works out where each person is when asked.
+///
+/// A person is in the room of the beacon placed most recently and most confidently: among their
+/// beacons that are in a room, those last heard within `recentWindow` of the newest, the most
+/// confident — and the one already deciding keeps deciding unless another leads it by
+/// `switchMargin`, so a tag and a phone in two rooms do not flip the person at every reading.
+/// A beacon held without evidence (`nodes_offline`, confidence 0) still places its person, so no
+/// evidence is never away. Away (`not_home`) only once every beacon of theirs with a decision is away.
+public struct PeopleTracker: Sendable {
+    public let people: [SiteModel.Person]
+    /// The person each assigned beacon belongs to.
+    public let ownerOf: [BeaconID: String]
+    /// Seconds within the newest placement that another beacon's placement still counts as recent.
+    public static let recentWindow: Double = 15
+    /// The confidence lead another beacon needs over the deciding one to take over.
+    public static let switchMargin: Double = 0.1
+
+    private var latest: [BeaconID: PresenceDecision] = [:]
+    /// Each person's presence as last worked out (nil until one of their beacons has a decision).
+    public private(set) var current: [String: PersonPresence] = [:]
+    private let rooms: [String: SiteModel.Room]
+
+    public init(site: SiteModel) {
+        self.people = site.people
+        self.ownerOf = site.personOfBeacon
+        var rooms: [String: SiteModel.Room] = [:]
+        for r in site.rooms { rooms[r.name] = r }
+        self.rooms = rooms
+    }
+
+    /// Records a beacon's decision; true when the beacon belongs to someone.
+    @discardableResult
+    public mutating func observe(_ d: PresenceDecision) -> Bool {
+        guard ownerOf[d.id] != nil else { return false }
+        latest[d.id] = d
+        return true
+    }
+
+    /// Forgets a beacon's decision (the engine no longer tracks it).
+    public mutating func forget(_ id: BeaconID) { latest.removeValue(forKey: id) }
+
+    /// Works everyone out again at `now`; returns the people whose state, room, deciding beacon or
+    /// reason changed, with what they were before (nil: never worked out).
+    public mutating func update(now: Double) -> [(old: PersonPresence?, new: PersonPresence)] {
+        var changed: [(old: PersonPresence?, new: PersonPresence)] = []
+        for person in people {
+            let old = current[person.id]
+            guard let new = place(person, previous: old, now: now) else { continue }
+            current[person.id] = new
+            if old.map({ $0.state != new.state || $0.room != new.room || $0.beacon != new.beacon || $0.reason != new.reason }) ?? true {
+                changed.append((old, new))
+            }
+        }
+        return changed
+    }
+
+    /// Everyone's presence with fresh values (refresh).
+    public func everyone(now: Double) -> [PersonPresence] {
+        people.compactMap { p in place(p, previous: current[p.id], now: now).map { var x = $0; x.ts = now; return x } }
+    }
+
+    /// The ids of the people in `room`.
+    public func people(in room: String) -> [String] {
+        current.values.filter { $0.room == room }.map(\.id).sorted()
+    }
+
+    func place(_ person: SiteModel.Person, previous: PersonPresence?, now: Double) -> PersonPresence? {
+        let decisions = person.beacons.compactMap { latest[$0] }
+        guard !decisions.isEmpty else { return nil }
+        let lastSeen = decisions.compactMap(\.lastSeen).max()
+        let placed = decisions.filter { $0.room != nil }
+        func seen(_ d: PresenceDecision) -> Double { d.lastSeen ?? -.infinity }
+        guard let newest = placed.map(seen).max() else {
+            let since = previous?.state == .notHome ? previous!.since : now
+            let reason = decisions.max { ($0.since, $1.id.rawValue) < ($1.since, $0.id.rawValue) }?.reason ?? "timeout"
+            return PersonPresence(id: person.id, name: person.name, state: .notHome, room: nil, roomName: nil, floor: nil,
+                                  confidence: 0, beacon: nil, reason: reason, since: since, lastSeen: lastSeen, ts: now)
+        }
+        let recent = placed.filter { seen($0) >= newest - Self.recentWindow }
+        // Most confident; then most recently heard; then the smaller id, so the choice is deterministic.
+        var best = recent.max { a, b in
+            (a.confidence, seen(a), b.id.rawValue) < (b.confidence, seen(b), a.id.rawValue)
+        }!
+        if let deciding = previous?.beacon, let keep = recent.first(where: { $0.id == deciding }),
+           keep.confidence + Self.switchMargin >= best.confidence {
+            best = keep
+        }
+        let room = best.room!
+        let since = previous?.room == room ? previous!.since : now
+        return PersonPresence(id: person.id, name: person.name, state: .home, room: room,
+                              roomName: rooms[room]?.title ?? DisplayName.title(for: room),
+                              floor: best.floor ?? rooms[room]?.floor, confidence: best.confidence, beacon: best.id,
+                              reason: best.reason, since: since, lastSeen: lastSeen, ts: now)
+    }
+}

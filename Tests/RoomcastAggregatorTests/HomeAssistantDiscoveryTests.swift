@@ -1,0 +1,184 @@
+import Foundation
+import Shared
+import Testing
+@testable import RoomcastAggregator
+
+/// The discovery payloads themselves; what Home Assistant makes of them is HomeAssistantTests.
+@Suite struct HomeAssistantDiscoveryTests {
+    static let phone = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-46")!
+    static let site = SiteModel(
+        rooms: [.init(name: "living"), .init(name: "kitchen"), .init(name: "bath", area: "Upstairs Bathroom"),
+                .init(name: "office", floor: 1, displayName: "Study")],
+        nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "bath-pi", room: "bath", displayName: "Bath node")],
+        beacons: [.init(id: cat, name: "Cat"), .init(id: phone, name: "Alice's phone")],
+        people: [.init(name: "Alice Smith", beacons: [phone])])
+
+    func discovery(_ mode: AggregatorConfig.Discovery.Mode = .device) -> HomeAssistantDiscovery {
+        HomeAssistantDiscovery(topics: Topics(), mode: mode, site: Self.site)
+    }
+
+    func json(_ m: OutboundMessage) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(m.payload)) as? [String: Any])
+    }
+
+    func device(_ id: String, in configs: [OutboundMessage]) throws -> [String: Any] {
+        try json(try #require(configs.first { $0.topic == "homeassistant/device/\(id)/config" }, "no config for \(id)"))
+    }
+
+    func component(_ key: String, of device: [String: Any]) throws -> [String: Any] {
+        try #require((device["cmps"] as? [String: Any])?[key] as? [String: Any], "no component \(key)")
+    }
+
+    @Test func oneRetainedConfigPerDeviceWithOriginAndSharedAvailability() throws {
+        let all = try discovery().siteConfigs(Self.site)
+        #expect(all.allSatisfy { $0.retain && $0.topic.hasPrefix("homeassistant/device/roomcast_") && $0.topic.hasSuffix("/config") })
+        // The aggregator, Alice, the cat (the phone is Alice's: no device of its own), 4 rooms, 2 nodes.
+        #expect(all.count == 1 + 1 + 1 + 4 + 2)
+        #expect(!all.contains { $0.topic.contains("1233_46") })
+        let cat = try device("roomcast_beacon_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1233_45", in: all)
+        #expect((cat["origin"] as? [String: Any])?["name"] as? String == "Roomcast")
+        let shared = try #require(cat["availability"] as? [[String: Any]])
+        #expect(shared.map { $0["topic"] as? String } == ["roomcast/aggregator/status"])
+        #expect((cat["device"] as? [String: Any])?["name"] as? String == "Cat")
+        // Unique ids are unique across the site, and keep the form they always had.
+        var ids: [String] = []
+        for m in all { for (_, c) in try json(m)["cmps"] as? [String: [String: Any]] ?? [:] { ids.append(c["unique_id"] as? String ?? "") } }
+        #expect(Set(ids).count == ids.count)
+        #expect(ids.contains("roomcast_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1233_45_tracker"))
+        #expect(ids.contains("roomcast_room_kitchen_occupancy") && ids.contains("roomcast_node_kitchen_pi_connectivity"))
+    }
+
+    @Test func aPersonHasATrackerInPresenceTermsARoomEnumAndALastSeenTimestamp() throws {
+        let alice = try device("roomcast_person_alice_smith", in: try discovery().personConfigs(Self.site.people[0]))
+        #expect((alice["device"] as? [String: Any])?["name"] as? String == "Alice Smith")
+        let tracker = try component("roomcast_person_alice_smith", of: alice)
+        #expect(tracker["p"] as? String == "device_tracker")
+        #expect(tracker.keys.contains("name") && tracker["name"] is NSNull, "null name: the device's name alone")
+        #expect(tracker["state_topic"] as? String == "roomcast/people/alice_smith")
+        #expect(tracker["value_template"] as? String == "{{ value_json.state }}")
+        #expect(tracker["payload_home"] as? String == "home" && tracker["payload_not_home"] as? String == "not_home")
+        #expect(tracker["default_entity_id"] as? String == "device_tracker.alice_smith")
+        #expect(tracker["object_id"] as? String == "alice_smith")
+        // Unavailable, never not_home, while the presence is held without evidence.
+        #expect(tracker["availability_mode"] as? String == "all")
+        let held = try #require((tracker["availability"] as? [[String: Any]])?.last)
+        #expect(held["topic"] as? String == "roomcast/people/alice_smith")
+        #expect((held["value_template"] as? String)?.contains("nodes_offline") == true)
+
+        let room = try component("roomcast_person_alice_smith_room", of: alice)
+        #expect(room["name"] as? String == "Room" && room["default_entity_id"] as? String == "sensor.alice_smith_room")
+        #expect(room["device_class"] as? String == "enum")
+        #expect(room["options"] as? [String] == ["Living Room", "Kitchen", "Bathroom", "Study", "Away"])
+        let seen = try component("roomcast_person_alice_smith_last_seen", of: alice)
+        #expect(seen["device_class"] as? String == "timestamp")
+    }
+
+    @Test func roomsLandInAreasNamedAsPeopleNameThem() throws {
+        let all = try discovery().siteConfigs(Self.site)
+        func dev(_ room: String) throws -> [String: Any] { try #require(try device("roomcast_room_\(room)", in: all)["device"] as? [String: Any]) }
+        #expect(try dev("living")["name"] as? String == "Living Room")
+        #expect(try dev("living")["suggested_area"] as? String == "Living Room")
+        #expect(try dev("kitchen")["suggested_area"] as? String == "Kitchen")
+        #expect(try dev("bath")["name"] as? String == "Bathroom")
+        #expect(try dev("bath")["suggested_area"] as? String == "Upstairs Bathroom")
+        #expect(try dev("office")["name"] as? String == "Study")
+        let kitchen = try device("roomcast_room_kitchen", in: all)
+        #expect(try component("roomcast_room_kitchen_occupancy", of: kitchen)["default_entity_id"] as? String
+                == "binary_sensor.kitchen_occupancy")
+        // With people configured: people and the other beacons counted apart too.
+        #expect(try component("roomcast_room_kitchen_people", of: kitchen)["default_entity_id"] as? String == "sensor.kitchen_people")
+        #expect(try component("roomcast_room_kitchen_unassigned", of: kitchen)["name"] as? String == "Unassigned beacons")
+        // Nodes join their room's area, named from their id unless given a display name.
+        let node = try device("roomcast_node_kitchen_pi", in: all)
+        #expect((node["device"] as? [String: Any])?["name"] as? String == "Kitchen Pi")
+        #expect((node["device"] as? [String: Any])?["suggested_area"] as? String == "Kitchen")
+        #expect(try component("roomcast_node_kitchen_pi_connectivity", of: node)["default_entity_id"] as? String
+                == "binary_sensor.kitchen_pi_connectivity")
+        #expect(try component("roomcast_node_kitchen_pi_uptime", of: node)["device_class"] as? String == "duration")
+        #expect(try component("roomcast_node_kitchen_pi_last_seen", of: node)["device_class"] as? String == "timestamp")
+        let bathNode = try device("roomcast_node_bath_pi", in: all)
+        #expect((bathNode["device"] as? [String: Any])?["suggested_area"] as? String == "Upstairs Bathroom")
+        #expect(try component("roomcast_node_bath_pi_connectivity", of: bathNode)["default_entity_id"] as? String
+                == "binary_sensor.bath_node_connectivity")
+    }
+
+    @Test func nodeDistancesAreOffUnlessAskedFor() throws {
+        let plain = try device("roomcast_node_kitchen_pi", in: try discovery().siteConfigs(Self.site))
+        #expect(!((plain["cmps"] as? [String: Any])?.keys.contains { $0.contains("distance") } ?? true))
+        let with = HomeAssistantDiscovery(topics: Topics(), site: Self.site, nodeDistances: true)
+        let node = try device("roomcast_node_kitchen_pi", in: try with.siteConfigs(Self.site))
+        let d = try component("roomcast_node_kitchen_pi_distance_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1233_45", of: node)
+        #expect(d["state_topic"] as? String == "roomcast/presence/\(cat.rawValue)")
+        #expect(d["unit_of_measurement"] as? String == "m" && d["device_class"] as? String == "distance")
+        #expect(d["default_entity_id"] as? String == "sensor.kitchen_pi_cat_distance")
+    }
+
+    @Test func entityModeWritesTheSameEntitiesOnePerTopic() throws {
+        let old = try discovery(.entity).siteConfigs(Self.site)
+        let topics = Set(old.map(\.topic))
+        let slug = "roomcast_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1233_45"
+        #expect(topics.isSuperset(of: [
+            "homeassistant/device_tracker/\(slug)/config", "homeassistant/sensor/\(slug)_room/config",
+            "homeassistant/binary_sensor/roomcast_room_kitchen_occupancy/config", "homeassistant/sensor/roomcast_room_kitchen_count/config",
+            "homeassistant/binary_sensor/roomcast_node_kitchen_pi_connectivity/config",
+            "homeassistant/binary_sensor/roomcast_aggregator_connectivity/config",
+            "homeassistant/device_tracker/roomcast_person_alice_smith/config",
+        ]))
+        let room = try json(try #require(old.first { $0.topic == "homeassistant/sensor/\(slug)_room/config" }))
+        // No `options` before device discovery's releases: a plain sensor.
+        #expect(room["options"] == nil && room["device_class"] == nil && room["p"] == nil)
+        #expect((room["device"] as? [String: Any])?["name"] as? String == "Cat")
+        #expect((room["origin"] as? [String: Any])?["name"] as? String == "Roomcast")
+        // The same unique ids as in device mode, so switching modes keeps the entities.
+        var deviceIDs: Set<String> = []
+        for m in try discovery().siteConfigs(Self.site) {
+            for (_, c) in try json(m)["cmps"] as? [String: [String: Any]] ?? [:] { deviceIDs.insert(c["unique_id"] as? String ?? "") }
+        }
+        #expect(Set(try old.map { try json($0)["unique_id"] as? String ?? "" }) == deviceIDs)
+    }
+
+    @Test func perEntityConfigsMigrateThroughHomeAssistantsMigrationPath() throws {
+        let d = discovery()
+        let configs = try d.siteConfigs(Self.site)
+        let legacy = Set(try discovery(.entity).siteConfigs(Self.site).map(\.topic))
+        let (out, migrated) = d.migrating(configs, legacy: legacy.union(["homeassistant/sensor/roomcast_gone/config"]))
+        #expect(migrated == legacy)
+        let migrate = Array(#"{"migrate_discovery":true}"#.utf8)
+        // Every old topic: first the migration request, then (after all device configs) emptied.
+        for topic in legacy {
+            let i = try #require(out.firstIndex { $0.topic == topic && $0.payload == migrate })
+            let j = try #require(out.firstIndex { $0.topic == topic && $0.payload.isEmpty })
+            let device = try #require(out.firstIndex { $0.topic.hasPrefix("homeassistant/device/") })
+            let lastDevice = try #require(out.lastIndex { $0.topic.hasPrefix("homeassistant/device/") })
+            #expect(i < device && j > lastDevice, "\(topic)")
+        }
+        #expect(out.filter { $0.topic.hasPrefix("homeassistant/device/") }.count == configs.count)
+        // Nothing to migrate, or entity mode: the configs alone.
+        #expect(d.migrating(configs, legacy: []).messages.map(\.topic) == configs.map(\.topic))
+        let entity = discovery(.entity)
+        let plain = try entity.siteConfigs(Self.site)
+        #expect(entity.migrating(plain, legacy: legacy).messages.map(\.topic) == plain.map(\.topic))
+    }
+
+    @Test func removalsClearOnlyOurConfigsNoLongerWanted() throws {
+        let d = discovery()
+        let all = try d.siteConfigs(Self.site)
+        let stale = "homeassistant/device/roomcast_beacon_old/config"
+        let removals = d.removals(existing: Set(all.map(\.topic)).union([stale, "homeassistant/sensor/other_thing/config"]), wanted: all)
+        #expect(removals.map(\.topic) == [stale])
+        #expect(removals[0].payload.isEmpty && removals[0].retain)
+        #expect(try d.beaconRemovals(id: cat).map(\.topic) == ["homeassistant/device/roomcast_beacon_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1233_45/config"])
+    }
+
+    @Test(arguments: [("living", "Living Room"), ("kitchen", "Kitchen"), ("kids_room", "Kids Room"), ("office-pi", "Office Pi"),
+                      ("Bath", "Bathroom"), ("hall", "Hall")])
+    func displayNamesFromIDs(id: String, title: String) {
+        #expect(DisplayName.title(for: id) == title)
+    }
+
+    @Test func slugsForEntityIDs() {
+        #expect(DisplayName.slug("Kitchen Occupancy") == "kitchen_occupancy")
+        #expect(DisplayName.slug("Alice's phone!") == "alice_s_phone")
+        #expect(DisplayName.slug("--") == "")
+    }
+}

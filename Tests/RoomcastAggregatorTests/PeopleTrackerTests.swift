@@ -1,0 +1,107 @@
+import Foundation
+import Shared
+import Testing
+import TestSupport
+@testable import RoomcastAggregator
+
+/// People from their beacons' decisions, as the publisher puts them on MQTT.
+@Suite struct PeopleTrackerTests {
+    static let tag = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-7-1")!
+    static let phone = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-7-2")!
+    static let site = SiteModel(
+        rooms: [.init(name: "kitchen"), .init(name: "office", floor: 1, displayName: "Study")],
+        nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "office-pi", room: "office")],
+        beacons: [.init(id: cat, name: "Cat"), .init(id: tag), .init(id: phone)],
+        people: [.init(name: "Alice", beacons: [tag, phone])])
+
+    func decision(_ id: BeaconID, _ room: String?, confidence: Double = 0.9, lastSeen: Double, reason: String? = nil,
+                  ts: Double) -> PresenceDecision {
+        var d = PresenceDecision(id: id, name: nil, room: room, floor: nil, distance: nil, confidence: confidence, node: nil,
+                                 since: ts, lastSeen: lastSeen, evidence: [], ts: ts)
+        d.reason = reason
+        return d
+    }
+
+    func person(in out: [OutboundMessage]) throws -> PersonPresence? {
+        try out.last { $0.topic == "roomcast/people/alice" }.map { try WireFormat.decode(PersonPresence.self, from: $0.payload) }
+    }
+
+    func room(_ name: String, in out: [OutboundMessage]) throws -> RoomOccupancy? {
+        try out.last { $0.topic == "roomcast/rooms/\(name)" }.map { try WireFormat.decode(RoomOccupancy.self, from: $0.payload) }
+    }
+
+    @Test func aPersonWithTwoBeaconsInARoomCountsOnceAndBeaconsOfNobodyApart() throws {
+        var p = PresencePublisher(topics: Topics(), site: Self.site)
+        let out = try p.publish([decision(Self.tag, "kitchen", lastSeen: 10, ts: 10), decision(Self.phone, "kitchen", lastSeen: 10, ts: 10),
+                                 decision(cat, "kitchen", lastSeen: 10, ts: 10)], now: 10)
+        let alice = try #require(try person(in: out))
+        #expect(alice.state == .home && alice.room == "kitchen" && alice.roomName == "Kitchen" && alice.name == "Alice")
+        let kitchen = try #require(try room("kitchen", in: out))
+        #expect(kitchen.people == ["alice"] && kitchen.unassigned == [cat] && kitchen.count == 2 && kitchen.occupied)
+        #expect(kitchen.beacons.count == 3)
+        let schema = try JSONSchemaValidator.contract("person.schema.json")
+        #expect(schema.validate(json: try #require(out.last { $0.topic == "roomcast/people/alice" }).payload) == [])
+        #expect(try JSONSchemaValidator.contract("room.schema.json").validate(json: try WireFormat.encode(kitchen)) == [])
+    }
+
+    @Test func theMostRecentlyAndMostConfidentlyPlacedBeaconDecides() throws {
+        var p = PresencePublisher(topics: Topics(), site: Self.site)
+        // Both recent: the more confident one (the phone in the office) decides.
+        var out = try p.publish([decision(Self.tag, "kitchen", confidence: 0.5, lastSeen: 100, ts: 100),
+                                 decision(Self.phone, "office", confidence: 0.9, lastSeen: 99, ts: 100)], now: 100)
+        #expect(try person(in: out)?.room == "office")
+        #expect(try person(in: out)?.roomName == "Study" && (try person(in: out)?.beacon) == Self.phone)
+        #expect(try room("kitchen", in: out)?.count == 0, "Alice's tag alone does not count her in the kitchen")
+        #expect(try room("office", in: out)?.people == ["alice"])
+        // The phone was last heard long before the tag: the tag decides, however confident the phone was.
+        out = try p.publish([decision(Self.tag, "kitchen", confidence: 0.5, lastSeen: 200, ts: 200),
+                             decision(Self.phone, "office", confidence: 1, lastSeen: 150, ts: 200)], now: 200)
+        #expect(try person(in: out)?.room == "kitchen")
+        #expect(try room("office", in: out)?.count == 0 && (try room("kitchen", in: out)?.people) == ["alice"])
+    }
+
+    @Test func theDecidingBeaconKeepsDecidingWithoutAClearLead() throws {
+        var p = PresencePublisher(topics: Topics(), site: Self.site)
+        _ = try p.publish([decision(Self.tag, "kitchen", confidence: 0.8, lastSeen: 10, ts: 10)], now: 10)
+        #expect(p.people.current["alice"]?.room == "kitchen")
+        // The phone in the office is a little more confident: no flip.
+        var out = try p.publish([decision(Self.phone, "office", confidence: 0.85, lastSeen: 11, ts: 11)], now: 11)
+        #expect(try person(in: out) == nil, "nothing changed for Alice")
+        #expect(p.people.current["alice"]?.room == "kitchen")
+        out = try p.publish([decision(Self.phone, "office", confidence: 0.95, lastSeen: 12, ts: 12)], now: 12)
+        #expect(try person(in: out)?.room == "office")
+        #expect(try person(in: out)?.since == 12)
+    }
+
+    @Test func noEvidenceIsNotAwayAndAllAwayIsNotHome() throws {
+        var p = PresencePublisher(topics: Topics(), site: Self.site)
+        _ = try p.publish([decision(Self.tag, "kitchen", lastSeen: 10, ts: 10), decision(Self.phone, "kitchen", lastSeen: 10, ts: 10)], now: 10)
+        // The kitchen's node goes offline: both beacons are held there without evidence.
+        var out = try p.publish([decision(Self.tag, "kitchen", confidence: 0, lastSeen: 10, reason: "nodes_offline", ts: 20),
+                                 decision(Self.phone, "kitchen", confidence: 0, lastSeen: 10, reason: "nodes_offline", ts: 20)], now: 20)
+        var alice = try #require(try person(in: out))
+        #expect(alice.state == .home && alice.room == "kitchen" && alice.reason == "nodes_offline" && alice.confidence == 0)
+        #expect(try room("kitchen", in: out)?.people == ["alice"])
+        // One away, one still held: still home.
+        out = try p.publish([decision(Self.tag, nil, confidence: 0, lastSeen: 10, reason: "timeout", ts: 60)], now: 60)
+        #expect(p.people.current["alice"]?.state == .home)
+        // Both away: not_home, and out of the room's count.
+        out = try p.publish([decision(Self.phone, nil, confidence: 0, lastSeen: 10, reason: "timeout", ts: 70)], now: 70)
+        alice = try #require(try person(in: out))
+        #expect(alice.state == .notHome && alice.room == nil && alice.beacon == nil && alice.since == 70)
+        #expect(try room("kitchen", in: out)?.count == 0)
+        let schema = try JSONSchemaValidator.contract("person.schema.json")
+        #expect(schema.validate(json: try WireFormat.encode(alice)) == [])
+    }
+
+    @Test func aRestartResumesPeopleWithoutPublishingThem() throws {
+        var p = PresencePublisher(topics: Topics(), site: Self.site)
+        p.resume(from: [decision(Self.tag, "office", lastSeen: 10, ts: 10)])
+        #expect(p.people.current["alice"]?.room == "office")
+        let out = try p.publish([decision(Self.tag, "office", confidence: 0.8, lastSeen: 12, ts: 12)], now: 12)
+        #expect(try person(in: out) == nil)
+        let refreshed = try p.refresh([], now: 13)
+        #expect(try person(in: refreshed)?.room == "office")
+        #expect(try person(in: refreshed)?.ts == 13)
+    }
+}
