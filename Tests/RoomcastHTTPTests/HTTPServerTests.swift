@@ -117,9 +117,10 @@ import TestSupport
     }
 
     @Test func connectionsOverTheLimitAreRefusedWith503() async throws {
-        let server = try Self.start(maxConnections: 1, timeout: 5, router: Self.router)
+        let server = try Self.start(maxConnections: 1, timeout: 120, router: Self.router)
         defer { server.shutdown() }
-        // One client holds the only slot by sending nothing.
+        // One client holds the only slot by sending nothing (a long request time: on a loaded
+        // machine the 408 must not free the slot before the test looks).
         let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(holder) }
         var addr = sockaddr_in()
@@ -127,7 +128,7 @@ import TestSupport
         addr.sin_port = server.port.bigEndian
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        try await eventually("the first connection to be admitted") { server.counters.open == 1 }
+        try await eventually("the first connection to be admitted", timeout: .seconds(60)) { server.counters.open == 1 }
         let reply = try await onThread { try Self.exchange(server.port, Array("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n".utf8), halfClose: false) }
         #expect(reply.hasPrefix("HTTP/1.1 503 "))
         #expect(server.counters.refusedBusy == 1)
@@ -140,7 +141,7 @@ import TestSupport
         let server = try Self.start(router: router)
         let port = server.port
         let reader = Task { try await onThread { try Self.exchange(port, Array("GET /events HTTP/1.1\r\nHost: x\r\n\r\n".utf8), halfClose: false) } }
-        try await eventually("the stream to open") { events.clientCount == 1 }
+        try await eventually("the stream to open", timeout: .seconds(60)) { events.clientCount == 1 }
         // A second stream over the limit is refused.
         let second = try await onThread { try Self.exchange(port, Array("GET /events HTTP/1.1\r\nHost: x\r\n\r\n".utf8)) }
         #expect(second.hasPrefix("HTTP/1.1 503 "))
