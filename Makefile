@@ -65,3 +65,15 @@ dist: setup
 
 dist-test: dist
 	@bash scripts/package/test-binaries.sh
+
+## Debian packages for this machine's architecture into build/deb/ (docs/deployment.md):
+## roomcast-edge-agent, roomcast-aggregator, roomcast-sim and their -dbgsym; lintian must pass.
+## package-test: dist-test, then the packages installed, run and purged in a clean debootstrapped
+## Debian root (cached under ~/.cache/roomcast; needs root).
+.PHONY: deb package-test
+deb: dist
+	@bash scripts/package/deb.sh
+
+package-test: deb
+	@bash scripts/package/test-binaries.sh
+	@bash scripts/package/test-debs.sh

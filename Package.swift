@@ -7,11 +7,12 @@ import Glibc
 
 /// Release links of the three programs a user installs (`edge-agent`, `aggregator`, `roomcast-sim`;
 /// docs/performance.md, "Release link"): the Swift runtime and Foundation linked in, so nothing of the
-/// toolchain is needed where they run (a Pi, the Home Assistant box, the .deb packages); linked by lld;
-/// and, where the C library can load them (glibc 2.36: Debian 12, Raspberry Pi OS bookworm), relative
+/// toolchain is needed where they run (a Pi, the Home Assistant box, the .deb packages); linked by lld,
+/// with every symbol bound at start-up (`-z now`: the GOT then becomes read-only, as Debian's hardening
+/// asks; there are only the C libraries' few hundred symbols to bind); and, where the C library can load them (glibc 2.36: Debian 12, Raspberry Pi OS bookworm), relative
 /// relocations packed (DT_RELR), so start-up does not read 2 MB of relocation records.
 let selfContainedReleaseLinkFlags: [String] = {
-    var flags = ["-static-stdlib", "-use-ld=lld"]
+    var flags = ["-static-stdlib", "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "now"]
     #if canImport(Glibc)
     var text = [CChar](repeating: 0, count: 64)  // "glibc 2.36"
     _ = confstr(Int32(_CS_GNU_LIBC_VERSION), &text, text.count)

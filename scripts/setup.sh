@@ -8,6 +8,8 @@ case "${CI:-}:${ROOMCAST_HOME_ASSISTANT:-}" in true:*|True:*|TRUE:*|1:*|*:1) tra
 packages=(
   libmosquitto-dev libbluetooth-dev libyaml-dev libssl-dev pkg-config
   mosquitto mosquitto-clients bluez bluez-test-tools openssl iproute2
+  # make dist / deb / package-test: objcopy, dpkg-shlibdeps, lintian, a clean root, systemd-analyze.
+  binutils dpkg-dev lintian debootstrap systemd
 )
 
 missing=()
