@@ -2,13 +2,6 @@ import Foundation
 import Testing
 import TestSupport
 
-extension RequiredTool {
-    /// systemd's `systemd-analyze`, which scores a unit's sandbox offline.
-    static let systemdAnalyze = RequiredTool(
-        name: "systemd-analyze", candidates: ["/usr/bin/systemd-analyze", "/bin/systemd-analyze"],
-        install: "apt install systemd, or scripts/setup.sh")
-}
-
 /// The shipped units in deploy/systemd (installed by the .deb packages) are sandboxed, and the
 /// sandbox leaves each service what it needs.
 @Suite struct SystemdUnitTests {
@@ -31,7 +24,7 @@ extension RequiredTool {
     /// (1.6 and 1.1 with systemd 252); a setting loosened without thought should fail here.
     static let maximumExposure = 2.0
 
-    @Test(.requires(.systemdAnalyze), arguments: ["roomcast-edge-agent.service", "roomcast-aggregator.service"])
+    @Test(.requiresSystemdAnalyze, arguments: ["roomcast-edge-agent.service", "roomcast-aggregator.service"])
     func exposureIsOK(unit: String) throws {
         let tool = try RequiredTool.systemdAnalyze.require()
         let (status, out) = try ChildProcess.runBlocking(tool, ["security", "--offline=true", "--no-pager", Self.unitPath(unit)])
