@@ -21,7 +21,7 @@ import TestSupport
     }
 
     /// The most exposure either unit may have; "OK" is anything under 5.0. Both sit well under it
-    /// (1.6 and 1.1 with systemd 252); a setting loosened without thought should fail here.
+    /// (1.8 and 1.2 with systemd 252); a setting loosened without thought should fail here.
     static let maximumExposure = 2.0
 
     @Test(.requiresSystemdAnalyze, arguments: ["roomcast-edge-agent.service", "roomcast-aggregator.service"])
@@ -29,7 +29,7 @@ import TestSupport
         let tool = try RequiredTool.systemdAnalyze.require()
         let (status, out) = try ChildProcess.runBlocking(tool, ["security", "--offline=true", "--no-pager", Self.unitPath(unit)])
         #expect(status == 0, "\(out)")
-        // "→ Overall exposure level for roomcast-edge-agent.service: 1.6 OK 🙂"
+        // "→ Overall exposure level for roomcast-edge-agent.service: 1.8 OK 🙂"
         let line = try #require(out.split(separator: "\n").first { $0.contains("Overall exposure level") }, "\(out)")
         let words = line.split(separator: ":").last?.split(separator: " ") ?? []
         let score = try #require(words.first.flatMap { Double($0) }, "\(line)")
