@@ -59,8 +59,9 @@ echo "test-binaries: ok: each .debug matches its binary's build id, and the debu
 mkdir -p "$work/empty" "$work/bin"
 cp "$dist"/bin/* "$work/bin/"
 # A private mount namespace: the toolchain's folder is an empty directory for these processes
-# only; they get it back when the namespace ends with them.
-unshare --mount --propagation private bash -c '
+# only; they get it back when the namespace ends with them. Not root: in a user namespace of its own.
+as_root=(); [ "$(id -u)" -eq 0 ] || as_root=(--map-root-user)
+unshare "${as_root[@]}" --mount --propagation private bash -c '
   set -euo pipefail
   mount --bind "$1" "$2"
   [ -z "$(ls -A "$2")" ] || { echo "test-binaries: FAIL: $2 is not hidden" >&2; exit 1; }
