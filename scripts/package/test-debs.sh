@@ -118,7 +118,7 @@ rm -rf "$root/tmp/home" "$root/tmp/readings.jsonl"
 # As an admin would once the configs are edited; purge must take the symlinks away.
 in_root systemctl enable roomcast-edge-agent.service roomcast-aggregator.service > /dev/null 2>&1
 [ -L "$root/etc/systemd/system/multi-user.target.wants/roomcast-aggregator.service" ] || fail "systemctl enable made no symlink"
-# What systemd makes at the services' first start (StateDirectory=roomcast), with something in it.
+# What systemd makes when a service first starts (StateDirectory=roomcast), with something in it.
 in_root install -d -o roomcast -g roomcast -m 0750 /var/lib/roomcast
 in_root setpriv --reuid=roomcast --regid=roomcast --init-groups touch /var/lib/roomcast/state
 
