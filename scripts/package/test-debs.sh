@@ -3,8 +3,9 @@
 # them. Installs all six with dpkg -i; checks the roomcast user, the conffiles and their mode, the
 # debug files, `systemd-analyze verify` and `security` on the installed units, and runs smoke.sh
 # (--version, a whole replay, config errors) on /usr/bin, plus a replay with the shipped configs as
-# the roomcast user; enables both units as an admin would; then removes (programs gone, conffiles
-# kept) and purges, and checks that no file is left that was not there before (docs/deployment.md).
+# the roomcast user; installs again (what an upgrade runs) and checks nothing changed; enables both
+# units as an admin would; then removes (programs gone, conffiles kept) and purges, and checks that
+# no file is left that was not there before (docs/deployment.md).
 #
 # The root is a minbase bookworm with the packages' Depends; the first run debootstraps it (about a
 # minute and 80 MB from the mirror) and keeps a tar of it under ~/.cache/roomcast/, which later
@@ -114,6 +115,12 @@ in_root setpriv --reuid=roomcast --regid=roomcast --init-groups aggregator repla
   || { cat "$root/../aggregator.log" >&2; fail "aggregator replay with /etc/roomcast/aggregator.yaml as roomcast"; }
 ok "the shipped configs load as user roomcast and replay a capture"
 rm -rf "$root/tmp/home" "$root/tmp/readings.jsonl"
+
+# Installing again (what an upgrade runs: postinst configure with the old version) changes nothing.
+in_root sh -c "dpkg -i /tmp/debs/*.deb" > "$root/../dpkg-reinstall.log" 2>&1 || { cat "$root/../dpkg-reinstall.log" >&2; fail "dpkg -i a second time failed"; }
+[ "$(in_root getent passwd roomcast)" = "$entry" ] || fail "reinstalling changed the roomcast user"
+[ "$(in_root stat -c "%U:%G %a" /etc/roomcast/agent.yaml)" = "root:roomcast 640" ] || fail "reinstalling changed agent.yaml'"'"'s mode"
+ok "installing again keeps the user and the conffiles'"'"' mode"
 
 # As an admin would once the configs are edited; purge must take the symlinks away.
 in_root systemctl enable roomcast-edge-agent.service roomcast-aggregator.service > /dev/null 2>&1
