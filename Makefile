@@ -11,8 +11,9 @@ setup:
 build: setup
 	$(SWIFT) build $(BUILD_FLAGS)
 
-## Release build. edge-agent comes out linked for deployment on a Pi: Swift runtime and Foundation
-## linked in, functions it runs placed together, relocations packed (Package.swift, docs/performance.md).
+## Release build. edge-agent, aggregator and roomcast-sim come out linked for deployment: Swift runtime
+## and Foundation linked in, relocations packed; edge-agent's functions placed together (Package.swift,
+## docs/performance.md).
 release: setup
 	$(SWIFT) build -c release $(BUILD_FLAGS)
 
@@ -56,3 +57,25 @@ sanitize: setup
 .PHONY: agent-link-order
 agent-link-order: setup
 	@bash scripts/agent-link-order.sh
+
+## Installable binaries (docs/deployment.md): the three programs built self-contained and stripped into
+## .build/dist/bin, their debug info in .build/dist/debug/<program>.debug (found through a gnu_debuglink).
+## dist-test runs them with the toolchain hidden: --version, a whole replay, config errors (a few seconds).
+.PHONY: dist dist-test
+dist: setup
+	@bash scripts/package/dist.sh
+
+dist-test: dist
+	@bash scripts/package/test-binaries.sh
+
+## Debian packages for this machine's architecture into build/deb/ (docs/deployment.md):
+## roomcast-edge-agent, roomcast-aggregator, roomcast-sim and their -dbgsym; lintian must pass.
+## package-test: dist-test, then the packages installed, run and purged in a clean debootstrapped
+## Debian root (cached under ~/.cache/roomcast; needs root).
+.PHONY: deb package-test
+deb: dist
+	@bash scripts/package/deb.sh
+
+package-test: deb
+	@bash scripts/package/test-binaries.sh
+	@bash scripts/package/test-debs.sh

@@ -5,17 +5,14 @@ import PackageDescription
 import Glibc
 #endif
 
-/// Release links of `edge-agent`, the binary a Pi runs (docs/performance.md): the Swift runtime and
-/// Foundation linked in (nothing of the toolchain needed on the Pi, only the code the agent uses
-/// mapped); linked by lld with the functions the agent runs placed together
-/// (Sources/EdgeAgent/link-order.txt, made by scripts/agent-link-order.sh), so it touches few code
-/// pages; and, where the C library can load them (glibc 2.36: Debian 12, Raspberry Pi OS bookworm),
-/// relative relocations packed (DT_RELR), so start-up does not read 2 MB of relocation records.
-/// Together about 13 MB less resident memory than a default dynamic build.
-let edgeAgentReleaseLinkFlags: [String] = {
-    var flags = ["-static-stdlib", "-use-ld=lld",
-                 "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/EdgeAgent/link-order.txt",
-                 "-Xlinker", "--no-warn-symbol-ordering"]
+/// Release links of the three programs a user installs (`edge-agent`, `aggregator`, `roomcast-sim`;
+/// docs/performance.md, "Release link"): the Swift runtime and Foundation linked in, so nothing of the
+/// toolchain is needed where they run (a Pi, the Home Assistant box, the .deb packages); linked by lld,
+/// with every symbol bound at start-up (`-z now`: the GOT then becomes read-only, as Debian's hardening
+/// asks; there are only the C libraries' few hundred symbols to bind); and, where the C library can load them (glibc 2.36: Debian 12, Raspberry Pi OS bookworm), relative
+/// relocations packed (DT_RELR), so start-up does not read 2 MB of relocation records.
+let selfContainedReleaseLinkFlags: [String] = {
+    var flags = ["-static-stdlib", "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "now"]
     #if canImport(Glibc)
     var text = [CChar](repeating: 0, count: 64)  // "glibc 2.36"
     _ = confstr(Int32(_CS_GNU_LIBC_VERSION), &text, text.count)
@@ -27,6 +24,20 @@ let edgeAgentReleaseLinkFlags: [String] = {
     #endif
     return flags
 }()
+
+/// `edge-agent` runs on every Pi, so its link also places the functions it runs together
+/// (Sources/EdgeAgent/link-order.txt, made by scripts/agent-link-order.sh): it touches few code pages,
+/// about 4.5 MB less resident memory (docs/performance.md).
+let edgeAgentReleaseLinkFlags: [String] = selfContainedReleaseLinkFlags + [
+    "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/EdgeAgent/link-order.txt",
+    "-Xlinker", "--no-warn-symbol-ordering",
+]
+
+/// Compiled with -static-stdlib too: that is what makes the objects name the static libraries' own
+/// dependencies (ICU for Foundation) for the linker.
+let selfContainedReleaseSwiftSettings: [SwiftSetting] = [
+    .unsafeFlags(["-static-stdlib"], .when(platforms: [.linux], configuration: .release)),
+]
 
 let package = Package(
     name: "Roomcast",
@@ -68,13 +79,17 @@ let package = Package(
 
         // Executables: wiring only.
         .executableTarget(name: "EdgeAgent", dependencies: ["Shared", "RoomcastAgent"], exclude: ["link-order.txt"],
-                          // Compiled with -static-stdlib too: that is what makes its objects name the static
-                          // libraries' own dependencies (ICU for Foundation) for the linker.
-                          swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(platforms: [.linux], configuration: .release))],
+                          swiftSettings: selfContainedReleaseSwiftSettings,
                           linkerSettings: [.unsafeFlags(edgeAgentReleaseLinkFlags,
                                                         .when(platforms: [.linux], configuration: .release))]),
-        .executableTarget(name: "Aggregator", dependencies: ["Shared", "RoomcastAggregator"]),
-        .executableTarget(name: "Simulator", dependencies: ["Shared", "RoomcastSimulation"]),
+        .executableTarget(name: "Aggregator", dependencies: ["Shared", "RoomcastAggregator"],
+                          swiftSettings: selfContainedReleaseSwiftSettings,
+                          linkerSettings: [.unsafeFlags(selfContainedReleaseLinkFlags,
+                                                        .when(platforms: [.linux], configuration: .release))]),
+        .executableTarget(name: "Simulator", dependencies: ["Shared", "RoomcastSimulation"],
+                          swiftSettings: selfContainedReleaseSwiftSettings,
+                          linkerSettings: [.unsafeFlags(selfContainedReleaseLinkFlags,
+                                                        .when(platforms: [.linux], configuration: .release))]),
         .executableTarget(name: "Benchmarks",
                           dependencies: ["Shared", "RoomcastHCI", "RoomcastAdvertising",
                                          "RoomcastFusion", "RoomcastAgent", "RoomcastAggregator",

@@ -33,8 +33,8 @@ import Testing
 
     @Test func errorMessagesSayHowToFix() {
         let permission = RadioError.permissionDenied(device: "hci0", call: "bind").description
-        #expect(permission.contains("sudo setcap cap_net_raw,cap_net_admin+eip $(which edge-agent)"))
-        #expect(permission.contains("AmbientCapabilities=CAP_NET_RAW CAP_NET_ADMIN"))
+        #expect(permission.contains("sudo setcap cap_net_raw+ep $(which edge-agent)"))
+        #expect(permission.contains("AmbientCapabilities=CAP_NET_RAW`"))
         #expect(RadioError.adapterDown(device: "hci0").description.contains("power on"))
         #expect(RadioError.adapterBusy(device: "hci0").description.contains("busy"))
         #expect(!RadioError.permissionDenied(device: "hci0", call: "bind").isTransient)

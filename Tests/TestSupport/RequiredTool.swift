@@ -24,7 +24,7 @@ public struct RequiredTool: Sendable {
 
     /// Lists tools (comma- or space-separated) to treat as missing, so the skip and CI-failure
     /// paths can be exercised on a machine that has them:
-    /// `ROOMCAST_TEST_MISSING=mosquitto,btvirt,btmon swift test --filter …`.
+    /// `ROOMCAST_TEST_MISSING=mosquitto,btvirt,btmon,systemd-analyze swift test --filter …`.
     public static let missingKey = "ROOMCAST_TEST_MISSING"
 
     /// True under CI (`CI=true` or `CI=1`), where a missing tool fails tests instead of skipping them.
@@ -80,6 +80,10 @@ extension RequiredTool {
     /// BlueZ's packet monitor, which reads btsnoop captures with `btmon -r`.
     public static let btmon = RequiredTool(
         name: "btmon", candidates: ["/usr/bin/btmon"], install: "apt install bluez, or scripts/setup.sh")
+    /// systemd's analyzer, which scores a unit's sandbox offline (`systemd-analyze security --offline=true`).
+    public static let systemdAnalyze = RequiredTool(
+        name: "systemd-analyze", candidates: ["/usr/bin/systemd-analyze", "/bin/systemd-analyze"],
+        install: "apt install systemd, or scripts/setup.sh")
 }
 
 extension RequiredTool {
@@ -103,6 +107,8 @@ extension Trait where Self == ConditionTrait {
     public static var requiresBTVirt: Self { requires(.btvirt) }
     /// Runs the test or suite when btmon is installed, always under CI; skipped (and said so) otherwise.
     public static var requiresBtmon: Self { requires(.btmon) }
+    /// Runs the test or suite when systemd-analyze is installed, always under CI; skipped (and said so) otherwise.
+    public static var requiresSystemdAnalyze: Self { requires(.systemdAnalyze) }
 
     /// Runs the test or suite when `tool` is installed, always under CI; skipped (and said so) otherwise.
     public static func requires(_ tool: RequiredTool) -> Self {

@@ -6,7 +6,7 @@ public enum RadioError: Error, Equatable, Sendable, CustomStringConvertible {
     case adapterNotFound(device: String, detail: String)
     /// The adapter exists but is down, powered off or blocked by rfkill.
     case adapterDown(device: String)
-    /// Missing CAP_NET_RAW / CAP_NET_ADMIN for the raw HCI socket.
+    /// Missing CAP_NET_RAW for the raw HCI socket (HCI commands and LE events through its filter).
     case permissionDenied(device: String, call: String)
     /// Another program holds the adapter exclusively.
     case adapterBusy(device: String)
@@ -38,7 +38,7 @@ public enum RadioError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .adapterDown(device):
             return "Bluetooth adapter \(device) is down or powered off. Power it on with `sudo btmgmt -i \(device) power on` (or `sudo hciconfig \(device) up`) and check `rfkill list` for a block."
         case let .permissionDenied(device, call):
-            return "permission denied on \(device) (\(call)): the raw HCI socket needs CAP_NET_RAW and CAP_NET_ADMIN. Grant them with `sudo setcap cap_net_raw,cap_net_admin+eip $(which edge-agent)`, or in the systemd unit set `AmbientCapabilities=CAP_NET_RAW CAP_NET_ADMIN`."
+            return "permission denied on \(device) (\(call)): the raw HCI socket needs CAP_NET_RAW. Grant it with `sudo setcap cap_net_raw+ep $(which edge-agent)`, or run the packaged systemd unit (roomcast-edge-agent.service), which sets `AmbientCapabilities=CAP_NET_RAW`."
         case let .adapterBusy(device):
             return "Bluetooth adapter \(device) is busy: another program holds it exclusively (a user channel, e.g. another scanner or btproxy). Stop it, or use another adapter."
         case let .invalidSource(s):
