@@ -206,7 +206,10 @@ struct SimulatedHomeGuardTests {
             guard let tag = scenario.beacons.first(where: { $0.name == "tag-0" }) else { throw Missing.beacon }
             func changes(_ fusion: FusionSettings) throws -> [DecisionTimeline.Change] {
                 let timeline = try run.fusion(fusion).timeline
-                return (timeline.changes[tag.id] ?? []).filter { $0.t > scenario.layout.t0 + 30 }
+                // Up to the end of the captures: there every agent stops and says offline, one
+                // after another, and the tag is decided afresh from the nodes still up.
+                let end = scenario.layout.t0 + scenario.layout.duration - 1
+                return (timeline.changes[tag.id] ?? []).filter { $0.t > scenario.layout.t0 + 30 && $0.t < end }
             }
             var noRecord = FusionSettings()
             noRecord.stillRecordAfter = 0
@@ -247,7 +250,9 @@ extension SimulatedHomeGuardTests {
             guard let tag = scenario.beacons.first(where: { $0.name == "tag-1" }) else { throw Missing.beacon }
             func changes(_ fusion: FusionSettings) throws -> [DecisionTimeline.Change] {
                 let timeline = try run.fusion(fusion).timeline
+                // Up to the end of the captures, where the agents stop one after another.
                 return (timeline.changes[tag.id] ?? []).map { .init(t: $0.t - scenario.layout.t0, room: $0.room) }
+                    .filter { $0.t < scenario.layout.duration - 1 }
             }
             var noRecord = FusionSettings()
             noRecord.stillRecordAfter = 0

@@ -41,7 +41,7 @@ struct SimulationCaptureTests {
         let nodes = scenario.layout.nodes.map(\.name)
         let tracking = try Self.agentTracking(dir, node: nodes[0])
         #expect(tracking.irks.map(\.name) == ["phone-0", "phone-1"])
-        let result = try await withTimeout(.seconds(60), "capture replay") {
+        let result = try await withTimeout(.seconds(300), "capture replay") {
             try await CaptureReplay.run(directory: dir, nodes: nodes, config: tracking)
         }
 
@@ -83,7 +83,7 @@ struct SimulationCaptureTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         try BTSnoopScenarioWriter(directory: dir).write(g)
         let nodes = g.scenario.layout.nodes.map(\.name)
-        let result = try await withTimeout(.seconds(60), "capture replay") {
+        let result = try await withTimeout(.seconds(300), "capture replay") {
             try await CaptureReplay.run(directory: dir, nodes: nodes, config: AdvertisingConfig())
         }
         let phones = g.scenario.packets.filter { $0.id.scheme == "irk" }.count
