@@ -42,22 +42,8 @@ final class FaultRig: Sendable {
     private let log = Log()
     private let drain: Task<Void, Never>
 
-    /// The folder holding the built executables (next to the test bundle, else the package's .build/debug).
-    static func productsDirectory() throws -> String {
-        var candidates: [String] = []
-        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            candidates.append(URL(fileURLWithPath: exe).deletingLastPathComponent().path)
-        }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        candidates.append(root.appendingPathComponent(".build/debug").path)
-        for dir in candidates where ["edge-agent", "aggregator", "roomcast-sim"].allSatisfy({
-            FileManager.default.isExecutableFile(atPath: "\(dir)/\($0)")
-        }) {
-            return dir
-        }
-        throw Unavailable(description: "edge-agent, aggregator and roomcast-sim not found in \(candidates); run `swift build` first")
-    }
+    /// The folder holding the built executables.
+    static func productsDirectory() throws -> String { try BuiltProducts.directory() }
 
     /// The package root (for deploy/ files).
     static var packageRoot: String {
