@@ -20,8 +20,9 @@ public final class ChildProcess: Sendable {
 
     /// Launches `executable` with `arguments`; stdout/stderr are appended to the given files;
     /// `environment` replaces the inherited one when given.
+    /// `descriptors` maps a descriptor number in the child to one of ours to hand it (a pipe).
     public init(_ executable: String, _ arguments: [String], stdoutPath: String, stderrPath: String,
-                environment: [String: String]? = nil) throws {
+                environment: [String: String]? = nil, descriptors: [Int32: Int32] = [:]) throws {
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw ChildProcessError.notExecutable(executable)
         }
@@ -46,6 +47,9 @@ public final class ChildProcess: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        for (childFD, ours) in descriptors.sorted(by: { $0.key < $1.key }) {
+            posix_spawn_file_actions_adddup2(&actions, ours, childFD)
+        }
 
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for a in argv { free(a) } }

@@ -1,0 +1,167 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import RoomcastAggregator
+import Shared
+import Testing
+import TestSupport
+
+/// The dashboard and `/metrics` of a running system, seen by real clients: the simulated home
+/// replayed by real edge agents into mosquitto, the aggregator with `--http`, a headless Chromium
+/// rendering the page, and a Prometheus scraping it.
+@Suite(.serialized, .requiresMosquitto, .requiresChromium, .requiresPrometheus) struct DashboardLiveTests {
+    /// Whether the page draws `beacon` in `room` (its marker carries both as attributes).
+    static func page(_ dom: String, shows beacon: BeaconID, in room: String) -> Bool {
+        dom.range(of: #"data-beacon="\#(NSRegularExpression.escapedPattern(for: beacon.rawValue))"[^>]*data-room="\#(room)""#,
+                  options: .regularExpression) != nil
+    }
+
+    /// Waits until the live page's DOM satisfies `condition`; returns it and when it first did.
+    static func waitForPage(_ browser: HeadlessBrowser, _ session: String, _ what: String, timeout: Double = 20,
+                            _ condition: @escaping @Sendable (String) -> Bool) async throws -> (dom: String, at: Double) {
+        try await offPool {
+            let deadline = Date().addingTimeInterval(timeout)
+            var dom = ""
+            while Date() < deadline {
+                dom = (try browser.evaluate("document.documentElement.outerHTML", session: session) as? String) ?? ""
+                if condition(dom) { return (dom, Date().timeIntervalSince1970) }
+                Thread.sleep(forTimeInterval: 0.1)  // polling a page the test does not control; bounded by the deadline
+            }
+            throw HeadlessBrowser.ProtocolError(description: "the page never showed \(what) within \(timeout) s; last DOM:\n\(dom.prefix(3000))")
+        }
+    }
+
+    @Test func theDashboardShowsTheHomeAndFollowsAMove() async throws {
+        let port = try freePort()
+        let rig = try await FaultRig.start(refreshInterval: 60, aggregatorArguments: ["--http", "127.0.0.1:\(port)"])
+        var browser: HeadlessBrowser?
+        do {
+            _ = try await FaultTests.warmUp(rig)
+            let (probe, _) = try await FaultTests.probeBaseline(rig)
+            let chromium = try RequiredTool.chromium.require()
+            let b = try HeadlessBrowser(chromium: chromium, directory: rig.directory)
+            browser = b
+            let session = try await offPool { try b.open("http://127.0.0.1:\(port)/") }
+            // Floor 0 of the house: its rooms, its nodes online, and the probe in the office.
+            let (first, _) = try await Self.waitForPage(b, session, "the probe in the office") { dom in
+                Self.page(dom, shows: FaultRig.probeID, in: "office")
+            }
+            for room in ["living", "kitchen", "hall", "office"] {
+                #expect(first.contains(#"data-room="\#(room)""#), "room \(room) on the page")
+            }
+            for node in ["living-pi", "kitchen-pi", "hall-pi", "office-pi"] {
+                #expect(first.range(of: #"data-node="\#(node)"[^>]*data-status="online""#, options: .regularExpression) != nil,
+                        "node \(node) online on the page")
+            }
+            #expect(first.contains(#"data-connected="true""#), "the live stream is connected")
+
+            // The probe walks to the kitchen: the open page follows by itself (Server-Sent Events).
+            let followed = try await rig.follow(probe, to: "kitchen-pi", room: "kitchen")
+            let publishedAt = FaultRig.now
+            let (second, shownAt) = try await Self.waitForPage(b, session, "the probe in the kitchen", timeout: 10) { dom in
+                Self.page(dom, shows: FaultRig.probeID, in: "kitchen")
+            }
+            #expect(!Self.page(second, shows: FaultRig.probeID, in: "office"))
+            #expect(shownAt - publishedAt < 3, "the page showed the move \(shownAt - publishedAt) s after it was published")
+            print("dashboard: the move to the kitchen published \(FaultTests.s(followed)) after it began; the open page showed it "
+                  + "\(FaultTests.s(max(0, shownAt - publishedAt))) after that")
+            await probe.stop()
+        } catch {
+            browser?.shutdown()
+            await rig.shutdown()
+            throw error
+        }
+        browser?.shutdown()
+        await rig.shutdown()
+    }
+
+    /// Prometheus's answer to `query` as (labels, value) pairs.
+    static func query(_ prometheusPort: Int, _ query: String) async throws -> [([String: String], Double)] {
+        var components = URLComponents(string: "http://127.0.0.1:\(prometheusPort)/api/v1/query")!
+        components.queryItems = [URLQueryItem(name: "query", value: query)]
+        let (data, _) = try await URLSession.shared.data(from: components.url!)
+        struct Answer: Decodable {
+            struct Data: Decodable {
+                struct Sample: Decodable { var metric: [String: String]; var value: [ValueField] }
+                var result: [Sample]
+            }
+            var status: String
+            var data: Data
+        }
+        enum ValueField: Decodable {
+            case time(Double), text(String)
+            init(from decoder: Decoder) throws {
+                let c = try decoder.singleValueContainer()
+                if let d = try? c.decode(Double.self) { self = .time(d) } else { self = .text(try c.decode(String.self)) }
+            }
+        }
+        let answer = try JSONDecoder().decode(Answer.self, from: data)
+        return answer.data.result.compactMap { sample in
+            guard case .text(let v)? = sample.value.last, let value = Double(v) else { return nil }
+            return (sample.metric, value)
+        }
+    }
+
+    @Test func aRealPrometheusScrapesWhatTheReplayDid() async throws {
+        let port = try freePort()
+        let rig = try await FaultRig.start(refreshInterval: 60, aggregatorArguments: ["--http", "127.0.0.1:\(port)"])
+        let prometheusPort = try freePort()
+        var prometheus: ChildProcess?
+        do {
+            _ = try await FaultTests.warmUp(rig)
+            let config = "\(rig.directory)/prometheus.yml"
+            try """
+                global: {scrape_interval: 1s, evaluation_interval: 1s}
+                scrape_configs:
+                  - job_name: roomcast
+                    static_configs: [{targets: ["127.0.0.1:\(port)"]}]
+                """.write(toFile: config, atomically: true, encoding: .utf8)
+            prometheus = try ChildProcess(try RequiredTool.prometheus.require(), [
+                "--config.file=\(config)", "--storage.tsdb.path=\(rig.directory)/tsdb",
+                "--web.listen-address=127.0.0.1:\(prometheusPort)",
+            ], stdoutPath: "\(rig.directory)/prometheus.log", stderrPath: "\(rig.directory)/prometheus.log")
+            try await eventually("Prometheus scraping the aggregator", timeout: .seconds(60), poll: .milliseconds(500)) {
+                let up = (try? await Self.query(prometheusPort, #"up{job="roomcast"}"#)) ?? []
+                return up.first?.1 == 1
+            }
+            // The probe moves once more, so a room change happened while Prometheus watched.
+            let (probe, _) = try await FaultTests.probeBaseline(rig)
+            _ = try await rig.follow(probe, to: "kitchen-pi", room: "kitchen")
+            let movedAt = FaultRig.now
+            try await eventually("a scrape after the move", timeout: .seconds(30), poll: .milliseconds(500)) {
+                let t = (try? await Self.query(prometheusPort, "timestamp(roomcast_decisions_total)"))?.first?.1 ?? 0
+                return t > movedAt + 1
+            }
+            await probe.stop()
+
+            // Against what the observer saw the aggregator publish.
+            let presences = rig.messages.compactMap(\.presence)
+            let decisions = try #require(try await Self.query(prometheusPort, "roomcast_decisions_total").first?.1)
+            #expect(decisions >= Double(rig.beacons.count + 1), "every beacon and the probe decided at least once: \(decisions)")
+            #expect(decisions <= Double(presences.count), "no more decisions than presence messages seen: \(decisions) vs \(presences.count)")
+            let switches = try await Self.query(prometheusPort, #"roomcast_room_changes_total{kind="switch"}"#).first?.1 ?? 0
+            #expect(switches >= 2, "the probe's two moves are room switches: \(switches)")
+            let perNode = try await Self.query(prometheusPort, "roomcast_node_readings_total")
+            let counted = Set(perNode.filter { $0.1 > 0 }.compactMap { $0.0["node"] })
+            #expect(counted.isSuperset(of: rig.nodes), "readings counted for every node: \(counted.sorted())")
+            let online = try await Self.query(prometheusPort, "roomcast_node_online == 1")
+            #expect(Set(online.compactMap { $0.0["node"] }) == Set(rig.nodes), "every node online")
+            let accepted = try #require(try await Self.query(prometheusPort, "roomcast_readings_accepted_total").first?.1)
+            #expect(accepted >= perNode.map(\.1).reduce(0, +) * 0.99, "accepted readings \(accepted) cover the per-node counts")
+            let kitchen = try await Self.query(prometheusPort, #"roomcast_room_occupancy{room="kitchen"}"#).first?.1 ?? 0
+            #expect(kitchen >= 1, "the probe is counted in the kitchen")
+            let held = try await Self.query(prometheusPort, "roomcast_decisions_held").first?.1
+            #expect(held == 0, "decisions are not held while the broker is up")
+            print("metrics: Prometheus scraped \(Int(decisions)) decisions, \(Int(switches)) switches, \(Int(accepted)) readings "
+                  + "from \(counted.count) nodes; the observer saw \(presences.count) presence messages")
+        } catch {
+            prometheus?.send(SIGTERM)
+            await rig.shutdown()
+            throw error
+        }
+        prometheus?.send(SIGTERM)
+        if let prometheus { _ = await prometheus.waitForExit() }
+        await rig.shutdown()
+    }
+}
