@@ -252,7 +252,8 @@ public enum EdgeAgentCLI {
         // A capture replayed in real time to a broker stands in for a live node: its clock is shifted to now.
         let rebase: Bool = { if case .btsnoop(_, .max) = spec { false } else { mqtt != nil } }()
         let service = EdgeAgentService(settings: config.agentSettings, decoder: decoder, source: source, sink: sink, mqtt: mqtt,
-                                       logger: serviceLogger, rebaseReplayToNow: rebase, onTick: onTick)
+                                       logger: serviceLogger, rebaseReplayToNow: rebase, http: scan ? nil : config.http,
+                                       onTick: onTick)
         let lifecycle = ServiceLifecycle(logger: logger)
         lifecycle.onShutdown("stop the radio") { await service.stop() }
         let isReplay = spec.isReplay

@@ -55,6 +55,12 @@ public struct AgentCore: Sendable {
         self.rateWindow = (startTime, 0)
     }
 
+    /// Advertisements per second over the latest telemetry window.
+    public var advertisementRate: Double { advertisementsPerSecond }
+
+    /// Beacons in the table now.
+    public var trackedBeacons: Int { beacons.count }
+
     /// The retained `online` status; the MQTT Last Will is its `offline` twin.
     public var onlineMessage: OutboundMessage {
         OutboundMessage(topic: settings.topics.nodeStatus(settings.node), text: "online", retain: true, qos: 1)

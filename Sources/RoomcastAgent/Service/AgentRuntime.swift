@@ -101,5 +101,9 @@ public final class AgentRuntime: Sendable {
 
     public var scanTable: ScanTable { state.withLock { $0.core.scanTable(now: $0.lastTime) } }
     public var stats: AgentCore.Stats { state.withLock { $0.core.stats } }
+    /// What `/metrics` shows of the core: its counters, advertisements/s and the table's size.
+    public var metrics: (stats: AgentCore.Stats, advertisementRate: Double, trackedBeacons: Int) {
+        state.withLock { ($0.core.stats, $0.core.advertisementRate, $0.core.trackedBeacons) }
+    }
     public var now: Double { state.withLock { $0.lastTime } }
 }

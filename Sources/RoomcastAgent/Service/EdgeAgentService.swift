@@ -1,6 +1,7 @@
 import Foundation
 import RoomcastAdvertising
 import RoomcastHCI
+import RoomcastHTTP
 import RoomcastMQTT
 import Shared
 
@@ -23,11 +24,14 @@ public final class EdgeAgentService: Sendable {
     /// capture time: a capture replayed (in real time or at a factor) to a live
     /// aggregator then looks like a live node on the aggregator's clock.
     private let rebaseReplayToNow: Bool
+    /// The optional listener for `/metrics` and `/healthz` (`http.listen`).
+    private let http: HTTPConfig?
 
     public init(settings: AgentSettings, decoder: AdvertisementDecoder, source: any RadioSource, sink: any AgentSink,
                 mqtt: MQTTClient?, clock: any TimeSource = SystemTimeSource(), logger: Logger,
-                rebaseReplayToNow: Bool = false, onTick: (@Sendable (ScanTable, Double) -> Void)? = nil) {
+                rebaseReplayToNow: Bool = false, http: HTTPConfig? = nil, onTick: (@Sendable (ScanTable, Double) -> Void)? = nil) {
         self.rebaseReplayToNow = rebaseReplayToNow
+        self.http = http
         self.settings = settings
         self.decoder = decoder
         self.source = source
@@ -55,6 +59,8 @@ public final class EdgeAgentService: Sendable {
                                    logger: logger)
         runtime.start(now: start)
         logger.info("edge agent running", metadata: ["node": settings.node, "source": source.spec.description])
+        let listener = startListener(runtime: runtime)
+        defer { listener?.shutdown() }
 
         let connectionWatcher = Task { [mqtt, logger] in
             guard let mqtt else { return }
@@ -95,6 +101,28 @@ public final class EdgeAgentService: Sendable {
         logger.info("edge agent stopped", metadata: ["reports": "\(stats.reports)", "readings": "\(stats.readings)",
                                                      "beacons.evicted": "\(stats.evicted)"])
         return stats
+    }
+
+    /// Starts `/metrics` and `/healthz` when `http.listen` is set. A listener that cannot start
+    /// (port in use) is reported and the agent scans on: the radio matters more than its metrics.
+    private func startListener(runtime: AgentRuntime) -> AgentHTTP? {
+        guard let http, let configuration = HTTPServer.Configuration(http) else { return nil }
+        let (settings, source, mqtt) = (settings, source, mqtt)
+        let listener = AgentHTTP(configuration: configuration, config: http, sample: {
+            let m = runtime.metrics
+            return AgentHTTP.Sample(node: settings.node, stats: m.stats, advertisementRate: m.advertisementRate,
+                                    trackedBeacons: m.trackedBeacons, maxTrackedBeacons: settings.maxTrackedBeacons,
+                                    radio: source.counters.snapshot, mqttConnected: mqtt?.isConnected,
+                                    mqttReconnects: mqtt?.reconnects ?? 0, mqttPublishFailures: mqtt?.publishFailures ?? 0)
+        }, logger: logger)
+        do {
+            try listener.start()
+            logger.info("metrics listening", metadata: ["http.listen": http.listen ?? ""])
+            return listener
+        } catch {
+            logger.error("cannot start the metrics listener", metadata: ["error": "\(error)"])
+            return nil
+        }
     }
 
     /// Ends `run()` gracefully (idempotent).
