@@ -27,6 +27,7 @@ struct DecisionTrace<Inner: PresenceEstimator & Sendable>: PresenceEstimator, Se
     mutating func hearingRestored(at now: Double) { inner.hearingRestored(at: now) }
     mutating func takeDropped() -> [DroppedBeacon] { inner.takeDropped() }
     var capacityUse: CapacityUse? { inner.capacityUse }
+    func switchEvidenceSince(for id: BeaconID) -> Double? { inner.switchEvidenceSince(for: id) }
 
     mutating func tick(now: Double) -> [PresenceDecision] {
         let changed = inner.tick(now: now)

@@ -27,6 +27,11 @@ extension FusionEngine {
         return changed
     }
 
+    public func switchEvidenceSince(for id: BeaconID) -> Double? {
+        guard let b = beaconIndex[id], beacons[b].switchLedSince.isFinite else { return nil }
+        return beacons[b].switchLedSince
+    }
+
     public func decision(for id: BeaconID) -> PresenceDecision? {
         guard let b = beaconIndex[id], beacons[b].decided else { return nil }
         return makeDecision(b, at: beacons[b].lastEvaluation)
@@ -214,6 +219,7 @@ extension FusionEngine {
             s.reason = "node_offline"
             s.room = best
             s.since = now
+            s.switchLedSince = now  // decided at once on what the remaining nodes say
             s.challenger = -1
             changed = true
         } else if best != s.room {
@@ -235,6 +241,7 @@ extension FusionEngine {
                     s.room = best
                     s.since = now
                     s.reason = usedGeometry ? "moved_geometry" : "moved_nearest"
+                    s.switchLedSince = s.challengerSince
                     s.challenger = -1
                     changed = true
                 }

@@ -488,6 +488,8 @@ struct BeaconState {
     var reason = "initial"
     var challenger = -1
     var challengerSince = 0.0
+    /// When the room of the latest switch began to lead (`switchEvidenceSince`; -inf: no switch yet).
+    var switchLedSince = -Double.infinity
     /// Evidence behind the room filter vanished (a node went offline): decide afresh.
     var restart = false
     /// Since when its two links have swung apart (`motion_swing_threshold`; -inf: not).

@@ -28,6 +28,10 @@ public protocol PresenceEstimator {
 
     /// How full its beacon table is, for a capacity warning (nil: unbounded or not reported).
     var capacityUse: CapacityUse? { get }
+
+    /// When the evidence for the room `id` last switched to began to lead, so the switch's
+    /// latency can be measured from it (nil: not known).
+    func switchEvidenceSince(for id: BeaconID) -> Double?
 }
 
 /// How full an estimator's beacon table is.
@@ -57,6 +61,7 @@ extension PresenceEstimator {
     /// Estimators that never drop a beacon report none.
     public mutating func takeDropped() -> [DroppedBeacon] { [] }
     public var capacityUse: CapacityUse? { nil }
+    public func switchEvidenceSince(for id: BeaconID) -> Double? { nil }
 }
 
 /// Resuming after a restart.

@@ -142,6 +142,11 @@ import TestSupport
             #expect(decisions <= Double(presences.count), "no more decisions than presence messages seen: \(decisions) vs \(presences.count)")
             let switches = try await Self.query(prometheusPort, #"roomcast_room_changes_total{kind="switch"}"#).first?.1 ?? 0
             #expect(switches >= 2, "the probe's two moves are room switches: \(switches)")
+            // Every switch the fusion engine makes says when its evidence began to lead.
+            let latencies = try await Self.query(prometheusPort, "roomcast_switch_latency_seconds_count").first?.1 ?? 0
+            let latencySum = try await Self.query(prometheusPort, "roomcast_switch_latency_seconds_sum").first?.1 ?? 0
+            #expect(latencies == switches, "a latency per switch: \(latencies) of \(switches)")
+            #expect(latencies > 0 && latencySum / latencies < 30, "mean switch latency \(latencySum / max(latencies, 1)) s")
             let perNode = try await Self.query(prometheusPort, "roomcast_node_readings_total")
             let counted = Set(perNode.filter { $0.1 > 0 }.compactMap { $0.0["node"] })
             #expect(counted.isSuperset(of: rig.nodes), "readings counted for every node: \(counted.sorted())")

@@ -111,6 +111,16 @@ import Shared
         #expect(away.room == nil && away.reason == "timeout")
     }
 
+    @Test func aSwitchSaysWhenItsEvidenceBeganToLead() throws {
+        var engine = FusionEngine(site: Synthetic.twoRooms, settings: FusionSettings())
+        _ = Self.drive(&engine, from: 0, to: 30, sigma: 1, seed: 5) { _ in ["n-kitchen": -60, "n-office": -72] }
+        #expect(engine.switchEvidenceSince(for: Synthetic.tag) == nil, "no switch yet")
+        let moved = Self.drive(&engine, from: 30, to: 60, sigma: 1, seed: 6) { _ in ["n-kitchen": -72, "n-office": -60] }
+        let change = try #require(moved.map(\.1).first { $0.room == "office" })
+        let lead = try #require(engine.switchEvidenceSince(for: Synthetic.tag))
+        #expect(lead >= 30 && lead <= change.since, "the lead began after the move (30 s) and before the switch (\(change.since)): \(lead)")
+    }
+
     @Test func aNodeBackFromOfflineCountsSilenceFromItsReturn() throws {
         var engine = FusionEngine(site: Synthetic.twoRooms, settings: FusionSettings())
         _ = Self.drive(&engine, from: 0, to: 20, sigma: 1, seed: 4) { _ in ["n-kitchen": -60] }

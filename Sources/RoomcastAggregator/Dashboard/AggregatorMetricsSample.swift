@@ -60,6 +60,8 @@ public struct AggregatorMetricsSample: Sendable {
         p.sample("roomcast_room_changes_total", [("kind", "return")], Double(stats.returns))
         p.counter("roomcast_flaps_total", help: "Switches back to the room left within \(Int(stats.flapWindow)) s.", Double(stats.flaps))
         p.histogram("roomcast_away_latency_seconds", help: "Seconds from a beacon's last reading to its away decision.", stats.awayLatency)
+        p.histogram("roomcast_switch_latency_seconds", help: "Seconds from when the new room's evidence began to lead to the switch.",
+                    stats.switchLatency)
         p.gauge("roomcast_beacons_tracked", help: "Beacons the fusion engine tracks.", Double(beaconsTracked))
         p.counter("roomcast_beacons_evicted_total", help: "Unknown beacons evicted at capacity.", Double(beaconsEvicted))
         p.family("roomcast_room_occupancy", .gauge, help: "Beacons whose decision in force is this room.")

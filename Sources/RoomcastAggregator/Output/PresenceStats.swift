@@ -13,6 +13,9 @@ public struct PresenceStats: Sendable, Equatable {
     public private(set) var flaps: UInt64 = 0
     /// Seconds from the last reading to the away decision.
     public private(set) var awayLatency = Histogram(bounds: [5, 10, 15, 20, 30, 45, 60, 90, 120, 300])
+    /// Seconds from when the new room's evidence began to lead to the switch: what the
+    /// hysteresis costs (the engine says when that lead began; nil from estimators that do not).
+    public private(set) var switchLatency = Histogram(bounds: [0.5, 1, 2, 3, 5, 8, 13, 20, 30, 60])
     /// A switch back to the room left less than this many seconds ago counts as a flap.
     public let flapWindow: Double
 
@@ -27,7 +30,7 @@ public struct PresenceStats: Sendable, Equatable {
         self.flapWindow = flapWindow
     }
 
-    mutating func observe(_ changed: [PresenceDecision], now: Double) {
+    mutating func observe(_ changed: [PresenceDecision], now: Double, ledSince: (BeaconID) -> Double? = { _ in nil }) {
         for d in changed {
             decisions += 1
             guard let before = last[d.id] else {
@@ -39,6 +42,7 @@ public struct PresenceStats: Sendable, Equatable {
             case (.some, .some(let room)):
                 switches += 1
                 if room == before.previous, now - before.changedAt <= flapWindow { flaps += 1 }
+                if let lead = ledSince(d.id), lead <= now { switchLatency.observe(now - lead) }
             case (.some, .none):
                 aways += 1
                 if let seen = d.lastSeen { awayLatency.observe(max(0, d.ts - seen)) }

@@ -275,7 +275,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         } else {
             for d in changed { announcedBeacons.insert(d.id) }
         }
-        presenceStats.observe(changed, now: now)
+        presenceStats.observe(changed, now: now) { engine.switchEvidenceSince(for: $0) }
         out += try publisher.publish(changed, now: now)
         return out
     }
