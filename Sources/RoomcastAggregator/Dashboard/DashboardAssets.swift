@@ -143,7 +143,8 @@ enum DashboardAssets {
         for (const n of nodes) points.push(n.position);
         if (!points.length) { svg.hidden = true; return; }
         const xs = points.map((p) => p[0]), ys = points.map((p) => p[1]);
-        const minX = Math.min(...xs) - 0.6, maxX = Math.max(...xs) + 0.6, minY = Math.min(...ys) - 0.6, maxY = Math.max(...ys) + 0.6;
+        // Labels are drawn to the right of their marker: room on that side for a node on the east wall.
+        const minX = Math.min(...xs) - 0.6, maxX = Math.max(...xs) + 1.8, minY = Math.min(...ys) - 0.6, maxY = Math.max(...ys) + 0.6;
         // y grows upwards in the site's coordinates, downwards on screen.
         const sx = (x) => x - minX, sy = (y) => maxY - y;
         svg.setAttribute("viewBox", `0 0 ${(maxX - minX).toFixed(2)} ${(maxY - minY).toFixed(2)}`);
