@@ -3,8 +3,35 @@ import Foundation
 import Glibc
 #endif
 
-/// A TCP port on 127.0.0.1 that was free a moment ago (the kernel picks it).
+/// A TCP port on 127.0.0.1 that was free a moment ago, below the kernel's ephemeral range when it
+/// can: a port from that range may be taken, before the test's server binds it, as the source port
+/// of any outgoing connection (another test's client, or a client retrying this very port, which
+/// Linux can connect to itself), and a busy suite makes many.
 public func freePort() throws -> Int {
+    let low = ((try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))?
+        .split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first).flatMap { Int($0) } ?? 32768
+    if low > 12_000 {
+        for _ in 0..<64 {
+            let candidate = Int.random(in: 10_000..<low)
+            if canBind(port: candidate) { return candidate }
+        }
+    }
+    return try kernelPickedPort()
+}
+
+/// Whether 127.0.0.1:`port` can be bound now.
+func canBind(port: Int) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var addr = loopbackAddress(port: port)
+    return withUnsafePointer(to: &addr) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    } == 0
+}
+
+/// A port the kernel picks (from its ephemeral range).
+func kernelPickedPort() throws -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     defer { close(fd) }
