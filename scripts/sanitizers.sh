@@ -5,6 +5,7 @@
 #
 #   SANITIZERS="address thread"   which to run
 #   SANITIZE_FILTER=<regex>       passed to `swift test --filter` (default: every test)
+#   SANITIZE_SKIP=<regex>         passed to `swift test --skip`
 #   SANITIZE_SKIP_BUILD=1         reuse the last build
 #
 # Logs: .build/sanitize-<name>.log. Exit status: 0 when every suite passed with no report.
@@ -15,6 +16,7 @@ SWIFT=${SWIFT:-swift}
 sanitizers=${SANITIZERS:-address thread}
 filter=()
 if [ -n "${SANITIZE_FILTER:-}" ]; then filter=(--filter "$SANITIZE_FILTER"); fi
+if [ -n "${SANITIZE_SKIP:-}" ]; then filter+=(--skip "$SANITIZE_SKIP"); fi
 
 # Swift's own crash handler reads freed memory under ASan and would hide the real report.
 export SWIFT_BACKTRACE=enable=no
