@@ -9,7 +9,8 @@ import Testing
     static let envPassword = "env-secret-51d2aa"
     static let phoneKey = "ec0234a357c8ad05341010a60a397d9b"
     static let watchKey = "a1b2c3d4e5f60718293a4b5c6d7e8f90"
-    static let all = [filePassword, urlPassword, envPassword, phoneKey, watchKey]
+    static let httpToken = "http-token-3e8b57"
+    static let all = [filePassword, urlPassword, envPassword, phoneKey, watchKey, httpToken]
 
     static let mqttYAML = """
         mqtt:
@@ -71,6 +72,12 @@ import Testing
     @Test func aggregatorConfigRedactsPasswords() throws {
         let config = try ConfigLoader.parse(AggregatorConfig.self, yaml: Self.mqttYAML)
         Self.expectNoSecret(Self.renderings(config), "AggregatorConfig")
+    }
+
+    @Test func theHTTPTokenIsASecretToo() throws {
+        let config = try ConfigLoader.parse(AggregatorConfig.self, yaml: Self.mqttYAML + "http:\n  token: \(Self.httpToken)\n")
+        #expect(config.http.resolvedToken(environment: [:]) == Self.httpToken)
+        Self.expectNoSecret(Self.renderings(config) + Self.renderings(config.http), "AggregatorConfig.http")
     }
 
     /// A mistake next to or in a secret makes the loader name the field, never echo the value.

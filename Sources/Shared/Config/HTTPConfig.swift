@@ -19,8 +19,8 @@ public struct HTTPConfig: Codable, Sendable, Equatable {
     /// Live event streams (the dashboard's) at once (default 8).
     public var maxEventStreams: Int
     /// The token for requests that change state (`Authorization: Bearer <token>`, or Basic with
-    /// the token as password); prefer `token_env`.
-    public var token: String?
+    /// the token as password); prefer `token_env`. A `Secret`: every rendering shows `***`.
+    public var token: Secret?
     /// Name of an environment variable holding the token.
     public var tokenEnv: String?
     /// Require the token for every page too, not only for changes (`/healthz` stays open for
@@ -28,7 +28,7 @@ public struct HTTPConfig: Codable, Sendable, Equatable {
     public var protectReads: Bool
 
     public init(listen: String? = nil, maxConnections: Int = 16, maxRequestBytes: Int = 8192, requestTimeoutS: Double = 10,
-                maxEventStreams: Int = 8, token: String? = nil, tokenEnv: String? = nil, protectReads: Bool = false) {
+                maxEventStreams: Int = 8, token: Secret? = nil, tokenEnv: String? = nil, protectReads: Bool = false) {
         self.listen = listen
         self.maxConnections = maxConnections
         self.maxRequestBytes = maxRequestBytes
@@ -54,22 +54,9 @@ public struct HTTPConfig: Codable, Sendable, Equatable {
         maxRequestBytes = try c.decode(Int.self, forKey: .maxRequestBytes, default: d.maxRequestBytes)
         requestTimeoutS = try c.decode(Double.self, forKey: .requestTimeoutS, default: d.requestTimeoutS)
         maxEventStreams = try c.decode(Int.self, forKey: .maxEventStreams, default: d.maxEventStreams)
-        token = try c.decodeIfPresent(String.self, forKey: .token)
+        token = try c.decodeIfPresent(Secret.self, forKey: .token)
         tokenEnv = try c.decodeIfPresent(String.self, forKey: .tokenEnv)
         protectReads = try c.decode(Bool.self, forKey: .protectReads, default: d.protectReads)
-    }
-
-    /// Encodes with the token replaced by `***`: configs are encoded only to be shown.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encodeIfPresent(listen, forKey: .listen)
-        try c.encode(maxConnections, forKey: .maxConnections)
-        try c.encode(maxRequestBytes, forKey: .maxRequestBytes)
-        try c.encode(requestTimeoutS, forKey: .requestTimeoutS)
-        try c.encode(maxEventStreams, forKey: .maxEventStreams)
-        try c.encodeIfPresent(token.map { _ in "***" }, forKey: .token)
-        try c.encodeIfPresent(tokenEnv, forKey: .tokenEnv)
-        try c.encode(protectReads, forKey: .protectReads)
     }
 
     /// A parsed `listen` value.
@@ -126,7 +113,7 @@ public struct HTTPConfig: Codable, Sendable, Equatable {
     public func resolvedToken(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
         if let name = tokenEnv { return environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         if let value = environment[Self.tokenEnvironmentVariable], !value.isEmpty { return value }
-        return token
+        return token?.revealed
     }
 
     /// Every problem of the section, under `path`.
