@@ -174,6 +174,8 @@ extension FusionEngine {
     /// The beacons dropped since the last call: the aggregator forgets what it published of
     /// them, and clears the retained topics of evicted strangers.
     public mutating func takeDropped() -> [DroppedBeacon] {
+        // Called after every reading: the common case touches nothing.
+        guard !dropped.isEmpty else { return [] }
         defer { dropped.removeAll(keepingCapacity: true) }
         return dropped
     }

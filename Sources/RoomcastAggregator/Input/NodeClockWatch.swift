@@ -48,29 +48,35 @@ public struct NodeClockWatch: Sendable {
     public mutating func observe(node: String, captured: Double, now: Double) -> Verdict? {
         let lag = now - captured
         guard lag.isFinite else { return nil }
-        guard var w = windows[node] else {
+        guard windows[node] != nil else {
             if windows.count < maximumNodes { windows[node] = Window(start: now, lags: [lag], seen: 1) }
             return nil
         }
-        var verdict: Verdict?
+        // Mutated in place: a copy out of the dictionary would copy its lags on every reading.
+        guard let offset = Self.add(lag, now: now, to: &windows[node]!, window: window, minimumReadings: minimumReadings) else {
+            return nil
+        }
+        let off = abs(offset) > limit
+        if off { offNodes[node] = offset } else { offNodes[node] = nil }
+        return Verdict(node: node, offset: offset, off: off)
+    }
+
+    /// Adds one lag to `w`; when it closes a window with enough readings, the window's median.
+    private static func add(_ lag: Double, now: Double, to w: inout Window, window: Double,
+                            minimumReadings: Int) -> Double? {
+        var offset: Double?
         if now - w.start >= window {
-            if w.lags.count >= minimumReadings {
-                let offset = Self.median(&w.lags)
-                let off = abs(offset) > limit
-                verdict = Verdict(node: node, offset: offset, off: off)
-                if off { offNodes[node] = offset } else { offNodes[node] = nil }
-            }
+            if w.lags.count >= minimumReadings { offset = median(&w.lags) }
             w = Window(start: now)
         }
         w.seen += 1
-        if w.lags.count < Self.sampleSize {
+        if w.lags.count < sampleSize {
             w.lags.append(lag)
         } else {
             // The window's latest readings (a ring): deterministic, so replays warn alike.
-            w.lags[(w.seen - 1) % Self.sampleSize] = lag
+            w.lags[(w.seen - 1) % sampleSize] = lag
         }
-        windows[node] = w
-        return verdict
+        return offset
     }
 
     /// Forgets the windows in progress: readings that arrived while the aggregator was not
