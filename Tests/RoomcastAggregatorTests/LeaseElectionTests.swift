@@ -109,3 +109,11 @@ import Testing
         #expect(standby.isActive)
     }
 }
+
+@Suite struct SyncTopicTests {
+    @Test func everyProcessHasASyncTopicOfItsOwnEvenUnderOneInstanceName() {
+        let a = InstanceLivenessTests.runtime("alpha"), b = InstanceLivenessTests.runtime("alpha")
+        #expect(a.syncTopic.hasPrefix("roomcast/aggregator/sync/alpha-"))
+        #expect(a.syncTopic != b.syncTopic, "two processes started with one name must not take each other's marker")
+    }
+}

@@ -72,9 +72,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         self.logger = logger
         // Per process, not per instance name: two processes started with one name must not
         // take each other's marker for their own.
-        self.syncTopicValue = core.topics.aggregatorSync(
-            (election?.me).map { TopicName.problem(with: $0) == nil ? $0 + "-" : "" } ?? ""
-                + String(UInt64.random(in: 0...UInt64.max), radix: 36))
+        let name = election.map(\.me).flatMap { TopicName.problem(with: $0) == nil ? $0 + "-" : nil } ?? ""
+        self.syncTopicValue = core.topics.aggregatorSync(name + String(UInt64.random(in: 0...UInt64.max), radix: 36))
     }
 
     /// This process's drain-marker topic; the service subscribes to it.
