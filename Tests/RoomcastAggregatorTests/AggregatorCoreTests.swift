@@ -334,6 +334,10 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         _ = try core.handle(topic: topics.nodeStatus("kitchen-pi"), payload: Array("offline".utf8), now: 2.5)
         _ = try core.advance(to: 3)
         #expect(core.engine.decision(for: cat)?.room == "office", "an offline node's evidence drops out at once")
+        // A reading captured before the status arrived was in flight: it proves nothing.
+        #expect(try feed("kitchen-pi", -60, at: 2.4) == nil)
+        _ = try core.advance(to: 3)
+        #expect(core.engine.decision(for: cat)?.room == "office")
         // Its next reading shows it is alive: it counts again, and says so once.
         let note = try feed("kitchen-pi", -60, at: 3.2)
         #expect(note?.reason == .nodeBackOnline)

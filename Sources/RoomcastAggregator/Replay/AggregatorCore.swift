@@ -23,7 +23,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// Nodes whose clock is off (median lag beyond `NodeClockWatch.limit`), with the offset (s, positive: behind).
     public var skewedNodes: [String: Double] { clocks.offNodes }
     /// Nodes marked offline by their status topic; a reading from one brings it back.
-    private var offlineNodes: Set<String> = []
+    private var offlineNodes: [String: Double] = [:]
     /// No decisions before this time: while the aggregator cannot hear the nodes, and for a
     /// grace period after it hears them again, missing readings say nothing about the beacons.
     public private(set) var decisionsHeldUntil: Double = 0
@@ -108,10 +108,12 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         case .success(.reading(let r)):
             nodeActivity.heard(r.node, now: now)
             var note: InputIntake.RejectionDetail?
-            if !offlineNodes.isEmpty, offlineNodes.remove(r.node) != nil {
+            if !offlineNodes.isEmpty, let since = offlineNodes[r.node], r.ts > since {
                 // A node's status follows its traffic: a Last Will comes after the node's last
-                // message, so readings after `offline` mean a live node (and a forged `offline`
-                // must not silence it until it reconnects).
+                // message, so a reading captured after `offline` arrived means a live node (and
+                // a forged `offline` must not silence it until it reconnects). One captured
+                // before is in flight from before, and stays ignored.
+                offlineNodes[r.node] = nil
                 engine.nodeStatus(r.node, online: true, now: now)
                 note = .init(reason: .nodeBackOnline, message: "node '\(r.node)' sends readings after an offline status; counted as online")
             }
@@ -127,9 +129,9 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             return (out, note)
         case .success(.nodeStatus(let node, let online)):
             if online {
-                offlineNodes.remove(node)
-            } else if offlineNodes.count < Self.maximumOfflineNodes {
-                offlineNodes.insert(node)
+                offlineNodes[node] = nil
+            } else if offlineNodes[node] == nil, offlineNodes.count < Self.maximumOfflineNodes {
+                offlineNodes[node] = now
             }
             engine.nodeStatus(node, online: online, now: now)
             if !online && !decisionsHeld(at: now) { out += try publishChanges(now: now) }
@@ -220,7 +222,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     }
 
     /// Nodes whose status topic says offline (and that sent no reading since).
-    public var offline: Set<String> { offlineNodes }
+    public var offline: Set<String> { Set(offlineNodes.keys) }
 
     /// Every decision in force, with the names the site gives: what `refresh` republishes.
     public func currentDecisions() -> [PresenceDecision] {
