@@ -37,9 +37,8 @@ struct DecisionTrace<Inner: PresenceEstimator & Sendable>: PresenceEstimator, Se
         let position = d.position.map { String(format: "(%.1f,%.1f)", $0[0], $0[1]) } ?? "-"
         let evidence = d.evidence.sorted { $0.rssi > $1.rssi }.prefix(4)
             .map { "\($0.node.replacingOccurrences(of: "-pi", with: "")) \(Int($0.rssi))" }.joined(separator: ", ")
-        // The motion gate (M: open) and the still record's length, where the engine says.
-        let motion = (inner as? FusionEngine)?.motionState(for: id, now: now)
-            .map { $0.moving ? "M" : String(format: "S%.0f", $0.stillSeconds) } ?? "-"
+        // The probability that it moves, where the engine says.
+        let motion = (inner as? FusionEngine)?.movingProbability(for: id).map { String(format: "M%.2f", $0) } ?? "-"
         print(String(format: "%7.1f %@ %-10@ %-10@ %-14@ %-10@ %.2f %@ %@  %@", now, mark, real, d.room ?? "away",
                      d.reason ?? "-", d.runnerUp ?? "-", d.margin ?? 0, position, motion, evidence))
         return changed

@@ -23,7 +23,7 @@ enum CalibrationHarness {
             let t = FuzzSite.start
             _ = try core.start(now: t)
             let (_, rejection) = try core.handle(topic: topics.aggregatorCalibration, payload: input, now: t)
-            let bound = core.engine.settings.maxLearnedOffset
+            let bound = core.engine.model.maxLearnedOffset
             if input.isEmpty {
                 FuzzCheck.require(rejection == nil, "a cleared calibration was rejected")
             } else if let report = decoded {

@@ -116,7 +116,7 @@ enum IntakeHarness {
             out += try core.refresh(now: FuzzSite.start + 10)
             checkOutput(out)
             for c in core.engine.receiverCalibration {
-                FuzzCheck.require(c.offsetDb.isFinite && c.offsetDb.magnitude <= core.engine.settings.maxLearnedOffset,
+                FuzzCheck.require(c.offsetDb.isFinite && c.offsetDb.magnitude <= core.engine.model.maxLearnedOffset,
                                   "receiver offset \(c.offsetDb) for \(c.node)")
             }
         } catch {

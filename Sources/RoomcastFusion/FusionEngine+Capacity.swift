@@ -96,7 +96,7 @@ extension FusionEngine {
         for _ in 0..<Self.placedScanLimit {
             guard let (b, generation) = pools[p].placed.popFront() else { break }
             guard generation == beaconGenerations[b], beacons[b].active, beacons[b].pool == p, !beacons[b].stranger else { continue }
-            if now - beacons[b].lastSeen >= settings.freshness {
+            if now - beacons[b].lastSeen >= model.freshness {
                 evict(b, pool: p, reason: .evictedSilent)
                 return true
             }
@@ -159,7 +159,6 @@ extension FusionEngine {
         beaconIndex[beacons[b].id] = nil
         beacons[b].active = false
         beacons[b].logPosterior = []
-        spotCalibration.close(beacon: b)
         freeBeacons.append(b)
         if dropped.count < Self.maximumDroppedReports {
             dropped.append(DroppedBeacon(id: beacons[b].id, reason: reason))

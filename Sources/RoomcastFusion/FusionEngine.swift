@@ -3,23 +3,24 @@ import Shared
 
 /// Fuses the readings of every node into one room decision per beacon.
 ///
-/// Per beacon and node it keeps a time-aware RSSI average; at most every
-/// `evaluation_interval` it turns the fresh evidence into a likelihood per room
-/// (a position grid with a log-distance, wall- and floor-aware model when node
-/// positions and room polygons are configured, otherwise the strongest node per
-/// room), runs a room-level hidden Markov filter over it, and switches the
-/// published room only when a challenger leads by `switch_margin` for
-/// `min_dwell`. A pure state machine: time enters only through `now` and
-/// capture times, so replays are deterministic. docs/fusion.md has the design.
+/// Per beacon and node it keeps a fast and a slow RSSI average; at most every
+/// `evaluationInterval` it turns the fresh evidence into a likelihood per room — from the
+/// knowledge the site has: node membership, positions and room polygons, rooms taught with
+/// `aggregator learn`, the nodes' own beacons — and a motion likelihood, and steps the
+/// beacon's `RoomMotionFilter` with them. The room shown is the filter's likeliest. A pure
+/// state machine: time enters only through `now` and capture times, so replays are
+/// deterministic. docs/fusion.md has the design.
 public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     /// The site this engine was built for.
     public let site: SiteModel
     /// The settings in force.
     public let settings: FusionSettings
+    /// The model's constants.
+    public let model: FusionModel
     /// What happened to the input so far.
     public internal(set) var counters = FusionCounters()
     /// Why geometry is off, when the site has positions or polygons but they cannot be used.
-    public var geometryNote: String? { geometryUnused.map { "\($0); using nearest-node rules" } }
+    public var geometryNote: String? { geometryUnused.map { "\($0); using node membership" } }
     /// Why positions and polygons, though configured, cannot be used (nil: they are, or
     /// none are configured).
     var geometryUnused: String?
@@ -52,8 +53,6 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     var nodeOfBeacon: [BeaconID: Int] = [:]
     var calibration = NodeCalibration()
     var nextCalibration = -Double.infinity
-    var spotCalibration: SpotCalibration
-    var nextSpotSolve = -Double.infinity
     var lastSweep = -Double.infinity
     var sweepForced = false
     /// When the aggregator last started hearing the nodes again after being deaf
@@ -65,15 +64,15 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     var scratchColumns: [Int] = []
     var scratchMeasurements: [Double] = []
     var scratchRoomLL: [Double] = []
-    var scratchParticleNodes: [Int] = []
-    var particleScratch = ParticleRoomFilter.Scratch()
+    var scratchLL: [Double] = []
     var scratchFingerprint: [Double] = []
+    var scratchLevels: [Double] = []
 
     /// Builds an engine for `site`; nodes and rooms are indexed once here.
-    public init(site: SiteModel, settings: FusionSettings = FusionSettings()) {
+    public init(site: SiteModel, settings: FusionSettings = FusionSettings(), model: FusionModel = .standard) {
         self.site = site
         self.settings = settings
-        spotCalibration = SpotCalibration(minimumSeconds: max(settings.stillRecordAfter, 10))
+        self.model = model
         for room in site.rooms where roomIndex[room.name] == nil {
             roomIndex[room.name] = roomNames.count
             roomNames.append(room.name)
@@ -117,9 +116,9 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         var placed: [SiteGeometry.PlacedNode] = []
         for node in site.nodes {
             guard let p = node.position, p.count >= 2, p.allSatisfy(\.isFinite), let i = nodeIndex[node.name] else { continue }
-            let z = p.count >= 3 ? p[2] : settings.floorHeight * 0.7
+            let z = p.count >= 3 ? p[2] : model.floorHeight * 0.7
             let floor = nodes[i].room >= 0 ? roomFloors[nodes[i].room]
-                                          : Int((z / settings.floorHeight).rounded(.down))
+                                          : Int((z / model.floorHeight).rounded(.down))
             placed.append(.init(engineIndex: i, x: p[0], y: p[1], z: z, floor: floor))
         }
         if outlines.isEmpty && placed.isEmpty { return }
@@ -135,21 +134,21 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
             return
         }
         geometry = SiteGeometry(outlines: outlines, roomCount: roomNames.count, nodes: placed,
-                                nodeCount: nodes.count, settings: settings)
+                                nodeCount: nodes.count, radio: SiteGeometry.Radio(settings: settings, model: model))
         if geometry == nil { geometryUnused = "room polygons contain no grid cell" }
     }
 
     /// Whether position estimation is in use.
     public var usesGeometry: Bool { geometry != nil }
 
-    /// How this engine decides, in a line for the start-up log: geometry or nearest-node
-    /// rules (and why), and what the nodes' own beacons are used for.
+    /// How this engine decides, in a line for the start-up log: which knowledge of the site
+    /// the room likelihood comes from, and what the nodes' own beacons are used for.
     public var modeSummary: String {
         var parts: [String] = []
         if usesGeometry {
-            parts.append("geometry (positions and room polygons)")
+            parts.append("positions and room polygons")
         } else {
-            parts.append("nearest-node rules" + (geometryUnused.map { " (\($0))" } ?? ""))
+            parts.append("node membership" + (geometryUnused.map { " (\($0))" } ?? ""))
         }
         let transmitters = nodes.filter(\.transmits).count
         let beacons = "\(transmitters) node beacon\(transmitters == 1 ? "" : "s")"
@@ -160,17 +159,8 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
                 parts.append(settings.fingerprints ? "room fingerprints from \(beacons)" : "node beacons ignored (fingerprints off)")
             }
         }
-        // Positioned receivers that hear no node beacon at a known place of its own learn
-        // from where tracked beacons hold still (SpotCalibration).
-        if usesGeometry && settings.learnCalibration, let g = geometry {
-            let fromSpots = nodes.indices.filter { !nodes[$0].transmits && $0 < g.columnOfNode.count && g.columnOfNode[$0] >= 0 }.count
-            if fromSpots > 0 && transmitters == 0 {
-                parts.append("receiver calibration from where tracked beacons hold still")
-            } else if fromSpots > 0 {
-                parts.append("\(fromSpots) more from where tracked beacons hold still")
-            }
-        }
-        if settings.motionGate { parts.append("motion gate") }
+        let taught = learnedRoomCount
+        if taught > 0 { parts.append("\(taught) taught room\(taught == 1 ? "" : "s")\(settings.learnedRooms ? "" : " ignored (learned_rooms off)")") }
         return parts.joined(separator: "; ")
     }
 
@@ -178,14 +168,11 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     public mutating func resume(_ report: ReceiverCalibrationReport) {
         guard settings.learnCalibration else { return }
         for entry in report.nodes {
-            guard let n = nodeIndex[entry.node], nodes[n].learnedSamples == 0, !nodes[n].calibratedByLinks,
+            guard let n = nodeIndex[entry.node], !nodes[n].calibratedByLinks,
                   entry.offsetDb.isFinite else { continue }
-            let bound = settings.maxLearnedOffset
-            let offset = min(bound, max(-bound, entry.offsetDb))
-            nodes[n].learnedOffset = offset
-            // Spots learned in this run refine it rather than start from 0: it becomes the
-            // centre of their prior. Node links know better and replace it.
-            nodes[n].resumedOffset = offset
+            let bound = model.maxLearnedOffset
+            // Node links solved in this run replace it.
+            nodes[n].learnedOffset = min(bound, max(-bound, entry.offsetDb))
         }
     }
 
@@ -196,7 +183,7 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
 
     /// Every node's learned offset, in node order.
     public var receiverCalibration: [ReceiverCalibrationReport.Node] {
-        nodes.map { .init(node: $0.name, offsetDb: $0.learnedOffset, source: $0.calibratedByLinks ? .nodeBeacons : .beacons) }
+        nodes.map { .init(node: $0.name, offsetDb: $0.learnedOffset, source: .nodeBeacons) }
     }
 
     /// Whether `node`'s offset was learned from the nodes' own beacons.
@@ -207,26 +194,26 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     // MARK: Input
 
     public mutating func ingest(_ reading: BeaconReading, now: Double) {
-        let raw = Double(reading.rssi)
-        let rssi = settings.rssiInput == .filtered && reading.rssiFiltered.isFinite
-            ? reading.rssiFiltered + settings.rawWeight * (raw - reading.rssiFiltered) : raw
-        guard reading.ts.isFinite, now.isFinite, rssi >= settings.minRSSI, rssi <= settings.maxRSSI else {
+        // The node's filtered RSSI: its median and Kalman filter take out what one packet
+        // gets wrong (the raw value alone was noisier on every recording).
+        let rssi = reading.rssiFiltered.isFinite ? reading.rssiFiltered : Double(reading.rssi)
+        guard reading.ts.isFinite, now.isFinite, rssi >= model.minRSSI, rssi <= model.maxRSSI else {
             counters.count(.invalid); return
         }
         // Capture time against the aggregator clock.
         var ts = reading.ts
         let ahead = ts - now
-        if ahead > settings.maxFuture { counters.count(.tooFarFuture); return }
+        if ahead > model.maxFuture { counters.count(.tooFarFuture); return }
         if now - ts > settings.maxAge { counters.count(.tooOld); return }
         if ahead > 0 {
-            if ahead > settings.skewBound { counters.clampedSkew &+= 1 }
+            if ahead > model.skewBound { counters.clampedSkew &+= 1 }
             ts = now
         }
         guard let n = node(named: reading.node) else { counters.count(.unknownNode); return }
         guard nodes[n].online else { counters.count(.nodeOffline); return }
         if let tx = nodeOfBeacon[reading.id] {
-            // Another node's own beacon: a link of known length, for calibration only.
-            if settings.learnCalibration { calibration.observe(tx: tx, rx: n, rssi: rssi + nodes[n].rxAdjust) }
+            // Another node's own beacon: a link of known length, for calibration and fingerprints.
+            calibration.observe(tx: tx, rx: n, rssi: rssi + nodes[n].rxAdjust)
             counters.calibrationReadings &+= 1
             return
         }
@@ -245,43 +232,23 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         }
         let adjusted = rssi + nodes[n].rxAdjust
         if slot.count == 0 || ts - slot.ts > settings.maxAge {
-            slot.rssi = adjusted
             slot.fast = adjusted
             slot.slow = adjusted
-            slot.long = adjusted
             slot.gap = 0
         } else {
             let dt = max(0, ts - slot.ts)
             // Readings stamped at the same instant (two antennas, batching) still
             // each count a little.
             let step = max(dt, 0.05)
-            let tau = adjusted > slot.fast ? settings.riseTimeConstant : settings.fallTimeConstant
+            let tau = adjusted > slot.fast ? model.riseTimeConstant : model.fallTimeConstant
             let deviation = adjusted - slot.fast
-            // Spread of single readings around the average, over ~10 s: how much one
-            // node's evidence can be trusted (noisy links weigh less).
+            // Spread of single readings around the average, over ~10 s: how noisy the link is.
             slot.variance += (1 - exp(-step / 10)) * (min(deviation * deviation, 400) - slot.variance)
             slot.fast += (1 - exp(-step / tau)) * deviation
-            slot.slow += (1 - exp(-step / settings.motionTimeConstant)) * (adjusted - slot.slow)
-            slot.long += (1 - exp(-step / settings.creepTimeConstant)) * (adjusted - slot.long)
-            // The evidence average is slow while the signal is steady (a still beacon
-            // stays put) and jumps to the fast one when they part by more than the
-            // noise explains (a real move is followed at the fast filter's pace).
-            // While few readings are in, a plain running mean: a new beacon is not
-            // judged on its first packet for a whole time constant.
+            // While few readings are in, a plain running mean: the slow average of a link
+            // just heard is not its first packet for a whole time constant.
             let warmUp = 1 / Double(slot.count + 1)
-            slot.rssi += max(1 - exp(-step / settings.steadyTimeConstant), warmUp) * (adjusted - slot.rssi)
-            let apart = slot.fast - slot.rssi
-            if abs(apart) > settings.changeThreshold * slot.variance.squareRoot() {
-                // Only a parting that lasts is a change; noise parts them briefly.
-                let sign: Double = apart > 0 ? 1 : -1
-                if slot.changeSign != sign { slot.changeSign = sign; slot.changeSince = ts }
-                if ts - slot.changeSince >= settings.changePersistence {
-                    slot.rssi = slot.fast
-                    slot.changeSign = 0
-                }
-            } else {
-                slot.changeSign = 0
-            }
+            slot.slow += max(1 - exp(-step / model.slowTimeConstant), warmUp) * (adjusted - slot.slow)
             if dt > 0 { slot.gap = slot.gap == 0 ? dt : slot.gap + 0.1 * (dt - slot.gap) }
         }
         if reading.distance.isFinite && reading.distance >= 0 { slot.distance = reading.distance }
@@ -307,20 +274,8 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     public mutating func hearingRestored(at now: Double) {
         guard now.isFinite, now > hearingSince else { return }
         hearingSince = now
-        // Unobserved time, not silence: the room filter's prediction step runs over the gap as
-        // the model says (the beacon may have moved), and what was known about its stillness
-        // no longer holds, so the fresh evidence is judged at the moving pace.
-        for b in beacons.indices where beacons[b].active {
-            var s = beacons[b]
-            for r in s.stillRecord.indices { s.stillRecord[r] = 0 }
-            for r in s.recentRecord.indices { s.recentRecord[r] = 0 }
-            s.stillSeconds = 0
-            s.recentSeconds = 0
-            s.recordLoudest = -1
-            s.swingSince = -.infinity
-            if settings.motionGate { s.movingUntil = max(s.movingUntil, now + settings.motionHold) }
-            beacons[b] = s
-        }
+        // Unobserved time, not silence: away counts from here, and each filter's next
+        // prediction runs over the whole gap as the model says (the beacon may have moved).
         sweepForced = true
     }
 
@@ -406,12 +361,7 @@ struct NodeState {
     var onlineSince = -Double.infinity
     /// Learned bias (dB) subtracted from this node's RSSI.
     var learnedOffset = 0.0
-    var learnedSamples = 0
-    /// The offset resumed from the retained calibration report (0 when none): the centre
-    /// of the spot solve's prior.
-    var resumedOffset = 0.0
-    /// The offset comes from the nodes' own beacons (`NodeCalibration`), not from
-    /// tracked beacons.
+    /// The offset comes from the nodes' own beacons (`NodeCalibration`) in this run.
     var calibratedByLinks = false
     /// It transmits a beacon of its own (`nodes[].beacon`).
     var transmits = false
@@ -428,26 +378,15 @@ struct EvidenceSlot {
     /// Newest capture time, -inf when never heard.
     var ts = -Double.infinity
     var seq: UInt64 = 0
-    /// The evidence: an adaptive average of RSSI (with rx_adjust), dBm.
-    var rssi = 0.0
-    /// Fast, asymmetric average that detects changes.
+    /// Fast, asymmetric average of RSSI (with rx_adjust), dBm: the evidence.
     var fast = 0.0
-    /// Slow plain average (`motion_time_constant`) the motion gate compares with.
+    /// Slow plain average the motion likelihood compares the fast one with.
     var slow = 0.0
-    /// Longer plain average (`creep_time_constant`) the creep test compares `slow` with.
-    var long = 0.0
-    /// Direction (+1/-1, 0 none) and start of the current fast/evidence parting.
-    var changeSign = 0.0
-    var changeSince = 0.0
     var distance = -1.0
-    /// Running variance of single readings around `rssi` (dB²).
+    /// Running variance of single readings around `fast` (dB²).
     var variance = 16.0
     /// Average gap between this node's readings of this beacon (seconds).
     var gap = 0.0
-    /// When this node's evidence first and last counted in a still beacon's record (the
-    /// record's lost-link test).
-    var recordJoined = -Double.infinity
-    var recordedAt = -Double.infinity
     var count: UInt32 = 0
 }
 
@@ -469,50 +408,28 @@ struct BeaconState {
     /// Unlisted and never placed in a room yet; its eviction pool (-1: listed).
     var stranger = false
     var pool = -1
-    /// When two or more fresh nodes last heard the beacon, and the loudest of them then
-    /// and its level (`lone_node_hold`).
-    var lastWide = -Double.infinity
-    var wideLoudest = -1
-    var wideLoudestLevel = -Double.infinity
 
-    /// Room filter: log posterior per engine room.
+    /// The decision model, and the probability of each room from it (logs).
+    var filter: RoomMotionFilter
     var logPosterior: [Double]
     var lastEvaluation = -Double.infinity
-    /// Position filter when `room_filter` is `particles`.
-    var particles: ParticleRoomFilter?
+    /// The newest capture time the filter has counted: evidence no newer is no news.
+    var countedUntil = -Double.infinity
 
     // The published decision.
     var room = -1
     var decided = false
     var since = 0.0
     var reason = "initial"
-    var challenger = -1
-    var challengerSince = 0.0
-    /// When the room of the latest switch began to lead (`switchEvidenceSince`; -inf: no switch yet).
+    /// The room that is gaining on the one shown, and since when (`switchEvidenceSince`).
+    var rising = -1
+    var risingSince = 0.0
+    /// When the room of the latest switch began to gain (-inf: no switch yet).
     var switchLedSince = -Double.infinity
-    /// Evidence behind the room filter vanished (a node went offline): decide afresh.
+    /// Evidence behind the filter vanished (a node went offline): decide afresh.
     var restart = false
-    /// Since when its two links have swung apart (`motion_swing_threshold`; -inf: not).
-    var swingSince = -Double.infinity
-    /// Until when the beacon counts as moving (motion gate).
-    var movingUntil = -Double.infinity
     /// When its decision was resumed from retained presence (-inf: never).
     var resumedAt = -Double.infinity
-    /// Integral of the challenger's posterior lead over time (seconds).
-    var challengerLead = 0.0
-    /// Per room, the evidence (log-likelihood relative to the best room, per second) summed
-    /// over the current stillness, and how many seconds it covers (`still_record_after`).
-    var stillRecord: [Double] = []
-    var stillSeconds = 0.0
-    /// The same record fading with `still_recent_time_constant`: what the last minute or
-    /// so of the stillness said.
-    var recentRecord: [Double] = []
-    var recentSeconds = 0.0
-    /// The loudest fresh node when the record last grew, and when the record began: the
-    /// record is evidence from the links the beacon held still on, and ends when that
-    /// node no longer hears it.
-    var recordLoudest = -1
-    var recordSince = -Double.infinity
 
     // Explanation of the latest evaluation.
     var confidence = 0.0
@@ -524,6 +441,7 @@ struct BeaconState {
 
     init(id: BeaconID, roomCount: Int) {
         self.id = id
+        filter = RoomMotionFilter(roomCount: roomCount)
         logPosterior = [Double](repeating: -log(Double(max(roomCount, 1))), count: roomCount)
     }
 }
@@ -551,9 +469,8 @@ extension FusionEngine: ResumablePresenceEstimator {
         s.resumedAt = now
         if let seen = decision.lastSeen { s.lastSeen = seen }
         if room >= 0 && s.logPosterior.count > 1 {
-            let lean = 0.8
-            let rest = log((1 - lean) / Double(s.logPosterior.count - 1))
-            for i in s.logPosterior.indices { s.logPosterior[i] = i == room ? log(lean) : rest }
+            s.filter.lean(to: room, probability: 0.8)
+            s.filter.roomLogPosterior(into: &s.logPosterior)
         }
         if s.name == nil { s.name = decision.name }
         beacons[b] = s

@@ -1,3 +1,4 @@
+import Shared
 import Foundation
 
 /// The site rasterised for position estimation: a grid of cells inside the room
@@ -84,7 +85,7 @@ struct SiteGeometry {
     /// uncertainty: log-distance (3-D, at least 0.3 m), walls counted on `from`'s floor
     /// raster when both are on one floor.
     static func model(from a: PlacedNode, to b: PlacedNode, rasters: [Int: FloorRaster],
-                      settings: FusionSettings) -> (loss: Double, sigma: Double) {
+                      radio: Radio) -> (loss: Double, sigma: Double) {
         let dx = b.x - a.x, dy = b.y - a.y, dz = b.z - a.z
         let d = max((dx * dx + dy * dy + dz * dz).squareRoot(), 0.3)
         let floors = abs(b.floor - a.floor)
@@ -92,17 +93,13 @@ struct SiteGeometry {
         if floors == 0, let raster = rasters[a.floor] {
             walls = raster.roomChanges(fromX: a.x, fromY: a.y, toX: b.x, toY: b.y)
         }
-        let loss = 10 * settings.pathLossExponent * log10(d) + settings.wallLoss * Double(walls)
-            + settings.floorLoss * Double(floors)
-        return (loss, settings.rssiSigma + settings.wallSigma * Double(walls + floors))
+        let loss = 10 * radio.pathLossExponent * log10(d) + radio.wallLoss * Double(walls)
+            + radio.floorLoss * Double(floors)
+        return (loss, radio.rssiSigma + radio.wallSigma * Double(walls + floors))
     }
 
     /// The model of the link from the node in column `from` to the one in column `to`.
     func link(from: Int, to: Int) -> LinkModel { linkModels[from * placed.count + to] }
-
-    /// Whether room log-likelihoods are averaged over a room's cells instead of summed
-    /// (summing gives large rooms a prior in proportion to their area).
-    let areaPrior: Bool
 
     // Scratch, reused by every evaluation.
     var sumW: [Float]
@@ -113,17 +110,17 @@ struct SiteGeometry {
 
     /// Builds the grid. Returns nil when there is nothing to estimate over (no
     /// polygons, or fewer than two positioned nodes).
-    init?(outlines: [Outline], roomCount: Int, nodes: [PlacedNode], nodeCount: Int, settings: FusionSettings) {
+    init?(outlines: [Outline], roomCount: Int, nodes: [PlacedNode], nodeCount: Int, radio: Radio) {
         guard !outlines.isEmpty, nodes.count >= 2 else { return nil }
         // Choose a resolution that keeps the grid within max_cells.
-        var res = settings.gridResolution
+        var res = radio.gridResolution
         var area = 0.0
         for o in outlines {
             let b = o.bounds
             area += max(0, b.x1 - b.x0) * max(0, b.y1 - b.y0)
         }
-        if area / (res * res) > Double(settings.maxCells) {
-            res = (area / Double(settings.maxCells)).squareRoot()
+        if area / (res * res) > Double(radio.maxCells) {
+            res = (area / Double(radio.maxCells)).squareRoot()
         }
         resolution = res
 
@@ -143,7 +140,7 @@ struct SiteGeometry {
                         let y = (Double(j) + 0.5) * res
                         if x >= b.x0, y >= b.y0, o.contains(x, y) {
                             cx.append(x); cy.append(y)
-                            cz.append(Double(o.floor) * settings.floorHeight + settings.beaconHeight)
+                            cz.append(Double(o.floor) * radio.floorHeight + radio.beaconHeight)
                             cr.append(r)
                         }
                         j += 1
@@ -156,7 +153,7 @@ struct SiteGeometry {
         guard !cx.isEmpty else { return nil }
         cellCount = cx.count
         cellX = cx; cellY = cy; cellZ = cz; cellRoom = cr
-        let floors = cz.map { Int((($0 - settings.beaconHeight) / settings.floorHeight).rounded()) }
+        let floors = cz.map { Int((($0 - radio.beaconHeight) / radio.floorHeight).rounded()) }
         cellFloor = floors
         var lattices: [Int: Lattice] = [:]
         for floor in Set(floors) {
@@ -176,7 +173,7 @@ struct SiteGeometry {
         for node in nodes {
             var list: [Int] = []
             for r in 0..<roomCount where start[r] < end[r] {
-                let radius2 = settings.geometryRadius * settings.geometryRadius
+                let radius2 = radio.geometryRadius * radio.geometryRadius
                 if (start[r]..<end[r]).contains(where: { c in
                     let dx = cx[c] - node.x, dy = cy[c] - node.y, dz = cz[c] - node.z
                     return dx * dx + dy * dy + dz * dz <= radius2
@@ -199,7 +196,7 @@ struct SiteGeometry {
         for (col, node) in nodes.enumerated() {
             for c in 0..<cellCount {
                 let cell = PlacedNode(engineIndex: -1, x: cx[c], y: cy[c], z: cz[c], floor: floors[c])
-                let link = Self.model(from: node, to: cell, rasters: rasters, settings: settings)
+                let link = Self.model(from: node, to: cell, rasters: rasters, radio: radio)
                 let wt = 1 / (link.sigma * link.sigma)
                 pl[col * cellCount + c] = Float(-link.loss)
                 w[col * cellCount + c] = Float(wt)
@@ -212,12 +209,11 @@ struct SiteGeometry {
         var links = [LinkModel](repeating: LinkModel(loss: 0, sigma: 0), count: nodes.count * nodes.count)
         for (a, tx) in nodes.enumerated() {
             for (b, rx) in nodes.enumerated() where a != b {
-                let link = Self.model(from: tx, to: rx, rasters: rasters, settings: settings)
+                let link = Self.model(from: tx, to: rx, rasters: rasters, radio: radio)
                 links[a * nodes.count + b] = LinkModel(loss: link.loss, sigma: link.sigma)
             }
         }
         linkModels = links
-        areaPrior = settings.roomAreaPrior
         sumW = [Float](repeating: 0, count: cellCount)
         sumWR = sumW; sumWRR = sumW; sumLogW = sumW; cellLL = sumW
     }
@@ -287,8 +283,9 @@ struct SiteGeometry {
                     sx += p * cellXf[c]; sy += p * cellYf[c]; sz += p * cellZf[c]
                 }
                 total += sum
-                out[r] = Double(peak) + log(Double(max(sum, .leastNormalMagnitude)))
-                    - (areaPrior ? 0 : log(Double(e - s)))
+                // Averaged over the room's cells, not summed: every room starts equal, and a
+                // big open plan next to a small room does not win a beacon on the wall between.
+                out[r] = Double(peak) + log(Double(max(sum, .leastNormalMagnitude))) - log(Double(e - s))
             }
         }
         guard total > 0 else { return (cellX[bestCell], cellY[bestCell], cellZ[bestCell]) }
@@ -387,5 +384,35 @@ struct FloorRaster {
             last = r
         }
         return changes
+    }
+}
+
+extension SiteGeometry {
+    /// The radio physics and grid the geometry is built with: the site's walls and floors
+    /// from the settings, the rest from the model.
+    struct Radio: Sendable {
+        var pathLossExponent: Double
+        var wallLoss: Double
+        var floorLoss: Double
+        var rssiSigma: Double
+        var wallSigma: Double
+        var gridResolution: Double
+        var maxCells: Int
+        var geometryRadius: Double
+        var floorHeight: Double
+        var beaconHeight: Double
+
+        init(settings: FusionSettings, model: FusionModel) {
+            pathLossExponent = settings.pathLossExponent
+            wallLoss = settings.wallLoss
+            floorLoss = settings.floorLoss
+            rssiSigma = model.rssiSigma
+            wallSigma = model.wallSigma
+            gridResolution = model.gridResolution
+            maxCells = model.maxCells
+            geometryRadius = model.geometryRadius
+            floorHeight = model.floorHeight
+            beaconHeight = model.beaconHeight
+        }
     }
 }

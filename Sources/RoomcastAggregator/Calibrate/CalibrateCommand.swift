@@ -45,7 +45,7 @@ extension AggregatorCLI {
         let metres = String(format: "%g m", distance)
         FileHandle.standardError.write(Data("Listening to \(node) for \(String(format: "%g", seconds)) s: carry \(held) slowly round it, \(metres) away, at its height.\n".utf8))
         let calibrator = Mutex(RxAdjustCalibrator(node: node, beacon: beacon, distance: distance,
-                                                  pathLossExponent: config.fusionSettings.pathLossExponent, site: config.site))
+                                                  pathLossExponent: config.fusion.pathLossExponent, site: config.site))
         let status = Mutex<Bool?>(nil)
         let reader = Task {
             var intake = InputIntake(topics: topics)

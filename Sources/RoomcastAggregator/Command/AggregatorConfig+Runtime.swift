@@ -2,25 +2,6 @@ import RoomcastFusion
 import Shared
 
 extension AggregatorConfig {
-    /// The fusion engine's settings: its tuned defaults, with what the config sets.
-    public var fusionSettings: FusionSettings {
-        var s = FusionSettings()
-        s.awayTimeout = fusion.awayTimeoutS
-        s.switchMargin = fusion.switchMargin
-        s.minDwell = fusion.minDwellS
-        s.maxAge = fusion.maxReadingAgeS
-        s.useGeometry = fusion.useGeometry
-        s.learnCalibration = fusion.learnCalibration
-        s.roomFilter = FusionSettings.RoomFilter(rawValue: fusion.roomFilter) ?? .hmm
-        s.motionGate = fusion.motionGate
-        s.fingerprints = fusion.fingerprints
-        s.fingerprintSigma = fusion.fingerprintSigma
-        s.fingerprintOwnSigma = fusion.fingerprintOwnSigma
-        s.quietIntervals = fusion.quietIntervals
-        s.loneNodeHold = fusion.loneNodeHoldS
-        return s
-    }
-
     /// The site this aggregator decides for: with a partition, only its rooms and their nodes.
     public var partitionedSite: SiteModel {
         var site = self.site
@@ -45,7 +26,7 @@ extension AggregatorConfig {
 
     /// The aggregator core for this config, with a fresh engine.
     public func makeCore() -> AggregatorCore<FusionEngine> {
-        makeCore(engine: FusionEngine(site: partitionedSite, settings: fusionSettings))
+        makeCore(engine: FusionEngine(site: partitionedSite, settings: fusion))
     }
 
     /// The aggregator core for this config around another estimator (evaluations score the

@@ -63,17 +63,7 @@ extension AggregatorConfig {
         AgentConfig.validate(beacons, list: "beacons", into: &checks)
         validatePeople(tracked: tracked, nodeBeacons: Set(transmitter.keys), into: &checks)
 
-        checks.range(fusion.awayTimeoutS, 1...86400, at: "fusion.away_timeout_s", unit: " s")
-        checks.range(fusion.switchMargin, 0...1, at: "fusion.switch_margin")
-        checks.range(fusion.minDwellS, 0...3600, at: "fusion.min_dwell_s", unit: " s")
-        checks.range(fusion.maxReadingAgeS, 0.1...3600, at: "fusion.max_reading_age_s", unit: " s")
-        checks.range(fusion.fingerprintSigma, 0.5...30, at: "fusion.fingerprint_sigma", unit: " dB")
-        checks.range(fusion.fingerprintOwnSigma, 0...60, at: "fusion.fingerprint_own_sigma", unit: " dB")
-        checks.range(fusion.quietIntervals, 0...100, at: "fusion.quiet_intervals")
-        checks.range(fusion.loneNodeHoldS, 0...600, at: "fusion.lone_node_hold_s", unit: " s")
-        if !Fusion.roomFilters.contains(fusion.roomFilter) {
-            checks.add("fusion.room_filter", "must be one of \(Fusion.roomFilters.joined(separator: ", ")), not '\(fusion.roomFilter)'")
-        }
+        checks.add(contentsOf: fusion.tableProblems())
 
         checks.topicPrefix(discovery.prefix, at: "discovery.prefix")
         checks.range(output.refreshIntervalS, 0...86400, at: "output.refresh_interval_s", unit: " s")

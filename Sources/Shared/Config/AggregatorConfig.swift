@@ -8,7 +8,7 @@ public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
     public var beacons: [SiteModel.KnownBeacon]
     /// People and the beacons that are theirs.
     public var people: [SiteModel.Person]
-    public var fusion: Fusion
+    public var fusion: FusionSettings
     public var discovery: Discovery
     public var output: Output
     public var partition: Partition
@@ -18,7 +18,7 @@ public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
     public var http: HTTPConfig
     public var log: LogConfig
 
-    public init(mqtt: MQTTConfig = MQTTConfig(), site: SiteModel = SiteModel(), fusion: Fusion = Fusion(),
+    public init(mqtt: MQTTConfig = MQTTConfig(), site: SiteModel = SiteModel(), fusion: FusionSettings = FusionSettings(),
                 discovery: Discovery = Discovery(), output: Output = Output(), partition: Partition = Partition(),
                 standby: Standby = Standby(), inputs: Inputs = Inputs(), http: HTTPConfig = HTTPConfig(),
                 log: LogConfig = LogConfig()) {
@@ -54,7 +54,7 @@ public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
         nodes = try c.decode([SiteModel.Node].self, forKey: .nodes, default: [])
         beacons = try c.decode([SiteModel.KnownBeacon].self, forKey: .beacons, default: [])
         people = try c.decode([SiteModel.Person].self, forKey: .people, default: [])
-        fusion = try c.decode(Fusion.self, forKey: .fusion, default: Fusion())
+        fusion = try c.decode(FusionSettings.self, forKey: .fusion, default: FusionSettings())
         discovery = try c.decode(Discovery.self, forKey: .discovery, default: Discovery())
         output = try c.decode(Output.self, forKey: .output, default: Output())
         partition = try c.decode(Partition.self, forKey: .partition, default: Partition())
@@ -62,91 +62,6 @@ public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
         inputs = try c.decode(Inputs.self, forKey: .inputs, default: Inputs())
         http = try c.decode(HTTPConfig.self, forKey: .http, default: HTTPConfig())
         log = try c.decode(LogConfig.self, forKey: .log, default: LogConfig())
-    }
-
-    /// `fusion:` how readings of all nodes become one room per beacon. The
-    /// engine has more knobs (docs/fusion.md); these are the ones users tune.
-    public struct Fusion: Codable, Sendable, Equatable {
-        /// A beacon no node heard for this long is "away" (room null), in seconds (default 30);
-        /// slow advertisers get a multiple of their advertising interval instead.
-        public var awayTimeoutS: Double
-        /// Lead in room probability (0...1) a new room needs over the current one (default 0.3).
-        public var switchMargin: Double
-        /// How long a new room must keep that lead before the switch, in seconds (default 0).
-        public var minDwellS: Double
-        /// Readings captured longer ago than this are ignored, in seconds (default 60).
-        public var maxReadingAgeS: Double
-        /// Use node positions and room polygons to estimate a position (default true).
-        public var useGeometry: Bool
-        /// Learn receivers that read consistently high or low (default true).
-        public var learnCalibration: Bool
-        /// How the room is followed over time with geometry: `hmm` (a filter over rooms,
-        /// default) or `particles` (a particle filter over positions that tracks each
-        /// link's shadowing; docs/fusion.md).
-        public var roomFilter: String
-        /// Sticky while a beacon is still, quick once several links change (default true;
-        /// docs/fusion.md).
-        public var motionGate: Bool
-        /// Without positions, score rooms by the nodes' own beacons' patterns (default true),
-        /// with this spread per link and this own-node check, in dB (3 and 6; 0 = no check).
-        public var fingerprints: Bool
-        public var fingerprintSigma: Double
-        public var fingerprintOwnSigma: Double
-        /// A beacon not heard for this many of its reading intervals keeps its room until it
-        /// is heard again or goes away (default 2; 0 = off).
-        public var quietIntervals: Double
-        /// For this long after several nodes heard a beacon, one faint node alone cannot move
-        /// it, in seconds (default 8; 0 = off).
-        public var loneNodeHoldS: Double
-
-        /// The values `room_filter` takes.
-        public static let roomFilters = ["hmm", "particles"]
-
-        public init(awayTimeoutS: Double = 30, switchMargin: Double = 0.3, minDwellS: Double = 0, maxReadingAgeS: Double = 60,
-                    useGeometry: Bool = true, learnCalibration: Bool = true, roomFilter: String = "hmm",
-                    motionGate: Bool = true, fingerprints: Bool = true, fingerprintSigma: Double = 3,
-                    fingerprintOwnSigma: Double = 6, quietIntervals: Double = 2, loneNodeHoldS: Double = 8) {
-            self.awayTimeoutS = awayTimeoutS
-            self.switchMargin = switchMargin
-            self.minDwellS = minDwellS
-            self.maxReadingAgeS = maxReadingAgeS
-            self.useGeometry = useGeometry
-            self.learnCalibration = learnCalibration
-            self.roomFilter = roomFilter
-            self.motionGate = motionGate
-            self.fingerprints = fingerprints
-            self.fingerprintSigma = fingerprintSigma
-            self.fingerprintOwnSigma = fingerprintOwnSigma
-            self.quietIntervals = quietIntervals
-            self.loneNodeHoldS = loneNodeHoldS
-        }
-
-        enum CodingKeys: String, CodingKey {
-            case awayTimeoutS = "away_timeout_s", switchMargin = "switch_margin",
-                 minDwellS = "min_dwell_s", maxReadingAgeS = "max_reading_age_s",
-                 useGeometry = "use_geometry", learnCalibration = "learn_calibration",
-                 roomFilter = "room_filter", motionGate = "motion_gate",
-                 fingerprints, fingerprintSigma = "fingerprint_sigma", fingerprintOwnSigma = "fingerprint_own_sigma",
-                 quietIntervals = "quiet_intervals", loneNodeHoldS = "lone_node_hold_s"
-        }
-
-        public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            let d = Fusion()
-            awayTimeoutS = try c.decode(Double.self, forKey: .awayTimeoutS, default: d.awayTimeoutS)
-            switchMargin = try c.decode(Double.self, forKey: .switchMargin, default: d.switchMargin)
-            minDwellS = try c.decode(Double.self, forKey: .minDwellS, default: d.minDwellS)
-            maxReadingAgeS = try c.decode(Double.self, forKey: .maxReadingAgeS, default: d.maxReadingAgeS)
-            useGeometry = try c.decode(Bool.self, forKey: .useGeometry, default: d.useGeometry)
-            learnCalibration = try c.decode(Bool.self, forKey: .learnCalibration, default: d.learnCalibration)
-            roomFilter = try c.decode(String.self, forKey: .roomFilter, default: d.roomFilter)
-            motionGate = try c.decode(Bool.self, forKey: .motionGate, default: d.motionGate)
-            fingerprints = try c.decode(Bool.self, forKey: .fingerprints, default: d.fingerprints)
-            fingerprintSigma = try c.decode(Double.self, forKey: .fingerprintSigma, default: d.fingerprintSigma)
-            fingerprintOwnSigma = try c.decode(Double.self, forKey: .fingerprintOwnSigma, default: d.fingerprintOwnSigma)
-            quietIntervals = try c.decode(Double.self, forKey: .quietIntervals, default: d.quietIntervals)
-            loneNodeHoldS = try c.decode(Double.self, forKey: .loneNodeHoldS, default: d.loneNodeHoldS)
-        }
     }
 
     /// `discovery:` Home Assistant MQTT discovery.

@@ -1,0 +1,102 @@
+/// The constants of the decision model (docs/fusion.md): properties of people, rooms and
+/// radios rather than of one site, so they are not settings. Each was measured on the
+/// recordings and the simulator's tune split (`roomcast-bench results` shows the effect of
+/// the model as a whole); tests may build an engine with other values.
+public struct FusionModel: Sendable, Equatable {
+    // MARK: Motion and room changes (RoomMotionFilter)
+
+    /// Mean time a beacon holds still before it moves, and moves before it stops (seconds).
+    public var stillTime: Double = 120
+    public var moveTime: Double = 8
+    /// Rate of room changes while still (about one an hour: a correction, not a walk) and
+    /// while moving (per second).
+    public var stillChangeRate: Double = 1.0 / 3600
+    public var movingChangeRate: Double = 0.3
+
+    // MARK: Evidence
+
+    /// Membership likelihood: dB per natural-log unit between the loudest nodes of two rooms.
+    public var membershipTemperature: Double = 3
+    /// A room none of whose nodes hears the beacon counts as this much weaker than the
+    /// weakest node that does (dB).
+    public var unheardPenalty: Double = 8
+    /// How much of one second's room evidence counts: readings a second apart share most of
+    /// their shadowing, so one second is worth less than an independent observation.
+    public var membershipWeight: Double = 0.8
+    public var geometryWeight: Double = 0.5
+    public var learnedWeight: Double = 0.5
+    /// One second's room evidence never says less of a room than this (log units): a room
+    /// ruled out by one second is not ruled out for good.
+    public var evidenceFloor: Double = 30
+
+    /// Motion likelihood: how far a link's fast average parts from its slow one, spread
+    /// while still and while moving (dB), over the loudest `motionLinks` links (far links
+    /// carry noise, not motion), weighted as one second of evidence and capped per link.
+    public var stillSpread: Double = 2.5
+    public var movingSpread: Double = 7
+    public var motionLinks: Int = 3
+    public var motionWeight: Double = 0.3
+    public var motionCap: Double = 15
+
+    // MARK: Per-node averages
+
+    /// Time constants of the fast RSSI average when the signal rises and when it falls
+    /// (fading only ever removes power, so drops are more often noise than movement), and of
+    /// the slow average the motion likelihood compares it with (seconds).
+    public var riseTimeConstant: Double = 0.3
+    public var fallTimeConstant: Double = 0.6
+    public var slowTimeConstant: Double = 16
+
+    // MARK: Time windows
+
+    /// A node's evidence counts while its newest reading is at most this old (seconds), or
+    /// this many of its reading intervals when longer.
+    public var freshness: Double = 4
+    public var freshnessIntervals: Double = 4
+    /// Away after this many advertising intervals of silence, when longer than the timeout.
+    public var awayIntervals: Double = 5
+    /// Each beacon is evaluated at most this often (seconds).
+    public var evaluationInterval: Double = 0.25
+
+    // MARK: Input bounds
+
+    /// Readings stamped up to `skewBound` ahead of the aggregator clock are node clock skew,
+    /// clamped silently; further, clamped and counted; beyond `maxFuture`, rejected.
+    public var skewBound: Double = 2
+    public var maxFuture: Double = 120
+    /// RSSI outside this range (dBm) is not a reading.
+    public var minRSSI: Double = -127
+    public var maxRSSI: Double = 20
+
+    // MARK: Positions (SiteGeometry)
+
+    /// Grid spacing (metres), coarsened above `maxCells` cells; rooms farther than
+    /// `geometryRadius` from the loudest node are not evaluated.
+    public var gridResolution: Double = 0.25
+    public var maxCells: Int = 6000
+    public var geometryRadius: Double = 15
+    /// Storey height for nodes without a room, and the beacon's height above its floor (metres).
+    public var floorHeight: Double = 3
+    public var beaconHeight: Double = 1.0
+    /// RSSI spread around the path-loss model (dB), growing per wall; spread of a beacon's
+    /// real 1 m power around its advertised one (dB).
+    public var rssiSigma: Double = 5
+    public var wallSigma: Double = 1
+    public var powerSigma: Double = 6
+
+    // MARK: Node beacons
+
+    /// Fingerprints: spread of a beacon's pattern around its room's per link (dB), and how
+    /// far below the loudest link the room's own node may hear it (dB).
+    public var fingerprintSigma: Double = 3
+    public var fingerprintOwnSigma: Double = 6
+    /// Receiver offsets from node links: prior spread, bound (dB) and how often solved (s).
+    public var receiverOffsetSigma: Double = 6
+    public var maxLearnedOffset: Double = 12
+    public var calibrationInterval: Double = 10
+
+    public init() {}
+
+    /// The model as measured.
+    public static let standard = FusionModel()
+}
