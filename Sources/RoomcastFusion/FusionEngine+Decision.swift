@@ -24,6 +24,7 @@ extension FusionEngine {
                 counters.forgotten &+= 1
             }
         }
+        finishLabels(now: now)
         return changed
     }
 
@@ -187,6 +188,7 @@ extension FusionEngine {
             // aggregator ticks on whole seconds; other callers and tests tick faster). A
             // first evaluation, or one after a restart, counts as one second.
             let seconds = dt > 0 ? min(dt, 1) : 1
+            recordTraining(b, base: base, now: now, seconds: seconds)
             for r in 0..<roomCount {
                 s.logPosterior[r] += weight * seconds * (scratchRoomLL[r] - maxLL)
             }
