@@ -74,7 +74,7 @@ public struct LearnedRooms: Codable, Sendable, Equatable {
                 continue
             }
             var room = rooms[i]
-            room.seconds += incoming.seconds
+            room.seconds = min(room.seconds + incoming.seconds, Self.secondsBound)
             for level in incoming.nodes {
                 if let j = room.nodes.firstIndex(where: { $0.node == level.node }) {
                     room.nodes[j] = Self.pooled(room.nodes[j], level)
@@ -98,7 +98,9 @@ public struct LearnedRooms: Codable, Sendable, Equatable {
         let mean = (a.seconds * a.mean + b.seconds * b.mean) / n
         let d = a.mean - b.mean
         let m2 = a.seconds * a.spread * a.spread + b.seconds * b.spread * b.spread + a.seconds * b.seconds / n * d * d
-        return NodeLevel(node: a.node, seconds: n, mean: mean, spread: max(0, m2 / n).squareRoot())
+        // Clamped to what a state file may hold, so that what is written can be read back.
+        return NodeLevel(node: a.node, seconds: min(n, secondsBound), mean: min(max(mean, -meanBound), meanBound),
+                         spread: min(max(0, m2 / n).squareRoot(), spreadBound))
     }
 
     /// At most `maximumNodes`, those heard longest, sorted by name.
