@@ -24,8 +24,10 @@ public struct TruthLabels: Sendable {
                 let seconds = min(run.t1 - run.t0 - 2 * margin, 600)
                 guard seconds >= 5 else { continue }
                 let command = LearnCommand(.label(room: room, beacon: id, seconds: (seconds * 1000).rounded(.down) / 1000))
-                out.append(MessageLogLine(ts: run.t0 + margin, message: OutboundMessage(topic: topics.aggregatorLearn,
-                                                                                       payload: command.encoded(), qos: 1)))
+                let line = MessageLogLine(ts: run.t0 + margin, message: OutboundMessage(topic: topics.aggregatorLearn,
+                                                                                       payload: command.encoded(), qos: 1))
+                // As printed and read back (times to the millisecond): in process, the same as from a file.
+                out.append((try? MessageLogLine.decode(line.encoded())) ?? line)
             }
         }
         // Ties (two beacons labelled at once) in beacon order, so the output is the same every run.
