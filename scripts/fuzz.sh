@@ -137,7 +137,7 @@ for t in $targets; do
   # of many events (an extended report reassembles up to 1650 bytes).
   case $t in
     wire|intake|espresense|calibration|lease) max_len=66560 ;;
-    btsnoop|config) max_len=65536 ;;
+    btsnoop|config|learned) max_len=65536 ;;
     hci) max_len=16384 ;;
     *) max_len=4096 ;;
   esac

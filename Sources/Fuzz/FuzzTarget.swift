@@ -21,6 +21,8 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case calibration
     /// ESPresense device messages (topic NUL payload) through `ESPresenseInput`.
     case espresense
+    /// The learned-rooms state file through `LearnedRooms.decode`, then restored, taught and written again.
+    case learned
 
     static let environmentKey = "ROOMCAST_FUZZ_TARGET"
 
@@ -48,6 +50,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         case .lease: LeaseHarness.run(bytes)
         case .calibration: CalibrationHarness.run(bytes)
         case .espresense: ESPresenseHarness.run(bytes)
+        case .learned: LearnedRoomsHarness.run(bytes)
         }
     }
 }

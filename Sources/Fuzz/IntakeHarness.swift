@@ -46,13 +46,16 @@ enum IntakeHarness {
                 FuzzCheck.require(parsed == .presence(id: d.id), "presence of \(d.id) accepted on '\(topic)'")
             case .retainedCalibration:
                 FuzzCheck.require(parsed == .aggregatorCalibration && !payload.isEmpty, "calibration accepted on '\(topic)'")
+            case .learnCommand(let command):
+                FuzzCheck.require(parsed == .aggregatorLearn, "learn command accepted on '\(topic)'")
+                FuzzCheck.require(LearnCommand.decode(command.encoded()) == .success(command), "learn command changed in a round trip")
             case .aggregatorStatus:
                 FuzzCheck.require(parsed == .aggregatorStatus, "aggregator status accepted on '\(topic)'")
             case .lease(let bytes):
                 FuzzCheck.require(parsed == .aggregatorLease && bytes == payload, "lease accepted on '\(topic)'")
             case .ignored:
                 switch parsed {
-                case .nodeTelemetry?, .nodeEvents?, .aggregatorCalibration?: break
+                case .nodeTelemetry?, .nodeEvents?, .aggregatorCalibration?, .aggregatorLearnState?, .aggregatorLearnResult?: break
                 default: FuzzCheck.require(false, "ignored message on '\(topic)'")
                 }
             }

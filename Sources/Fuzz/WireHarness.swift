@@ -85,6 +85,9 @@ enum WireHarness {
         case .aggregatorStatus: topics.aggregatorStatus
         case .aggregatorLease: topics.aggregatorLease
         case .aggregatorCalibration: topics.aggregatorCalibration
+        case .aggregatorLearn: topics.aggregatorLearn
+        case .aggregatorLearnState: topics.aggregatorLearnState
+        case .aggregatorLearnResult: topics.aggregatorLearnResult
         }
     }
 

@@ -10,7 +10,6 @@ extension FusionEngine {
             nextCalibration = now + model.calibrationInterval
             solveCalibration()
         }
-        finishLabels(now: now)
         var changed: [PresenceDecision] = []
         for b in 0..<beacons.count where beacons[b].active {
             if evaluate(b, now: now) {
@@ -22,6 +21,7 @@ extension FusionEngine {
                 counters.forgotten &+= 1
             }
         }
+        finishLabels(now: now)
         return changed
     }
 

@@ -58,6 +58,10 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     /// When the aggregator last started hearing the nodes again after being deaf
     /// (`hearingRestored`): silence counts from here at the earliest.
     var hearingSince = -Double.infinity
+    /// Rooms the user teaches: labels running and what they taught (`FusionEngine+Training`).
+    var training = RoomTraining()
+    /// `training.learned`, indexed for the likelihood (`FusionEngine+LearnedRooms`).
+    var taught = TaughtRooms()
 
     // Scratch reused by evaluations.
     var scratchNodes: [Int] = []

@@ -84,6 +84,17 @@ public struct FusionModel: Sendable, Equatable {
     public var wallSigma: Double = 1
     public var powerSigma: Double = 6
 
+    // MARK: Taught rooms
+
+    /// A learned level's spread is never taken below this (dB): a short label is not that sure.
+    public var learnedSpreadFloor: Double = 2
+    /// Prior spread of the offset common to every node between the taught beacon and this one
+    /// (dB): another tag of the same kind, or the same tag held differently.
+    public var learnedLevelSpread: Double = 4
+    /// Probability given to what the label never saw: a node hearing the beacon that never did
+    /// in the room, or silent where it always heard it.
+    public var learnedRarely: Double = 0.05
+
     // MARK: Node beacons
 
     /// Fingerprints: spread of a beacon's pattern around its room's per link (dB), and how

@@ -23,6 +23,8 @@ import Testing
                                       presence topics.
               calibrate               Suggest a node's rx_adjust from a beacon held 1 m from
                                       it.
+              learn                   Teach the aggregator a room: what every node hears of
+                                      a beacon carried there.
 
               See 'aggregator <subcommand> --help' for detailed help.
 
@@ -56,7 +58,8 @@ import Testing
             OVERVIEW: Run the engine over JSONL message logs on a virtual clock; print what
             it would publish.
 
-            USAGE: aggregator replay [--config <file>] [--log-level <level>] <input> ...
+            USAGE: aggregator replay [--config <file>] [--log-level <level>]
+                   [--learned <file>] [--save-learned <file>] <input> ...
 
             ARGUMENTS:
               <input> ...             JSONL files as edge-agent --dry-run writes them.
@@ -65,6 +68,8 @@ import Testing
               -c, --config <file>     Config file (YAML or JSON).
               --log-level <level>     trace, debug, info, notice, warning, error or
                                       critical; overrides log.level.
+              --learned <file>        Start from the learned rooms in this state file.
+              --save-learned <file>   Write the learned rooms here at the end.
               -h, --help              Show help information.
 
             """)
@@ -94,6 +99,42 @@ import Testing
                                       loudest).
               --seconds <s>           How long to listen. (default: 30)
               --distance <m>          How far the beacon is from the node. (default: 1)
+              -h, --help              Show help information.
+
+            """)
+    }
+
+    @Test func learnHelp() {
+        #expect(AggregatorCLI.spec.helpText(path: ["learn"]) == """
+            OVERVIEW: Teach the aggregator a room: what every node hears of a beacon carried
+            there.
+
+            With --room and --beacon, carry the beacon round the room (at the height you
+            carry it every day) while the running aggregator records what each node hears;
+            it keeps what it learned in its state file. --show prints what was learned;
+            --forget drops a room. Talks to the aggregator over the broker
+            (<prefix>/aggregator/learn), so it works from any machine with access.
+
+            USAGE: aggregator learn [--config <file>] [--broker <url>] [--log-level <level>]
+                   [--room <name>] [--beacon <id>] [--seconds <s>] [--cancel]
+                   [--forget <room>] [--show] [--file <file>]
+
+            OPTIONS:
+              -c, --config <file>     Config file (YAML or JSON).
+              --broker <url>          MQTT broker, mqtt[s]://[user@]host[:port]; overrides
+                                      mqtt.broker.
+              --log-level <level>     trace, debug, info, notice, warning, error or
+                                      critical; overrides log.level.
+              --room <name>           The room the beacon is carried in.
+              --beacon <id>           The beacon carried (its id, as in beacons:).
+              --seconds <s>           How long to learn, 5–600. (default: 30)
+              --cancel                Stop the label running for --beacon; learn nothing
+                                      from it.
+              --forget <room>         Forget what was learned for this room.
+              --show                  Print what was learned (the aggregator's retained
+                                      learn state).
+              --file <file>           With --show: read this state file instead of the
+                                      broker.
               -h, --help              Show help information.
 
             """)

@@ -23,6 +23,8 @@ struct SimulationCommandTests {
               generate                Write a simulated scenario directory.
               score                   Score Roomcast and the baselines on a scenario,
                                       through the edge agent and the aggregator.
+              labels                  Print the learn messages a user walking each room
+                                      would send, from a scenario's truth.
               check                   Replay every node's btsnoop capture with agent.yaml
                                       and compare it with raw.jsonl.
               site                    Print the aggregator's config (site.yaml) for a
@@ -91,7 +93,9 @@ struct SimulationCommandTests {
             a real `aggregator replay` instead.
 
             USAGE: roomcast-sim score --scenario <dir> [--estimator <name>] [--no-positions]
-                   [--decisions <file>] [--json]
+                   [--decisions <file>] [--sessions <list>] [--learned <file>]
+                   [--train-from <dir>] [--train-sessions <list>] [--save-learned <file>]
+                   [--json]
 
             OPTIONS:
               --scenario <dir>        Scenario directory.
@@ -102,6 +106,16 @@ struct SimulationCommandTests {
                                       polygons or positions).
               --decisions <file>      Score this `aggregator replay` output instead of
                                       replaying.
+              --sessions <list>       Score only these sessions (1,2,…: stretches of truth
+                                      between silent gaps).
+              --learned <file>        Roomcast starts from the learned rooms in this state
+                                      file.
+              --train-from <dir>      Teach Roomcast first on this scenario's labels (as a
+                                      user walking each room would give them).
+              --train-sessions <list>
+                                      Teach only from these sessions (of --train-from, or of
+                                      --scenario without it).
+              --save-learned <file>   Write the learned rooms used to this state file.
               --json                  Print machine-readable JSON.
               -h, --help              Show help information.
 
@@ -129,6 +143,30 @@ struct SimulationCommandTests {
             let code = await SimulatorCommand.run(command, output: { sink.out += $0 }, errorOutput: { sink.err += $0 })
             return (code, sink.out, sink.err)
         }
+    }
+
+    @Test("labels help")
+    func labelsHelp() {
+        #expect(spec.helpText(path: ["labels"]) == """
+            OVERVIEW: Print the learn messages a user walking each room would send, from a
+            scenario's truth.
+
+            One message at the start of every true room stay of at least --min-span seconds,
+            teaching that room for the stay less --margin at each end (at most 600 s), as
+            JSONL lines `aggregator replay` reads beside the agents' logs.
+
+            USAGE: roomcast-sim labels --scenario <dir> [--sessions <list>] [--min-span <s>]
+                   [--margin <s>]
+
+            OPTIONS:
+              --scenario <dir>        Scenario directory.
+              --sessions <list>       Only these sessions (1,2,…: stretches of truth between
+                                      silent gaps).
+              --min-span <s>          Shortest stay taught. (default: 20)
+              --margin <s>            Left out at each end of a stay. (default: 3)
+              -h, --help              Show help information.
+
+            """)
     }
 
     @Test("generate, check and score run end to end")

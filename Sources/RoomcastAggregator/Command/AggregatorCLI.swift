@@ -19,7 +19,9 @@ public enum AggregatorCLI {
                                   .option("http", value: "host:port", help: "Serve the dashboard, /metrics and /healthz here (e.g. \(HTTPConfig.suggestedListen)).")]),
             CommandSpec("replay", abstract: "Run the engine over JSONL message logs on a virtual clock; print what it would publish.",
                         arguments: [ArgumentSpec("input", help: "JSONL files as edge-agent --dry-run writes them.", repeating: true)],
-                        options: [StandardOptions.config, StandardOptions.logLevel]),
+                        options: [StandardOptions.config, StandardOptions.logLevel,
+                                  .option("learned", value: "file", help: "Start from the learned rooms in this state file."),
+                                  .option("save-learned", value: "file", help: "Write the learned rooms here at the end.")]),
             CommandSpec("watch", abstract: "Show who is in which room, live, from the retained presence topics.",
                         options: [StandardOptions.config, StandardOptions.broker, StandardOptions.logLevel]),
             CommandSpec("calibrate", abstract: "Suggest a node's rx_adjust from a beacon held 1 m from it.",
@@ -34,6 +36,22 @@ public enum AggregatorCLI {
                                   .option("beacon", value: "id", help: "The beacon held (default: the one the node hears loudest)."),
                                   .option("seconds", value: "s", help: "How long to listen.", default: "30"),
                                   .option("distance", value: "m", help: "How far the beacon is from the node.", default: "1")]),
+            CommandSpec("learn", abstract: "Teach the aggregator a room: what every node hears of a beacon carried there.",
+                        discussion: """
+                            With --room and --beacon, carry the beacon round the room (at the height \
+                            you carry it every day) while the running aggregator records what each node \
+                            hears; it keeps what it learned in its state file. --show prints what was \
+                            learned; --forget drops a room. Talks to the aggregator over the broker \
+                            (<prefix>/aggregator/learn), so it works from any machine with access.
+                            """,
+                        options: [StandardOptions.config, StandardOptions.broker, StandardOptions.logLevel,
+                                  .option("room", value: "name", help: "The room the beacon is carried in."),
+                                  .option("beacon", value: "id", help: "The beacon carried (its id, as in beacons:)."),
+                                  .option("seconds", value: "s", help: "How long to learn, 5–600.", default: "30"),
+                                  .flag("cancel", help: "Stop the label running for --beacon; learn nothing from it."),
+                                  .option("forget", value: "room", help: "Forget what was learned for this room."),
+                                  .flag("show", help: "Print what was learned (the aggregator's retained learn state)."),
+                                  .option("file", value: "file", help: "With --show: read this state file instead of the broker.")]),
         ],
         defaultSubcommand: "run")
 
@@ -64,6 +82,7 @@ public enum AggregatorCLI {
         case "replay": return replay(command, config: config, logger: logger)
         case "watch": return await watch(config: config, logger: logger)
         case "calibrate": return await calibrate(command, config: config, logger: logger)
+        case "learn": return await learn(command, config: config, logger: logger)
         default: return await live(command, config: config, logger: logger)
         }
     }
@@ -82,6 +101,14 @@ public enum AggregatorCLI {
             return fail("cannot read input: \(error)", .dataError)
         }
         var core = config.makeCore()
+        if let file = command.option("learned") {
+            do {
+                guard let learned = try LearnedRoomsStore(path: file).load() else { return fail("\(file): no such file", .dataError) }
+                core.restoreLearned(learned)
+            } catch {
+                return fail("\(error)", .dataError)
+            }
+        }
         var buffer = ""
         let out = FileHandle.standardOutput
         do {
@@ -94,6 +121,9 @@ public enum AggregatorCLI {
             return fail("\(error)", .failure)
         }
         out.write(Data(buffer.utf8))
+        if let file = command.option("save-learned") {
+            do { try LearnedRoomsStore(path: file).save(core.learnedRooms) } catch { return fail("\(error)", .failure) }
+        }
         for bad in report.badLines.prefix(10) { logger.warning("skipped a bad input line", metadata: ["line": bad]) }
         logger.info("replay done", metadata: ["lines": "\(report.linesRead)", "bad_lines": "\(report.badLines.count)",
                                               "rejected": "\(report.rejected.values.reduce(0, +))", "published": "\(report.published)"])
@@ -136,9 +166,14 @@ public enum AggregatorCLI {
         let clock = SystemTimeSource()
         let core = config.makeCore()
         logger.info("fusion", metadata: ["mode": "\(core.engine.modeSummary)"])
+        let stateFile = config.learn.resolvedStateFile(environment: ProcessInfo.processInfo.environment)
+        if stateFile == nil {
+            logger.notice("no learn.state_file: rooms taught with aggregator learn last until the aggregator stops")
+        }
         let runtime = AggregatorRuntime(core: core, election: election,
                                         refreshInterval: config.output.refreshIntervalS > 0 ? config.output.refreshIntervalS : .infinity,
-                                        startedAt: clock.now(), logger: logger)
+                                        startedAt: clock.now(), learnedStore: stateFile.map(LearnedRoomsStore.init(path:)),
+                                        logger: logger)
         let http = HTTPServer.Configuration(config.http).map { server in
             AggregatorHTTP(configuration: server, config: config.http, sources: .init(
                 snapshot: { await runtime.dashboardSnapshot(now: clock.now(), connected: client.isConnected) },

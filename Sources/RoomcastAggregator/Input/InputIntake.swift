@@ -13,6 +13,8 @@ public struct InputIntake: Sendable {
         case retainedPresence(PresenceDecision)
         /// Our own retained receiver calibration, read back at start-up.
         case retainedCalibration(ReceiverCalibrationReport)
+        /// A command that teaches rooms (`<prefix>/aggregator/learn`).
+        case learnCommand(LearnCommand)
         case aggregatorStatus(String)
         case lease([UInt8])
         /// A topic of ours that fusion does not use (node telemetry and region events).
@@ -121,7 +123,12 @@ public struct InputIntake: Sendable {
             } catch {
                 return reject(.badPayload, error.description)
             }
-        case .nodeTelemetry, .nodeEvents:
+        case .aggregatorLearn:
+            switch LearnCommand.decode(payload) {
+            case .success(let command): return .success(.learnCommand(command))
+            case .failure(let error): return reject(.badPayload, error.message)
+            }
+        case .nodeTelemetry, .nodeEvents, .aggregatorLearnState, .aggregatorLearnResult:
             return .success(.ignored)
         case .room, .events:
             return reject(.foreignTopic, "not an input topic")

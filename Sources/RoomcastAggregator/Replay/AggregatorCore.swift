@@ -5,7 +5,7 @@ import Shared
 /// output. The live service and `aggregator replay` both drive this one type
 /// with (time, message), so a replay reproduces what the service would do.
 public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: Sendable {
-    public private(set) var engine: Engine
+    public internal(set) var engine: Engine
     public private(set) var intake: InputIntake
     public private(set) var publisher: PresencePublisher
     public let discovery: HomeAssistantDiscovery?
@@ -37,6 +37,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     public private(set) var nodeActivity = NodeActivity()
     /// What the published decisions did (`/metrics`).
     public private(set) var presenceStats = PresenceStats()
+    /// Learn commands in flight and what they changed (`AggregatorCore+Learning`).
+    var learning = LearnSession()
 
     public init(engine: Engine, site: SiteModel, topics: Topics, discovery: HomeAssistantDiscovery?,
                 mqttRoomOutput: Bool = false, tickInterval: Double = 1.0, restrictToKnownNodes: Bool = true) {
@@ -70,6 +72,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             out += messages
             announcedBeacons.formUnion(site.beacons.map(\.id))
         }
+        out += try learnStateAtStart(now: now)
         return out
     }
 
@@ -104,6 +107,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         }
         switch intake.accept(topic: topic, payload: payload) {
         case .failure(let why):
+            if topic == topics.aggregatorLearn { out += try learnRefused(payload: payload, why: why, now: now) }
             return (out, why)
         case .success(.reading(let r)):
             nodeActivity.heard(r.node, now: now)
@@ -147,6 +151,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                 calibrating.resume(report)
                 if let back = calibrating as? Engine { engine = back }
             }
+        case .success(.learnCommand(let command)):
+            out += try learn(command, now: now)
         case .success(.aggregatorStatus), .success(.lease), .success(.ignored):
             break
         }
@@ -263,7 +269,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
 
     private mutating func publishChanges(now: Double) throws -> [OutboundMessage] {
         var changed = engine.tick(now: now)
-        let tidied = try tidyDropped()
+        let tidied = try tidyDropped() + (learning.labelsRunning ? try labelsTicked(now: now) : [])
         guard !changed.isEmpty else { return tidied }
         for i in changed.indices where changed[i].name == nil {
             changed[i].name = knownBeacons[changed[i].id]?.name

@@ -34,6 +34,13 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// Other instances whose liveness topic says online (their Last Will says offline).
     private var peersOnline: Set<String> = []
     private var announceInstance = false
+    /// Where the learned rooms are kept (nil: nowhere; they last until the process stops).
+    private let learnedStore: LearnedRoomsStore?
+    /// False when the state file could not be read at start: it is left as it is, never
+    /// overwritten by what this run learns.
+    private var learnedWritable = true
+    private var learnedSavedRevision: UInt64 = 0
+    private let learnLog = RateLimitedLog(interval: 60)
     /// The receiver calibration last logged, and when.
     private var loggedCalibration: [ReceiverCalibrationReport.Node] = []
     private var calibrationLoggedAt = -Double.infinity
@@ -57,10 +64,30 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// means this process did not run (SIGSTOP, a suspended VM, a starved machine).
     private var lastActivity = -Double.infinity
 
+    /// `learnedStore`: the learned-rooms state file, read here (a file that cannot be read is
+    /// logged and left alone: this run learns without it and does not overwrite it).
     public init(core: AggregatorCore<Engine>, election: LeaseElection?, refreshInterval: Double, startedAt: Double,
-                resumeWindow: Double = 3, logger: Logger) {
+                resumeWindow: Double = 3, learnedStore: LearnedRoomsStore? = nil, logger: Logger) {
         self.core = core
         self.core.lostHearing()
+        self.learnedStore = learnedStore
+        if let learnedStore {
+            do {
+                if let learned = try learnedStore.load() {
+                    self.core.restoreLearned(learned)
+                    logger.info("learned rooms loaded", metadata: [
+                        "learn.state_file": learnedStore.path, "rooms": "\(learned.rooms.map(\.name).joined(separator: ", "))"])
+                } else {
+                    logger.info("no learned rooms yet", metadata: ["learn.state_file": learnedStore.path])
+                }
+            } catch {
+                learnedWritable = false
+                logger.error("cannot read the learned rooms: running without them; the file is left as it is and not overwritten", metadata: [
+                    "learn.state_file": learnedStore.path, "error": "\(error.message)",
+                    "hint": "fix or move the file away, then restart the aggregator"])
+            }
+        }
+        self.learnedSavedRevision = self.core.learnedRevision
         self.election = election
         self.leaseTopicValue = election?.topic ?? core.topics.aggregatorLease
         self.presencePrefix = core.topics.prefix + "/presence/"
@@ -146,6 +173,15 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             election?.observe(payload: payload, now: now)
             return []
         }
+        if retained == true, topic == core.topics.aggregatorLearn {
+            // A retained command would run again at every start: refuse it.
+            if learnLog.admit("retained", now: now).admit {
+                logger.warning("ignored a retained learn command; publish learn commands without the retain flag, and clear this one", metadata: [
+                    "mqtt.topic": topic, "hint": "mosquitto_pub -r -n -t \(topic)"])
+            }
+            return []
+        }
+        defer { persistLearned(now: now) }
         if election != nil, topic.hasPrefix(instancesPrefix) {
             let name = String(topic.dropFirst(instancesPrefix.count))
             guard let me = election?.me, name != me, !name.isEmpty else { return [] }
@@ -245,6 +281,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// Timer: fusion ticks, lease renewal, periodic refresh, discovery clean-up.
     public func tick(now: Double) -> [OutboundMessage] {
         noticePause(now: now)
+        defer { persistLearned(now: now) }
         reportCapacity(now: now)
         var out: [OutboundMessage] = []
         do {
@@ -299,6 +336,40 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         }
         return out
     }
+
+    /// Writes the learned rooms when they changed since the last write.
+    private func persistLearned(now: Double) {
+        guard core.learnedRevision != learnedSavedRevision else { return }
+        guard let learnedStore else {
+            learnedSavedRevision = core.learnedRevision
+            if learnLog.admit("nowhere", now: now).admit {
+                logger.notice("learned rooms are kept in memory only: set learn.state_file to keep them across restarts")
+            }
+            return
+        }
+        guard learnedWritable else {
+            learnedSavedRevision = core.learnedRevision
+            logger.error("learned rooms not saved: the state file could not be read at start and is left as it is", metadata: [
+                "learn.state_file": learnedStore.path, "hint": "fix or move the file away, then restart the aggregator"])
+            return
+        }
+        do {
+            try learnedStore.save(core.learnedRooms)
+            learnedSavedRevision = core.learnedRevision
+            logger.info("learned rooms saved", metadata: ["learn.state_file": learnedStore.path,
+                                                          "rooms": "\(core.learnedRooms.rooms.count)"])
+        } catch {
+            // Tried again at the next tick; said at most once a minute.
+            let (admit, suppressed) = learnLog.admit("save", now: now)
+            if admit {
+                logger.error("cannot save the learned rooms", metadata: ["learn.state_file": learnedStore.path,
+                                                                         "error": "\(error.message)", "suppressed": "\(suppressed)"])
+            }
+        }
+    }
+
+    /// What was learned (the dashboard, tests).
+    public var learnedRooms: LearnedRooms { core.learnedRooms }
 
     /// The broker connection is (re)established at `now`: the next tick announces this
     /// instance again when it is active (online status, discovery, every retained output),

@@ -1,5 +1,6 @@
 import Foundation
 import RoomcastAggregator
+import RoomcastFusion
 import Shared
 
 /// `roomcast-sim`: its command-line declaration and what each subcommand does, in the
@@ -10,7 +11,7 @@ public enum SimulatorCommand {
         "roomcast-sim",
         abstract: "Simulates homes and scores room-presence estimators.",
         version: RoomcastVersion.current,
-        subcommands: [generate, score, check, site])
+        subcommands: [generate, score, labels, check, site])
 
     static let generate = CommandSpec(
         "generate",
@@ -58,7 +59,27 @@ public enum SimulatorCommand {
                     default: "all"),
             .flag("no-positions", help: "Give the aggregator rooms and node membership only (no polygons or positions)."),
             .option("decisions", value: "file", help: "Score this `aggregator replay` output instead of replaying."),
+            .option("sessions", value: "list", help: "Score only these sessions (1,2,…: stretches of truth between silent gaps)."),
+            .option("learned", value: "file", help: "Roomcast starts from the learned rooms in this state file."),
+            .option("train-from", value: "dir", help: "Teach Roomcast first on this scenario's labels (as a user walking each room would give them)."),
+            .option("train-sessions", value: "list", help: "Teach only from these sessions (of --train-from, or of --scenario without it)."),
+            .option("save-learned", value: "file", help: "Write the learned rooms used to this state file."),
             StandardOptions.json,
+        ])
+
+    static let labels = CommandSpec(
+        "labels",
+        abstract: "Print the learn messages a user walking each room would send, from a scenario's truth.",
+        discussion: """
+            One message at the start of every true room stay of at least --min-span seconds, \
+            teaching that room for the stay less --margin at each end (at most 600 s), as JSONL \
+            lines `aggregator replay` reads beside the agents' logs.
+            """,
+        options: [
+            .option("scenario", value: "dir", help: "Scenario directory.", required: true),
+            .option("sessions", value: "list", help: "Only these sessions (1,2,…: stretches of truth between silent gaps)."),
+            .option("min-span", value: "s", help: "Shortest stay taught.", default: "20"),
+            .option("margin", value: "s", help: "Left out at each end of a stay.", default: "3"),
         ])
 
     static let check = CommandSpec(
@@ -83,11 +104,12 @@ public enum SimulatorCommand {
             switch command.command {
             case "generate": try runGenerate(command, output: output)
             case "score": try await runScore(command, output: output)
+            case "labels": try runLabels(command, output: output)
             case "check": return try await runCheck(command, output: output, errorOutput: errorOutput)
             case "site":
                 let scenario = try Scenario.load(from: URL(fileURLWithPath: command.option("scenario") ?? ""))
                 output(ScenarioConfigWriter.siteYAML(scenario, positions: !command.flag("no-positions")))
-            default: throw command.usageError("missing subcommand; expected one of: generate, score, check, site")
+            default: throw command.usageError("missing subcommand; expected one of: generate, score, labels, check, site")
             }
             return .success
         } catch let e as UsageError {
@@ -186,17 +208,67 @@ public enum SimulatorCommand {
         }
         let names = which == "all" ? known : [which]
         let run = try await ScenarioRun.load(directory: dir)
+        let sessions = try sessionList(c, "sessions", run.scenario)
+        var learned: LearnedRooms?
+        if let file = c.option("learned") {
+            do {
+                guard let read = try LearnedRoomsStore(path: file).load() else { throw Scenario.LoadError(description: "\(file): no such file") }
+                learned = read
+            } catch let e as LearnedRoomsStore.Failure { throw Scenario.LoadError(description: e.description) }
+        }
+        if c.option("train-from") != nil || c.option("train-sessions") != nil {
+            var teacher = run
+            if let other = c.option("train-from") { teacher = try await ScenarioRun.load(directory: URL(fileURLWithPath: other)) }
+            learned = try teacher.train(sessions: try sessionList(c, "train-sessions", teacher.scenario), positions: positions,
+                                        from: learned ?? LearnedRooms())
+        }
+        if let file = c.option("save-learned") {
+            do { try LearnedRoomsStore(path: file).save(learned ?? LearnedRooms()) } catch { throw Scenario.LoadError(description: error.description) }
+        }
+        var scored = run
+        scored.scenario.truth = run.truth(sessions: sessions)
         for name in names {
             switch name {
             case "bound":
                 guard let bound = try DecisionTimeline.load(boundIn: dir) else { continue }
-                try emit(run.scenario, name, Scorer().score(bound, truth: run.scenario.truth, start: run.scenario.layout.t0))
+                try emit(scored.scenario, name, Scorer().score(bound, truth: scored.scenario.truth, start: run.scenario.layout.t0))
             case "roomcast":
-                try emit(run.scenario, name, try run.roomcast(positions: positions).score)
+                try emit(scored.scenario, name, try scored.roomcast(positions: positions).score)
+                if let learned {
+                    try emit(scored.scenario, "roomcast-taught", try run.roomcast(positions: positions, learned: learned, sessions: sessions).score)
+                }
             default:
-                try emit(run.scenario, name, try run.baseline(Baselines.named(name)!, positions: positions).score)
+                try emit(scored.scenario, name, try scored.baseline(Baselines.named(name)!, positions: positions).score)
             }
         }
+    }
+
+    /// `--sessions 1,2`: session numbers of `scenario`, nil when not given.
+    static func sessionList(_ c: ParsedCommand, _ option: String, _ scenario: Scenario) throws -> Set<Int>? {
+        guard let text = c.option(option) else { return nil }
+        var sessions = Set<Int>()
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let n = Int(part.trimmingCharacters(in: .whitespaces)) else {
+                throw c.usageError("--\(option) takes session numbers separated by commas (1,2), not '\(text)'")
+            }
+            sessions.insert(n)
+        }
+        let known = ScenarioSessions(truth: scenario.truth)
+        let unknown = known.unknown(sessions)
+        guard unknown.isEmpty else {
+            throw c.usageError("--\(option): \(scenario.name) has \(known.spans.count) session\(known.spans.count == 1 ? "" : "s"), not \(unknown.map(String.init).joined(separator: ", "))")
+        }
+        return sessions
+    }
+
+    static func runLabels(_ c: ParsedCommand, output: (String) -> Void) throws {
+        let scenario = try Scenario.load(from: URL(fileURLWithPath: c.option("scenario") ?? ""))
+        let minSpan = try c.option("min-span", as: Double.self) ?? 20
+        let margin = try c.option("margin", as: Double.self) ?? 3
+        guard minSpan >= 5, margin >= 0, margin < 300 else { throw c.usageError("--min-span must be at least 5 and --margin 0…300") }
+        var truth = scenario.truth
+        if let sessions = try sessionList(c, "sessions", scenario) { truth = ScenarioSessions(truth: truth).truth(truth, in: sessions) }
+        for line in TruthLabels(minimumSpan: minSpan, margin: margin).messages(truth) { output(line.encoded() + "\n") }
     }
 
     static func runCheck(_ c: ParsedCommand, output: (String) -> Void, errorOutput: (String) -> Void) async throws -> ExitCode {

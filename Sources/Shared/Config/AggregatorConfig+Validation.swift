@@ -80,6 +80,12 @@ extension AggregatorConfig {
         checks.range(standby.leaseS, 1...600, at: "standby.lease_s", unit: " s")
         if let u = standby.guardUsername, u.isEmpty { checks.add("standby.guard_username", "must not be empty") }
         http.validate(at: "http", into: &checks)
+        if let file = learn.stateFile {
+            if file.isEmpty { checks.add("learn.state_file", "must not be empty (leave it out for the default)") }
+            else if file.utf8.count > 4096 { checks.add("learn.state_file", "must be at most 4096 bytes") }
+            else if file.unicodeScalars.contains(where: { $0.value < 0x20 }) { checks.add("learn.state_file", "must not contain control characters") }
+            else if file.hasSuffix("/") { checks.add("learn.state_file", "names a directory; give a file, e.g. \(file)\(Learn.defaultFileName)") }
+        }
         return checks.problems
     }
 

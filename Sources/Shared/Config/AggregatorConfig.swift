@@ -16,12 +16,14 @@ public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
     public var inputs: Inputs
     /// The optional HTTP listener: dashboard, `/metrics`, `/healthz` (off unless `http.listen`).
     public var http: HTTPConfig
+    /// `learn:` rooms the user teaches (`aggregator learn`).
+    public var learn: Learn
     public var log: LogConfig
 
     public init(mqtt: MQTTConfig = MQTTConfig(), site: SiteModel = SiteModel(), fusion: FusionSettings = FusionSettings(),
                 discovery: Discovery = Discovery(), output: Output = Output(), partition: Partition = Partition(),
                 standby: Standby = Standby(), inputs: Inputs = Inputs(), http: HTTPConfig = HTTPConfig(),
-                log: LogConfig = LogConfig()) {
+                learn: Learn = Learn(), log: LogConfig = LogConfig()) {
         self.mqtt = mqtt
         self.rooms = site.rooms
         self.nodes = site.nodes
@@ -34,6 +36,7 @@ public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
         self.standby = standby
         self.inputs = inputs
         self.http = http
+        self.learn = learn
         self.log = log
     }
 
@@ -44,7 +47,7 @@ public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
     }
 
     enum CodingKeys: String, CodingKey {
-        case mqtt, rooms, nodes, beacons, people, fusion, discovery, output, partition, standby, inputs, http, log
+        case mqtt, rooms, nodes, beacons, people, fusion, discovery, output, partition, standby, inputs, http, learn, log
     }
 
     public init(from decoder: any Decoder) throws {
@@ -61,6 +64,7 @@ public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
         standby = try c.decode(Standby.self, forKey: .standby, default: Standby())
         inputs = try c.decode(Inputs.self, forKey: .inputs, default: Inputs())
         http = try c.decode(HTTPConfig.self, forKey: .http, default: HTTPConfig())
+        learn = try c.decode(Learn.self, forKey: .learn, default: Learn())
         log = try c.decode(LogConfig.self, forKey: .log, default: LogConfig())
     }
 
@@ -175,6 +179,37 @@ public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
         public init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             espresense = try c.decode(Bool.self, forKey: .espresense, default: false)
+        }
+    }
+
+    /// `learn:` where what users teach (`aggregator learn`) is kept.
+    public struct Learn: Codable, Sendable, Equatable {
+        /// The learned-rooms state file; nil means `learned-rooms.json` in systemd's
+        /// `$STATE_DIRECTORY` (the packaged unit's /var/lib/roomcast) when that is set, else
+        /// none: what is learned lasts until the aggregator stops.
+        public var stateFile: String?
+
+        public init(stateFile: String? = nil) {
+            self.stateFile = stateFile
+        }
+
+        enum CodingKeys: String, CodingKey { case stateFile = "state_file" }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            stateFile = try c.decodeIfPresent(String.self, forKey: .stateFile)
+        }
+
+        /// The file name used in `$STATE_DIRECTORY`.
+        public static let defaultFileName = "learned-rooms.json"
+
+        /// The state file in force, given the environment; nil: none.
+        public func resolvedStateFile(environment: [String: String]) -> String? {
+            if let stateFile { return stateFile }
+            guard let directory = environment["STATE_DIRECTORY"], !directory.isEmpty else { return nil }
+            // systemd lists several directories separated by ':' when a unit names several.
+            let first = directory.split(separator: ":").first.map(String.init) ?? directory
+            return first.hasSuffix("/") ? first + Self.defaultFileName : first + "/" + Self.defaultFileName
         }
     }
 }

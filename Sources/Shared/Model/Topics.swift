@@ -23,6 +23,13 @@ public struct Topics: Sendable, Equatable {
     public var aggregatorLease: String { "\(prefix)/aggregator/lease" }
     /// Retained: what fusion learned about each receiver (`ReceiverCalibrationReport`).
     public var aggregatorCalibration: String { "\(prefix)/aggregator/calibration" }
+    /// Commands that teach rooms (`{"room":"kitchen","beacon":"<id>","seconds":30}`), from users,
+    /// dashboards and automations.
+    public var aggregatorLearn: String { "\(prefix)/aggregator/learn" }
+    /// Retained: what has been learned and the labels running.
+    public var aggregatorLearnState: String { "\(prefix)/aggregator/learn/state" }
+    /// Not retained: what became of each learn command (started, learned, rejected, …).
+    public var aggregatorLearnResult: String { "\(prefix)/aggregator/learn/result" }
     /// One aggregator process's drain marker: it publishes a token here and, when the token comes
     /// back, knows the broker has delivered everything it held for it before (the backlog after a
     /// pause, the retained state after a reconnect). Not retained.
@@ -49,6 +56,9 @@ public struct Topics: Sendable, Equatable {
         case aggregatorStatus
         case aggregatorLease
         case aggregatorCalibration
+        case aggregatorLearn
+        case aggregatorLearnState
+        case aggregatorLearnResult
     }
 
     /// Parses `topic`; nil when it is not one of ours (or a beacon id is invalid).
@@ -63,6 +73,9 @@ public struct Topics: Sendable, Equatable {
         case 2 where rest[0] == "aggregator" && rest[1] == "status": return .aggregatorStatus
         case 2 where rest[0] == "aggregator" && rest[1] == "lease": return .aggregatorLease
         case 2 where rest[0] == "aggregator" && rest[1] == "calibration": return .aggregatorCalibration
+        case 2 where rest[0] == "aggregator" && rest[1] == "learn": return .aggregatorLearn
+        case 3 where rest[0] == "aggregator" && rest[1] == "learn" && rest[2] == "state": return .aggregatorLearnState
+        case 3 where rest[0] == "aggregator" && rest[1] == "learn" && rest[2] == "result": return .aggregatorLearnResult
         case 2 where rest[0] == "presence": return BeaconID(rest[1]).map { .presence(id: $0) }
         case 2 where rest[0] == "rooms": return .room(rest[1])
         case 3 where rest[0] == "nodes":

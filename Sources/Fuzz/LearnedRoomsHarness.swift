@@ -1,0 +1,64 @@
+import RoomcastFusion
+import Shared
+
+/// Fuzzes the learned-rooms state file (`learn.state_file`), which the aggregator reads at
+/// start-up and hands to fusion (`FusionEngine.restore`).
+///
+/// Input: the file's bytes. A file that decodes must hold only what the bounds allow
+/// (rooms, nodes, names, finite numbers in range, sorted and unique), re-encode to itself,
+/// and survive a restore, a taught label and a forget: what the aggregator would then write
+/// must decode again. One that does not decode must fail with a `LearnedRoomsError`.
+enum LearnedRoomsHarness {
+    static func run(_ input: [UInt8]) {
+        let learned: LearnedRooms
+        do { learned = try LearnedRooms.decode(input) } catch {
+            FuzzCheck.require(!error.description.isEmpty, "an empty error")
+            return
+        }
+        check(learned, "decoded")
+        FuzzCheck.require((try? LearnedRooms.decode(learned.encoded())) == learned, "the state changed in a round trip")
+
+        var engine = FusionEngine(site: FuzzSite.site)
+        engine.restore(learned)
+        FuzzCheck.require(engine.learnedRooms == learned, "restore changed the state")
+        let room = FuzzSite.site.rooms[0].name
+        do { try engine.beginLabel(room: room, beacon: FuzzSite.cat, seconds: 5, now: FuzzSite.start) } catch {
+            FuzzCheck.require(false, "a label on a site room was refused: \(error)")
+        }
+        var seq: UInt64 = 0
+        for step in 0..<8 {
+            let now = FuzzSite.start + Double(step)
+            for (k, node) in FuzzSite.site.nodes.enumerated() {
+                seq += 1
+                engine.ingest(FuzzSite.reading(node.name, FuzzSite.cat, rssi: -50 - 9 * k, ts: now, seq: seq), now: now)
+            }
+            _ = engine.tick(now: now + 0.5)
+        }
+        let finished = engine.takeFinishedLabels()
+        FuzzCheck.require(finished.count == 1, "the label did not finish once: \(finished.count)")
+        check(engine.learnedRooms, "after a label")
+        FuzzCheck.require((try? LearnedRooms.decode(engine.learnedRooms.encoded())) == engine.learnedRooms,
+                          "what the aggregator would write after a label does not read back")
+        if let first = learned.rooms.first {
+            engine.forgetLearned(room: first.name)
+            FuzzCheck.require(engine.learnedRooms.room(named: first.name) == nil, "forget left the room")
+        }
+    }
+
+    static func check(_ learned: LearnedRooms, _ when: String) {
+        FuzzCheck.require(learned.rooms.count <= LearnedRooms.maximumRooms, "\(when): \(learned.rooms.count) rooms")
+        FuzzCheck.require(zip(learned.rooms, learned.rooms.dropFirst()).allSatisfy { $0.name < $1.name }, "\(when): rooms not sorted and unique")
+        for room in learned.rooms {
+            FuzzCheck.require(TopicName.isValid(room.name), "\(when): room name '\(room.name)'")
+            FuzzCheck.require(room.seconds.isFinite && room.seconds >= 0 && room.seconds <= LearnedRooms.secondsBound, "\(when): \(room.name) seconds \(room.seconds)")
+            FuzzCheck.require(room.nodes.count <= LearnedRooms.maximumNodes, "\(when): \(room.nodes.count) nodes")
+            FuzzCheck.require(zip(room.nodes, room.nodes.dropFirst()).allSatisfy { $0.node < $1.node }, "\(when): nodes not sorted and unique")
+            for n in room.nodes {
+                FuzzCheck.require(TopicName.isValid(n.node), "\(when): node name '\(n.node)'")
+                FuzzCheck.require(n.seconds.isFinite && n.seconds >= 0 && n.seconds <= LearnedRooms.secondsBound, "\(when): \(n.node) seconds \(n.seconds)")
+                FuzzCheck.require(n.mean.isFinite && abs(n.mean) <= LearnedRooms.meanBound, "\(when): \(n.node) mean \(n.mean)")
+                FuzzCheck.require(n.spread.isFinite && n.spread >= 0 && n.spread <= LearnedRooms.spreadBound, "\(when): \(n.node) spread \(n.spread)")
+            }
+        }
+    }
+}

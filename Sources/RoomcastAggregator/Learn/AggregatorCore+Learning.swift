@@ -1,0 +1,131 @@
+import RoomcastFusion
+import Shared
+
+/// Learn commands in the core: they start, cancel and forget labels in a trainable engine
+/// (`TrainableEstimator`), and every change is published: the retained learn state and one
+/// result event per command outcome. An engine that cannot be taught refuses every command.
+extension AggregatorCore {
+    /// The engine's learned rooms (empty when it cannot be taught).
+    public var learnedRooms: LearnedRooms { (engine as? any TrainableEstimator)?.learnedRooms ?? LearnedRooms() }
+
+    /// The labels running.
+    public var activeLabels: [ActiveLabel] { (engine as? any TrainableEstimator)?.activeLabels ?? [] }
+
+    /// Moves whenever the learned rooms change: a state file older than this needs writing.
+    public var learnedRevision: UInt64 { learning.revision }
+
+    /// Refusals not published because too many came at once.
+    public var learnRefusalsSuppressed: UInt64 { learning.refusalsSuppressed }
+
+    /// Seeds what was learned before (the state file, read at start-up).
+    public mutating func restoreLearned(_ learned: LearnedRooms) {
+        train { $0.restore(learned) }
+    }
+
+    /// Runs `body` on the engine as a trainable one; nil when it is not.
+    @discardableResult
+    private mutating func train<T>(_ body: (inout any TrainableEstimator) -> T) -> T? {
+        guard var trainable = engine as? any TrainableEstimator else { return nil }
+        let result = body(&trainable)
+        if let back = trainable as? Engine { engine = back }
+        return result
+    }
+
+    /// What a learn command at `now` publishes.
+    mutating func learn(_ command: LearnCommand, now: Double) throws -> [OutboundMessage] {
+        guard engine is any TrainableEstimator else {
+            return try refuse("this aggregator's estimator cannot learn rooms", request: command.request, now: now)
+        }
+        let request = command.request
+        switch command.action {
+        case let .label(room, beacon, seconds):
+            let replaced = activeLabels.first { $0.beacon == beacon }
+            let begun = train { t -> LabelError? in
+                do throws(LabelError) { try t.beginLabel(room: room, beacon: beacon, seconds: seconds, now: now); return nil } catch { return error }
+            } ?? nil
+            if let begun { return try refuse(begun.description, request: request, room: room, beacon: beacon, now: now) }
+            var out: [OutboundMessage] = []
+            if let replaced {
+                out.append(try LearnResult(ts: now, status: .replaced, request: learning.requests[beacon] ?? nil, room: replaced.room,
+                                           beacon: beacon, started: replaced.started, ends: now, recorded: LearnState.rounded(replaced.recorded),
+                                           error: "a newer label for the same beacon replaced it").message(topics: topics))
+            }
+            learning.requests[beacon] = .some(request)
+            let label = activeLabels.first { $0.beacon == beacon }
+            out.append(try LearnResult(ts: now, status: .started, request: request, room: room, beacon: beacon,
+                                       started: label?.started, ends: label?.ends).message(topics: topics))
+            out.append(try learnState(now: now))
+            return out
+        case let .cancel(beacon):
+            guard let label = activeLabels.first(where: { $0.beacon == beacon }) else {
+                return try refuse("no label is running for '\(beacon)'", request: request, beacon: beacon, now: now)
+            }
+            train { $0.cancelLabel(beacon: beacon) }
+            let original = learning.requests.removeValue(forKey: beacon) ?? nil
+            var out = [try LearnResult(ts: now, status: .cancelled, request: request, room: label.room, beacon: beacon,
+                                       started: label.started, ends: now, recorded: LearnState.rounded(label.recorded)).message(topics: topics)]
+            if let original, original != request {
+                // The sender of the label hears of it too.
+                out.append(try LearnResult(ts: now, status: .cancelled, request: original, room: label.room, beacon: beacon,
+                                           started: label.started, ends: now, recorded: LearnState.rounded(label.recorded)).message(topics: topics))
+            }
+            out.append(try learnState(now: now))
+            return out
+        case let .forget(room):
+            let learned = learnedRooms
+            guard learned.room(named: room) != nil else {
+                var message = "nothing is learned for room '\(room)'"
+                let names = learned.rooms.map(\.name)
+                if let guess = Suggestion.closest(to: room, in: names) { message += "; did you mean '\(guess)'?" }
+                else if names.isEmpty { message += "; nothing is learned at all" }
+                return try refuse(message, request: request, room: room, now: now)
+            }
+            train { $0.forgetLearned(room: room) }
+            learning.revision &+= 1
+            return [try LearnResult(ts: now, status: .forgotten, request: request, room: room).message(topics: topics),
+                    try learnState(now: now)]
+        }
+    }
+
+    /// A command on the learn topic that did not decode: its refusal.
+    mutating func learnRefused(payload: [UInt8], why: InputIntake.RejectionDetail, now: Double) throws -> [OutboundMessage] {
+        var request: String?
+        if case .failure(let error) = LearnCommand.decode(payload) { request = error.request }
+        return try refuse(why.message, request: request, now: now)
+    }
+
+    private mutating func refuse(_ message: String, request: String?, room: String? = nil, beacon: BeaconID? = nil,
+                                 now: Double) throws -> [OutboundMessage] {
+        guard learning.admitRefusal(now: now) else { return [] }
+        return [try LearnResult(ts: now, status: .rejected, request: request, room: room, beacon: beacon, error: message).message(topics: topics)]
+    }
+
+    /// After a fusion tick while labels run: the result of each label that finished, and
+    /// the learn state (the labels' progress, once a tick).
+    mutating func labelsTicked(now: Double) throws -> [OutboundMessage] {
+        let finished = train { $0.takeFinishedLabels() } ?? []
+        var out: [OutboundMessage] = []
+        for label in finished {
+            let request = learning.requests.removeValue(forKey: label.beacon) ?? nil
+            if label.outcome == .learned { learning.revision &+= 1 }
+            out.append(try LearnResult(label, ts: now, request: request).message(topics: topics))
+        }
+        // Labels the engine no longer runs (cancelled by it) need no answer slot.
+        let running = Set(activeLabels.map(\.beacon))
+        for beacon in learning.requests.keys where !running.contains(beacon) { learning.requests[beacon] = nil }
+        out.append(try learnState(now: now))
+        return out
+    }
+
+    /// The retained learn state at `now`.
+    public func learnState(now: Double) throws -> OutboundMessage {
+        try LearnState(ts: now, active: activeLabels, learned: learnedRooms).message(topics: topics)
+    }
+
+    /// The learn state to announce when the service starts: only once something is learned, so
+    /// sites that never teach publish nothing new.
+    func learnStateAtStart(now: Double) throws -> [OutboundMessage] {
+        guard engine is any TrainableEstimator, !learnedRooms.isEmpty || !activeLabels.isEmpty else { return [] }
+        return [try learnState(now: now)]
+    }
+}

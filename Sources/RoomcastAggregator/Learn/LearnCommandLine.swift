@@ -1,0 +1,245 @@
+import Foundation
+import Synchronization
+import RoomcastFusion
+import RoomcastMQTT
+import Shared
+
+extension AggregatorCLI {
+    /// `aggregator learn`: sends a learn command to the running aggregator over the broker and
+    /// follows it to its result (`--room`/`--beacon`, `--cancel`, `--forget`), or prints what
+    /// was learned (`--show`, from the retained learn state or a state file). Progress goes to
+    /// stderr, the result to stdout.
+    static func learn(_ command: ParsedCommand, config: AggregatorConfig, logger: Logger) async -> ExitCode {
+        let request: LearnCommand
+        do {
+            let modes = [command.option("room") != nil, command.flag("show"), command.option("forget") != nil, command.flag("cancel")]
+            guard modes.filter({ $0 }).count == 1 else {
+                throw command.usageError("give one of --room (with --beacon), --cancel (with --beacon), --forget ROOM or --show")
+            }
+            if command.option("file") != nil && !command.flag("show") { throw command.usageError("--file goes with --show") }
+            if command.flag("show") {
+                if let file = command.option("file") { return showLearned(file: file) }
+                return await showLearned(config: config, logger: logger)
+            }
+            let token = String(UInt64.random(in: 0...UInt64.max), radix: 36)
+            func beacon() throws(UsageError) -> BeaconID {
+                guard let text = command.option("beacon") else { throw command.usageError("name the beacon with --beacon") }
+                guard let id = BeaconID(text) else { throw command.usageError("'\(text)' is not a beacon id (e.g. ibeacon:<uuid>-<major>-<minor>)") }
+                return id
+            }
+            if let room = command.option("forget") {
+                request = LearnCommand(.forget(room: room), request: token)
+            } else if command.flag("cancel") {
+                request = LearnCommand(.cancel(beacon: try beacon()), request: token)
+            } else {
+                let room = command.option("room") ?? ""
+                let rooms = config.partitionedSite.rooms.map(\.name)
+                if !rooms.isEmpty && !rooms.contains(room) {
+                    var message = "unknown room '\(room)'"
+                    if let guess = Suggestion.closest(to: room, in: rooms) { message += "; did you mean '\(guess)'?" }
+                    else { message += "; the rooms are \(rooms.joined(separator: ", "))" }
+                    throw command.usageError(message)
+                }
+                let seconds = try command.option("seconds", as: Double.self) ?? LearnCommand.defaultSeconds
+                guard seconds >= 5, seconds <= 600 else { throw command.usageError("--seconds must be 5…600") }
+                request = LearnCommand(.label(room: room, beacon: try beacon(), seconds: seconds), request: token)
+            }
+        } catch {
+            return fail("\(error)", .usage)
+        }
+        return await send(request, config: config, logger: logger)
+    }
+
+    /// Publishes `request` and waits for its result.
+    private static func send(_ request: LearnCommand, config: AggregatorConfig, logger: Logger) async -> ExitCode {
+        let topics = config.mqtt.topics
+        guard let client = listeningClient(config, command: "learn", logger: logger, quietest: .error) else { return .config }
+        client.start()
+        do {
+            try await client.waitUntilConnected(timeout: .seconds(10))
+            try await client.subscribe(topics.aggregatorLearnResult)
+            try await client.subscribe(topics.aggregatorLearnState)
+            try client.publish(MQTTMessage(topic: topics.aggregatorLearn, payload: request.encoded(), qos: .atLeastOnce, retain: false))
+        } catch {
+            await client.shutdown()
+            return fail("cannot reach the broker at \(config.mqtt.broker.redacted): \(error)", .failure)
+        }
+        let follower = SharedFollower(LearnFollower(request: request))
+        let lifecycle = ServiceLifecycle(logger: Logger(label: "aggregator", level: .warning))
+        lifecycle.onShutdown("cancel the label") {
+            // Ctrl-C during a label stops it on the aggregator too: nothing half-taught is learned.
+            if case .label(_, let beacon, _) = request.action, follower.state.withLock({ $0.outcome == nil }) {
+                try? client.publish(MQTTMessage(topic: topics.aggregatorLearn,
+                                                payload: LearnCommand(.cancel(beacon: beacon), request: request.request).encoded(),
+                                                qos: .atLeastOnce, retain: false))
+                _ = await client.flush(timeout: .seconds(2))
+            }
+            await client.shutdown()
+        }
+        let code = await lifecycle.run {
+            let reader = Task {
+                for await m in client.messages {
+                    let (lines, done) = follower.state.withLock { $0.take(topic: m.topic, payload: m.payload, topics: topics, now: Date().timeIntervalSince1970) }
+                    for line in lines { FileHandle.standardError.write(Data((line + "\n").utf8)) }
+                    if done { lifecycle.requestShutdown(); return }
+                }
+            }
+            // The aggregator answers a command at once and a label when its time is up; silence
+            // past the deadline means no aggregator is listening (or the ACL drops the command).
+            while !lifecycle.isShuttingDown {
+                let deadline = follower.state.withLock { $0.deadline }
+                let now = Date().timeIntervalSince1970
+                if now >= deadline { break }
+                try? await Task.sleep(for: .seconds(min(0.25, deadline - now)))
+            }
+            reader.cancel()
+        }
+        await client.shutdown()
+        guard let outcome = follower.state.withLock({ $0.outcome }) else {
+            if code != .success { return code }
+            return fail("no answer from the aggregator on \(topics.aggregatorLearnResult): is it running, and may this account publish \(topics.aggregatorLearn)?", .failure)
+        }
+        print(outcome.report)
+        return outcome.code
+    }
+
+    /// `--show --file FILE`: the learned rooms in a state file.
+    private static func showLearned(file: String) -> ExitCode {
+        do {
+            guard let learned = try LearnedRoomsStore(path: file).load() else { return fail("\(file): no such file", .dataError) }
+            print(LearnFollower.describe(learned.rooms, active: []))
+            return .success
+        } catch {
+            return fail("\(error)", .dataError)
+        }
+    }
+
+    /// `--show`: the retained learn state the aggregator publishes.
+    private static func showLearned(config: AggregatorConfig, logger: Logger) async -> ExitCode {
+        let topics = config.mqtt.topics
+        guard let client = listeningClient(config, command: "learn", logger: logger, quietest: .error) else { return .config }
+        client.start()
+        do {
+            try await client.waitUntilConnected(timeout: .seconds(10))
+            try await client.subscribe(topics.aggregatorLearnState)
+        } catch {
+            await client.shutdown()
+            return fail("cannot reach the broker at \(config.mqtt.broker.redacted): \(error)", .failure)
+        }
+        // A retained message comes with the subscription's acknowledgement or not at all; a
+        // second is plenty on any broker.
+        let state = await withTaskGroup(of: LearnState?.self) { group in
+            group.addTask {
+                for await m in client.messages where m.topic == topics.aggregatorLearnState {
+                    if let state = try? WireFormat.decode(LearnState.self, from: m.payload) { return state }
+                }
+                return nil
+            }
+            group.addTask { try? await Task.sleep(for: .seconds(2)); return nil }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        await client.shutdown()
+        guard let state else {
+            print("Nothing learned: the broker holds no learn state on \(topics.aggregatorLearnState) (teach a room with aggregator learn --room ROOM --beacon ID).")
+            return .success
+        }
+        print(LearnFollower.describe(state.rooms, active: state.active))
+        return .success
+    }
+}
+
+/// A follower shared by the message reader, the deadline loop and the Ctrl-C handler.
+final class SharedFollower: Sendable {
+    let state: Mutex<LearnFollower>
+    init(_ follower: LearnFollower) { state = Mutex(follower) }
+}
+
+/// Follows one learn command's answers on the result and state topics (`aggregator learn`).
+struct LearnFollower: Sendable {
+    let request: LearnCommand
+    /// When to give up waiting.
+    var deadline: Double
+    var outcome: (report: String, code: ExitCode)?
+    private var lastProgress = -Double.infinity
+    private var ends: Double?
+
+    init(request: LearnCommand, now: Double = Date().timeIntervalSince1970) {
+        self.request = request
+        deadline = now + Self.answerTimeout
+    }
+
+    /// Seconds to wait for the aggregator to take a command, and for a label's result after its end.
+    static let answerTimeout = 10.0
+
+    /// Lines of progress for stderr, and whether the command is done.
+    mutating func take(topic: String, payload: [UInt8], topics: Topics, now: Double) -> (lines: [String], done: Bool) {
+        if topic == topics.aggregatorLearnState {
+            guard let ends, now - lastProgress >= 5, case .label(_, let beacon, _) = request.action,
+                  let state = try? WireFormat.decode(LearnState.self, from: payload),
+                  let label = state.active.first(where: { $0.beacon == beacon }) else { return ([], false) }
+            lastProgress = now
+            let heard = label.nodes.isEmpty ? "no node hears it yet" : "heard by " + label.nodes.joined(separator: ", ")
+            return (["  \(Int(label.recorded.rounded())) s recorded, \(max(0, Int((ends - state.ts).rounded()))) s to go; \(heard)"], false)
+        }
+        guard topic == topics.aggregatorLearnResult, let result = try? WireFormat.decode(LearnResult.self, from: payload),
+              result.request == request.request else { return ([], false) }
+        switch result.status {
+        case .started:
+            let end = result.ends ?? now
+            ends = end
+            deadline = max(deadline, now + (end - (result.started ?? now)) + Self.answerTimeout)
+            lastProgress = now
+            return (["Learning \(result.room ?? "?") from \(result.beacon?.rawValue ?? "?") for \(Int((end - (result.started ?? end)).rounded())) s: keep the beacon on you and walk round the room."], false)
+        case .learned:
+            outcome = (Self.describe(result), .success)
+        case .notLearned:
+            outcome = (Self.describe(result) + "\nNot learned: \(result.error ?? "too little heard")", .dataError)
+        case .rejected:
+            outcome = ("Refused: \(result.error ?? "no reason given")", .dataError)
+        case .replaced:
+            outcome = ("Replaced by a newer label for \(result.beacon?.rawValue ?? "the beacon"); nothing learned from this one.", .dataError)
+        case .cancelled:
+            outcome = ("Cancelled: nothing learned from the label for \(result.beacon?.rawValue ?? "the beacon") in \(result.room ?? "?").", .success)
+        case .forgotten:
+            outcome = ("Forgot what was learned for \(result.room ?? "?").", .success)
+        }
+        return ([], true)
+    }
+
+    static func number(_ x: Double) -> String { String(format: "%.1f", x) }
+
+    static func describe(_ result: LearnResult) -> String {
+        let recorded = result.recorded ?? 0
+        let length = (result.ends ?? 0) - (result.started ?? 0)
+        var text = "\(result.room ?? "?"): \(number(recorded)) of \(number(length)) s heard, beacon \(result.beacon?.rawValue ?? "?")\n"
+        text += table(result.nodes ?? [])
+        return text
+    }
+
+    static func table(_ nodes: [LearnedRooms.NodeLevel]) -> String {
+        guard !nodes.isEmpty else { return "  (no node heard it)\n" }
+        let width = max(4, nodes.map(\.node.count).max() ?? 4)
+        var text = "  " + "node".padding(toLength: width, withPad: " ", startingAt: 0) + "  heard s  level dB (vs its 1 m power)\n"
+        for n in nodes {
+            let heard = number(n.seconds)
+            text += "  " + n.node.padding(toLength: width, withPad: " ", startingAt: 0)
+                + "  " + String(repeating: " ", count: max(0, 7 - heard.count)) + heard
+                + "  \(number(n.mean)) ± \(number(n.spread))\n"
+        }
+        return text
+    }
+
+    /// What `--show` prints.
+    static func describe(_ rooms: [LearnedRooms.Room], active: [LearnState.Label]) -> String {
+        var text = rooms.isEmpty ? "Nothing learned yet.\n" : ""
+        for room in rooms {
+            text += "\(room.name): \(number(room.seconds)) s taught\n" + table(room.nodes)
+        }
+        for label in active {
+            text += "Learning now: \(label.room) from \(label.beacon.rawValue), \(number(label.recorded)) s recorded\n"
+        }
+        return String(text.dropLast())
+    }
+}

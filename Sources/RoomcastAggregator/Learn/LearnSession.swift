@@ -1,0 +1,31 @@
+import Shared
+
+/// What the aggregator core keeps about learn commands: whose labels run (their `request`
+/// tokens, to answer the right sender), how often refusals were published, and a revision
+/// that moves whenever the learned rooms change (the service then writes its state file).
+struct LearnSession: Sendable {
+    /// The `request` token of each running label's command (nil: it carried none).
+    var requests: [BeaconID: String?] = [:]
+    var labelsRunning: Bool { !requests.isEmpty }
+    /// Bumped whenever what was learned changes.
+    var revision: UInt64 = 0
+    /// Refusals published in the current window; more are only counted.
+    var refusalWindowStart = -Double.infinity
+    var refusalsInWindow = 0
+    var refusalsSuppressed: UInt64 = 0
+
+    static let refusalWindow = 10.0
+    static let refusalsPerWindow = 5
+
+    /// Whether a refusal at `now` may be published (at most `refusalsPerWindow` every
+    /// `refusalWindow` seconds: a broken automation must not flood the result topic).
+    mutating func admitRefusal(now: Double) -> Bool {
+        if !(now - refusalWindowStart < Self.refusalWindow) {
+            refusalWindowStart = now
+            refusalsInWindow = 0
+        }
+        guard refusalsInWindow < Self.refusalsPerWindow else { refusalsSuppressed &+= 1; return false }
+        refusalsInWindow += 1
+        return true
+    }
+}

@@ -1,0 +1,53 @@
+import RoomcastFusion
+import Shared
+
+/// The retained payload of `<prefix>/aggregator/learn/state`: every room learned (as the
+/// state file holds it, numbers rounded to 0.01) and the labels running.
+public struct LearnState: Codable, Sendable, Equatable {
+    /// A label running.
+    public struct Label: Codable, Sendable, Equatable {
+        public var room: String
+        public var beacon: BeaconID
+        public var started: Double
+        public var ends: Double
+        /// Seconds so far in which some node heard the beacon.
+        public var recorded: Double
+        /// Nodes that heard it so far.
+        public var nodes: [String]
+    }
+
+    public var v = WireFormat.version
+    public var ts: Double
+    public var active: [Label]
+    public var rooms: [LearnedRooms.Room]
+    /// Present (true) when the rooms' node levels were left out to keep the payload within
+    /// `WireFormat.maxPayloadBytes`: the state file has them all.
+    public var truncated: Bool?
+
+    public init(ts: Double, active: [ActiveLabel], learned: LearnedRooms) {
+        self.ts = ts
+        self.active = active.map { Label(room: $0.room, beacon: $0.beacon, started: $0.started, ends: $0.ends,
+                                         recorded: Self.rounded($0.recorded), nodes: $0.nodes) }
+        self.rooms = learned.rooms.map { room in
+            LearnedRooms.Room(name: room.name, seconds: Self.rounded(room.seconds), nodes: room.nodes.map(Self.rounded))
+        }
+    }
+
+    static func rounded(_ x: Double) -> Double { (x * 100).rounded() / 100 }
+
+    static func rounded(_ level: LearnedRooms.NodeLevel) -> LearnedRooms.NodeLevel {
+        .init(node: level.node, seconds: rounded(level.seconds), mean: rounded(level.mean), spread: rounded(level.spread))
+    }
+
+    /// The retained message, its node levels dropped if it would be too large to publish.
+    public func message(topics: Topics) throws -> OutboundMessage {
+        var payload = try WireFormat.encode(self)
+        if payload.count > WireFormat.maxPayloadBytes {
+            var summary = self
+            summary.truncated = true
+            summary.rooms = rooms.map { .init(name: $0.name, seconds: $0.seconds, nodes: []) }
+            payload = try WireFormat.encode(summary)
+        }
+        return OutboundMessage(topic: topics.aggregatorLearnState, payload: payload, retain: true, qos: 1)
+    }
+}

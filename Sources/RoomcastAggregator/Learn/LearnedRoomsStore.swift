@@ -1,0 +1,71 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Foundation
+import RoomcastFusion
+import Shared
+
+/// The learned-rooms state file (`learn.state_file`): read at start-up, written after every
+/// finished label and forget. A write goes to a temporary file beside it, is synced, and
+/// renamed over the old one, so a crash or a full disk leaves the previous file whole.
+public struct LearnedRoomsStore: Sendable {
+    public let path: String
+
+    public init(path: String) { self.path = path }
+
+    /// Why the file could not be read or written.
+    public struct Failure: Error, CustomStringConvertible, Sendable {
+        public var path: String
+        public var message: String
+        public var description: String { "learned rooms '\(path)': \(message)" }
+    }
+
+    /// What was learned, or nil when there is no file yet.
+    public func load() throws(Failure) -> LearnedRooms? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            let e = errno
+            if e == ENOENT { return nil }
+            throw Failure(path: path, message: SystemCallError(call: "open", errno: e).description)
+        }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let n: Int
+            do { n = try Syscall.read(fd, into: &chunk) } catch { throw Failure(path: path, message: error.description) }
+            if n == 0 { break }
+            bytes += chunk[0..<n]
+            // One byte past the limit is enough to refuse it.
+            if bytes.count > LearnedRooms.maximumFileBytes { break }
+        }
+        do { return try LearnedRooms.decode(bytes) } catch {
+            throw Failure(path: path, message: error.description)
+        }
+    }
+
+    /// Writes `learned` atomically (temporary file, fsync, rename).
+    public func save(_ learned: LearnedRooms) throws(Failure) {
+        let temporary = path + ".tmp-\(getpid())"
+        do throws(SystemCallError) {
+            let fd = try Syscall.call("open") { open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640) }
+            do {
+                try Syscall.writeAll(fd, learned.encoded() + Array("\n".utf8))
+                try Syscall.call("fsync") { fsync(fd) }
+            } catch {
+                close(fd)
+                unlink(temporary)
+                throw error
+            }
+            close(fd)
+            do { try Syscall.call("rename") { rename(temporary, path) } } catch {
+                unlink(temporary)
+                throw error
+            }
+        } catch {
+            throw Failure(path: path, message: error.description)
+        }
+    }
+}

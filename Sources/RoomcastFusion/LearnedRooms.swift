@@ -1,0 +1,235 @@
+import Foundation
+import Shared
+
+/// What the user taught: per room, how each node hears a beacon carried there.
+///
+/// Its JSON (the aggregator's state file, and the `learn/state` topic) has the keys
+/// `version`, `rooms`, and per room `name`, `seconds`, `nodes`, per node `node`, `seconds`,
+/// `mean`, `spread` — one word each, so snake_case and Swift spelling agree. Decoding
+/// checks every value (`LearnedRooms.decode`): a file that is not what this writes is an
+/// error naming the first bad value's path, never a partial result.
+public struct LearnedRooms: Codable, Sendable, Equatable {
+    public struct Room: Codable, Sendable, Equatable {
+        public var name: String
+        /// Labelled seconds recorded for this room, over every session.
+        public var seconds: Double
+        /// Sorted by node name.
+        public var nodes: [NodeLevel]
+
+        public init(name: String, seconds: Double, nodes: [NodeLevel]) {
+            self.name = name
+            self.seconds = seconds
+            self.nodes = nodes.sorted { $0.node < $1.node }
+        }
+
+        /// The level of `node`, if it heard the beacon in this room.
+        public func level(of node: String) -> NodeLevel? { nodes.first { $0.node == node } }
+    }
+
+    public struct NodeLevel: Codable, Sendable, Equatable {
+        public var node: String
+        /// Seconds of the label in which this node had fresh evidence of the beacon.
+        public var seconds: Double
+        /// Mean over those seconds of (the node's fast RSSI average, rx_adjust included, learned offset NOT removed) − the beacon's measured power (dB).
+        public var mean: Double
+        /// Standard deviation of the same (dB).
+        public var spread: Double
+
+        public init(node: String, seconds: Double, mean: Double, spread: Double) {
+            self.node = node
+            self.seconds = seconds
+            self.mean = mean
+            self.spread = spread
+        }
+    }
+
+    public var version = 1
+    public var rooms: [Room]   // sorted by name
+
+    public init(rooms: [Room] = []) {
+        self.rooms = rooms.sorted { $0.name < $1.name }
+    }
+
+    /// The learned room called `named`, if any.
+    public func room(named: String) -> Room? { rooms.first { $0.name == named } }
+
+    /// Whether nothing has been learned.
+    public var isEmpty: Bool { rooms.isEmpty }
+
+    /// Pools another session into this one: exact pooled mean/variance weighted by seconds.
+    ///
+    /// Per node, n₁ s at (m₁, s₁) and n₂ s at (m₂, s₂) pool to n₁ + n₂ s at the mean
+    /// (n₁m₁ + n₂m₂)/(n₁ + n₂) with the variance of all those seconds together,
+    /// (n₁s₁² + n₂s₂² + n₁n₂(m₁ − m₂)²/(n₁ + n₂))/(n₁ + n₂): merging sessions one by one
+    /// or all at once gives the same numbers. A room keeps at most `maximumNodes` nodes,
+    /// those heard longest; the whole at most `maximumRooms` rooms (a room beyond that is
+    /// not added).
+    public mutating func merge(_ other: LearnedRooms) {
+        for incoming in other.rooms {
+            guard let i = rooms.firstIndex(where: { $0.name == incoming.name }) else {
+                guard rooms.count < Self.maximumRooms else { continue }
+                var room = incoming
+                room.nodes = Self.trimmed(room.nodes)
+                rooms.append(room)
+                continue
+            }
+            var room = rooms[i]
+            room.seconds = min(room.seconds + incoming.seconds, Self.secondsBound)
+            for level in incoming.nodes {
+                if let j = room.nodes.firstIndex(where: { $0.node == level.node }) {
+                    room.nodes[j] = Self.pooled(room.nodes[j], level)
+                } else {
+                    room.nodes.append(level)
+                }
+            }
+            room.nodes = Self.trimmed(room.nodes)
+            rooms[i] = room
+        }
+        rooms.sort { $0.name < $1.name }
+    }
+
+    public mutating func forget(room: String) {
+        rooms.removeAll { $0.name == room }
+    }
+
+    static func pooled(_ a: NodeLevel, _ b: NodeLevel) -> NodeLevel {
+        let n = a.seconds + b.seconds
+        guard n > 0 else { return a }
+        let mean = (a.seconds * a.mean + b.seconds * b.mean) / n
+        let d = a.mean - b.mean
+        let m2 = a.seconds * a.spread * a.spread + b.seconds * b.spread * b.spread + a.seconds * b.seconds / n * d * d
+        // Clamped to what a state file may hold, so that what is written can be read back.
+        return NodeLevel(node: a.node, seconds: min(n, secondsBound), mean: min(max(mean, -meanBound), meanBound),
+                         spread: min(max(0, m2 / n).squareRoot(), spreadBound))
+    }
+
+    /// At most `maximumNodes`, those heard longest, sorted by name.
+    static func trimmed(_ nodes: [NodeLevel]) -> [NodeLevel] {
+        var kept = nodes
+        if kept.count > maximumNodes {
+            kept.sort { $0.seconds != $1.seconds ? $0.seconds > $1.seconds : $0.node < $1.node }
+            kept.removeLast(kept.count - maximumNodes)
+        }
+        return kept.sorted { $0.node < $1.node }
+    }
+
+    // MARK: Bounds
+
+    /// Rooms a state holds at most.
+    public static let maximumRooms = 256
+    /// Nodes per room at most.
+    public static let maximumNodes = 128
+    /// The largest state file read (bytes): the bounds above, pretty-printed, fit with room to spare.
+    public static let maximumFileBytes = 4 * 1024 * 1024
+    /// |mean| at most (dB): an RSSI and a measured power are each within −127…20.
+    public static let meanBound = 200.0
+    /// Spread at most (dB).
+    public static let spreadBound = 200.0
+    /// Seconds at most, per room or node (about 30 years).
+    public static let secondsBound = 1e9
+
+    // MARK: Coding
+
+    enum CodingKeys: String, CodingKey { case version, rooms }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        version = try c.decode(Int.self, forKey: .version)
+        guard version == 1 else {
+            throw DecodingError.dataCorruptedError(forKey: .version, in: c, debugDescription: "unsupported version \(version) (this aggregator reads version 1)")
+        }
+        var list = try c.nestedUnkeyedContainer(forKey: .rooms)
+        var rooms: [Room] = []
+        var names = Set<String>()
+        while !list.isAtEnd {
+            guard rooms.count < Self.maximumRooms else {
+                throw DecodingError.dataCorruptedError(in: list, debugDescription: "more than \(Self.maximumRooms) rooms")
+            }
+            let room = try list.decode(Room.self)
+            guard names.insert(room.name).inserted else {
+                throw DecodingError.dataCorruptedError(in: list, debugDescription: "room '\(room.name)' appears twice")
+            }
+            rooms.append(room)
+        }
+        self.rooms = rooms.sorted { $0.name < $1.name }
+    }
+}
+
+extension LearnedRooms.Room {
+    enum CodingKeys: String, CodingKey { case name, seconds, nodes }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try LearnedRooms.decodeName(c, .name)
+        seconds = try LearnedRooms.decodeNumber(c, .seconds, 0...LearnedRooms.secondsBound)
+        var list = try c.nestedUnkeyedContainer(forKey: .nodes)
+        var nodes: [LearnedRooms.NodeLevel] = []
+        var names = Set<String>()
+        while !list.isAtEnd {
+            guard nodes.count < LearnedRooms.maximumNodes else {
+                throw DecodingError.dataCorruptedError(in: list, debugDescription: "more than \(LearnedRooms.maximumNodes) nodes")
+            }
+            let level = try list.decode(LearnedRooms.NodeLevel.self)
+            guard names.insert(level.node).inserted else {
+                throw DecodingError.dataCorruptedError(in: list, debugDescription: "node '\(level.node)' appears twice")
+            }
+            nodes.append(level)
+        }
+        self.nodes = nodes.sorted { $0.node < $1.node }
+    }
+}
+
+extension LearnedRooms.NodeLevel {
+    enum CodingKeys: String, CodingKey { case node, seconds, mean, spread }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        node = try LearnedRooms.decodeName(c, .node)
+        seconds = try LearnedRooms.decodeNumber(c, .seconds, 0...LearnedRooms.secondsBound)
+        mean = try LearnedRooms.decodeNumber(c, .mean, -LearnedRooms.meanBound...LearnedRooms.meanBound)
+        spread = try LearnedRooms.decodeNumber(c, .spread, 0...LearnedRooms.spreadBound)
+    }
+}
+
+extension LearnedRooms {
+    static func decodeName<K: CodingKey>(_ c: KeyedDecodingContainer<K>, _ key: K) throws -> String {
+        let name = try c.decode(String.self, forKey: key)
+        if let problem = TopicName.problem(with: name) {
+            throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "name \(problem)")
+        }
+        return name
+    }
+
+    static func decodeNumber<K: CodingKey>(_ c: KeyedDecodingContainer<K>, _ key: K, _ range: ClosedRange<Double>) throws -> Double {
+        let value = try c.decode(Double.self, forKey: key)
+        guard value.isFinite else {
+            throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "not a finite number")
+        }
+        guard range.contains(value) else {
+            throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "\(value) is outside \(range.lowerBound)…\(range.upperBound)")
+        }
+        return value
+    }
+
+    /// Reads a state file's bytes: at most `maximumFileBytes`, JSON as `encoded()` writes
+    /// it, every value checked.
+    public static func decode(_ bytes: [UInt8]) throws(LearnedRoomsError) -> LearnedRooms {
+        guard bytes.count <= maximumFileBytes else { throw .tooLarge(bytes.count) }
+        do {
+            return try JSONDecoder().decode(LearnedRooms.self, from: Data(bytes))
+        } catch let error as DecodingError {
+            throw LearnedRoomsError(error)
+        } catch {
+            throw .notJSON("\(error)")
+        }
+    }
+
+    /// The JSON written to the state file: sorted keys, one value per line, so a diff
+    /// of two files reads.
+    public func encoded() -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        // Every value is a String, a finite Double or an Int: encoding cannot fail.
+        return (try? Array(encoder.encode(self))) ?? Array("{\"rooms\":[],\"version\":1}".utf8)
+    }
+}

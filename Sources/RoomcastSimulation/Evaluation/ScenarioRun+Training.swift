@@ -1,0 +1,44 @@
+import Foundation
+import RoomcastAggregator
+import RoomcastFusion
+import Shared
+
+/// Teaching rooms on a scenario, through the product's path: the labels a user would give
+/// (`TruthLabels`) go into the same merged input as the agents' readings, and the aggregator
+/// core learns from them as `aggregator replay` would; what it learned can then be carried
+/// into the scoring of another run (`aggregator replay --learned`).
+extension ScenarioRun {
+    /// The learn messages for the sessions `sessions` (nil: all of them).
+    public func labels(sessions: Set<Int>? = nil, labels: TruthLabels = TruthLabels()) -> [MessageLogLine] {
+        labels.messages(truth(sessions: sessions))
+    }
+
+    /// The truth of `sessions` (nil: all of it).
+    public func truth(sessions: Set<Int>?) -> [TruthSpan] {
+        guard let sessions else { return scenario.truth }
+        return ScenarioSessions(truth: scenario.truth).truth(scenario.truth, in: sessions)
+    }
+
+    /// Replays the agents' readings with the labels of `sessions` merged in; returns what the
+    /// aggregator learned (starting from `from`).
+    public func train(sessions: Set<Int>? = nil, positions: Bool = true, labels: TruthLabels = TruthLabels(),
+                      from learned: LearnedRooms = LearnedRooms()) throws -> LearnedRooms {
+        var core = try site(positions: positions).makeCore()
+        core.restoreLearned(learned)
+        var merged = inputs.merged + self.labels(sessions: sessions, labels: labels)
+        // Stable: a label at the same time as a reading comes after it, as in a merged file read later.
+        merged = merged.enumerated().sorted { $0.element.ts != $1.element.ts ? $0.element.ts < $1.element.ts : $0.offset < $1.offset }.map(\.element)
+        var report = ReplayRunner.Report()
+        try ReplayRunner.run(core: &core, inputs: merged, report: &report) { _ in }
+        return core.learnedRooms
+    }
+
+    /// Roomcast with the default config, starting from `learned`, scored on `sessions` (nil: all).
+    public func roomcast(positions: Bool = true, learned: LearnedRooms, sessions: Set<Int>? = nil) throws -> Evaluation.Result {
+        var core = try site(positions: positions).makeCore()
+        core.restoreLearned(learned)
+        var scored = scenario
+        scored.truth = truth(sessions: sessions)
+        return try Evaluation.replay(scenario: scored, inputs: inputs, core: &core)
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import RoomcastFusion
+import Shared
+import Testing
+@testable import RoomcastAggregator
+
+/// Learn commands through the aggregator core, as the live service and `aggregator replay`
+/// run them: results, the retained learn state, refusals, and replays that teach.
+@Suite struct AggregatorLearningTests {
+    static let tag = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-7-1")!
+    static let site = SiteModel(
+        rooms: [.init(name: "kitchen"), .init(name: "office")],
+        nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "office-pi", room: "office")],
+        beacons: [.init(id: tag, name: "Tag")])
+    let topics = Topics()
+
+    func core() -> AggregatorCore<FusionEngine> {
+        AggregatorCore(engine: FusionEngine(site: Self.site), site: Self.site, topics: topics, discovery: nil)
+    }
+
+    /// Log lines: the tag heard by both nodes five times a second over `from..<to`, and the
+    /// learn commands given at their times.
+    static func lines(from: Double, to: Double, kitchen: Double = -62, office: Double = -78,
+                      commands: [(Double, LearnCommand)] = []) throws -> [MessageLogLine] {
+        var out: [MessageLogLine] = []
+        var seq: UInt64 = 0
+        var t = from
+        while t < to {
+            seq += 1
+            for (node, rssi) in [("kitchen-pi", kitchen), ("office-pi", office)] {
+                var r = BeaconReading(id: tag, node: node, ts: t, seq: seq, rssi: Int(rssi), rssiFiltered: rssi, power: -59,
+                                      distance: 2, proximity: .near, kind: .iBeacon, mac: "aa:bb:cc:dd:ee:01")
+                r.interval = 0.2
+                out.append(MessageLogLine(ts: t, message: try OutboundMessage(topic: Topics().nodeBeacon(node, tag), json: r)))
+            }
+            t += 0.2
+        }
+        for (at, command) in commands {
+            out.append(MessageLogLine(ts: at, message: OutboundMessage(topic: Topics().aggregatorLearn, payload: command.encoded(), qos: 1)))
+        }
+        return out.sorted { $0.ts < $1.ts }
+    }
+
+    func results(_ messages: [MessageLogLine]) -> [LearnResult] {
+        messages.filter { $0.topic == topics.aggregatorLearnResult }.compactMap { try? WireFormat.decode(LearnResult.self, from: $0.payload) }
+    }
+
+    func replay(_ core: inout AggregatorCore<FusionEngine>, _ inputs: [MessageLogLine]) throws -> [MessageLogLine] {
+        var report = ReplayRunner.Report()
+        var published: [MessageLogLine] = []
+        try ReplayRunner.run(core: &core, inputs: inputs, report: &report) { published.append($0) }
+        return published
+    }
+
+    @Test func aLabelStartsReportsProgressAndEndsLearned() throws {
+        var core = core()
+        let label = LearnCommand(.label(room: "kitchen", beacon: Self.tag, seconds: 10), request: "r1")
+        let published = try replay(&core, try Self.lines(from: 1000, to: 1020, commands: [(1005, label)]))
+        let results = results(published)
+        #expect(results.map(\.status) == [.started, .learned])
+        #expect(results.allSatisfy { $0.request == "r1" && $0.room == "kitchen" && $0.beacon == Self.tag })
+        let learned = try #require(results.last)
+        #expect(learned.started == 1005 && learned.ends == 1015)
+        #expect(abs((learned.recorded ?? 0) - 10) < 0.01)
+        #expect(learned.nodes?.map(\.node) == ["kitchen-pi", "office-pi"])
+        #expect(abs((learned.nodes?[0].mean ?? 0) - -3) < 0.1 && abs((learned.nodes?[1].mean ?? 0) - -19) < 0.1)
+        // The retained state: progress while it runs (once a tick), then the room learned.
+        let states = published.filter { $0.topic == topics.aggregatorLearnState }
+        #expect(states.allSatisfy { $0.retain } && states.count >= 10)
+        let last = try WireFormat.decode(LearnState.self, from: try #require(states.last).payload)
+        #expect(last.active.isEmpty && last.rooms.map(\.name) == ["kitchen"])
+        #expect(core.learnedRooms.room(named: "kitchen") != nil && core.learnedRevision == 1)
+    }
+
+    @Test func replayingLearnMessagesGivesTheSameLearnedStateEveryTime() throws {
+        let inputs = try Self.lines(from: 1000, to: 1060, commands: [
+            (1005, LearnCommand(.label(room: "kitchen", beacon: Self.tag, seconds: 10))),
+            (1030, LearnCommand(.label(room: "kitchen", beacon: Self.tag, seconds: 20))),
+        ])
+        var a = core(), b = core()
+        let outA = try replay(&a, inputs), outB = try replay(&b, inputs)
+        #expect(outA == outB)
+        #expect(a.learnedRooms == b.learnedRooms)
+        let room = try #require(a.learnedRooms.room(named: "kitchen"))
+        #expect(abs(room.seconds - 30) < 0.01)
+        // Through the JSONL text `aggregator replay` reads, the same.
+        var report = ReplayRunner.Report()
+        let text = inputs.map { $0.encoded() }.joined(separator: "\n")
+        var c = core()
+        _ = try replay(&c, ReplayRunner.mergedInputs(logs: [(name: "log", text: text)], report: &report))
+        #expect(report.badLines.isEmpty && c.learnedRooms == a.learnedRooms)
+    }
+
+    @Test func aTrainedStateCarriesFromOneReplayToTheNext() throws {
+        var first = core()
+        _ = try replay(&first, try Self.lines(from: 1000, to: 1020, commands: [(1005, LearnCommand(.label(room: "kitchen", beacon: Self.tag, seconds: 10)))]))
+        var second = core()
+        second.restoreLearned(first.learnedRooms)
+        let out = try replay(&second, try Self.lines(from: 2000, to: 2020, kitchen: -80, office: -60,
+                                                      commands: [(2005, LearnCommand(.label(room: "office", beacon: Self.tag, seconds: 10)))]))
+        #expect(second.learnedRooms.rooms.map(\.name) == ["kitchen", "office"])
+        // A replay started from learned rooms announces them.
+        #expect(out.first { $0.topic == topics.aggregatorLearnState } != nil)
+    }
+
+    @Test func cancelAndForget() throws {
+        var core = core()
+        let inputs = try Self.lines(from: 1000, to: 1040, commands: [
+            (1005, LearnCommand(.label(room: "kitchen", beacon: Self.tag, seconds: 10), request: "a")),
+            (1008, LearnCommand(.cancel(beacon: Self.tag), request: "b")),
+            (1010, LearnCommand(.label(room: "office", beacon: Self.tag, seconds: 10), request: "c")),
+            (1030, LearnCommand(.forget(room: "office"), request: "d")),
+            (1031, LearnCommand(.forget(room: "offfice"), request: "e")),
+        ])
+        let results = results(try replay(&core, inputs))
+        #expect(results.map(\.status) == [.started, .cancelled, .cancelled, .started, .learned, .forgotten, .rejected])
+        #expect(results.map { $0.request ?? "-" } == ["a", "b", "a", "c", "c", "d", "e"])
+        #expect(results.last?.error == "nothing is learned for room 'offfice'; nothing is learned at all")
+        #expect(core.learnedRooms.isEmpty && core.learnedRevision == 2)
+    }
+
+    @Test func refusalsAreClearAndRateLimited() throws {
+        var core = core()
+        _ = try core.start(now: 1000)
+        var out: [OutboundMessage] = []
+        let unknownRoom = LearnCommand(.label(room: "kitchn", beacon: Self.tag, seconds: 30), request: "u")
+        out += try core.handle(topic: topics.aggregatorLearn, payload: unknownRoom.encoded(), now: 1000).messages
+        let (garbage, rejection) = try core.handle(topic: topics.aggregatorLearn, payload: Array("{\"request\":\"g\",\"room\":1}".utf8), now: 1000)
+        out += garbage
+        #expect(rejection?.reason == .badPayload)
+        let refused = out.compactMap { try? WireFormat.decode(LearnResult.self, from: $0.payload) }
+        #expect(refused.map(\.status) == [.rejected, .rejected])
+        #expect(refused[0].error == "unknown room 'kitchn'; did you mean 'kitchen'?" && refused[0].request == "u")
+        #expect(refused[1].error == "'room' must be a room name" && refused[1].request == "g")
+        // A flood: a handful published per 10 s, the rest counted.
+        var published = 0
+        for i in 0..<100 {
+            published += try core.handle(topic: topics.aggregatorLearn, payload: Array("x".utf8), now: 1001 + Double(i) * 0.01).messages
+                .filter { $0.topic == topics.aggregatorLearnResult }.count
+        }
+        #expect(published == LearnSession.refusalsPerWindow - 2)
+        #expect(core.learnRefusalsSuppressed == UInt64(100 - published))
+    }
+
+    @Test func anEngineThatCannotLearnRefuses() throws {
+        var core = makeCore(discovery: false)
+        _ = try core.start(now: 1)
+        let out = try core.handle(topic: topics.aggregatorLearn,
+                                  payload: LearnCommand(.label(room: "kitchen", beacon: Self.tag, seconds: 30)).encoded(), now: 1).messages
+        let result = try #require(out.compactMap { try? WireFormat.decode(LearnResult.self, from: $0.payload) }.first)
+        #expect(result.status == .rejected && result.error == "this aggregator's estimator cannot learn rooms")
+    }
+
+    @Test func nothingNewIsPublishedWhereNothingIsTaught() throws {
+        var core = core()
+        let out = try replay(&core, try Self.lines(from: 1000, to: 1010))
+        #expect(!out.contains { $0.topic.hasPrefix(topics.aggregatorLearn) })
+    }
+}

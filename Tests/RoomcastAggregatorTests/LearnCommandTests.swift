@@ -1,0 +1,56 @@
+import Foundation
+import Shared
+import Testing
+@testable import RoomcastAggregator
+
+/// The learn topic's commands: what they say, and a clear refusal for anything else.
+@Suite struct LearnCommandTests {
+    let tag = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-7-1")!
+
+    func decode(_ text: String) -> Result<LearnCommand, LearnCommandError> { LearnCommand.decode(Array(text.utf8)) }
+
+    @Test func theThreeCommands() {
+        let id = tag.rawValue
+        #expect(decode("{\"room\":\"kitchen\",\"beacon\":\"\(id)\",\"seconds\":45}") == .success(.init(.label(room: "kitchen", beacon: tag, seconds: 45))))
+        #expect(decode("{\"room\":\"kitchen\",\"beacon\":\"\(id)\",\"v\":1,\"request\":\"abc\"}")
+                == .success(.init(.label(room: "kitchen", beacon: tag, seconds: 30), request: "abc")))
+        #expect(decode("{\"action\":\"cancel\",\"beacon\":\"\(id)\"}") == .success(.init(.cancel(beacon: tag))))
+        #expect(decode("{\"action\":\"forget\",\"room\":\"kitchen\"}") == .success(.init(.forget(room: "kitchen"))))
+    }
+
+    @Test func aCommandEncodesToWhatItDecodesFrom() {
+        for command in [LearnCommand(.label(room: "kitchen", beacon: tag, seconds: 12.5), request: "r1"),
+                        LearnCommand(.cancel(beacon: tag)), LearnCommand(.forget(room: "office"), request: "x")] {
+            #expect(LearnCommand.decode(command.encoded()) == .success(command))
+        }
+    }
+
+    @Test(arguments: [
+        ("", "not a JSON object"),
+        ("[1]", "not a JSON object"),
+        ("{\"room\":\"kitchen\"}", "give the beacon"),
+        ("{\"beacon\":\"ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-7-1\"}", "give the room"),
+        ("{\"room\":\"kitchen\",\"beacon\":\"nope\"}", "'nope' is not a beacon id"),
+        ("{\"room\":\"kit/chen\",\"beacon\":\"ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-7-1\"}", "room name must not contain '/'"),
+        ("{\"room\":\"kitchen\",\"beacon\":\"ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-7-1\",\"secnds\":60}", "unknown key 'secnds'; did you mean 'seconds'?"),
+        ("{\"room\":\"kitchen\",\"beacon\":\"ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-7-1\",\"seconds\":\"long\"}", "'seconds' must be a number"),
+        ("{\"action\":\"forgt\",\"room\":\"kitchen\"}", "did you mean 'forget'?"),
+        ("{\"action\":\"forget\",\"room\":\"kitchen\",\"seconds\":3}", "forget takes only the room"),
+        ("{\"v\":2,\"room\":\"kitchen\",\"beacon\":\"ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-7-1\"}", "unsupported version 2"),
+    ])
+    func aBadCommandIsAClearError(text: String, expected: String) {
+        guard case .failure(let error) = decode(text) else { Issue.record("accepted \(text)"); return }
+        #expect(error.message.contains(expected), "\(error.message)")
+    }
+
+    @Test func aRefusalCarriesTheSendersToken() {
+        guard case .failure(let error) = decode("{\"request\":\"t-9\",\"room\":\"kitchen\",\"beacon\":\"bad\"}") else { Issue.record("accepted"); return }
+        #expect(error.request == "t-9")
+    }
+
+    @Test func oversizedCommandsAreRefusedUnread() {
+        let big = "{\"room\":\"" + String(repeating: "k", count: 2000) + "\"}"
+        guard case .failure(let error) = decode(big) else { Issue.record("accepted"); return }
+        #expect(error.message.contains("at most 1024"))
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import RoomcastFusion
+import RoomcastMQTT
+import Shared
+import Testing
+import TestSupport
+@testable import RoomcastAggregator
+
+/// Teaching rooms end to end: the real `aggregator run` against a real mosquitto, a learn
+/// command on the broker, readings as agents publish them, the result event, the retained
+/// state, the state file and a restart that loads it; then `aggregator learn` itself.
+@Suite(.serialized, .requiresMosquitto) struct LearnLiveTests {
+    /// The home's config with `learn.state_file` in `dir`.
+    static func writeConfig(port: Int, in dir: String) throws -> (config: String, stateFile: String) {
+        let text = try LiveRig.config(port: port, rooms: Home.rooms, nodes: Home.nodes, beacons: Home.beacons, discovery: false)
+        var root = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let stateFile = "\(dir)/learned-rooms.json"
+        root["learn"] = ["state_file": stateFile]
+        let path = "\(dir)/site.json"
+        try JSONSerialization.data(withJSONObject: root, options: [.sortedKeys]).write(to: URL(fileURLWithPath: path))
+        return (path, stateFile)
+    }
+
+    static func results(_ observer: Observer) -> [LearnResult] {
+        observer.seen.elements.filter { $0.topic == Topics().aggregatorLearnResult }
+            .compactMap { try? WireFormat.decode(LearnResult.self, from: $0.payload) }
+    }
+
+    static func cli(_ arguments: [String], config: String, in dir: String, name: String) async throws -> (code: Int32, stdout: String, stderr: String) {
+        let process = try ChildProcess(try LiveRig.executable("aggregator"), ["learn", "--config", config] + arguments,
+                                       stdoutPath: "\(dir)/\(name).out", stderrPath: "\(dir)/\(name).err")
+        let code = try await withTimeout(.seconds(60), "aggregator learn \(arguments.joined(separator: " "))") { await process.waitForExit() }
+        return (code, process.stdout, process.stderr)
+    }
+
+    @Test func aLabelOverTheBrokerIsLearnedSavedAndLoadedAgainAfterARestart() async throws {
+        let broker = try await MosquittoBroker.start()
+        let dir = try LiveRig.workDirectory()
+        let (config, stateFile) = try Self.writeConfig(port: broker.port, in: dir)
+        let observer = try await Observer(port: broker.port)
+        let feeder = try await ReadingFeeder(port: broker.port)
+        let first = try LiveRig.startAggregator(configPath: config, instance: "a", in: dir)
+        defer { first.send(SIGKILL) }
+        feeder.set(Home.cat, node: "kitchen-pi", rssi: -60)
+        feeder.set(Home.cat, node: "office-pi", rssi: -76)
+        // Decided, so the aggregator is past its start-up hold and evaluates every second.
+        try await observer.waitForRoom(Home.cat, "kitchen", timeout: .seconds(20))
+
+        let command = LearnCommand(.label(room: "kitchen", beacon: Home.cat, seconds: 5), request: "live-1")
+        try feeder.publish(MQTTMessage(topic: Topics().aggregatorLearn, payload: command.encoded(), qos: .atLeastOnce))
+        try await observer.waitFor("the label learned", timeout: .seconds(20)) { _ in
+            Self.results(observer).contains { $0.request == "live-1" && $0.status == .learned }
+        }
+        let statuses = Self.results(observer).filter { $0.request == "live-1" }.map(\.status)
+        #expect(statuses == [.started, .learned])
+        let learned = try #require(Self.results(observer).last { $0.request == "live-1" })
+        #expect(learned.nodes?.map(\.node) == ["kitchen-pi", "office-pi"])
+        #expect(abs((learned.nodes?.first?.mean ?? 0) - -1) < 0.5, "\(learned)")
+        // A bad command gets a clear answer, and the service carries on.
+        try feeder.publish(MQTTMessage(topic: Topics().aggregatorLearn, payload: Array("{\"request\":\"bad\",\"room\":\"kitchn\",\"beacon\":\"\(Home.cat)\"}".utf8), qos: .atLeastOnce))
+        try await observer.waitFor("the refusal") { _ in
+            Self.results(observer).contains { $0.request == "bad" && $0.status == .rejected && $0.error == "unknown room 'kitchn'; did you mean 'kitchen'?" }
+        }
+
+        // Retained for whoever looks later; written to the state file.
+        let late = try await Observer(port: broker.port, filters: [Topics().aggregatorLearnState])
+        try await late.waitFor("the retained learn state") { _ in
+            guard let text = late.last(Topics().aggregatorLearnState),
+                  let state = try? WireFormat.decode(LearnState.self, from: Array(text.utf8)) else { return false }
+            return state.rooms.map(\.name) == ["kitchen"] && state.active.isEmpty
+        }
+        await late.stop()
+        try await eventually("the state file written") { (try? LearnedRoomsStore(path: stateFile).load())??.room(named: "kitchen") != nil }
+
+        // A restart loads it.
+        first.send(SIGTERM)
+        #expect(try await withTimeout(.seconds(10), "aggregator to exit") { await first.waitForExit() } == 0)
+        let aggregator = try LiveRig.startAggregator(configPath: config, instance: "a2", in: dir)
+        defer { aggregator.send(SIGKILL) }
+        try await eventually("the restarted aggregator loaded the file", timeout: .seconds(20)) {
+            aggregator.stdout.contains("learned rooms loaded")
+        }
+        #expect(aggregator.stdout.contains("rooms=kitchen"), "\(aggregator.stdout.suffix(2000))")
+        let restartedAt = Date().timeIntervalSince1970
+        try await observer.waitFor("a decision from the restarted aggregator", timeout: .seconds(20)) { _ in
+            observer.presence(Home.cat).contains { $0.ts > restartedAt }
+        }
+
+        // `aggregator learn --show`, from the retained state and from the file.
+        let shown = try await Self.cli(["--show"], config: config, in: dir, name: "show")
+        #expect(shown.code == 0 && shown.stdout.hasPrefix("kitchen: 5.0 s taught"), "\(shown)")
+        #expect(shown.stdout.contains("kitchen-pi") && shown.stdout.contains("office-pi"), "\(shown.stdout)")
+        let fromFile = try await Self.cli(["--show", "--file", stateFile], config: config, in: dir, name: "show-file")
+        #expect(fromFile.code == 0 && fromFile.stdout == shown.stdout, "\(fromFile)")
+
+        // `aggregator learn --room` teaches a second room and prints what each node heard.
+        feeder.set(Home.cat, node: "kitchen-pi", rssi: -80)
+        feeder.set(Home.cat, node: "office-pi", rssi: -58)
+        let taught = try await Self.cli(["--room", "office", "--beacon", Home.cat.rawValue, "--seconds", "5"], config: config, in: dir, name: "teach")
+        #expect(taught.code == 0, "\(taught)")
+        #expect(taught.stdout.hasPrefix("office: "), "\(taught.stdout)")
+        #expect(taught.stdout.contains("office-pi") && taught.stdout.contains("level dB"), "\(taught.stdout)")
+        #expect(taught.stderr.contains("Learning office from \(Home.cat.rawValue) for 5 s"), "\(taught.stderr)")
+        try await eventually("office in the state file") { (try? LearnedRoomsStore(path: stateFile).load())??.room(named: "office") != nil }
+
+        // A mistyped room is refused before anything is sent; forgetting works.
+        let typo = try await Self.cli(["--room", "ofice", "--beacon", Home.cat.rawValue], config: config, in: dir, name: "typo")
+        #expect(typo.code == 64 && typo.stderr.contains("did you mean 'office'?"), "\(typo)")
+        let forgot = try await Self.cli(["--forget", "office"], config: config, in: dir, name: "forget")
+        #expect(forgot.code == 0 && forgot.stdout.contains("Forgot what was learned for office"), "\(forgot)")
+        try await eventually("office gone from the state file") {
+            (try? LearnedRoomsStore(path: stateFile).load())??.rooms.map(\.name) == ["kitchen"]
+        }
+
+        aggregator.send(SIGTERM)
+        _ = await aggregator.waitForExit()
+        await observer.stop()
+        await feeder.stop()
+        await broker.stop()
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import RoomcastFusion
+import Shared
+import Testing
+
+/// The learned-rooms state: pooling sessions, and reading a state file back.
+@Suite struct LearnedRoomsTests {
+    typealias Level = LearnedRooms.NodeLevel
+
+    /// Mean and population standard deviation of `values`, each weighted 1 s.
+    func stats(_ values: [Double]) -> (mean: Double, spread: Double) {
+        let mean = values.reduce(0, +) / Double(values.count)
+        let variance = values.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(values.count)
+        return (mean, variance.squareRoot())
+    }
+
+    func session(_ room: String, _ node: String, _ values: [Double]) -> LearnedRooms {
+        let (mean, spread) = stats(values)
+        let seconds = Double(values.count)
+        return LearnedRooms(rooms: [.init(name: room, seconds: seconds, nodes: [Level(node: node, seconds: seconds, mean: mean, spread: spread)])])
+    }
+
+    @Test func mergingSessionsGivesTheStatisticsOfAllTheirSecondsTogether() throws {
+        let a: [Double] = [-20, -22, -25, -21]
+        let b: [Double] = [-30, -28, -29]
+        var learned = session("kitchen", "k-pi", a)
+        learned.merge(session("kitchen", "k-pi", b))
+        let level = try #require(learned.room(named: "kitchen")?.level(of: "k-pi"))
+        let all = stats(a + b)
+        #expect(level.seconds == 7)
+        #expect(abs(level.mean - all.mean) < 1e-9)
+        #expect(abs(level.spread - all.spread) < 1e-9)
+        #expect(learned.room(named: "kitchen")?.seconds == 7)
+    }
+
+    @Test func mergingIsTheSameInAnyOrder() {
+        let s1 = session("kitchen", "k-pi", [-20, -21]), s2 = session("kitchen", "k-pi", [-35, -30, -33]), s3 = session("kitchen", "k-pi", [-25])
+        var forward = s1; forward.merge(s2); forward.merge(s3)
+        var backward = s3; backward.merge(s2); backward.merge(s1)
+        let f = forward.rooms[0].nodes[0], b = backward.rooms[0].nodes[0]
+        #expect(abs(f.mean - b.mean) < 1e-9 && abs(f.spread - b.spread) < 1e-9 && f.seconds == b.seconds)
+    }
+
+    @Test func newRoomsAndNodesJoinSorted() {
+        var learned = session("office", "o-pi", [-30])
+        learned.merge(session("kitchen", "k-pi", [-20]))
+        learned.merge(session("office", "a-pi", [-40]))
+        #expect(learned.rooms.map(\.name) == ["kitchen", "office"])
+        #expect(learned.room(named: "office")?.nodes.map(\.node) == ["a-pi", "o-pi"])
+        learned.forget(room: "office")
+        #expect(learned.rooms.map(\.name) == ["kitchen"])
+    }
+
+    @Test func aRoomKeepsTheNodesHeardLongestWhenFull() {
+        let many = (0..<(LearnedRooms.maximumNodes + 5)).map { Level(node: "n\($0)", seconds: Double($0 + 1), mean: -30, spread: 2) }
+        var learned = LearnedRooms()
+        learned.merge(LearnedRooms(rooms: [.init(name: "hall", seconds: 10, nodes: many)]))
+        let kept = learned.room(named: "hall")!.nodes
+        #expect(kept.count == LearnedRooms.maximumNodes)
+        #expect(!kept.contains { $0.node == "n0" } && kept.contains { $0.node == "n\(LearnedRooms.maximumNodes + 4)" })
+    }
+
+    @Test func theStateFileRoundTrips() throws {
+        var learned = session("kitchen", "k-pi", [-20, -24.5])
+        learned.merge(session("bed room", "b-pi", [-31.25]))
+        let bytes = learned.encoded()
+        #expect(try LearnedRooms.decode(bytes) == learned)
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.contains("\"version\" : 1") && text.contains("\"spread\""))
+    }
+
+    @Test(arguments: [
+        ("", "not JSON"),
+        ("{\"rooms\":[]", "not JSON"),
+        ("[]", "expected"),
+        ("{\"rooms\":[]}", "version: missing"),
+        ("{\"version\":2,\"rooms\":[]}", "version: unsupported version 2"),
+        ("{\"version\":1}", "rooms: missing"),
+        ("{\"version\":1,\"rooms\":[{\"name\":\"k\",\"seconds\":1}]}", "rooms[0].nodes: missing"),
+        ("{\"version\":1,\"rooms\":[{\"name\":\"k/x\",\"seconds\":1,\"nodes\":[]}]}", "rooms[0].name: name must not contain '/'"),
+        ("{\"version\":1,\"rooms\":[{\"name\":\"k\",\"seconds\":-1,\"nodes\":[]}]}", "rooms[0].seconds: -1.0 is outside"),
+        ("{\"version\":1,\"rooms\":[{\"name\":\"k\",\"seconds\":1,\"nodes\":[{\"node\":\"a\",\"seconds\":1,\"mean\":1e300,\"spread\":1}]}]}", "rooms[0].nodes[0].mean"),
+        ("{\"version\":1,\"rooms\":[{\"name\":\"k\",\"seconds\":1,\"nodes\":[{\"node\":\"a\",\"seconds\":1,\"mean\":\"loud\",\"spread\":1}]}]}", "rooms[0].nodes[0].mean: expected a number"),
+        ("{\"version\":1,\"rooms\":[{\"name\":\"k\",\"seconds\":1,\"nodes\":[]},{\"name\":\"k\",\"seconds\":1,\"nodes\":[]}]}", "appears twice"),
+    ])
+    func aBadStateFileIsAClearError(text: String, expected: String) {
+        #expect {
+            _ = try LearnedRooms.decode(Array(text.utf8))
+        } throws: { error in
+            "\(error)".contains(expected)
+        }
+    }
+
+    @Test func hugeTablesAndFilesAreRefused() {
+        let room = "{\"name\":\"r\",\"seconds\":1,\"nodes\":[]}"
+        let rooms = (0...LearnedRooms.maximumRooms).map { room.replacingOccurrences(of: "\"r\"", with: "\"r\($0)\"") }
+        let text = "{\"version\":1,\"rooms\":[\(rooms.joined(separator: ","))]}"
+        #expect(throws: LearnedRoomsError.self) { try LearnedRooms.decode(Array(text.utf8)) }
+        let big = [UInt8](repeating: UInt8(ascii: " "), count: LearnedRooms.maximumFileBytes + 1)
+        #expect(throws: LearnedRoomsError.tooLarge(big.count)) { try LearnedRooms.decode(big) }
+    }
+}

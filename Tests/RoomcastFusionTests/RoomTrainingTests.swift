@@ -1,0 +1,149 @@
+import Foundation
+import RoomcastFusion
+import Shared
+import Testing
+
+/// Labels in the fusion engine: begin, record what each node hears, finish, and the
+/// ways a label is refused or comes to nothing.
+@Suite struct RoomTrainingTests {
+    let tag = Synthetic.tag
+
+    /// Feeds the tag at `kitchen`/`office` dBm (nil: that node does not hear it) five times a
+    /// second over `from..<to`, ticking every second; returns the finished labels.
+    func run(_ engine: inout FusionEngine, _ synthetic: inout Synthetic, from: Double, to: Double,
+             kitchen: Double?, office: Double?) -> [FinishedLabel] {
+        var finished: [FinishedLabel] = []
+        var t = from
+        while t < to {
+            if let kitchen { engine.ingest(synthetic.reading("n-kitchen", rssi: kitchen, at: t), now: t) }
+            if let office { engine.ingest(synthetic.reading("n-office", rssi: office, at: t), now: t) }
+            t += 0.2
+            if (t * 5).rounded() .truncatingRemainder(dividingBy: 5) == 0 {
+                _ = engine.tick(now: t.rounded())
+                finished += engine.takeFinishedLabels()
+            }
+        }
+        return finished
+    }
+
+    @Test func aLabelRecordsWhatEachNodeHeardAndIsLearned() throws {
+        var engine = FusionEngine(site: Synthetic.twoRooms)
+        var synthetic = Synthetic()
+        _ = run(&engine, &synthetic, from: 90, to: 100, kitchen: -60, office: -75)
+        try engine.beginLabel(room: "kitchen", beacon: tag, seconds: 10, now: 100)
+        #expect(engine.activeLabels.map(\.room) == ["kitchen"])
+        var finished = run(&engine, &synthetic, from: 100, to: 105, kitchen: -60, office: -75)
+        #expect(finished.isEmpty)
+        let progress = try #require(engine.activeLabels.first)
+        #expect(abs(progress.recorded - 5) < 0.01 && progress.nodes == ["n-kitchen", "n-office"])
+        finished = run(&engine, &synthetic, from: 105, to: 112, kitchen: -60, office: -75)
+        let label = try #require(finished.first)
+        #expect(finished.count == 1 && engine.activeLabels.isEmpty)
+        #expect(label.outcome == .learned)
+        #expect(abs(label.recorded - 10) < 0.01)
+        // The fast average less the measured power (-59): rx_adjust in, learned offset not out.
+        #expect(label.levels.map(\.node) == ["n-kitchen", "n-office"])
+        #expect(abs(label.levels[0].mean - -1) < 0.01 && abs(label.levels[1].mean - -16) < 0.01)
+        #expect(label.levels.allSatisfy { $0.spread < 0.01 })
+        let learned = try #require(engine.learnedRooms.room(named: "kitchen"))
+        #expect(abs(learned.seconds - 10) < 0.01 && learned.nodes.count == 2)
+    }
+
+    @Test func aSecondSessionPoolsIntoTheFirst() throws {
+        var engine = FusionEngine(site: Synthetic.twoRooms)
+        var synthetic = Synthetic()
+        try engine.beginLabel(room: "kitchen", beacon: tag, seconds: 10, now: 100)
+        _ = run(&engine, &synthetic, from: 100, to: 112, kitchen: -60, office: -75)
+        try engine.beginLabel(room: "kitchen", beacon: tag, seconds: 10, now: 112)
+        _ = run(&engine, &synthetic, from: 112, to: 124, kitchen: -70, office: -75)
+        let level = try #require(engine.learnedRooms.room(named: "kitchen")?.level(of: "n-kitchen"))
+        // Two sessions of 10 s at about -1 and -11 dB (the fast average follows the drop within a second or so).
+        #expect(abs(level.seconds - 20) < 0.01)
+        #expect(level.mean < -5 && level.mean > -7)
+        #expect(level.spread > 4.5 && level.spread < 5.5)
+    }
+
+    @Test func aLabelWithTooFewHeardSecondsIsNotLearned() throws {
+        var engine = FusionEngine(site: Synthetic.twoRooms)
+        var synthetic = Synthetic()
+        try engine.beginLabel(room: "office", beacon: tag, seconds: 20, now: 100)
+        // Heard for 4 s, then silence.
+        var finished = run(&engine, &synthetic, from: 100, to: 104, kitchen: nil, office: -60)
+        for t in stride(from: 105.0, through: 121, by: 1) {
+            _ = engine.tick(now: t)
+            finished += engine.takeFinishedLabels()
+        }
+        let label = try #require(finished.first)
+        guard case .rejected(let why) = label.outcome else { Issue.record("learned from a thin label"); return }
+        #expect(why.contains("of the 20 s") && why.contains("needs 10 s"))
+        #expect(engine.learnedRooms.isEmpty)
+    }
+
+    @Test func aCancelledLabelLeavesNothing() throws {
+        var engine = FusionEngine(site: Synthetic.twoRooms)
+        var synthetic = Synthetic()
+        try engine.beginLabel(room: "office", beacon: tag, seconds: 10, now: 100)
+        _ = run(&engine, &synthetic, from: 100, to: 104, kitchen: nil, office: -60)
+        engine.cancelLabel(beacon: tag)
+        #expect(engine.activeLabels.isEmpty)
+        #expect(run(&engine, &synthetic, from: 104, to: 115, kitchen: nil, office: -60).isEmpty)
+        #expect(engine.learnedRooms.isEmpty)
+    }
+
+    @Test func aSecondLabelForTheSameBeaconReplacesTheFirst() throws {
+        var engine = FusionEngine(site: Synthetic.twoRooms)
+        try engine.beginLabel(room: "office", beacon: tag, seconds: 10, now: 100)
+        try engine.beginLabel(room: "kitchen", beacon: tag, seconds: 30, now: 101)
+        #expect(engine.activeLabels.map(\.room) == ["kitchen"])
+        #expect(engine.activeLabels.first?.ends == 131)
+    }
+
+    @Test func anUnknownRoomIsRefusedWithASuggestion() {
+        var engine = FusionEngine(site: Synthetic.twoRooms)
+        #expect(throws: LabelError.unknownRoom("kitchn", suggestion: "kitchen", rooms: ["kitchen", "office"])) {
+            try engine.beginLabel(room: "kitchn", beacon: tag, seconds: 30, now: 100)
+        }
+        #expect("\(LabelError.unknownRoom("kitchn", suggestion: "kitchen", rooms: []))" == "unknown room 'kitchn'; did you mean 'kitchen'?")
+        #expect(throws: LabelError.self) { try engine.beginLabel(room: "attic", beacon: tag, seconds: 30, now: 100) }
+        #expect(engine.activeLabels.isEmpty)
+    }
+
+    @Test(arguments: [0, 4.9, 600.5, Double.nan, .infinity])
+    func secondsOutOfRangeAreRefused(seconds: Double) {
+        var engine = FusionEngine(site: Synthetic.twoRooms)
+        #expect(throws: LabelError.self) { try engine.beginLabel(room: "kitchen", beacon: tag, seconds: seconds, now: 100) }
+    }
+
+    @Test func labelsAtOnceAreBounded() throws {
+        var engine = FusionEngine(site: Synthetic.twoRooms)
+        var refused = false
+        for minor in 1...20 {
+            let id = BeaconID("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-9-\(minor)")!
+            do { try engine.beginLabel(room: "kitchen", beacon: id, seconds: 30, now: 100) } catch {
+                if case .tooManyLabels = error { refused = true }
+            }
+        }
+        #expect(refused && engine.activeLabels.count < 20)
+    }
+
+    @Test func aNodesOwnBeaconAndAnUnlistedBeaconAreRefused() {
+        let own = BeaconID("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-900-1")!
+        let site = SiteModel(rooms: [.init(name: "kitchen")],
+                             nodes: [.init(name: "k", room: "kitchen", beacon: own)],
+                             beacons: [.init(id: Synthetic.other)])
+        var engine = FusionEngine(site: site)
+        #expect(throws: LabelError.nodeBeacon(own, node: "k")) { try engine.beginLabel(room: "kitchen", beacon: own, seconds: 30, now: 1) }
+        #expect(throws: LabelError.untrackedBeacon(tag)) { try engine.beginLabel(room: "kitchen", beacon: tag, seconds: 30, now: 1) }
+        #expect(throws: Never.self) { try engine.beginLabel(room: "kitchen", beacon: Synthetic.other, seconds: 30, now: 1) }
+    }
+
+    @Test func restoreAndForget() {
+        var engine = FusionEngine(site: Synthetic.twoRooms)
+        let learned = LearnedRooms(rooms: [.init(name: "kitchen", seconds: 30, nodes: [.init(node: "n-kitchen", seconds: 30, mean: -3, spread: 2)]),
+                                           .init(name: "office", seconds: 30, nodes: [])])
+        engine.restore(learned)
+        #expect(engine.learnedRooms == learned)
+        engine.forgetLearned(room: "office")
+        #expect(engine.learnedRooms.rooms.map(\.name) == ["kitchen"])
+    }
+}
