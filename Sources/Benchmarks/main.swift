@@ -16,6 +16,9 @@ let benchmarks: [(name: String, summary: String, run: ([String]) throws -> Void)
     }),
     ("aggregator", "readings/s, switch latency and memory through a real mosquitto", AggregatorBenchmark.run),
     ("radio", "each noise preset's spread over time beside the recordings (robot, stopped and moving)", RadioBenchmark.run),
+    ("reference", "print the fusion settings reference that docs/configuration.md carries", { _ in
+        print(FusionSettings.referenceMarkdown(), terminator: "")
+    }),
 ]
 
 let args = Array(CommandLine.arguments.dropFirst())

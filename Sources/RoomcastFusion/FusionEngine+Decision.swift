@@ -153,7 +153,7 @@ extension FusionEngine {
             s.decided = true
             s.rising = -1
             changed = true
-        } else if best != s.room {
+        } else if best != s.room && exp(s.logPosterior[best]) - exp(s.logPosterior[s.room]) > model.switchCost {
             // The likeliest room is shown: the filter's rates are the hysteresis.
             s.reason = restarting ? "node_offline" : usedGeometry ? "moved_geometry" : "moved_nearest"
             s.switchLedSince = s.rising == best ? s.risingSince : now

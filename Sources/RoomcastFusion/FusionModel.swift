@@ -1,3 +1,4 @@
+import Foundation
 /// The constants of the decision model (docs/fusion.md): properties of people, rooms and
 /// radios rather than of one site, so they are not settings. Each was measured on the
 /// recordings and the simulator's tune split (`roomcast-bench results` shows the effect of
@@ -12,6 +13,10 @@ public struct FusionModel: Sendable, Equatable {
     /// while moving (per second).
     public var stillChangeRate: Double = 1.0 / 3600
     public var movingChangeRate: Double = 0.3
+
+    /// The room shown changes when another is likelier by this much (probability): showing
+    /// a room a moment late costs less than showing two rooms in turn.
+    public var switchCost: Double = Double(ProcessInfo.processInfo.environment["RC_SC"] ?? "0") ?? 0
 
     // MARK: Evidence
 

@@ -53,28 +53,19 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
 }
 
 @Suite struct AggregatorCoreTests {
-    @Test func fusionConfigChoosesTheEngineMode() {
+    @Test func theEngineRunsWithTheConfigsFusionSettings() {
         var config = AggregatorConfig()
-        #expect(config.fusionSettings.roomFilter == .hmm && config.fusionSettings.motionGate)
-        config.fusion.roomFilter = "particles"
-        config.fusion.motionGate = false
-        config.fusion.switchMargin = 0.45
+        config.fusion.awayTimeout = 45
         config.fusion.fingerprints = false
-        config.fusion.fingerprintSigma = 4
-        config.fusion.fingerprintOwnSigma = 0
-        config.fusion.quietIntervals = 0
-        config.fusion.loneNodeHoldS = 12
-        let s = config.fusionSettings
-        #expect(s.roomFilter == .particles && !s.motionGate && s.switchMargin == 0.45)
-        #expect(!s.fingerprints && s.fingerprintSigma == 4 && s.fingerprintOwnSigma == 0)
-        #expect(s.quietIntervals == 0 && s.loneNodeHold == 12)
-        // Unset, every engine default holds: the config's defaults are the engine's.
-        #expect(AggregatorConfig().fusionSettings == FusionSettings())
+        config.fusion.wallLoss = 7
+        let core = config.makeCore()
+        #expect(core.engine.settings == config.fusion)
+        #expect(core.engine.model == FusionModel.standard)
     }
 
     @Test func theRetainedCalibrationSeedsTheEngineAtStartUp() throws {
         // The aggregator's own retained report, read back after a restart: what it learned
-        // from still spots before is where it starts, not 0.
+        // before is where it starts, not 0.
         var placed = site
         placed.nodes = [.init(name: "kitchen-pi", room: "kitchen", position: [1, 1, 1]),
                         .init(name: "office-pi", room: "office", position: [1, 1, 4])]

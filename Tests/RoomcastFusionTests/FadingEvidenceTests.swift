@@ -4,8 +4,8 @@ import RoomcastFusion
 import Shared
 
 /// What the engine does when a beacon stops being heard: its evidence ages and expires
-/// node by node, and the last node left must not take it (`quiet_intervals`,
-/// `lone_node_hold`); a beacon that walks to where only one node hears it must move.
+/// node by node, and the last node left must not take it; a beacon that walks to where only
+/// one node hears it must move.
 @Suite("Fading evidence: a beacon that leaves keeps its room until away")
 struct FadingEvidenceTests {
     /// Kitchen, hall (the way out), landing upstairs and a garage, one node each; no geometry.
@@ -48,40 +48,21 @@ struct FadingEvidenceTests {
         t < 28 && Int((t * 10).rounded()) % 15 == 0 ? ["n-landing": -84] : [:]
     }
 
-    static func bare() -> FusionSettings {
-        var s = FusionSettings()
-        s.quietIntervals = 0
-        s.loneNodeHold = 0
-        return s
-    }
-
     @Test("leaving through the hall: the hall until away, never the landing that heard the last faint packets")
     func leavingKeepsTheLastRoom() throws {
-        // The premise: without either rule the landing's late packets take the beacon.
-        #expect(Self.run(Self.bare(), after: Self.leaving).contains { $0.room == "landing" })
-
         let changes = Self.run(FusionSettings(), after: Self.leaving)
         #expect(changes.map(\.room) == ["kitchen", "hall", nil])
         let away = try #require(changes.last)
         #expect(away.reason == "timeout")
-        // Away 30 s after the last reading (the landing's, at 27 s), as without the rules.
+        // Away 30 s after the last reading (the landing's, at 27 s).
         #expect(away.t > 27 + 30 && away.t < 27 + 31)
     }
 
-    @Test("each rule alone holds the room: evidence that only ages, and one faint node left")
-    func eachRuleAlone() {
-        var quiet = Self.bare()
-        quiet.quietIntervals = 2
-        // Nothing at all after 24 s: the evidence expires node by node (the landing's
-        // last) and no node is heard again.
-        #expect(Self.run(Self.bare()) { _ in [:] }.contains { $0.room == "landing" })
-        #expect(Self.run(quiet) { _ in [:] }.map(\.room) == ["kitchen", "hall", nil])
-
-        // The landing alone from 28 s (the hall's evidence expires) until its own does
-        // (before 36 s): within the hold.
-        var lone = Self.bare()
-        lone.loneNodeHold = 8
-        #expect(Self.run(lone, after: Self.leaving).map(\.room) == ["kitchen", "hall", nil])
+    @Test("evidence that only ages is no news: a beacon no node hears any more keeps its room until away")
+    func agingEvidenceHoldsTheRoom() {
+        // Nothing at all after 24 s: the evidence expires node by node (the landing's last),
+        // and no node is heard again.
+        #expect(Self.run(FusionSettings()) { _ in [:] }.map(\.room) == ["kitchen", "hall", nil])
     }
 
     /// From 24 s the beacon walks on from the hall into the garage over 3 s: the kitchen

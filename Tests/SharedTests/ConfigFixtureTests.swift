@@ -104,7 +104,7 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         let c = try ConfigLoader.load(AggregatorConfig.self, from: try fixturePath("aggregator-minimal.yaml"))
         #expect(c.site == Self.issueSite)
         #expect(c.discovery == AggregatorConfig.Discovery(enabled: true, prefix: "homeassistant"))
-        #expect(c.fusion == AggregatorConfig.Fusion())
+        #expect(c.fusion == FusionSettings())
     }
 
     @Test func aJSONFileLoadsDirectly() throws {
@@ -124,10 +124,12 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         #expect(c.nodes[0].beacon == nil)
         #expect(c.nodes[2] == SiteModel.Node(name: "roaming-pi", room: nil))
         #expect(c.beacons.count == 2)
-        #expect(c.fusion == AggregatorConfig.Fusion(awayTimeoutS: 45, switchMargin: 0.4, minDwellS: 8, maxReadingAgeS: 12,
-                                                    roomFilter: "particles", motionGate: true, fingerprints: false,
-                                                    fingerprintSigma: 4, fingerprintOwnSigma: 0, quietIntervals: 3,
-                                                    loneNodeHoldS: 0))
+        var fusion = FusionSettings()
+        (fusion.awayTimeout, fusion.initialWait, fusion.maxAge) = (45, 3, 12)
+        (fusion.useGeometry, fusion.learnCalibration, fusion.fingerprints, fusion.learnedRooms) = (false, false, false, false)
+        (fusion.pathLossExponent, fusion.wallLoss, fusion.floorLoss) = (2.5, 6, 18)
+        (fusion.maxBeacons, fusion.autoNodes, fusion.maxNodes, fusion.forgetAfter) = (500, false, 64, 600)
+        #expect(c.fusion == fusion)
         #expect(c.discovery == AggregatorConfig.Discovery(enabled: false, prefix: "ha"))
         #expect(c.output == AggregatorConfig.Output(refreshIntervalS: 120, mqttRoom: true))
         #expect(c.partition == AggregatorConfig.Partition(floors: [0, 1], rooms: ["kitchen"]))
@@ -165,6 +167,7 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
             "standby.lease_s: expected a finite number, found '.inf'",
             // Unknown keys.
             "mqtt.brokr: unknown key; did you mean 'broker'?",
+            "fusion.wall_los_db: unknown key; did you mean 'wall_loss_db'?",
             // Meaning, in file order.
             "rooms[0].polygon: needs at least 3 points, found 2",
             "rooms[1].name: duplicate name 'kitchen' (also rooms[0])",
@@ -176,9 +179,8 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
             "nodes[4].beacon: duplicate beacon 'ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-900-1' (also nodes[3])",
             "nodes[5].beacon: 'mac:a4c138aabbcc' is also under beacons:; a node's own beacon calibrates the receivers and is never tracked",
             "beacons[1].power: must be between -127 and 20 dBm, found -300",
-            "fusion.away_timeout_s: must be between 1.0 and 86400.0 s, found -5.0",
-            "fusion.room_filter: must be one of hmm, particles, not 'kalman'",
-            "fusion.lone_node_hold_s: must be between 0.0 and 600.0 s, found -1.0",
+            "fusion.away_timeout_s: must be between 1 and 86400 s, found -5.0",
+            "fusion.floor_loss_db: must be between 0 and 60 dB, found 90.0",
         ])
         // Each problem points at the marked line of the fixture.
         let text = try String(contentsOfFile: try fixturePath("aggregator-broken.yaml"), encoding: .utf8)

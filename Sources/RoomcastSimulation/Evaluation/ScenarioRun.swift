@@ -68,16 +68,16 @@ public struct ScenarioRun: Sendable {
     }
 
     /// The fusion engine with `settings` in the aggregator core.
-    public func fusion(_ settings: FusionSettings, positions: Bool = true,
+    public func fusion(_ settings: FusionSettings, model: FusionModel = .standard, positions: Bool = true,
                        rxAdjust: [String: Double] = [:]) throws -> Evaluation.Result {
-        try fusionWithEngine(settings, positions: positions, rxAdjust: rxAdjust).result
+        try fusionWithEngine(settings, model: model, positions: positions, rxAdjust: rxAdjust).result
     }
 
     /// `fusion`, and the engine as it is at the end (diagnostics: what it learned).
-    public func fusionWithEngine(_ settings: FusionSettings, positions: Bool = true,
+    public func fusionWithEngine(_ settings: FusionSettings, model: FusionModel = .standard, positions: Bool = true,
                                  rxAdjust: [String: Double] = [:]) throws -> (result: Evaluation.Result, engine: FusionEngine) {
         let config = try site(positions: positions, rxAdjust: rxAdjust)
-        var core = config.makeCore(engine: FusionEngine(site: config.partitionedSite, settings: settings))
+        var core = config.makeCore(engine: FusionEngine(site: config.partitionedSite, settings: settings, model: model))
         let result = try Evaluation.replay(scenario: scenario, inputs: inputs, core: &core)
         return (result, core.engine)
     }
