@@ -1,4 +1,3 @@
-import Foundation
 /// The constants of the decision model (docs/fusion.md): properties of people, rooms and
 /// radios rather than of one site, so they are not settings. Each was measured on the
 /// recordings and the simulator's tune split (`roomcast-bench results` shows the effect of
@@ -16,7 +15,7 @@ public struct FusionModel: Sendable, Equatable {
 
     /// The room shown changes when another is likelier by this much (probability): showing
     /// a room a moment late costs less than showing two rooms in turn.
-    public var switchCost: Double = Double(ProcessInfo.processInfo.environment["RC_SC"] ?? "0") ?? 0
+    public var switchCost: Double = 0.2
 
     // MARK: Evidence
 
