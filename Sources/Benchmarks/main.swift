@@ -16,6 +16,7 @@ let benchmarks: [(name: String, summary: String, run: ([String]) throws -> Void)
     }),
     ("aggregator", "readings/s, switch latency and memory through a real mosquitto", AggregatorBenchmark.run),
     ("radio", "each noise preset's spread over time beside the recordings (robot, stopped and moving)", RadioBenchmark.run),
+    ("results", "the table docs/results.md carries: recordings and simulated homes beside the baselines", ResultsBenchmark.run),
     ("reference", "print the fusion settings reference that docs/configuration.md carries", { _ in
         print(FusionSettings.referenceMarkdown(), terminator: "")
     }),

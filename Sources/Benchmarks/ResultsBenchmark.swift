@@ -1,0 +1,163 @@
+import Foundation
+import RoomcastFusion
+import RoomcastSimulation
+import Shared
+
+/// `roomcast-bench results`: the table docs/results.md carries, regenerated from data — the
+/// real recordings and the simulator's check split, Roomcast's default config beside the
+/// baseline rules, every figure through the product's path (`ScenarioRun`: the agent's
+/// ranging and publish policy into the aggregator core).
+enum ResultsBenchmark {
+    static let usage = """
+        USAGE: roomcast-bench results [--recordings <dir>] [--seeds <n>] [--output <file>]
+
+        OPTIONS:
+          --recordings <dir>   Directory of recorded scenarios (kolakowski-robot, kolakowski-calib,
+                               danis-office); default ../shared/data/rssi.
+          --seeds <n>          Simulated scenarios per check-split layout (default: 2).
+          --output <file>      Write the Markdown here (default: standard output).
+
+        """
+
+    static func run(_ arguments: [String]) throws {
+        var recordings = "../shared/data/rssi", seeds = 2, output: String?
+        var i = 0
+        func value() throws -> String {
+            guard i + 1 < arguments.count else { throw SimulationBenchmark.Failure(description: "missing value for \(arguments[i])\n\n\(usage)") }
+            i += 1
+            return arguments[i]
+        }
+        while i < arguments.count {
+            switch arguments[i] {
+            case "--recordings": recordings = try value()
+            case "--seeds":
+                guard let n = Int(try value()), n > 0 else { throw SimulationBenchmark.Failure(description: "--seeds needs a positive integer") }
+                seeds = n
+            case "--output": output = try value()
+            case "-h", "--help": print(usage, terminator: ""); return
+            default: throw SimulationBenchmark.Failure(description: "unknown argument '\(arguments[i])'\n\n\(usage)")
+            }
+            i += 1
+        }
+        var text = header(seeds: seeds)
+        text += try recorded(URL(fileURLWithPath: recordings))
+        text += try simulated(seeds: seeds)
+        if let output {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: output))
+        } else {
+            print(text, terminator: "")
+        }
+    }
+
+    static func header(seeds: Int) -> String {
+        """
+        # Results
+
+        What Roomcast's default config decides on real recordings and on the simulator's check
+        split, beside the rules other systems use. Every figure goes through the product's path:
+        each node's capture through the edge agent's ranging and publish policy, merged as
+        `aggregator replay` does, into the aggregator core. This file is generated:
+        `swift run -c release roomcast-bench results --seeds \(seeds) --output docs/results.md`.
+        How the scores are defined: [simulator.md](simulator.md#scoring); the recordings:
+        `../shared/data/rssi/README.md`.
+
+        Each cell is settled accuracy / flaps per hour / median switch latency (s).
+
+
+        """
+    }
+
+    static func cell(_ score: Score) -> String {
+        let latency = score.medianSwitchLatency.map { String(format: "%.1f", $0) } ?? "–"
+        return String(format: "%.3f / %.0f / ", score.settledAccuracy, score.flapsPerHour) + latency
+    }
+
+    /// The recordings: membership only, with positions, and taught (the Kolakowski flat,
+    /// labels from its calibration sessions 1–2 as a user walking each room would give them).
+    static func recorded(_ directory: URL) throws -> String {
+        let names = ["kolakowski-robot", "kolakowski-calib", "danis-office"]
+        var runs: [String: ScenarioRun] = [:]
+        for name in names {
+            let dir = directory.appendingPathComponent(name)
+            guard FileManager.default.fileExists(atPath: dir.path) else { continue }
+            runs[name] = try awaitResult { try await ScenarioRun.load(directory: dir) }
+        }
+        guard !runs.isEmpty else { return "No recordings under \(directory.path).\n\n" }
+        let present = names.filter { runs[$0] != nil }
+        var out = "## Real recordings\n\n"
+        out += "| rule | " + present.joined(separator: " | ") + " |\n|---|" + String(repeating: "---|", count: present.count) + "\n"
+        func row(_ label: String, _ score: (ScenarioRun) throws -> Score?) throws {
+            var cells: [String] = []
+            for name in present { cells.append(try score(runs[name]!).map(cell) ?? "–") }
+            out += "| \(label) | " + cells.joined(separator: " | ") + " |\n"
+        }
+        try row("**Roomcast**, node membership only") { try $0.roomcast(positions: false).score }
+        try row("**Roomcast**, positions and polygons") { try $0.roomcast(positions: true).score }
+        var taught: LearnedRooms?
+        if let calib = runs["kolakowski-calib"] {
+            taught = try calib.train(sessions: [1, 2], positions: false)
+        }
+        try row("**Roomcast**, membership and taught rooms ¹") { run in
+            guard let taught, run.scenario.name.hasPrefix("kolakowski") else { return nil }
+            let sessions: Set<Int>? = run.scenario.name == "kolakowski-calib" ? [3, 4] : nil
+            return try run.roomcast(positions: false, learned: taught, sessions: sessions).score
+        }
+        try row("the same, untaught, on the same sessions") { run in
+            guard taught != nil, run.scenario.name.hasPrefix("kolakowski") else { return nil }
+            let sessions: Set<Int>? = run.scenario.name == "kolakowski-calib" ? [3, 4] : nil
+            return try run.roomcast(positions: false, learned: LearnedRooms(), sessions: sessions).score
+        }
+        for baseline in Baselines.all {
+            try row(baseline.name) { try $0.baseline(baseline, positions: false).score }
+        }
+        out += """
+
+            ¹ Taught from kolakowski-calib's sessions 1–2 (`roomcast-sim labels`: a label at the start of
+            every stay of 20 s or more); scored on its sessions 3–4 and on the robot run, which the labels
+            never saw. West room is not in sessions 1–2, so it stays untaught.
+
+
+            """
+        return out
+    }
+
+    /// The simulator's check split (normal noise): the means over its scenarios.
+    static func simulated(seeds: Int) throws -> String {
+        let layouts = FloorPlan.benchmarkNames(split: "check")
+        var sums: [String: (accuracy: Double, flaps: Double, latencies: [Double], n: Int)] = [:]
+        func add(_ name: String, _ score: Score) {
+            var s = sums[name] ?? (0, 0, [], 0)
+            s.accuracy += score.settledAccuracy
+            s.flaps += score.flapsPerHour
+            s.latencies += score.switchLatencies
+            s.n += 1
+            sums[name] = s
+        }
+        for layout in layouts {
+            for k in 1...seeds {
+                var settings = SimulationSettings(plan: FloorPlan.named(layout)!, seed: 1000 + UInt64(k), duration: 900)
+                settings.radio = RadioModel(noise: .normal)
+                let simulator = ScenarioSimulator(settings: settings)
+                let generated = simulator.run()
+                add("bound", generated.boundScore())
+                let ceilings = simulator.ceilings(), start = generated.scenario.layout.t0
+                add("ceil-nearest", Scorer().score(ceilings.nearest, truth: generated.scenario.truth, start: start))
+                let run = try awaitResult { try await ScenarioRun.generated(generated) }
+                add("roomcast, membership", try run.roomcast(positions: false).score)
+                add("roomcast, positions", try run.roomcast(positions: true).score)
+                add("bermuda", try run.baseline(Baselines.named("bermuda")!, positions: false).score)
+            }
+        }
+        var out = "## Simulated homes (check split)\n\n"
+        out += "Means over \(layouts.count * seeds) scenarios (\(layouts.joined(separator: ", ")); \(seeds) seed\(seeds == 1 ? "" : "s") each, normal noise, 15 minutes);"
+        out += " the median switch is pooled over every switch. `bound`: the strongest noise-free signal, calibrated;"
+        out += " `ceil-nearest`: the same rule on the noise-free signal plus each spot's shadowing.\n\n"
+        out += "| rule | settled | flaps/h | median switch (s) |\n|---|---|---|---|\n"
+        for name in ["roomcast, membership", "roomcast, positions", "bermuda", "ceil-nearest", "bound"] {
+            guard let s = sums[name], s.n > 0 else { continue }
+            let latency = Score.median(s.latencies).map { String(format: "%.1f", $0) } ?? "–"
+            out += "| \(name) | " + String(format: "%.3f | %.2f | ", s.accuracy / Double(s.n), s.flaps / Double(s.n)) + latency + " |\n"
+        }
+        return out
+    }
+}
