@@ -18,8 +18,9 @@ extension FusionEngine {
         if newest > s.countedUntil || restarting {
             s.countedUntil = max(s.countedUntil, newest)
             // Evidence counts per second, not per evaluation: agents publish about once a
-            // second, and ticking more often must not count the same readings again.
-            let seconds = dt > 0 ? min(dt, 1) : 1
+            // second, and ticking more often must not count the same readings again. A first
+            // evaluation, or one after a restart, counts as one second.
+            let seconds = dt > 0 && !restarting ? min(dt, 1) : 1
             if scratchRoomLL.count != roomCount { scratchRoomLL = [Double](repeating: 0, count: roomCount) }
             usedGeometry = geometryLikelihood(&s, base: base)
             let weight: Double
