@@ -23,6 +23,12 @@ import Testing
         let c = try ConfigLoader.load(AggregatorConfig.self, from: Self.path("aggregator.yaml"))
         #expect(c.site.rooms.count == 3 && c.site.nodes.count == 3)
         #expect(c.discovery.enabled)
+        // Its fusion: section lists every setting at its default, so it shows what there is.
+        #expect(c.fusion == FusionSettings())
+        let sample = try String(contentsOfFile: Self.path("aggregator.yaml"), encoding: .utf8)
+        for key in FusionSettings.keys {
+            #expect(sample.contains("\n  \(key.name):"), "deploy/aggregator.yaml's fusion: lacks \(key.name)")
+        }
     }
 
     /// The `section.key` rows of docs/configuration.md for `sections`, as YAML setting each
@@ -51,9 +57,9 @@ import Testing
     }
 
     /// Every `fusion.`, `discovery.`, `output.`, `standby.` and `inputs.` key of the reference
-    /// in docs/configuration.md, set to its documented default: the file loads (no key the
-    /// config does not know — stop 14 documented `fusion.fingerprints` before the config
-    /// knew it, and such a file was refused), and what loads is the default.
+    /// in docs/configuration.md, set to its documented default: the file loads (a documented
+    /// key the config does not know would make a user's file be refused), and what loads is
+    /// the default.
     @Test func everyDocumentedAggregatorKeyLoadsAtItsDocumentedDefault() throws {
         let (yaml, keys) = try Self.documentedDefaults(["fusion", "discovery", "output", "standby", "inputs"])
         #expect(keys >= 19, "\(yaml)")
