@@ -32,17 +32,18 @@ import Testing
     }
 
     /// The `section.key` rows of docs/configuration.md for `sections`, as YAML setting each
-    /// key to its documented default (rows whose default is not a plain value are skipped).
+    /// key to its documented default (rows whose default is not a plain value are skipped;
+    /// the generated `fusion:` tables write `30 s` and `true`).
     static func documentedDefaults(_ sections: Set<String>) throws -> (yaml: String, keys: Int) {
         let reference = try String(contentsOf: repositoryFile("docs/configuration.md"), encoding: .utf8)
         var rows: [String: [String]] = [:]
         var keys = 0
         for line in reference.split(separator: "\n") {
             let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard cells.count >= 2, cells[0].hasPrefix("`"), cells[1].hasPrefix("`") else { continue }
+            guard cells.count >= 2, cells[0].hasPrefix("`"), let value = ConfigReferenceTests.plainDefault(cells[1]) else { continue }
             let key = cells[0].trimmingCharacters(in: CharacterSet(charactersIn: "`")).split(separator: ".")
             guard key.count == 2, sections.contains(String(key[0])) else { continue }
-            rows[String(key[0]), default: []].append("  \(key[1]): \(cells[1].trimmingCharacters(in: CharacterSet(charactersIn: "`")))")
+            rows[String(key[0]), default: []].append("  \(key[1]): \(value)")
             keys += 1
         }
         let yaml = rows.sorted { $0.key < $1.key }.map { "\($0.key):\n" + $0.value.joined(separator: "\n") }.joined(separator: "\n")
