@@ -1,3 +1,5 @@
+import Shared
+
 /// Capped exponential backoff between connection attempts, with optional jitter.
 ///
 /// Pure: the delay depends only on the number of consecutive failures and a
@@ -24,11 +26,8 @@ public struct MQTTBackoff: Sendable, Hashable, Codable {
     /// The delay before the next attempt after `failures` consecutive failures
     /// (1 = the first failure); `random` is a draw in 0..<1.
     public func delay(afterFailures failures: Int, random: Double) -> Double {
-        let n = max(failures, 1)
-        var base = initial
-        // Multiply step by step and stop at the cap: pow() of a large exponent overflows to inf.
-        for _ in 1..<n where base < maximum { base *= multiplier }
-        base = min(max(base, 0), maximum)
+        let grown = Backoff.delay(initial: initial, multiplier: multiplier, maximum: maximum, steps: max(failures, 1) - 1)
+        let base = min(max(grown, 0), maximum)
         let j = min(max(jitter, 0), 1)
         let r = min(max(random, 0), 1)
         return base * (1 - j * r)

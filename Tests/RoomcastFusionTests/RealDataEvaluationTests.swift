@@ -8,17 +8,18 @@ import TestSupport
 /// The fusion engine on the real Kolakowski recordings, through the product's path (each
 /// node's capture through `edge-agent --dry-run`, the readings through the aggregator core
 /// with the default config; docs/simulator.md, Evaluation), beside the baselines fed the
-/// same readings. The numbers are in docs/fusion.md, Results.
+/// same readings. The numbers are in docs/results.md.
 @Suite struct RealDataEvaluationTests {
     struct Goal: Sendable, CustomStringConvertible {
         var scenario: String
         /// Lowest settled accuracy accepted: as measured on this path with positions (robot
-        /// 1.000, calib 0.930; docs/fusion.md), less a small margin, so a regression shows.
+        /// 1.000, calib 0.930; docs/results.md), less a small margin, so a regression shows.
         var accuracy: Double
         /// Most flaps per hour accepted, likewise measured (robot 0, calib 5.2).
         var flapsPerHour: Double
         /// More often right than every baseline on the same readings, with no more flaps. Not
-        /// on calib: Bermuda-style reaches 0.943 / 16 there (issue 23, item 2).
+        /// on calib, where the Bermuda-style rule is right more often (0.943) but flaps 16
+        /// times an hour.
         var beatsBaselines: Bool
         var description: String { scenario }
     }

@@ -37,9 +37,9 @@ enum SimulationFixtures {
 
     private static let runs = Mutex<[String: ScenarioRun]>([:])
 
-    /// The smooth shadowing field the simulator drew until stop 16 (exp(−d²/2ℓ²), ℓ = 0.8 m):
-    /// the worlds the scenario-specific guards were written about (a tag lying in a given
-    /// spot, a given home's uncalibrated receivers) stay as they were.
+    /// A smooth shadowing field (exp(−d²/2ℓ²), ℓ = 0.8 m) instead of the fitted default:
+    /// the scenario-specific guards describe worlds drawn in it (a tag lying in a given
+    /// spot, a given home's uncalibrated receivers), so they keep testing what they say.
     static func smoothShadowing(_ settings: inout SimulationSettings) {
         settings.radio.shadowingKernel = .gaussian
         settings.radio.shadowingDistance = 0.8

@@ -5,8 +5,8 @@ import RoomcastSimulation
 import Shared
 import TestSupport
 
-/// The smallest site: two rooms, a node in each. A move shows on two links only, where
-/// the motion gate's "every link but the one that parted most" is one link (stop 18).
+/// The smallest site: two rooms, a node in each. A move shows on two links only, so
+/// every second of evidence counts.
 @Suite struct TwoNodeSiteTests {
     /// A tag heard every `gap` s, `noise` dB a reading, shadowing drifting by `drift` dB
     /// (8 s), 3 dB nearer the kitchen; and, from `moveAt`, `kitchenMove`/`officeMove` dB,

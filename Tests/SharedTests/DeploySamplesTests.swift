@@ -23,20 +23,27 @@ import Testing
         let c = try ConfigLoader.load(AggregatorConfig.self, from: Self.path("aggregator.yaml"))
         #expect(c.site.rooms.count == 3 && c.site.nodes.count == 3)
         #expect(c.discovery.enabled)
+        // Its fusion: section lists every setting at its default, so it shows what there is.
+        #expect(c.fusion == FusionSettings())
+        let sample = try String(contentsOfFile: Self.path("aggregator.yaml"), encoding: .utf8)
+        for key in FusionSettings.keys {
+            #expect(sample.contains("\n  \(key.name):"), "deploy/aggregator.yaml's fusion: lacks \(key.name)")
+        }
     }
 
     /// The `section.key` rows of docs/configuration.md for `sections`, as YAML setting each
-    /// key to its documented default (rows whose default is not a plain value are skipped).
+    /// key to its documented default (rows whose default is not a plain value are skipped;
+    /// the generated `fusion:` tables write `30 s` and `true`).
     static func documentedDefaults(_ sections: Set<String>) throws -> (yaml: String, keys: Int) {
         let reference = try String(contentsOf: repositoryFile("docs/configuration.md"), encoding: .utf8)
         var rows: [String: [String]] = [:]
         var keys = 0
         for line in reference.split(separator: "\n") {
             let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard cells.count >= 2, cells[0].hasPrefix("`"), cells[1].hasPrefix("`") else { continue }
+            guard cells.count >= 2, cells[0].hasPrefix("`"), let value = ConfigReferenceTests.plainDefault(cells[1]) else { continue }
             let key = cells[0].trimmingCharacters(in: CharacterSet(charactersIn: "`")).split(separator: ".")
             guard key.count == 2, sections.contains(String(key[0])) else { continue }
-            rows[String(key[0]), default: []].append("  \(key[1]): \(cells[1].trimmingCharacters(in: CharacterSet(charactersIn: "`")))")
+            rows[String(key[0]), default: []].append("  \(key[1]): \(value)")
             keys += 1
         }
         let yaml = rows.sorted { $0.key < $1.key }.map { "\($0.key):\n" + $0.value.joined(separator: "\n") }.joined(separator: "\n")
@@ -51,9 +58,9 @@ import Testing
     }
 
     /// Every `fusion.`, `discovery.`, `output.`, `standby.` and `inputs.` key of the reference
-    /// in docs/configuration.md, set to its documented default: the file loads (no key the
-    /// config does not know — stop 14 documented `fusion.fingerprints` before the config
-    /// knew it, and such a file was refused), and what loads is the default.
+    /// in docs/configuration.md, set to its documented default: the file loads (a documented
+    /// key the config does not know would make a user's file be refused), and what loads is
+    /// the default.
     @Test func everyDocumentedAggregatorKeyLoadsAtItsDocumentedDefault() throws {
         let (yaml, keys) = try Self.documentedDefaults(["fusion", "discovery", "output", "standby", "inputs"])
         #expect(keys >= 19, "\(yaml)")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The release binaries of make dist run without a Swift toolchain (make dist-test; issue 25).
+# The release binaries of make dist run without a Swift toolchain (make dist-test).
 #  1. ldd: they load no library of the toolchain's (and none is missing).
 #  2. The .debug file belongs to its binary (same build id) and the debuglink finds it: addr2line
 #     names a Swift function of the stripped binary, with its source file, only once the .debug

@@ -38,16 +38,7 @@ public struct BLEAddress: Hashable, Comparable, Sendable, CustomStringConvertibl
     public var bytes: [UInt8] { (0..<6).map { UInt8(truncatingIfNeeded: value >> (40 - 8 * $0)) } }
 
     /// Lowercase, colon-separated, as the wire contract's `mac`.
-    public var description: String {
-        var out = ""
-        out.reserveCapacity(17)
-        for (i, b) in bytes.enumerated() {
-            if i > 0 { out.append(":") }
-            out.append(Self.hex[Int(b >> 4)])
-            out.append(Self.hex[Int(b & 0xF)])
-        }
-        return out
-    }
+    public var description: String { Hex.colonSeparated(bytes) }
 
     /// The two most significant bits, which say what kind of random address this is
     /// (Core 5.4 Vol 6 Part B §1.3.2).
@@ -69,6 +60,4 @@ public struct BLEAddress: Hashable, Comparable, Sendable, CustomStringConvertibl
     var hash: UInt32 { UInt32(truncatingIfNeeded: value & 0xFF_FFFF) }
 
     public static func < (a: BLEAddress, b: BLEAddress) -> Bool { a.value < b.value }
-
-    private static let hex: [Character] = Array("0123456789abcdef")
 }

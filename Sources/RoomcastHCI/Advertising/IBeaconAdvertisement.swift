@@ -1,6 +1,9 @@
+import Shared
+
 /// Builds the advertising data of an iBeacon: the flags structure
 /// `02 01 06`, then Apple's manufacturer data `1A FF 4C 00 02 15`, the 16-byte
-/// proximity UUID, major and minor (big-endian) and the measured power at 1 m.
+/// proximity UUID, major and minor (big-endian) and the measured power at 1 m: the frame
+/// `IBeacon.decode` (RoomcastAdvertising) reads; `IBeaconRoundTripTests` holds the two together.
 public enum IBeaconAdvertisement {
     /// The 30 AD bytes for an iBeacon (fits the 31-byte legacy payload).
     /// `uuid` must be 16 bytes (it is zero-padded or cut otherwise).
@@ -13,24 +16,12 @@ public enum IBeaconAdvertisement {
         return out
     }
 
-    /// Same, from a UUID string such as `e2c56db5-dffb-48d2-b060-d0f5a71096e0`; nil when it is not 16 hex bytes.
+    /// Same, from a UUID string such as `e2c56db5-dffb-48d2-b060-d0f5a71096e0`; nil when it is not 16 hex bytes
+    /// (hyphens anywhere, no other separators).
     public static func encode(uuidString: String, major: UInt16, minor: UInt16, power: Int8) -> [UInt8]? {
-        var bytes = [UInt8]()
-        var high: UInt8?
-        for c in uuidString.utf8 where c != UInt8(ascii: "-") {
-            guard let v = hexValue(c) else { return nil }
-            if let h = high { bytes.append(h << 4 | v); high = nil } else { high = v }
-        }
-        guard bytes.count == 16, high == nil else { return nil }
+        // Hex.decode also skips spaces and colons; a UUID string has only hyphens.
+        guard uuidString.allSatisfy({ $0 == "-" || ($0.isASCII && $0.isHexDigit) }),
+              let bytes = Hex.decode(uuidString), bytes.count == 16 else { return nil }
         return encode(uuid: bytes, major: major, minor: minor, power: power)
-    }
-
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

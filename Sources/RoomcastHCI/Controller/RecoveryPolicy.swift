@@ -1,3 +1,5 @@
+import Shared
+
 /// When to restart a stalled scan, reset the adapter, and how long to wait
 /// before reopening an adapter that vanished.
 public struct RecoveryPolicy: Sendable, Hashable {
@@ -16,10 +18,8 @@ public struct RecoveryPolicy: Sendable, Hashable {
         self.maxBackoff = maxBackoff
     }
 
-    /// The wait before reopen attempt `attempt` (0-based).
+    /// The wait before reopen attempt `attempt` (0-based): doubled per attempt, at most 32 times.
     public func backoff(attempt: Int) -> Double {
-        var d = initialBackoff
-        for _ in 0..<min(attempt, 32) { d *= 2; if d >= maxBackoff { return maxBackoff } }
-        return min(d, maxBackoff)
+        Backoff.delay(initial: initialBackoff, multiplier: 2, maximum: maxBackoff, steps: min(attempt, 32))
     }
 }

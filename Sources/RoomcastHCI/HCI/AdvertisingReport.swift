@@ -1,3 +1,5 @@
+import Shared
+
 /// One advertisement as the controller reported it, legacy or extended.
 ///
 /// `address` is in display order (most significant byte first, as printed
@@ -28,18 +30,7 @@ public struct AdvertisingReport: Sendable, Hashable {
     }
 
     /// The address as `aa:bb:cc:dd:ee:ff` (lowercase, display order).
-    public var addressString: String {
-        var s = ""
-        s.reserveCapacity(17)
-        for (i, b) in address.enumerated() {
-            if i > 0 { s.append(":") }
-            s.append(Self.hexDigits[Int(b >> 4)])
-            s.append(Self.hexDigits[Int(b & 0x0F)])
-        }
-        return s
-    }
-
-    private static let hexDigits: [Character] = Array("0123456789abcdef")
+    public var addressString: String { Hex.colonSeparated(address) }
 
     /// What an LE Extended Advertising Report adds (Core 5.4 Vol 4 Part E §7.7.65.13).
     public struct ExtendedFields: Sendable, Hashable {

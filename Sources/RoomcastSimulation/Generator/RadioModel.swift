@@ -27,8 +27,9 @@ public struct RadioModel: Sendable, Equatable {
     /// Distance over which that shadowing decorrelates (the field's length scale), metres.
     public var shadowingDistance = 1.1
     /// How it decorrelates with distance: exp(−d/ℓ) (Gudmundson's model: rough at short
-    /// range, long-tailed; since stop 16, fitted to the recordings) or exp(−d²/2ℓ²)
-    /// (smooth; until stop 16, with ℓ = 0.8 m).
+    /// range, long-tailed; fitted to the recordings, the default) or exp(−d²/2ℓ²)
+    /// (smooth; with ℓ = 0.8 m too alike at short range and too unlike beyond 1.5 m to
+    /// match the recordings, docs/simulator.md).
     public var shadowingKernel = ShadowingKernel.exponential
     public enum ShadowingKernel: String, Sendable, Equatable { case gaussian, exponential }
     /// Standard deviation of the shadowing that drifts with time on every link, dB.

@@ -61,7 +61,7 @@ public struct Scenario: Sendable {
 
     static func decode<T: Decodable>(_ data: Data, _ what: String) throws -> T {
         do { return try JSONDecoder().decode(T.self, from: data) } catch let e as DecodingError {
-            throw LoadError(description: "\(what): \(describe(e))")
+            throw LoadError(description: "\(what): \(WireFormatError.describe(e))")
         }
     }
 
@@ -73,23 +73,10 @@ public struct Scenario: Sendable {
             lineNumber += 1
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { continue }
             do { out.append(try decoder.decode(T.self, from: Data(line))) } catch let e as DecodingError {
-                throw LoadError(description: "\(what):\(lineNumber): \(describe(e))")
+                throw LoadError(description: "\(what):\(lineNumber): \(WireFormatError.describe(e))")
             }
         }
         return out
-    }
-
-    static func describe(_ e: DecodingError) -> String {
-        func path(_ p: [CodingKey]) -> String {
-            p.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
-        }
-        switch e {
-        case let .typeMismatch(t, c): return "\(path(c.codingPath)): expected \(t)"
-        case let .valueNotFound(t, c): return "\(path(c.codingPath)): missing \(t)"
-        case let .keyNotFound(k, c): return "\(path(c.codingPath + [k])): missing"
-        case let .dataCorrupted(c): return "\(path(c.codingPath)): \(c.debugDescription)"
-        @unknown default: return String(describing: e)
-        }
     }
 
     static func sortedStable(_ packets: [RawPacket]) -> [RawPacket] {

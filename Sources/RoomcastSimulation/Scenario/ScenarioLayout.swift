@@ -44,7 +44,7 @@ public struct ScenarioLayout: Codable, Sendable, Equatable {
                 let (x0, y0, x1, y1) = (min(r[0], r[2]), min(r[1], r[3]), max(r[0], r[2]), max(r[1], r[3]))
                 return [Point(x0, y0), Point(x1, y0), Point(x1, y1), Point(x0, y1)]
             }
-            return (polygon ?? []).compactMap { $0.count >= 2 ? Point($0[0], $0[1]) : nil }
+            return SiteModel.points(of: polygon ?? []).map { Point($0.x, $0.y) }
         }
 
         /// Whether `p` lies inside the outline (even-odd rule; edges count as inside

@@ -13,6 +13,18 @@ public enum Hex {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Lowercase hex of `bytes`, a colon between bytes: a Bluetooth address as shown (`aa:bb:cc:dd:ee:ff`).
+    public static func colonSeparated<S: Sequence>(_ bytes: S) -> String where S.Element == UInt8 {
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.underestimatedCount * 3)
+        for b in bytes {
+            if !out.isEmpty { out.append(UInt8(ascii: ":")) }
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
     /// Bytes from hex; whitespace, ':' and '-' separators are ignored.
     /// Returns nil on an odd digit count or a non-hex character.
     public static func decode(_ text: String) -> [UInt8]? {

@@ -21,6 +21,9 @@ public struct ConfigDecoder {
         public var unknownKeys: [ConfigProblem]
         /// Paths whose values were replaced by placeholders or defaults because of a problem.
         public var covered: Set<String>
+        /// The keys each mapping's type asked for, present in the file or not, by the
+        /// mapping's path (`""` for the top, `nodes[0]`, `mqtt.tls`): what that type knows.
+        public var requestedKeys: [String: Set<String>]
     }
 
     /// Decodes `type` from `root`, never throwing: everything wrong ends up in the result.
@@ -28,7 +31,7 @@ public struct ConfigDecoder {
         let state = DecodingState(root: root)
         let value = try? state.decode(T.self, from: root, at: [], substitute: false)
         return Result(value: value, problems: state.problems, unknownKeys: state.unknownKeys(),
-                      covered: state.covered.union(state.problems.map(\.path)))
+                      covered: state.covered.union(state.problems.map(\.path)), requestedKeys: state.requested)
     }
 }
 

@@ -150,3 +150,12 @@ public struct SiteModel: Codable, Sendable, Equatable {
         people = try c.decodeIfPresent([Person].self, forKey: .people) ?? []
     }
 }
+
+extension SiteModel {
+    /// The vertices of a polygon as written (`[[x, y], …]`, metres): each entry with at least
+    /// two numbers, both finite, gives (x, y); others are skipped. The one reading of room
+    /// outlines for everything that draws them (fusion's geometry, the simulator's plans).
+    public static func points(of polygon: [[Double]]) -> [(x: Double, y: Double)] {
+        polygon.compactMap { p in p.count >= 2 && p[0].isFinite && p[1].isFinite ? (p[0], p[1]) : nil }
+    }
+}

@@ -73,7 +73,8 @@ public enum WireFormatError: Error, Equatable, Sendable, CustomStringConvertible
         }
     }
 
-    static func describe(_ e: DecodingError) -> String {
+    /// A decoding error in one line: the JSON path (`.nodes[2].rssi`) and what was wrong there.
+    public static func describe(_ e: DecodingError) -> String {
         func path(_ p: [CodingKey]) -> String {
             p.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
         }
