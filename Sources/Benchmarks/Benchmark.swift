@@ -31,9 +31,9 @@ struct Count: OptionValue, ExpressibleByIntegerLiteral {
 
     init(integerLiteral value: Int) { self.value = value }
 
-    init?(optionText text: String) {
+    static func fromOption(_ text: String) -> Count? {
         guard let n = Int(text.replacingOccurrences(of: "_", with: "")), n > 0 else { return nil }
-        value = n
+        return Count(integerLiteral: n)
     }
 
     var optionText: String { String(value) }
@@ -46,9 +46,9 @@ struct Positive: OptionValue, ExpressibleByFloatLiteral, ExpressibleByIntegerLit
     init(floatLiteral value: Double) { self.value = value }
     init(integerLiteral value: Int) { self.value = Double(value) }
 
-    init?(optionText text: String) {
+    static func fromOption(_ text: String) -> Positive? {
         guard let v = Double(text.replacingOccurrences(of: "_", with: "")), v.isFinite, v > 0 else { return nil }
-        value = v
+        return Positive(floatLiteral: v)
     }
 
     var optionText: String { value.optionText }

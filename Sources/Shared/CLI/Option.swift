@@ -61,7 +61,7 @@ public struct Option<Value: Sendable>: OptionDeclaration {
     }
 
     static func convert<T: OptionValue>(_ text: String, as type: T.Type) -> Result<T, OptionValueFailure> {
-        guard let value = T(optionText: text) else { return .failure(OptionValueFailure(text: text, reason: nil)) }
+        guard let value = T.fromOption(text) else { return .failure(OptionValueFailure(text: text, reason: nil)) }
         if let reason = T.problem(with: value) { return .failure(OptionValueFailure(text: text, reason: reason)) }
         return .success(value)
     }
@@ -129,4 +129,19 @@ extension OptionSpec: OptionDeclaration {
 
 extension ArgumentSpec: ArgumentDeclaration {
     public var spec: ArgumentSpec { self }
+}
+
+extension OptionDeclaration where Self == OptionSpec {
+    /// An untyped flag, for a command that never reads it back (help-only declarations, tests).
+    public static func flag(_ name: String, short: Character? = nil, help: String) -> OptionSpec {
+        OptionSpec(name: name, short: short, kind: .flag, help: help)
+    }
+
+    /// An untyped option, for a command that never reads it back (help-only declarations, tests).
+    public static func option(_ name: String, short: Character? = nil, value: String, help: String,
+                              default defaultDescription: String? = nil, required: Bool = false,
+                              repeating: Bool = false) -> OptionSpec {
+        OptionSpec(name: name, short: short, kind: .option(valueName: value, repeating: repeating), help: help,
+                   defaultDescription: defaultDescription, isRequired: required)
+    }
 }

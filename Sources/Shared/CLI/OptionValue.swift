@@ -1,8 +1,9 @@
 /// A type an option's text converts to (`--seconds 30` → `Double`), and back for the
 /// `(default: …)` of its help line.
 public protocol OptionValue: Sendable {
-    /// The value `text` stands for, or nil when it is not one (a usage error).
-    init?(optionText text: String)
+    /// The value `text` stands for, or nil when it is not one (a usage error). A static
+    /// function, not an initializer, so that `UInt64.init` stays unambiguous where Shared is imported.
+    static func fromOption(_ text: String) -> Self?
     /// The value as a user would type it: how a default is shown in help.
     var optionText: String { get }
     /// Why a value that converted is still refused (a non-finite number), or nil.
@@ -14,7 +15,7 @@ extension OptionValue {
 }
 
 extension OptionValue where Self: LosslessStringConvertible {
-    public init?(optionText text: String) { self.init(text) }
+    public static func fromOption(_ text: String) -> Self? { Self(text) }
     public var optionText: String { description }
 }
 
