@@ -13,4 +13,4 @@ run crowd --advertisers ${quick:+100000}${quick:-300000}
 run fusion
 run fusion --geometry
 run simulation --seeds ${quick:+1}${quick:-2} --duration ${quick:+300}${quick:-600}
-if "$bin/roomcast-bench" 2>&1 | grep -q '^  aggregator'; then run aggregator; fi
+if "$bin/roomcast-bench" --help 2>&1 | grep -q '^  aggregator'; then run aggregator; fi

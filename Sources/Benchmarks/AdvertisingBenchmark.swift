@@ -6,6 +6,11 @@ import Shared
 /// decode + identity (default config), then IRK resolution. Run a release build of
 /// roomcast-bench; `--seconds S` sets the time per row (default 0.5).
 enum AdvertisingBenchmark {
+    static let seconds = Option<Positive>("seconds", value: "s", help: "Time per row.", default: 0.5)
+
+    static let spec = CommandSpec("advertising", abstract: "decode throughput per beacon format",
+                                  options: [seconds], run: benchmark(run))
+
     /// One row: a name and AD bytes.
     struct Case {
         let name: String
@@ -25,11 +30,8 @@ enum AdvertisingBenchmark {
         Case(name: "malformed", hex: "02011a020a050aff4c0010050a1c77f95bff"),
     ]
 
-    static func run(arguments: [String]) throws {
-        var seconds = 0.5
-        if let i = arguments.firstIndex(of: "--seconds"), i + 1 < arguments.count, let s = Double(arguments[i + 1]), s > 0 {
-            seconds = s
-        }
+    static func run(_ command: ParsedCommand) throws {
+        let seconds = try command[Self.seconds].value
         let decoder = try AdvertisementDecoder()
         let address = BLEAddress(value: 0xC0_11_22_33_44_55)
         print("Advertising decode throughput (one core, \(seconds) s per row)")

@@ -10,17 +10,20 @@ import Shared
 /// release build links it the way a Pi runs it, see Package.swift) or `--agent PATH`;
 /// `--runs N` repeats each mode. Results and method: docs/performance.md.
 enum AgentBenchmark {
-    static func run(arguments: [String]) throws {
-        func value(_ name: String, _ fallback: Double) -> Double {
-            guard let i = arguments.firstIndex(of: name), i + 1 < arguments.count, let v = Double(arguments[i + 1]) else { return fallback }
-            return v
-        }
-        let devices = Int(value("--devices", 200))
-        let rate = value("--rate", 10)
-        let seconds = value("--seconds", 30)
-        let runs = max(1, Int(value("--runs", 1)))
-        let agent = arguments.firstIndex(of: "--agent").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
-            ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("edge-agent").path
+    static let devices = Option<Count>("devices", value: "n", help: "iBeacons in the capture.", default: 200)
+    static let rate = Option<Positive>("rate", value: "hz", help: "Advertisements a second per device.", default: 10)
+    static let seconds = Option<Positive>("seconds", value: "s", help: "Length of the capture.", default: 30)
+    static let runs = Option<Count>("runs", value: "n", help: "Runs of each mode.", default: 1)
+
+    static let spec = CommandSpec("agent", abstract: "edge-agent CPU and RSS replaying a busy capture (real time and max)",
+                                  options: [devices, rate, seconds, runs, BenchOptions.agent], run: benchmark(run))
+
+    static func run(_ command: ParsedCommand) throws {
+        let devices = try command[Self.devices].value
+        let rate = try command[Self.rate].value
+        let seconds = try command[Self.seconds].value
+        let runs = try command[Self.runs].value
+        let agent = BenchOptions.agentPath(command)
         guard FileManager.default.isExecutableFile(atPath: agent) else {
             throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: agent])
         }

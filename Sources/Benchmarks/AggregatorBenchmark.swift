@@ -35,37 +35,40 @@ enum AggregatorBenchmark {
         var skipMemory = false
         var coreOnly = false
 
-        init(_ args: [String]) throws {
-            var i = 0
-            func value() throws -> String {
-                i += 1
-                guard i < args.count else { throw BenchError.usage("\(args[i - 1]) needs a value") }
-                return args[i]
-            }
-            func number(_ text: String) throws -> Double {
-                guard let v = Double(text), v > 0 else { throw BenchError.usage("not a positive number: \(text)") }
-                return v
-            }
-            while i < args.count {
-                switch args[i] {
-                case "--beacons": beacons = Int(try number(try value()))
-                case "--nodes": nodes = max(2, Int(try number(try value())))
-                case "--publishers": publishers = Int(try number(try value()))
-                case "--rate": rate = try number(try value())
-                case "--seconds": seconds = try number(try value())
-                case "--movers": movers = Int(try number(try value()))
-                case "--memory-beacons": memoryBeacons = Int(try number(try value()))
-                case "--memory-nodes": memoryNodes = max(2, Int(try number(try value())))
-                case "--memory-rate": memoryRate = try number(try value())
-                case "--memory-rounds": memoryRounds = Int(try number(try value()))
-                case "--skip-memory": skipMemory = true
-                case "--core-only": coreOnly = true
-                default: throw BenchError.usage("unknown option \(args[i])")
-                }
-                i += 1
-            }
+        static let beacons = Option<Count>("beacons", value: "n", help: "Beacons of the throughput run.", default: 2000)
+        static let nodes = Option<Count>("nodes", value: "n", help: "Nodes of the throughput run (at least 2).", default: 20)
+        static let publishers = Option<Count>("publishers", value: "n", help: "Raw-socket MQTT publishers.", default: 4)
+        static let rate = Option<Positive>("rate", value: "n", help: "Readings a second offered.", default: 60_000)
+        static let seconds = Option<Positive>("seconds", value: "s", help: "Length of the throughput run.", default: 10)
+        static let movers = Option<Count>("movers", value: "n", help: "Beacons that switch rooms (latency).", default: 40)
+        static let memoryBeacons = Option<Count>("memory-beacons", value: "n", help: "Beacons of the memory run.", default: 10_000)
+        static let memoryNodes = Option<Count>("memory-nodes", value: "n", help: "Nodes of the memory run (at least 2).", default: 50)
+        static let memoryRate = Option<Positive>("memory-rate", value: "n", help: "Readings a second of the memory run.", default: 20_000)
+        static let memoryRounds = Option<Count>("memory-rounds", value: "n", help: "Rounds of readings of the memory run.", default: 2)
+        static let skipMemory = Flag("skip-memory", help: "Leave out the memory run.")
+        static let coreOnly = Flag("core-only", help: "Only the aggregator core, without a broker.")
+
+        static let all: [any OptionDeclaration] = [beacons, nodes, publishers, rate, seconds, movers, memoryBeacons, memoryNodes,
+                                                   memoryRate, memoryRounds, skipMemory, coreOnly]
+
+        init(_ command: ParsedCommand) throws {
+            beacons = try command[Self.beacons].value
+            nodes = max(2, try command[Self.nodes].value)
+            publishers = try command[Self.publishers].value
+            rate = try command[Self.rate].value
+            seconds = try command[Self.seconds].value
+            movers = try command[Self.movers].value
+            memoryBeacons = try command[Self.memoryBeacons].value
+            memoryNodes = max(2, try command[Self.memoryNodes].value)
+            memoryRate = try command[Self.memoryRate].value
+            memoryRounds = try command[Self.memoryRounds].value
+            skipMemory = command[Self.skipMemory]
+            coreOnly = command[Self.coreOnly]
         }
     }
+
+    static let spec = CommandSpec("aggregator", abstract: "readings/s, switch latency and memory through a real mosquitto",
+                                  options: Options.all, run: benchmark(run))
 
     enum BenchError: Error, CustomStringConvertible {
         case usage(String)
@@ -78,8 +81,8 @@ enum AggregatorBenchmark {
         }
     }
 
-    static func run(arguments: [String]) throws {
-        let options = try Options(arguments)
+    static func run(_ command: ParsedCommand) throws {
+        let options = try Options(command)
         let outcome = Mutex<Result<Void, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task {

@@ -19,16 +19,21 @@ enum CrowdBenchmark {
     static let resident = "ibeacon:\(uuid)-1-1"
     static let newcomer = "ibeacon:\(uuid)-2-2"
 
-    static func run(arguments: [String]) throws {
-        func value(_ name: String) -> String? {
-            arguments.firstIndex(of: name).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
-        }
-        let advertisers = Int(value("--advertisers") ?? "") ?? 300_000
-        let rate = Double(value("--rate") ?? "") ?? 20_000
-        let runs = max(1, Int(value("--runs") ?? "") ?? 1)
-        let maxTracked = value("--max-tracked").flatMap(Int.init)
-        let agent = value("--agent")
-            ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("edge-agent").path
+    static let advertisers = Option<Count>("advertisers", value: "n", help: "Distinct advertisers in the flood.", default: 300_000)
+    static let rate = Option<Positive>("rate", value: "hz", help: "Advertisements a second in the flood.", default: 20_000)
+    static let runs = Option<Count>("runs", value: "n", help: "Runs of each capture.", default: 1)
+    static let maxTracked = Option<Int?>("max-tracked", value: "n", help: "The agent's max_tracked_beacons.",
+                                         shownDefault: "the agent's")
+
+    static let spec = CommandSpec("crowd", abstract: "edge-agent peak RSS and beacon-table evictions with 300 k distinct advertisers",
+                                  options: [advertisers, rate, runs, maxTracked, BenchOptions.agent], run: benchmark(run))
+
+    static func run(_ command: ParsedCommand) throws {
+        let advertisers = try command[Self.advertisers].value
+        let rate = try command[Self.rate].value
+        let runs = try command[Self.runs].value
+        let maxTracked = try command[Self.maxTracked]
+        let agent = BenchOptions.agentPath(command)
         guard FileManager.default.isExecutableFile(atPath: agent) else {
             throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: agent])
         }

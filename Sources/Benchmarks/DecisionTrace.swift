@@ -2,7 +2,7 @@ import RoomcastFusion
 import RoomcastSimulation
 import Shared
 
-/// `BENCH_TRACE=SCENARIO/BEACON` (diagnostics): wraps the engine of roomcast-x and prints,
+/// `--trace SCENARIO/BEACON` (diagnostics): wraps the engine of roomcast-x and prints,
 /// every tick, that beacon's truth beside the decision and its explanation — room, runner-up,
 /// margin, position and the evidence — to see why a flap or a late switch happened.
 struct DecisionTrace<Inner: PresenceEstimator & Sendable>: PresenceEstimator, Sendable {
@@ -15,7 +15,7 @@ struct DecisionTrace<Inner: PresenceEstimator & Sendable>: PresenceEstimator, Se
         let id = scenario.beacons.first { $0.name == beacon || $0.id.description == beacon }?.id
         if id == nil {
             let names = scenario.beacons.map { $0.name ?? $0.id.description }.joined(separator: ", ")
-            print("BENCH_TRACE: no beacon '\(beacon)' in \(scenario.name); it has \(names)")
+            print("--trace: no beacon '\(beacon)' in \(scenario.name); it has \(names)")
         }
         self.id = id
         truth = scenario.truth.filter { $0.id == id }

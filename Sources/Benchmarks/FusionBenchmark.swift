@@ -6,53 +6,26 @@ import Shared
 /// nodes, readings generated ahead of time-critical code, virtual time ticked once
 /// a second as the aggregator does. Prints readings/s and the process RSS.
 enum FusionBenchmark {
-    static let usage = """
-        USAGE: roomcast-bench fusion [options]
+    static let beacons = Option<Count>("beacons", value: "n", help: "Beacons tracked.", default: 10_000)
+    static let nodes = Option<Count>("nodes", value: "n", help: "Receiver nodes.", default: 50)
+    static let heardBy = Option<Count>("heard-by", value: "n", help: "Nodes hearing each beacon.", default: 8)
+    static let seconds = Option<Count>("seconds", value: "s", help: "Virtual seconds to replay.", default: 30)
+    static let geometry = Flag("geometry", help: "Give nodes positions and rooms polygons (grid estimate).")
+    static let nodeBeacons = Flag("node-beacons", help: "Every node also transmits a beacon its neighbours hear; without "
+                                  + "--geometry the rooms then match fingerprints, and a reference run with fingerprints off is printed beside it.")
 
-        OPTIONS:
-          --beacons <n>    Beacons tracked (default: 10000).
-          --nodes <n>      Receiver nodes (default: 50).
-          --heard-by <n>   Nodes hearing each beacon (default: 8).
-          --seconds <s>    Virtual seconds to replay (default: 30).
-          --geometry       Give nodes positions and rooms polygons (grid estimate).
-          --node-beacons   Every node also transmits a beacon its neighbours hear; without
-                           --geometry the rooms then match fingerprints, and a reference
-                           run with fingerprints off is printed beside it.
+    static let spec = CommandSpec("fusion", abstract: "fusion engine throughput and memory (beacons x nodes)",
+                                  options: [beacons, nodes, heardBy, seconds, geometry, nodeBeacons, BenchOptions.fusionConfig],
+                                  run: benchmark(run))
 
-        """
-
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    static func run(arguments: [String]) throws {
-        var beacons = 10_000, nodeCount = 50, heardBy = 8, seconds = 30, geometry = false, nodeBeacons = false
-        var i = 0
-        func int() throws -> Int {
-            i += 1
-            guard i < arguments.count, let v = Int(arguments[i]), v > 0 else {
-                throw Failure(description: "\(arguments[i - 1]) needs a positive number\n\(usage)")
-            }
-            return v
-        }
-        while i < arguments.count {
-            switch arguments[i] {
-            case "--beacons": beacons = try int()
-            case "--nodes": nodeCount = try int()
-            case "--heard-by": heardBy = try int()
-            case "--seconds": seconds = try int()
-            case "--geometry": geometry = true
-            case "--node-beacons": nodeBeacons = true
-            case "--help", "-h": print(usage); return
-            default: throw Failure(description: "unknown option \(arguments[i])\n\(usage)")
-            }
-            i += 1
-        }
-        heardBy = min(heardBy, nodeCount)
+    static func run(_ command: ParsedCommand) throws {
+        let beacons = try command[Self.beacons].value, nodeCount = try command[nodes].value, seconds = try command[Self.seconds].value
+        let heardBy = min(try command[Self.heardBy].value, nodeCount)
+        let geometry = command[Self.geometry], nodeBeacons = command[Self.nodeBeacons]
         var settings = FusionSettings()
-        if let json = ProcessInfo.processInfo.environment["BENCH_FUSION"] {
-            settings = try JSONDecoder().decode(FusionSettings.self, from: Data(json.utf8))
-            print("settings from BENCH_FUSION: \(json)")
+        if let file = try BenchOptions.fusionSettings(command) {
+            settings = file
+            print("settings from --fusion-config \(command[BenchOptions.fusionConfig] ?? "")")
         }
         let load = Load(beacons: beacons, nodeCount: nodeCount, heardBy: heardBy, seconds: seconds,
                         geometry: geometry, nodeBeacons: nodeBeacons)

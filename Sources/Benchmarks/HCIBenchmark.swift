@@ -11,6 +11,14 @@ import Shared
 ///
 /// `roomcast-bench hci [--reports N] [--capture FILE.btsnoop] [--keep] [--no-btmon]`
 enum HCIBenchmark {
+    static let reports = Option<Count>("reports", value: "n", help: "Advertising reports in the replayed file.", default: 3_000_000)
+    static let capture = Option<String?>("capture", value: "file", help: "A btsnoop capture whose packets are repeated (default: an embedded one).")
+    static let keep = Flag("keep", help: "Keep the generated file.")
+    static let noBtmon = Flag("no-btmon", help: "Do not time btmon -r on the same file.")
+
+    static let spec = CommandSpec("hci", abstract: "HCI advertising-report decode and replay vs btmon",
+                                  options: [reports, capture, keep, noBtmon], run: benchmark(run))
+
     /// The first 12 records of the Kolakowski robot capture, anchor 1 (CC BY 4.0,
     /// M. Kolakowski, doi:10.3390/s21186270, Zenodo 10.5281/zenodo.5457591):
     /// microseconds after the first record, and the H4 event.
@@ -27,33 +35,11 @@ enum HCIBenchmark {
         var maxRSSKB: Int
     }
 
-    static func run(arguments: [String]) throws {
-        var target = 3_000_000
-        var capture: String?
-        var keep = false
-        var runBtmon = true
-        var i = 0
-        while i < arguments.count {
-            switch arguments[i] {
-            case "--reports":
-                i += 1
-                guard i < arguments.count, let n = Int(arguments[i].replacingOccurrences(of: "_", with: "")), n > 0 else {
-                    throw BenchmarkError.usage("--reports needs a positive number")
-                }
-                target = n
-            case "--capture":
-                i += 1
-                guard i < arguments.count else { throw BenchmarkError.usage("--capture needs a file") }
-                capture = arguments[i]
-            case "--keep": keep = true
-            case "--no-btmon": runBtmon = false
-            case "-h", "--help":
-                print("USAGE: roomcast-bench hci [--reports N] [--capture FILE.btsnoop] [--keep] [--no-btmon]")
-                return
-            default: throw BenchmarkError.usage("unknown argument \(arguments[i])")
-            }
-            i += 1
-        }
+    static func run(_ command: ParsedCommand) throws {
+        let target = try command[reports].value
+        let capture = command[Self.capture]
+        let keep = command[Self.keep]
+        let runBtmon = !command[noBtmon]
 
         let seed = try capture.map(loadEvents) ?? embeddedCapture.map { ($0.0, Hex.decode($0.1)!) }
         let path = NSTemporaryDirectory() + "roomcast-hci-bench-\(getpid()).btsnoop"

@@ -1,38 +1,26 @@
 import Foundation
 import RoomcastSimulation
+import Shared
 
 /// `roomcast-bench radio`: how each noise preset's links vary over time, like for like with
 /// the recordings — a robot at the recorded robot's pace and packet rate touring every
 /// layout, the spread of its 1-s means within 6 s while stopped and while moving
 /// (`RadioSpread`), beside the Kolakowski robot's.
 enum RadioBenchmark {
-    static func run(arguments: [String]) throws {
-        var seeds = 3
-        var duration = 1800.0
-        var i = 0
-        while i < arguments.count {
-            switch arguments[i] {
-            case "--seeds":
-                i += 1
-                guard i < arguments.count, let n = Int(arguments[i]), n > 0 else { throw SimulationBenchmark.Failure(description: "--seeds needs a positive number") }
-                seeds = n
-            case "--duration":
-                i += 1
-                guard i < arguments.count, let d = Double(arguments[i]), d >= 60 else { throw SimulationBenchmark.Failure(description: "--duration needs at least 60 s") }
-                duration = d
-            case "-h", "--help":
-                print("""
-                USAGE: roomcast-bench radio [--seeds N] [--duration S]
-                  A robot tours each layout (house, flat, office; seeds 1…N) at \(f2(RadioSpread.recordingSpeed)) m/s, \
-                \(Int(RadioSpread.recordingPacketRate)) packets/s per node, 20-s stops; prints the median spread of 1-s means within 6 s
-                  while stopped and while moving, per noise preset, beside the Kolakowski robot's.
-                  BENCH_RADIO=k=v,... overrides radio-model fields (as for `simulation`).
-                """)
-                return
-            default: throw SimulationBenchmark.Failure(description: "unknown argument \(arguments[i])")
-            }
-            i += 1
-        }
+    static let seeds = Option<Count>("seeds", value: "n", help: "Seeds 1…n per layout.", default: 3)
+    static let duration = Option<Double>("duration", value: "s", help: "Seconds per tour, at least 60.", default: 1800)
+
+    static let spec = CommandSpec(
+        "radio", abstract: "each noise preset's spread over time beside the recordings (robot, stopped and moving)",
+        discussion: "A robot tours each layout (house, flat, office; seeds 1…N) at \(f2(RadioSpread.recordingSpeed)) m/s, "
+            + "\(Int(RadioSpread.recordingPacketRate)) packets/s per node, 20-s stops; prints the median spread of 1-s means "
+            + "within 6 s while stopped and while moving, per noise preset, beside the Kolakowski robot's.",
+        options: [seeds, duration, BenchOptions.radio], run: benchmark(run))
+
+    static func run(_ command: ParsedCommand) throws {
+        let seeds = try command[Self.seeds].value
+        let duration = try command[Self.duration]
+        guard duration >= 60 else { throw command.usageError("--duration needs at least 60 s") }
 
         let reference = RadioSpread.recording
         print("spread of 1-s mean RSSI within 6 s, robot at \(f2(RadioSpread.recordingSpeed)) m/s (dB, median over windows and nodes)")
@@ -49,7 +37,7 @@ enum RadioBenchmark {
                 for seed in 1...seeds {
                     var settings = SimulationSettings(plan: plan, seed: UInt64(seed), duration: duration)
                     settings.radio = RadioModel(noise: noise)
-                    try SimulationBenchmark.applyRadioOverrides(&settings.radio)
+                    try SimulationBenchmark.applyRadioOverrides(&settings.radio, command)
                     let spread = ScenarioSimulator(settings: settings).radioSpread()
                     stepStopped.append(spread.stoppedStep)
                     stepMoving.append(spread.movingStep)

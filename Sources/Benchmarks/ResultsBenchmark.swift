@@ -8,37 +8,19 @@ import Shared
 /// baseline rules, every figure through the product's path (`ScenarioRun`: the agent's
 /// ranging and publish policy into the aggregator core).
 enum ResultsBenchmark {
-    static let usage = """
-        USAGE: roomcast-bench results [--recordings <dir>] [--seeds <n>] [--output <file>]
+    static let recordings = Option<String>("recordings", value: "dir",
+        help: "Directory of the recorded scenarios (kolakowski-robot, kolakowski-calib, danis-office).", default: "../shared/data/rssi")
+    static let seeds = Option<Count>("seeds", value: "n", help: "Simulated scenarios per check-split layout.", default: 2)
+    static let output = Option<String?>("output", value: "file", help: "Write the Markdown here (default: standard output).")
 
-        OPTIONS:
-          --recordings <dir>   Directory of recorded scenarios (kolakowski-robot, kolakowski-calib,
-                               danis-office); default ../shared/data/rssi.
-          --seeds <n>          Simulated scenarios per check-split layout (default: 2).
-          --output <file>      Write the Markdown here (default: standard output).
+    static let spec = CommandSpec(
+        "results", abstract: "the table docs/results.md carries: recordings and simulated homes beside the baselines",
+        options: [recordings, seeds, output], run: benchmark(run))
 
-        """
-
-    static func run(_ arguments: [String]) throws {
-        var recordings = "../shared/data/rssi", seeds = 2, output: String?
-        var i = 0
-        func value() throws -> String {
-            guard i + 1 < arguments.count else { throw SimulationBenchmark.Failure(description: "missing value for \(arguments[i])\n\n\(usage)") }
-            i += 1
-            return arguments[i]
-        }
-        while i < arguments.count {
-            switch arguments[i] {
-            case "--recordings": recordings = try value()
-            case "--seeds":
-                guard let n = Int(try value()), n > 0 else { throw SimulationBenchmark.Failure(description: "--seeds needs a positive integer") }
-                seeds = n
-            case "--output": output = try value()
-            case "-h", "--help": print(usage, terminator: ""); return
-            default: throw SimulationBenchmark.Failure(description: "unknown argument '\(arguments[i])'\n\n\(usage)")
-            }
-            i += 1
-        }
+    static func run(_ command: ParsedCommand) throws {
+        let recordings = command[Self.recordings]
+        let seeds = try command[Self.seeds].value
+        let output = command[Self.output]
         var text = header(seeds: seeds)
         text += try recorded(URL(fileURLWithPath: recordings))
         text += try simulated(seeds: seeds)

@@ -40,135 +40,86 @@ enum SimulationBenchmark {
         }
     }
 
-    static let usage = """
-        USAGE: roomcast-bench simulation [options]
+    static let layouts = Option<String?>(
+        "layouts", value: "list",
+        help: "Comma-separated: house,flat,office,cottage,openplan,townhouse,sparse,house-outages (default: house,flat,office; "
+            + "on the check split also openplan,townhouse,sparse,house-outages).")
+    static let noise = Option<String>("noise", value: "list", help: "Comma-separated: low,normal,high.", default: "normal,high")
+    static let seeds = Option<Count>("seeds", value: "n", help: "Scenarios per layout and noise level.", default: 3)
+    static let split = Option<String>(
+        "split", value: "tune|check|holdout",
+        help: "Seed range: tune = 1…n, check = 1001…1000+n, holdout = 2001…2000+n (never looked at while tuning).",
+        default: "check")
+    static let duration = Option<Positive>("duration", value: "s", help: "Seconds per scenario.", default: 900)
+    static let scenarios = Option<[String]>("scenario", value: "dir", help: "Also score a recorded scenario directory.")
+    static let only = Option<String?>("only", value: "list", help: "Comma-separated estimator names to run (default: all).")
+    static let noPositions = Flag("no-positions", help: "The aggregator gets rooms and node membership only (no room polygons, "
+                                  + "no node positions), as a user who gives none.")
+    static let flaps = Option<String?>("flaps", value: "name", help: "Also list that estimator's flaps per beacon (diagnostics).")
+    static let nodeBeacons = Flag("node-beacons", help: "Every node also transmits an iBeacon (calibration from node links).")
+    static let walkOut = Flag("walk-out", help: "People leaving walk out through the exit room's outer wall, heard as their "
+                              + "signal fades, instead of vanishing in the exit room.")
+    static let placement = Option<String>("placement", value: "off-centre|centred", help: "Where nodes sit in their rooms.",
+                                          default: "off-centre")
+    static let meanStay = Option<Positive?>("mean-stay", value: "s", help: "People's mean stay in a room: long stays (sleep, a "
+                                            + "desk) test how a room follows after hours of stillness.", shownDefault: "90")
+    static let fusionConfig = Option<String?>(
+        "fusion-config", value: "file",
+        help: "Adds contender roomcast-x with these fusion settings: a file of the config's fusion: keys (YAML or JSON).")
+    static let calibrated = Option<String?>(
+        "calibrated", value: "exact|1m",
+        help: "roomcast-x gets every receiver's true offset as rx_adjust (exact), or the rx_adjust `aggregator calibrate` "
+            + "would find with a beacon carried round each node at 1 m (1m: offset and those spots' shadowing, as a median).")
+    static let offsets = Flag("offsets", help: "Print roomcast-x's learned offsets beside the true ones, and the error (rms, "
+                              + "mean removed) beside learning nothing.")
+    static let trace = Option<String?>("trace", value: "scenario/beacon", help: "Print roomcast-x's decision and explanation "
+                                       + "for that beacon of that scenario (e.g. flat-normal-2001/tag-0) every tick.")
 
-        OPTIONS:
-          --layouts <list>     Comma-separated: house,flat,office,cottage,openplan,townhouse,
-                               sparse,house-outages (default: house,flat,office; on the check
-                               split also openplan,townhouse,sparse,house-outages).
-          --noise <list>       Comma-separated: low,normal,high (default: normal,high).
-          --seeds <n>          Scenarios per layout and noise level (default: 3).
-          --split <tune|check|holdout>
-                               Seed range: tune = 1…n, check = 1001…1000+n (default: check),
-                               holdout = 2001…2000+n (never looked at while tuning).
-          --duration <s>       Seconds per scenario (default: 900).
-          --scenario <dir>     Also score a recorded scenario directory (repeatable).
-          --only <list>        Comma-separated estimator names to run (default: all).
-          --no-positions       The aggregator gets rooms and node membership only (no room
-                               polygons, no node positions), as a user who gives none.
-          --flaps <name>       Also list that estimator's flaps per beacon (diagnostics).
-          --node-beacons       Every node also transmits an iBeacon (calibration from node links).
-          --walk-out           People leaving walk out through the exit room's outer wall, heard
-                               as their signal fades, instead of vanishing in the exit room.
-          --placement <off-centre|centred>
-                               Where nodes sit in their rooms (default: off-centre).
-          --mean-stay <s>      People's mean stay in a room (default: 90): long stays (sleep,
-                               a desk) test how a room follows after hours of stillness.
-
-        ROWS:
-          bound                The nearest-node bound: strongest noise-free signal, calibrated.
-          ceil-nearest         The same rule on the noise-free signal plus the spot's shadowing.
-          ceil-position        The best-fitting position under the exact radio model, from that.
-
-        ENVIRONMENT (diagnostics):
-          BENCH_FUSION=JSON    Adds contender roomcast-x with these fusion settings (config keys).
-          BENCH_CALIBRATED=1   roomcast-x gets every receiver's true offset as rx_adjust;
-                               =1m the rx_adjust `aggregator calibrate` would find with a
-                               beacon carried round each node at 1 m (offset and those
-                               spots' shadowing, as a median).
-          BENCH_OFFSETS=1      Prints each fusion engine's learned offsets beside the true ones, and
-                               the error (rms, mean removed) beside learning nothing.
-          BENCH_TRACE=S/B      Prints roomcast-x's decision and explanation for beacon B of
-                               scenario S (e.g. flat-normal-2001/tag-0) every tick.
-          BENCH_RADIO=k=v,...  Radio model fields over the noise preset: exponent, wall, offset,
-                               shadowing, distance, drift, fading, loss, spread, deepfade
-                               (chance of a deep fade per packet), deepdepth (its mean, dB),
-                               wallspread (how much walls differ in loss, dB), kernel
-                               (shadowing's fall-off: 1 exponential, the default; 0 the
-                               smooth Gaussian of stops 11-15, with distance=0.8), frozen
-                               (fading per advertising channel that stays at a spot, dB),
-                               frozendistance (its fall-off, m), inturn (1: channels received
-                               in turn; docs/simulator.md, Radio).
-
-        """
+    static let spec = CommandSpec(
+        "simulation", abstract: "room accuracy of Roomcast's fusion beside the baselines on generated homes",
+        discussion: """
+            Rows beside the estimators: bound, the nearest-node bound (strongest noise-free signal, calibrated); \
+            ceil-nearest, the same rule on the noise-free signal plus the spot's shadowing; ceil-position, the \
+            best-fitting position under the exact radio model, from that.
+            Diagnostics: --fusion-config, --calibrated, --offsets or --trace add a contender roomcast-x, the engine \
+            with the settings of --fusion-config (the defaults without it).
+            """,
+        options: [layouts, noise, seeds, split, duration, scenarios, only, noPositions, flaps, nodeBeacons, walkOut, placement,
+                  meanStay, fusionConfig, calibrated, offsets, trace, BenchOptions.radio],
+        run: benchmark { command in try run(command, contenders: [.roomcast] + experimentalContenders(command)) })
 
     struct Failure: Error, CustomStringConvertible {
         var description: String
     }
 
-    /// Runs the benchmark with the baselines only.
-    static func run(arguments: [String]) throws {
-        try run(arguments: arguments, contenders: [])
-    }
-
     /// Runs the benchmark with the baselines plus `contenders`, printing one line per
     /// scenario and estimator and a mean per estimator at the end.
-    static func run(arguments: [String], contenders: [Contender]) throws {
-        var chosenLayouts: [String]?
-        var split = "check"
-        var noises: [RadioModel.Noise] = [.normal, .high]
-        var seeds = 3
-        var base: UInt64 = 1000
-        var duration = 900.0
-        var recorded: [String] = []
-        var only: Set<String>?
-        var flapsOf: String?
-        var nodeBeacons = false
-        var walkOut = false
-        var placement = NodePlacement.offCentre
-        var meanStay: Double?
-        var positions = true
-        var i = 0
-        func value() throws -> String {
-            guard i + 1 < arguments.count else { throw Failure(description: "missing value for \(arguments[i])\n\n\(usage)") }
-            i += 1
-            return arguments[i]
+    static func run(_ command: ParsedCommand, contenders: [Contender]) throws {
+        let chosenLayouts = command[Self.layouts].map { $0.split(separator: ",").map(String.init) }
+        let noises: [RadioModel.Noise] = try command[noise].split(separator: ",").map {
+            guard let n = RadioModel.Noise(rawValue: String($0)) else { throw Failure(description: "bad noise '\($0)'") }
+            return n
         }
-        while i < arguments.count {
-            switch arguments[i] {
-            case "--layouts": chosenLayouts = try value().split(separator: ",").map(String.init)
-            case "--noise":
-                noises = try value().split(separator: ",").map {
-                    guard let n = RadioModel.Noise(rawValue: String($0)) else { throw Failure(description: "bad noise '\($0)'") }
-                    return n
-                }
-            case "--seeds":
-                guard let n = Int(try value()), n > 0 else { throw Failure(description: "--seeds needs a positive integer") }
-                seeds = n
-            case "--split":
-                split = try value()
-                switch split {
-                case "tune": base = 0
-                case "check": base = 1000
-                case "holdout": base = 2000
-                case let other: throw Failure(description: "--split must be tune, check or holdout, not '\(other)'")
-                }
-            case "--duration":
-                guard let d = Double(try value()), d > 0 else { throw Failure(description: "--duration needs seconds") }
-                duration = d
-            case "--scenario": recorded.append(try value())
-            case "--only": only = Set(try value().split(separator: ",").map(String.init))
-            case "--no-positions": positions = false
-            case "--flaps": flapsOf = try value()
-            case "--node-beacons": nodeBeacons = true
-            case "--walk-out": walkOut = true
-            case "--placement":
-                let v = try value()
-                guard let p = NodePlacement(rawValue: v) else {
-                    throw Failure(description: "--placement must be off-centre or centred, not '\(v)'")
-                }
-                placement = p
-            case "--mean-stay":
-                guard let d = Double(try value()), d > 0 else { throw Failure(description: "--mean-stay needs seconds") }
-                meanStay = d
-            case "-h", "--help":
-                print(usage, terminator: "")
-                return
-            default: throw Failure(description: "unknown argument '\(arguments[i])'\n\n\(usage)")
-            }
-            i += 1
+        let seeds = try command[Self.seeds].value
+        let split = command[Self.split]
+        let base: UInt64
+        switch split {
+        case "tune": base = 0
+        case "check": base = 1000
+        case "holdout": base = 2000
+        case let other: throw command.usageError("--split must be tune, check or holdout, not '\(other)'")
         }
+        let duration = try command[Self.duration].value
+        let recorded = command[scenarios]
+        let only = command[Self.only].map { Set($0.split(separator: ",").map(String.init)) }
+        let flapsOf = command[flaps]
+        let nodeBeacons = command[Self.nodeBeacons]
+        let walkOut = command[Self.walkOut]
+        guard let placement = NodePlacement(rawValue: command[Self.placement]) else {
+            throw command.usageError("--placement must be off-centre or centred, not '\(command[Self.placement])'")
+        }
+        let meanStay = try command[Self.meanStay]?.value
+        let positions = !command[noPositions]
         let layouts = chosenLayouts ?? FloorPlan.benchmarkNames(split: split)
         for l in layouts where FloorPlan.named(l) == nil { throw Failure(description: "unknown layout '\(l)'") }
 
@@ -188,8 +139,8 @@ enum SimulationBenchmark {
             var n = 0
         }
         var totals: [String: Totals] = [:]
-        let calibrated = ProcessInfo.processInfo.environment["BENCH_CALIBRATED"] != nil
-        let oneMetre = ProcessInfo.processInfo.environment["BENCH_CALIBRATED"] == "1m"
+        let calibrated = command[Self.calibrated] != nil
+        let oneMetre = command[Self.calibrated] == "1m"
 
         /// Prints one line; simulated scenarios also go into the means.
         func report(_ scenario: String, _ name: String, _ score: Score, simulated: Bool = true) {
@@ -239,7 +190,7 @@ enum SimulationBenchmark {
                     settings.walkOut = walkOut
                     settings.placement = placement
                     if let meanStay { settings.meanStay = meanStay }
-                    try applyRadioOverrides(&settings.radio)
+                    try applyRadioOverrides(&settings.radio, command)
                     let simulator = ScenarioSimulator(settings: settings)
                     let generated = simulator.run()
                     let name = "\(layout)-\(noise.rawValue)-\(base + UInt64(k))"
@@ -276,13 +227,13 @@ enum SimulationBenchmark {
         }
     }
 
-    /// `BENCH_RADIO="fading=0,drift=0"`: overrides radio-model fields on top of the noise
-    /// preset, to take the noise apart term by term (diagnostics; printed when set).
-    static func applyRadioOverrides(_ radio: inout RadioModel) throws {
-        guard let spec = ProcessInfo.processInfo.environment["BENCH_RADIO"] else { return }
+    /// `--radio fading=0,drift=0`: overrides radio-model fields on top of the noise
+    /// preset, to take the noise apart term by term (diagnostics).
+    static func applyRadioOverrides(_ radio: inout RadioModel, _ command: ParsedCommand) throws {
+        guard let spec = command[BenchOptions.radio] else { return }
         for pair in spec.split(separator: ",") {
             let kv = pair.split(separator: "=", maxSplits: 1).map(String.init)
-            guard kv.count == 2, let v = Double(kv[1]) else { throw Failure(description: "BENCH_RADIO: bad '\(pair)'") }
+            guard kv.count == 2, let v = Double(kv[1]) else { throw command.usageError("--radio: bad '\(pair)'") }
             switch kv[0] {
             case "exponent": radio.pathLossExponent = v
             case "wall": radio.wallLoss = v
@@ -300,9 +251,56 @@ enum SimulationBenchmark {
             case "deepdepth": radio.deepFadeDepth = v
             case "wallspread": radio.wallLossSpread = v
             case "kernel": radio.shadowingKernel = v == 0 ? .gaussian : .exponential
-            default: throw Failure(description: "BENCH_RADIO: unknown field '\(kv[0])'")
+            default: throw command.usageError("--radio: unknown field '\(kv[0])'")
             }
         }
+    }
+
+    /// Contender `roomcast-x`, the engine with the settings of `--fusion-config` (the defaults
+    /// without it), when that or a diagnostic of it is asked for: `--calibrated` (its site gets
+    /// rx_adjust), `--trace SCENARIO/BEACON` (its decisions for one beacon), `--offsets` (the
+    /// receiver offsets it learned beside the simulator's).
+    static func experimentalContenders(_ command: ParsedCommand) throws -> [Contender] {
+        let file = try BenchOptions.fusionSettings(command, fusionConfig)
+        guard file != nil || command[calibrated] != nil || command[offsets] || command[Self.trace] != nil else { return [] }
+        let settings = file ?? FusionSettings()
+        if let how = command[calibrated], how != "exact", how != "1m" {
+            throw command.usageError("--calibrated must be exact or 1m, not '\(how)'")
+        }
+        var trace: [String]?
+        if let text = command[Self.trace] {
+            let parts = text.split(separator: "/", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { throw command.usageError("--trace takes SCENARIO/BEACON, not '\(text)'") }
+            trace = parts
+        }
+        let showOffsets = command[offsets]
+        return [.init(name: "roomcast-x") { run, config, generated in
+            let engine = FusionEngine(site: config.partitionedSite, settings: settings)
+            if let trace, trace[0] == run.scenario.name {
+                return try Evaluation.replay(scenario: run.scenario, inputs: run.inputs, config: config,
+                                             estimator: DecisionTrace(engine, beacon: trace[1], scenario: run.scenario))
+            }
+            var core = config.makeCore(engine: engine)
+            let result = try Evaluation.replay(scenario: run.scenario, inputs: run.inputs, core: &core)
+            if showOffsets, let generated { printOffsets(core.engine, generated) }
+            return result
+        }]
+    }
+
+    /// The offsets `engine` learned beside the simulator's true ones, and the error (rms, each
+    /// side's mean removed: a bias common to every node is the beacons' power) beside learning nothing.
+    static func printOffsets(_ end: FusionEngine, _ generated: GeneratedScenario) {
+        let nodes = generated.scenario.layout.nodes
+        let rows = nodes.map { n in
+            String(format: "%@ %+.1f/%+.1f", n.name, end.learnedOffset(of: n.name) ?? .nan, generated.receiverOffsets[n.name] ?? .nan)
+        }
+        let pairs = nodes.map { (end.learnedOffset(of: $0.name) ?? 0, generated.receiverOffsets[$0.name] ?? 0) }
+        let n = Double(max(pairs.count, 1))
+        let (ml, mt) = (pairs.map(\.0).reduce(0, +) / n, pairs.map(\.1).reduce(0, +) / n)
+        let error = (pairs.map { (($0.0 - ml) - ($0.1 - mt)) * (($0.0 - ml) - ($0.1 - mt)) }.reduce(0, +) / n).squareRoot()
+        let untaught = (pairs.map { ($0.1 - mt) * ($0.1 - mt) }.reduce(0, +) / n).squareRoot()
+        print("  roomcast-x learned/true offsets: " + rows.joined(separator: ", ")
+              + String(format: " | error %.2f dB rms (%.2f learning nothing)", error, untaught))
     }
 
     /// Prints, per beacon with flaps, every decision change that no truth change explains:

@@ -23,44 +23,79 @@ import Testing
     @Test func bothOptionFormsFlagsAndDefaultSubcommand() throws {
         let c = try run(["--config=/etc/a.yaml", "--broker", "mqtt://h", "--dry-run", "-vv"])
         #expect(c.commandPath == ["edge-agent", "run"])
-        #expect(c.option("config") == "/etc/a.yaml")
-        #expect(c.option("broker") == "mqtt://h")
-        #expect(c.flag("dry-run"))
-        #expect(!c.flag("json"))
-        #expect(c.flagCount("verbose") == 2)
-        #expect(c.option("node") == nil)
+        #expect(c[StandardOptions.config] == "/etc/a.yaml")
+        #expect(c[StandardOptions.broker] == "mqtt://h")
+        #expect(c[StandardOptions.dryRun])
+        #expect(!c[StandardOptions.json])
+        #expect(c.count(of: CLITestSpec.verbose) == 2)
+        #expect(c[StandardOptions.node] == nil)
+        #expect(c.isGiven(StandardOptions.broker) && !c.isGiven(StandardOptions.node))
     }
 
     @Test func shortOptionsTakeTheirValueAttachedOrNext() throws {
-        #expect(try run(["run", "-c", "a.yaml"]).option("config") == "a.yaml")
-        #expect(try run(["run", "-ca.yaml"]).option("config") == "a.yaml")
+        #expect(try run(["run", "-c", "a.yaml"])[StandardOptions.config] == "a.yaml")
+        #expect(try run(["run", "-ca.yaml"])[StandardOptions.config] == "a.yaml")
     }
 
     @Test func repeatedOptionsKeepEveryValueInOrder() throws {
         let c = try run(["replay", "-b", "mac:a", "--beacon=mac:b", "cap.btsnoop", "--beacon", "mac:c"])
-        #expect(c.options("beacon") == ["mac:a", "mac:b", "mac:c"])
-        #expect(c.argument("capture") == "cap.btsnoop")
+        #expect(c[CLITestSpec.beacon] == ["mac:a", "mac:b", "mac:c"])
+        #expect(c[CLITestSpec.capture] == "cap.btsnoop")
         #expect(c.positionals == ["cap.btsnoop"])
     }
 
     @Test func terminatorMakesEverythingPositional() throws {
         let c = try run(["send", "--qos", "1", "topic", "--", "--not-an-option", "-x"])
-        #expect(c.argument("topic") == "topic")
-        #expect(c.arguments("payloads") == ["--not-an-option", "-x"])
+        #expect(c[CLITestSpec.topic] == "topic")
+        #expect(c[CLITestSpec.payloads] == ["--not-an-option", "-x"])
     }
 
     @Test func typedAccessorsConvertOrFailWithAUsageError() throws {
         let c = try run(["replay", "--speed", "2.5", "f"])
-        #expect(try c.option("speed", as: Double.self) == 2.5)
-        #expect(try c.option("config", as: Double.self) == nil)
+        #expect(try c[StandardOptions.speed] == 2.5)
+        #expect(try run(["replay", "f"])[StandardOptions.speed] == 1)
         let bad = try run(["replay", "--speed", "fast", "f"])
-        #expect(throws: UsageError.self) { try bad.option("speed", as: Double.self) }
+        #expect(throws: UsageError.self) { try bad[StandardOptions.speed] }
         do {
-            _ = try bad.option("speed", as: Double.self)
+            _ = try bad[StandardOptions.speed]
         } catch {
             #expect(error.message == "invalid value 'fast' for '--speed <x>'")
         }
-        #expect(try run(["send", "--qos", "-1", "t"]).option("qos", as: Int.self) == -1)
+        let infinite = try run(["replay", "--speed", "inf", "f"])
+        do {
+            _ = try infinite[StandardOptions.speed]
+            Issue.record("inf accepted")
+        } catch {
+            #expect(error.message == "invalid value 'inf' for '--speed': must be a finite number")
+        }
+        #expect(try run(["send", "--qos", "-1", "t"])[CLITestSpec.qos] == -1)
+        let many = Option<[Int]>("n", value: "n", help: "")
+        let tool = CommandSpec("t", abstract: "T.", options: [many])
+        guard case .run(let t) = try tool.parse(["--n", "1", "--n=2"]) else { throw UsageError("", usage: "", commandPath: "") }
+        #expect(try t[many] == [1, 2])
+    }
+
+    @Test func defaultsShowAsTyped() {
+        #expect(Option<Double>("s", value: "s", help: "", default: 30).spec.defaultDescription == "30")
+        #expect(Option<Double>("s", value: "s", help: "", default: 0.5).spec.defaultDescription == "0.5")
+        #expect(Option<Int8>("p", value: "dBm", help: "", default: -59).spec.defaultDescription == "-59")
+        #expect(Option<String?>("i", value: "n", help: "", shownDefault: "the host name").spec.defaultDescription == "the host name")
+    }
+
+    @Test func subcommandsCarryTheirActions() async {
+        let tool = CommandSpec("tool", abstract: "T.", subcommands: [
+            CommandSpec("a", abstract: "A.") { _, _ in .success },
+            CommandSpec("b", abstract: "B.", options: [CLITestSpec.qos]) { command, out in
+                out.output("qos \((try? command[CLITestSpec.qos]).flatMap { $0 } ?? 0)")
+                return .dataError
+            },
+        ])
+        #expect(await CommandLineTool.run(tool, arguments: ["a"], output: CommandOutput(output: { _ in }, errorOutput: { _ in })) == .success)
+        let said = Said()
+        let out = CommandOutput(output: { said.add($0) }, errorOutput: { said.add($0) })
+        #expect(await CommandLineTool.run(tool, arguments: ["b", "--qos", "2"], output: out) == .dataError)
+        #expect(await CommandLineTool.run(tool, arguments: ["c"], output: out) == .usage)
+        #expect(said.text.hasPrefix("qos 2Error: unknown subcommand 'c'"))
     }
 
     @Test(arguments: [
@@ -98,6 +133,11 @@ import Testing
         let tool = CommandSpec("tool", abstract: "T.", subcommands: [CommandSpec("a", abstract: "A.")])
         #expect(throws: UsageError.self) { try tool.parse([]) }
         #expect((try? tool.parse(["a"])) == .run(ParsedCommand(chain: [tool, tool.subcommands[0]], values: [:], flags: [:], positionals: [])))
+    }
+
+    final class Said: @unchecked Sendable {  // used from one task at a time
+        var text = ""
+        func add(_ s: String) { text += s }
     }
 
     @Test func exitCodesFollowSysexits() {

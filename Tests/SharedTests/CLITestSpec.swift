@@ -2,11 +2,18 @@
 
 /// A command tree shaped like edge-agent's, for the CLI tests.
 enum CLITestSpec {
+    static let beacon = Option<[String]>("beacon", short: "b", value: "id", help: "Only report this beacon; may be repeated.")
+    static let verbose = Flag("verbose", short: "v", help: "Log more; repeat for even more.")
+    static let qos = Option<Int?>("qos", value: "n", help: "QoS level.", required: true)
+    static let capture = Argument<String>("capture", help: "btsnoop file to replay.")
+    static let file = Argument<String?>("file", help: "Config file to check.")
+    static let topic = Argument<String>("topic", help: "Topic.")
+    static let payloads = Argument<[String]>("payloads", help: "Payloads to publish.", optional: true)
+
     static let replay = CommandSpec(
         "replay", abstract: "Replay a btsnoop capture through the pipeline.",
-        arguments: [ArgumentSpec("capture", help: "btsnoop file to replay.")],
-        options: [StandardOptions.config, StandardOptions.speed, StandardOptions.json,
-                  .option("beacon", short: "b", value: "id", help: "Only report this beacon; may be repeated.", repeating: true)])
+        arguments: [capture],
+        options: [StandardOptions.config, StandardOptions.speed, StandardOptions.json, beacon])
 
     static let agent = CommandSpec(
         "edge-agent", abstract: "Scans BLE advertisements and publishes beacon readings to MQTT.",
@@ -14,15 +21,13 @@ enum CLITestSpec {
         subcommands: [
             CommandSpec("run", abstract: "Scan and publish until stopped.",
                         options: [StandardOptions.config, StandardOptions.broker, StandardOptions.node,
-                                  StandardOptions.source, StandardOptions.logLevel, StandardOptions.dryRun,
-                                  .flag("verbose", short: "v", help: "Log more; repeat for even more.")]),
+                                  StandardOptions.source, StandardOptions.logLevel, StandardOptions.dryRun, verbose]),
             replay,
             CommandSpec("check-config", abstract: "Load the config, print every problem, and exit.",
-                        arguments: [ArgumentSpec("file", help: "Config file to check.", optional: true)]),
+                        arguments: [file]),
             CommandSpec("send", abstract: "Publish raw payloads.",
-                        arguments: [ArgumentSpec("topic", help: "Topic."),
-                                    ArgumentSpec("payloads", help: "Payloads to publish.", optional: true, repeating: true)],
-                        options: [.option("qos", value: "n", help: "QoS level.", required: true)]),
+                        arguments: [topic, payloads],
+                        options: [qos]),
         ],
         defaultSubcommand: "run")
 }

@@ -15,7 +15,7 @@ import Testing
             Issue.record("expected run")
             return
         }
-        let overrides = Overrides(command, paths: StandardOptions.overridePaths)
+        let overrides = Overrides(command)
         let config = try ConfigLoader.parse(AgentConfig.self, yaml: file, overrides: overrides)
         #expect(config.node == "from-cli")
         #expect(config.mqtt.broker == BrokerURL(isTLS: true, host: "cli-broker", port: 9000))
@@ -30,7 +30,7 @@ import Testing
             Issue.record("expected run")
             return
         }
-        let overrides = Overrides(command, paths: StandardOptions.overridePaths)
+        let overrides = Overrides(command)
         #expect(overrides.isEmpty)
         let config = try ConfigLoader.parse(AgentConfig.self, yaml: file, overrides: overrides)
         #expect(config == (try ConfigLoader.parse(AgentConfig.self, yaml: file)))

@@ -7,10 +7,20 @@ import Shared
 /// The `edge-agent` command line: its spec and what each subcommand does.
 /// The executable only calls `EdgeAgentCLI.main()`.
 public enum EdgeAgentCLI {
-    static let speed = OptionSpec.option("speed", value: "speed",
-                                         help: "Replay speed for btsnoop sources: realtime, max or a factor.", default: "realtime")
-    static let dryRun = OptionSpec.flag("dry-run", help: "Print every message as JSONL on stdout instead of connecting to a broker.")
-    static let record = OptionSpec.option("record", value: "file", help: "Also write what the radio delivers to a btsnoop file (btmon -r reads it).")
+    static let speed = Option<String?>("speed", value: "speed",
+                                       help: "Replay speed for btsnoop sources: realtime, max or a factor.", shownDefault: "realtime")
+    static let dryRun = Flag("dry-run", help: "Print every message as JSONL on stdout instead of connecting to a broker.")
+    static let record = Option<String?>("record", value: "file", help: "Also write what the radio delivers to a btsnoop file (btmon -r reads it).")
+    static let scanJSON = Flag("json", help: "Print one JSON reading per line instead of the table.")
+    static let hex = Argument<String>("hex", help: "The bytes in hex (spaces and ':' allowed).")
+    static let uuid = Option<String?>("uuid", value: "uuid", help: "Proximity UUID.", required: true)
+    static let major = Option<UInt16>("major", value: "n", help: "Major, 0-65535.", default: 0)
+    static let minor = Option<UInt16>("minor", value: "n", help: "Minor, 0-65535.", default: 0)
+    static let power = Option<Int8>("power", value: "dBm", help: "Measured power at 1 m.", default: -59)
+    static let interval = Option<Double>("interval-ms", value: "ms", help: "Advertising interval.", default: 100)
+    static let bluetoothDir = Option<String>("bluetooth-dir", value: "dir", help: "BlueZ's pairing store.",
+                                             default: BlueZPairingStore.defaultDirectory)
+    static let write = Flag("write", help: "Add the keys to the --config file instead of printing them.")
 
     public static let spec = CommandSpec(
         "edge-agent",
@@ -19,51 +29,32 @@ public enum EdgeAgentCLI {
         subcommands: [
             CommandSpec("run", abstract: "Run the agent (the default).",
                         options: [StandardOptions.config, StandardOptions.broker, StandardOptions.node, StandardOptions.source,
-                                  speed, record, dryRun, StandardOptions.logLevel]),
+                                  speed, record, dryRun, StandardOptions.logLevel]) { command, _ in
+                await agent(command, scan: false)
+            },
             CommandSpec("scan", abstract: "Show the beacons in view, nearest first (the ranging table).",
-                        options: [StandardOptions.config, StandardOptions.source, speed,
-                                  .flag("json", help: "Print one JSON reading per line instead of the table."),
-                                  StandardOptions.logLevel]),
+                        options: [StandardOptions.config, StandardOptions.source, speed, scanJSON,
+                                  StandardOptions.logLevel]) { command, _ in
+                await agent(command, scan: true)
+            },
             CommandSpec("decode", abstract: "Decode an HCI event, an advertising report or AD structures given in hex.",
-                        arguments: [ArgumentSpec("hex", help: "The bytes in hex (spaces and ':' allowed).")],
-                        options: [StandardOptions.config]),
+                        arguments: [hex],
+                        options: [StandardOptions.config]) { command, _ in decode(command) },
             CommandSpec("advertise", abstract: "Transmit as an iBeacon (non-connectable) until stopped.",
-                        options: [.option("uuid", value: "uuid", help: "Proximity UUID.", required: true),
-                                  .option("major", value: "n", help: "Major, 0-65535.", default: "0"),
-                                  .option("minor", value: "n", help: "Minor, 0-65535.", default: "0"),
-                                  .option("power", value: "dBm", help: "Measured power at 1 m.", default: "-59"),
-                                  .option("interval-ms", value: "ms", help: "Advertising interval.", default: "100"),
-                                  StandardOptions.source, StandardOptions.logLevel]),
+                        options: [uuid, major, minor, power, interval,
+                                  StandardOptions.source, StandardOptions.logLevel]) { command, _ in await advertise(command) },
             CommandSpec("irks", abstract: "Identity resolving keys of phones and watches.",
                         subcommands: [
                             CommandSpec("import", abstract: "Print the IRKs of the devices paired with this computer (BlueZ) as agent.yaml irks entries.",
                                         discussion: "Pair the phone first (bluetoothctl; docs/beacons.md). BlueZ's pairing store is readable by root only: run with sudo. With --write the keys not yet in the --config file are added to its irks list; the old file is kept as <file>.bak.",
-                                        options: [.option("bluetooth-dir", value: "dir", help: "BlueZ's pairing store.", default: BlueZPairingStore.defaultDirectory),
-                                                  StandardOptions.config,
-                                                  .flag("write", help: "Add the keys to the --config file instead of printing them.")]),
+                                        options: [bluetoothDir, StandardOptions.config, write]) { command, _ in importIRKs(command) },
                         ]),
         ],
         defaultSubcommand: "run")
 
     /// Parses the command line, runs the command and exits with its code.
     public static func main() async -> Never {
-        switch CommandLineTool.decide(spec) {
-        case .exit(let code):
-            exit(code.rawValue)
-        case .run(let command):
-            let code = await run(command)
-            exit(code.rawValue)
-        }
-    }
-
-    public static func run(_ command: ParsedCommand) async -> ExitCode {
-        switch command.command {
-        case "decode": return decode(command)
-        case "advertise": return await advertise(command)
-        case "import": return importIRKs(command)
-        case "scan": return await agent(command, scan: true)
-        default: return await agent(command, scan: false)
-        }
+        await CommandLineTool.main(spec)
     }
 
     static func fail(_ message: String, _ code: ExitCode) -> ExitCode {
@@ -72,11 +63,11 @@ public enum EdgeAgentCLI {
     }
 
     static func loadConfig(_ command: ParsedCommand, requireNode: Bool) throws(ConfigError) -> AgentConfig {
-        var overrides = Overrides(command, paths: StandardOptions.overridePaths)
-        if let path = command.option("config") {
+        var overrides = Overrides(command)
+        if let path = command[StandardOptions.config] {
             return try ConfigLoader.load(AgentConfig.self, from: path, overrides: overrides)
         }
-        if !requireNode && command.option("node") == nil {
+        if !requireNode && command[StandardOptions.node] == nil {
             overrides.set("node", to: ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "node",
                           from: "the host name")
         }
@@ -84,9 +75,9 @@ public enum EdgeAgentCLI {
     }
 
     static func decode(_ command: ParsedCommand) -> ExitCode {
-        guard let hex = command.argument("hex") else { return fail("missing <hex>", .usage) }
+        let hex = command[Self.hex]
         do {
-            let config = try command.option("config").map { try ConfigLoader.load(AgentConfig.self, from: $0).advertising }
+            let config = try command[StandardOptions.config].map { try ConfigLoader.load(AgentConfig.self, from: $0).advertising }
             let output = try DecodeCommand.decode(hex, config: config ?? AdvertisingConfig())
             print(try DecodeCommand.json(output))
             return .success
@@ -100,17 +91,17 @@ public enum EdgeAgentCLI {
     /// `irks import`: print the paired devices' keys, or merge them into the config file.
     static func importIRKs(_ command: ParsedCommand, output: (String) -> Void = { print($0, terminator: "") }) -> ExitCode {
         let contents: BlueZPairingStore.Contents
-        do { contents = try BlueZPairingStore.read(directory: command.option("bluetooth-dir") ?? BlueZPairingStore.defaultDirectory) } catch {
+        do { contents = try BlueZPairingStore.read(directory: command[bluetoothDir]) } catch {
             return fail(error.description, .failure)
         }
         if !contents.withoutKey.isEmpty {
             FileHandle.standardError.write(Data("edge-agent: skipped \(contents.withoutKey.count) paired device(s) without an identity resolving key: \(contents.withoutKey.joined(separator: ", "))\n".utf8))
         }
-        guard command.flag("write") else {
+        guard command[write] else {
             output(IRKImport.yaml(IRKImport.entries(contents.devices)))
             return .success
         }
-        guard let path = command.option("config") else { return fail("--write needs --config <file>: the agent.yaml to add the keys to", .usage) }
+        guard let path = command[StandardOptions.config] else { return fail("--write needs --config <file>: the agent.yaml to add the keys to", .usage) }
         let text: String
         let config: AgentConfig
         do {
@@ -141,7 +132,7 @@ public enum EdgeAgentCLI {
 
     static func radioSpec(_ config: AgentConfig, _ command: ParsedCommand) throws(RadioError) -> RadioSourceSpec {
         var spec = try RadioSourceSpec.parse(config.source.description)
-        if let text = command.option("speed") {
+        if let text = command[speed] {
             guard let speed = ReplaySpeed(text) else { throw .invalidSource("--speed '\(text)': use realtime, max or a factor") }
             spec = spec.with(speed: speed)
         }
@@ -167,7 +158,7 @@ public enum EdgeAgentCLI {
         let config: AgentConfig
         do { config = try loadConfig(command, requireNode: !scan) } catch { throw Refusal(message: "bad config:\n\(error)", code: .config) }
         // The scan table owns the terminal: only warnings and worse on stderr there.
-        var logger = Logger(label: "edge-agent", level: scan && !command.flag("json") ? max(config.log.level, .warning) : config.log.level)
+        var logger = Logger(label: "edge-agent", level: scan && !command[scanJSON] ? max(config.log.level, .warning) : config.log.level)
         logger[metadataKey: "node"] = config.node
         let decoder: AdvertisementDecoder
         do { decoder = try AdvertisementDecoder(config: config.advertising) } catch {
@@ -177,7 +168,7 @@ public enum EdgeAgentCLI {
         let options: RadioOptions
         do {
             spec = try radioSpec(config, command)
-            options = try config.radioOptions(record: command.option("record"))
+            options = try config.radioOptions(record: command[record])
         } catch let e as ConfigError { throw Refusal(message: "bad config:\n\(e)", code: .config) }
         catch { throw Refusal(message: "\(error)", code: .usage) }
         return Prepared(config: config, logger: logger, decoder: decoder, spec: spec, options: options)
@@ -205,7 +196,7 @@ public enum EdgeAgentCLI {
         } catch let e as UsageError { throw RunFailure(message: e.description, code: .usage) }
         catch let e as RunFailure { throw e }
         catch { throw RunFailure(message: "\(error)", code: .usage) }
-        guard command.command == "run", command.flag("dry-run") else {
+        guard command.command == "run", command[dryRun] else {
             throw RunFailure(message: "only `run --dry-run` runs in process", code: .usage)
         }
         var prepared: Prepared
@@ -229,11 +220,11 @@ public enum EdgeAgentCLI {
         let source = RadioSources.make(spec, options: options, logger: logger)
         let sink: any AgentSink
         var mqtt: MQTTClient?
-        let json = command.flag("json")
+        let json = command[scanJSON]
         let scanView = scan ? ScanView(json: json) : nil
         if let scanView {
             sink = scanView
-        } else if command.flag("dry-run") {
+        } else if command[dryRun] {
             sink = DryRunSink()
         } else {
             do {
@@ -267,21 +258,21 @@ public enum EdgeAgentCLI {
     }
 
     static func advertise(_ command: ParsedCommand) async -> ExitCode {
-        guard let uuid = command.option("uuid") else { return fail("missing --uuid", .usage) }
+        guard let uuid = command[Self.uuid] else { return fail("missing --uuid", .usage) }
         let major: UInt16, minor: UInt16, power: Int8, interval: Double
         do {
-            major = try command.option("major", as: UInt16.self) ?? 0
-            minor = try command.option("minor", as: UInt16.self) ?? 0
-            power = try command.option("power", as: Int8.self) ?? -59
-            interval = try command.option("interval-ms", as: Double.self) ?? 100
+            major = try command[Self.major]
+            minor = try command[Self.minor]
+            power = try command[Self.power]
+            interval = try command[Self.interval]
         } catch { return fail(error.description, .usage) }
         guard let data = IBeaconAdvertisement.encode(uuidString: uuid, major: major, minor: minor, power: power) else {
             return fail("--uuid '\(uuid)' is not a UUID", .usage)
         }
         guard (20...10240).contains(interval) else { return fail("--interval-ms must be 20...10240", .usage) }
-        let logger = Logger(label: "edge-agent", level: Logger.Level(name: command.option("log-level") ?? "info") ?? .info)
+        let logger = Logger(label: "edge-agent", level: Logger.Level(name: command[StandardOptions.logLevel] ?? "info") ?? .info)
         let spec: RadioSourceSpec
-        do { spec = try RadioSourceSpec.parse(command.option("source") ?? "hci") } catch { return fail("\(error)", .usage) }
+        do { spec = try RadioSourceSpec.parse(command[StandardOptions.source] ?? "hci") } catch { return fail("\(error)", .usage) }
         var options = RadioOptions()
         options.advertise = AdvertisingSettings(data: data, interval: interval / 1000)
         let source = RadioSources.make(spec, options: options, logger: logger)

@@ -4,21 +4,29 @@ import RoomcastMQTT
 import Shared
 
 extension AggregatorCLI {
+    /// `aggregator calibrate`'s own options.
+    enum CalibrateOptions {
+        static let node = Option<String?>("node", value: "name", help: "The node the beacon is held by.")
+        static let beacon = Option<String?>("beacon", value: "id", help: "The beacon held (default: the one the node hears loudest).")
+        static let seconds = Option<Double>("seconds", value: "s", help: "How long to listen.", default: 30)
+        static let distance = Option<Double>("distance", value: "m", help: "How far the beacon is from the node.", default: 1)
+    }
+
     /// `aggregator calibrate`: listens to one node's readings for `--seconds`, then prints the
     /// `rx_adjust` that `RxAdjustCalibrator` suggests (or why it cannot). Progress goes to
     /// stderr, the result to stdout.
     static func calibrate(_ command: ParsedCommand, config: AggregatorConfig, logger: Logger) async -> ExitCode {
         let node: String, beacon: BeaconID?, seconds: Double, distance: Double
         do {
-            guard let name = command.option("node") else { throw command.usageError("name the node with --node") }
+            guard let name = command[CalibrateOptions.node] else { throw command.usageError("name the node with --node") }
             if let problem = TopicName.problem(with: name) { throw command.usageError("node name \(problem)") }
             node = name
-            beacon = try command.option("beacon").map { text throws(UsageError) in
+            beacon = try command[CalibrateOptions.beacon].map { text throws(UsageError) in
                 guard let id = BeaconID(text) else { throw command.usageError("'\(text)' is not a beacon id (e.g. ibeacon:<uuid>-<major>-<minor>)") }
                 return id
             }
-            seconds = try command.option("seconds", as: Double.self) ?? 30
-            distance = try command.option("distance", as: Double.self) ?? 1
+            seconds = try command[CalibrateOptions.seconds]
+            distance = try command[CalibrateOptions.distance]
             guard seconds > 0, seconds <= 3600 else { throw command.usageError("--seconds must be above 0 and at most 3600") }
             guard distance >= 0.1, distance <= 10 else { throw command.usageError("--distance must be 0.1–10 m") }
         } catch {

@@ -8,6 +8,22 @@ import Shared
 /// The `aggregator` command line: its spec and what each subcommand does.
 /// The executable only calls `AggregatorCLI.main()`.
 public enum AggregatorCLI {
+    /// `aggregator run`'s own options.
+    enum RunOptions {
+        static let instance = Option<String?>("instance", value: "name", help: "This instance's name for hot standby.",
+                                              shownDefault: "the host name")
+        static let http = Option<String?>("http", value: "host:port",
+                                          help: "Serve the dashboard, /metrics and /healthz here (e.g. \(HTTPConfig.suggestedListen)).")
+            .overriding("http.listen")
+    }
+
+    /// `aggregator replay`'s own options and arguments.
+    enum ReplayOptions {
+        static let inputs = Argument<[String]>("input", help: "JSONL files as edge-agent --dry-run writes them.")
+        static let learned = Option<String?>("learned", value: "file", help: "Start from the learned rooms in this state file.")
+        static let saveLearned = Option<String?>("save-learned", value: "file", help: "Write the learned rooms here at the end.")
+    }
+
     public static let spec = CommandSpec(
         "aggregator",
         abstract: "Fuse the readings of every node into one room per beacon and publish presence.",
@@ -15,15 +31,19 @@ public enum AggregatorCLI {
         subcommands: [
             CommandSpec("run", abstract: "Run the live service against a broker (the default).",
                         options: [StandardOptions.config, StandardOptions.broker, StandardOptions.logLevel,
-                                  .option("instance", value: "name", help: "This instance's name for hot standby.", default: "the host name"),
-                                  .option("http", value: "host:port", help: "Serve the dashboard, /metrics and /healthz here (e.g. \(HTTPConfig.suggestedListen)).")]),
+                                  RunOptions.instance, RunOptions.http]) { command, _ in
+                await withConfig(command) { await live(command, config: $0, logger: $1) }
+            },
             CommandSpec("replay", abstract: "Run the engine over JSONL message logs on a virtual clock; print what it would publish.",
-                        arguments: [ArgumentSpec("input", help: "JSONL files as edge-agent --dry-run writes them.", repeating: true)],
+                        arguments: [ReplayOptions.inputs],
                         options: [StandardOptions.config, StandardOptions.logLevel,
-                                  .option("learned", value: "file", help: "Start from the learned rooms in this state file."),
-                                  .option("save-learned", value: "file", help: "Write the learned rooms here at the end.")]),
+                                  ReplayOptions.learned, ReplayOptions.saveLearned]) { command, _ in
+                await withConfig(command) { replay(command, config: $0, logger: $1) }
+            },
             CommandSpec("watch", abstract: "Show who is in which room, live, from the retained presence topics.",
-                        options: [StandardOptions.config, StandardOptions.broker, StandardOptions.logLevel]),
+                        options: [StandardOptions.config, StandardOptions.broker, StandardOptions.logLevel]) { command, _ in
+                await withConfig(command) { await watch(config: $0, logger: $1) }
+            },
             CommandSpec("calibrate", abstract: "Suggest a node's rx_adjust from a beacon held 1 m from it.",
                         discussion: """
                             Carry one beacon slowly round the node at 1 m, at the node's height, while \
@@ -32,10 +52,10 @@ public enum AggregatorCLI {
                             Worth it where nodes cannot calibrate one another: a site of two nodes.
                             """,
                         options: [StandardOptions.config, StandardOptions.broker, StandardOptions.logLevel,
-                                  .option("node", value: "name", help: "The node the beacon is held by."),
-                                  .option("beacon", value: "id", help: "The beacon held (default: the one the node hears loudest)."),
-                                  .option("seconds", value: "s", help: "How long to listen.", default: "30"),
-                                  .option("distance", value: "m", help: "How far the beacon is from the node.", default: "1")]),
+                                  CalibrateOptions.node, CalibrateOptions.beacon, CalibrateOptions.seconds,
+                                  CalibrateOptions.distance]) { command, _ in
+                await withConfig(command) { await calibrate(command, config: $0, logger: $1) }
+            },
             CommandSpec("learn", abstract: "Teach the aggregator a room: what every node hears of a beacon carried there.",
                         discussion: """
                             With --room and --beacon, carry the beacon round the room (at the height \
@@ -45,31 +65,25 @@ public enum AggregatorCLI {
                             (<prefix>/aggregator/learn), so it works from any machine with access.
                             """,
                         options: [StandardOptions.config, StandardOptions.broker, StandardOptions.logLevel,
-                                  .option("room", value: "name", help: "The room the beacon is carried in."),
-                                  .option("beacon", value: "id", help: "The beacon carried (its id, as in beacons:)."),
-                                  .option("seconds", value: "s", help: "How long to learn, 5–600.", default: "30"),
-                                  .flag("cancel", help: "Stop the label running for --beacon; learn nothing from it."),
-                                  .option("forget", value: "room", help: "Forget what was learned for this room."),
-                                  .flag("show", help: "Print what was learned (the aggregator's retained learn state)."),
-                                  .option("file", value: "file", help: "With --show: read this state file instead of the broker.")]),
+                                  LearnOptions.room, LearnOptions.beacon, LearnOptions.seconds, LearnOptions.cancel,
+                                  LearnOptions.forget, LearnOptions.show, LearnOptions.file]) { command, _ in
+                await withConfig(command) { await learn(command, config: $0, logger: $1) }
+            },
         ],
         defaultSubcommand: "run")
 
     public static func main() async -> Never {
-        switch CommandLineTool.decide(spec) {
-        case .exit(let code): exit(code.rawValue)
-        case .run(let command): exit(await run(command).rawValue)
-        }
+        await CommandLineTool.main(spec)
     }
 
-    public static func run(_ command: ParsedCommand) async -> ExitCode {
+    /// Loads the config every subcommand starts from (the file, or the options alone; the
+    /// options override it), then runs `body` with it and a logger at its level.
+    static func withConfig(_ command: ParsedCommand,
+                           _ body: (AggregatorConfig, Logger) async -> ExitCode) async -> ExitCode {
         let config: AggregatorConfig
         do {
-            // `--node` of `calibrate` names a node; the aggregator's config has no `node` to override.
-            var paths = StandardOptions.overridePaths.filter { $0.key != "node" }
-            paths["http"] = "http.listen"
-            let overrides = Overrides(command, paths: paths)
-            if let path = command.option("config") {
+            let overrides = Overrides(command)
+            if let path = command[StandardOptions.config] {
                 config = try ConfigLoader.load(AggregatorConfig.self, from: path, overrides: overrides)
             } else {
                 config = try ConfigLoader.fromOverrides(AggregatorConfig.self, overrides)
@@ -77,14 +91,7 @@ public enum AggregatorCLI {
         } catch {
             return fail("bad config:\n\(error)", .config)
         }
-        let logger = Logger(label: "aggregator", level: config.log.level)
-        switch command.command {
-        case "replay": return replay(command, config: config, logger: logger)
-        case "watch": return await watch(config: config, logger: logger)
-        case "calibrate": return await calibrate(command, config: config, logger: logger)
-        case "learn": return await learn(command, config: config, logger: logger)
-        default: return await live(command, config: config, logger: logger)
-        }
+        return await body(config, Logger(label: "aggregator", level: config.log.level))
     }
 
     static func fail(_ message: String, _ code: ExitCode) -> ExitCode {
@@ -93,7 +100,7 @@ public enum AggregatorCLI {
     }
 
     static func replay(_ command: ParsedCommand, config: AggregatorConfig, logger: Logger) -> ExitCode {
-        let inputs = command.arguments("input")
+        let inputs = command[ReplayOptions.inputs]
         guard !inputs.isEmpty else { return fail("give at least one input file", .usage) }
         var report = ReplayRunner.Report()
         let lines: [MessageLogLine]
@@ -101,7 +108,7 @@ public enum AggregatorCLI {
             return fail("cannot read input: \(error)", .dataError)
         }
         var core = config.makeCore()
-        if let file = command.option("learned") {
+        if let file = command[ReplayOptions.learned] {
             do {
                 guard let learned = try LearnedRoomsStore(path: file).load() else { return fail("\(file): no such file", .dataError) }
                 core.restoreLearned(learned)
@@ -121,7 +128,7 @@ public enum AggregatorCLI {
             return fail("\(error)", .failure)
         }
         out.write(Data(buffer.utf8))
-        if let file = command.option("save-learned") {
+        if let file = command[ReplayOptions.saveLearned] {
             do { try LearnedRoomsStore(path: file).save(core.learnedRooms) } catch { return fail("\(error)", .failure) }
         }
         for bad in report.badLines.prefix(10) { logger.warning("skipped a bad input line", metadata: ["line": bad]) }
@@ -132,7 +139,7 @@ public enum AggregatorCLI {
 
     static func live(_ command: ParsedCommand, config: AggregatorConfig, logger: Logger) async -> ExitCode {
         let topics = config.mqtt.topics
-        let instance = command.option("instance") ?? ProcessInfo.processInfo.hostName
+        let instance = command[RunOptions.instance] ?? ProcessInfo.processInfo.hostName
         let election = config.standby.enabled
             ? LeaseElection(me: instance, topics: topics, duration: config.standby.leaseS, scope: config.partitionName) : nil
         // Under hot standby the Last Will marks this instance offline (a standby then takes the lease

@@ -5,6 +5,17 @@ import RoomcastMQTT
 import Shared
 
 extension AggregatorCLI {
+    /// `aggregator learn`'s own options.
+    enum LearnOptions {
+        static let room = Option<String?>("room", value: "name", help: "The room the beacon is carried in.")
+        static let beacon = Option<String?>("beacon", value: "id", help: "The beacon carried (its id, as in beacons:).")
+        static let seconds = Option<Double>("seconds", value: "s", help: "How long to learn, 5–600.", default: LearnCommand.defaultSeconds)
+        static let cancel = Flag("cancel", help: "Stop the label running for --beacon; learn nothing from it.")
+        static let forget = Option<String?>("forget", value: "room", help: "Forget what was learned for this room.")
+        static let show = Flag("show", help: "Print what was learned (the aggregator's retained learn state).")
+        static let file = Option<String?>("file", value: "file", help: "With --show: read this state file instead of the broker.")
+    }
+
     /// `aggregator learn`: sends a learn command to the running aggregator over the broker and
     /// follows it to its result (`--room`/`--beacon`, `--cancel`, `--forget`), or prints what
     /// was learned (`--show`, from the retained learn state or a state file). Progress goes to
@@ -12,27 +23,28 @@ extension AggregatorCLI {
     static func learn(_ command: ParsedCommand, config: AggregatorConfig, logger: Logger) async -> ExitCode {
         let request: LearnCommand
         do {
-            let modes = [command.option("room") != nil, command.flag("show"), command.option("forget") != nil, command.flag("cancel")]
+            let modes = [command[LearnOptions.room] != nil, command[LearnOptions.show], command[LearnOptions.forget] != nil,
+                         command[LearnOptions.cancel]]
             guard modes.filter({ $0 }).count == 1 else {
                 throw command.usageError("give one of --room (with --beacon), --cancel (with --beacon), --forget ROOM or --show")
             }
-            if command.option("file") != nil && !command.flag("show") { throw command.usageError("--file goes with --show") }
-            if command.flag("show") {
-                if let file = command.option("file") { return showLearned(file: file) }
+            if command[LearnOptions.file] != nil && !command[LearnOptions.show] { throw command.usageError("--file goes with --show") }
+            if command[LearnOptions.show] {
+                if let file = command[LearnOptions.file] { return showLearned(file: file) }
                 return await showLearned(config: config, logger: logger)
             }
             let token = String(UInt64.random(in: 0...UInt64.max), radix: 36)
             func beacon() throws(UsageError) -> BeaconID {
-                guard let text = command.option("beacon") else { throw command.usageError("name the beacon with --beacon") }
+                guard let text = command[LearnOptions.beacon] else { throw command.usageError("name the beacon with --beacon") }
                 guard let id = BeaconID(text) else { throw command.usageError("'\(text)' is not a beacon id (e.g. ibeacon:<uuid>-<major>-<minor>)") }
                 return id
             }
-            if let room = command.option("forget") {
+            if let room = command[LearnOptions.forget] {
                 request = LearnCommand(.forget(room: room), request: token)
-            } else if command.flag("cancel") {
+            } else if command[LearnOptions.cancel] {
                 request = LearnCommand(.cancel(beacon: try beacon()), request: token)
             } else {
-                let room = command.option("room") ?? ""
+                let room = command[LearnOptions.room] ?? ""
                 let rooms = config.partitionedSite.rooms.map(\.name)
                 if !rooms.isEmpty && !rooms.contains(room) {
                     var message = "unknown room '\(room)'"
@@ -40,7 +52,7 @@ extension AggregatorCLI {
                     else { message += "; the rooms are \(rooms.joined(separator: ", "))" }
                     throw command.usageError(message)
                 }
-                let seconds = try command.option("seconds", as: Double.self) ?? LearnCommand.defaultSeconds
+                let seconds = try command[LearnOptions.seconds]
                 guard seconds >= 5, seconds <= 600 else { throw command.usageError("--seconds must be 5…600") }
                 request = LearnCommand(.label(room: room, beacon: try beacon(), seconds: seconds), request: token)
             }

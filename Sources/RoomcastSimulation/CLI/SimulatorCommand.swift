@@ -13,6 +13,61 @@ public enum SimulatorCommand {
         version: RoomcastVersion.current,
         subcommands: [generate, score, labels, check, site])
 
+    /// `generate`'s options.
+    enum GenerateOptions {
+        static let out = Option<String?>("out", value: "dir", help: "Output directory.", required: true)
+        static let layout = Option<String>("layout", value: "name", help: "Floor plan: \(FloorPlan.names.joined(separator: ", ")).", default: "house")
+        static let seed = Option<UInt64>("seed", value: "n", help: "Random seed; the same seed gives the same files.", default: 1)
+        static let duration = Option<Double>("duration", value: "s", help: "Seconds to simulate.", default: 900)
+        static let noise = Option<String>("noise", value: "level", help: "Radio noise: low, normal or high.", default: "normal")
+        static let phones = Option<Int>("phones", value: "n", help: "People who also carry a phone (rotating addresses).", default: 1)
+        static let rotation = Option<Double>("rotation", value: "s", help: "Seconds between a phone's address changes.", default: 900)
+        static let nodeBeacons = Flag("node-beacons", help: "Every node also transmits an iBeacon of its own (calibration).")
+        static let walkOut = Flag("walk-out", help: "People leave on foot through the exit room's outer wall, heard as they go.")
+        static let placement = Option<String>("placement", value: "where", help: "Nodes off-centre (as they end up) or centred (as an installer would).",
+                                              default: "off-centre")
+        static let meanStay = Option<Double>("mean-stay", value: "s", help: "People's mean stay in a room, seconds.", default: 90)
+        // No value stands for "the layout's": house-outages has two silent nodes.
+        static let outages = Option<Int?>("outages", value: "n", help: "Nodes that go silent for minutes at a time (agent down, radio stuck).",
+                                          shownDefault: "0; house-outages: 2")
+        static let gzip = Flag("gzip", help: "Write raw.jsonl.gz instead of raw.jsonl.")
+        static let noBtsnoop = Flag("no-btsnoop", help: "Skip nodes/<node>.btsnoop.")
+        static let noConfigs = Flag("no-configs", help: "Skip site.yaml and agent.yaml.")
+
+        /// In the order help lists them.
+        static let all: [any OptionDeclaration] = [out, layout, seed, duration, noise, phones, rotation, nodeBeacons, walkOut,
+                                                   placement, meanStay, outages, gzip, noBtsnoop, noConfigs]
+    }
+
+    /// `score`'s options (`labels`, `check` and `site` share `--scenario`).
+    enum ScoreOptions {
+        static let scenario = Option<String?>("scenario", value: "dir", help: "Scenario directory.", required: true)
+        static let estimator = Option<String>("estimator", value: "name",
+                                              help: "roomcast, one of \(Baselines.names.joined(separator: ", ")), bound (simulated scenarios only), or all.",
+                                              default: "all")
+        static let noPositions = Flag("no-positions", help: "Give the aggregator rooms and node membership only (no polygons or positions).")
+        static let decisions = Option<String?>("decisions", value: "file", help: "Score this `aggregator replay` output instead of replaying.")
+        static let sessions = Option<String?>("sessions", value: "list", help: "Score only these sessions (1,2,…: stretches of truth between silent gaps).")
+        static let learned = Option<String?>("learned", value: "file", help: "Roomcast starts from the learned rooms in this state file.")
+        static let trainFrom = Option<String?>("train-from", value: "dir", help: "Teach Roomcast first on this scenario's labels (as a user walking each room would give them).")
+        static let trainSessions = Option<String?>("train-sessions", value: "list", help: "Teach only from these sessions (of --train-from, or of --scenario without it).")
+        static let saveLearned = Option<String?>("save-learned", value: "file", help: "Write the learned rooms used to this state file.")
+
+        /// In the order help lists them.
+        static let all: [any OptionDeclaration] = [scenario, estimator, noPositions, decisions, sessions, learned, trainFrom,
+                                                   trainSessions, saveLearned, StandardOptions.json]
+    }
+
+    /// `labels`' options.
+    enum LabelsOptions {
+        static let sessions = Option<String?>("sessions", value: "list", help: "Only these sessions (1,2,…: stretches of truth between silent gaps).")
+        static let minSpan = Option<Double>("min-span", value: "s", help: "Shortest stay taught.", default: 20)
+        static let margin = Option<Double>("margin", value: "s", help: "Left out at each end of a stay.", default: 3)
+    }
+
+    static let checkScenario = Option<String?>("scenario", value: "dir", help: "Scenario directory (written by generate).", required: true)
+    static let siteNoPositions = Flag("no-positions", help: "Rooms and node membership only (no polygons or positions).")
+
     static let generate = CommandSpec(
         "generate",
         abstract: "Write a simulated scenario directory.",
@@ -21,26 +76,9 @@ public enum SimulatorCommand {
             outages.jsonl (when nodes go silent), nodes/<node>.btsnoop (what each node's controller delivered; btmon -r reads them), \
             site.yaml (the aggregator's rooms, nodes and beacons) and agent.yaml (the phones' IRKs).
             """,
-        options: [
-            .option("out", value: "dir", help: "Output directory.", required: true),
-            .option("layout", value: "name", help: "Floor plan: \(FloorPlan.names.joined(separator: ", ")).", default: "house"),
-            .option("seed", value: "n", help: "Random seed; the same seed gives the same files.", default: "1"),
-            .option("duration", value: "s", help: "Seconds to simulate.", default: "900"),
-            .option("noise", value: "level", help: "Radio noise: low, normal or high.", default: "normal"),
-            .option("phones", value: "n", help: "People who also carry a phone (rotating addresses).", default: "1"),
-            .option("rotation", value: "s", help: "Seconds between a phone's address changes.", default: "900"),
-            .flag("node-beacons", help: "Every node also transmits an iBeacon of its own (calibration)."),
-            .flag("walk-out", help: "People leave on foot through the exit room's outer wall, heard as they go."),
-            .option("placement", value: "where", help: "Nodes off-centre (as they end up) or centred (as an installer would).",
-                    default: "off-centre"),
-            .option("mean-stay", value: "s", help: "People's mean stay in a room, seconds.", default: "90"),
-            // No value stands for "the layout's": house-outages has two silent nodes.
-            .option("outages", value: "n", help: "Nodes that go silent for minutes at a time (agent down, radio stuck).",
-                    default: "0; house-outages: 2"),
-            .flag("gzip", help: "Write raw.jsonl.gz instead of raw.jsonl."),
-            .flag("no-btsnoop", help: "Skip nodes/<node>.btsnoop."),
-            .flag("no-configs", help: "Skip site.yaml and agent.yaml."),
-        ])
+        options: GenerateOptions.all) { command, out in
+        await reporting(out) { try runGenerate(command, output: out.output); return .success }
+    }
 
     static let score = CommandSpec(
         "score",
@@ -52,20 +90,9 @@ public enum SimulatorCommand {
             site (default config) over it: Roomcast's engine, then each baseline rule on the same \
             readings. With --decisions, scores the output of a real `aggregator replay` instead.
             """,
-        options: [
-            .option("scenario", value: "dir", help: "Scenario directory.", required: true),
-            .option("estimator", value: "name",
-                    help: "roomcast, one of \(Baselines.names.joined(separator: ", ")), bound (simulated scenarios only), or all.",
-                    default: "all"),
-            .flag("no-positions", help: "Give the aggregator rooms and node membership only (no polygons or positions)."),
-            .option("decisions", value: "file", help: "Score this `aggregator replay` output instead of replaying."),
-            .option("sessions", value: "list", help: "Score only these sessions (1,2,…: stretches of truth between silent gaps)."),
-            .option("learned", value: "file", help: "Roomcast starts from the learned rooms in this state file."),
-            .option("train-from", value: "dir", help: "Teach Roomcast first on this scenario's labels (as a user walking each room would give them)."),
-            .option("train-sessions", value: "list", help: "Teach only from these sessions (of --train-from, or of --scenario without it)."),
-            .option("save-learned", value: "file", help: "Write the learned rooms used to this state file."),
-            StandardOptions.json,
-        ])
+        options: ScoreOptions.all) { command, out in
+        await reporting(out) { try await runScore(command, output: out.output); return .success }
+    }
 
     static let labels = CommandSpec(
         "labels",
@@ -75,43 +102,39 @@ public enum SimulatorCommand {
             teaching that room for the stay less --margin at each end (at most 600 s), as JSONL \
             lines `aggregator replay` reads beside the agents' logs.
             """,
-        options: [
-            .option("scenario", value: "dir", help: "Scenario directory.", required: true),
-            .option("sessions", value: "list", help: "Only these sessions (1,2,…: stretches of truth between silent gaps)."),
-            .option("min-span", value: "s", help: "Shortest stay taught.", default: "20"),
-            .option("margin", value: "s", help: "Left out at each end of a stay.", default: "3"),
-        ])
+        options: [ScoreOptions.scenario, LabelsOptions.sessions, LabelsOptions.minSpan, LabelsOptions.margin]) { command, out in
+        await reporting(out) { try runLabels(command, output: out.output); return .success }
+    }
 
     static let check = CommandSpec(
         "check",
         abstract: "Replay every node's btsnoop capture with agent.yaml and compare it with raw.jsonl.",
-        options: [
-            .option("scenario", value: "dir", help: "Scenario directory (written by generate).", required: true),
-        ])
+        options: [checkScenario]) { command, out in
+        await reporting(out) { try await runCheck(command, output: out.output, errorOutput: out.errorOutput) }
+    }
 
     static let site = CommandSpec(
         "site",
         abstract: "Print the aggregator's config (site.yaml) for a scenario: its rooms, nodes and beacons.",
-        options: [
-            .option("scenario", value: "dir", help: "Scenario directory.", required: true),
-            .flag("no-positions", help: "Rooms and node membership only (no polygons or positions)."),
-        ])
+        options: [ScoreOptions.scenario, siteNoPositions]) { command, out in
+        await reporting(out) {
+            let scenario = try Scenario.load(from: URL(fileURLWithPath: command[ScoreOptions.scenario] ?? ""))
+            out.output(ScenarioConfigWriter.siteYAML(scenario, positions: !command[siteNoPositions]))
+            return .success
+        }
+    }
 
     /// Runs a parsed command; text goes to `output`, problems to `errorOutput`.
-    public static func run(_ command: ParsedCommand, output: @escaping (String) -> Void,
-                           errorOutput: @escaping (String) -> Void) async -> ExitCode {
+    public static func run(_ command: ParsedCommand, output: @escaping @Sendable (String) -> Void,
+                           errorOutput: @escaping @Sendable (String) -> Void) async -> ExitCode {
+        await CommandLineTool.run(command, output: CommandOutput(output: output, errorOutput: errorOutput))
+    }
+
+    /// Runs a subcommand's body; its errors go to `out.errorOutput` with the exit code each kind ends with.
+    static func reporting(_ out: CommandOutput, _ body: () async throws -> ExitCode) async -> ExitCode {
+        let errorOutput = out.errorOutput
         do {
-            switch command.command {
-            case "generate": try runGenerate(command, output: output)
-            case "score": try await runScore(command, output: output)
-            case "labels": try runLabels(command, output: output)
-            case "check": return try await runCheck(command, output: output, errorOutput: errorOutput)
-            case "site":
-                let scenario = try Scenario.load(from: URL(fileURLWithPath: command.option("scenario") ?? ""))
-                output(ScenarioConfigWriter.siteYAML(scenario, positions: !command.flag("no-positions")))
-            default: throw command.usageError("missing subcommand; expected one of: generate, score, labels, check, site")
-            }
-            return .success
+            return try await body()
         } catch let e as UsageError {
             errorOutput(e.description + "\n")
             return .usage
@@ -134,56 +157,58 @@ public enum SimulatorCommand {
     }
 
     static func runGenerate(_ c: ParsedCommand, output: (String) -> Void) throws {
-        let out = c.option("out") ?? ""
-        let layoutName = c.option("layout") ?? "house"
+        typealias O = GenerateOptions
+        let out = c[O.out] ?? ""
+        let layoutName = c[O.layout]
         guard let plan = FloorPlan.named(layoutName) else {
             throw c.usageError("unknown layout '\(layoutName)'; known: \(FloorPlan.names.joined(separator: ", "))")
         }
-        let seed = try c.option("seed", as: UInt64.self) ?? 1
-        let duration = try c.option("duration", as: Double.self) ?? 900
+        let seed = try c[O.seed]
+        let duration = try c[O.duration]
         guard duration > 0 else { throw c.usageError("--duration must be a positive number of seconds") }
-        guard let noise = RadioModel.Noise(rawValue: c.option("noise") ?? "normal") else {
+        guard let noise = RadioModel.Noise(rawValue: c[O.noise]) else {
             throw c.usageError("--noise must be low, normal or high")
         }
-        let phones = try c.option("phones", as: Int.self) ?? 1
+        let phones = try c[O.phones]
         guard phones >= 0 else { throw c.usageError("--phones must be 0 or more") }
-        let rotation = try c.option("rotation", as: Double.self) ?? 900
+        let rotation = try c[O.rotation]
         guard rotation > 0 else { throw c.usageError("--rotation must be a positive number of seconds") }
         var settings = SimulationSettings(plan: plan, seed: seed, duration: duration)
         settings.radio = RadioModel(noise: noise)
         settings.phones = phones
         settings.addressRotation = rotation
-        settings.nodeBeacons = c.flag("node-beacons")
-        settings.walkOut = c.flag("walk-out")
-        let where_ = c.option("placement") ?? "off-centre"
+        settings.nodeBeacons = c[O.nodeBeacons]
+        settings.walkOut = c[O.walkOut]
+        let where_ = c[O.placement]
         guard let placement = NodePlacement(rawValue: where_) else {
             throw c.usageError("--placement must be off-centre or centred, not '\(where_)'")
         }
         settings.placement = placement
-        let meanStay = try c.option("mean-stay", as: Double.self) ?? 90
+        let meanStay = try c[O.meanStay]
         guard meanStay > 0 else { throw c.usageError("--mean-stay must be a positive number of seconds") }
         settings.meanStay = meanStay
-        if let silent = try c.option("outages", as: Int.self) {
+        if let silent = try c[O.outages] {
             guard silent >= 0 else { throw c.usageError("--outages must be 0 or more") }
             settings.outages.nodes = silent
         }
         let generated = ScenarioSimulator(settings: settings).run()
-        try DirectoryScenarioWriter(directory: URL(fileURLWithPath: out), gzip: c.flag("gzip"),
-                                    btsnoop: !c.flag("no-btsnoop"), configs: !c.flag("no-configs")).write(generated)
+        try DirectoryScenarioWriter(directory: URL(fileURLWithPath: out), gzip: c[O.gzip],
+                                    btsnoop: !c[O.noBtsnoop], configs: !c[O.noConfigs]).write(generated)
         output("wrote \(out): \(generated.scenario.packets.count) packets, \(generated.scenario.truth.count) truth spans, "
             + "\(generated.scenario.layout.nodes.count) nodes\n")
     }
 
     static func runScore(_ c: ParsedCommand, output: (String) -> Void) async throws {
-        let dir = URL(fileURLWithPath: c.option("scenario") ?? "")
-        let which = c.option("estimator") ?? "all"
-        let positions = !c.flag("no-positions")
+        typealias O = ScoreOptions
+        let dir = URL(fileURLWithPath: c[O.scenario] ?? "")
+        let which = c[O.estimator]
+        let positions = !c[O.noPositions]
         let known = ["roomcast"] + Baselines.names + ["bound"]
         guard which == "all" || known.contains(which) else {
             throw c.usageError("unknown estimator '\(which)'; known: \(known.joined(separator: ", ")), all")
         }
         func emit(_ scenario: Scenario, _ name: String, _ score: Score) throws {
-            if c.flag("json") {
+            if c[StandardOptions.json] {
                 struct Line: Encodable { var scenario: String; var estimator: String; var positions: Bool; var score: Score }
                 let enc = JSONEncoder()
                 enc.outputFormatting = [.sortedKeys]
@@ -195,7 +220,7 @@ public enum SimulatorCommand {
                     + "moves while away \(score.movesWhileAway))\n")
             }
         }
-        if let file = c.option("decisions") {
+        if let file = c[O.decisions] {
             let scenario = try Scenario.load(from: dir)
             var report = ReplayRunner.Report()
             let published: [MessageLogLine]
@@ -208,21 +233,21 @@ public enum SimulatorCommand {
         }
         let names = which == "all" ? known : [which]
         let run = try await ScenarioRun.load(directory: dir)
-        let sessions = try sessionList(c, "sessions", run.scenario)
+        let sessions = try sessionList(c, O.sessions, run.scenario)
         var learned: LearnedRooms?
-        if let file = c.option("learned") {
+        if let file = c[O.learned] {
             do {
                 guard let read = try LearnedRoomsStore(path: file).load() else { throw Scenario.LoadError(description: "\(file): no such file") }
                 learned = read
             } catch let e as LearnedRoomsStore.Failure { throw Scenario.LoadError(description: e.description) }
         }
-        if c.option("train-from") != nil || c.option("train-sessions") != nil {
+        if c[O.trainFrom] != nil || c[O.trainSessions] != nil {
             var teacher = run
-            if let other = c.option("train-from") { teacher = try await ScenarioRun.load(directory: URL(fileURLWithPath: other)) }
-            learned = try teacher.train(sessions: try sessionList(c, "train-sessions", teacher.scenario), positions: positions,
+            if let other = c[O.trainFrom] { teacher = try await ScenarioRun.load(directory: URL(fileURLWithPath: other)) }
+            learned = try teacher.train(sessions: try sessionList(c, O.trainSessions, teacher.scenario), positions: positions,
                                         from: learned ?? LearnedRooms())
         }
-        if let file = c.option("save-learned") {
+        if let file = c[O.saveLearned] {
             do { try LearnedRoomsStore(path: file).save(learned ?? LearnedRooms()) } catch { throw Scenario.LoadError(description: error.description) }
         }
         var scored = run
@@ -244,8 +269,9 @@ public enum SimulatorCommand {
     }
 
     /// `--sessions 1,2`: session numbers of `scenario`, nil when not given.
-    static func sessionList(_ c: ParsedCommand, _ option: String, _ scenario: Scenario) throws -> Set<Int>? {
-        guard let text = c.option(option) else { return nil }
+    static func sessionList(_ c: ParsedCommand, _ sessionsOption: Option<String?>, _ scenario: Scenario) throws -> Set<Int>? {
+        guard let text = c[sessionsOption] else { return nil }
+        let option = sessionsOption.spec.name
         var sessions = Set<Int>()
         for part in text.split(separator: ",", omittingEmptySubsequences: false) {
             guard let n = Int(part.trimmingCharacters(in: .whitespaces)) else {
@@ -262,17 +288,17 @@ public enum SimulatorCommand {
     }
 
     static func runLabels(_ c: ParsedCommand, output: (String) -> Void) throws {
-        let scenario = try Scenario.load(from: URL(fileURLWithPath: c.option("scenario") ?? ""))
-        let minSpan = try c.option("min-span", as: Double.self) ?? 20
-        let margin = try c.option("margin", as: Double.self) ?? 3
+        let scenario = try Scenario.load(from: URL(fileURLWithPath: c[ScoreOptions.scenario] ?? ""))
+        let minSpan = try c[LabelsOptions.minSpan]
+        let margin = try c[LabelsOptions.margin]
         guard minSpan >= 5, margin >= 0, margin < 300 else { throw c.usageError("--min-span must be at least 5 and --margin 0…300") }
         var truth = scenario.truth
-        if let sessions = try sessionList(c, "sessions", scenario) { truth = ScenarioSessions(truth: truth).truth(truth, in: sessions) }
+        if let sessions = try sessionList(c, LabelsOptions.sessions, scenario) { truth = ScenarioSessions(truth: truth).truth(truth, in: sessions) }
         for line in TruthLabels(minimumSpan: minSpan, margin: margin).messages(truth) { output(line.encoded() + "\n") }
     }
 
     static func runCheck(_ c: ParsedCommand, output: (String) -> Void, errorOutput: (String) -> Void) async throws -> ExitCode {
-        let dir = URL(fileURLWithPath: c.option("scenario") ?? "")
+        let dir = URL(fileURLWithPath: c[checkScenario] ?? "")
         let scenario = try Scenario.load(from: dir)
         let nodes = scenario.layout.nodes.map(\.name)
         var overrides = Overrides()

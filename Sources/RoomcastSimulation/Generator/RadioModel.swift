@@ -16,7 +16,7 @@ public struct RadioModel: Sendable, Equatable {
     public var wallLoss = 4.0
     /// Spread of that loss from wall to wall (dB; each wall piece draws its own, once):
     /// real walls differ (plasterboard, brick, a door). Off by default (a diagnostic:
-    /// `BENCH_RADIO=wallspread=…`), so every preset's scenarios stay as they were.
+    /// `roomcast-bench simulation --radio wallspread=…`), so every preset's scenarios stay as they were.
     public var wallLossSpread = 0.0
     /// dB per floor between transmitter and receiver.
     public var floorLoss = 15.0
@@ -49,7 +49,7 @@ public struct RadioModel: Sendable, Equatable {
     public var channelsInTurn = false
     /// Chance that a packet also falls into a deep fade (multipath cancelling), and the
     /// mean extra loss of one (dB, exponential): real fading has a heavy lower tail that
-    /// Gaussian dB fading lacks. Off by default (a diagnostic: `BENCH_RADIO=deepfade=…`).
+    /// Gaussian dB fading lacks. Off by default (a diagnostic: `--radio deepfade=…`).
     public var deepFadeProbability = 0.0
     public var deepFadeDepth = 10.0
     /// Packets below this RSSI are not received, dBm.

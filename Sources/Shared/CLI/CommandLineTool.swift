@@ -1,17 +1,14 @@
 import Foundation
 
 /// The glue a thin `@main` needs: parse argv, print help, version or the
-/// usage error, and either hand back the command to run or the exit code.
+/// usage error, and run the chosen command's action.
 ///
 /// ```swift
-/// guard case .run(let command) = CommandLineTool.decide(spec) else { exit(...) }
-/// let overrides = Overrides(command, paths: StandardOptions.overridePaths)
-/// let config = try ConfigLoader.load(AgentConfig.self, from: command.option("config") ?? defaultPath,
-///                                    overrides: overrides)          // ConfigError → exit 78
-/// logger.info("config", metadata: ["config": ConfigLoader.describe(config)])
-/// let lifecycle = ServiceLifecycle(logger: logger)
-/// lifecycle.onShutdown("disconnect") { await client.disconnect() }
-/// exit(await lifecycle.run { try await agent.run() }.rawValue)
+/// static let config = Option<String?>("config", short: "c", value: "file", help: "Config file.")
+/// static let spec = CommandSpec("tool", abstract: "…", subcommands: [
+///     CommandSpec("run", abstract: "…", options: [config]) { command, _ in await run(command) },
+/// ])
+/// await CommandLineTool.main(spec)   // exits with the action's code, 0 for help, 64 for a usage error
 /// ```
 public enum CommandLineTool {
     /// What the program should do after reading its command line.
@@ -42,4 +39,36 @@ public enum CommandLineTool {
             return .exit(.usage)
         }
     }
+
+    /// Parses `arguments` and runs the chosen command's action; help, version and usage
+    /// errors are handled as `decide` does.
+    public static func run(_ spec: CommandSpec, arguments: [String] = Array(CommandLine.arguments.dropFirst()),
+                           output: CommandOutput = .standard) async -> ExitCode {
+        switch decide(spec, arguments: arguments, output: output.output, errorOutput: output.errorOutput) {
+        case .exit(let code):
+            return code
+        case .run(let command):
+            return await run(command, output: output)
+        }
+    }
+
+    /// Runs the action of an already parsed command.
+    public static func run(_ command: ParsedCommand, output: CommandOutput = .standard) async -> ExitCode {
+        guard let action = command.chain.last?.action else {
+            output.errorOutput(command.usageError("'\(command.commandPath.joined(separator: " "))' has nothing to run").description + "\n")
+            return .usage
+        }
+        return await action.body(command, output)
+    }
+
+    /// `run(spec)` on the process's arguments, then exit with its code.
+    public static func main(_ spec: CommandSpec) async -> Never {
+        exit(await run(spec).rawValue)
+    }
+}
+
+extension CommandOutput {
+    /// The process's standard output and standard error.
+    public static let standard = CommandOutput(output: { FileHandle.standardOutput.write(Data($0.utf8)) },
+                                               errorOutput: { FileHandle.standardError.write(Data($0.utf8)) })
 }

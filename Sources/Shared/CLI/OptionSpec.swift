@@ -14,9 +14,12 @@ public struct OptionSpec: Sendable, Equatable {
     /// Shown as `(default: ...)` in help; the program applies the default itself.
     public var defaultDescription: String?
     public var isRequired: Bool
+    /// The config path the option's value replaces (`mqtt.broker`), for `Overrides(command)`.
+    public var configPath: String?
 
     public init(name: String, short: Character? = nil, kind: Kind, help: String,
-                defaultDescription: String? = nil, isRequired: Bool = false) {
+                defaultDescription: String? = nil, isRequired: Bool = false, configPath: String? = nil) {
+        self.configPath = configPath
         self.name = name
         self.short = short
         self.kind = kind

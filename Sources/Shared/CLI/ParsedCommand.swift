@@ -1,5 +1,6 @@
 /// A command line read against a `CommandSpec`: which command, and its
-/// options, flags and positional arguments, with typed accessors.
+/// options, flags and positional arguments, read through their declarations
+/// (`command[seconds]`, `command[dryRun]`, `command[inputs]`).
 public struct ParsedCommand: Sendable, Equatable {
     /// The specs from the root to the chosen command.
     public let chain: [CommandSpec]
@@ -23,23 +24,65 @@ public struct ParsedCommand: Sendable, Equatable {
     /// The chosen (innermost) command's name.
     public var command: String { chain.last?.name ?? "" }
 
-    /// The last value of `--name`, or nil when not given.
-    public func option(_ name: String) -> String? { values[name]?.last }
+    /// The value of `option`: converted, its default when not given. A value that does not
+    /// convert is a usage error naming the option.
+    public subscript<Value>(option: Option<Value>) -> Value {
+        get throws(UsageError) {
+            switch option.read(values[option.spec.name] ?? []) {
+            case .success(let value):
+                return value
+            case .failure(let failure):
+                if let reason = failure.reason {
+                    throw usageError("invalid value '\(failure.text)' for '--\(option.spec.name)': \(reason)")
+                }
+                throw usageError("invalid value '\(failure.text)' for '\(option.spec.synopsis)'")
+            }
+        }
+    }
 
-    /// Every value of a repeatable `--name`, in order.
-    public func options(_ name: String) -> [String] { values[name] ?? [] }
+    /// A text option, which cannot fail to convert.
+    public subscript(option: Option<String>) -> String {
+        if case .success(let value) = option.read(values[option.spec.name] ?? []) { return value }
+        return values[option.spec.name]?.last ?? ""
+    }
 
-    /// True when the flag `--name` was given.
-    public func flag(_ name: String) -> Bool { (flags[name] ?? 0) > 0 }
+    /// A text option without a default: its last value, or nil.
+    public subscript(option: Option<String?>) -> String? { values[option.spec.name]?.last }
+
+    /// A repeating text option: every value, in order.
+    public subscript(option: Option<[String]>) -> [String] { values[option.spec.name] ?? [] }
+
+    /// True when the flag was given.
+    public subscript(flag: Flag) -> Bool { flagCount(flag.spec.name) > 0 }
 
     /// How many times the flag was given (`-v -v`).
-    public func flagCount(_ name: String) -> Int { flags[name] ?? 0 }
+    public func count(of flag: Flag) -> Int { flagCount(flag.spec.name) }
+
+    /// The value of a declared positional argument.
+    public subscript<Value>(argument: Argument<Value>) -> Value { argument.read(arguments(argument.spec.name)) }
+
+    /// Whether `--name` was given at all (with a value or as a flag).
+    public func isGiven(_ option: some OptionDeclaration) -> Bool {
+        values[option.spec.name] != nil || flags[option.spec.name] != nil
+    }
+
+    /// The last value of `--name`, or nil when not given.
+    func option(_ name: String) -> String? { values[name]?.last }
+
+    /// Every value of a repeatable `--name`, in order.
+    func options(_ name: String) -> [String] { values[name] ?? [] }
+
+    /// True when the flag `--name` was given.
+    func flag(_ name: String) -> Bool { (flags[name] ?? 0) > 0 }
+
+    /// How many times the flag was given.
+    func flagCount(_ name: String) -> Int { flags[name] ?? 0 }
 
     /// The value of a declared positional argument (the first one for a repeating argument).
-    public func argument(_ name: String) -> String? { arguments(name).first }
+    func argument(_ name: String) -> String? { arguments(name).first }
 
     /// Every value of a declared positional argument.
-    public func arguments(_ name: String) -> [String] {
+    func arguments(_ name: String) -> [String] {
         guard let spec = chain.last else { return [] }
         var index = 0
         for argument in spec.arguments {
@@ -50,17 +93,6 @@ public struct ParsedCommand: Sendable, Equatable {
             index += 1
         }
         return []
-    }
-
-    /// The last value of `--name` converted to `T`; a value that does not convert is a usage error.
-    public func option<T: LosslessStringConvertible>(_ name: String, as type: T.Type) throws(UsageError) -> T? {
-        guard let text = option(name) else { return nil }
-        guard let value = T(text) else {
-            let what = spec(forOption: name)?.synopsis ?? "--\(name)"
-            throw usageError("invalid value '\(text)' for '\(what)'")
-        }
-        if let d = value as? Double, !d.isFinite { throw usageError("invalid value '\(text)' for '--\(name)': must be a finite number") }
-        return value
     }
 
     /// The declaration of `--name` in the chosen command or one of its parents.

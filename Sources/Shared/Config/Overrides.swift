@@ -33,10 +33,19 @@ public struct Overrides: Sendable, Equatable {
 
     public var isEmpty: Bool { entries.isEmpty }
 
-    /// The options of a parsed command line that were given, mapped to config
-    /// paths: `["broker": "mqtt.broker", "node": "node"]`. Flags set `true`,
-    /// repeatable options set lists, others set their last value.
-    public init(_ command: ParsedCommand, paths: [String: String]) {
+    /// The options of a parsed command line that were given and declare a config path
+    /// (`Option(...).overriding("mqtt.broker")`). Flags set `true`, repeatable options set
+    /// lists, others set their last value.
+    public init(_ command: ParsedCommand) {
+        var paths: [String: String] = [:]
+        for spec in command.chain.reversed() {
+            for option in spec.options { if let path = option.configPath, paths[option.name] == nil { paths[option.name] = path } }
+        }
+        self.init(command, paths: paths)
+    }
+
+    /// The given options named in `paths` (option name → config path).
+    init(_ command: ParsedCommand, paths: [String: String]) {
         for (option, path) in paths.sorted(by: { $0.key < $1.key }) {
             guard let spec = command.spec(forOption: option) else { continue }
             let flag = "--\(option)"
