@@ -75,26 +75,26 @@ struct FingerprintTests {
     @Test("the start-up summary says how the engine decides and what node beacons are for")
     func modeSummary() {
         #expect(FusionEngine(site: Self.site(transmitting: true)).modeSummary
-                == "nearest-node rules; room fingerprints from 4 node beacons; motion gate")
+                == "node membership; room fingerprints from 4 node beacons")
         var off = FusionSettings()
         off.fingerprints = false
         #expect(FusionEngine(site: Self.site(transmitting: true), settings: off).modeSummary.contains("node beacons ignored (fingerprints off)"))
-        #expect(FusionEngine(site: Self.site(transmitting: false)).modeSummary == "nearest-node rules; motion gate")
+        #expect(FusionEngine(site: Self.site(transmitting: false)).modeSummary == "node membership")
         var placed = Self.site(transmitting: true)
         for i in placed.nodes.indices { placed.nodes[i].position = Self.positions[placed.nodes[i].name]! + [1] }
         // Positions without polygons: geometry cannot draw the rooms, and the summary says so.
-        #expect(FusionEngine(site: placed).modeSummary.hasPrefix("nearest-node rules (room 'kitchen' has a node but no polygon)"))
+        #expect(FusionEngine(site: placed).modeSummary.hasPrefix("node membership (room 'kitchen' has a node but no polygon)"))
         let corners: [String: [[Double]]] = ["kitchen": [[0, 0], [4, 0], [4, 4], [0, 4]], "living": [[4, 0], [8, 0], [8, 4], [4, 4]],
                                              "bath": [[0, 4], [4, 4], [4, 8], [0, 8]], "bedroom": [[4, 4], [8, 4], [8, 8], [4, 8]]]
         for i in placed.rooms.indices { placed.rooms[i].polygon = corners[placed.rooms[i].name] }
         #expect(FusionEngine(site: placed).modeSummary
-                == "geometry (positions and room polygons); receiver calibration from 4 node beacons; motion gate")
+                == "positions and room polygons; receiver calibration from 4 node beacons")
         for i in placed.nodes.indices { placed.nodes[i].beacon = nil }
         #expect(FusionEngine(site: placed).modeSummary
-                == "geometry (positions and room polygons); receiver calibration from where tracked beacons hold still; motion gate")
+                == "positions and room polygons")
         placed.nodes[0].beacon = Self.site(transmitting: true).nodes[0].beacon
         #expect(FusionEngine(site: placed).modeSummary
-                == "geometry (positions and room polygons); receiver calibration from 1 node beacon; 3 more from where tracked beacons hold still; motion gate")
+                == "positions and room polygons; receiver calibration from 1 node beacon")
     }
 
     @Test("without node beacons fingerprints change nothing")
