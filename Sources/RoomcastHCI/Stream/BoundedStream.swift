@@ -54,6 +54,19 @@ public struct BoundedStream<Element: Sendable>: AsyncSequence, Sendable {
             defer { index += 1 }
             return batch[index]
         }
+
+        /// The rest of the current batch, or the next one as the producer handed it over:
+        /// lets a consumer pass a burst on in one step instead of element by element.
+        public mutating func nextBatch() async -> ArraySlice<Element>? {
+            while index >= batch.count {
+                guard let next = await base.next() else { return nil }
+                producer.consumed()
+                batch = next
+                index = 0
+            }
+            defer { index = batch.count }
+            return batch[index...]
+        }
     }
 
     /// The producer side; `yield` may block the calling thread in lossless mode,
