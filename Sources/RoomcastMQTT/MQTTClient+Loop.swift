@@ -124,6 +124,7 @@ extension MQTTClient {
             // wake the select at once through libmosquitto's socket pair.
             let rc = mosquitto_loop(h, 100, 1)
             let err = errno
+            flushInbound()
             if rc != Mosquitto.success { return classify(rc, err, call: "mosquitto_loop") }
             let now = ContinuousClock.now
             let verdict = state.withLock { s -> PumpVerdict in
@@ -134,7 +135,9 @@ extension MQTTClient {
             }
             switch verdict {
             case .drain:
-                if let failure = drainReadable(h) { return failure }
+                let failure = drainReadable(h)
+                flushInbound()
+                if let failure { return failure }
             case .keepGoing: continue
             case .exit: return .shutDown
             case .timedOut: return .connectTimedOut(endpoint: endpoint, seconds: configuration.connectTimeout)
@@ -178,7 +181,9 @@ extension MQTTClient {
         }
         if wasConnected { eventSink.yield(.disconnected(reason: .shutDown)) }
         eventSink.finish()
+        flushInbound()
         messageSink.finish()
+        inboundQueue.finish()
         for w in connectW { w.resume(returning: .failure(.shutDown)) }
         for w in flushW { w.resume(returning: false) }
         for w in subscribeW { w.continuation.resume(returning: .failure(.shutDown)) }
