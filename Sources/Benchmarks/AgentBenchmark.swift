@@ -5,10 +5,13 @@ import Shared
 /// CPU time and peak RSS of the edge agent replaying a busy capture
 /// (`--devices` iBeacons each advertising `--rate` times a second) in real time
 /// and at max speed, as a separate `edge-agent` process writing `--dry-run`
-/// output to /dev/null. Targets on a 2-core machine: < 2 % of one core and
+/// output to a temporary file (its lines counted). Targets on a 2-core machine: < 2 % of one core and
 /// < 20 MB RSS at real time. It measures the `edge-agent` built next to it (a
 /// release build links it the way a Pi runs it, see Package.swift) or `--agent PATH`;
-/// `--runs N` repeats each mode. Results and method: docs/performance.md.
+/// `--runs N` repeats each mode. Then the same agent scans a live radio played by this process
+/// (`ControllerEmulator`) over each link in `--live stream,seqpacket,pty`, once per
+/// `scan.burst_window_ms` in `--windows 50,0`, stopped with SIGTERM after `--seconds` of
+/// scanning. Results and method: docs/performance.md.
 enum AgentBenchmark {
     static func run(arguments: [String]) throws {
         func value(_ name: String, _ fallback: Double) -> Double {
@@ -26,10 +29,12 @@ enum AgentBenchmark {
         }
         let live = (arguments.firstIndex(of: "--live").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
             ?? "stream,seqpacket,pty").split(separator: ",").compactMap { ControllerEmulator.Link(rawValue: String($0)) }
+        // scan.burst_window_ms values to run each live link with (50 is the default; 0 hands every packet over).
+        let windows = (arguments.firstIndex(of: "--windows").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
+            ?? "50,0").split(separator: ",").compactMap { Int($0) }
         let capture = NSTemporaryDirectory() + "roomcast-agent-bench-\(getpid()).btsnoop"
         let output = NSTemporaryDirectory() + "roomcast-agent-bench-\(getpid()).jsonl"
         let unbatched = NSTemporaryDirectory() + "roomcast-agent-bench-\(getpid())-window0.yaml"
-        try "scan:\n  burst_window_ms: 0\n".write(toFile: unbatched, atomically: true, encoding: .utf8)
         defer { unlink(capture); unlink(output); unlink(unbatched) }
         let count = try writeCapture(path: capture, devices: devices, rate: rate, seconds: seconds)
         print("capture: \(count) advertisements from \(devices) devices over \(Int(seconds)) s (\(Int(Double(count) / seconds)) adv/s)")
@@ -55,19 +60,23 @@ enum AgentBenchmark {
             }
         }
         for link in live {
-            for window in [50, 0] {
+            for window in windows {
                 for _ in 0..<runs {
                     let emulator = try ControllerEmulator(link: link, events: events(devices: devices), rate: rate * Double(devices))
                     defer { emulator.stop() }
                     var args = ["run", "--node", "bench-pi", "--source", emulator.source, "--dry-run", "--log-level", "error"]
-                    if window == 0 { args += ["--config", unbatched] }
+                    if window != 50 {
+                        try "scan:\n  burst_window_ms: \(window)\n".write(toFile: unbatched, atomically: true, encoding: .utf8)
+                        args += ["--config", unbatched]
+                    }
                     let (wall, cpu, rss) = try measure(agent, args, stdout: output, stopAfterScanning: seconds, emulator: emulator)
-                    row("live \(link.rawValue)" + (window == 0 ? " w=0" : ""), wall, cpu, rss, emulator.progress.sent)
+                    row("live \(link.rawValue)" + (window == 50 ? "" : " w=\(window)"), wall, cpu, rss, emulator.progress.sent)
                 }
             }
         }
-        print("(live rows: % of one core is CPU over the whole run, start and shutdown included, as for replay; w=0 is")
-        print(" scan.burst_window_ms 0, every packet handed over as it comes; messages are the --dry-run lines written)")
+        print("(live rows: % of one core is CPU over the whole run, start and shutdown included, as for replay; w=N is")
+        print(" scan.burst_window_ms N instead of the default 50, 0 handing every packet over as it comes; messages are")
+        print(" the --dry-run lines written)")
     }
 
     /// Whether this kernel lets a process open the raw HCI socket at all.

@@ -38,6 +38,7 @@ enum AggregatorBenchmark {
         var ceiling: [Double] = []
         /// Keep the second core busy (a `yes > /dev/null` process) during the throughput run.
         var busyCore = false
+        var skipThroughput = false
 
         init(_ args: [String]) throws {
             var i = 0
@@ -65,6 +66,7 @@ enum AggregatorBenchmark {
                 case "--skip-memory": skipMemory = true
                 case "--core-only": coreOnly = true
                 case "--busy-core": busyCore = true
+                case "--skip-throughput": skipThroughput = true
                 case "--ceiling": ceiling = try value().split(separator: ",").map { try number(String($0)) }
                 default: throw BenchError.usage("unknown option \(args[i])")
                 }
@@ -117,7 +119,8 @@ enum AggregatorBenchmark {
                 print("busy core: /usr/bin/yes > /dev/null, pid \(p.processIdentifier)")
             }
             defer { if let busy { kill(busy.processIdentifier, SIGKILL); busy.waitUntilExit() } }
-            if o.ceiling.isEmpty {
+            if o.skipThroughput {
+            } else if o.ceiling.isEmpty {
                 rows += try await measureThroughput(o, port: broker.port).rows
             } else {
                 var steps: [(String, String)] = []
