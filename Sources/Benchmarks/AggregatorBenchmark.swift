@@ -492,6 +492,14 @@ enum AggregatorBenchmark {
         let allDecided = Date().timeIntervalSince1970 - t0
         let loaded = memory(pid)
         let count = decided.withLock { $0.count }
+        // Which beacons got no presence, by their place in the sending order (beacon b's readings
+        // go out at b/beacons of each round), and whether the watcher itself lost messages.
+        let missing = decided.withLock { seen in
+            (0..<o.memoryBeacons).filter { b in
+                !seen.contains(topics.presence(BeaconID.iBeacon(uuid: memoryUUID, major: UInt16(b / 60000), minor: UInt16(b % 60000))))
+            }
+        }
+        let watcherDropped = watcher.droppedInbound
         for p in publishers { p.disconnect() }
         let brokerDropped = await brokerStats.droppedSinceStart()
         await brokerStats.stop()
@@ -503,6 +511,7 @@ enum AggregatorBenchmark {
             ("memory run", "\(o.memoryBeacons) beacons × \(o.memoryNodes) nodes × \(o.memoryRounds) rounds = \(total) readings in \(String(format: "%.1f", published)) s"),
             ("  dropped by mosquitto / in the aggregator's inbound buffer", "\(brokerDropped.map(String.init) ?? "n/a") / \(aggregatorDropped)"),
             ("beacons with presence published", "\(count) of \(o.memoryBeacons) (counted until \(String(format: "%.0f", allDecided)) s after the first reading)"),
+            ("  beacons without (index in sending order), watcher's own drops", "\(missing.count): \(missing.prefix(12).map(String.init).joined(separator: ", "))\(missing.count > 12 ? ", …" : ""); \(watcherDropped)"),
             ("aggregator RSS idle (VmRSS)", idle.rss),
             ("aggregator RSS loaded (VmRSS)", loaded.rss),
             ("aggregator peak RSS (VmHWM)", loaded.hwm),

@@ -205,6 +205,12 @@ extension MQTTClient {
         try check(mosquitto_threaded_set(h, true), "mosquitto_threaded_set")
         let version: Int32 = cfg.protocolVersion == .v5 ? 5 : 4 // MQTT_PROTOCOL_V5 / MQTT_PROTOCOL_V311
         try check(mosquitto_int_option(h, MOSQ_OPT_PROTOCOL_VERSION, version), "mosquitto_int_option")
+        // libmosquitto keeps at most 20 QoS 1 messages in flight and queues the rest until PUBACKs
+        // come back: a tick that decides thousands of beacons then trickles out 20 per round trip
+        // to a busy broker while `outboundQueueLimit` fills and refuses what follows. As many as
+        // that limit may be in flight; under MQTT 5 the broker's Receive Maximum still caps it.
+        try check(mosquitto_int_option(h, MOSQ_OPT_SEND_MAXIMUM, Int32(Swift.max(1, Swift.min(65_535, cfg.outboundQueueLimit)))),
+                  "mosquitto_int_option")
         if cfg.protocolVersion == .v5 {
             // Under MQTT 5 the broker keeps at most the client's Receive Maximum of QoS 1 messages
             // in flight to it, in place of its own max_inflight_messages (libmosquitto offers 20).
