@@ -450,6 +450,7 @@ enum AggregatorBenchmark {
         try await waitFor(seconds: 10) { (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) != nil }
         try await Task.sleep(for: .seconds(1))
         let idle = memory(pid)
+        let cpuBefore = cpuSeconds(pid)
 
         print("memory: \(o.memoryBeacons) beacons × \(o.memoryNodes) nodes, \(o.memoryRounds) rounds of one reading per beacon per node, paced at \(Int(o.memoryRate))/s")
         let publishers = try (0..<o.publishers).map { try RawMQTTPublisher(port: port, clientID: "bench-mem-pub-\($0)-\(getpid())") }
@@ -491,6 +492,7 @@ enum AggregatorBenchmark {
         try? await waitFor(seconds: 30) { decided.withLock { $0.count } >= o.memoryBeacons }
         let allDecided = Date().timeIntervalSince1970 - t0
         let loaded = memory(pid)
+        let cpuUsed = cpuSeconds(pid).flatMap { after in cpuBefore.map { after - $0 } }
         let count = decided.withLock { $0.count }
         // Which beacons got no presence, by their place in the sending order (beacon b's readings
         // go out at b/beacons of each round), and whether the watcher itself lost messages.
@@ -512,6 +514,9 @@ enum AggregatorBenchmark {
             ("  dropped by mosquitto / in the aggregator's inbound buffer", "\(brokerDropped.map(String.init) ?? "n/a") / \(aggregatorDropped)"),
             ("beacons with presence published", "\(count) of \(o.memoryBeacons) (counted until \(String(format: "%.0f", allDecided)) s after the first reading)"),
             ("  beacons without (index in sending order), watcher's own drops", "\(missing.count): \(missing.prefix(12).map(String.init).joined(separator: ", "))\(missing.count > 12 ? ", …" : ""); \(watcherDropped)"),
+            ("aggregator process CPU over the run (utime + stime)", cpuUsed.map {
+                String(format: "%.2f s (ingest, fusion ticks over every beacon, output): %.0f readings per CPU second", $0, Double(total) / max($0, 1e-9))
+            } ?? "n/a"),
             ("aggregator RSS idle (VmRSS)", idle.rss),
             ("aggregator RSS loaded (VmRSS)", loaded.rss),
             ("aggregator peak RSS (VmHWM)", loaded.hwm),
@@ -566,6 +571,16 @@ enum AggregatorBenchmark {
             if Date().timeIntervalSince1970 > deadline { throw BenchError.setup("timed out after \(seconds) s") }
             try await Task.sleep(for: .milliseconds(50))
         }
+    }
+
+    /// User + system CPU seconds of a running process, from /proc/<pid>/stat.
+    static func cpuSeconds(_ pid: Int32) -> Double? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        // Fields after the command's closing parenthesis: state is field 3, utime 14, stime 15.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     static func memory(_ pid: Int32) -> (rss: String, hwm: String) {
