@@ -5,18 +5,25 @@ import Shared
 /// CPU time and peak RSS of the edge agent replaying a busy capture
 /// (`--devices` iBeacons each advertising `--rate` times a second) in real time
 /// and at max speed, as a separate `edge-agent` process writing `--dry-run`
-/// output to /dev/null. Targets on a 2-core machine: < 2 % of one core and
+/// output to a temporary file (its lines counted). Targets on a 2-core machine: < 2 % of one core and
 /// < 20 MB RSS at real time. It measures the `edge-agent` built next to it (a
 /// release build links it the way a Pi runs it, see Package.swift) or `--agent PATH`;
-/// `--runs N` repeats each mode. Results and method: docs/performance.md.
+/// `--runs N` repeats each mode. Then the same agent scans a live radio played by this process
+/// (`ControllerEmulator`) over each link in `--live stream,seqpacket,pty`, once per
+/// `scan.burst_window_ms` in `--windows 50,0`, stopped with SIGTERM after `--seconds` of
+/// scanning. Results and method: docs/performance.md.
 enum AgentBenchmark {
     static let devices = Option<Count>("devices", value: "n", help: "iBeacons in the capture.", default: 200)
     static let rate = Option<Positive>("rate", value: "hz", help: "Advertisements a second per device.", default: 10)
     static let seconds = Option<Positive>("seconds", value: "s", help: "Length of the capture.", default: 30)
     static let runs = Option<Count>("runs", value: "n", help: "Runs of each mode.", default: 1)
+    static let live = Option<String>("live", value: "links", help: "Live links to play the controller over: stream, seqpacket, pty.",
+                                     default: "stream,seqpacket,pty")
+    static let windows = Option<String>("windows", value: "ms", help: "scan.burst_window_ms values to run each live link with.",
+                                        default: "50,0")
 
     static let spec = CommandSpec("agent", abstract: "edge-agent CPU and RSS replaying a busy capture (real time and max)",
-                                  options: [devices, rate, seconds, runs, BenchOptions.agent], run: benchmark(run))
+                                  options: [devices, rate, seconds, runs, live, windows, BenchOptions.agent], run: benchmark(run))
 
     static func run(_ command: ParsedCommand) throws {
         let devices = try command[Self.devices].value
@@ -27,20 +34,75 @@ enum AgentBenchmark {
         guard FileManager.default.isExecutableFile(atPath: agent) else {
             throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: agent])
         }
+        let live = command[Self.live].split(separator: ",").compactMap { ControllerEmulator.Link(rawValue: String($0)) }
+        // scan.burst_window_ms values to run each live link with (50 is the default; 0 hands every packet over).
+        let windows = command[Self.windows].split(separator: ",").compactMap { Int($0) }
         let capture = NSTemporaryDirectory() + "roomcast-agent-bench-\(getpid()).btsnoop"
-        defer { unlink(capture) }
+        let output = NSTemporaryDirectory() + "roomcast-agent-bench-\(getpid()).jsonl"
+        let unbatched = NSTemporaryDirectory() + "roomcast-agent-bench-\(getpid())-window0.yaml"
+        defer { unlink(capture); unlink(output); unlink(unbatched) }
         let count = try writeCapture(path: capture, devices: devices, rate: rate, seconds: seconds)
         print("capture: \(count) advertisements from \(devices) devices over \(Int(seconds)) s (\(Int(Double(count) / seconds)) adv/s)")
         print("agent: \(agent)")
-        print("mode       wall s   cpu s   % of one core   peak RSS MB   adv/s   load avg")
+        print("live: a controller played by this process over each link, \(Int(rate * Double(devices))) adv/s for \(Int(seconds)) s of scanning;")
+        print("      hci: (the raw HCI socket) \(hciAvailability()); the seqpacket link reads the same way (one packet and its kernel timestamp per read)")
+        print("mode                wall s   cpu s   % of one core   peak RSS MB   adv/s   messages   load avg")
+        var replayPercent: Double?
+        func row(_ name: String, _ wall: Double, _ cpu: Double, _ rss: Double, _ advertisements: Int) {
+            let percent = 100 * cpu / wall
+            if name == "replay realtime" { replayPercent = replayPercent ?? percent }
+            let lines = (try? String(contentsOfFile: output, encoding: .utf8))?.split(separator: "\n").count ?? 0
+            let ratio = name.hasPrefix("live"), reference = replayPercent.map { String(format: " (%.2fx replay)", percent / $0) } ?? ""
+            print(name.padding(toLength: 18, withPad: " ", startingAt: 0)
+                  + String(format: " %7.2f %7.2f %15.2f %13.1f %7.0f %10d   ", wall, cpu, percent, rss, Double(advertisements) / wall, lines)
+                  + loadAverage() + (ratio ? reference : ""))
+        }
         for speed in ["realtime", "max"] {
             for _ in 0..<runs {
                 let (wall, cpu, rss) = try measure(agent, ["run", "--node", "bench-pi", "--source", "btsnoop:\(capture)",
-                                                           "--speed", speed, "--dry-run", "--log-level", "error"])
-                print(speed.padding(toLength: 9, withPad: " ", startingAt: 0)
-                      + String(format: " %7.2f %7.2f %15.2f %13.1f %7.0f   ", wall, cpu, 100 * cpu / wall, rss,
-                               Double(count) / wall) + loadAverage())
+                                                           "--speed", speed, "--dry-run", "--log-level", "error"], stdout: output)
+                row("replay \(speed)", wall, cpu, rss, count)
             }
+        }
+        for link in live {
+            for window in windows {
+                for _ in 0..<runs {
+                    let emulator = try ControllerEmulator(link: link, events: events(devices: devices), rate: rate * Double(devices))
+                    defer { emulator.stop() }
+                    var args = ["run", "--node", "bench-pi", "--source", emulator.source, "--dry-run", "--log-level", "error"]
+                    if window != 50 {
+                        try "scan:\n  burst_window_ms: \(window)\n".write(toFile: unbatched, atomically: true, encoding: .utf8)
+                        args += ["--config", unbatched]
+                    }
+                    let (wall, cpu, rss) = try measure(agent, args, stdout: output, stopAfterScanning: seconds, emulator: emulator)
+                    row("live \(link.rawValue)" + (window == 50 ? "" : " w=\(window)"), wall, cpu, rss, emulator.progress.sent)
+                }
+            }
+        }
+        print("(live rows: % of one core is CPU over the whole run, start and shutdown included, as for replay; w=N is")
+        print(" scan.burst_window_ms N instead of the default 50, 0 handing every packet over as it comes; messages are")
+        print(" the --dry-run lines written)")
+    }
+
+    /// Whether this kernel lets a process open the raw HCI socket at all.
+    static func hciAvailability() -> String {
+        let fd = socket(31 /* AF_BLUETOOTH */, Int32(SOCK_RAW.rawValue), 1 /* BTPROTO_HCI */)
+        if fd >= 0 {
+            close(fd)
+            return "exists on this kernel, but needs a real adapter (or /dev/vhci) to carry reports; not measured"
+        }
+        return "is not available on this kernel (\(String(cString: strerror(errno))))"
+    }
+
+    /// The LE Advertising Report events of `devices` iBeacons, one report each (RSSI last).
+    static func events(devices: Int) -> [[UInt8]] {
+        (0..<devices).map { d in
+            let data = IBeaconAdvertisement.encode(uuidString: "e2c56db5-dffb-48d2-b060-d0f5a71096e0", major: UInt16(d / 100),
+                                                   minor: UInt16(d % 100), power: -59)!
+            let address: [UInt8] = [UInt8(d & 0xFF), UInt8(d >> 8), 0x33, 0x44, 0x55, 0xC6]  // little-endian on the wire
+            var p: [UInt8] = [0x02, 0x01, 0x03, 0x01] + address + [UInt8(data.count)] + data + [0]
+            p[p.count - 1] = UInt8(bitPattern: Int8(-50 - d % 40))
+            return [0x3E, UInt8(p.count)] + p
         }
     }
 
@@ -48,15 +110,7 @@ enum AgentBenchmark {
     static func writeCapture(path: String, devices: Int, rate: Double, seconds: Double) throws -> Int {
         let writer = try BTSnoopWriter(path: path)
         let t0 = 1_767_225_600.0
-        var events: [[UInt8]] = []
-        for d in 0..<devices {
-            let data = IBeaconAdvertisement.encode(uuidString: "e2c56db5-dffb-48d2-b060-d0f5a71096e0", major: UInt16(d / 100),
-                                                   minor: UInt16(d % 100), power: -59)!
-            let address: [UInt8] = [UInt8(d & 0xFF), UInt8(d >> 8), 0x33, 0x44, 0x55, 0xC6]  // little-endian on the wire
-            var p: [UInt8] = [0x02, 0x01, 0x03, 0x01] + address + [UInt8(data.count)] + data + [0]
-            p[p.count - 1] = UInt8(bitPattern: Int8(-50 - d % 40))
-            events.append([0x3E, UInt8(p.count)] + p)
-        }
+        let events = events(devices: devices)
         let total = Int(seconds * rate) * devices
         let step = 1 / (rate * Double(devices))
         for i in 0..<total {
@@ -82,7 +136,10 @@ enum AgentBenchmark {
     /// carries that memory's high-water mark into the child's ru_maxrss at exec,
     /// so it would report this benchmark's own size whenever that is the larger.
     /// Spawned with posix_spawn, not Foundation's Process, which reaps children itself.
-    static func measure(_ path: String, _ args: [String], stdout: String = "/dev/null") throws -> (Double, Double, Double) {
+    /// With `emulator`, the child is sent SIGTERM once the emulated controller has been scanning
+    /// for `stopAfterScanning` seconds (and SIGKILL if scanning never starts within 30 s).
+    static func measure(_ path: String, _ args: [String], stdout: String = "/dev/null",
+                        stopAfterScanning: Double = 0, emulator: ControllerEmulator? = nil) throws -> (Double, Double, Double) {
         var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -97,10 +154,22 @@ enum AgentBenchmark {
         var usage = rusage()
         var status: Int32 = 0
         var peakKB = 0
+        var signalled = false
+        let spawned = ControllerEmulator.monotonic()
         while true {
             if let hwm = highWaterMarkKB(pid) { peakKB = max(peakKB, hwm) }
             let done = wait4(pid, &status, WNOHANG, &usage)
             if done == pid || (done < 0 && errno != EINTR) { break }
+            if let emulator, !signalled {
+                let now = ControllerEmulator.monotonic()
+                if let since = emulator.progress.scanningSince, now - since >= stopAfterScanning {
+                    kill(pid, SIGTERM)
+                    signalled = true
+                } else if emulator.progress.scanningSince == nil && now - spawned > 30 {
+                    kill(pid, SIGKILL)
+                    signalled = true
+                }
+            }
             usleep(10_000)
         }
         let wall = Date().timeIntervalSince(start)

@@ -34,6 +34,11 @@ enum AggregatorBenchmark {
         var memoryRounds = 2
         var skipMemory = false
         var coreOnly = false
+        /// Offered rates to step through until readings are lost (the ceiling), instead of one run.
+        var ceiling: [Double] = []
+        /// Keep the second core busy (a `yes > /dev/null` process) during the throughput run.
+        var busyCore = false
+        var skipThroughput = false
 
         static let beacons = Option<Count>("beacons", value: "n", help: "Beacons of the throughput run.", default: 2000)
         static let nodes = Option<Count>("nodes", value: "n", help: "Nodes of the throughput run (at least 2).", default: 20)
@@ -47,9 +52,14 @@ enum AggregatorBenchmark {
         static let memoryRounds = Option<Count>("memory-rounds", value: "n", help: "Rounds of readings of the memory run.", default: 2)
         static let skipMemory = Flag("skip-memory", help: "Leave out the memory run.")
         static let coreOnly = Flag("core-only", help: "Only the aggregator core, without a broker.")
+        static let busyCore = Flag("busy-core", help: "Keep the second core busy during the throughput run.")
+        static let skipThroughput = Flag("skip-throughput", help: "Leave out the throughput run.")
+        static let ceiling = Option<String?>("ceiling", value: "rates",
+            help: "Offered rates to step through until readings are lost, comma-separated (the ceiling).")
 
         static let all: [any OptionDeclaration] = [beacons, nodes, publishers, rate, seconds, movers, memoryBeacons, memoryNodes,
-                                                   memoryRate, memoryRounds, skipMemory, coreOnly]
+                                                   memoryRate, memoryRounds, skipMemory, coreOnly, busyCore,
+                                                   skipThroughput, ceiling]
 
         init(_ command: ParsedCommand) throws {
             beacons = try command[Self.beacons].value
@@ -64,6 +74,14 @@ enum AggregatorBenchmark {
             memoryRounds = try command[Self.memoryRounds].value
             skipMemory = command[Self.skipMemory]
             coreOnly = command[Self.coreOnly]
+            busyCore = command[Self.busyCore]
+            skipThroughput = command[Self.skipThroughput]
+            if let rates = command[Self.ceiling] {
+                ceiling = try rates.split(separator: ",").map {
+                    guard let v = Double($0), v > 0, v.isFinite else { throw command.usageError("--ceiling takes positive rates, not '\($0)'") }
+                    return v
+                }
+            }
         }
     }
 
@@ -104,7 +122,33 @@ enum AggregatorBenchmark {
             let broker = try Broker.start()
             defer { broker.stop() }
             print("mosquitto \(MQTTClient.libraryVersion) on 127.0.0.1:\(broker.port) — \(Broker.tuning.joined(separator: ", "))")
-            rows += try await measureThroughput(o, port: broker.port)
+            var busy: Process?
+            if o.busyCore {
+                let p = Process()
+                p.executableURL = URL(fileURLWithPath: "/usr/bin/yes")
+                p.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+                try p.run()
+                busy = p
+                print("busy core: /usr/bin/yes > /dev/null, pid \(p.processIdentifier)")
+            }
+            defer { if let busy { kill(busy.processIdentifier, SIGKILL); busy.waitUntilExit() } }
+            if o.skipThroughput {
+            } else if o.ceiling.isEmpty {
+                rows += try await measureThroughput(o, port: broker.port).rows
+            } else {
+                var steps: [(String, String)] = []
+                var best: Double?
+                for rate in o.ceiling {
+                    var step = o
+                    step.rate = rate
+                    let (stepRows, summary) = try await measureThroughput(step, port: broker.port)
+                    steps.append(("ceiling step: offered \(Int(rate))/s", "offered \(summary.offered)/s, accepted \(summary.accepted)/s, lost \(summary.lost) (mosquitto \(summary.brokerDropped), inbound buffer \(summary.inboundDropped)), switch p99 \(stepRows.first { $0.0.hasPrefix("room switch") }?.1 ?? "n/a")"))
+                    if summary.lost > 0 { break }
+                    best = rate
+                }
+                rows += steps
+                rows.append(("ceiling: highest offered rate with nothing lost", best.map { "\(Int($0))/s" } ?? "below \(Int(o.ceiling[0]))/s"))
+            }
             if !o.skipMemory {
                 rows += try await measureMemory(o, port: broker.port)
             }
@@ -164,7 +208,15 @@ enum AggregatorBenchmark {
 
     // MARK: throughput and latency (the service in this process, same code as `aggregator run`)
 
-    static func measureThroughput(_ o: Options, port: Int) async throws -> [(String, String)] {
+    struct ThroughputSummary {
+        var offered: Int
+        var accepted: Int
+        var lost: Int
+        var brokerDropped: Int
+        var inboundDropped: Int
+    }
+
+    static func measureThroughput(_ o: Options, port: Int) async throws -> (rows: [(String, String)], summary: ThroughputSummary) {
         let topics = Topics()
         let nodes = (0..<o.nodes).map { "node-\($0)" }
         // Two probe nodes in rooms of their own carry the movers (room switches, node offline).
@@ -177,7 +229,7 @@ enum AggregatorBenchmark {
         let clock = SystemTimeSource()
         let runtime = AggregatorRuntime(core: config.makeCore(), election: nil, refreshInterval: .infinity,
                                         startedAt: clock.now(), logger: .silent)
-        let aggregatorClient = try client(port: port, id: "bench-aggregator", inbound: AggregatorCLI.inboundBuffer)
+        let aggregatorClient = try client(port: port, id: "bench-aggregator", inbound: AggregatorCLI.inboundBuffer, batched: true)
         let service = AggregatorService(runtime: runtime, mqtt: aggregatorClient, topics: topics, discoveryFilter: nil,
                                         clock: clock, logger: .silent)
         let serviceTask = Task { await service.run() }
@@ -187,6 +239,7 @@ enum AggregatorBenchmark {
         let watcher = try client(port: port, id: "bench-watch", inbound: 1 << 17)
         let presenceCount = Atomic<Int>(0)
         let arrivals = Mutex<[String: [Double]]>([:])  // "<mover>/<room>" → arrival times
+        let decidedAt = Mutex<[String: [Double]]>([:])  // the same presence messages' decision times (ts)
         let movers = (0..<o.movers).map { BeaconID.iBeacon(uuid: moverUUID, major: 1, minor: UInt16($0)) }
         let moverTopics = Set(movers.map { topics.presence($0) })
         let watching = Task {
@@ -195,6 +248,8 @@ enum AggregatorBenchmark {
                 guard moverTopics.contains(m.topic),
                       let d = try? WireFormat.decode(PresenceDecision.self, from: m.payload), let room = d.room else { continue }
                 let now = Date().timeIntervalSince1970
+                // Fusion's own decision time beside it (the tick that switched, on the same clock).
+                decidedAt.withLock { $0["\(d.id.rawValue)/\(room)", default: []].append(d.ts) }
                 arrivals.withLock { $0["\(d.id.rawValue)/\(room)", default: []].append(now) }
             }
         }
@@ -254,7 +309,9 @@ enum AggregatorBenchmark {
         moverClient.start()
         try await moverClient.waitUntilConnected(timeout: .seconds(10))
         let moverSent = Atomic<Int>(0)
-        let settle = min(3.0, o.seconds / 3)
+        // Movers switch once the load has run a while: the first seconds carry the start-up
+        // transient (every beacon's first decision published at once), which is not the steady state.
+        let settle = min(5.0, o.seconds / 3)
         let stagger = max(0.01, (o.seconds - settle) / Double(max(1, o.movers)))
         let flipAt: [Double] = movers.indices.map { t0 + settle + Double($0) * stagger }
         var flipped = Array(repeating: false, count: movers.count)
@@ -316,6 +373,27 @@ enum AggregatorBenchmark {
              movers.compactMap { id in Self.firstAfter(a["\(id.rawValue)/probe-room-a"], offlineStart).map { ($0 - offlineStart) * 1000 } }
                 .sorted())
         }
+        // Per switch: fusion's latency (first reading in the new room → the tick that switched) and
+        // what the service adds after it (that tick → the presence message at a subscriber).
+        let (fusionSwitch, serviceAdded) = arrivals.withLock { a in
+            decidedAt.withLock { d in
+                let pairs = flipTimes.compactMap { key, t -> (Double, Double)? in
+                    guard let i = a[key]?.firstIndex(where: { $0 >= t }), let decided = d[key], i < decided.count else { return nil }
+                    return ((decided[i] - t) * 1000, (a[key]![i] - decided[i]) * 1000)
+                }
+                return (pairs.map(\.0).sorted(), pairs.map(\.1).sorted())
+            }
+        }
+        if ProcessInfo.processInfo.environment["BENCH_LATENCIES"] != nil {
+            let rows = flipTimes.sorted { $0.value < $1.value }.map { key, t in
+                arrivals.withLock { a in decidedAt.withLock { d in
+                    let i = a[key]?.firstIndex(where: { $0 >= t })
+                    return String(format: "+%.1fs fusion %.0f service %.0f", t - t0, i.map { (d[key]![$0] - t) * 1000 } ?? -1,
+                                  i.map { (a[key]![$0] - d[key]![$0]) * 1000 } ?? -1)
+                } }
+            }
+            print("switches (flip time after start, ms):\n  " + rows.joined(separator: "\n  "))
+        }
         let rate = Double(accepted) / (drained - t0)
         print("sent \(sentCount) in \(String(format: "%.1f", t1 - t0)) s; aggregator received \(received), dropped \(dropped) in its inbound buffer, accepted \(accepted); broker dropped \(brokerDropped.map(String.init) ?? "n/a"); presence messages \(presenceCount.load(ordering: .relaxed))")
 
@@ -328,7 +406,10 @@ enum AggregatorBenchmark {
         await watcher.shutdown(timeout: .seconds(1))
 
         func ms(_ v: Double?) -> String { v.map { String(format: "%.0f ms", $0) } ?? "n/a" }
-        return [
+        let lost = max(0, sentCount - failed.load(ordering: .relaxed) - accepted)
+        let summary = ThroughputSummary(offered: Int(Double(sentCount) / (t1 - t0)), accepted: Int(rate), lost: lost,
+                                        brokerDropped: brokerDropped ?? 0, inboundDropped: dropped)
+        return (rows: [
             ("throughput run", "\(o.beacons) beacons × \(o.nodes) nodes + \(o.movers) movers, \(o.publishers) publishers, QoS 0, \(String(format: "%.0f", t1 - t0)) s"),
             ("offered readings/s", "\(Int(Double(sentCount) / (t1 - t0)))"),
             ("sustained readings/s accepted by the aggregator", "\(Int(rate))"),
@@ -337,8 +418,10 @@ enum AggregatorBenchmark {
             ("  dropped in the aggregator's inbound buffer", "\(dropped)"),
             ("presence messages published", "\(presenceCount.load(ordering: .relaxed))"),
             ("room switch latency p50 / p99 (first reading → presence)", "\(ms(percentile(switching, 0.5))) / \(ms(percentile(switching, 0.99))) (\(switching.count) of \(movers.count))"),
+            ("  of which fusion: first reading → the tick that switched, p50 / p99", "\(ms(percentile(fusionSwitch, 0.5))) / \(ms(percentile(fusionSwitch, 0.99)))"),
+            ("  of which the service: that tick → presence at a subscriber, p50 / p99", "\(ms(percentile(serviceAdded, 0.5))) / \(ms(percentile(serviceAdded, 0.99))) (max \(ms(serviceAdded.last)))"),
             ("node offline → presence p50 / p99", "\(ms(percentile(offline, 0.5))) / \(ms(percentile(offline, 0.99))) (\(offline.count) of \(movers.count))"),
-        ]
+        ], summary: summary)
     }
 
     // MARK: memory of a real `aggregator run` process
@@ -380,6 +463,7 @@ enum AggregatorBenchmark {
         try await waitFor(seconds: 10) { (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) != nil }
         try await Task.sleep(for: .seconds(1))
         let idle = memory(pid)
+        let cpuBefore = cpuSeconds(pid)
 
         print("memory: \(o.memoryBeacons) beacons × \(o.memoryNodes) nodes, \(o.memoryRounds) rounds of one reading per beacon per node, paced at \(Int(o.memoryRate))/s")
         let publishers = try (0..<o.publishers).map { try RawMQTTPublisher(port: port, clientID: "bench-mem-pub-\($0)-\(getpid())") }
@@ -421,7 +505,16 @@ enum AggregatorBenchmark {
         try? await waitFor(seconds: 30) { decided.withLock { $0.count } >= o.memoryBeacons }
         let allDecided = Date().timeIntervalSince1970 - t0
         let loaded = memory(pid)
+        let cpuUsed = cpuSeconds(pid).flatMap { after in cpuBefore.map { after - $0 } }
         let count = decided.withLock { $0.count }
+        // Which beacons got no presence, by their place in the sending order (beacon b's readings
+        // go out at b/beacons of each round), and whether the watcher itself lost messages.
+        let missing = decided.withLock { seen in
+            (0..<o.memoryBeacons).filter { b in
+                !seen.contains(topics.presence(BeaconID.iBeacon(uuid: memoryUUID, major: UInt16(b / 60000), minor: UInt16(b % 60000))))
+            }
+        }
+        let watcherDropped = watcher.droppedInbound
         for p in publishers { p.disconnect() }
         let brokerDropped = await brokerStats.droppedSinceStart()
         await brokerStats.stop()
@@ -433,6 +526,10 @@ enum AggregatorBenchmark {
             ("memory run", "\(o.memoryBeacons) beacons × \(o.memoryNodes) nodes × \(o.memoryRounds) rounds = \(total) readings in \(String(format: "%.1f", published)) s"),
             ("  dropped by mosquitto / in the aggregator's inbound buffer", "\(brokerDropped.map(String.init) ?? "n/a") / \(aggregatorDropped)"),
             ("beacons with presence published", "\(count) of \(o.memoryBeacons) (counted until \(String(format: "%.0f", allDecided)) s after the first reading)"),
+            ("  beacons without (index in sending order), watcher's own drops", "\(missing.count): \(missing.prefix(12).map(String.init).joined(separator: ", "))\(missing.count > 12 ? ", …" : ""); \(watcherDropped)"),
+            ("aggregator process CPU over the run (utime + stime)", cpuUsed.map {
+                String(format: "%.2f s (ingest, fusion ticks over every beacon, output): %.0f readings per CPU second", $0, Double(total) / max($0, 1e-9))
+            } ?? "n/a"),
             ("aggregator RSS idle (VmRSS)", idle.rss),
             ("aggregator RSS loaded (VmRSS)", loaded.rss),
             ("aggregator peak RSS (VmHWM)", loaded.hwm),
@@ -445,10 +542,10 @@ enum AggregatorBenchmark {
     static let memoryUUID = UUID(uuidString: "5A4B3C2D-0000-4000-8000-00000000AE0C")!
     static let moverUUID = UUID(uuidString: "5A4B3C2D-0000-4000-8000-0000000000F1")!
 
-    static func client(port: Int, id: String, inbound: Int) throws -> MQTTClient {
+    static func client(port: Int, id: String, inbound: Int, batched: Bool = false) throws -> MQTTClient {
         try MQTTClient(configuration: MQTTClientConfiguration(
             host: "127.0.0.1", port: port, clientID: "\(id)-\(getpid())", inboundBufferSize: inbound,
-            outboundQueueLimit: 65_535), logger: .silent)
+            outboundQueueLimit: 65_535, batchInbound: batched), logger: .silent)
     }
 
     static func reading(_ id: BeaconID, node: String, rssi: Double, ts: Double) -> BeaconReading {
@@ -487,6 +584,16 @@ enum AggregatorBenchmark {
             if Date().timeIntervalSince1970 > deadline { throw BenchError.setup("timed out after \(seconds) s") }
             try await Task.sleep(for: .milliseconds(50))
         }
+    }
+
+    /// User + system CPU seconds of a running process, from /proc/<pid>/stat.
+    static func cpuSeconds(_ pid: Int32) -> Double? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        // Fields after the command's closing parenthesis: state is field 3, utime 14, stime 15.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     static func memory(_ pid: Int32) -> (rss: String, hwm: String) {

@@ -140,9 +140,23 @@ extension MQTTClient {
 
     func didReceive(_ message: MQTTMessage) {
         receivedInboundCount.add(1, ordering: .relaxed)
-        if case .dropped = messageSink.yield(message) {
-            droppedInboundCount.add(1, ordering: .relaxed)
+        guard configuration.batchInbound else {
+            if case .dropped = messageSink.yield(message) {
+                droppedInboundCount.add(1, ordering: .relaxed)
+            }
+            return
         }
+        inboundTurn.append(message)
+        if inboundTurn.count >= MQTTInboundBatches.maxTake { flushInbound() }
+    }
+
+    /// Hands the messages of this loop turn over in one step (loop thread only).
+    func flushInbound() {
+        guard !inboundTurn.isEmpty else { return }
+        let batch = inboundTurn
+        inboundTurn.removeAll(keepingCapacity: true)
+        let dropped = inboundQueue.push(batch)
+        if dropped > 0 { droppedInboundCount.add(dropped, ordering: .relaxed) }
     }
 
     func didPublish(mid: Int32, reason: Int) {

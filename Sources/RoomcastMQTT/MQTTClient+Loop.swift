@@ -124,6 +124,7 @@ extension MQTTClient {
             // wake the select at once through libmosquitto's socket pair.
             let rc = mosquitto_loop(h, 100, 1)
             let err = errno
+            flushInbound()
             if rc != Mosquitto.success { return classify(rc, err, call: "mosquitto_loop") }
             let now = ContinuousClock.now
             let verdict = state.withLock { s -> PumpVerdict in
@@ -134,7 +135,9 @@ extension MQTTClient {
             }
             switch verdict {
             case .drain:
-                if let failure = drainReadable(h) { return failure }
+                let failure = drainReadable(h)
+                flushInbound()
+                if let failure { return failure }
             case .keepGoing: continue
             case .exit: return .shutDown
             case .timedOut: return .connectTimedOut(endpoint: endpoint, seconds: configuration.connectTimeout)
@@ -178,7 +181,9 @@ extension MQTTClient {
         }
         if wasConnected { eventSink.yield(.disconnected(reason: .shutDown)) }
         eventSink.finish()
+        flushInbound()
         messageSink.finish()
+        inboundQueue.finish()
         for w in connectW { w.resume(returning: .failure(.shutDown)) }
         for w in flushW { w.resume(returning: false) }
         for w in subscribeW { w.continuation.resume(returning: .failure(.shutDown)) }
@@ -200,6 +205,12 @@ extension MQTTClient {
         try check(mosquitto_threaded_set(h, true), "mosquitto_threaded_set")
         let version: Int32 = cfg.protocolVersion == .v5 ? 5 : 4 // MQTT_PROTOCOL_V5 / MQTT_PROTOCOL_V311
         try check(mosquitto_int_option(h, MOSQ_OPT_PROTOCOL_VERSION, version), "mosquitto_int_option")
+        // libmosquitto keeps at most 20 QoS 1 messages in flight and queues the rest until PUBACKs
+        // come back: a tick that decides thousands of beacons then trickles out 20 per round trip
+        // to a busy broker while `outboundQueueLimit` fills and refuses what follows. As many as
+        // that limit may be in flight; under MQTT 5 the broker's Receive Maximum still caps it.
+        try check(mosquitto_int_option(h, MOSQ_OPT_SEND_MAXIMUM, Int32(Swift.max(1, Swift.min(65_535, cfg.outboundQueueLimit)))),
+                  "mosquitto_int_option")
         if cfg.protocolVersion == .v5 {
             // Under MQTT 5 the broker keeps at most the client's Receive Maximum of QoS 1 messages
             // in flight to it, in place of its own max_inflight_messages (libmosquitto offers 20).

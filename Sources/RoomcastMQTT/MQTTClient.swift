@@ -18,12 +18,19 @@ public final class MQTTClient: Sendable {
     /// Inbound messages of every subscription; keeps the newest `inboundBufferSize`, counts the rest in
     /// `droppedInbound`. One consumer: iterate it from a single task.
     public let messages: AsyncStream<MQTTMessage>
+    /// Inbound messages in batches, when `configuration.batchInbound` (then `messages` stays
+    /// empty); same bound and drop count. One consumer.
+    public let inboundBatches: MQTTInboundBatches
     /// Connection changes: connected, disconnected, each failed attempt (newest 256 kept). One consumer.
     public let connectionEvents: AsyncStream<MQTTConnectionEvent>
 
     let logger: Logger
     let endpoint: String
     let messageSink: AsyncStream<MQTTMessage>.Continuation
+    let inboundQueue: MQTTInboundBatches.Queue
+    /// Messages read in the current turn of the loop thread, handed over at its end
+    /// (`batchInbound`). Only the loop thread (and the callbacks it runs) touches it.
+    nonisolated(unsafe) var inboundTurn: [MQTTMessage] = []
     let eventSink: AsyncStream<MQTTConnectionEvent>.Continuation
     let state: Mutex<State>
     /// The mosquitto handle. It is destroyed only while holding `handleAlive`
@@ -85,6 +92,8 @@ public final class MQTTClient: Sendable {
         self.logger = logger
         (messages, messageSink) = AsyncStream.makeStream(of: MQTTMessage.self,
                                                          bufferingPolicy: .bufferingNewest(configuration.inboundBufferSize))
+        inboundQueue = MQTTInboundBatches.Queue(capacity: configuration.inboundBufferSize)
+        inboundBatches = MQTTInboundBatches(queue: inboundQueue)
         (connectionEvents, eventSink) = AsyncStream.makeStream(of: MQTTConnectionEvent.self,
                                                                bufferingPolicy: .bufferingNewest(256))
         state = Mutex(State(subscriptions: []))
@@ -99,6 +108,7 @@ public final class MQTTClient: Sendable {
         }
         eventSink.finish()
         messageSink.finish()
+        inboundQueue.finish()
     }
 
     /// Starts connecting in the background; failures are retried with backoff until `shutdown()`.

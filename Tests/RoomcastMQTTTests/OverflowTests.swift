@@ -32,6 +32,38 @@ struct OverflowTests {
         }
     }
 
+    @Test func batchedInboundKeepsTheNewestInOrderAndCountsDrops() async throws {
+        try await withRig(.init(extraConfig: ["max_queued_messages 0"])) { rig in
+            let buffer = 100
+            let sub = try await rig.connectedClient("slow-batched") { c in
+                c.inboundBufferSize = buffer
+                c.batchInbound = true
+            }
+            try await sub.subscribe("flood/#")
+            let pub = try await rig.connectedClient("flood-batched")
+            let total = 2000
+            for i in 0..<total {
+                try pub.publish(MQTTMessage(topic: "flood/\(i % 7)", string: "\(i)", qos: .atLeastOnce))
+                if i % 500 == 499 { #expect(await pub.flush(timeout: .seconds(10))) }
+            }
+            // Nobody takes a batch yet.
+            try await eventually("all \(total) messages to arrive", detail: { "received \(sub.receivedInbound)" }) {
+                sub.receivedInbound == total
+            }
+            #expect(sub.droppedInbound == total - buffer)
+            // The batches hold exactly the newest `buffer` messages, in order; `messages` stays empty.
+            var kept: [String] = []
+            var it = sub.inboundBatches.makeAsyncIterator()
+            while kept.count < buffer, let batch = await it.next() { kept += batch.map { $0.payloadString ?? "?" } }
+            #expect(kept == ((total - buffer)..<total).map { "\($0)" })
+            // More arrive in batches as they come, nothing lost while the consumer keeps up.
+            try pub.publish(MQTTMessage(topic: "flood/after", string: "after", qos: .atLeastOnce))
+            let next = await it.next()
+            #expect(next?.map(\.payloadString) == ["after"])
+            #expect(sub.droppedInbound == total - buffer)
+        }
+    }
+
     @Test func outboundQueueIsBounded() async throws {
         try await withRig { rig in
             let pub = try await rig.connectedClient("bounded") { c in c.outboundQueueLimit = 5 }

@@ -33,8 +33,11 @@ public struct DeliveryCheck: Sendable, Equatable {
 
     /// The topic with each beacon-id level (`ibeacon:…`, `irk:…`: the only levels with a ':')
     /// replaced by `+`: `roomcast/nodes/hall-pi/beacons/+`, `espresense/devices/+/hall`.
+    /// Runs for every message the agent publishes: the levels are searched as bytes
+    /// (`Substring.contains(String)` goes through Foundation's locale-aware search).
     public static func family(of topic: String) -> String {
-        topic.split(separator: "/", omittingEmptySubsequences: false)
-            .map { $0.contains(":") ? "+" : String($0) }.joined(separator: "/")
+        guard topic.utf8.contains(UInt8(ascii: ":")) else { return topic }
+        return topic.split(separator: "/", omittingEmptySubsequences: false)
+            .map { $0.utf8.contains(UInt8(ascii: ":")) ? "+" : String($0) }.joined(separator: "/")
     }
 }

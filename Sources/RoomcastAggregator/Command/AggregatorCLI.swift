@@ -153,6 +153,7 @@ public enum AggregatorCLI {
         do {
             var configuration = try config.mqtt.clientConfiguration(clientID: "roomcast-aggregator-\(instance)", will: will)
             configuration.inboundBufferSize = Self.inboundBuffer
+            configuration.batchInbound = true
             client = try MQTTClient(configuration: configuration, logger: logger)
             var guardConfig = try config.mqtt.clientConfiguration(clientID: "roomcast-aggregator-\(instance)-guard", will: siteOffline)
             // Its own client id even when the config names one: a second connection with the same id would evict the first.

@@ -27,6 +27,27 @@ struct ReadingTopicMatcher: Sendable {
     }
 
     mutating func match(_ topic: String) -> Match {
+        // Scanned as bytes in the string's own storage (a topic from the broker is native
+        // UTF-8): the prefix compared at once, the slashes found without index arithmetic.
+        let prefix = nodesPrefix
+        let shape = topic.utf8.withContiguousStorageIfAvailable { b -> (slash: Int, idStart: Int)? in
+            guard b.count > prefix.count, b.prefix(prefix.count).elementsEqual(prefix) else { return nil }
+            guard let slash = b[prefix.count...].firstIndex(of: UInt8(ascii: "/")), slash != prefix.count else { return nil }
+            let level = slash + 1, idStart = level + Self.beaconsLevel.count
+            guard idStart < b.count, b[level..<idStart].elementsEqual(Self.beaconsLevel),
+                  !b[idStart...].contains(UInt8(ascii: "/")) else { return nil }
+            return (slash, idStart)
+        }
+        guard let found = shape else { return matchIndexed(topic) }
+        guard let (slash, idOffset) = found else { return .other }
+        let utf8 = topic.utf8
+        let nodeStart = utf8.index(utf8.startIndex, offsetBy: prefix.count)
+        let node = String(topic[nodeStart..<utf8.index(utf8.startIndex, offsetBy: slash)])
+        return reading(node: node, idText: topic[utf8.index(utf8.startIndex, offsetBy: idOffset)...])
+    }
+
+    /// The same match through string indices, for a string without contiguous UTF-8 storage.
+    private mutating func matchIndexed(_ topic: String) -> Match {
         let utf8 = topic.utf8
         guard utf8.starts(with: nodesPrefix) else { return .other }
         let nodeStart = utf8.index(utf8.startIndex, offsetBy: nodesPrefix.count)
@@ -35,8 +56,10 @@ struct ReadingTopicMatcher: Sendable {
         guard utf8[afterSlash...].starts(with: Self.beaconsLevel) else { return .other }
         let idStart = utf8.index(afterSlash, offsetBy: Self.beaconsLevel.count)
         guard idStart != utf8.endIndex, !utf8[idStart...].contains(UInt8(ascii: "/")) else { return .other }
-        let node = String(topic[nodeStart..<slash])
-        let idText = topic[idStart...]
+        return reading(node: String(topic[nodeStart..<slash]), idText: topic[idStart...])
+    }
+
+    private mutating func reading(node: String, idText: Substring) -> Match {
         if let id = ids[idText] { return .reading(node: node, id: id) }
         guard let id = BeaconID(String(idText)) else { return .invalidID }
         if ids.count >= Self.idCacheLimit { ids.removeAll(keepingCapacity: true) }

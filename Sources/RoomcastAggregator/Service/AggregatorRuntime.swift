@@ -234,6 +234,17 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         }
     }
 
+    /// The same for a client that delivers in batches: one hop onto this actor per batch.
+    public func consume(_ batches: MQTTInboundBatches, clock: any TimeSource,
+                        send: @Sendable ([OutboundMessage], Bool) -> Void) async {
+        for await batch in batches {
+            for m in batch {
+                let out = handle(topic: m.topic, payload: m.payload, now: clock.now(), retained: m.retain)
+                if !out.isEmpty { send(out, isActive) }
+            }
+        }
+    }
+
     /// Logs and publishes (retained) what fusion learned about the receivers: at once when
     /// nodes start (or stop) being calibrated from the nodes' own beacons, otherwise at most
     /// every 10 minutes when an offset moved by 1 dB or more. Users see which Pi reads high

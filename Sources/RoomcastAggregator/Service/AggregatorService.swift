@@ -52,7 +52,11 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
             try? await mqtt.subscribe(f, qos: .atLeastOnce)
         }
         let inbound = Task { [mqtt, runtime, clock] in
-            await runtime.consume(mqtt.messages, clock: clock) { out, active in self.send(out, active: active) }
+            if mqtt.configuration.batchInbound {
+                await runtime.consume(mqtt.inboundBatches, clock: clock) { out, active in self.send(out, active: active) }
+            } else {
+                await runtime.consume(mqtt.messages, clock: clock) { out, active in self.send(out, active: active) }
+            }
         }
         let ticker = Task { [runtime, clock, tickInterval, mqtt, http] in
             // No tick before the first connection (subscriptions acknowledged): what the first

@@ -55,6 +55,9 @@ public actor HCIController {
         self.commandTimeout = commandTimeout
     }
 
+    /// Reports handed to the report stream in one step at most.
+    public static let maxBatch = 128
+
     /// Starts consuming the transport's packets.
     public func start() {
         guard readerTask == nil else { return }
@@ -62,38 +65,48 @@ public actor HCIController {
         let logger = self.logger
         readerTask = Task.detached { [weak self] in
             var assembler = ExtendedReportAssembler()
-            for await frame in transport.frames {
-                guard frame.type == .event else { continue }
-                let event: HCIEvent
-                do { event = try frame.decode().eventValue } catch {
-                    // Counted for telemetry; logged at debug only, a noisy radio must not flood the journal.
-                    counters.hciErrors.add(1, ordering: .relaxed)
-                    logger.debug("undecodable HCI event", metadata: ["hci.device": transport.name, "error": "\(error)"])
-                    continue
-                }
-                switch event {
-                case let .leMeta(.advertisingReports(reports)), let .leMeta(.extendedAdvertisingReports(reports)):
-                    var complete = [AdvertisingReport]()
-                    for report in reports {
-                        if let done = assembler.add(report) { complete.append(done) }
+            var frames = transport.frames.makeAsyncIterator()
+            var complete = [AdvertisingReport]()
+            // The transport hands frames over in bursts; the burst's reports go on in one step
+            // (at most `maxBatch` at a time), so the agent wakes once per burst, not per report.
+            func handOver() {
+                guard let last = complete.last else { return }
+                counters.reports.add(UInt64(complete.count), ordering: .relaxed)
+                activity.withLock { $0.lastReportAt = last.timestamp }
+                sink.yield(contentsOf: complete)
+                complete.removeAll(keepingCapacity: true)
+                counters.dropped.store(sink.dropped + transport.frames.dropped, ordering: .relaxed)
+            }
+            while let burst = await frames.nextBatch() {
+                for frame in burst {
+                    guard frame.type == .event else { continue }
+                    let event: HCIEvent
+                    do { event = try frame.decode().eventValue } catch {
+                        // Counted for telemetry; logged at debug only, a noisy radio must not flood the journal.
+                        counters.hciErrors.add(1, ordering: .relaxed)
+                        logger.debug("undecodable HCI event", metadata: ["hci.device": transport.name, "error": "\(error)"])
+                        continue
                     }
-                    guard let last = complete.last else { continue }
-                    counters.reports.add(UInt64(complete.count), ordering: .relaxed)
-                    activity.withLock { $0.lastReportAt = last.timestamp }
-                    sink.yield(contentsOf: complete)
-                    counters.dropped.store(sink.dropped + transport.frames.dropped, ordering: .relaxed)
-                case let .commandComplete(cc):
-                    await self?.complete(opcode: cc.opcode, status: cc.status ?? 0, returned: Array(cc.returnParameters.dropFirst()))
-                case let .commandStatus(cs):
-                    if cs.status != 0 { await self?.complete(opcode: cs.opcode, status: cs.status, returned: []) }
-                case let .hardwareError(code):
-                    counters.hciErrors.add(1, ordering: .relaxed)
-                    logger.warning("controller hardware error", metadata: ["hci.device": transport.name, "hci.code": "\(code)"])
-                    activity.withLock { $0.hardwareErrors += 1 }
-                    await self?.failPending(.hardwareError(code: code))
-                default:
-                    break
+                    switch event {
+                    case let .leMeta(.advertisingReports(reports)), let .leMeta(.extendedAdvertisingReports(reports)):
+                        for report in reports {
+                            if let done = assembler.add(report) { complete.append(done) }
+                        }
+                        if complete.count >= HCIController.maxBatch { handOver() }
+                    case let .commandComplete(cc):
+                        await self?.complete(opcode: cc.opcode, status: cc.status ?? 0, returned: Array(cc.returnParameters.dropFirst()))
+                    case let .commandStatus(cs):
+                        if cs.status != 0 { await self?.complete(opcode: cs.opcode, status: cs.status, returned: []) }
+                    case let .hardwareError(code):
+                        counters.hciErrors.add(1, ordering: .relaxed)
+                        logger.warning("controller hardware error", metadata: ["hci.device": transport.name, "hci.code": "\(code)"])
+                        activity.withLock { $0.hardwareErrors += 1 }
+                        await self?.failPending(.hardwareError(code: code))
+                    default:
+                        break
+                    }
                 }
+                handOver()
             }
             activity.withLock { $0.ended = true }
             await self?.failPending(transport.terminationError ?? .transportClosed(transport.name))

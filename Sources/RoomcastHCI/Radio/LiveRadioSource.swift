@@ -31,7 +31,10 @@ public final class LiveRadioSource: RadioSource {
         self.options = options
         self.logger = logger
         self.clock = clock
-        (reports, producer) = BoundedStream<AdvertisingReport>.make(capacity: options.bufferCapacity, mode: .dropOldest)
+        // Reports travel in bursts of up to `HCIController.maxBatch`: bound the bursts so the
+        // reports held stay within `bufferCapacity`.
+        (reports, producer) = BoundedStream<AdvertisingReport>.make(
+            capacity: max(4, options.bufferCapacity / HCIController.maxBatch), mode: .dropOldest)
     }
 
     public var terminationError: RadioError? { state.withLock { $0.error } }
@@ -85,7 +88,7 @@ public final class LiveRadioSource: RadioSource {
     /// Opens the transport, initialises the controller, starts scanning (and advertising).
     private func open() async throws(RadioError) {
         let transport = try RadioSources.openTransport(spec, recorder: recorder.withLock { $0 }, clock: clock,
-                                                      capacity: options.bufferCapacity)
+                                                      capacity: options.bufferCapacity, burstWindow: options.burstWindow)
         let controller = HCIController(transport: transport, reports: producer, counters: counters, logger: logger,
                                        commandTimeout: options.commandTimeout)
         await controller.start()

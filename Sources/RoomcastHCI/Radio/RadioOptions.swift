@@ -18,11 +18,15 @@ public struct RadioOptions: Sendable, Hashable {
     /// When the adapter is absent or down at `start()`, keep retrying with backoff
     /// instead of throwing (permission and configuration errors still throw).
     public var waitForAdapter: Bool
+    /// Seconds the reader rests after each burst of packets (0: hand every packet over as it
+    /// comes). 50 ms stays below a fast beacon's 100 ms interval, so a beacon appears at most
+    /// once per burst, and bounds how late a report reaches the agent.
+    public var burstWindow: Double
 
     public init(scan: ScanSettings = ScanSettings(), advertise: AdvertisingSettings? = nil,
                 recovery: RecoveryPolicy = RecoveryPolicy(), recordPath: String? = nil, resetOnOpen: Bool? = nil,
                 bufferCapacity: Int = 4096, commandTimeout: Double = 2, checkInterval: Double = 0.5,
-                waitForAdapter: Bool = false) {
+                waitForAdapter: Bool = false, burstWindow: Double = 0.05) {
         self.scan = scan
         self.advertise = advertise
         self.recovery = recovery
@@ -32,5 +36,6 @@ public struct RadioOptions: Sendable, Hashable {
         self.commandTimeout = commandTimeout
         self.checkInterval = checkInterval
         self.waitForAdapter = waitForAdapter
+        self.burstWindow = burstWindow
     }
 }

@@ -13,17 +13,21 @@ public enum RadioSources {
         }
     }
 
-    /// Opens the HCI transport for `spec`; `recorder` receives every packet.
+    /// Opens the HCI transport for `spec`; `recorder` receives every packet. A live transport
+    /// reads in bursts and rests `burstWindow` seconds after each (see `FileDescriptorTransport`).
     public static func openTransport(_ spec: RadioSourceSpec, recorder: BTSnoopWriter? = nil,
-                                     clock: any TimeSource = SystemTimeSource(), capacity: Int = 4096) throws(RadioError) -> any HCITransport {
+                                     clock: any TimeSource = SystemTimeSource(), capacity: Int = 4096,
+                                     burstWindow: Double = 0) throws(RadioError) -> any HCITransport {
         switch spec {
         case let .hci(device):
-            let (fd, name) = try HCISocket.open(device: device)
+            let (fd, name, stamped) = try HCISocket.open(device: device)
             return try FileDescriptorTransport(fd: fd, name: name, recorder: recorder, clock: clock, capacity: capacity,
+                                               timestamps: stamped ? .hci : .readTime, burstWindow: burstWindow,
                                                mapWriteError: { HCISocket.map(errno: $0.errno, call: "write", device: name) })
         case let .h4(path, baud):
-            let fd = try H4Device.open(path: path, baud: baud)
-            return try FileDescriptorTransport(fd: fd, name: path, recorder: recorder, clock: clock, capacity: capacity)
+            let (fd, timestamps) = try H4Device.open(path: path, baud: baud)
+            return try FileDescriptorTransport(fd: fd, name: path, recorder: recorder, clock: clock, capacity: capacity,
+                                               timestamps: timestamps, burstWindow: burstWindow)
         case let .btsnoop(path, speed):
             return try BTSnoopReplayTransport(path: path, speed: speed)
         }

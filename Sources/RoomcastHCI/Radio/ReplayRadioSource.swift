@@ -103,11 +103,12 @@ public final class ReplayRadioSource: RadioSource {
                 case let .advertisingReports(b), let .extendedAdvertisingReports(b): batch = b
                 case .unknown: continue
                 }
+                let before = pending.count
                 for report in batch {
                     guard let complete = assembler.add(report) else { continue }
-                    counters.reports.add(1, ordering: .relaxed)
                     pending.append(complete)
                 }
+                if pending.count > before { counters.reports.add(UInt64(pending.count - before), ordering: .relaxed) }
                 if pending.count >= batchSize {
                     if pacer.factor != nil {
                         guard ReplayPacer.sleep(until: pacer.dueTime(record.timestamp), stopped: { producer.isStopped }) else {

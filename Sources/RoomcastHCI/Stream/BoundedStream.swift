@@ -34,16 +34,19 @@ public struct BoundedStream<Element: Sendable>: AsyncSequence, Sendable {
     public var dropped: UInt64 { producer.dropped }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
-        var base: AsyncStream<[Element]>.Iterator
-        let producer: Producer
-        var batch: [Element] = []
-        var index = 0
+        // Inlinable, so the consumer's module specialises it for its element type: unspecialised,
+        // each element went through witness tables, which cost more than the hand-over itself.
+        @usableFromInline var base: AsyncStream<[Element]>.Iterator
+        @usableFromInline let producer: Producer
+        @usableFromInline var batch: [Element] = []
+        @usableFromInline var index = 0
 
         init(base: AsyncStream<[Element]>.Iterator, producer: Producer) {
             self.base = base
             self.producer = producer
         }
 
+        @inlinable
         public mutating func next() async -> Element? {
             while index >= batch.count {
                 guard let next = await base.next() else { return nil }
@@ -53,6 +56,20 @@ public struct BoundedStream<Element: Sendable>: AsyncSequence, Sendable {
             }
             defer { index += 1 }
             return batch[index]
+        }
+
+        /// The rest of the current batch, or the next one as the producer handed it over:
+        /// lets a consumer pass a burst on in one step instead of element by element.
+        @inlinable
+        public mutating func nextBatch() async -> ArraySlice<Element>? {
+            while index >= batch.count {
+                guard let next = await base.next() else { return nil }
+                producer.consumed()
+                batch = next
+                index = 0
+            }
+            defer { index = batch.count }
+            return batch[index...]
         }
     }
 
@@ -108,7 +125,7 @@ public struct BoundedStream<Element: Sendable>: AsyncSequence, Sendable {
             continuation.finish()
         }
 
-        func consumed() { if mode == .lossless { permits.signal() } }
+        @usableFromInline func consumed() { if mode == .lossless { permits.signal() } }
 
         func consumerGone() { stopped.store(true, ordering: .releasing) }
     }

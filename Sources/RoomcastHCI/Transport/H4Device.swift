@@ -4,19 +4,32 @@ import Glibc
 #endif
 
 /// Opens the descriptor behind an `h4:` source: a unix stream socket (BlueZ's
-/// btvirt, a controller proxy) or a serial device put in raw mode.
+/// btvirt, a controller proxy), a unix datagram socket (`SOCK_SEQPACKET`: one H4
+/// packet per message, stamped by the kernel on reception, as the raw HCI socket
+/// delivers them) or a serial device put in raw mode.
 enum H4Device {
-    static func open(path: String, baud: Int?) throws(RadioError) -> Int32 {
+    static func open(path: String, baud: Int?) throws(RadioError) -> (fd: Int32, timestamps: FileDescriptorTransport.ReceptionTimestamps) {
         var st = stat()
         if stat(path, &st) < 0 {
             throw .adapterNotFound(device: path, detail: "no such socket or serial device")
         }
-        if st.st_mode & S_IFMT == S_IFSOCK { return try connectUnix(path: path) }
-        return try openSerial(path: path, baud: baud ?? 115_200)
+        if st.st_mode & S_IFMT == S_IFSOCK {
+            do throws(RadioError) {
+                return (try connectUnix(path: path, type: SOCK_STREAM), .readTime)
+            } catch {
+                // A listener of another socket type refuses a stream connection with EPROTOTYPE.
+                guard case let .system(_, e) = error, e.errno == EPROTOTYPE else { throw error }
+            }
+            let fd = try connectUnix(path: path, type: SOCK_SEQPACKET)
+            var on: Int32 = 1
+            let stamped = setsockopt(fd, SOL_SOCKET, 35 /* SO_TIMESTAMPNS */, &on, socklen_t(MemoryLayout<Int32>.size)) == 0
+            return (fd, stamped ? .socket : .readTime)
+        }
+        return (try openSerial(path: path, baud: baud ?? 115_200), .readTime)
     }
 
-    private static func connectUnix(path: String) throws(RadioError) -> Int32 {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    private static func connectUnix(path: String, type: __socket_type) throws(RadioError) -> Int32 {
+        let fd = socket(AF_UNIX, Int32(type.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         if fd < 0 { throw .system("socket(AF_UNIX)", SystemCallError(call: "socket", errno: errno)) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)

@@ -6,12 +6,14 @@ import Shared
 
 /// Opens the kernel's raw HCI socket for an adapter (the only place that
 /// touches libbluetooth). The descriptor then carries H4-framed packets, one
-/// per read, so `FileDescriptorTransport` does the rest.
+/// per read, each with its reception time in the control data, so
+/// `FileDescriptorTransport` does the rest.
 enum HCISocket {
     /// Resolves `device` ("hci0", or nil for the first adapter that is up),
     /// checks it is up, binds a raw socket to it and installs a filter that
-    /// passes every event. Returns the descriptor and the device name.
-    static func open(device: String?) throws(RadioError) -> (fd: Int32, name: String) {
+    /// passes every event and turns on reception timestamps. Returns the descriptor, the
+    /// device name and whether the kernel stamps packets (`HCI_TIME_STAMP`).
+    static func open(device: String?) throws(RadioError) -> (fd: Int32, name: String, stamped: Bool) {
         let shown = device ?? "hci (first adapter that is up)"
         let fd = socket(AF_BLUETOOTH, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), BTPROTO_HCI)
         if fd < 0 {
@@ -52,7 +54,10 @@ enum HCISocket {
             if setsockopt(fd, SOL_HCI, HCI_FILTER, &filter, socklen_t(MemoryLayout<hci_filter>.size)) < 0 {
                 throw map(errno: errno, call: "setsockopt(HCI_FILTER)", device: name)
             }
-            return (fd, name)
+            // Reception timestamps: packets read in a burst keep the time the kernel got them.
+            var on: Int32 = 1
+            let stamped = setsockopt(fd, SOL_HCI, HCI_TIME_STAMP, &on, socklen_t(MemoryLayout<Int32>.size)) == 0
+            return (fd, name, stamped)
         } catch {
             close(fd)
             throw error

@@ -1,105 +1,111 @@
 /// A bounds-checked cursor over bytes. Every read checks the remaining length
 /// and throws `ByteReaderError.truncated` instead of trapping, so a decoder
 /// built on it never crashes on a short or malformed packet.
+///
+/// The reads are inlinable: decoders in other modules (HCI, advertising) read byte by byte,
+/// and a call per byte cost more than the byte's decoding.
 public struct ByteReader: Sendable {
     public let bytes: [UInt8]
-    public private(set) var offset: Int
-    private let end: Int
+    @usableFromInline var position: Int
+    @usableFromInline let end: Int
+
+    public var offset: Int { position }
 
     /// A reader over `bytes[range]` (the whole array by default).
+    @inlinable
     public init(_ bytes: [UInt8], range: Range<Int>? = nil) {
         self.bytes = bytes
         let r = range ?? bytes.indices
-        self.offset = r.lowerBound
+        self.position = r.lowerBound
         self.end = r.upperBound
     }
 
-    public var remaining: Int { end - offset }
-    public var isAtEnd: Bool { offset >= end }
+    @inlinable public var remaining: Int { end - position }
+    @inlinable public var isAtEnd: Bool { position >= end }
 
-    public mutating func readUInt8() throws(ByteReaderError) -> UInt8 {
+    @inlinable public mutating func readUInt8() throws(ByteReaderError) -> UInt8 {
         try need(1)
-        defer { offset += 1 }
-        return bytes[offset]
+        defer { position += 1 }
+        return bytes[position]
     }
 
-    public mutating func readInt8() throws(ByteReaderError) -> Int8 {
+    @inlinable public mutating func readInt8() throws(ByteReaderError) -> Int8 {
         Int8(bitPattern: try readUInt8())
     }
 
-    public mutating func readUInt16LE() throws(ByteReaderError) -> UInt16 {
+    @inlinable public mutating func readUInt16LE() throws(ByteReaderError) -> UInt16 {
         try need(2)
-        defer { offset += 2 }
-        return UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
+        defer { position += 2 }
+        return UInt16(bytes[position]) | UInt16(bytes[position + 1]) << 8
     }
 
-    public mutating func readUInt16BE() throws(ByteReaderError) -> UInt16 {
+    @inlinable public mutating func readUInt16BE() throws(ByteReaderError) -> UInt16 {
         try need(2)
-        defer { offset += 2 }
-        return UInt16(bytes[offset]) << 8 | UInt16(bytes[offset + 1])
+        defer { position += 2 }
+        return UInt16(bytes[position]) << 8 | UInt16(bytes[position + 1])
     }
 
-    public mutating func readUInt24LE() throws(ByteReaderError) -> UInt32 {
+    @inlinable public mutating func readUInt24LE() throws(ByteReaderError) -> UInt32 {
         try need(3)
-        defer { offset += 3 }
-        return UInt32(bytes[offset]) | UInt32(bytes[offset + 1]) << 8 | UInt32(bytes[offset + 2]) << 16
+        defer { position += 3 }
+        return UInt32(bytes[position]) | UInt32(bytes[position + 1]) << 8 | UInt32(bytes[position + 2]) << 16
     }
 
-    public mutating func readUInt32LE() throws(ByteReaderError) -> UInt32 {
+    @inlinable public mutating func readUInt32LE() throws(ByteReaderError) -> UInt32 {
         try need(4)
-        defer { offset += 4 }
+        defer { position += 4 }
         var v: UInt32 = 0
-        for i in 0..<4 { v |= UInt32(bytes[offset + i]) << (8 * i) }
+        for i in 0..<4 { v |= UInt32(bytes[position + i]) << (8 * i) }
         return v
     }
 
-    public mutating func readUInt32BE() throws(ByteReaderError) -> UInt32 {
+    @inlinable public mutating func readUInt32BE() throws(ByteReaderError) -> UInt32 {
         try need(4)
-        defer { offset += 4 }
+        defer { position += 4 }
         var v: UInt32 = 0
-        for i in 0..<4 { v = v << 8 | UInt32(bytes[offset + i]) }
+        for i in 0..<4 { v = v << 8 | UInt32(bytes[position + i]) }
         return v
     }
 
-    public mutating func readUInt64BE() throws(ByteReaderError) -> UInt64 {
+    @inlinable public mutating func readUInt64BE() throws(ByteReaderError) -> UInt64 {
         try need(8)
-        defer { offset += 8 }
+        defer { position += 8 }
         var v: UInt64 = 0
-        for i in 0..<8 { v = v << 8 | UInt64(bytes[offset + i]) }
+        for i in 0..<8 { v = v << 8 | UInt64(bytes[position + i]) }
         return v
     }
 
     /// Reads `count` bytes as a new array.
-    public mutating func readBytes(_ count: Int) throws(ByteReaderError) -> [UInt8] {
+    @inlinable public mutating func readBytes(_ count: Int) throws(ByteReaderError) -> [UInt8] {
         guard count >= 0 else { throw .invalidLength(count) }
         try need(count)
-        defer { offset += count }
-        return Array(bytes[offset..<offset + count])
+        defer { position += count }
+        return Array(bytes[position..<position + count])
     }
 
     /// A sub-reader over the next `count` bytes; advances past them.
-    public mutating func subReader(_ count: Int) throws(ByteReaderError) -> ByteReader {
+    @inlinable public mutating func subReader(_ count: Int) throws(ByteReaderError) -> ByteReader {
         guard count >= 0 else { throw .invalidLength(count) }
         try need(count)
-        defer { offset += count }
-        return ByteReader(bytes, range: offset..<offset + count)
+        defer { position += count }
+        return ByteReader(bytes, range: position..<position + count)
     }
 
     /// The bytes not yet read, consuming them.
-    public mutating func readRest() -> [UInt8] {
-        defer { offset = end }
-        return offset < end ? Array(bytes[offset..<end]) : []
+    @inlinable public mutating func readRest() -> [UInt8] {
+        defer { position = end }
+        return position < end ? Array(bytes[position..<end]) : []
     }
 
-    public mutating func skip(_ count: Int) throws(ByteReaderError) {
+    @inlinable public mutating func skip(_ count: Int) throws(ByteReaderError) {
         guard count >= 0 else { throw .invalidLength(count) }
         try need(count)
-        offset += count
+        position += count
     }
 
-    private func need(_ count: Int) throws(ByteReaderError) {
-        if end - offset < count {
-            throw .truncated(needed: count, available: Swift.max(0, end - offset), at: offset)
+    @inlinable func need(_ count: Int) throws(ByteReaderError) {
+        if end - position < count {
+            throw .truncated(needed: count, available: Swift.max(0, end - position), at: position)
         }
     }
 }

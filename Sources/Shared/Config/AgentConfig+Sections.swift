@@ -9,16 +9,22 @@ extension AgentConfig {
         public var windowMs: Double
         /// Restart the scan when no report arrived for this long, in seconds; 0 disables (default 60).
         public var restartAfterS: Double
+        /// The live radio is read in bursts, resting this many milliseconds after each (0 ... 100;
+        /// default 50; 0 hands every packet over as it comes, at more CPU).
+        public var burstWindowMs: Double
 
-        public init(active: Bool = false, intervalMs: Double = 100, windowMs: Double = 100, restartAfterS: Double = 60) {
+        public init(active: Bool = false, intervalMs: Double = 100, windowMs: Double = 100, restartAfterS: Double = 60,
+                    burstWindowMs: Double = 50) {
             self.active = active
             self.intervalMs = intervalMs
             self.windowMs = windowMs
             self.restartAfterS = restartAfterS
+            self.burstWindowMs = burstWindowMs
         }
 
         enum CodingKeys: String, CodingKey {
             case active, intervalMs = "interval_ms", windowMs = "window_ms", restartAfterS = "restart_after_s"
+            case burstWindowMs = "burst_window_ms"
         }
 
         public init(from decoder: any Decoder) throws {
@@ -28,6 +34,7 @@ extension AgentConfig {
             intervalMs = try c.decode(Double.self, forKey: .intervalMs, default: d.intervalMs)
             windowMs = try c.decode(Double.self, forKey: .windowMs, default: d.windowMs)
             restartAfterS = try c.decode(Double.self, forKey: .restartAfterS, default: d.restartAfterS)
+            burstWindowMs = try c.decode(Double.self, forKey: .burstWindowMs, default: d.burstWindowMs)
         }
     }
 

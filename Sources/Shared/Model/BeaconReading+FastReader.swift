@@ -84,8 +84,8 @@ struct FastReadingReader {
                 case .rssiFiltered: guard let x = readDouble() else { return nil }; rssiFiltered = x
                 case .power: guard let x = readInt() else { return nil }; power = x
                 case .distance: guard let x = readDouble() else { return nil }; distance = x
-                case .proximity: guard let x = readString().flatMap(Proximity.init(rawValue:)) else { return nil }; proximity = x
-                case .kind: guard let x = readString().flatMap(BeaconKind.init(rawValue:)) else { return nil }; kind = x
+                case .proximity: guard let x = readCase(Self.proximities) else { return nil }; proximity = x
+                case .kind: guard let x = readCase(Self.kinds) else { return nil }; kind = x
                 case .mac: guard let x = readString() else { return nil }; mac = x
                 case .addressType: guard let x = readString() else { return nil }; addressType = x
                 case .name: guard let x = readString() else { return nil }; name = x
@@ -156,6 +156,17 @@ struct FastReadingReader {
             if c == 0x5C || c < 0x20 { return nil }
             i += 1
         }
+        return nil
+    }
+
+    /// The wire names of an enum's cases as bytes: a string value is matched without making a
+    /// String of it (the same cases `init(rawValue:)` accepts: the names are exact, no escapes).
+    private static let proximities = Proximity.allCases.map { (Array($0.rawValue.utf8), $0) }
+    private static let kinds = BeaconKind.allCases.map { (Array($0.rawValue.utf8), $0) }
+
+    private mutating func readCase<E>(_ table: [([UInt8], E)]) -> E? {
+        guard let s = readStringBytes() else { return nil }
+        for (name, value) in table where name.count == s.count && name.elementsEqual(s) { return value }
         return nil
     }
 

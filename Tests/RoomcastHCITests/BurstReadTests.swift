@@ -1,0 +1,76 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import RoomcastHCI
+import Shared
+import Testing
+
+/// The live read loop on a real descriptor: a `SOCK_SEQPACKET` socket pair, which delivers one
+/// packet per read with a kernel reception timestamp, as the raw HCI socket does.
+@Suite struct BurstReadTests {
+    /// An LE Advertising Report event (H4) with one report of `rssi`.
+    static func report(rssi: Int8) -> [UInt8] {
+        let p: [UInt8] = [0x02, 0x01, 0x03, 0x01, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, 0x03, 0x02, 0x01, 0x06, UInt8(bitPattern: rssi)]
+        return [0x04, 0x3E, UInt8(p.count)] + p
+    }
+
+    static func pair() throws -> (Int32, Int32) {
+        var fds: [Int32] = [0, 0]
+        guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &fds) == 0 else { throw POSIXError(.EIO) }
+        var on: Int32 = 1
+        _ = setsockopt(fds[1], SOL_SOCKET, 35 /* SO_TIMESTAMPNS */, &on, socklen_t(MemoryLayout<Int32>.size))
+        return (fds[0], fds[1])
+    }
+
+    @Test func aBurstIsHandedOverInOneStepWithKernelTimestamps() async throws {
+        let (controller, host) = try Self.pair()
+        defer { close(controller) }
+        let before = Date().timeIntervalSince1970
+        for i in 0..<10 { #expect(send(controller, Self.report(rssi: Int8(-40 - i)), 18, 0) == 18) }
+        let after = Date().timeIntervalSince1970
+        // Everything is queued before the reader starts: its first burst reads all of it.
+        let transport = try FileDescriptorTransport(fd: host, name: "seqpacket", timestamps: .socket, burstWindow: 0.05)
+        defer { transport.shutdown() }
+        var frames = transport.frames.makeAsyncIterator()
+        let burst = try #require(await frames.nextBatch())
+        #expect(burst.count == 10)
+        #expect(burst.map { $0.bytes.last.map { Int8(bitPattern: $0) } } == (0..<10).map { Int8(-40 - $0) })
+        // Reception times from the kernel: within the sends, in order.
+        let times = burst.map(\.timestamp)
+        #expect(times.allSatisfy { $0 >= before - 0.001 && $0 <= after + 0.001 })
+        #expect(times == times.sorted())
+    }
+
+    @Test func aManualClockKeepsTheReadTime() async throws {
+        let (controller, host) = try Self.pair()
+        defer { close(controller) }
+        #expect(send(controller, Self.report(rssi: -50), 18, 0) == 18)
+        let clock = ManualTimeSource(1234)
+        let transport = try FileDescriptorTransport(fd: host, name: "seqpacket", clock: clock, timestamps: .socket, burstWindow: 0.05)
+        defer { transport.shutdown() }
+        var frames = transport.frames.makeAsyncIterator()
+        let burst = try #require(await frames.nextBatch())
+        #expect(burst.map(\.timestamp) == [1234])
+    }
+
+    @Test func aCommandEndsTheRestSoItsAnswerIsNotHeldBack() async throws {
+        let (controller, host) = try Self.pair()
+        defer { close(controller) }
+        #expect(send(controller, Self.report(rssi: -50), 18, 0) == 18)
+        // A window far longer than the guard below: only the kick can make the answer arrive in time.
+        let transport = try FileDescriptorTransport(fd: host, name: "seqpacket", timestamps: .socket, burstWindow: 3600)
+        defer { transport.shutdown() }
+        let complete: [UInt8] = [0x04, 0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00]
+        let answer = try await within(60, "the command's answer") { () -> [UInt8]? in
+            var frames = transport.frames.makeAsyncIterator()
+            _ = await frames.nextBatch()  // the reader now rests
+            try transport.send(.reset)
+            var command = [UInt8](repeating: 0, count: 16)
+            #expect(recv(controller, &command, command.count, 0) == 4)
+            #expect(send(controller, complete, complete.count, 0) == complete.count)
+            return await frames.nextBatch()?.first?.bytes
+        }
+        #expect(answer == Array(complete.dropFirst()))
+    }
+}
