@@ -75,6 +75,7 @@ extension FusionEngine {
 
         // Fresh evidence from online nodes.
         scratchNodes.removeAll(keepingCapacity: true)
+        scratchStale.removeAll(keepingCapacity: true)
         let away = awayAfter(s)
         var lastOnline = -Double.infinity
         let base = b * nodeStride
@@ -87,7 +88,11 @@ extension FusionEngine {
             guard nodes[n].online else { lastOffline = max(lastOffline, slot.ts); continue }
             // A node that came back counts silence only from its return.
             lastOnline = max(lastOnline, slot.ts, nodes[n].onlineSince)
-            if now - slot.ts <= freshWindow(s, slot, awayAfter: away) { scratchNodes.append(n) }
+            if now - slot.ts <= freshWindow(s, slot, awayAfter: away) {
+                scratchNodes.append(n)
+            } else if now - slot.ts <= away {
+                scratchStale.append(n)
+            }
         }
 
         if scratchNodes.isEmpty {

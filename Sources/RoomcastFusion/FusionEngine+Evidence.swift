@@ -27,7 +27,7 @@ extension FusionEngine {
             if usedGeometry {
                 weight = model.geometryWeight
             } else {
-                membershipLikelihood(base: base)
+                membershipLikelihood(base: base, now: s.lastEvaluation, staleSpan: awayAfter(s))
                 weight = model.membershipWeight
             }
             relativeToBest(&scratchRoomLL, scale: weight)
@@ -82,7 +82,7 @@ extension FusionEngine {
 
     /// Room likelihood from node membership alone: the beacon is nearest one of the nodes,
     /// the louder a node the likelier, and a room is as likely as its nodes together.
-    mutating func membershipLikelihood(base: Int) {
+    mutating func membershipLikelihood(base: Int, now lastEvaluationTime: Double, staleSpan: Double) {
         let roomCount = roomNames.count
         let temperature = model.membershipTemperature
         for r in 0..<roomCount { scratchRoomLL[r] = -.infinity }
@@ -96,8 +96,23 @@ extension FusionEngine {
             let a = scratchRoomLL[r]
             scratchRoomLL[r] = a == -.infinity ? x : max(a, x) + log(1 + exp(-abs(a - x)))
         }
+        // A node that heard the beacon within the away timeout but has nothing fresh is missing,
+        // not silent: someone stands in its way, or its packets are late. Its last level is the
+        // best guess of what it would hear, less sure the longer it is silent: it slides to the
+        // level of a room nobody hears over the away timeout. It brings no news, so it never
+        // starts an update on its own.
+        let unheard = weakest - model.unheardPenalty
+        for n in scratchStale {
+            let r = nodes[n].room
+            guard r >= 0 else { continue }
+            let last = slots[base + n].fast - nodes[n].learnedOffset
+            let silent = min(1, max(0, (lastEvaluationTime - slots[base + n].ts) / staleSpan))
+            let x = (last - silent * max(0, last - unheard)) / temperature
+            let a = scratchRoomLL[r]
+            scratchRoomLL[r] = a == -.infinity ? x : max(a, x) + log(1 + exp(-abs(a - x)))
+        }
         // A room whose nodes are silent (or offline) is weaker than anything heard.
-        let floorValue = (weakest - model.unheardPenalty) / temperature
+        let floorValue = unheard / temperature
         for n in 0..<nodes.count where nodes[n].room >= 0 && scratchRoomLL[nodes[n].room] == -.infinity {
             scratchRoomLL[nodes[n].room] = floorValue
         }

@@ -65,6 +65,9 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
 
     // Scratch reused by evaluations.
     var scratchNodes: [Int] = []
+    /// Online nodes that heard the beacon within the away timeout but have no fresh reading:
+    /// their evidence is missing, not silent.
+    var scratchStale: [Int] = []
     var scratchColumns: [Int] = []
     var scratchMeasurements: [Double] = []
     var scratchRoomLL: [Double] = []
