@@ -55,7 +55,7 @@ struct RoomTraining: Sendable {
 }
 
 /// A label in progress, for progress displays.
-public struct ActiveLabel: Sendable, Equatable {
+public struct ActiveLabel: Codable, Sendable, Equatable {
     public var room: String
     public var beacon: BeaconID
     public var started: Double

@@ -244,7 +244,7 @@ struct LearnFollower: Sendable {
     }
 
     /// What `--show` prints.
-    static func describe(_ rooms: [LearnedRooms.Room], active: [LearnState.Label]) -> String {
+    static func describe(_ rooms: [LearnedRooms.Room], active: [ActiveLabel]) -> String {
         var text = rooms.isEmpty ? "Nothing learned yet.\n" : ""
         for room in rooms {
             text += "\(room.name): \(number(room.seconds)) s taught\n" + table(room.nodes)

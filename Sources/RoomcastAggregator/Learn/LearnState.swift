@@ -4,21 +4,10 @@ import Shared
 /// The retained payload of `<prefix>/aggregator/learn/state`: every room learned (as the
 /// state file holds it, numbers rounded to 0.01) and the labels running.
 public struct LearnState: Codable, Sendable, Equatable {
-    /// A label running.
-    public struct Label: Codable, Sendable, Equatable {
-        public var room: String
-        public var beacon: BeaconID
-        public var started: Double
-        public var ends: Double
-        /// Seconds so far in which some node heard the beacon.
-        public var recorded: Double
-        /// Nodes that heard it so far.
-        public var nodes: [String]
-    }
-
     public var v = WireFormat.version
     public var ts: Double
-    public var active: [Label]
+    /// The labels running.
+    public var active: [ActiveLabel]
     public var rooms: [LearnedRooms.Room]
     /// Present (true) when the rooms' node levels were left out to keep the payload within
     /// `WireFormat.maxPayloadBytes`: the state file has them all.
@@ -26,8 +15,7 @@ public struct LearnState: Codable, Sendable, Equatable {
 
     public init(ts: Double, active: [ActiveLabel], learned: LearnedRooms) {
         self.ts = ts
-        self.active = active.map { Label(room: $0.room, beacon: $0.beacon, started: $0.started, ends: $0.ends,
-                                         recorded: Self.rounded($0.recorded), nodes: $0.nodes) }
+        self.active = active.map { var label = $0; label.recorded = Self.rounded(label.recorded); return label }
         self.rooms = learned.rooms.map { room in
             LearnedRooms.Room(name: room.name, seconds: Self.rounded(room.seconds), nodes: room.nodes.map(Self.rounded))
         }

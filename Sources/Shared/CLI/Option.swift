@@ -132,12 +132,14 @@ extension ArgumentSpec: ArgumentDeclaration {
 }
 
 extension OptionDeclaration where Self == OptionSpec {
-    /// An untyped flag, for a command that never reads it back (help-only declarations, tests).
+    /// A boolean flag such as `--dry-run`, untyped: for a command that never reads it back
+    /// (help-only declarations, tests).
     public static func flag(_ name: String, short: Character? = nil, help: String) -> OptionSpec {
         OptionSpec(name: name, short: short, kind: .flag, help: help)
     }
 
-    /// An untyped option, for a command that never reads it back (help-only declarations, tests).
+    /// An option with a value such as `--config <file>`, untyped: for a command that never reads
+    /// it back (help-only declarations, tests).
     public static func option(_ name: String, short: Character? = nil, value: String, help: String,
                               default defaultDescription: String? = nil, required: Bool = false,
                               repeating: Bool = false) -> OptionSpec {

@@ -28,19 +28,6 @@ public struct OptionSpec: Sendable, Equatable {
         self.isRequired = isRequired
     }
 
-    /// A boolean flag such as `--dry-run`.
-    public static func flag(_ name: String, short: Character? = nil, help: String) -> OptionSpec {
-        OptionSpec(name: name, short: short, kind: .flag, help: help)
-    }
-
-    /// An option with a value such as `--config <file>`.
-    public static func option(_ name: String, short: Character? = nil, value: String, help: String,
-                              default defaultDescription: String? = nil, required: Bool = false,
-                              repeating: Bool = false) -> OptionSpec {
-        OptionSpec(name: name, short: short, kind: .option(valueName: value, repeating: repeating), help: help,
-                   defaultDescription: defaultDescription, isRequired: required)
-    }
-
     /// `--config <file>` (or `--dry-run`), as shown in messages and usage lines.
     public var synopsis: String {
         switch kind {
