@@ -27,13 +27,13 @@ import Testing
         await advertiser.start()
         defer { Task { await scanner.shutdown(); await advertiser.shutdown() } }
 
-        let scannerInfo = try await within(60, "scanner init") { try await scanner.initialize(reset: true) }
-        let advertiserInfo = try await within(60, "advertiser init") { try await advertiser.initialize(reset: true) }
+        let scannerInfo = try await withTimeout(.seconds(60), "scanner init") { try await scanner.initialize(reset: true) }
+        let advertiserInfo = try await withTimeout(.seconds(60), "advertiser init") { try await advertiser.initialize(reset: true) }
         #expect(scannerInfo.address != advertiserInfo.address)
-        try await within(60, "scan") { try await scanner.startScanning(ScanSettings(type: .passive, mode: .legacy)) }
-        try await within(60, "advertise") { try await advertiser.startAdvertising(data: Self.beacon, interval: 0.1) }
+        try await withTimeout(.seconds(60), "scan") { try await scanner.startScanning(ScanSettings(type: .passive, mode: .legacy)) }
+        try await withTimeout(.seconds(60), "advertise") { try await advertiser.startAdvertising(data: Self.beacon, interval: 0.1) }
 
-        let heard = try await within(60, "the advertising report") { () -> AdvertisingReport? in
+        let heard = try await withTimeout(.seconds(60), "the advertising report") { () -> AdvertisingReport? in
             for await report in reports where report.data == Self.beacon { return report }
             return nil
         }
@@ -53,13 +53,13 @@ import Testing
         await scanner.start()
         await advertiser.start()
         defer { Task { await scanner.shutdown(); await advertiser.shutdown() } }
-        try await within(60, "init") {
+        try await withTimeout(.seconds(60), "init") {
             try await scanner.initialize(reset: true)
             try await advertiser.initialize(reset: true)
             try await advertiser.startAdvertising(data: Self.beacon, interval: 0.1)
         }
         // The emulator delivers a report per scan enable: the restart path of the recovery logic.
-        let got = try await within(60, "three reports over three scan restarts") { () -> Int in
+        let got = try await withTimeout(.seconds(60), "three reports over three scan restarts") { () -> Int in
             var heard = 0
             var iterator = reports.makeAsyncIterator()
             for _ in 0..<3 {
@@ -83,13 +83,13 @@ extension BTVirtEndToEndTests {
         await scanner.start()
         await advertiser.start()
         defer { Task { await scanner.shutdown(); await advertiser.shutdown() } }
-        try await within(60, "init") {
+        try await withTimeout(.seconds(60), "init") {
             try await scanner.initialize(reset: true)
             try await advertiser.initialize(reset: true)
         }
-        try await within(60, "extended scan") { try await scanner.startScanning(ScanSettings(mode: .extended)) }
-        try await within(60, "advertise") { try await advertiser.startAdvertising(data: Self.beacon, interval: 0.1) }
-        let heard = try await within(60, "the extended report") { () -> AdvertisingReport? in
+        try await withTimeout(.seconds(60), "extended scan") { try await scanner.startScanning(ScanSettings(mode: .extended)) }
+        try await withTimeout(.seconds(60), "advertise") { try await advertiser.startAdvertising(data: Self.beacon, interval: 0.1) }
+        let heard = try await withTimeout(.seconds(60), "the extended report") { () -> AdvertisingReport? in
             for await report in reports where report.data == Self.beacon { return report }
             return nil
         }

@@ -1,6 +1,7 @@
 import Foundation
 import RoomcastHCI
 import Testing
+import TestSupport
 
 @Suite struct BoundedStreamTests {
     @Test func liveModeKeepsTheNewestAndCountsDrops() async {
@@ -52,7 +53,7 @@ import Testing
             _ = await iterator.next()
         }
         producer.finish()
-        let result = try await within(60, "the producer to give up") { () -> Bool? in
+        let result = try await withTimeout(.seconds(60), "the producer to give up") { () -> Bool? in
             for await r in finished.stream { return r }
             return nil
         }

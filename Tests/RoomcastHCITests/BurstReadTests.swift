@@ -5,6 +5,7 @@ import Foundation
 import RoomcastHCI
 import Shared
 import Testing
+import TestSupport
 
 /// The live read loop on a real descriptor: a `SOCK_SEQPACKET` socket pair, which delivers one
 /// packet per read with a kernel reception timestamp, as the raw HCI socket does.
@@ -62,7 +63,7 @@ import Testing
         let transport = try FileDescriptorTransport(fd: host, name: "seqpacket", timestamps: .socket, burstWindow: 3600)
         defer { transport.shutdown() }
         let complete: [UInt8] = [0x04, 0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00]
-        let answer = try await within(60, "the command's answer") { () -> [UInt8]? in
+        let answer = try await withTimeout(.seconds(60), "the command's answer") { () -> [UInt8]? in
             var frames = transport.frames.makeAsyncIterator()
             _ = await frames.nextBatch()  // the reader now rests
             try transport.send(.reset)

@@ -26,7 +26,7 @@ import Testing
         defer { fake.stop() }
         let (controller, _) = try makeController(fake)
         await controller.start()
-        let info = try await within(60, "init") { try await controller.initialize(reset: true) }
+        let info = try await withTimeout(.seconds(60), "init") { try await controller.initialize(reset: true) }
         #expect(fake.commands.map(\.opcode) == [0x0C03, 0x0C01, 0x2001, 0x1001, 0x1009, 0x2003])
         #expect(info.address == [0x11, 0x22, 0x33, 0x44, 0x55, 0x66])
         #expect(info.hciVersion == 0x0D)
@@ -42,9 +42,9 @@ import Testing
         defer { fake.stop() }
         let (controller, reports) = try makeController(fake)
         await controller.start()
-        try await within(60, "init") { try await controller.initialize(reset: true) }
-        try await within(60, "scan") { try await controller.startScanning(ScanSettings(type: .active, interval: 0.06, window: 0.03)) }
-        let got = try await within(60, "reports") { try await first(5, of: reports) }
+        try await withTimeout(.seconds(60), "init") { try await controller.initialize(reset: true) }
+        try await withTimeout(.seconds(60), "scan") { try await controller.startScanning(ScanSettings(type: .active, interval: 0.06, window: 0.03)) }
+        let got = try await withTimeout(.seconds(60), "reports") { try await first(5, of: reports) }
         #expect(got.map(\.rssi) == [-40, -55, -70, -85, nil])
         #expect(got.allSatisfy { $0.data == Self.beacon })
         #expect(got.allSatisfy { ($0.extended != nil) == extended })
@@ -69,8 +69,8 @@ import Testing
         defer { fake.stop() }
         let (controller, _) = try makeController(fake)
         await controller.start()
-        try await within(60, "init") { try await controller.initialize(reset: false) }
-        try await within(60, "scan") { try await controller.startScanning(ScanSettings(mode: .legacy)) }
+        try await withTimeout(.seconds(60), "init") { try await controller.initialize(reset: false) }
+        try await withTimeout(.seconds(60), "scan") { try await controller.startScanning(ScanSettings(mode: .legacy)) }
         #expect(fake.commands.map(\.opcode).first == 0x0C01, "no reset when not asked")
         #expect(!fake.commands.map(\.opcode).contains(0x2042))
         await controller.shutdown()
@@ -82,9 +82,9 @@ import Testing
         defer { fake.stop() }
         let (controller, reports) = try makeController(fake)
         await controller.start()
-        try await within(60, "init") { try await controller.initialize(reset: true) }
-        try await within(60, "scan") { try await controller.startScanning(ScanSettings()) }
-        let got = try await within(60, "report") { try await first(1, of: reports) }
+        try await withTimeout(.seconds(60), "init") { try await controller.initialize(reset: true) }
+        try await withTimeout(.seconds(60), "scan") { try await controller.startScanning(ScanSettings()) }
+        let got = try await withTimeout(.seconds(60), "report") { try await first(1, of: reports) }
         #expect(got.first?.data == Self.beacon)
         #expect(got.first?.rssi == -48)
         await controller.shutdown()
@@ -96,7 +96,7 @@ import Testing
         let (controller, _) = try makeController(fake)
         await controller.start()
         await #expect(throws: RadioError.commandFailed(opcode: .setEventMask, status: 0x12)) {
-            try await within(60, "init") { try await controller.initialize(reset: true) }
+            try await withTimeout(.seconds(60), "init") { try await controller.initialize(reset: true) }
         }
         #expect(controller.counters.snapshot.hciErrors == 1)
         await controller.shutdown()
@@ -108,7 +108,7 @@ import Testing
         let (controller, _) = try makeController(fake)
         await controller.start()
         await #expect(throws: RadioError.commandTimeout(opcode: .readBDAddr)) {
-            try await within(60, "init") { try await controller.initialize(reset: false) }
+            try await withTimeout(.seconds(60), "init") { try await controller.initialize(reset: false) }
         }
         await controller.shutdown()
     }
@@ -118,8 +118,8 @@ import Testing
         defer { fake.stop() }
         let (controller, _) = try makeController(fake)
         await controller.start()
-        try await within(60, "init") { try await controller.initialize(reset: true) }
-        try await within(60, "advertise") { try await controller.startAdvertising(data: Self.beacon, interval: 0.2) }
+        try await withTimeout(.seconds(60), "init") { try await controller.initialize(reset: true) }
+        try await withTimeout(.seconds(60), "advertise") { try await controller.startAdvertising(data: Self.beacon, interval: 0.2) }
         let tail = fake.commands.suffix(4)
         #expect(tail.map(\.opcode) == [0x200A, 0x2006, 0x2008, 0x200A], "disable, parameters, data, enable")
         let parameters = try #require(fake.commands.first { $0.opcode == 0x2006 }).parameters

@@ -16,7 +16,7 @@ import Testing
     /// Waits until the fake has received `count` commands with `opcode`.
     func awaitCommands(_ fake: ScriptedH4Controller, opcode: UInt16, count: Int) async throws {
         let updates = fake.commandUpdates
-        try await within(60, "\(count) × command \(String(opcode, radix: 16))") {
+        try await withTimeout(.seconds(60), "\(count) × command \(String(opcode, radix: 16))") {
             if fake.commands.filter({ $0.opcode == opcode }).count >= count { return }
             for await _ in updates where fake.commands.filter({ $0.opcode == opcode }).count >= count { return }
         }
@@ -26,7 +26,7 @@ import Testing
         let fake = try ScriptedH4Controller()
         defer { fake.stop() }
         let source = LiveRadioSource(spec: .h4(path: fake.path, baud: nil), options: Self.options())
-        try await within(60, "start") { try await source.start() }
+        try await withTimeout(.seconds(60), "start") { try await source.start() }
         #expect(fake.commands.first?.opcode == 0x0C03, "H4 controllers are reset on open")
         // 1 enable at start + 2 restarts (each disable+enable), then a reset.
         try await awaitCommands(fake, opcode: 0x0C03, count: 2)
@@ -42,8 +42,8 @@ import Testing
         let fake = try ScriptedH4Controller(configuration: .init(scanBatches: [ControllerTests.script([-50, -51])]))
         defer { fake.stop() }
         let source = LiveRadioSource(spec: .h4(path: fake.path, baud: nil), options: Self.options(stall: 5))
-        try await within(60, "start") { try await source.start() }
-        let got = try await within(60, "reports") { try await first(2, of: source.reports) }
+        try await withTimeout(.seconds(60), "start") { try await source.start() }
+        let got = try await withTimeout(.seconds(60), "reports") { try await first(2, of: source.reports) }
         #expect(got.map(\.rssi) == [-50, -51])
         #expect(source.counters.snapshot.scanRestarts == 0)
         #expect(source.counters.snapshot.reports == 2)
@@ -54,9 +54,9 @@ import Testing
         let fake = try ScriptedH4Controller(configuration: .init(scanBatches: [ControllerTests.script([-60])]))
         defer { fake.stop() }
         let source = LiveRadioSource(spec: .h4(path: fake.path, baud: nil), options: Self.options(stall: 30))
-        try await within(60, "start") { try await source.start() }
+        try await withTimeout(.seconds(60), "start") { try await source.start() }
         let reports = source.reports
-        let got = try await within(60, "a report before and after the reopen") { () -> [AdvertisingReport] in
+        let got = try await withTimeout(.seconds(60), "a report before and after the reopen") { () -> [AdvertisingReport] in
             var out = [AdvertisingReport]()
             for await report in reports {
                 out.append(report)
@@ -84,8 +84,8 @@ import Testing
         let fake = try ScriptedH4Controller(configuration: .init(scanBatches: [ControllerTests.script([-42, -43, -44])]))
         defer { fake.stop() }
         let source = LiveRadioSource(spec: .h4(path: fake.path, baud: nil), options: Self.options(stall: 30, record: path))
-        try await within(60, "start") { try await source.start() }
-        _ = try await within(60, "reports") { try await first(3, of: source.reports) }
+        try await withTimeout(.seconds(60), "start") { try await source.start() }
+        _ = try await withTimeout(.seconds(60), "reports") { try await first(3, of: source.reports) }
         await source.shutdown()
     }
 
@@ -117,7 +117,7 @@ extension LiveRadioSourceTests {
         var options = Self.options(stall: 30)
         options.advertise = AdvertisingSettings(data: ControllerTests.beacon, interval: 0.5)
         let source = LiveRadioSource(spec: .h4(path: fake.path, baud: nil), options: options)
-        try await within(60, "start") { try await source.start() }
+        try await withTimeout(.seconds(60), "start") { try await source.start() }
         let opcodes = fake.commands.map(\.opcode)
         #expect(opcodes.contains(0x2008) && opcodes.contains(0x200C))
         #expect(!opcodes.contains(0x2041) && !opcodes.contains(0x2042))
@@ -131,7 +131,7 @@ extension LiveRadioSourceTests {
         let fake = try ScriptedH4Controller()
         defer { fake.stop() }
         let source = LiveRadioSource(spec: .h4(path: fake.path, baud: nil), options: Self.options(stall: 30))
-        try await within(60, "start") { try await source.start() }
+        try await withTimeout(.seconds(60), "start") { try await source.start() }
         fake.emitRaw([0x04, 0x10, 0x01, 0x03])
         try await awaitCommands(fake, opcode: 0x0C03, count: 2)
         #expect(source.counters.snapshot.hciErrors >= 1)
@@ -158,10 +158,10 @@ extension LiveRadioSourceTests {
         var options = Self.options(stall: 30)
         options.waitForAdapter = true
         let source = LiveRadioSource(spec: .h4(path: later, baud: nil), options: options)
-        try await within(60, "start") { try await source.start() }
+        try await withTimeout(.seconds(60), "start") { try await source.start() }
         #expect(rename(fake.path, later) == 0)
         defer { unlink(later) }
-        let got = try await within(60, "a report once the adapter appears") { try await first(1, of: source.reports) }
+        let got = try await withTimeout(.seconds(60), "a report once the adapter appears") { try await first(1, of: source.reports) }
         #expect(got.first?.rssi == -66)
         #expect(source.counters.snapshot.reopens >= 1)
         await source.shutdown()

@@ -38,7 +38,9 @@ public func eventually(
 }
 
 /// Runs `operation`, throwing a `TimeoutError` naming `what` if it has not
-/// finished within `timeout` (the operation is then cancelled).
+/// finished within `timeout` (the operation is then cancelled): a guard against a hang, not a
+/// timing target — make it generous.
+@discardableResult
 public func withTimeout<T: Sendable>(
     _ timeout: Duration,
     _ what: String,
