@@ -1,4 +1,3 @@
-import Foundation
 import Shared
 
 /// Scores a decision timeline against truth spans (docs/simulator.md "Scoring"):
@@ -70,9 +69,6 @@ public struct Scorer: Sendable {
                     samples += 1
                     let right = timeline.room(of: id, at: t) == run.room
                     if right { correct += 1 }
-                    if !right && ProcessInfo.processInfo.environment["RC_ERR"] != nil {
-                        print("ERR t=\(Int(t - start)) truth=\(run.room ?? "away") got=\(timeline.room(of: id, at: t) ?? "away") runStart=\(Int(run.t0 - start)) runEnd=\(Int(run.t1 - start))")
-                    }
                     if run.room != nil {
                         roomSamples += 1
                         if right { roomCorrect += 1 }
