@@ -38,6 +38,8 @@ enum AggregatorBenchmark {
         var ceiling: [Double] = []
         /// Keep the second core busy (a `yes > /dev/null` process) during the throughput run.
         var busyCore = false
+        /// Print every switch's latencies, not only the percentiles.
+        var listLatencies = false
         var skipThroughput = false
 
         static let beacons = Option<Count>("beacons", value: "n", help: "Beacons of the throughput run.", default: 2000)
@@ -53,13 +55,14 @@ enum AggregatorBenchmark {
         static let skipMemory = Flag("skip-memory", help: "Leave out the memory run.")
         static let coreOnly = Flag("core-only", help: "Only the aggregator core, without a broker.")
         static let busyCore = Flag("busy-core", help: "Keep the second core busy during the throughput run.")
+        static let latencies = Flag("latencies", help: "List every switch's fusion and service latency.")
         static let skipThroughput = Flag("skip-throughput", help: "Leave out the throughput run.")
         static let ceiling = Option<String?>("ceiling", value: "rates",
             help: "Offered rates to step through until readings are lost, comma-separated (the ceiling).")
 
         static let all: [any OptionDeclaration] = [beacons, nodes, publishers, rate, seconds, movers, memoryBeacons, memoryNodes,
                                                    memoryRate, memoryRounds, skipMemory, coreOnly, busyCore,
-                                                   skipThroughput, ceiling]
+                                                   skipThroughput, ceiling, latencies]
 
         init(_ command: ParsedCommand) throws {
             beacons = try command[Self.beacons].value
@@ -75,6 +78,7 @@ enum AggregatorBenchmark {
             skipMemory = command[Self.skipMemory]
             coreOnly = command[Self.coreOnly]
             busyCore = command[Self.busyCore]
+            listLatencies = command[Self.latencies]
             skipThroughput = command[Self.skipThroughput]
             if let rates = command[Self.ceiling] {
                 ceiling = try rates.split(separator: ",").map {
@@ -384,7 +388,7 @@ enum AggregatorBenchmark {
                 return (pairs.map(\.0).sorted(), pairs.map(\.1).sorted())
             }
         }
-        if ProcessInfo.processInfo.environment["BENCH_LATENCIES"] != nil {
+        if o.listLatencies {
             let rows = flipTimes.sorted { $0.value < $1.value }.map { key, t in
                 arrivals.withLock { a in decidedAt.withLock { d in
                     let i = a[key]?.firstIndex(where: { $0 >= t })
