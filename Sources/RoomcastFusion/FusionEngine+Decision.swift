@@ -239,19 +239,6 @@ extension FusionEngine {
         }
     }
 
-    static func normalise(_ logs: inout [Double]) {
-        var peak = -Double.infinity
-        for v in logs { peak = max(peak, v) }
-        guard peak.isFinite else {
-            for i in logs.indices { logs[i] = -log(Double(max(logs.count, 1))) }
-            return
-        }
-        var sum = 0.0
-        for v in logs { sum += exp(v - peak) }
-        let shift = peak + log(sum)
-        for i in logs.indices { logs[i] = max(logs[i] - shift, -700) }
-    }
-
     func makeDecision(_ b: Int, at now: Double) -> PresenceDecision {
         let s = beacons[b]
         let present = s.room >= 0

@@ -92,9 +92,7 @@ extension FusionEngine {
             weakest = min(weakest, v)
             let r = nodes[n].room
             guard r >= 0 else { continue }
-            let x = v / temperature
-            let a = scratchRoomLL[r]
-            scratchRoomLL[r] = a == -.infinity ? x : max(a, x) + log(1 + exp(-abs(a - x)))
+            addToRoom(r, v / temperature)
         }
         // A node that heard the beacon within the away timeout but has nothing fresh is missing,
         // not silent: someone stands in its way, or its packets are late. Its last level is the
@@ -107,9 +105,7 @@ extension FusionEngine {
             guard r >= 0 else { continue }
             let last = slots[base + n].fast - nodes[n].learnedOffset
             let silent = min(1, max(0, (lastEvaluationTime - slots[base + n].ts) / staleSpan))
-            let x = (last - silent * max(0, last - unheard)) / temperature
-            let a = scratchRoomLL[r]
-            scratchRoomLL[r] = a == -.infinity ? x : max(a, x) + log(1 + exp(-abs(a - x)))
+            addToRoom(r, (last - silent * max(0, last - unheard)) / temperature)
         }
         // A room whose nodes are silent (or offline) is weaker than anything heard.
         let floorValue = unheard / temperature
@@ -117,6 +113,12 @@ extension FusionEngine {
             scratchRoomLL[nodes[n].room] = floorValue
         }
         if settings.fingerprints && !calibration.isEmpty { addFingerprints(base: base) }
+    }
+
+    /// Adds one node's term to room `r`'s membership likelihood: log(exp(room) + exp(x)).
+    private mutating func addToRoom(_ r: Int, _ x: Double) {
+        let a = scratchRoomLL[r]
+        scratchRoomLL[r] = a == -.infinity ? x : max(a, x) + log(1 + exp(-abs(a - x)))
     }
 
     /// Fills `scratchRoomLL` from the position grid; false when geometry cannot be
