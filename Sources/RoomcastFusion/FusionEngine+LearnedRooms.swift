@@ -57,6 +57,10 @@ extension FusionEngine {
         let roomCount = roomNames.count
         if scratchLL.count != roomCount { scratchLL = [Double](repeating: 0, count: roomCount) }
         for r in 0..<roomCount { scratchLL[r] = .nan }
+        // Which nodes are fresh, looked up per node below (once, not per taught room and node).
+        if scratchFresh.count < nodes.count { scratchFresh = [Bool](repeating: false, count: nodes.count) }
+        for n in scratchNodes { scratchFresh[n] = true }
+        defer { for n in scratchNodes { scratchFresh[n] = false } }
         let levelPrecision = 1 / (model.learnedLevelSpread * model.learnedLevelSpread)
         let rare = log(model.learnedRarely)
         for (r, levels) in taught.rooms {
@@ -79,7 +83,7 @@ extension FusionEngine {
             }
             // Nodes that heard it in this room and are online, but are silent now.
             for n in 0..<min(levels.count, nodes.count) where nodes[n].online {
-                guard let level = levels[n], !scratchNodes.contains(n) else { continue }
+                guard let level = levels[n], !scratchFresh[n] else { continue }
                 ll += log(max(1 - level.heard, model.learnedRarely))
             }
             scratchLL[r] = ll

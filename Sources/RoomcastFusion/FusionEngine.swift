@@ -68,6 +68,8 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     /// Online nodes that heard the beacon within the away timeout but have no fresh reading:
     /// their evidence is missing, not silent.
     var scratchStale: [Int] = []
+    /// Per node, whether it is in `scratchNodes` (set and cleared by the taught-room likelihood).
+    var scratchFresh: [Bool] = []
     var scratchColumns: [Int] = []
     var scratchMeasurements: [Double] = []
     var scratchRoomLL: [Double] = []
