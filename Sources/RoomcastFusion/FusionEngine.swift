@@ -143,7 +143,7 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
             return
         }
         geometry = SiteGeometry(outlines: outlines, roomCount: roomNames.count, nodes: placed,
-                                nodeCount: nodes.count, radio: SiteGeometry.Radio(settings: settings, model: model))
+                                nodeCount: nodes.count, settings: settings, model: model)
         if geometry == nil { geometryUnused = "room polygons contain no grid cell" }
     }
 

@@ -85,7 +85,7 @@ struct SiteGeometry {
     /// uncertainty: log-distance (3-D, at least 0.3 m), walls counted on `from`'s floor
     /// raster when both are on one floor.
     static func model(from a: PlacedNode, to b: PlacedNode, rasters: [Int: FloorRaster],
-                      radio: Radio) -> (loss: Double, sigma: Double) {
+                      settings: FusionSettings, model: FusionModel) -> (loss: Double, sigma: Double) {
         let dx = b.x - a.x, dy = b.y - a.y, dz = b.z - a.z
         let d = max((dx * dx + dy * dy + dz * dz).squareRoot(), 0.3)
         let floors = abs(b.floor - a.floor)
@@ -93,9 +93,9 @@ struct SiteGeometry {
         if floors == 0, let raster = rasters[a.floor] {
             walls = raster.roomChanges(fromX: a.x, fromY: a.y, toX: b.x, toY: b.y)
         }
-        let loss = 10 * radio.pathLossExponent * log10(d) + radio.wallLoss * Double(walls)
-            + radio.floorLoss * Double(floors)
-        return (loss, radio.rssiSigma + radio.wallSigma * Double(walls + floors))
+        let loss = 10 * settings.pathLossExponent * log10(d) + settings.wallLoss * Double(walls)
+            + settings.floorLoss * Double(floors)
+        return (loss, model.rssiSigma + model.wallSigma * Double(walls + floors))
     }
 
     /// The model of the link from the node in column `from` to the one in column `to`.
@@ -110,17 +110,17 @@ struct SiteGeometry {
 
     /// Builds the grid. Returns nil when there is nothing to estimate over (no
     /// polygons, or fewer than two positioned nodes).
-    init?(outlines: [Outline], roomCount: Int, nodes: [PlacedNode], nodeCount: Int, radio: Radio) {
+    init?(outlines: [Outline], roomCount: Int, nodes: [PlacedNode], nodeCount: Int, settings: FusionSettings, model: FusionModel) {
         guard !outlines.isEmpty, nodes.count >= 2 else { return nil }
         // Choose a resolution that keeps the grid within max_cells.
-        var res = radio.gridResolution
+        var res = model.gridResolution
         var area = 0.0
         for o in outlines {
             let b = o.bounds
             area += max(0, b.x1 - b.x0) * max(0, b.y1 - b.y0)
         }
-        if area / (res * res) > Double(radio.maxCells) {
-            res = (area / Double(radio.maxCells)).squareRoot()
+        if area / (res * res) > Double(model.maxCells) {
+            res = (area / Double(model.maxCells)).squareRoot()
         }
         resolution = res
 
@@ -140,7 +140,7 @@ struct SiteGeometry {
                         let y = (Double(j) + 0.5) * res
                         if x >= b.x0, y >= b.y0, o.contains(x, y) {
                             cx.append(x); cy.append(y)
-                            cz.append(Double(o.floor) * radio.floorHeight + radio.beaconHeight)
+                            cz.append(Double(o.floor) * model.floorHeight + model.beaconHeight)
                             cr.append(r)
                         }
                         j += 1
@@ -153,7 +153,7 @@ struct SiteGeometry {
         guard !cx.isEmpty else { return nil }
         cellCount = cx.count
         cellX = cx; cellY = cy; cellZ = cz; cellRoom = cr
-        let floors = cz.map { Int((($0 - radio.beaconHeight) / radio.floorHeight).rounded()) }
+        let floors = cz.map { Int((($0 - model.beaconHeight) / model.floorHeight).rounded()) }
         cellFloor = floors
         var lattices: [Int: Lattice] = [:]
         for floor in Set(floors) {
@@ -173,7 +173,7 @@ struct SiteGeometry {
         for node in nodes {
             var list: [Int] = []
             for r in 0..<roomCount where start[r] < end[r] {
-                let radius2 = radio.geometryRadius * radio.geometryRadius
+                let radius2 = model.geometryRadius * model.geometryRadius
                 if (start[r]..<end[r]).contains(where: { c in
                     let dx = cx[c] - node.x, dy = cy[c] - node.y, dz = cz[c] - node.z
                     return dx * dx + dy * dy + dz * dz <= radius2
@@ -196,7 +196,7 @@ struct SiteGeometry {
         for (col, node) in nodes.enumerated() {
             for c in 0..<cellCount {
                 let cell = PlacedNode(engineIndex: -1, x: cx[c], y: cy[c], z: cz[c], floor: floors[c])
-                let link = Self.model(from: node, to: cell, rasters: rasters, radio: radio)
+                let link = Self.model(from: node, to: cell, rasters: rasters, settings: settings, model: model)
                 let wt = 1 / (link.sigma * link.sigma)
                 pl[col * cellCount + c] = Float(-link.loss)
                 w[col * cellCount + c] = Float(wt)
@@ -209,7 +209,7 @@ struct SiteGeometry {
         var links = [LinkModel](repeating: LinkModel(loss: 0, sigma: 0), count: nodes.count * nodes.count)
         for (a, tx) in nodes.enumerated() {
             for (b, rx) in nodes.enumerated() where a != b {
-                let link = Self.model(from: tx, to: rx, rasters: rasters, radio: radio)
+                let link = Self.model(from: tx, to: rx, rasters: rasters, settings: settings, model: model)
                 links[a * nodes.count + b] = LinkModel(loss: link.loss, sigma: link.sigma)
             }
         }
@@ -384,35 +384,5 @@ struct FloorRaster {
             last = r
         }
         return changes
-    }
-}
-
-extension SiteGeometry {
-    /// The radio physics and grid the geometry is built with: the site's walls and floors
-    /// from the settings, the rest from the model.
-    struct Radio: Sendable {
-        var pathLossExponent: Double
-        var wallLoss: Double
-        var floorLoss: Double
-        var rssiSigma: Double
-        var wallSigma: Double
-        var gridResolution: Double
-        var maxCells: Int
-        var geometryRadius: Double
-        var floorHeight: Double
-        var beaconHeight: Double
-
-        init(settings: FusionSettings, model: FusionModel) {
-            pathLossExponent = settings.pathLossExponent
-            wallLoss = settings.wallLoss
-            floorLoss = settings.floorLoss
-            rssiSigma = model.rssiSigma
-            wallSigma = model.wallSigma
-            gridResolution = model.gridResolution
-            maxCells = model.maxCells
-            geometryRadius = model.geometryRadius
-            floorHeight = model.floorHeight
-            beaconHeight = model.beaconHeight
-        }
     }
 }
