@@ -1,6 +1,7 @@
 import Foundation
 import RoomcastAdvertising
 import Shared
+import RoomcastCLI
 
 /// Decode throughput of the advertising layer per format, on one core: AD walk + beacon
 /// decode + identity (default config), then IRK resolution. Run a release build of

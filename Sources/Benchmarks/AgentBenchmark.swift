@@ -1,6 +1,7 @@
 import Foundation
 import RoomcastHCI
 import Shared
+import RoomcastCLI
 
 /// CPU time and peak RSS of the edge agent replaying a busy capture
 /// (`--devices` iBeacons each advertising `--rate` times a second) in real time

@@ -3,6 +3,7 @@ import RoomcastAggregator
 import RoomcastMQTT
 import Shared
 import Synchronization
+import RoomcastCLI
 
 /// The aggregator through a real mosquitto on loopback: sustained readings/s
 /// with presence published, reading-to-presence latency of beacons that switch

@@ -1,5 +1,9 @@
 import Foundation
 import Shared
+import RoomcastCLI
+import RoomcastConfig
+import RoomcastFusion
+import RoomcastYAML
 
 /// A benchmark's action: its synchronous body runs on a thread of its own, because it waits
 /// for async steps with semaphores (`awaitResult`), which must not block the cooperative

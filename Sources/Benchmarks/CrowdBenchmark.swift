@@ -1,6 +1,7 @@
 import Foundation
 import RoomcastHCI
 import Shared
+import RoomcastCLI
 
 /// Peak RSS and beacon-table evictions of the edge agent replaying a flood of distinct
 /// advertisers (`--advertisers`, default 300 k, each a new iBeacon from a new random address,

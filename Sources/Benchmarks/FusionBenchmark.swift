@@ -1,6 +1,7 @@
 import Foundation
 import RoomcastFusion
 import Shared
+import RoomcastCLI
 
 /// Replay throughput and memory of the fusion engine: many beacons heard by many
 /// nodes, readings generated ahead of time-critical code, virtual time ticked once

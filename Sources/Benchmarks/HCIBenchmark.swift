@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import RoomcastHCI
 import Shared
+import RoomcastCLI
 
 /// Decode throughput of HCI advertising reports: replays a large btsnoop file
 /// (a real capture's packets repeated to millions of reports) at max speed,

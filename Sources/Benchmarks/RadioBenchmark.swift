@@ -1,6 +1,7 @@
 import Foundation
 import RoomcastSimulation
 import Shared
+import RoomcastCLI
 
 /// `roomcast-bench radio`: how each noise preset's links vary over time, like for like with
 /// the recordings — a robot at the recorded robot's pace and packet rate touring every

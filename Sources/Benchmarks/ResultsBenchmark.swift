@@ -2,6 +2,7 @@ import Foundation
 import RoomcastFusion
 import RoomcastSimulation
 import Shared
+import RoomcastCLI
 
 /// `roomcast-bench results`: the table docs/results.md carries, regenerated from data — the
 /// real recordings and the simulator's check split, Roomcast's default config beside the

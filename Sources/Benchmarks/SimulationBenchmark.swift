@@ -4,6 +4,7 @@ import RoomcastFusion
 import RoomcastSimulation
 import Shared
 import Synchronization
+import RoomcastCLI
 
 /// Scores the baselines (and any estimators handed in) on many simulated scenarios —
 /// layouts × seeds × noise levels — and on recorded ones, side by side, every one through

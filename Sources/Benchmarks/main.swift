@@ -2,6 +2,7 @@ import Foundation
 import RoomcastFusion
 import RoomcastSimulation
 import Shared
+import RoomcastCLI
 
 // roomcast-bench: benchmarks that print numbers. Run a release build:
 //   swift run -c release roomcast-bench <name> [options]

@@ -1,5 +1,9 @@
 import RoomcastAdvertising
 import Shared
+import RoomcastAgent
+import RoomcastAggregator
+import RoomcastConfig
+import RoomcastYAML
 
 /// Fuzzes the config loader (libyaml through `YAMLReader`, `ConfigDecoder`, validation) with the
 /// three configs a user writes: the agent's, the aggregator's, and the advertising section.

@@ -1,6 +1,7 @@
 internal import CMosquitto
 import Foundation
 import Shared
+import RoomcastLogging
 
 // libmosquitto calls these from the loop thread (the log callback also from a
 // publishing thread). They are nonisolated top-level functions: a closure

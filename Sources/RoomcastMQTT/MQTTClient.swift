@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Shared
 import Synchronization
+import RoomcastLogging
 
 /// An MQTT client over libmosquitto: connects with retry and capped exponential
 /// backoff (the first connect included), re-sends its subscriptions after every

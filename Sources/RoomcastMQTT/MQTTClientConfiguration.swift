@@ -1,4 +1,5 @@
 import Shared
+import RoomcastConfig
 
 /// Everything an `MQTTClient` needs to reach and talk to one broker.
 ///

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Shared
 @testable import RoomcastAdvertising
+import RoomcastConfig
 
 @Suite struct ConfigTests {
     static let json = """

@@ -5,6 +5,9 @@ import Shared
 import Synchronization
 import Testing
 @testable import RoomcastAgent
+import RoomcastConfig
+import RoomcastLogging
+import RoomcastYAML
 
 /// A crowd or a flood of distinct advertisers through the real `AgentCore` and `AgentRuntime`:
 /// the beacon table stays at `max_tracked_beacons`, the least recently heard go first, a

@@ -3,6 +3,8 @@ import RoomcastAdvertising
 import Shared
 import Testing
 @testable import RoomcastAgent
+import RoomcastConfig
+import RoomcastYAML
 
 /// `edge-agent irks import` over a pairing store laid out as bluetoothd writes it.
 @Suite struct IRKImportTests {

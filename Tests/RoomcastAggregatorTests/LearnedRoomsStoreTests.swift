@@ -3,6 +3,7 @@ import RoomcastFusion
 import Shared
 import Testing
 @testable import RoomcastAggregator
+import RoomcastLogging
 
 /// The learned-rooms state file: written whole or not at all, read back as written, and a
 /// file that cannot be read is reported and left alone by the service.

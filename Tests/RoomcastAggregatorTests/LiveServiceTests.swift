@@ -3,6 +3,9 @@ import RoomcastMQTT
 import Shared
 import Testing
 import TestSupport
+import RoomcastAggregator
+import RoomcastConfig
+import RoomcastYAML
 
 /// A two-room home used by the live tests: a cat and a dog, one node per room.
 enum Home {

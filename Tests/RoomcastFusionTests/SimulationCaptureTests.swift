@@ -5,6 +5,10 @@ import Shared
 import TestSupport
 import Testing
 @testable import RoomcastSimulation
+import RoomcastAgent
+import RoomcastAggregator
+import RoomcastConfig
+import RoomcastYAML
 
 /// The simulator's per-node btsnoop captures and configs, read back the way the system reads them.
 @Suite("Simulation captures")

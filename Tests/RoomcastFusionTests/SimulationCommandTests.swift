@@ -2,6 +2,7 @@ import Foundation
 import Shared
 import Testing
 @testable import RoomcastSimulation
+import RoomcastCLI
 
 /// `roomcast-sim`'s command line: golden help, and the commands run in-process.
 @Suite("Simulation command")

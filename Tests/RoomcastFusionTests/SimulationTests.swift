@@ -4,6 +4,9 @@ import Testing
 import RoomcastFusion
 @testable import RoomcastSimulation
 import TestSupport
+import RoomcastAggregator
+import RoomcastConfig
+import RoomcastYAML
 
 @Suite("Simulation")
 struct SimulationTests {

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import TestSupport
 @testable import RoomcastHTTP
+import RoomcastLogging
 
 /// The server on a real loopback socket, spoken to with raw bytes.
 @Suite struct HTTPServerTests {

@@ -3,6 +3,7 @@ import Foundation
 import Shared
 import Synchronization
 import TestSupport
+import RoomcastLogging
 
 /// One broker plus the clients a test makes against it; `withRig` shuts every
 /// client down and deletes the broker afterwards, and attaches the broker log

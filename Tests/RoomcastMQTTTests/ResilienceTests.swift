@@ -3,6 +3,7 @@ import Foundation
 import Shared
 import Testing
 import TestSupport
+import RoomcastLogging
 
 @Suite(.requiresMosquitto, .timeLimit(.minutes(1)))
 struct ResilienceTests {

@@ -1,5 +1,9 @@
 import Testing
 @testable import Shared
+@testable import RoomcastAgent
+@testable import RoomcastConfig
+@testable import RoomcastMQTT
+@testable import RoomcastYAML
 
 @Suite struct BrokerURLTests {
     @Test(arguments: [

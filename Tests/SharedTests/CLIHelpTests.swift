@@ -1,5 +1,6 @@
 import Testing
 @testable import Shared
+@testable import RoomcastCLI
 
 @Suite struct CLIHelpTests {
     let spec = CLITestSpec.agent

@@ -1,5 +1,7 @@
 import Testing
 @testable import Shared
+@testable import RoomcastCLI
+@testable import RoomcastConfig
 
 @Suite struct CLIParseTests {
     let spec = CLITestSpec.agent

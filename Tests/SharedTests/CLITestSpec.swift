@@ -1,4 +1,5 @@
 @testable import Shared
+@testable import RoomcastCLI
 
 /// A command tree shaped like edge-agent's, for the CLI tests.
 enum CLITestSpec {

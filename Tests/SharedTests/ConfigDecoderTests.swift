@@ -1,5 +1,10 @@
 import Testing
 @testable import Shared
+@testable import RoomcastAgent
+@testable import RoomcastAggregator
+@testable import RoomcastConfig
+@testable import RoomcastMQTT
+@testable import RoomcastYAML
 
 /// Small types exercising the decoder independently of the real configs.
 private struct Point: Codable, Equatable {

@@ -1,6 +1,13 @@
 import Foundation
 import Testing
 @testable import Shared
+@testable import RoomcastAdvertising
+@testable import RoomcastAgent
+@testable import RoomcastAggregator
+@testable import RoomcastConfig
+@testable import RoomcastFusion
+@testable import RoomcastMQTT
+@testable import RoomcastYAML
 
 func fixturePath(_ name: String) throws -> String {
     let url = try #require(Bundle.module.url(forResource: "Fixtures/" + name, withExtension: nil))

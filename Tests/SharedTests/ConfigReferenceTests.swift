@@ -1,6 +1,10 @@
 import Foundation
 import Shared
 import Testing
+import RoomcastAgent
+import RoomcastAggregator
+import RoomcastConfig
+import RoomcastYAML
 
 /// docs/configuration.md and the config types agree, both ways: a file that sets every
 /// documented key decodes with no unknown key, and every key the decoder asks for (present

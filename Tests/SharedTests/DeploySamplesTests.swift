@@ -1,6 +1,11 @@
 import Foundation
 import Shared
 import Testing
+import RoomcastAgent
+import RoomcastAggregator
+import RoomcastConfig
+import RoomcastFusion
+import RoomcastYAML
 
 /// The commented samples in deploy/ must load as they are.
 @Suite struct DeploySamplesTests {

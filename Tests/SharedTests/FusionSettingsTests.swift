@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 import Shared
+import RoomcastAggregator
+import RoomcastConfig
+import RoomcastFusion
+import RoomcastYAML
 
 @Suite struct FusionSettingsTests {
     @Test func theTableDecodesEveryKeyAndLeavesTheRestAtTheirDefaults() throws {

@@ -1,5 +1,10 @@
 import Testing
 @testable import Shared
+@testable import RoomcastAgent
+@testable import RoomcastAggregator
+@testable import RoomcastConfig
+@testable import RoomcastMQTT
+@testable import RoomcastYAML
 
 @Suite struct OverridesTests {
     let file = """

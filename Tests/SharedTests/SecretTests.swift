@@ -1,6 +1,10 @@
 import Foundation
 import Shared
 import Testing
+import RoomcastAgent
+import RoomcastAggregator
+import RoomcastConfig
+import RoomcastYAML
 
 /// Secrets are redacted by their type: every way a value becomes text shows `***`.
 @Suite struct SecretTests {

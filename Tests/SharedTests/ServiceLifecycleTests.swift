@@ -2,6 +2,10 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Shared
+@testable import RoomcastCLI
+@testable import RoomcastConfig
+@testable import RoomcastLifecycle
+@testable import RoomcastLogging
 
 /// Records what the lifecycle did, for assertions.
 private final class Recorder: Sendable {

@@ -1,5 +1,8 @@
 import Testing
 @testable import Shared
+@testable import RoomcastAgent
+@testable import RoomcastConfig
+@testable import RoomcastYAML
 
 @Suite struct YAMLReaderTests {
     func parse(_ text: String) throws(ConfigProblem) -> ConfigNode? {

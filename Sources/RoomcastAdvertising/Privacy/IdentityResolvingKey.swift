@@ -1,4 +1,5 @@
 import Shared
+import RoomcastConfig
 
 /// A named Identity Resolving Key: the 128-bit key a bonded phone or watch uses to derive its
 /// rotating resolvable private addresses.

@@ -3,6 +3,11 @@ import RoomcastAdvertising
 import RoomcastHCI
 import RoomcastMQTT
 import Shared
+import RoomcastCLI
+import RoomcastConfig
+import RoomcastLifecycle
+import RoomcastLogging
+import RoomcastYAML
 
 /// The `edge-agent` command line: its spec and what each subcommand does.
 /// The executable only calls `EdgeAgentCLI.main()`.

@@ -1,5 +1,7 @@
 import Foundation
 import Shared
+import RoomcastConfig
+import RoomcastYAML
 
 /// `edge-agent irks import`: the paired devices' keys as `irks:` entries of agent.yaml, printed
 /// or merged into the config file.

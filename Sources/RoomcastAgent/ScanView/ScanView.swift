@@ -1,6 +1,7 @@
 import Foundation
 import Shared
 import Synchronization
+import RoomcastCLI
 
 /// `edge-agent scan`: a sink that shows readings instead of publishing them —
 /// the ranging table refreshed in place, or JSONL with `--json`.

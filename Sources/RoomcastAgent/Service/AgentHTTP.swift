@@ -3,6 +3,7 @@ import RoomcastHCI
 import RoomcastHTTP
 import RoomcastMQTT
 import Shared
+import RoomcastLogging
 
 /// The edge agent's optional HTTP listener (`http:`): `/metrics` in Prometheus text and `/healthz`
 /// (docs/http.md). Handlers run on the server's connection threads and read counters behind

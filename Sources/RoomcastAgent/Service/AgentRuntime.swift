@@ -1,6 +1,7 @@
 import RoomcastHCI
 import Shared
 import Synchronization
+import RoomcastLogging
 
 /// Owns the agent core while the service runs: reports, ticks and broker
 /// reconnects all go through one lock, so the core has one owner. A lock and

@@ -2,6 +2,7 @@ import Foundation
 import RoomcastMQTT
 import Shared
 import Synchronization
+import RoomcastLogging
 
 /// Where the agent's messages go: a broker, or stdout for `--dry-run`.
 public protocol AgentSink: Sendable {

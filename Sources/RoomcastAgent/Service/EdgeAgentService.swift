@@ -4,6 +4,7 @@ import RoomcastHCI
 import RoomcastHTTP
 import RoomcastMQTT
 import Shared
+import RoomcastLogging
 
 /// The running edge agent: a radio source feeding the agent core, whose
 /// messages go to a sink (broker or `--dry-run`). `run()` returns when the

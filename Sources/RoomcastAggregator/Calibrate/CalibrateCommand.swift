@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import RoomcastMQTT
 import Shared
+import RoomcastCLI
+import RoomcastLogging
 
 extension AggregatorCLI {
     /// `aggregator calibrate`'s own options.

@@ -4,6 +4,11 @@ import RoomcastFusion
 import RoomcastHTTP
 import RoomcastMQTT
 import Shared
+import RoomcastCLI
+import RoomcastConfig
+import RoomcastLifecycle
+import RoomcastLogging
+import RoomcastYAML
 
 /// The `aggregator` command line: its spec and what each subcommand does.
 /// The executable only calls `AggregatorCLI.main()`.

@@ -3,6 +3,7 @@ import Foundation
 import RoomcastHTTP
 import Shared
 import Synchronization
+import RoomcastLogging
 
 /// The aggregator's HTTP listener (`http:`): the dashboard at `/`, its live updates at
 /// `/events` (Server-Sent Events), `/api/state`, `/metrics` and `/healthz` (docs/http.md).

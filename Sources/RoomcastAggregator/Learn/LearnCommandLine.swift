@@ -3,6 +3,9 @@ import Synchronization
 import RoomcastFusion
 import RoomcastMQTT
 import Shared
+import RoomcastCLI
+import RoomcastLifecycle
+import RoomcastLogging
 
 extension AggregatorCLI {
     /// `aggregator learn`'s own options.

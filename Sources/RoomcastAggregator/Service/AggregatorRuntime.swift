@@ -1,6 +1,7 @@
 import RoomcastFusion
 import RoomcastMQTT
 import Shared
+import RoomcastLogging
 
 /// Owns the aggregator core (and the standby election) while the service
 /// runs: inbound messages and timer ticks both pass through this actor.

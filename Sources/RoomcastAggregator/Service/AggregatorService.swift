@@ -3,6 +3,7 @@ import RoomcastFusion
 import RoomcastMQTT
 import Shared
 import Synchronization
+import RoomcastLogging
 
 /// The live aggregator: subscribes to the nodes' readings and status (and its
 /// own retained output, to resume after a restart), feeds the core, and

@@ -1,5 +1,6 @@
 import Shared
 import Synchronization
+import RoomcastLogging
 
 /// Drives one controller over a transport: sends commands one at a time and
 /// checks each Command Complete, runs the init sequence, starts and stops

@@ -1,5 +1,6 @@
 import Shared
 import Synchronization
+import RoomcastLogging
 
 /// Advertising reports from a live controller (raw HCI socket or H4), with
 /// recovery: a supervisor task feeds `RecoveryMachine` and performs what it

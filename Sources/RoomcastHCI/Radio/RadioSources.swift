@@ -1,4 +1,5 @@
 import Shared
+import RoomcastLogging
 
 /// Creates radio sources and transports from a `RadioSourceSpec`.
 public enum RadioSources {

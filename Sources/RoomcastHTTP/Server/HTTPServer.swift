@@ -3,6 +3,7 @@ import Shared
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+import RoomcastLogging
 #endif
 
 /// A small HTTP/1.1 server on POSIX sockets: one accept thread and one thread per connection

@@ -1,5 +1,6 @@
 import RoomcastFusion
 import Shared
+import RoomcastAgent
 
 /// Baseline after Bermuda's area switching: each second the incumbent node is
 /// challenged by every node reporting a shorter distance; a challenger wins when it

@@ -1,5 +1,6 @@
 import RoomcastFusion
 import Shared
+import RoomcastAgent
 
 /// Baseline with Home Assistant `mqtt_room` semantics: every reading (at most one
 /// per second per node) carries the node's latest distance; it is taken when it is

@@ -2,6 +2,10 @@ import Foundation
 import RoomcastAggregator
 import RoomcastFusion
 import Shared
+import RoomcastAgent
+import RoomcastCLI
+import RoomcastConfig
+import RoomcastYAML
 
 /// `roomcast-sim`: its command-line declaration and what each subcommand does, in the
 /// library so the help text and the commands are tested without spawning the executable.

@@ -4,6 +4,8 @@ import RoomcastAggregator
 import RoomcastFusion
 import Shared
 import Synchronization
+import RoomcastConfig
+import RoomcastYAML
 
 /// Scores an estimator on what the product does with a scenario, and nothing else: each
 /// node's capture through `edge-agent run --source btsnoop:… --speed max --dry-run` (in

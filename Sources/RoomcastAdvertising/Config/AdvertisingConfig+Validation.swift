@@ -1,0 +1,99 @@
+import Foundation
+import Shared
+
+extension AdvertisingConfig {
+    /// Every problem, each prefixed with its path (`regions[1].uuid: not a UUID`). Empty means valid.
+    public func validate() -> [String] {
+        var out: [String] = []
+        var names = Set<String>()
+        for (i, r) in regions.enumerated() {
+            let p = "regions[\(i)]"
+            if r.name.trimmingCharacters(in: .whitespaces).isEmpty { out.append("\(p).name: empty") }
+            else if !names.insert(r.name).inserted { out.append("\(p).name: '\(r.name)' used twice") }
+            switch (r.uuid, r.namespace) {
+            case (nil, nil): out.append("\(p): give uuid (iBeacon/AltBeacon) or namespace (Eddystone)")
+            case (.some, .some): out.append("\(p): give uuid or namespace, not both")
+            default: break
+            }
+            if let u = r.uuid, UUID(uuidString: u) == nil { out.append("\(p).uuid: not a UUID: '\(u)'") }
+            if let m = r.major, !(0...0xFFFF).contains(m) { out.append("\(p).major: \(m) is outside 0...65535") }
+            if let m = r.minor, !(0...0xFFFF).contains(m) { out.append("\(p).minor: \(m) is outside 0...65535") }
+            if r.major != nil, r.uuid == nil { out.append("\(p).major: needs uuid") }
+            if r.minor != nil, r.major == nil { out.append("\(p).minor: needs major") }
+            if let ns = r.namespace, Self.hexBytes(ns, 10) == nil { out.append("\(p).namespace: not 20 hex digits: '\(ns)'") }
+            if let inst = r.instance {
+                if Self.hexBytes(inst, 6) == nil { out.append("\(p).instance: not 12 hex digits: '\(inst)'") }
+                if r.namespace == nil { out.append("\(p).instance: needs namespace") }
+            }
+        }
+        var ids = Set<String>()
+        for (i, k) in knownBeacons.enumerated() {
+            let p = "known_beacons[\(i)]"
+            if BeaconID(k.id) == nil {
+                out.append("\(p).id: not a beacon id: '\(k.id)' (forms: ibeacon:<uuid>-<major>-<minor>, altbeacon:…, eddystone:<ns>-<inst>, mac:<12 hex>, irk:<name>, fp:<rule>-<value>; lowercase)")
+            } else if !ids.insert(k.id).inserted {
+                out.append("\(p).id: '\(k.id)' listed twice")
+            }
+            if let pw = k.power, !(-127...20).contains(pw) { out.append("\(p).power: \(pw) dBm is not a plausible 1 m RSSI (-127...20)") }
+        }
+        var irkNames = Set<String>()
+        for (i, k) in irks.enumerated() {
+            let p = "irks[\(i)]"
+            if BeaconID.irk(k.name) == nil { out.append("\(p).name: '\(k.name)' must be lowercase letters, digits, '-', '_' or '.'") }
+            else if !irkNames.insert(k.name.lowercased()).inserted { out.append("\(p).name: '\(k.name)' used twice") }
+            if Self.hexBytes(k.key.revealed, 16) == nil { out.append("\(p).key: not 32 hex digits") } // never echo a key
+            if let o = k.byteOrder, o != "msb_first", o != "lsb_first" {
+                out.append("\(p).byte_order: '\(o)' is not msb_first or lsb_first")
+            }
+        }
+        for (i, b) in fingerprints.builtins.enumerated() where b != "all" && !FingerprintConfig.builtinNames.contains(b) {
+            out.append("fingerprints.builtins[\(i)]: unknown '\(b)' (known: all, \(FingerprintConfig.builtinNames.joined(separator: ", ")))")
+        }
+        var ruleNames = Set<String>()
+        for (i, r) in fingerprints.rules.enumerated() {
+            out += Self.validate(rule: r, path: "fingerprints.rules[\(i)]", names: &ruleNames)
+        }
+        for (i, c) in ibeaconCompanyIds.enumerated() where !(0...0xFFFF).contains(c.value ?? -1) {
+            out.append("ibeacon_company_ids[\(i)]: '\(c)' is not a company id 0...0xFFFF")
+        }
+        if irkCacheSize < 1 { out.append("irk_cache_size: must be at least 1") }
+        return out
+    }
+
+    private static func validate(rule r: FingerprintRuleConfig, path p: String, names: inout Set<String>) -> [String] {
+        var out: [String] = []
+        if BeaconID.fingerprint(r.name, "x") == nil || r.name != r.name.lowercased() || r.name.contains(":") {
+            out.append("\(p).name: '\(r.name)' must be lowercase letters, digits, '-', '_' or '.'")
+        } else if !names.insert(r.name).inserted {
+            out.append("\(p).name: '\(r.name)' used twice")
+        }
+        if let c = r.companyId, !(0...0xFFFF).contains(c.value ?? -1) { out.append("\(p).company_id: '\(c)' is not 0...0xFFFF") }
+        if let m = r.manufacturerPrefix {
+            if Hex.decode(m) == nil { out.append("\(p).manufacturer_prefix: not hex") }
+            if r.companyId == nil { out.append("\(p).manufacturer_prefix: needs company_id") }
+        }
+        if let s = r.serviceUuid, !FingerprintConfig.isServiceUUID(s) { out.append("\(p).service_uuid: not a UUID: '\(s)'") }
+        if let s = r.serviceDataPrefix {
+            if Hex.decode(s) == nil { out.append("\(p).service_data_prefix: not hex") }
+            if r.serviceUuid == nil { out.append("\(p).service_data_prefix: needs service_uuid") }
+        }
+        if r.companyId == nil && r.serviceUuid == nil && r.localName == nil && r.localNamePrefix == nil {
+            out.append("\(p): needs at least one of company_id, service_uuid, local_name, local_name_prefix")
+        }
+        switch r.id {
+        case "address", "local_name": break
+        case "constant":
+            if let v = r.value, BeaconID.fingerprint("x", v) != nil, v == v.lowercased() {} else {
+                out.append("\(p).value: id 'constant' needs a lowercase value of letters, digits, '-', '_' or '.'")
+            }
+        case "manufacturer_bytes", "service_data_bytes":
+            if r.id == "manufacturer_bytes", r.companyId == nil { out.append("\(p).id: manufacturer_bytes needs company_id") }
+            if r.id == "service_data_bytes", r.serviceUuid == nil { out.append("\(p).id: service_data_bytes needs service_uuid") }
+            if (r.offset ?? -1) < 0 { out.append("\(p).offset: needs a byte offset ≥ 0") }
+            if !(1...32).contains(r.length ?? 0) { out.append("\(p).length: needs a byte count 1...32") }
+        default:
+            out.append("\(p).id: '\(r.id)' is not address, local_name, constant, manufacturer_bytes or service_data_bytes")
+        }
+        return out
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import RoomcastConfig
+import Shared
+
+extension AgentConfig {
+    /// Every semantic problem: names that cannot be topic levels, ranges, ids.
+    public func validate() -> [ConfigProblem] {
+        var checks = ConfigChecks()
+        checks.topicName(node, at: "node")
+        if let room { checks.topicName(room, at: "room") }
+        mqtt.validate(at: "mqtt", into: &checks)
+
+        checks.range(scan.intervalMs, 2.5...10240, at: "scan.interval_ms", unit: " ms")
+        checks.range(scan.windowMs, 2.5...10240, at: "scan.window_ms", unit: " ms")
+        if scan.windowMs > scan.intervalMs {
+            checks.add("scan.window_ms", "must not exceed scan.interval_ms (\(scan.intervalMs))")
+        }
+        checks.range(scan.restartAfterS, 0...86400, at: "scan.restart_after_s", unit: " s")
+        checks.range(scan.burstWindowMs, 0...100, at: "scan.burst_window_ms", unit: " ms")
+
+        let f = ranging.filter
+        checks.range(f.window, 1...100, at: "ranging.filter.window")
+        checks.positive(f.processNoise, at: "ranging.filter.process_noise")
+        checks.positive(f.measurementNoise, at: "ranging.filter.measurement_noise")
+        checks.range(f.outlierDb, 0...100, at: "ranging.filter.outlier_db", unit: " dB")
+        checks.range(ranging.pathLossExponent, 1.0...6.0, at: "ranging.path_loss_exponent")
+        checks.range(ranging.rxAdjustDb, -50...50, at: "ranging.rx_adjust_db", unit: " dB")
+        checks.range(ranging.defaultPower, -127...20, at: "ranging.default_power", unit: " dBm")
+        checks.range(ranging.immediateM, 0.01...100, at: "ranging.immediate_m", unit: " m")
+        checks.range(ranging.nearM, 0.01...1000, at: "ranging.near_m", unit: " m")
+        if ranging.nearM <= ranging.immediateM {
+            checks.add("ranging.near_m", "must be greater than ranging.immediate_m (\(ranging.immediateM))")
+        }
+        checks.range(ranging.forgetAfterS, 1...86400, at: "ranging.forget_after_s", unit: " s")
+
+        checks.range(publish.reportIntervalS, 0.05...3600, at: "publish.report_interval_s", unit: " s")
+        checks.range(publish.significantChangeDb, 0...100, at: "publish.significant_change_db", unit: " dB")
+        checks.range(publish.significantChangeM, 0...1000, at: "publish.significant_change_m", unit: " m")
+        checks.range(publish.telemetryIntervalS, 1...86400, at: "publish.telemetry_interval_s", unit: " s")
+
+        for (i, region) in regions.enumerated() { checks.topicName(region.name, at: "regions[\(i)].name") }
+        for (i, beacon) in beacons.enumerated() {
+            if let name = beacon.name { checks.topicName(name, at: "beacons[\(i)].name") }
+        }
+        // The tracking sections' own rules; this file calls known_beacons `beacons`.
+        for line in advertising.validate() {
+            let text = line.hasPrefix("known_beacons") ? "beacons" + line.dropFirst("known_beacons".count) : Substring(line)
+            guard let colon = text.range(of: ": ") else { checks.add("", String(text)); continue }
+            checks.add(String(text[..<colon.lowerBound]), String(text[colon.upperBound...]))
+        }
+
+        checks.range(maxTrackedBeacons, 1...1_000_000, at: "max_tracked_beacons")
+        // Known beacons and IRK phones are evicted last; with room for all of them, never.
+        let configured = beacons.count + irks.count
+        if (1...1_000_000).contains(maxTrackedBeacons), maxTrackedBeacons < configured {
+            checks.add("max_tracked_beacons", "must be at least the number of beacons and irks configured (\(configured))")
+        }
+
+        if advertise.enabled {
+            if let uuid = advertise.uuid {
+                if UUID(uuidString: uuid) == nil { checks.add("advertise.uuid", "not a UUID '\(ConfigNode.excerpt(uuid))'") }
+            } else {
+                checks.add("advertise.uuid", "required when advertise.enabled is true")
+            }
+        } else if let uuid = advertise.uuid, UUID(uuidString: uuid) == nil {
+            checks.add("advertise.uuid", "not a UUID '\(ConfigNode.excerpt(uuid))'")
+        }
+        checks.range(advertise.power, -127...20, at: "advertise.power", unit: " dBm")
+        checks.range(advertise.intervalMs, 20...10240, at: "advertise.interval_ms", unit: " ms")
+        http.validate(at: "http", into: &checks)
+        return checks.problems
+    }
+}

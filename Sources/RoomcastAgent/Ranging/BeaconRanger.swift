@@ -1,0 +1,59 @@
+import Shared
+/// Ranging state of one beacon at one node: filter, interval, last sample.
+public struct BeaconRanger: Sendable, Equatable {
+    public let id: BeaconID
+    public let config: RangingConfig
+    public private(set) var filter: RSSIFilter
+    public private(set) var intervals: IntervalEstimator
+    public private(set) var lastRSSI: Int = 0
+    public private(set) var lastSeen: Double = -.infinity
+    public private(set) var power: Int
+    public private(set) var samples: Int = 0
+
+    public init(id: BeaconID, config: RangingConfig) {
+        self.id = id
+        self.config = config
+        self.filter = RSSIFilter(config: config)
+        self.intervals = IntervalEstimator(capacity: config.intervalHistory)
+        self.power = config.powerOverrides[id] ?? config.defaultPower
+    }
+
+    /// RSSI values a controller can really report; HCI uses 127 for "not available".
+    public static let validRSSI = -127...20
+
+    /// Folds in one advertisement heard with `rssi` at `t`. `advertised` is the beacon's
+    /// own 1 m power, if it carries one (0 or an implausible value counts as none).
+    /// A packet without a usable RSSI still counts as heard but leaves the filter alone.
+    public mutating func ingest(rssi: Int, advertised: Int?, at t: Double) {
+        guard t.isFinite else { return }
+        power = BeaconRanger.referencePower(id: id, advertised: advertised, config: config)
+        lastSeen = max(t, lastSeen)
+        intervals.record(at: t)
+        guard BeaconRanger.validRSSI ~= rssi else { return }
+        lastRSSI = rssi
+        samples += 1
+        filter.update(rssi: Double(rssi) + config.rxAdjust, at: t)
+    }
+
+    /// Override from config, else the advertised power when plausible, else the default.
+    public static func referencePower(id: BeaconID, advertised: Int?, config: RangingConfig) -> Int {
+        // Checked for emptiness first: hashing the id on every advertisement is measurable.
+        if !config.powerOverrides.isEmpty, let o = config.powerOverrides[id] { return o }
+        if let a = advertised, (-127)...(-1) ~= a { return a }
+        return config.defaultPower
+    }
+
+    /// The estimate at `now`; proximity is `unknown` once the beacon has been silent
+    /// for `config.unknownAfter`. Nil before the first sample.
+    public func estimate(now: Double) -> RangeEstimate? {
+        guard let filtered = filter.estimate else { return nil }
+        let model = DistanceModel.logDistance(exponent: config.pathLossExponent)
+        let d = model.distance(rssi: filtered, power: Double(power), maxDistance: config.maxDistance)
+            ?? config.maxDistance
+        let silent = now - lastSeen > config.unknownAfter
+        return RangeEstimate(
+            id: id, rssi: lastRSSI, rssiFiltered: filtered, power: power, distance: d,
+            proximity: silent ? .unknown : Proximity(distance: d, config: config),
+            interval: intervals.interval, lastSeen: lastSeen, samples: samples)
+    }
+}

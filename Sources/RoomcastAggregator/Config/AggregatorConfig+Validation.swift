@@ -1,0 +1,147 @@
+import RoomcastConfig
+import Shared
+extension AggregatorConfig {
+    /// Every semantic problem of the site and the settings.
+    public func validate() -> [ConfigProblem] {
+        var checks = ConfigChecks()
+        mqtt.validate(at: "mqtt", into: &checks)
+
+        let coordinate = -100_000.0...100_000.0
+        for (i, room) in rooms.enumerated() {
+            let path = "rooms[\(i)]"
+            checks.topicName(room.name, at: path + ".name")
+            checks.displayName(room.displayName, at: path + ".display_name")
+            checks.displayName(room.area, at: path + ".area")
+            checks.range(room.floor, -100...300, at: path + ".floor")
+            if let polygon = room.polygon {
+                if polygon.count < 3 {
+                    checks.add(path + ".polygon", "needs at least 3 points, found \(polygon.count)")
+                }
+                for (j, point) in polygon.enumerated() {
+                    if point.count != 2 {
+                        checks.add("\(path).polygon[\(j)]", "must be [x, y] (2 numbers), found \(point.count)")
+                    } else if !point.allSatisfy(coordinate.contains) {
+                        checks.add("\(path).polygon[\(j)]", "coordinates must be within ±100000 m")
+                    }
+                }
+            }
+        }
+        checks.unique(rooms.map(\.name), list: "rooms")
+
+        let roomNames = Set(rooms.map(\.name))
+        for (i, node) in nodes.enumerated() {
+            let path = "nodes[\(i)]"
+            checks.topicName(node.name, at: path + ".name")
+            checks.displayName(node.displayName, at: path + ".display_name")
+            if let room = node.room, !roomNames.contains(room) {
+                var message = "unknown room '\(ConfigNode.excerpt(room))'"
+                if let guess = Suggestion.closest(to: room, in: roomNames) { message += "; did you mean '\(guess)'?" }
+                else if roomNames.isEmpty { message += "; list it under rooms:" }
+                checks.add(path + ".room", message)
+            }
+            if let position = node.position {
+                if position.count != 3 {
+                    checks.add(path + ".position", "must be [x, y, z] (3 numbers), found \(position.count)")
+                } else if !position.allSatisfy(coordinate.contains) {
+                    checks.add(path + ".position", "coordinates must be within ±100000 m")
+                }
+            }
+            checks.range(node.rxAdjust, -50...50, at: path + ".rx_adjust", unit: " dB")
+        }
+        checks.unique(nodes.map(\.name), list: "nodes")
+        let tracked = Set(beacons.map(\.id))
+        var transmitter: [BeaconID: Int] = [:]
+        for (i, node) in nodes.enumerated() {
+            guard let beacon = node.beacon else { continue }
+            if let j = transmitter[beacon] {
+                checks.add("nodes[\(i)].beacon", "duplicate beacon '\(beacon.rawValue)' (also nodes[\(j)])")
+            } else {
+                transmitter[beacon] = i
+            }
+            if tracked.contains(beacon) {
+                checks.add("nodes[\(i)].beacon", "'\(beacon.rawValue)' is also under beacons:; a node's own beacon calibrates the receivers and is never tracked")
+            }
+        }
+        Self.validate(beacons, list: "beacons", into: &checks)
+        validatePeople(tracked: tracked, nodeBeacons: Set(transmitter.keys), into: &checks)
+
+        checks.add(contentsOf: fusion.tableProblems())
+
+        checks.topicPrefix(discovery.prefix, at: "discovery.prefix")
+        checks.range(output.refreshIntervalS, 0...86400, at: "output.refresh_interval_s", unit: " s")
+
+        let floors = Set(rooms.map(\.floor))
+        for (i, floor) in (partition.floors ?? []).enumerated() where !floors.contains(floor) {
+            checks.add("partition.floors[\(i)]", "no room is on floor \(floor)")
+        }
+        for (i, room) in (partition.rooms ?? []).enumerated() where !roomNames.contains(room) {
+            var message = "unknown room '\(ConfigNode.excerpt(room))'"
+            if let guess = Suggestion.closest(to: room, in: roomNames) { message += "; did you mean '\(guess)'?" }
+            checks.add("partition.rooms[\(i)]", message)
+        }
+        checks.range(standby.leaseS, 1...600, at: "standby.lease_s", unit: " s")
+        if let u = standby.guardUsername, u.isEmpty { checks.add("standby.guard_username", "must not be empty") }
+        http.validate(at: "http", into: &checks)
+        if let file = learn.stateFile {
+            if file.isEmpty { checks.add("learn.state_file", "must not be empty (leave it out for the default)") }
+            else if file.utf8.count > 4096 { checks.add("learn.state_file", "must be at most 4096 bytes") }
+            else if file.unicodeScalars.contains(where: { $0.value < 0x20 }) { checks.add("learn.state_file", "must not contain control characters") }
+            else if file.hasSuffix("/") { checks.add("learn.state_file", "names a directory; give a file, e.g. \(file)\(Learn.defaultFileName)") }
+        }
+        return checks.problems
+    }
+
+    /// `people:` ids topic-safe and unique, names readable, each beacon someone's at most once,
+    /// listed under `beacons:` when that list is given (else it would not be tracked), and not a
+    /// node's own.
+    private func validatePeople(tracked: Set<BeaconID>, nodeBeacons: Set<BeaconID>, into checks: inout ConfigChecks) {
+        var owner: [BeaconID: String] = [:]
+        for (i, person) in people.enumerated() {
+            let path = "people[\(i)]"
+            checks.displayName(person.name, at: path + ".name")
+            if person.id.isEmpty {
+                checks.add(path + ".id", "could not be derived from the name (no letter or digit); give an id")
+            } else {
+                checks.topicName(person.id, at: path + ".id")
+            }
+            if person.beacons.isEmpty { checks.add(path + ".beacons", "must list at least one beacon id") }
+            for (j, beacon) in person.beacons.enumerated() {
+                let at = "\(path).beacons[\(j)]"
+                if let other = owner[beacon] {
+                    checks.add(at, "'\(beacon.rawValue)' is already \(other)'s; a beacon belongs to one person")
+                } else {
+                    owner[beacon] = person.id
+                }
+                if !tracked.isEmpty && !tracked.contains(beacon) {
+                    checks.add(at, "'\(beacon.rawValue)' is not under beacons:; list it there so it is tracked")
+                }
+                if nodeBeacons.contains(beacon) {
+                    checks.add(at, "'\(beacon.rawValue)' is a node's own beacon (nodes[].beacon), which is never tracked")
+                }
+            }
+        }
+        checks.unique(people.map(\.id), list: "people", field: "id")
+    }
+
+    /// The checks of the known-beacon list `beacons:`.
+    static func validate(_ beacons: [SiteModel.KnownBeacon], list: String, into checks: inout ConfigChecks) {
+        for (i, beacon) in beacons.enumerated() {
+            if let name = beacon.name { checks.topicName(name, at: "\(list)[\(i)].name") }
+            if let power = beacon.power { checks.range(power, -127...20, at: "\(list)[\(i)].power", unit: " dBm") }
+        }
+        checks.unique(beacons.map(\.id.rawValue), list: list, field: "id")
+    }
+}
+
+extension ConfigChecks {
+    /// A name shown to people (Home Assistant device and area names): not empty, at most 128 bytes,
+    /// no control characters.
+    mutating func displayName(_ value: String?, at path: String) {
+        guard let value else { return }
+        if value.allSatisfy({ $0 == " " }) { add(path, "must not be empty") }
+        else if value.utf8.count > 128 { add(path, "must be at most 128 bytes") }
+        else if value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            add(path, "must not contain control characters")
+        }
+    }
+}

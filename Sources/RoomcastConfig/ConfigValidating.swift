@@ -1,0 +1,66 @@
+import Shared
+/// A decoded config that can check its own meaning (names, references, ranges).
+public protocol ConfigValidating {
+    /// Every semantic problem, each with the path of the offending value.
+    func validate() -> [ConfigProblem]
+}
+
+/// Collects validation problems; small helpers for the checks every config repeats.
+public struct ConfigChecks: Sendable {
+    public private(set) var problems: [ConfigProblem] = []
+
+    public init() {}
+
+    public mutating func add(_ path: String, _ message: String) {
+        problems.append(ConfigProblem(path: path, message: message))
+    }
+
+    public mutating func add(contentsOf other: [ConfigProblem]) {
+        problems.append(contentsOf: other)
+    }
+
+    /// The problems of a setting table (`SettingTable.tableProblems()`).
+    public mutating func add(contentsOf other: [SettingProblem]) {
+        for problem in other { add(problem.path, problem.message) }
+    }
+
+    /// `value` must be usable as one MQTT topic level (see `TopicName`).
+    public mutating func topicName(_ value: String, at path: String) {
+        if let problem = TopicName.problem(with: value) { add(path, problem) }
+    }
+
+    /// A topic prefix: one or more valid topic levels joined by '/'.
+    public mutating func topicPrefix(_ value: String, at path: String) {
+        let levels = value.split(separator: "/", omittingEmptySubsequences: false)
+        for level in levels {
+            if let problem = TopicName.problem(with: String(level)) {
+                add(path, "level '\(ConfigNode.excerpt(String(level)))' \(problem)")
+                return
+            }
+        }
+    }
+
+    /// `value` must lie in `range`.
+    public mutating func range<T: Comparable>(_ value: T, _ range: ClosedRange<T>, at path: String, unit: String = "") {
+        if !range.contains(value) {
+            add(path, "must be between \(range.lowerBound) and \(range.upperBound)\(unit), found \(value)")
+        }
+    }
+
+    /// `value` must be greater than zero.
+    public mutating func positive(_ value: Double, at path: String) {
+        if !(value > 0) { add(path, "must be greater than 0, found \(value)") }
+    }
+
+    /// Names in `items` must be unique; reports each repeat at its own index.
+    public mutating func unique(_ names: [String], list: String, field: String = "name") {
+        var first: [String: Int] = [:]
+        for (i, name) in names.enumerated() {
+            if let j = first[name] {
+                add("\(list)[\(i)].\(field)", "duplicate \(field) '\(ConfigNode.excerpt(name))' (also \(list)[\(j)])")
+            } else {
+                first[name] = i
+            }
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import RoomcastConfig
+
+/// The `http:` section of the aggregator's and the agent's config: the optional HTTP listener
+/// (dashboard, `/metrics`, `/healthz`; docs/http.md). Off unless `listen` is set.
+public struct HTTPConfig: Codable, Sendable, Equatable {
+    /// Environment variable read for the token when `token_env` is not set.
+    public static let tokenEnvironmentVariable = "ROOMCAST_HTTP_TOKEN"
+    /// The address `--http` and the docs suggest: loopback, so nothing is exposed by accident.
+    public static let suggestedListen = "127.0.0.1:8267"
+
+    /// `host:port` to listen on (`127.0.0.1:8267`, `[::1]:8267`, `0.0.0.0:8267`); nil: no listener.
+    public var listen: String?
+    /// Connections served at once; more wait in the kernel's backlog (default 16).
+    public var maxConnections: Int
+    /// Largest request head and body accepted, in bytes (default 8192).
+    public var maxRequestBytes: Int
+    /// Time a client has to send its request, in seconds (default 10).
+    public var requestTimeoutS: Double
+    /// Live event streams (the dashboard's) at once (default 8).
+    public var maxEventStreams: Int
+    /// The token for requests that change state (`Authorization: Bearer <token>`, or Basic with
+    /// the token as password); prefer `token_env`. A `Secret`: every rendering shows `***`.
+    public var token: Secret?
+    /// Name of an environment variable holding the token.
+    public var tokenEnv: String?
+    /// Require the token for every page too, not only for changes (`/healthz` stays open for
+    /// supervisors; default false).
+    public var protectReads: Bool
+
+    public init(listen: String? = nil, maxConnections: Int = 16, maxRequestBytes: Int = 8192, requestTimeoutS: Double = 10,
+                maxEventStreams: Int = 8, token: Secret? = nil, tokenEnv: String? = nil, protectReads: Bool = false) {
+        self.listen = listen
+        self.maxConnections = maxConnections
+        self.maxRequestBytes = maxRequestBytes
+        self.requestTimeoutS = requestTimeoutS
+        self.maxEventStreams = maxEventStreams
+        self.token = token
+        self.tokenEnv = tokenEnv
+        self.protectReads = protectReads
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case listen, token
+        case maxConnections = "max_connections", maxRequestBytes = "max_request_bytes",
+             requestTimeoutS = "request_timeout_s", maxEventStreams = "max_event_streams",
+             tokenEnv = "token_env", protectReads = "protect_reads"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let d = HTTPConfig()
+        listen = try c.decodeIfPresent(String.self, forKey: .listen)
+        maxConnections = try c.decode(Int.self, forKey: .maxConnections, default: d.maxConnections)
+        maxRequestBytes = try c.decode(Int.self, forKey: .maxRequestBytes, default: d.maxRequestBytes)
+        requestTimeoutS = try c.decode(Double.self, forKey: .requestTimeoutS, default: d.requestTimeoutS)
+        maxEventStreams = try c.decode(Int.self, forKey: .maxEventStreams, default: d.maxEventStreams)
+        token = try c.decodeIfPresent(Secret.self, forKey: .token)
+        tokenEnv = try c.decodeIfPresent(String.self, forKey: .tokenEnv)
+        protectReads = try c.decode(Bool.self, forKey: .protectReads, default: d.protectReads)
+    }
+
+    /// A parsed `listen` value.
+    public struct Endpoint: Sendable, Equatable, CustomStringConvertible {
+        /// An IPv4 or IPv6 literal (`localhost` becomes `127.0.0.1`).
+        public var host: String
+        public var port: UInt16
+        public var isIPv6: Bool { host.contains(":") }
+        /// True for 127.0.0.0/8 and ::1.
+        public var isLoopback: Bool { host.hasPrefix("127.") || host == "::1" }
+        public var description: String { isIPv6 ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+        public init(host: String, port: UInt16) {
+            self.host = host
+            self.port = port
+        }
+
+        /// Parses `host:port`; nil with the reason when it is not one.
+        public static func parse(_ text: String) -> Result<Endpoint, EndpointError> {
+            var host: Substring
+            var portText: Substring
+            if text.hasPrefix("[") {
+                guard let close = text.firstIndex(of: "]"), text[close...].hasPrefix("]:") else { return .failure(.init("expected [ipv6]:port")) }
+                host = text[text.index(after: text.startIndex)..<close]
+                portText = text[text.index(close, offsetBy: 2)...]
+            } else {
+                guard let colon = text.lastIndex(of: ":") else { return .failure(.init("expected host:port, e.g. \(suggestedListen)")) }
+                host = text[..<colon]
+                portText = text[text.index(after: colon)...]
+            }
+            guard let port = UInt16(portText), port > 0 else { return .failure(.init("port must be 1...65535, found '\(portText)'")) }
+            if host == "localhost" { host = "127.0.0.1" }
+            let isV4 = host.split(separator: ".", omittingEmptySubsequences: false).count == 4
+                && host.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { UInt8($0) != nil }
+            let isV6 = host.contains(":") && host.allSatisfy { $0.isHexDigit || $0 == ":" }
+            guard isV4 || isV6 else {
+                return .failure(.init("host must be an IP address (127.0.0.1, 0.0.0.0, [::1]) or localhost, found '\(ConfigNode.excerpt(String(host)))'"))
+            }
+            return .success(Endpoint(host: String(host), port: port))
+        }
+    }
+
+    /// Why a `listen` value is not an endpoint.
+    public struct EndpointError: Error, Sendable, Equatable {
+        public var message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    /// The endpoint to listen on; nil when off or invalid (`validate` reports the latter).
+    public var endpoint: Endpoint? { listen.flatMap { try? Endpoint.parse($0).get() } }
+
+    /// The token, from (in order) the variable named by `token_env`, `ROOMCAST_HTTP_TOKEN`, then
+    /// `token`; nil when none is set (changes are then refused).
+    public func resolvedToken(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        if let name = tokenEnv { return environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        if let value = environment[Self.tokenEnvironmentVariable], !value.isEmpty { return value }
+        return token?.revealed
+    }
+
+    /// Every problem of the section, under `path`.
+    public func validate(at path: String, into checks: inout ConfigChecks) {
+        if let listen, case .failure(let e) = Endpoint.parse(listen) { checks.add(path + ".listen", e.message) }
+        checks.range(maxConnections, 1...1024, at: path + ".max_connections")
+        checks.range(maxRequestBytes, 1024...1_048_576, at: path + ".max_request_bytes", unit: " bytes")
+        checks.range(requestTimeoutS, 0.5...300, at: path + ".request_timeout_s", unit: " s")
+        checks.range(maxEventStreams, 0...256, at: path + ".max_event_streams")
+        if let token, token.isEmpty { checks.add(path + ".token", "must not be empty; remove it to refuse changes") }
+        if let tokenEnv, tokenEnv.isEmpty { checks.add(path + ".token_env", "must not be empty") }
+    }
+}

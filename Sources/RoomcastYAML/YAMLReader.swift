@@ -1,0 +1,235 @@
+internal import CYAML
+import RoomcastConfig
+
+/// Parses YAML (and so JSON) text into a `ConfigNode` tree with libyaml's
+/// event API. This file is the only place that touches libyaml.
+///
+/// Hostile input is bounded: nesting depth, total node count and the number
+/// of nodes aliases may expand to are limited (a "billion laughs" file fails
+/// fast instead of growing memory), duplicate keys are rejected, and only
+/// one document is accepted.
+public struct YAMLReader: Sendable {
+    /// Limits that keep a hostile document from exhausting memory or stack.
+    public struct Limits: Sendable {
+        public var maxDepth: Int
+        public var maxNodes: Int
+        /// Nodes created by expanding aliases, summed over all aliases.
+        public var maxAliasExpansion: Int
+
+        public init(maxDepth: Int = 64, maxNodes: Int = 200_000, maxAliasExpansion: Int = 10_000) {
+            self.maxDepth = maxDepth
+            self.maxNodes = maxNodes
+            self.maxAliasExpansion = maxAliasExpansion
+        }
+    }
+
+    public var limits: Limits
+
+    public init(limits: Limits = Limits()) {
+        self.limits = limits
+    }
+
+    /// Parses `text`; an empty document yields nil. Throws a `ConfigProblem`
+    /// describing the first syntax error (a parser cannot go on after one).
+    public func parse(_ text: String) throws(ConfigProblem) -> ConfigNode? {
+        var bytes = Array(text.utf8)
+        if bytes.isEmpty { return nil }
+        var parser = yaml_parser_t()
+        guard yaml_parser_initialize(&parser) != 0 else {
+            throw ConfigProblem(path: "", message: "cannot initialise the YAML parser (out of memory)")
+        }
+        defer { yaml_parser_delete(&parser) }
+        return try bytes.withUnsafeMutableBufferPointer { (buffer) throws(ConfigProblem) -> ConfigNode? in
+            yaml_parser_set_input_string(&parser, buffer.baseAddress, buffer.count)
+            var builder = TreeBuilder(limits: limits)
+            while true {
+                var event = yaml_event_t()
+                guard yaml_parser_parse(&parser, &event) != 0 else {
+                    throw Self.syntaxProblem(parser)
+                }
+                defer { yaml_event_delete(&event) }
+                let done = event.type == YAML_STREAM_END_EVENT
+                try builder.handle(event)
+                if done { break }
+            }
+            return builder.root
+        }
+    }
+
+    private static func syntaxProblem(_ parser: yaml_parser_t) -> ConfigProblem {
+        var message = "invalid YAML: " + (parser.problem.map { String(cString: $0) } ?? "syntax error")
+        if let context = parser.context { message += " " + String(cString: context) }
+        let mark = parser.problem_mark
+        return ConfigProblem(path: "", message: message,
+                             location: .position(line: Int(mark.line) + 1, column: Int(mark.column) + 1))
+    }
+}
+
+/// Turns the event stream into a tree, one open collection per stack frame.
+private struct TreeBuilder {
+    enum Frame {
+        case mapping(anchor: String?, location: ConfigLocation, entries: [ConfigNode.Entry], pendingKey: (String, ConfigLocation)?, seen: [String: ConfigLocation])
+        case sequence(anchor: String?, location: ConfigLocation, items: [ConfigNode])
+    }
+
+    struct Anchored {
+        var node: ConfigNode
+        var count: Int
+        var depth: Int
+    }
+
+    let limits: YAMLReader.Limits
+    var stack: [Frame] = []
+    var anchors: [String: Anchored] = [:]
+    var root: ConfigNode?
+    var documents = 0
+    var nodeCount = 0
+    var expanded = 0
+    /// Node count and height so far of each open collection, parallel to `stack`.
+    var metrics: [(count: Int, height: Int)] = []
+
+    init(limits: YAMLReader.Limits) { self.limits = limits }
+
+    mutating func handle(_ event: yaml_event_t) throws(ConfigProblem) {
+        let location = ConfigLocation.position(line: Int(event.start_mark.line) + 1,
+                                               column: Int(event.start_mark.column) + 1)
+        switch event.type {
+        case YAML_DOCUMENT_START_EVENT:
+            documents += 1
+            if documents > 1 {
+                throw ConfigProblem(path: "", message: "only one YAML document is allowed (found a second '---')", location: location)
+            }
+        case YAML_SCALAR_EVENT:
+            let s = event.data.scalar
+            let text = s.value.map { String(decoding: UnsafeBufferPointer(start: $0, count: s.length), as: UTF8.self) } ?? ""
+            let tag = s.tag.map { String(cString: $0) }
+            let node: ConfigNode
+            if s.style == YAML_PLAIN_SCALAR_STYLE && tag == nil {
+                node = ConfigNode(Self.isNull(text) ? .null : .scalar(text, .plain), at: location)
+            } else if tag == "tag:yaml.org,2002:null" {
+                node = ConfigNode(.null, at: location)
+            } else if s.style == YAML_PLAIN_SCALAR_STYLE && tag != "tag:yaml.org,2002:str" {
+                node = ConfigNode(.scalar(text, .plain), at: location)
+            } else {
+                // Quoted, block (| or >) or tagged !!str: always a string.
+                node = ConfigNode(.scalar(text, .quoted), at: location)
+            }
+            try count(1)
+            try add(node, anchor: Self.anchor(s.anchor), size: 1, height: 1)
+        case YAML_SEQUENCE_START_EVENT:
+            try open()
+            stack.append(.sequence(anchor: Self.anchor(event.data.sequence_start.anchor), location: location, items: []))
+            metrics.append((1, 0))
+        case YAML_MAPPING_START_EVENT:
+            try open()
+            stack.append(.mapping(anchor: Self.anchor(event.data.mapping_start.anchor), location: location,
+                                  entries: [], pendingKey: nil, seen: [:]))
+            metrics.append((1, 0))
+        case YAML_SEQUENCE_END_EVENT, YAML_MAPPING_END_EVENT:
+            guard let frame = stack.popLast(), let m = metrics.popLast() else { return }
+            let (node, anchor): (ConfigNode, String?)
+            switch frame {
+            case .sequence(let a, let loc, let items):
+                node = ConfigNode(.sequence(items), at: loc)
+                anchor = a
+            case .mapping(let a, let loc, let entries, _, _):
+                node = ConfigNode(.mapping(entries), at: loc)
+                anchor = a
+            }
+            try add(node, anchor: anchor, size: m.count, height: m.height + 1)
+        case YAML_ALIAS_EVENT:
+            let name = Self.anchor(event.data.alias.anchor) ?? ""
+            guard let target = anchors[name] else {
+                throw ConfigProblem(path: "", message: "unknown alias '*\(name)'", location: location)
+            }
+            expanded += target.count
+            if expanded > limits.maxAliasExpansion {
+                throw ConfigProblem(path: "", message: "aliases expand to more than \(limits.maxAliasExpansion) nodes; refusing the document", location: location)
+            }
+            if stack.count + target.depth > limits.maxDepth {
+                throw ConfigProblem(path: "", message: "nesting deeper than \(limits.maxDepth) levels", location: location)
+            }
+            try count(target.count)
+            var copy = target.node
+            copy.location = location
+            try add(copy, anchor: nil, size: target.count, height: target.depth)
+        default:
+            break
+        }
+    }
+
+    private mutating func count(_ n: Int) throws(ConfigProblem) {
+        nodeCount += n
+        if nodeCount > limits.maxNodes {
+            throw ConfigProblem(path: "", message: "more than \(limits.maxNodes) values; refusing the document")
+        }
+    }
+
+    private mutating func open() throws(ConfigProblem) {
+        if stack.count + 1 > limits.maxDepth {
+            throw ConfigProblem(path: "", message: "nesting deeper than \(limits.maxDepth) levels")
+        }
+        try count(1)
+    }
+
+    private mutating func add(_ node: ConfigNode, anchor: String?, size: Int, height: Int) throws(ConfigProblem) {
+        if let anchor { anchors[anchor] = Anchored(node: node, count: size, depth: height) }
+        guard let top = stack.popLast() else {
+            root = node
+            return
+        }
+        metrics[metrics.count - 1].count += size
+        metrics[metrics.count - 1].height = max(metrics[metrics.count - 1].height, height)
+        switch top {
+        case .sequence(let a, let loc, var items):
+            items.append(node)
+            stack.append(.sequence(anchor: a, location: loc, items: items))
+        case .mapping(let a, let loc, var entries, let pending, var seen):
+            if let (key, keyLocation) = pending {
+                entries.append(ConfigNode.Entry(key: key, keyLocation: keyLocation, value: node))
+                stack.append(.mapping(anchor: a, location: loc, entries: entries, pendingKey: nil, seen: seen))
+            } else {
+                let key: String
+                switch node.kind {
+                case .scalar(let text, _): key = text
+                case .null: key = ""
+                default:
+                    throw ConfigProblem(path: currentPath(), message: "mapping keys must be plain text, found \(node.kindDescription)", location: node.location)
+                }
+                if key == "<<" {
+                    throw ConfigProblem(path: currentPath(), message: "merge keys ('<<') are not supported; repeat the values or use an alias for the whole value", location: node.location)
+                }
+                if let first = seen[key] {
+                    let where_ = first.line.map { " (first at line \($0))" } ?? ""
+                    stack.append(top)
+                    throw ConfigProblem(path: ConfigPath.child(currentPath(), key), message: "duplicate key\(where_)", location: node.location)
+                }
+                seen[key] = node.location
+                stack.append(.mapping(anchor: a, location: loc, entries: entries, pendingKey: (key, node.location), seen: seen))
+            }
+        }
+    }
+
+    /// The path of the value being read, for messages about it.
+    func currentPath() -> String {
+        var path = ""
+        for frame in stack {
+            switch frame {
+            case .mapping(_, _, _, let pending, _):
+                if let (key, _) = pending { path = ConfigPath.child(path, key) }
+            case .sequence(_, _, let items):
+                path = ConfigPath.child(path, items.count)
+            }
+        }
+        return path
+    }
+
+    static func anchor(_ p: UnsafeMutablePointer<yaml_char_t>?) -> String? {
+        p.map { String(cString: $0) }
+    }
+
+    /// YAML 1.2 core schema nulls (plain style only).
+    static func isNull(_ text: String) -> Bool {
+        text.isEmpty || text == "~" || text == "null" || text == "Null" || text == "NULL"
+    }
+}

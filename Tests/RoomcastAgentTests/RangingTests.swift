@@ -1,0 +1,168 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import Shared
+@testable import RoomcastAgent
+
+@Suite("Ranging")
+struct RangingTests {
+    static let id = BeaconID("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2")!
+
+    @Test("log-distance model: power at 1 m gives 1 m, each 10·n dB a decade")
+    func logDistance() throws {
+        let m = DistanceModel.logDistance(exponent: 2)
+        #expect(try #require(m.distance(rssi: -59, power: -59)) == 1)
+        #expect(abs(try #require(m.distance(rssi: -79, power: -59)) - 10) < 1e-9)
+        #expect(abs(try #require(m.distance(rssi: -49, power: -59)) - 1 / 10.0.squareRoot()) < 1e-9)
+        #expect(m.distance(rssi: -200, power: -59, maxDistance: 50) == 50)
+        #expect(m.distance(rssi: 0, power: -59) == nil)
+    }
+
+    @Test("ibeacon-ble distance vectors (curve-fit model)")
+    func ibeaconBleVectors() throws {
+        let vectors = try TestVectors.load("ibeacon_ble").filter { $0.json["kind"] as? String == "distance_model" }
+        try #require(vectors.count >= 8)
+        for v in vectors {
+            let input = try #require(v.json["input"] as? [String: Any])
+            let power = try #require(input["power"] as? Int)
+            let rssi = try #require(input["rssi"] as? Int)
+            let expected = (v.expect as? [String: Any])?["distance_m"] as? Double
+            let got = DistanceModel.altBeaconCurve.distance(rssi: Double(rssi), power: Double(power), maxDistance: 400)
+            if let expected {
+                let d = try #require(got, "power \(power) rssi \(rssi)")
+                #expect(abs(d - expected) < 1e-6 * max(1, expected), "power \(power) rssi \(rssi)")
+            } else {
+                #expect(got == nil)
+            }
+        }
+    }
+
+    @Test("proximity thresholds", arguments: [
+        (0.2, Proximity.immediate), (0.49, .immediate), (0.5, .near), (2.99, .near), (3.0, .far), (40, .far),
+    ])
+    func proximity(distance: Double, expected: Proximity) {
+        #expect(Proximity(distance: distance, config: RangingConfig()) == expected)
+    }
+
+    @Test("the median drops a single spike that a plain average would follow")
+    func spikeRejected() {
+        var f = RSSIFilter(config: RangingConfig())
+        for i in 0..<20 { f.update(rssi: -60, at: Double(i) * 0.1) }
+        f.update(rssi: -30, at: 2.0)
+        #expect(abs(f.estimate! + 60) < 0.01)
+        f.update(rssi: -95, at: 2.1)
+        #expect(abs(f.estimate! + 60) < 0.01)
+    }
+
+    @Test("a real step is followed within seconds, at 10 Hz and at one sample per 10 s")
+    func stepFollowed() {
+        var fast = RSSIFilter(config: RangingConfig())
+        for i in 0..<50 { fast.update(rssi: -60, at: Double(i) * 0.1) }
+        for i in 50..<80 { fast.update(rssi: -75, at: Double(i) * 0.1) }  // 3 s after the step
+        #expect(abs(fast.estimate! + 75) < 3)
+
+        var slow = RSSIFilter(config: RangingConfig())
+        for i in 0..<5 { slow.update(rssi: -60, at: Double(i) * 10) }
+        for i in 5..<8 { slow.update(rssi: -75, at: Double(i) * 10) }
+        #expect(abs(slow.estimate! + 75) < 3)
+    }
+
+    @Test("filtered noise is much calmer than the raw samples")
+    func noiseReduced() {
+        var rng = SeededRandom(seed: 7)
+        var f = RSSIFilter(config: RangingConfig())
+        var rawDev = 0.0, filteredDev = 0.0
+        for i in 0..<600 {
+            let raw = -65 + rng.gaussian() * 5
+            let est = f.update(rssi: raw, at: Double(i) * 0.1)
+            if i >= 100 {
+                rawDev += (raw + 65) * (raw + 65)
+                filteredDev += (est + 65) * (est + 65)
+            }
+        }
+        #expect(filteredDev < rawDev / 4)
+    }
+
+    @Test("observed interval is the median gap; duplicates and single losses ignored")
+    func interval() throws {
+        var e = IntervalEstimator()
+        #expect(e.interval == nil)
+        var t = 0.0
+        for i in 0..<20 {
+            e.record(at: t)
+            e.record(at: t + 0.002)  // the same packet heard by a second radio
+            t += i % 5 == 4 ? 2.0 : 1.0  // every fifth packet lost
+        }
+        #expect(abs(try #require(e.interval) - 1.0) < 0.01)
+    }
+
+    @Test("power: override, else advertised, else default")
+    func power() {
+        var config = RangingConfig()
+        config.defaultPower = -62
+        #expect(BeaconRanger.referencePower(id: Self.id, advertised: -55, config: config) == -55)
+        #expect(BeaconRanger.referencePower(id: Self.id, advertised: nil, config: config) == -62)
+        #expect(BeaconRanger.referencePower(id: Self.id, advertised: 0, config: config) == -62)
+        config.powerOverrides[Self.id] = -70
+        #expect(BeaconRanger.referencePower(id: Self.id, advertised: -55, config: config) == -70)
+    }
+
+    @Test("rx adjustment and exponent enter the distance")
+    func rxAdjust() throws {
+        var config = RangingConfig()
+        config.rxAdjust = 6
+        config.pathLossExponent = 3
+        var table = RangingTable(config: config)
+        let ingested = table.ingest(Self.id, rssi: -95, power: -59, at: 0)
+        let e = try #require(ingested)
+        #expect(e.rssiFiltered == -89)
+        #expect(abs(e.distance - 10) < 1e-9)
+        #expect(e.proximity == .far)
+        #expect(e.rssi == -95)
+    }
+
+    @Test("an unusable RSSI (127 = not available) counts as heard but does not move the filter")
+    func unusableRSSI() throws {
+        var table = RangingTable()
+        let none = table.ingest(Self.id, rssi: 127, power: -59, at: 0)
+        #expect(none == nil)
+        let e1 = table.ingest(Self.id, rssi: -70, power: -59, at: 1)
+        let e2 = table.ingest(Self.id, rssi: 127, power: -59, at: 2)
+        let first = try #require(e1)
+        let after = try #require(e2)
+        #expect(after.rssiFiltered == first.rssiFiltered)
+        #expect(after.rssi == -70)
+        #expect(after.lastSeen == 2)
+        #expect(after.samples == 1)
+        let e3 = table.ingest(Self.id, rssi: -70, power: -59, at: .nan)
+        #expect(e3?.lastSeen == 2)
+    }
+
+    @Test("a silent beacon goes unknown, then is forgotten")
+    func expiry() throws {
+        var table = RangingTable()
+        table.ingest(Self.id, rssi: -59, power: -59, at: 100)
+        #expect(table.estimate(for: Self.id, now: 105)?.proximity == .near)
+        #expect(table.estimate(for: Self.id, now: 111)?.proximity == .unknown)
+        #expect(table.expire(now: 150).isEmpty)
+        #expect(table.expire(now: 161) == [Self.id])
+        #expect(table.estimate(for: Self.id, now: 161) == nil)
+        #expect(table.count == 0)
+    }
+
+    @Test("config round-trips through JSON and validates")
+    func configCodable() throws {
+        var c = RangingConfig()
+        c.powerOverrides[Self.id] = -61
+        c.pathLossExponent = 2.7
+        let data = try JSONEncoder().encode(c)
+        #expect(String(decoding: data, as: UTF8.self).contains("\"\(Self.id.rawValue)\":-61"))
+        #expect(try JSONDecoder().decode(RangingConfig.self, from: data) == c)
+        #expect(try JSONDecoder().decode(RangingConfig.self, from: Data("{}".utf8)) == RangingConfig())
+        #expect(c.problems().isEmpty)
+        c.nearBelow = 0.1
+        c.medianWindow = 0
+        #expect(c.problems().count == 2)
+    }
+}
+
