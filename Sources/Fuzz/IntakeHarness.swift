@@ -95,7 +95,7 @@ enum IntakeHarness {
             let engineBefore = evidenceCount(core.engine.counters)
             let (messages, rejection) = try core.handle(topic: topic, payload: payload, now: FuzzSite.start)
             var out = messages
-            let viaESPresense = topic.hasPrefix("espresense/devices/")
+            let viaESPresense = topic.hasPrefix(Topics.Compatibility.espresenseDevicePrefix)
             let intakeDelta = core.intake.accepted + core.intake.rejectedTotal - intakeBefore
             let engineDelta = evidenceCount(core.engine.counters) - engineBefore
             if viaESPresense {

@@ -1,4 +1,5 @@
 import Shared
+
 extension CommandSpec {
     /// Reads `arguments` (without the program name) against this spec.
     ///

@@ -1,4 +1,5 @@
 import Shared
+
 /// A string-valued choice in a config (`kind: median_kalman`) whose decoding
 /// error lists the allowed values and suggests the closest one.
 public protocol ConfigEnum: RawRepresentable, CaseIterable, Codable, Sendable where RawValue == String {}

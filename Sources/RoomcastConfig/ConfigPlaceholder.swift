@@ -1,4 +1,5 @@
 import Shared
+
 /// A type the config decoder may stand in for after a recorded problem, so
 /// the enclosing list or section still decodes and still gets validated with
 /// the right indices. The placeholder is never handed out: a config with a

@@ -1,4 +1,5 @@
 import Shared
+
 /// A decoded config that can check its own meaning (names, references, ranges).
 public protocol ConfigValidating {
     /// Every semantic problem, each with the path of the offending value.

@@ -1,5 +1,6 @@
 import RoomcastLogging
 import Shared
+
 /// The `log:` section: how much to log.
 public struct LogConfig: Codable, Sendable, Equatable {
     /// Least severe level written (default `info`).

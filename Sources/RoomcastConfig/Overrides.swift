@@ -1,4 +1,5 @@
 import RoomcastCLI
+
 /// Values from the command line that replace values of the config file
 /// (`--broker` → `mqtt.broker`, `--node` → `node`). They are applied to the
 /// parsed tree before decoding, so they are type-checked and validated exactly

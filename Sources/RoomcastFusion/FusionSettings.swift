@@ -1,4 +1,5 @@
 import Shared
+
 /// The `fusion:` section of the aggregator's config: what a user can set about how the
 /// readings of every node become one room per beacon.
 ///

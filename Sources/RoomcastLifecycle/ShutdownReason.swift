@@ -1,4 +1,5 @@
 import RoomcastCLI
+
 /// Why a run is ending.
 public enum ShutdownReason: Sendable, Equatable, CustomStringConvertible {
     /// SIGINT, SIGTERM or another installed signal arrived.

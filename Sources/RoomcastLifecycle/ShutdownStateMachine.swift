@@ -1,4 +1,5 @@
 import RoomcastCLI
+
 /// The decisions of a run's shutdown, as a pure state machine: events in,
 /// actions out. `ServiceLifecycle` feeds it from signals, the service and
 /// timers; tests drive it directly.

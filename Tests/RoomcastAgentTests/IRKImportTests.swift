@@ -131,7 +131,7 @@ import RoomcastYAML
         let config = try ConfigLoader.parse(AgentConfig.self, yaml: merged)
         #expect(config.irks.map(\.name) == ["bob-watch", "alice-s-iphone"])
         #expect(config.irks.last?.key.revealed == Self.sampleKey)
-        #expect(config.outputs.mqttRoom)
+        #expect(config.outputs.enabled == [.mqttRoom])
         #expect(merged.contains("# Hall receiver.") && merged.contains("# Outputs for Home Assistant.") && merged.contains("# Bob's watch"))
         #expect(try String(contentsOfFile: path + ".bak", encoding: .utf8) == Self.agentYAML)
         let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int

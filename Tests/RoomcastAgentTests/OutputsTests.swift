@@ -17,7 +17,7 @@ func sampleReading(_ id: BeaconID = tag, distance: Double = 2.5, name: String? =
     }
 
     @Test func mqttRoomAndESPresenseShapes() throws {
-        let out = CompatibilityOutputs(room: "kitchen", mqttRoom: true, espresense: true).messages(for: sampleReading())
+        let out = CompatibilityOutputs(room: "kitchen", enabled: CompatibilityOutput.all).messages(for: sampleReading())
         let room = try #require(out.first { $0.topic == "room_presence/kitchen" })
         let r = try #require(try JSONSerialization.jsonObject(with: Data(room.payload)) as? [String: Any])
         #expect(r["id"] as? String == tag.rawValue && r["name"] as? String == "Keys" && r["distance"] as? Double == 2.5)

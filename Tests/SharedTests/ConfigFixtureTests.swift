@@ -64,7 +64,7 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         #expect(c.maxTrackedBeacons == 2048)
         #expect(c.advertise == AgentConfig.Advertise(enabled: true, uuid: "e2c56db5-dffb-48d2-b060-d0f5a71096e0",
                                                       major: 100, minor: 7, power: -65, intervalMs: 500))
-        #expect(c.outputs == AgentConfig.Outputs(mqttRoom: true, espresense: true))
+        #expect(c.outputs == AgentConfig.Outputs(enabled: [.mqttRoom, .espresense]))
         #expect(c.log.level == .debug)
     }
 

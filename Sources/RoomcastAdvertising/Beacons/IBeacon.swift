@@ -34,3 +34,21 @@ public struct IBeacon: Sendable, Equatable {
                        measuredPower: Int8(bitPattern: d[s + 22]))
     }
 }
+
+extension IBeacon {
+    /// An iBeacon frame (`02 15 …`) in manufacturer data: Apple's, or from a company in
+    /// `allowed`. Other Apple frames, and look-alikes of other companies, are refused.
+    static func frame(_ m: ManufacturerData, allowing allowed: Set<UInt16>) -> BeaconFormat.Frame {
+        let d = m.data
+        let isIBeaconShape = d.count >= 2 && d[d.startIndex] == IBeacon.type && d[d.startIndex + 1] == IBeacon.length
+        if m.companyID == BeaconDecoder.appleCompanyID {
+            guard isIBeaconShape else { return .rejected(BeaconRejection(.appleNotIBeacon(type: d.first))) }
+        } else if isIBeaconShape && !allowed.contains(m.companyID) {
+            return .rejected(BeaconRejection(.companyNotAllowed(companyID: m.companyID)))
+        } else if !isIBeaconShape {
+            return .notThisFormat
+        }
+        if let b = IBeacon.decode(companyID: m.companyID, d) { return .beacon(.iBeacon(b)) }
+        return .rejected(BeaconRejection(.shortIBeacon(length: d.count)))
+    }
+}

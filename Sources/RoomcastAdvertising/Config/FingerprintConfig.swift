@@ -1,4 +1,5 @@
 import Shared
+
 /// The `fingerprints:` section: built-ins to enable and custom rules. Empty means off.
 public struct FingerprintConfig: Codable, Sendable, Equatable {
     /// Names of built-in fingerprints, or `all`.

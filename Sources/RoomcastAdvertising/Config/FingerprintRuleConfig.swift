@@ -1,4 +1,5 @@
 import RoomcastConfig
+
 /// A fingerprint rule in config (docs/fingerprints.md).
 public struct FingerprintRuleConfig: Codable, Sendable, Equatable {
     public var name: String

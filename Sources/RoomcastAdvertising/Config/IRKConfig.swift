@@ -1,4 +1,5 @@
 import RoomcastConfig
+
 /// An Identity Resolving Key in config: 32 hex digits, most significant byte first unless
 /// `byte_order: lsb_first` (see docs/fingerprints.md for where to find keys).
 public struct IRKConfig: Codable, Sendable, Equatable {

@@ -44,7 +44,7 @@ extension AgentConfig {
         AgentSettings(node: node, room: room, topics: mqtt.topics, ranging: rangingConfig,
                       reportInterval: publish.reportIntervalS, significantChangeDB: publish.significantChangeDb,
                       significantChangeMeters: publish.significantChangeM, telemetryInterval: publish.telemetryIntervalS,
-                      mqttRoomOutput: outputs.mqttRoom, espresenseOutput: outputs.espresense, adapter: source.description,
+                      outputs: outputs.enabled, adapter: source.description,
                       maxTrackedBeacons: maxTrackedBeacons)
     }
 

@@ -1,4 +1,6 @@
+import Shared
 import RoomcastConfig
+
 extension AgentConfig {
     /// `scan:` how the adapter scans.
     public struct Scan: Codable, Sendable, Equatable {
@@ -205,24 +207,28 @@ extension AgentConfig {
         }
     }
 
-    /// `outputs:` extra topic layouts published besides Roomcast's own.
+    /// `outputs:` extra topic layouts published besides Roomcast's own: one `true`/`false` key
+    /// per `CompatibilityOutput` (`mqtt_room`, `espresense`; default false).
     public struct Outputs: Codable, Sendable, Equatable {
-        /// room-assistant / mqtt_room style messages (default false).
-        public var mqttRoom: Bool
-        /// ESPresense-compatible topics (default false).
-        public var espresense: Bool
+        /// The outputs turned on, in the order of `CompatibilityOutput.all`.
+        public var enabled: [CompatibilityOutput]
 
-        public init(mqttRoom: Bool = false, espresense: Bool = false) {
-            self.mqttRoom = mqttRoom
-            self.espresense = espresense
+        public init(enabled: [CompatibilityOutput] = []) {
+            self.enabled = enabled
         }
 
-        enum CodingKeys: String, CodingKey { case mqttRoom = "mqtt_room", espresense }
-
         public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            mqttRoom = try c.decode(Bool.self, forKey: .mqttRoom, default: false)
-            espresense = try c.decode(Bool.self, forKey: .espresense, default: false)
+            let c = try decoder.container(keyedBy: SettingCodingKey.self)
+            enabled = try CompatibilityOutput.all.filter {
+                try c.decode(Bool.self, forKey: SettingCodingKey(stringValue: $0.key), default: false)
+            }
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: SettingCodingKey.self)
+            for output in CompatibilityOutput.all {
+                try c.encode(enabled.contains(output), forKey: SettingCodingKey(stringValue: output.key))
+            }
         }
     }
 }

@@ -2,6 +2,7 @@ import RoomcastAdvertising
 import RoomcastConfig
 import RoomcastHTTP
 import RoomcastMQTT
+
 /// The edge agent's config file (`/etc/roomcast/agent.yaml`). Every key but
 /// `node` has a default; docs/configuration.md lists them all.
 public struct AgentConfig: Codable, Sendable, Equatable, ConfigValidating {

@@ -1,4 +1,5 @@
 import RoomcastConfig
+
 /// Where an agent reads BLE advertisements from: `hci` (the first adapter
 /// that is up), `hci:hci0`, `h4:/dev/ttyAMA0` (a UART controller) or
 /// `btsnoop:/path/capture.btsnoop` (replay a capture).

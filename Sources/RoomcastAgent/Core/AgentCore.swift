@@ -48,8 +48,7 @@ public struct AgentCore: Sendable {
                                     significantChangeMeters: settings.significantChangeMeters)
         self.regions = RegionTracker(node: settings.node, exitDelay: settings.regionExitDelay)
         self.sequence = SequenceNumber(startTime: startTime)
-        self.outputs = CompatibilityOutputs(room: settings.room ?? settings.node, mqttRoom: settings.mqttRoomOutput,
-                                            espresense: settings.espresenseOutput)
+        self.outputs = CompatibilityOutputs(room: settings.room ?? settings.node, enabled: settings.outputs)
         self.startTime = startTime
         self.nextTelemetry = startTime
         self.rateWindow = (startTime, 0)

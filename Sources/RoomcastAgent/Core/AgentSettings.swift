@@ -11,8 +11,8 @@ public struct AgentSettings: Sendable {
     public var significantChangeMeters: Double
     public var telemetryInterval: Double
     public var regionExitDelay: Double
-    public var mqttRoomOutput: Bool
-    public var espresenseOutput: Bool
+    /// Messages for other ecosystems published beside Roomcast's own (`outputs:`).
+    public var outputs: [CompatibilityOutput]
     public var adapter: String
     public var version: String
     /// Most beacons tracked at once (`max_tracked_beacons`); see `BeaconTable`.
@@ -20,8 +20,8 @@ public struct AgentSettings: Sendable {
 
     public init(node: String, room: String? = nil, topics: Topics = Topics(), ranging: RangingConfig = RangingConfig(),
                 reportInterval: Double = 1.0, significantChangeDB: Double = 6, significantChangeMeters: Double = 1.5,
-                telemetryInterval: Double = 30, regionExitDelay: Double = 30, mqttRoomOutput: Bool = false,
-                espresenseOutput: Bool = false, adapter: String = "hci", version: String = RoomcastVersion.current,
+                telemetryInterval: Double = 30, regionExitDelay: Double = 30, outputs: [CompatibilityOutput] = [],
+                adapter: String = "hci", version: String = RoomcastVersion.current,
                 maxTrackedBeacons: Int = AgentConfig.defaultMaxTrackedBeacons) {
         self.node = node
         self.room = room
@@ -32,8 +32,7 @@ public struct AgentSettings: Sendable {
         self.significantChangeMeters = significantChangeMeters
         self.telemetryInterval = telemetryInterval
         self.regionExitDelay = regionExitDelay
-        self.mqttRoomOutput = mqttRoomOutput
-        self.espresenseOutput = espresenseOutput
+        self.outputs = outputs
         self.adapter = adapter
         self.version = version
         self.maxTrackedBeacons = maxTrackedBeacons

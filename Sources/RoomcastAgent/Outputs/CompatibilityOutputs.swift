@@ -2,45 +2,56 @@ import Shared
 
 /// Messages for other ecosystems, each off by default: Home Assistant's
 /// `mqtt_room` sensor and ESPresense tooling, so one Roomcast node can stand in
-/// for those nodes.
+/// for those nodes. Which are published is a list of `CompatibilityOutput`s.
 public struct CompatibilityOutputs: Sendable {
-    public var mqttRoom: Bool
-    public var espresense: Bool
+    /// The outputs published, in the order of `CompatibilityOutput.all`.
+    public var enabled: [CompatibilityOutput]
     /// The room reported for this node (`mqtt_room` and ESPresense key by room).
     public let room: String
 
-    public init(room: String, mqttRoom: Bool = false, espresense: Bool = false) {
+    public init(room: String, enabled: [CompatibilityOutput] = []) {
         self.room = room
-        self.mqttRoom = mqttRoom
-        self.espresense = espresense
+        self.enabled = enabled
     }
 
-    public var isEnabled: Bool { mqttRoom || espresense }
+    public var isEnabled: Bool { !enabled.isEmpty }
 
     /// The extra messages for one published reading.
     public func messages(for r: BeaconReading) -> [OutboundMessage] {
-        var out: [OutboundMessage] = []
-        if mqttRoom, let m = try? OutboundMessage(topic: "room_presence/\(room)", json: MQTTRoom(
-            id: r.id.rawValue, name: r.name ?? r.id.rawValue, distance: rounded(r.distance))) {
-            out.append(m)
-        }
-        if espresense, let m = try? OutboundMessage(topic: "espresense/devices/\(r.id.rawValue)/\(room)", json: ESPresense(
-            id: r.id.rawValue, name: r.name, rssiAt1m: r.power, rssi: rounded(r.rssiFiltered), raw: rounded(r.distance),
-            distance: rounded(r.distance), mac: r.mac.replacingOccurrences(of: ":", with: ""),
-            interval: r.interval.map { Int(($0 * 1000).rounded()) })) {
-            out.append(m)
-        }
-        return out
+        enabled.compactMap { $0.message(r, room) }
     }
+}
 
-    private func rounded(_ x: Double) -> Double { (x * 100).rounded() / 100 }
+/// One message layout for another ecosystem: its key under the agent's `outputs:` and the
+/// message it makes of a published reading for the node's room. `all` is the list of them; a
+/// new layout is a value there (and its row in docs/configuration.md).
+public struct CompatibilityOutput: Sendable, Equatable, CustomStringConvertible {
+    /// The key under `outputs:` that turns it on (`mqtt_room`).
+    public let key: String
+    let message: @Sendable (BeaconReading, _ room: String) -> OutboundMessage?
+
+    public static func == (a: CompatibilityOutput, b: CompatibilityOutput) -> Bool { a.key == b.key }
+
+    public var description: String { key }
 
     /// `room_presence/<room>` as Home Assistant's mqtt_room sensor reads it.
-    struct MQTTRoom: Encodable {
-        var id: String
-        var name: String
-        var distance: Double
+    public static let mqttRoom = CompatibilityOutput(key: "mqtt_room") { r, room in
+        try? OutboundMessage(topic: Topics.Compatibility.mqttRoom(room), json: MQTTRoomReport(
+            id: r.id.rawValue, name: r.name ?? r.id.rawValue, distance: rounded(r.distance)))
     }
+
+    /// `espresense/devices/<id>/<room>` in ESPresense's field names.
+    public static let espresense = CompatibilityOutput(key: "espresense") { r, room in
+        try? OutboundMessage(topic: Topics.Compatibility.espresenseDevice(r.id.rawValue, room: room), json: ESPresense(
+            id: r.id.rawValue, name: r.name, rssiAt1m: r.power, rssi: rounded(r.rssiFiltered), raw: rounded(r.distance),
+            distance: rounded(r.distance), mac: r.mac.replacingOccurrences(of: ":", with: ""),
+            interval: r.interval.map { Int(($0 * 1000).rounded()) }))
+    }
+
+    /// Every output, in the order their messages are published.
+    public static let all: [CompatibilityOutput] = [.mqttRoom, .espresense]
+
+    private static func rounded(_ x: Double) -> Double { (x * 100).rounded() / 100 }
 
     /// `espresense/devices/<id>/<room>` in ESPresense's field names.
     struct ESPresense: Encodable {

@@ -1,4 +1,5 @@
 import Shared
+
 /// Ranging state of one beacon at one node: filter, interval, last sample.
 public struct BeaconRanger: Sendable, Equatable {
     public let id: BeaconID

@@ -1,4 +1,5 @@
 import Shared
+
 extension Proximity {
     /// CoreLocation-style class of a distance under `config`'s thresholds.
     public init(distance: Double, config: RangingConfig) {

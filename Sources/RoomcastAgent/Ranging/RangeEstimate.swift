@@ -1,4 +1,5 @@
 import Shared
+
 /// What ranging knows about one beacon at one node at a given time.
 public struct RangeEstimate: Sendable, Equatable {
     public var id: BeaconID

@@ -1,4 +1,5 @@
 import Shared
+
 /// Tuning of per-beacon ranging at one node: RSSI filter, distance model,
 /// proximity thresholds and how long a silent beacon is kept (docs/ranging.md).
 public struct RangingConfig: Codable, Sendable, Equatable {

@@ -1,4 +1,5 @@
 import Shared
+
 /// Per-beacon ranging at one node, keyed by `BeaconID`: the Linux counterpart of
 /// CoreLocation's beacon ranging. Pure: every call takes the time as an argument.
 public struct RangingTable: Sendable {

@@ -1,5 +1,6 @@
 import RoomcastConfig
 import Shared
+
 extension AggregatorConfig {
     /// Every semantic problem of the site and the settings.
     public func validate() -> [ConfigProblem] {

@@ -3,6 +3,7 @@ import RoomcastFusion
 import RoomcastHTTP
 import RoomcastMQTT
 import Shared
+
 /// The aggregator's config file (`/etc/roomcast/aggregator.yaml`): the broker,
 /// the site (`rooms`, `nodes`, `beacons`, `people` at the top level) and fusion settings.
 public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {

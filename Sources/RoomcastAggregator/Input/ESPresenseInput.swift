@@ -6,7 +6,7 @@ import Shared
 /// named by its room topic level; list it under `nodes:` with that name.
 public struct ESPresenseInput: Sendable {
     /// The subscription filter.
-    public static let filter = "espresense/devices/+/+"
+    public static let filter = Topics.Compatibility.allESPresenseDevices
 
     struct Payload: Decodable {
         var id: String?
@@ -33,9 +33,8 @@ public struct ESPresenseInput: Sendable {
         func reject(_ r: InputIntake.Rejection, _ m: String) -> Result<BeaconReading, InputIntake.RejectionDetail> {
             .failure(.init(reason: r, message: m))
         }
-        let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
-        guard levels.count == 4, levels[0] == "espresense", levels[1] == "devices",
-              !levels[2].isEmpty, TopicName.problem(with: String(levels[3])) == nil else {
+        guard let device = Topics.Compatibility.parseESPresenseDevice(topic),
+              !device.id.isEmpty, TopicName.problem(with: String(device.room)) == nil else {
             return reject(.foreignTopic, "not an ESPresense device topic")
         }
         guard payload.count <= WireFormat.maxPayloadBytes else { return reject(.tooLarge, "\(payload.count) bytes") }
@@ -45,12 +44,12 @@ public struct ESPresenseInput: Sendable {
         guard let rssi = p.rssi, rssi.isFinite, (-127...20).contains(rssi) else { return reject(.outOfRange, "rssi missing or out of range") }
         let distance = p.distance ?? p.raw ?? 0
         guard distance.isFinite, distance >= 0, distance <= 1000 else { return reject(.outOfRange, "distance out of range") }
-        let id = Self.beaconID(String(levels[2]))
+        let id = Self.beaconID(String(device.id))
         sequence += 1
         // Checked as a Double before converting: a value beyond Int, which any client on the
         // broker may send, would trap the conversion.
         let power = p.rssiAt1m.map { $0.rounded() }.flatMap { (-127...20).contains($0) ? Int($0) : nil } ?? -59
-        var r = BeaconReading(id: id, node: String(levels[3]), ts: WireFormat.milliseconds(now), seq: sequence,
+        var r = BeaconReading(id: id, node: String(device.room), ts: WireFormat.milliseconds(now), seq: sequence,
                               rssi: Int(rssi.rounded()), rssiFiltered: rssi, power: power,
                               distance: distance, proximity: distance < 0.5 ? .immediate : distance < 3 ? .near : .far,
                               kind: id.scheme == "ibeacon" ? .iBeacon : .device, mac: Self.macString(p.mac))

@@ -128,7 +128,7 @@ public struct PresencePublisher: Sendable {
     }
 
     func mqttRoomReport(_ d: PresenceDecision, room: String, distance: Double) throws -> OutboundMessage {
-        try OutboundMessage(topic: "room_presence/\(room)", json: MQTTRoomReport(
+        try OutboundMessage(topic: Topics.Compatibility.mqttRoom(room), json: MQTTRoomReport(
             id: d.id.rawValue, name: d.name ?? d.id.rawValue, distance: distance))
     }
 
@@ -156,14 +156,4 @@ public struct PresencePublisher: Sendable {
                               unassigned: beacons.filter { people.ownerOf[$0] == nil }, ts: now)
         return try OutboundMessage(topic: topics.room(room), json: o, retain: true, qos: 1)
     }
-}
-
-/// The payload Home Assistant's mqtt_room sensor reads on `room_presence/<room>`.
-struct MQTTRoomReport: Codable {
-    var id: String
-    var name: String
-    var distance: Double
-
-    /// The distance reported to a room a beacon has just left (metres; beyond any BLE range).
-    static let outOfRange: Double = 1000
 }

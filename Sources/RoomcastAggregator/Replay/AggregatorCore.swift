@@ -90,7 +90,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// (including the ticks that fell due before `now`).
     public mutating func handle(topic: String, payload: [UInt8], now: Double) throws -> (messages: [OutboundMessage], rejection: InputIntake.RejectionDetail?) {
         var out = try advance(to: now)
-        if acceptsESPresense && topic.hasPrefix("espresense/devices/") {
+        if acceptsESPresense && topic.hasPrefix(Topics.Compatibility.espresenseDevicePrefix) {
             switch espresense.reading(topic: topic, payload: payload, now: now) {
             case .failure(let why): return (out, why)
             case .success(let r):

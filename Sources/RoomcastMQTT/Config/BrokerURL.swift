@@ -1,4 +1,5 @@
 import RoomcastConfig
+
 /// An MQTT broker address, `mqtt[s]://[user[:password]@]host[:port]`.
 ///
 /// IPv6 hosts go in brackets (`mqtt://[::1]:1883`); the port defaults to 1883,
