@@ -38,7 +38,7 @@ import Testing
     }
 
     @Test func mqttRoomMoveFirstSendsTheOldRoomOutOfRange() throws {
-        var p = PresencePublisher(topics: topics, site: site, mqttRoomOutput: true)
+        var p = PresencePublisher(topics: topics, site: site, outputs: [.mqttRoom])
         #expect(try reports(p.publish([decision("kitchen", distance: 1.5)], now: 100)).map(\.room) == ["kitchen"])
         // A move at the same distance: mqtt_room would ignore it for `timeout` s without the
         // old room's out-of-range report first.

@@ -138,7 +138,7 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         (fusion.maxBeacons, fusion.autoNodes, fusion.maxNodes, fusion.forgetAfter) = (500, false, 64, 600)
         #expect(c.fusion == fusion)
         #expect(c.discovery == AggregatorConfig.Discovery(enabled: false, prefix: "ha"))
-        #expect(c.output == AggregatorConfig.Output(refreshIntervalS: 120, mqttRoom: true))
+        #expect(c.output == AggregatorConfig.Output(refreshIntervalS: 120, enabled: [.mqttRoom]))
         #expect(c.partition == AggregatorConfig.Partition(floors: [0, 1], rooms: ["kitchen"]))
         #expect(c.standby == AggregatorConfig.Standby(enabled: true, leaseS: 20))
         #expect(c.inputs.espresense)

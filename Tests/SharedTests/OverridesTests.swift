@@ -73,7 +73,7 @@ import Testing
         let config = try ConfigLoader.parse(AggregatorConfig.self, yaml: "rooms: [{name: kitchen}, {name: hall}]\n",
                                             overrides: overrides)
         #expect(config.partition.rooms == ["kitchen", "hall"])
-        #expect(config.output.mqttRoom)
+        #expect(config.output.enabled == [.mqttRoom])
     }
 
     @Test func badOverrideValuesNameTheFlag() {

@@ -39,7 +39,7 @@ extension AggregatorConfig {
                                       ? HomeAssistantDiscovery(prefix: discovery.prefix, topics: topics, mode: discovery.mode,
                                                                site: site, nodeDistances: discovery.nodeDistances)
                                       : nil,
-                                  mqttRoomOutput: output.mqttRoom, restrictToKnownNodes: !site.nodes.isEmpty)
+                                  outputs: output.enabled, restrictToKnownNodes: !site.nodes.isEmpty)
         core.acceptsESPresense = inputs.espresense
         return core
     }

@@ -112,20 +112,31 @@ public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
     public struct Output: Codable, Sendable, Equatable {
         /// Republish every retained presence and room state this often, in seconds; 0 disables (default 60).
         public var refreshIntervalS: Double
-        /// Also publish room-assistant / mqtt_room style messages (default false).
-        public var mqttRoom: Bool
+        /// Other ecosystems' layouts also published, one `true`/`false` key per `DecisionOutput`
+        /// (`mqtt_room`; default false), in the order of `DecisionOutput.all`.
+        public var enabled: [DecisionOutput]
 
-        public init(refreshIntervalS: Double = 60, mqttRoom: Bool = false) {
+        public init(refreshIntervalS: Double = 60, enabled: [DecisionOutput] = []) {
             self.refreshIntervalS = refreshIntervalS
-            self.mqttRoom = mqttRoom
+            self.enabled = enabled
         }
 
-        enum CodingKeys: String, CodingKey { case refreshIntervalS = "refresh_interval_s", mqttRoom = "mqtt_room" }
+        static let refreshKey = SettingCodingKey(stringValue: "refresh_interval_s")
 
         public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            refreshIntervalS = try c.decode(Double.self, forKey: .refreshIntervalS, default: 60)
-            mqttRoom = try c.decode(Bool.self, forKey: .mqttRoom, default: false)
+            let c = try decoder.container(keyedBy: SettingCodingKey.self)
+            refreshIntervalS = try c.decode(Double.self, forKey: Self.refreshKey, default: 60)
+            enabled = try DecisionOutput.all.filter {
+                try c.decode(Bool.self, forKey: SettingCodingKey(stringValue: $0.key), default: false)
+            }
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: SettingCodingKey.self)
+            try c.encode(refreshIntervalS, forKey: Self.refreshKey)
+            for output in DecisionOutput.all {
+                try c.encode(enabled.contains(output), forKey: SettingCodingKey(stringValue: output.key))
+            }
         }
     }
 

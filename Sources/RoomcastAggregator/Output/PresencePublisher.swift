@@ -2,13 +2,14 @@ import Shared
 
 /// Turns room decisions into the aggregator's output messages: retained
 /// presence per beacon and per person (`PeopleTracker`), retained occupancy per room
-/// (people once each, plus the beacons that are nobody's), enter/leave events, and
-/// optionally mqtt_room-compatible messages. Pure: it remembers what it has
+/// (people once each, plus the beacons that are nobody's), enter/leave events, and the
+/// other ecosystems' layouts turned on (`DecisionOutput`: mqtt_room). Pure: it remembers what it has
 /// published so it publishes on change only, plus a periodic refresh.
 public struct PresencePublisher: Sendable {
     public let topics: Topics
     public let site: SiteModel
-    public var mqttRoomOutput: Bool
+    /// Other ecosystems' layouts published beside Roomcast's own (`output:`).
+    public var outputs: [DecisionOutput]
 
     /// The room each beacon was last published in (nil = away).
     private var roomOf: [BeaconID: String?] = [:]
@@ -18,10 +19,10 @@ public struct PresencePublisher: Sendable {
     /// Where each person is.
     public private(set) var people: PeopleTracker
 
-    public init(topics: Topics, site: SiteModel, mqttRoomOutput: Bool = false) {
+    public init(topics: Topics, site: SiteModel, outputs: [DecisionOutput] = []) {
         self.topics = topics
         self.site = site
-        self.mqttRoomOutput = mqttRoomOutput
+        self.outputs = outputs
         var floors: [String: Int] = [:]
         for r in site.rooms { floors[r.name] = r.floor }
         self.floorOf = floors
@@ -84,15 +85,7 @@ public struct PresencePublisher: Sendable {
                 }
             }
             people.observe(d)
-            if mqttRoomOutput, d.room != nil {
-                if moved, let old = previous {
-                    // mqtt_room keeps a beacon in its room unless a report from another room is
-                    // closer or the last one is `timeout` (5 s) old, so a move to a room at the same
-                    // distance would be ignored: first tell the old room the beacon is out of range.
-                    out.append(try mqttRoomReport(d, room: old, distance: MQTTRoomReport.outOfRange))
-                }
-                out += try mqttRoomReports([d])
-            }
+            for output in outputs { out += try output.changed(d, previous, moved) }
         }
         for (old, new) in people.update(now: now) {
             out.append(try personMessage(new))
@@ -110,26 +103,15 @@ public struct PresencePublisher: Sendable {
         try OutboundMessage(topic: topics.person(p.id), json: p, retain: true, qos: 1)
     }
 
-    /// Every retained output again (presence, plain-text room, rooms) and, with the mqtt_room
-    /// output, a report for every beacon in a room: mqtt_room reports are not retained, so this
-    /// is how a Home Assistant that (re)started after the last move learns where beacons are.
+    /// Every retained output again (presence, plain-text room, rooms) and each output's refresh
+    /// (mqtt_room: a report for every beacon in a room, since those reports are not retained).
     public func refresh(_ decisions: [PresenceDecision], now: Double) throws -> [OutboundMessage] {
         var out: [OutboundMessage] = []
         for d in decisions { out += try retained(d) }
         out += try people.everyone(now: now).map(personMessage)
         out += try roomNames().map { try occupancy($0, now: now) }
-        if mqttRoomOutput { out += try mqttRoomReports(decisions) }
+        for output in outputs { out += try output.refresh(decisions) }
         return out
-    }
-
-    /// mqtt_room reports (`room_presence/<room>`) for the decisions that have a room.
-    func mqttRoomReports(_ decisions: [PresenceDecision]) throws -> [OutboundMessage] {
-        try decisions.compactMap { d in try d.room.map { try mqttRoomReport(d, room: $0, distance: d.distance ?? 0) } }
-    }
-
-    func mqttRoomReport(_ d: PresenceDecision, room: String, distance: Double) throws -> OutboundMessage {
-        try OutboundMessage(topic: Topics.Compatibility.mqttRoom(room), json: MQTTRoomReport(
-            id: d.id.rawValue, name: d.name ?? d.id.rawValue, distance: distance))
     }
 
     /// Occupancy of every configured room (and rooms seen in decisions).

@@ -41,14 +41,14 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     var learning = LearnSession()
 
     public init(engine: Engine, site: SiteModel, topics: Topics, discovery: HomeAssistantDiscovery?,
-                mqttRoomOutput: Bool = false, tickInterval: Double = 1.0, restrictToKnownNodes: Bool = true) {
+                outputs: [DecisionOutput] = [], tickInterval: Double = 1.0, restrictToKnownNodes: Bool = true) {
         self.engine = engine
         self.site = site
         self.topics = topics
         self.discovery = discovery
         self.tickInterval = tickInterval
         self.intake = InputIntake(topics: topics, knownNodes: restrictToKnownNodes ? Set(site.nodes.map(\.name)) : [])
-        self.publisher = PresencePublisher(topics: topics, site: site, mqttRoomOutput: mqttRoomOutput)
+        self.publisher = PresencePublisher(topics: topics, site: site, outputs: outputs)
         var known: [BeaconID: SiteModel.KnownBeacon] = [:]
         for b in site.beacons { known[b.id] = b }
         self.knownBeacons = known

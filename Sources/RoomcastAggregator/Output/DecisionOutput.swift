@@ -1,0 +1,47 @@
+import Shared
+
+/// One message layout for another ecosystem that the aggregator publishes from its decisions:
+/// its key under `output:`, the messages for one changed decision, and those of a refresh.
+/// `all` is the list of them; a new layout is a value there (and its row in
+/// docs/configuration.md).
+public struct DecisionOutput: Sendable, Equatable, CustomStringConvertible {
+    /// The key under `output:` that turns it on (`mqtt_room`).
+    public let key: String
+    /// The messages for a decision that changed, with the room published before it and whether
+    /// it moved from a room to another.
+    let changed: @Sendable (_ decision: PresenceDecision, _ previous: String?, _ moved: Bool) throws -> [OutboundMessage]
+    /// The messages of a periodic refresh, for every decision.
+    let refresh: @Sendable (_ decisions: [PresenceDecision]) throws -> [OutboundMessage]
+
+    public static func == (a: DecisionOutput, b: DecisionOutput) -> Bool { a.key == b.key }
+
+    public var description: String { key }
+
+    /// Home Assistant's mqtt_room sensor (`room_presence/<room>`), on change and with every refresh:
+    /// its reports are not retained, so the refresh is how a Home Assistant that (re)started after
+    /// the last move learns where beacons are.
+    public static let mqttRoom = DecisionOutput(key: "mqtt_room", changed: { d, previous, moved in
+        guard d.room != nil else { return [] }
+        var out: [OutboundMessage] = []
+        if moved, let old = previous {
+            // mqtt_room keeps a beacon in its room unless a report from another room is
+            // closer or the last one is `timeout` (5 s) old, so a move to a room at the same
+            // distance would be ignored: first tell the old room the beacon is out of range.
+            out.append(try mqttRoomReport(d, room: old, distance: MQTTRoomReport.outOfRange))
+        }
+        return out + (try mqttRoomReports([d]))
+    }, refresh: { decisions in try mqttRoomReports(decisions) })
+
+    /// Every output, in the order their messages are published.
+    public static let all: [DecisionOutput] = [.mqttRoom]
+
+    /// mqtt_room reports (`room_presence/<room>`) for the decisions that have a room.
+    static func mqttRoomReports(_ decisions: [PresenceDecision]) throws -> [OutboundMessage] {
+        try decisions.compactMap { d in try d.room.map { try mqttRoomReport(d, room: $0, distance: d.distance ?? 0) } }
+    }
+
+    static func mqttRoomReport(_ d: PresenceDecision, room: String, distance: Double) throws -> OutboundMessage {
+        try OutboundMessage(topic: Topics.Compatibility.mqttRoom(room), json: MQTTRoomReport(
+            id: d.id.rawValue, name: d.name ?? d.id.rawValue, distance: distance))
+    }
+}
