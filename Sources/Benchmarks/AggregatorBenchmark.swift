@@ -164,7 +164,7 @@ enum AggregatorBenchmark {
             step.rate = rate
             let (stepRows, s) = try await measureThroughput(step, port: broker.port, brokerPID: broker.process.processIdentifier)
             let p99 = stepRows.first { $0.0.hasPrefix("room switch") }?.1 ?? "n/a"
-            rows.append(("ceiling step: asked \(s.asked)/s", "offered \(s.offered)/s (\(100 * s.offered / max(1, s.asked)) % of asked), accepted \(s.accepted)/s, lost \(s.lost) (mosquitto \(s.brokerDropped), inbound buffer \(s.inboundDropped)); switch p99 \(p99); CPU: \(s.cpuLine)"))
+            rows.append(("ceiling step: asked \(s.asked)/s", "offered \(s.offered)/s (\(100 * s.offered / max(1, s.asked)) % of asked), accepted \(s.accepted)/s, lost \(s.lost) (mosquitto \(s.brokerDropped), inbound buffer \(s.inboundDropped)); switch p50 / p99 \(p99); CPU: \(s.cpuLine)"))
             if s.lost > 0 {
                 lossAt = s
                 break
@@ -184,8 +184,7 @@ enum AggregatorBenchmark {
             verdict = "loss started at \(lossAt.offered)/s offered (asked \(lossAt.asked)/s): \(lossAt.lost) lost"
                 + (highest.map { "; nothing lost up to \($0.offered)/s offered" } ?? "; the first step already lost readings")
         } else if let highest, Double(highest.offered) < 0.9 * Double(highest.asked) {
-            let saturated = highest.cpu.machineBusy >= 90 ? ", the machine's \(highest.cpu.cores) cores \(Int(highest.cpu.machineBusy)) % busy" : ""
-            verdict = "not found: generator/broker bound at \(highest.offered)/s (asked \(highest.asked)/s, offered at most that\(saturated)), no loss up to \(highest.offered)/s"
+            verdict = "not found: generator/broker bound at \(highest.offered)/s (asked for \(highest.asked)/s; \(highest.cpuLine)), no loss up to \(highest.offered)/s"
         } else if let highest {
             verdict = "not found: no loss up to \(highest.offered)/s offered, the highest step; ask for more"
         } else {
