@@ -47,22 +47,23 @@ enum AgentBenchmark {
         print("agent: \(agent)")
         print("live: a controller played by this process over each link, \(Int(rate * Double(devices))) adv/s for \(Int(seconds)) s of scanning;")
         print("      hci: (the raw HCI socket) \(hciAvailability()); the seqpacket link reads the same way (one packet and its kernel timestamp per read)")
-        print("mode                wall s   cpu s   % of one core   peak RSS MB   adv/s   messages   load avg")
+        print("mode                wall s   cpu s  user s   sys s   % of one core   peak RSS MB   adv/s   wakeups/s   messages   load avg")
         var replayPercent: Double?
-        func row(_ name: String, _ wall: Double, _ cpu: Double, _ rss: Double, _ advertisements: Int) {
-            let percent = 100 * cpu / wall
+        func row(_ name: String, _ u: Usage, _ advertisements: Int) {
+            let percent = 100 * u.cpu / u.wall
             if name == "replay realtime" { replayPercent = replayPercent ?? percent }
             let lines = (try? String(contentsOfFile: output, encoding: .utf8))?.split(separator: "\n").count ?? 0
             let ratio = name.hasPrefix("live"), reference = replayPercent.map { String(format: " (%.2fx replay)", percent / $0) } ?? ""
             print(name.padding(toLength: 18, withPad: " ", startingAt: 0)
-                  + String(format: " %7.2f %7.2f %15.2f %13.1f %7.0f %10d   ", wall, cpu, percent, rss, Double(advertisements) / wall, lines)
+                  + String(format: " %7.2f %7.2f %7.2f %7.2f %15.2f %13.1f %7.0f %11.0f %10d   ", u.wall, u.cpu, u.user, u.system, percent, u.rssMB,
+                           Double(advertisements) / u.wall, Double(u.voluntarySwitches) / u.wall, lines)
                   + loadAverage() + (ratio ? reference : ""))
         }
         for speed in ["realtime", "max"] {
             for _ in 0..<runs {
-                let (wall, cpu, rss) = try measure(agent, ["run", "--node", "bench-pi", "--source", "btsnoop:\(capture)",
-                                                           "--speed", speed, "--dry-run", "--log-level", "error"], stdout: output)
-                row("replay \(speed)", wall, cpu, rss, count)
+                let usage = try run(agent, ["run", "--node", "bench-pi", "--source", "btsnoop:\(capture)",
+                                            "--speed", speed, "--dry-run", "--log-level", "error"], stdout: output)
+                row("replay \(speed)", usage, count)
             }
         }
         for link in live {
@@ -75,14 +76,15 @@ enum AgentBenchmark {
                         try "scan:\n  burst_window_ms: \(window)\n".write(toFile: unbatched, atomically: true, encoding: .utf8)
                         args += ["--config", unbatched]
                     }
-                    let (wall, cpu, rss) = try measure(agent, args, stdout: output, stopAfterScanning: seconds, emulator: emulator)
-                    row("live \(link.rawValue)" + (window == 50 ? "" : " w=\(window)"), wall, cpu, rss, emulator.progress.sent)
+                    let usage = try run(agent, args, stdout: output, stopAfterScanning: seconds, emulator: emulator)
+                    row("live \(link.rawValue)" + (window == 50 ? "" : " w=\(window)"), usage, emulator.progress.sent)
                 }
             }
         }
         print("(live rows: % of one core is CPU over the whole run, start and shutdown included, as for replay; w=N is")
         print(" scan.burst_window_ms N instead of the default 50, 0 handing every packet over as it comes; messages are")
-        print(" the --dry-run lines written)")
+        print(" the --dry-run lines written; wakeups/s are the agent's voluntary context switches a second: its threads")
+        print(" going to sleep and being woken, which on a VM cost more than the work they bring)")
     }
 
     /// Whether this kernel lets a process open the raw HCI socket at all.
@@ -130,8 +132,26 @@ enum AgentBenchmark {
         return text.split(separator: " ").first.map(String.init) ?? "?"
     }
 
+    /// What a child cost: wall, user and system seconds, peak RSS (MB) and context switches.
+    struct Usage {
+        var wall: Double
+        var user: Double
+        var system: Double
+        var rssMB: Double
+        /// Times a thread of the child went to sleep (and was woken again).
+        var voluntarySwitches: Int
+        var cpu: Double { user + system }
+    }
+
+    /// Wall seconds, CPU seconds and peak RSS in MB of a child run by `run`.
+    static func measure(_ path: String, _ args: [String], stdout: String = "/dev/null",
+                        stopAfterScanning: Double = 0, emulator: ControllerEmulator? = nil) throws -> (Double, Double, Double) {
+        let u = try run(path, args, stdout: stdout, stopAfterScanning: stopAfterScanning, emulator: emulator)
+        return (u.wall, u.cpu, u.rssMB)
+    }
+
     /// Runs a child to completion (stdout to `stdout`, stderr to /dev/null); wall seconds,
-    /// CPU seconds (user + system) from wait4's rusage, and peak RSS in MB from the
+    /// CPU seconds (user + system) and context switches from wait4's rusage, and peak RSS in MB from the
     /// child's VmHWM, polled every 10 ms until it exits. Not rusage's ru_maxrss:
     /// posix_spawn starts the child in this process's memory (vfork), and Linux
     /// carries that memory's high-water mark into the child's ru_maxrss at exec,
@@ -139,8 +159,8 @@ enum AgentBenchmark {
     /// Spawned with posix_spawn, not Foundation's Process, which reaps children itself.
     /// With `emulator`, the child is sent SIGTERM once the emulated controller has been scanning
     /// for `stopAfterScanning` seconds (and SIGKILL if scanning never starts within 30 s).
-    static func measure(_ path: String, _ args: [String], stdout: String = "/dev/null",
-                        stopAfterScanning: Double = 0, emulator: ControllerEmulator? = nil) throws -> (Double, Double, Double) {
+    static func run(_ path: String, _ args: [String], stdout: String = "/dev/null",
+                    stopAfterScanning: Double = 0, emulator: ControllerEmulator? = nil) throws -> Usage {
         var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -174,9 +194,9 @@ enum AgentBenchmark {
             usleep(10_000)
         }
         let wall = Date().timeIntervalSince(start)
-        let cpu = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
-            + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
-        return (wall, cpu, Double(peakKB) / 1024)
+        return Usage(wall: wall, user: Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6,
+                     system: Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6,
+                     rssMB: Double(peakKB) / 1024, voluntarySwitches: usage.ru_nvcsw)
     }
 
     /// `VmHWM` of a running process in kB (nil once it has exited).

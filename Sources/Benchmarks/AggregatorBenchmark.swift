@@ -139,20 +139,9 @@ enum AggregatorBenchmark {
             defer { if let busy { kill(busy.processIdentifier, SIGKILL); busy.waitUntilExit() } }
             if o.skipThroughput {
             } else if o.ceiling.isEmpty {
-                rows += try await measureThroughput(o, port: broker.port).rows
+                rows += try await measureThroughput(o, port: broker.port, brokerPID: broker.process.processIdentifier).rows
             } else {
-                var steps: [(String, String)] = []
-                var best: Double?
-                for rate in o.ceiling {
-                    var step = o
-                    step.rate = rate
-                    let (stepRows, summary) = try await measureThroughput(step, port: broker.port)
-                    steps.append(("ceiling step: offered \(Int(rate))/s", "offered \(summary.offered)/s, accepted \(summary.accepted)/s, lost \(summary.lost) (mosquitto \(summary.brokerDropped), inbound buffer \(summary.inboundDropped)), switch p99 \(stepRows.first { $0.0.hasPrefix("room switch") }?.1 ?? "n/a")"))
-                    if summary.lost > 0 { break }
-                    best = rate
-                }
-                rows += steps
-                rows.append(("ceiling: highest offered rate with nothing lost", best.map { "\(Int($0))/s" } ?? "below \(Int(o.ceiling[0]))/s"))
+                rows += try await searchCeiling(o, broker: broker)
             }
             if !o.skipMemory {
                 rows += try await measureMemory(o, port: broker.port)
@@ -161,6 +150,49 @@ enum AggregatorBenchmark {
         let width = rows.map(\.0.count).max() ?? 0
         print("\n| measure | value |\n|---|---|")
         for (k, v) in rows { print("| \(k.padding(toLength: width, withPad: " ", startingAt: 0)) | \(v) |") }
+    }
+
+    /// Steps through `--ceiling`'s rates until a step loses readings, and says what bounded the
+    /// search: the rate where loss started, or, when the publishers could not offer what they were
+    /// asked (the load generator and the broker share the machine with the aggregator), the most
+    /// they offered, with nothing lost up to it, and where the CPU went meanwhile.
+    static func searchCeiling(_ o: Options, broker: Broker) async throws -> [(String, String)] {
+        var rows: [(String, String)] = []
+        var lossAt: ThroughputSummary?
+        var clean: [ThroughputSummary] = []
+        for rate in o.ceiling {
+            var step = o
+            step.rate = rate
+            let (stepRows, s) = try await measureThroughput(step, port: broker.port, brokerPID: broker.process.processIdentifier)
+            let p99 = stepRows.first { $0.0.hasPrefix("room switch") }?.1 ?? "n/a"
+            rows.append(("ceiling step: asked \(s.asked)/s", "offered \(s.offered)/s (\(100 * s.offered / max(1, s.asked)) % of asked), accepted \(s.accepted)/s, lost \(s.lost) (mosquitto \(s.brokerDropped), inbound buffer \(s.inboundDropped)); switch p50 / p99 \(p99); CPU: \(s.cpuLine)"))
+            if s.lost > 0 {
+                lossAt = s
+                break
+            }
+            // Asked for more, offered no more than the step before (5 %): the generator is the limit,
+            // and higher steps would only repeat it.
+            let before = clean.last
+            clean.append(s)
+            if let before, s.asked > before.asked, Double(s.offered) < 1.05 * Double(before.offered),
+               Double(s.offered) < 0.9 * Double(s.asked) {
+                break
+            }
+        }
+        let highest = clean.max { $0.offered < $1.offered }
+        let verdict: String
+        if let lossAt {
+            verdict = "loss started at \(lossAt.offered)/s offered (asked \(lossAt.asked)/s): \(lossAt.lost) lost"
+                + (highest.map { "; nothing lost up to \($0.offered)/s offered" } ?? "; the first step already lost readings")
+        } else if let highest, Double(highest.offered) < 0.9 * Double(highest.asked) {
+            verdict = "not found: generator/broker bound at \(highest.offered)/s (asked for \(highest.asked)/s; \(highest.cpuLine)), no loss up to \(highest.offered)/s"
+        } else if let highest {
+            verdict = "not found: no loss up to \(highest.offered)/s offered, the highest step; ask for more"
+        } else {
+            verdict = "no step ran"
+        }
+        rows.append(("ceiling", verdict))
+        return rows
     }
 
     // MARK: the decision path alone (no broker), for comparison
@@ -219,9 +251,20 @@ enum AggregatorBenchmark {
         var lost: Int
         var brokerDropped: Int
         var inboundDropped: Int
+        /// The rate the publishers were asked for.
+        var asked: Int
+        /// Where the CPU went while the load ran: mosquitto, this process (publishers and aggregator), the rest.
+        var cpu: CPUShare.Interval
+
+        /// The step's CPU as one line: who had how much of the machine.
+        var cpuLine: String {
+            let p = cpu.processes
+            return String(format: "mosquitto %.0f %%, this process %.0f %%, everything else %.0f %% of one core; machine %.0f %% of %d cores busy",
+                          p.first ?? 0, p.count > 1 ? p[1] : 0, cpu.others, cpu.machineBusy, cpu.cores)
+        }
     }
 
-    static func measureThroughput(_ o: Options, port: Int) async throws -> (rows: [(String, String)], summary: ThroughputSummary) {
+    static func measureThroughput(_ o: Options, port: Int, brokerPID: pid_t) async throws -> (rows: [(String, String)], summary: ThroughputSummary) {
         let topics = Topics()
         let nodes = (0..<o.nodes).map { "node-\($0)" }
         // Two probe nodes in rooms of their own carry the movers (room switches, node offline).
@@ -282,6 +325,7 @@ enum AggregatorBenchmark {
         let failed = Atomic<Int>(0)
         let stopLoad = Atomic<Bool>(false)
         let perPublisher = o.rate / Double(o.publishers)
+        let cpuBefore = CPUShare.sample([brokerPID, getpid()])
         let t0 = Date().timeIntervalSince1970
         let threads = (0..<o.publishers).map { p in
             nonisolated(unsafe) var batch = load[p]
@@ -358,6 +402,7 @@ enum AggregatorBenchmark {
         stopLoad.store(true, ordering: .relaxed)
         for t in threads { while !t.isFinished { try await Task.sleep(for: .milliseconds(10)) } }
         let t1 = Date().timeIntervalSince1970
+        let cpu = CPUShare.between(cpuBefore, CPUShare.sample([brokerPID, getpid()]))
         // Let the aggregator drain what the broker still holds (bounded wait).
         var acceptedAfter = await runtime.accepted
         for _ in 0..<50 {
@@ -413,7 +458,7 @@ enum AggregatorBenchmark {
         func ms(_ v: Double?) -> String { v.map { String(format: "%.0f ms", $0) } ?? "n/a" }
         let lost = max(0, sentCount - failed.load(ordering: .relaxed) - accepted)
         let summary = ThroughputSummary(offered: Int(Double(sentCount) / (t1 - t0)), accepted: Int(rate), lost: lost,
-                                        brokerDropped: brokerDropped ?? 0, inboundDropped: dropped)
+                                        brokerDropped: brokerDropped ?? 0, inboundDropped: dropped, asked: Int(o.rate), cpu: cpu)
         return (rows: [
             ("throughput run", "\(o.beacons) beacons × \(o.nodes) nodes + \(o.movers) movers, \(o.publishers) publishers, QoS 0, \(String(format: "%.0f", t1 - t0)) s"),
             ("offered readings/s", "\(Int(Double(sentCount) / (t1 - t0)))"),
@@ -422,6 +467,7 @@ enum AggregatorBenchmark {
             ("  dropped by mosquitto ($SYS publish/messages/dropped)", brokerDropped.map(String.init) ?? "n/a"),
             ("  dropped in the aggregator's inbound buffer", "\(dropped)"),
             ("presence messages published", "\(presenceCount.load(ordering: .relaxed))"),
+            ("CPU while the load ran", summary.cpuLine),
             ("room switch latency p50 / p99 (first reading → presence)", "\(ms(percentile(switching, 0.5))) / \(ms(percentile(switching, 0.99))) (\(switching.count) of \(movers.count))"),
             ("  of which fusion: first reading → the tick that switched, p50 / p99", "\(ms(percentile(fusionSwitch, 0.5))) / \(ms(percentile(fusionSwitch, 0.99)))"),
             ("  of which the service: that tick → presence at a subscriber, p50 / p99", "\(ms(percentile(serviceAdded, 0.5))) / \(ms(percentile(serviceAdded, 0.99))) (max \(ms(serviceAdded.last)))"),

@@ -23,6 +23,15 @@ import Testing
         #expect(DeliveryCheck.family(of: "espresense/devices/irk:alice/hall") == "espresense/devices/+/hall")
     }
 
+    /// The byte scan gives what splitting into levels and joining them gives, edge cases included.
+    @Test(arguments: ["roomcast/nodes/hall-pi/beacons/ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:2", "a:b", "/x:y/", "a//b:c",
+                      "trailing/", "x:/y", "no/colon/here", "", ":", "a/:/b", "espresense/devices/irk:alice/hall", "é:ü/ß"])
+    func aFamilyIsTheTopicWithBeaconLevelsReplaced(topic: String) {
+        let reference = topic.split(separator: "/", omittingEmptySubsequences: false)
+            .map { $0.contains(":") ? "+" : String($0) }.joined(separator: "/")
+        #expect(DeliveryCheck.family(of: topic) == reference)
+    }
+
     @Test func refusalsAreCountedPerFamilyAndReportedAtMostOnceAMinute() throws {
         var r = PublishRefusals()
         let none = r.report(now: 0)

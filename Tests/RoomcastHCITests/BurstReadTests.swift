@@ -74,4 +74,39 @@ import TestSupport
         }
         #expect(answer == Array(complete.dropFirst()))
     }
+
+    @Test func manyPacketsAreReadInBatchesAndReachTheReportStreamWithKernelTimestamps() async throws {
+        let (controller, host) = try Self.pair()
+        defer { close(controller) }
+        let transport = try FileDescriptorTransport(fd: host, name: "seqpacket", timestamps: .socket, burstWindow: 0.05)
+        let (reports, producer) = BoundedStream<AdvertisingReport>.make(capacity: 64, mode: .dropOldest)
+        let hci = HCIController(transport: transport, reports: producer)
+        await hci.start()
+        // More than one recvmmsg call holds (64) and more than one hand-over (128).
+        let count = 200
+        let before = Date().timeIntervalSince1970
+        for i in 0..<count { #expect(send(controller, Self.report(rssi: Int8(-20 - i % 80)), 18, 0) == 18) }
+        let after = Date().timeIntervalSince1970
+        let got = try await withTimeout(.seconds(60), "\(count) reports") { try await first(count, of: reports) }
+        #expect(got.map(\.rssi) == (0..<count).map { -20 - $0 % 80 })
+        let times = got.map(\.timestamp)
+        #expect(times.allSatisfy { $0 >= before - 0.001 && $0 <= after + 0.001 })
+        #expect(times == times.sorted())
+        #expect(hci.counters.snapshot.reports == UInt64(count))
+        await hci.shutdown()
+    }
+
+    @Test func aDatagramLongerThanAnyEventIsDroppedAndThePacketsAfterItStillArrive() async throws {
+        let (controller, host) = try Self.pair()
+        defer { close(controller) }
+        // An ACL packet of 2,000 bytes: more than a datagram slot holds.
+        let long: [UInt8] = [0x02, 0x01, 0x00, 0xCC, 0x07] + [UInt8](repeating: 0xAB, count: 1996)
+        #expect(send(controller, long, long.count, 0) == long.count)
+        #expect(send(controller, Self.report(rssi: -42), 18, 0) == 18)
+        let transport = try FileDescriptorTransport(fd: host, name: "seqpacket", timestamps: .socket, burstWindow: 0.05)
+        defer { transport.shutdown() }
+        var frames = transport.frames.makeAsyncIterator()
+        let burst = try #require(await frames.nextBatch())
+        #expect(burst.map(\.bytes) == [Array(Self.report(rssi: -42).dropFirst())])
+    }
 }

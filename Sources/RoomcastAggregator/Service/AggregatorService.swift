@@ -68,8 +68,7 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
                     try? await Task.sleep(for: .seconds(1))
                 }
             }
-            var droppedReported = 0
-            var lastDropReport = -Double.infinity
+            var drops = InboundDropReport()
             var lastPush = -Double.infinity
             while !Task.isCancelled {
                 let now = clock.now()
@@ -82,12 +81,9 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
                 }
                 await self.updateStatusGuard(wanted: await runtime.wantsStatusGuard)
                 // Readings the inbound buffer could not hold are lost to fusion: say so, at most every 10 s.
-                let dropped = mqtt.droppedInbound
-                if dropped > droppedReported && now - lastDropReport >= 10 {
+                if let line = drops.due(dropped: mqtt.droppedInbound, now: now) {
                     self.logger.warning("inbound messages dropped: the aggregator is behind", metadata: [
-                        "mqtt.dropped_inbound": "\(dropped)", "mqtt.dropped_since_last": "\(dropped - droppedReported)"])
-                    droppedReported = dropped
-                    lastDropReport = now
+                        "mqtt.dropped_inbound": "\(line.total)", "mqtt.dropped_since_last": "\(line.since)"])
                 }
                 try? await Task.sleep(for: .seconds(tickInterval))
             }

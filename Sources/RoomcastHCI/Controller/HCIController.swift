@@ -64,20 +64,13 @@ public actor HCIController {
         guard readerTask == nil else { return }
         let transport = self.transport, sink = reportSink, counters = self.counters, activity = self.activity
         let logger = self.logger
+        let route = ReportRoute(sink: sink, counters: counters, activity: activity, framesDropped: { transport.frames.dropped })
+        // A descriptor's reader thread decodes report events itself and hands them straight over;
+        // what reaches the task below is then the other events (commands' answers, errors).
+        (transport as? FileDescriptorTransport)?.route(reports: route)
         readerTask = Task.detached { [weak self] in
-            var assembler = ExtendedReportAssembler()
             var frames = transport.frames.makeAsyncIterator()
             var complete = [AdvertisingReport]()
-            // The transport hands frames over in bursts; the burst's reports go on in one step
-            // (at most `maxBatch` at a time), so the agent wakes once per burst, not per report.
-            func handOver() {
-                guard let last = complete.last else { return }
-                counters.reports.add(UInt64(complete.count), ordering: .relaxed)
-                activity.withLock { $0.lastReportAt = last.timestamp }
-                sink.yield(contentsOf: complete)
-                complete.removeAll(keepingCapacity: true)
-                counters.dropped.store(sink.dropped + transport.frames.dropped, ordering: .relaxed)
-            }
             while let burst = await frames.nextBatch() {
                 for frame in burst {
                     guard frame.type == .event else { continue }
@@ -90,10 +83,7 @@ public actor HCIController {
                     }
                     switch event {
                     case let .leMeta(.advertisingReports(reports)), let .leMeta(.extendedAdvertisingReports(reports)):
-                        for report in reports {
-                            if let done = assembler.add(report) { complete.append(done) }
-                        }
-                        if complete.count >= HCIController.maxBatch { handOver() }
+                        route.collect(reports, into: &complete)
                     case let .commandComplete(cc):
                         await self?.complete(opcode: cc.opcode, status: cc.status ?? 0, returned: Array(cc.returnParameters.dropFirst()))
                     case let .commandStatus(cs):
@@ -107,7 +97,7 @@ public actor HCIController {
                         break
                     }
                 }
-                handOver()
+                route.handOver(&complete)
             }
             activity.withLock { $0.ended = true }
             await self?.failPending(transport.terminationError ?? .transportClosed(transport.name))

@@ -1,3 +1,5 @@
+import Shared
+
 /// Cuts a byte stream into H4 packets (Core 5.4 Vol 4 Part A §2): a UART or a
 /// unix socket delivers bytes in arbitrary pieces; a raw HCI socket delivers
 /// one whole packet per read, which the framer handles the same way.
@@ -29,15 +31,23 @@ public struct H4Framer: Sendable {
     /// when more bytes are needed. Throws on an unknown indicator: the stream
     /// cannot be resynchronised after that, the caller must reopen it.
     public mutating func next() throws(HCIDecodeError) -> (type: HCIPacketType, bytes: [UInt8])? {
+        guard let (type, reader) = try nextInPlace() else { return nil }
+        return (type, Array(reader.bytes[reader.offset ..< reader.offset + reader.remaining]))
+    }
+
+    /// The next complete packet as a reader over the framer's own bytes (no copy), or nil when
+    /// more bytes are needed; throws as `next()`. Let the reader go before the next `append`, or
+    /// that append copies the whole buffer.
+    public mutating func nextInPlace() throws(HCIDecodeError) -> (type: HCIPacketType, reader: ByteReader)? {
         guard start < buffer.count else { return nil }
         guard let type = HCIPacketType(rawValue: buffer[start]) else { throw .unknownPacketType(buffer[start]) }
         let header = Self.headerLength(type)
         guard buffer.count - start >= 1 + header else { return nil }
         let length = header + Self.payloadLength(type, header: buffer, at: start + 1)
         guard buffer.count - start >= 1 + length else { return nil }
-        let packet = Array(buffer[start + 1 ..< start + 1 + length])
+        let reader = ByteReader(buffer, range: start + 1 ..< start + 1 + length)
         start += 1 + length
-        return (type, packet)
+        return (type, reader)
     }
 
     /// The fixed header length after the indicator.

@@ -9,7 +9,7 @@ import Shared
 import Synchronization
 
 /// An HCI transport over a file descriptor that carries H4 framing: a UART,
-/// a unix socket (btvirt), or a raw HCI socket (one packet per read, same
+/// a unix socket (btvirt), or a raw HCI socket (one packet per datagram, same
 /// layout). Reads block on a dedicated thread, never the cooperative pool.
 ///
 /// The thread reads in bursts: when the descriptor becomes readable it reads
@@ -17,11 +17,14 @@ import Synchronization
 /// step, then rests `burstWindow` seconds before it looks again (a command
 /// sent meanwhile ends the rest at once, so its answer is not held back).
 /// Waking the consumer costs more than the frames it brings; at 2,000
-/// advertisements a second this turns 2,000 hand-overs into about 20. Where
-/// the kernel stamps packets on reception (the raw HCI socket's
-/// `HCI_TIME_STAMP`, `SO_TIMESTAMPNS` on a datagram socket) frames keep that
-/// time; elsewhere (a UART, a stream socket) they get the time of the read,
-/// at most one window late.
+/// advertisements a second this turns 2,000 hand-overs into about 20. A byte
+/// stream is read 64 KB at a time and cut into packets; a socket that keeps
+/// packet boundaries (the raw HCI socket, `SOCK_SEQPACKET`) is read with
+/// `recvmmsg`, up to 64 packets per system call. Where the kernel stamps
+/// packets on reception (the raw HCI socket's `HCI_TIME_STAMP`,
+/// `SO_TIMESTAMPNS` on a datagram socket) frames keep that time; elsewhere
+/// (a UART, a stream socket) they get the time of the read, at most one
+/// window late.
 public final class FileDescriptorTransport: HCITransport {
     /// Where a frame's reception time comes from.
     public enum ReceptionTimestamps: Sendable, Hashable {
@@ -51,10 +54,13 @@ public final class FileDescriptorTransport: HCITransport {
     private let closed = Atomic<Bool>(false)
     private let exited = DispatchSemaphore(value: 0)
     private let termination = Mutex<RadioError?>(nil)
+    private let reportRoute = Mutex<ReportRoute?>(nil)
     private let mapWriteError: @Sendable (SystemCallError) -> RadioError
     private let timestamps: ReceptionTimestamps
     private let burstWindow: Double
-    private let isSocket: Bool
+    /// A socket that keeps packet boundaries (the raw HCI socket, `SOCK_SEQPACKET`): read a
+    /// burst with `recvmmsg`, many packets and their timestamps per system call.
+    private let isDatagram: Bool
 
     /// Takes ownership of `fd` and starts the reader thread.
     /// - Parameters:
@@ -85,7 +91,11 @@ public final class FileDescriptorTransport: HCITransport {
         self.timestamps = clock is SystemTimeSource ? timestamps : .readTime
         self.burstWindow = max(0, burstWindow)
         var st = stat()
-        isSocket = fstat(fd, &st) == 0 && st.st_mode & S_IFMT == S_IFSOCK
+        let isSocket = fstat(fd, &st) == 0 && st.st_mode & S_IFMT == S_IFSOCK
+        var type: Int32 = 0
+        var typeSize = socklen_t(MemoryLayout<Int32>.size)
+        isDatagram = isSocket && getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &typeSize) == 0
+            && (type == Int32(SOCK_SEQPACKET.rawValue) || type == Int32(SOCK_RAW.rawValue) || type == Int32(SOCK_DGRAM.rawValue))
         // Non-blocking, so a burst reads until the kernel has nothing more (EAGAIN).
         let flags = fcntl(fd, F_GETFL)
         if flags >= 0 { _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
@@ -132,6 +142,12 @@ public final class FileDescriptorTransport: HCITransport {
         }
     }
 
+    /// From the next burst on, advertising report events are decoded on the reader thread and
+    /// handed to `route`, not passed on as frames.
+    func route(reports route: ReportRoute) {
+        reportRoute.withLock { $0 = route }
+    }
+
     /// Wakes the reader thread, waits for it to close the descriptor, ends `frames` (idempotent).
     public func shutdown() {
         let running = io.withLock { s -> Bool in
@@ -162,74 +178,99 @@ public final class FileDescriptorTransport: HCITransport {
         return !closed.load(ordering: .acquiring)
     }
 
-    /// One read: the bytes and, where the kernel gives one, the packet's reception time.
-    /// nil when nothing is waiting (EAGAIN).
-    private func receive(into buffer: inout [UInt8], control: inout [UInt8]) throws(SystemCallError) -> (count: Int, time: Double?)? {
-        guard isSocket, timestamps != .readTime else {
-            do { return (try Syscall.read(fd, into: &buffer), nil) } catch {
-                if error.errno == EAGAIN || error.errno == EWOULDBLOCK { return nil }
-                throw error
-            }
+    /// One read of a byte stream (a UART, a stream socket); nil when nothing is waiting (EAGAIN).
+    private func readStream(into buffer: inout [UInt8]) throws(SystemCallError) -> Int? {
+        do { return try Syscall.read(fd, into: &buffer) } catch {
+            if error.errno == EAGAIN || error.errno == EWOULDBLOCK { return nil }
+            throw error
         }
-        var err: Int32 = 0
-        var time: Double?
-        let n = buffer.withUnsafeMutableBytes { data -> Int in
-            control.withUnsafeMutableBytes { ctl -> Int in
-                var iov = iovec(iov_base: data.baseAddress, iov_len: data.count)
-                return withUnsafeMutablePointer(to: &iov) { iovp -> Int in
-                    var msg = msghdr()
-                    msg.msg_iov = iovp
-                    msg.msg_iovlen = 1
-                    msg.msg_control = ctl.baseAddress
-                    msg.msg_controllen = ctl.count
-                    var r: Int
-                    repeat { r = recvmsg(fd, &msg, 0) } while r < 0 && errno == EINTR
-                    if r < 0 { err = errno; return -1 }
-                    time = Self.receptionTime(&msg, kind: timestamps)
-                    return r
+    }
+
+    /// Where kernel reception times are in a packet's control data: level, type and the
+    /// fraction's unit (`HCI_CMSG_TSTAMP` is a timeval, `SCM_TIMESTAMPNS` a timespec).
+    private var timestampControl: (level: Int32, type: Int32, fractionsPerSecond: Double)? {
+        switch timestamps {
+        case .readTime: nil
+        case .hci: (0 /* SOL_HCI */, 2 /* HCI_CMSG_TSTAMP */, 1e6)
+        case .socket: (Int32(SOL_SOCKET), 35 /* SCM_TIMESTAMPNS */, 1e9)
+        }
+    }
+
+    /// What one burst collects: frames for the controller and, with a route, reports for the agent.
+    private struct Burst {
+        var frames: [HCIFrame] = []
+        var reports: [AdvertisingReport] = []
+        var route: ReportRoute?
+    }
+
+    /// One read into `burst`: a batch of datagrams (each with its reception time where the
+    /// kernel stamps them) or a piece of a byte stream; the packets it completed, nil when
+    /// nothing was waiting. Throws what ends the transport (the peer closed, the adapter went,
+    /// a stream that cannot be framed).
+    private func readOnce(framer: inout H4Framer, buffer: inout [UInt8], datagrams: DatagramBatchReceiver?,
+                          limit: Int, burst: inout Burst) throws(RadioError) -> Int? {
+        if let datagrams {
+            let n: Int
+            do { n = try datagrams.receive(fd: fd, limit: limit) } catch { throw readFailure(error) }
+            guard n > 0 else { return nil }
+            let readTime = clock.now()
+            let stamps = timestampControl
+            var packets = 0
+            for i in 0..<n {
+                let packet = datagrams.packet(i)
+                guard packet.bytes.count > 0 else { throw .transportClosed("\(name) closed by the other end") }
+                // Longer than any event (the raw socket passes events only): dropped whole, so the
+                // framer stays on packet boundaries.
+                guard !packet.truncated else { continue }
+                framer.append(packet.bytes)
+                let time = stamps.flatMap {
+                    datagrams.receptionTime(i, level: $0.level, type: $0.type, fractionsPerSecond: $0.fractionsPerSecond)
                 }
+                packets += try takePackets(from: &framer, at: time ?? readTime, into: &burst)
             }
+            return packets
         }
-        if n < 0 {
-            if err == EAGAIN || err == EWOULDBLOCK { return nil }
-            throw SystemCallError(call: "recvmsg", errno: err)
-        }
-        return (n, time)
+        let count: Int?
+        do { count = try readStream(into: &buffer) } catch { throw readFailure(error) }
+        guard let count else { return nil }
+        guard count > 0 else { throw .transportClosed("\(name) closed by the other end") }
+        framer.append(buffer[0..<count])
+        return try takePackets(from: &framer, at: clock.now(), into: &burst)
     }
 
-    /// The reception time in a received message's control data: `SCM_TIMESTAMPNS` (a timespec)
-    /// or `HCI_CMSG_TSTAMP` (a timeval of the platform's `long`s).
-    private static func receptionTime(_ msg: inout msghdr, kind: ReceptionTimestamps) -> Double? {
-        let (level, type): (Int32, Int32) = kind == .hci ? (0 /* SOL_HCI */, 2 /* HCI_CMSG_TSTAMP */)
-            : (Int32(SOL_SOCKET), 35 /* SCM_TIMESTAMPNS */)
-        let header = MemoryLayout<cmsghdr>.size
-        guard let base = msg.msg_control, msg.msg_controllen >= header else { return nil }
-        var offset = 0
-        while offset + header <= Int(msg.msg_controllen) {
-            let c = base.advanced(by: offset).loadUnaligned(as: cmsghdr.self)
-            let length = Int(c.cmsg_len)
-            guard length >= header, offset + length <= Int(msg.msg_controllen) else { return nil }
-            let payload = base.advanced(by: offset + header)
-            if c.cmsg_level == level && c.cmsg_type == type {
-                let size = MemoryLayout<Int>.size
-                guard length - header >= 2 * size else { return nil }
-                let seconds = payload.loadUnaligned(as: Int.self)
-                let fraction = payload.loadUnaligned(fromByteOffset: size, as: Int.self)
-                return Double(seconds) + Double(fraction) / (kind == .hci ? 1e6 : 1e9)
-            }
-            offset += (length + cmsgAlignment - 1) & ~(cmsgAlignment - 1)
-        }
-        return nil
+    /// ENODEV: the adapter was removed; ENETDOWN: it went down; anything else as it is.
+    private func readFailure(_ error: SystemCallError) -> RadioError {
+        error.errno == ENODEV || error.errno == ENETDOWN ? .transportClosed("\(name): \(error)") : .system("read \(name)", error)
     }
 
-    private static let cmsgAlignment = MemoryLayout<Int>.size
+    /// Moves the framer's complete packets, stamped `time`, into `burst`: advertising report
+    /// events to the route's reports (decoded in place), everything else as frames. Returns how many.
+    private func takePackets(from framer: inout H4Framer, at time: Double, into burst: inout Burst) throws(RadioError) -> Int {
+        var count = 0
+        while true {
+            let packet: (type: HCIPacketType, reader: ByteReader)?
+            do { packet = try framer.nextInPlace() } catch { throw .protocolError(error) }
+            guard let (type, reader) = packet else { return count }
+            count += 1
+            if let recorder {
+                try? recorder.write(type: type, bytes: Array(reader.bytes[reader.offset ..< reader.offset + reader.remaining]),
+                                    timestamp: time, direction: .controllerToHost)
+            }
+            if type == .event, let route = burst.route, route.collect(event: reader, timestamp: time, into: &burst.reports) {
+                continue
+            }
+            let bytes = Array(reader.bytes[reader.offset ..< reader.offset + reader.remaining])
+            burst.frames.append(HCIFrame(type: type, bytes: bytes, timestamp: time, direction: .controllerToHost))
+        }
+    }
 
     private func readLoop() {
         var framer = H4Framer()
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        var control = [UInt8](repeating: 0, count: 128)
-        var burst = [HCIFrame]()
-        burst.reserveCapacity(Self.maxBurst)
+        var buffer = [UInt8](repeating: 0, count: isDatagram ? 0 : 65_536)
+        let datagrams = isDatagram ? DatagramBatchReceiver() : nil
+        var burst = Burst()
+        burst.frames.reserveCapacity(Self.maxBurst)
+        burst.reports.reserveCapacity(HCIController.maxBatch)
         let restMs = Int32((burstWindow * 1000).rounded())
         var failure: RadioError?
         loop: while !closed.load(ordering: .acquiring) {
@@ -240,41 +281,28 @@ public final class FileDescriptorTransport: HCITransport {
                 break
             }
             // The burst: read until the kernel has nothing more, or until a burst is full.
+            burst.route = reportRoute.withLock { $0 }
             var drained = false
             var readAny = false
-            while burst.count < Self.maxBurst {
-                let got: (count: Int, time: Double?)?
-                do {
-                    got = try receive(into: &buffer, control: &control)
-                } catch {
-                    // ENODEV: the adapter was removed; ENETDOWN: it went down.
-                    failure = error.errno == ENODEV || error.errno == ENETDOWN
-                        ? .transportClosed("\(name): \(error)") : .system("read \(name)", error)
-                    break loop
-                }
-                guard let got else { drained = true; break }
-                readAny = true
-                if got.count == 0 {
-                    failure = .transportClosed("\(name) closed by the other end")
-                    break loop
-                }
-                framer.append(buffer[0..<got.count])
-                let now = got.time ?? clock.now()
-                while true {
-                    let packet: (type: HCIPacketType, bytes: [UInt8])?
-                    do { packet = try framer.next() } catch {
-                        failure = .protocolError(error)
-                        break loop
+            var packets = 0
+            while packets < Self.maxBurst {
+                do throws(RadioError) {
+                    guard let n = try readOnce(framer: &framer, buffer: &buffer, datagrams: datagrams,
+                                               limit: Self.maxBurst - packets, burst: &burst) else {
+                        drained = true
+                        break
                     }
-                    guard let packet else { break }
-                    let frame = HCIFrame(type: packet.type, bytes: packet.bytes, timestamp: now, direction: .controllerToHost)
-                    try? recorder?.write(frame)
-                    burst.append(frame)
+                    packets += n
+                    readAny = true
+                } catch {
+                    failure = error
+                    break loop
                 }
             }
-            if !burst.isEmpty {
-                let handed = burst
-                burst.removeAll(keepingCapacity: true)
+            burst.route?.handOver(&burst.reports)
+            if !burst.frames.isEmpty {
+                let handed = burst.frames
+                burst.frames.removeAll(keepingCapacity: true)
                 if !producer.yield(contentsOf: handed) { break loop }
             }
             // Rest only after a burst that emptied the descriptor (a full one means more is
@@ -288,7 +316,8 @@ public final class FileDescriptorTransport: HCITransport {
                 }
             }
         }
-        if !burst.isEmpty { producer.yield(contentsOf: burst) }
+        burst.route?.handOver(&burst.reports)
+        if !burst.frames.isEmpty { producer.yield(contentsOf: burst.frames) }
         if !closed.load(ordering: .acquiring) { termination.withLock { $0 = failure } }
         io.withLock { s in
             s.threadExited = true

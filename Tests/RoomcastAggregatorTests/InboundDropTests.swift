@@ -1,0 +1,29 @@
+import RoomcastFusion
+import Shared
+import Testing
+@testable import RoomcastAggregator
+
+/// Readings lost in the aggregator's inbound buffer are logged at most every 10 s (the first at
+/// once, each line with the total and the number since the last) and exported on `/metrics`.
+@Suite struct InboundDropTests {
+    @Test func theFirstLossIsLoggedAtOnceThenAtMostEveryInterval() {
+        var report = InboundDropReport(interval: 10)
+        #expect(report.due(dropped: 0, now: 100) == nil, "nothing lost, nothing logged")
+        #expect(report.due(dropped: 5, now: 101).map { [$0.total, $0.since] } == [5, 5])
+        #expect(report.due(dropped: 900, now: 105) == nil, "within the interval: held back")
+        #expect(report.due(dropped: 1200, now: 111).map { [$0.total, $0.since] } == [1200, 1195])
+        #expect(report.due(dropped: 1200, now: 130) == nil, "no new loss, no line")
+        #expect(report.due(dropped: 1201, now: 131).map { [$0.total, $0.since] } == [1201, 1])
+    }
+
+    @Test func theCountIsExportedOnMetrics() async {
+        let site = SiteModel(rooms: [.init(name: "kitchen")], nodes: [.init(name: "kitchen-pi", room: "kitchen")])
+        let core = AggregatorCore(engine: FusionEngine(site: site), site: site, topics: Topics(), discovery: nil)
+        let runtime = AggregatorRuntime(core: core, election: nil, refreshInterval: .infinity, startedAt: 1000, logger: .silent)
+        var sample = await runtime.metricsSample(now: 1000)
+        sample.mqttDroppedInbound = 7_694
+        let lines = sample.render().split(separator: "\n")
+        #expect(lines.contains("# TYPE roomcast_mqtt_inbound_dropped_total counter"))
+        #expect(lines.contains("roomcast_mqtt_inbound_dropped_total 7694"))
+    }
+}
