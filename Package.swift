@@ -112,7 +112,12 @@ let package = Package(
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "RoomcastFusionTests",
                     dependencies: ["RoomcastFusion", "RoomcastSimulation", "RoomcastAgent", "RoomcastAggregator",
-                                   "TestSupport"],
+                                   "TestSupport"]),
+        // Scenario evaluations: the recordings and simulated homes replayed through the agents and
+        // the aggregator and scored; `make test` runs them in a release build.
+        .testTarget(name: "RoomcastScenarioTests",
+                    dependencies: ["RoomcastSimulation", "RoomcastFusion", "RoomcastAgent", "RoomcastAggregator",
+                                   "RoomcastAdvertising", "RoomcastHCI", "TestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "RoomcastAgentTests",
                     dependencies: ["RoomcastAgent", "RoomcastMQTT", "RoomcastHCI", "RoomcastAdvertising", "TestSupport"]),
