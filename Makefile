@@ -21,19 +21,23 @@ release: setup
 demo: release
 	@bash scripts/demo.sh
 
-## Every test: unit, integration against real mosquitto brokers and a real Home Assistant, end to end.
+## Every test. Unit and integration tests (real mosquitto brokers, processes and faults, btvirt, a real
+## Home Assistant) in a debug build; then the scenario evaluations (Tests/RoomcastScenarioTests: the
+## recordings and simulated homes replayed through the agents and the aggregator, and scored) in a
+## release build of their own (.build/scenario-release, so `make release` keeps its build), where the
+## replays run several times faster and leave the timing-bound tests alone.
 ## Installs (once) the Home Assistant releases the HA tests run against, 2024.3.3 and 2025.4.4
 ## (scripts/setup-home-assistant.sh, from PyPI); ROOMCAST_HOME_ASSISTANT=0 leaves them out, and those
 ## tests then skip with a message.
+SCENARIO_BUILD = -c release --scratch-path .build/scenario-release
 test: setup
 	@if [ "$${ROOMCAST_HOME_ASSISTANT:-1}" != 0 ]; then \
 	  for v in 2024.3.3 2025.4.4; do bash scripts/setup-home-assistant.sh $$v >/dev/null; done; fi
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
-	@# Two runs: the fusion suites replay whole scenarios through the agent and the aggregator and
-	@# keep both cores busy for minutes, which starves the timing-bound integration tests (real
-	@# brokers, processes, faults) that share the cooperative pool with them.
-	$(SWIFT) test --skip-build $(BUILD_FLAGS) --skip RoomcastFusionTests
-	$(SWIFT) test --skip-build $(BUILD_FLAGS) --filter RoomcastFusionTests
+	$(SWIFT) test --skip-build $(BUILD_FLAGS) --skip RoomcastScenarioTests
+	@# Release builds leave out testability unless asked; the tests use @testable imports.
+	$(SWIFT) build $(SCENARIO_BUILD) --build-tests -Xswiftc -enable-testing $(BUILD_FLAGS)
+	$(SWIFT) test $(SCENARIO_BUILD) --skip-build $(BUILD_FLAGS) --filter RoomcastScenarioTests
 
 ## Benchmarks print numbers (release build).
 bench: release

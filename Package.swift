@@ -128,7 +128,13 @@ let package = Package(
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "RoomcastFusionTests",
                     dependencies: ["RoomcastFusion", "RoomcastSimulation", "RoomcastAgent", "RoomcastAggregator",
-                                   "RoomcastCLI", "RoomcastConfig", "RoomcastYAML", "TestSupport"],
+                                   "RoomcastCLI", "RoomcastConfig", "RoomcastYAML", "TestSupport"]),
+        // Scenario evaluations: the recordings and simulated homes replayed through the agents and
+        // the aggregator and scored; `make test` runs them in a release build.
+        .testTarget(name: "RoomcastScenarioTests",
+                    dependencies: ["RoomcastSimulation", "RoomcastFusion", "RoomcastAgent", "RoomcastAggregator",
+                                   "RoomcastAdvertising", "RoomcastHCI", "RoomcastCLI", "RoomcastConfig", "RoomcastYAML",
+                                   "TestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "RoomcastAgentTests",
                     dependencies: ["RoomcastAgent", "RoomcastMQTT", "RoomcastHCI", "RoomcastAdvertising", "RoomcastConfig",

@@ -21,7 +21,7 @@ bin=$(swift build --show-bin-path)
 if [ "${FAULTS_ONLY:-swift}" = swift ] || [ -z "${FAULTS_ONLY:-}" ]; then
   echo "== faults: Swift fault tests (ROOMCAST_FAULTS=1)" >&2
   out=$(mktemp /tmp/roomcast-faults-swift.XXXXXX)
-  ROOMCAST_FAULTS=1 swift test --skip-build --filter 'RoomcastAggregatorTests.FaultTests' > "$out" 2>&1 || status=1
+  ROOMCAST_FAULTS=1 swift test --skip-build --filter 'RoomcastAggregatorTests.(FaultTests|StandbyPauseFaultTests)' > "$out" 2>&1 || status=1
   grep -E '^fault |✘|✔ Test|Expectation failed|timed out' "$out" || true
   rm -f "$out"
 fi

@@ -13,7 +13,7 @@ import TestSupport
 /// beacon. Missing btvirt or mosquitto skips the test, or fails it under CI=true.
 @Suite(.serialized, .requiresBTVirt, .requiresMosquitto) struct BTVirtAgentTests {
     @Test func oneAgentAdvertisesAnotherPublishesTheBeacon() async throws {
-        let btvirt = try BTVirt()
+        let btvirt = try await BTVirt.start()
         defer { btvirt.stop() }
         let broker = try await MosquittoBroker.start()
 

@@ -196,6 +196,18 @@ final class Observer: Sendable {
         return .now
     }
 
+    /// Waits until every one of `ids` has had its presence republished `times` times since the
+    /// first `index` messages seen. With `output.refresh_interval_s: 1` the aggregator republishes
+    /// its state in force each second, after that second's decisions: the event to await before
+    /// asserting that something did not happen (no flap, no leak) while it kept deciding.
+    func waitForRefreshes(of ids: [BeaconID], _ times: Int, after index: Int, timeout: Duration = .seconds(15)) async throws {
+        let topics = ids.map { Topics().presence($0) }
+        try await waitFor("\(times) refreshes of \(ids.map(\.rawValue))", timeout: timeout) { all in
+            let since = all.dropFirst(index)
+            return topics.allSatisfy { topic in since.lazy.filter { $0.topic == topic }.count >= times }
+        }
+    }
+
     func stop() async {
         seen.cancel()
         await client.shutdown()

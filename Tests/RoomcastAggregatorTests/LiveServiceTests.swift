@@ -16,9 +16,9 @@ enum Home {
     static let beacons = [LiveRig.Beacon(id: cat, name: "Cat"), LiveRig.Beacon(id: dog, name: "Dog")]
 
     /// Writes this home's aggregator config to `<dir>/site.json`; returns its path.
-    static func writeConfig(port: Int, in dir: String) throws -> String {
+    static func writeConfig(port: Int, in dir: String, refresh: Double = 60) throws -> String {
         let path = "\(dir)/site.json"
-        try LiveRig.config(port: port, rooms: rooms, nodes: nodes, beacons: beacons)
+        try LiveRig.config(port: port, rooms: rooms, nodes: nodes, beacons: beacons, refresh: refresh)
             .write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }
@@ -207,7 +207,8 @@ enum Home {
     @Test func killAndRestartDoesNotFlap() async throws {
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()
-        let configPath = try Home.writeConfig(port: broker.port, in: dir)
+        // The state in force republished every second: each refresh is a second more of deciding.
+        let configPath = try Home.writeConfig(port: broker.port, in: dir, refresh: 1)
         let observer = try await Observer(port: broker.port)
         let feeder = try await ReadingFeeder(port: broker.port, jitter: 4)
         // The cat sits near the office/kitchen border: only 3 dB between the nodes, so a
@@ -228,15 +229,17 @@ enum Home {
         aggregator.send(SIGKILL)
         await aggregator.waitForExit()
         try await observer.waitFor("the Last Will") { _ in observer.last("roomcast/aggregator/status") == "offline" }
+        let restarted = observer.seen.elements.count
         aggregator = try LiveRig.startAggregator(configPath: configPath, instance: "a", in: dir)
         defer { aggregator.send(SIGKILL) }
         try await observer.waitFor("online again") { _ in observer.last("roomcast/aggregator/status") == "online" }
         // Long enough for fresh decisions from the new process and for the resume window to pass.
         try await observer.waitFor("presence republished by the new process", timeout: .seconds(15)) { all in
-            all.dropFirst(before).filter { $0.topic == Topics().presence(Home.cat) }.count >= 1
-                && all.dropFirst(before).filter { $0.topic == Topics().presence(Home.dog) }.count >= 1
+            all.dropFirst(restarted).filter { $0.topic == Topics().presence(Home.cat) }.count >= 1
+                && all.dropFirst(restarted).filter { $0.topic == Topics().presence(Home.dog) }.count >= 1
         }
-        try await eventuallyStable(seconds: 3)
+        // At least three seconds more of deciding (the resume window's end adds one refresh), for a flap to show.
+        try await observer.waitForRefreshes(of: [Home.cat, Home.dog], 5, after: observer.seen.elements.count)
 
         let after = Array(observer.seen.elements.dropFirst(before))
         let events = after.filter { $0.topic == Topics().events }.map { String(decoding: $0.payload, as: UTF8.self) }
@@ -250,12 +253,6 @@ enum Home {
         await observer.stop()
         await broker.cleanup()
     }
-}
-
-/// Lets the system run for a while before asserting that something did NOT happen
-/// (there is no event to await for an absence).
-func eventuallyStable(seconds: Double) async throws {
-    try await Task.sleep(for: .seconds(seconds))
 }
 
 /// The whole system as a user runs it: a simulated home from `roomcast-sim`, one

@@ -173,8 +173,12 @@ import TestSupport
             try forger.publish(MQTTMessage(topic: Topics().nodeBeacon("hall-pi", reading.id), payload: try WireFormat.encode(reading), qos: .atLeastOnce))
             try await Task.sleep(for: .milliseconds(100))  // a node's reporting pace, not a wait for a result
         }
-        let until = FaultRig.now + 3  // three 1 s refreshes of every decision
-        try await eventually("three refreshes after the forgery", timeout: .seconds(10)) { FaultRig.now >= until }
+        // Three 1 s refreshes of every decision after the forgery.
+        let forged = seenByHA.elements.count
+        try await seenByHA.waitFor("three refreshes after the forgery", timeout: .seconds(10)) { all in
+            let presence = Set(all.prefix(forged).map(\.topic).filter { $0.hasPrefix("roomcast/presence/") })
+            return !presence.isEmpty && presence.allSatisfy { topic in all.dropFirst(forged).filter { $0.topic == topic }.count >= 3 }
+        }
         let after = seenByHA.elements.compactMap { try? WireFormat.decode(PresenceDecision.self, from: $0.payload) }
             .filter { $0.ts >= forgedFrom }
         #expect(!after.isEmpty, "decisions were refreshed after the forgery")

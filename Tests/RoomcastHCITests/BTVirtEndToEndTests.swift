@@ -19,7 +19,7 @@ import Testing
     }
 
     @Test func aScannerHearsTheIBeaconAnotherControllerAdvertises() async throws {
-        let btvirt = try BTVirt()
+        let btvirt = try await BTVirt.start()
         defer { btvirt.stop() }
         let (scanner, reports) = try controller(BTVirt.bredrLEPath)
         let (advertiser, _) = try controller(BTVirt.lePath)
@@ -46,7 +46,7 @@ import Testing
     }
 
     @Test func everyScanEnableDeliversTheAdvertisementAgain() async throws {
-        let btvirt = try BTVirt()
+        let btvirt = try await BTVirt.start()
         defer { btvirt.stop() }
         let (scanner, reports) = try controller(BTVirt.lePath)
         let (advertiser, _) = try controller(BTVirt.lePath)
@@ -76,7 +76,7 @@ import Testing
 
 extension BTVirtEndToEndTests {
     @Test func extendedScanningHearsALegacyAdvertiser() async throws {
-        let btvirt = try BTVirt()
+        let btvirt = try await BTVirt.start()
         defer { btvirt.stop() }
         let (scanner, reports) = try controller(BTVirt.bredrLEPath)
         let (advertiser, _) = try controller(BTVirt.lePath)

@@ -193,7 +193,7 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         let text = try String(contentsOfFile: try fixturePath("aggregator-broken.yaml"), encoding: .utf8)
         let marked = Set(text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
             .filter { $0.element.contains("# problem") }.map { $0.offset + 1 })
-        #expect(Set(error.problems.compactMap { $0.location?.line }) == marked)
+        #expect(Set(error.problems.compactMap(\.location).compactMap(\.line)) == marked)
         // Printed one per line under a header naming the file.
         let lines = error.description.split(separator: "\n")
         #expect(lines.count == 21)

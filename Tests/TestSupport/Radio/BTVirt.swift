@@ -31,7 +31,17 @@ public final class BTVirt: @unchecked Sendable {
     /// The btvirt binary, if installed.
     public static var binary: String? { RequiredTool.btvirt.path }
 
+    /// Starts btvirt as `init` does, on a thread of its own: the wait for the lock (another test,
+    /// or another test run on this machine, may hold btvirt for a while) and for the sockets must
+    /// not hold a thread of the cooperative pool, which every test running meanwhile needs.
+    public static func start(timeout: Double = 10) async throws -> BTVirt {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try BTVirt(timeout: timeout) }) }.start()
+        }
+    }
+
     /// Starts btvirt and waits (up to `timeout` seconds) for its sockets to accept connections.
+    /// Blocks the calling thread meanwhile; async tests use `start(timeout:)`.
     public init(timeout: Double = 10) throws {
         let binary: String
         do { binary = try RequiredTool.btvirt.require() } catch { throw Unavailable(description: error.description) }
