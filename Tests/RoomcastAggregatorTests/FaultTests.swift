@@ -313,8 +313,18 @@ import TestSupport
             rig.signalAggregator(active, SIGCONT)
             // The probe moves back to the kitchen; the standby-turned-active follows it.
             let followed = try await FaultTests.probeFollowed(rig, probe, normal: normal, faultEnded: resumedAt, "SIGSTOP \(Int(pause)) s")
-            let settle = FaultRig.now + 8
-            try await rig.waitFor("8 s more after the resume") { _ in FaultRig.now >= settle }
+            // The resumed instance has read the broker's backlog once its drain marker comes
+            // back, and decides (or stands by) after the reconnect grace: three renewals of the
+            // other's lease after the marker span that grace and a renewal period, time in which
+            // a wrong take-over or a stale presence would have shown.
+            try await rig.waitFor("\(active)'s drain marker after the resume, then three lease renewals by \(other)") { seen in
+                guard let marker = seen.first(where: {
+                    $0.at >= resumedAt && $0.topic.hasPrefix("roomcast/aggregator/sync/\(active)-")
+                }) else { return false }
+                return seen.filter { $0.at > marker.at && $0.topic == "roomcast/aggregator/lease" }
+                    .compactMap { try? WireFormat.decode(LeaseElection.Lease.self, from: $0.payload) }
+                    .filter { $0.holder == other }.count >= 3
+            }
             let after = rig.messages.filter { $0.at >= resumedAt }
             let leases = after.filter { $0.topic == "roomcast/aggregator/lease" }.compactMap { try? WireFormat.decode(LeaseElection.Lease.self, from: $0.payload) }
             #expect(!leases.contains { $0.holder == active }, "the resumed instance took the lease back: \(leases.map(\.holder))")
