@@ -9,7 +9,11 @@ import Synchronization
 /// so a broker started that way would ignore `stop()`.
 public final class ChildProcess: Sendable {
     private struct ExitState { var status: Int32?; var waiters: [CheckedContinuation<Int32, Never>] = [] }
-    private final class ExitBox: Sendable { let state = Mutex(ExitState()) }
+    private final class ExitBox: Sendable {
+        let state = Mutex(ExitState())
+        /// Signalled by the reaper when the child has exited, for threads that block on it.
+        let exited = DispatchSemaphore(value: 0)
+    }
     private let exitBox = ExitBox()
     /// Where stdout goes.
     public let stdoutPath: String
@@ -76,6 +80,7 @@ public final class ChildProcess: Sendable {
                 return s.waiters
             }
             for w in waiters { w.resume(returning: code) }
+            exitBox.exited.signal()
         }
         reaper.name = "reap \(spawned)"
         reaper.start()
@@ -111,10 +116,10 @@ public final class ChildProcess: Sendable {
     /// `Process.waitUntilExit` was seen to hang on a reaped-by-nobody child here).
     @discardableResult
     public func waitForExitBlocking() -> Int32 {
-        while true {
-            if let status = exitBox.state.withLock({ $0.status }) { return status }
-            usleep(1_000)
-        }
+        exitBox.exited.wait()
+        // Pass the exit on to the next thread that blocks on it.
+        exitBox.exited.signal()
+        return exitBox.state.withLock { $0.status } ?? -1
     }
 
     /// Runs a tool to completion on the calling thread; its exit status and stdout.
