@@ -76,7 +76,7 @@ public struct AdvertisementReport: Codable, Sendable, Equatable {
             switch b {
             case .iBeacon(let i):
                 companyId = Int(i.companyID)
-                uuid = i.uuid.uuidString.lowercased()
+                uuid = withUnsafeBytes(of: i.uuid.uuid) { Hex.uuidString($0) }
                 major = i.major
                 minor = i.minor
             case .altBeacon(let a):

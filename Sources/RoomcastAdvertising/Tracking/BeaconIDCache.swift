@@ -13,6 +13,13 @@ final class BeaconIDCache: Sendable {
         var low: UInt64
         var a: UInt16
         var b: UInt16
+
+        /// Three words instead of five fields: looked up for every beacon advertisement.
+        func hash(into h: inout Hasher) {
+            h.combine(high)
+            h.combine(low)
+            h.combine(UInt64(tag) << 32 | UInt64(a) << 16 | UInt64(b))
+        }
     }
 
     private let table = Mutex<[Key: BeaconID]>([:])

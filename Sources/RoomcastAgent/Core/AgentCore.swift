@@ -87,16 +87,17 @@ public struct AgentCore: Sendable {
         }
         let slot = track(identity, at: ts)
         let estimate: RangeEstimate
-        if let rssi = report.rssi {
-            beacons[slot].ranger.ingest(rssi: rssi, advertised: identity.referencePower, at: ts)
+        let current = beacons.withEntry(slot) { e -> RangeEstimate? in
+            if let rssi = report.rssi { e.ranger.ingest(rssi: rssi, advertised: identity.referencePower, at: ts) }
+            return e.ranger.estimate(now: ts)
         }
-        if report.rssi != nil, let e = beacons[slot].ranger.estimate(now: ts) {
+        if report.rssi != nil, let e = current {
             estimate = e
         } else {
             // RSSI 127 = not available: the beacon was heard but cannot be ranged. Keep the
             // filter untouched; report the floor (-127 dBm) with proximity unknown.
             stats.withoutRSSI += 1
-            estimate = beacons[slot].ranger.estimate(now: ts).map { var e = $0; e.proximity = .unknown; return e }
+            estimate = current.map { var e = $0; e.proximity = .unknown; return e }
                 ?? RangeEstimate(id: identity.id, rssi: -127, rssiFiltered: -127,
                                  power: identity.referencePower ?? settings.ranging.defaultPower,
                                  distance: settings.ranging.maxDistance, proximity: .unknown, interval: nil,
@@ -187,9 +188,11 @@ public struct AgentCore: Sendable {
         let retention: BeaconTable.Retention = identity.isKnown ? .known : identity.regions.isEmpty ? .ordinary : .region
         if let slot = beacons.slot(of: identity.id) {
             beacons.touch(slot, retention: retention)
-            beacons[slot].lastHeard = max(beacons[slot].lastHeard, ts)
-            beacons[slot].name = identity.name
-            beacons[slot].kind = identity.kind
+            beacons.withEntry(slot) { e in
+                e.lastHeard = max(e.lastHeard, ts)
+                e.name = identity.name
+                e.kind = identity.kind
+            }
             return slot
         }
         // Its class once heard again; until then it is one of possibly many one-off advertisers.
@@ -215,18 +218,33 @@ public struct AgentCore: Sendable {
         r.name = identity.name
         r.interval = estimate.interval.map { ($0 * 1000).rounded() / 1000 }
         r.samples = samples
-        if let beacon = identity.beacon {
-            let entry = AdvertisementReport.BeaconEntry(beacon)
-            r.uuid = entry.uuid
-            r.major = entry.major
-            r.minor = entry.minor
-            r.namespace = entry.namespace
-            r.instance = entry.instance
-            r.url = entry.url
-            r.txPower = entry.txPower
-            r.telemetry = entry.telemetry
-        }
+        if let beacon = identity.beacon { Self.addBeaconFields(beacon, to: &r) }
         return r
+    }
+
+    /// The frame's fields a reading carries, as `AdvertisementReport.BeaconEntry` has them, without
+    /// what the entry adds and a reading does not need (its id string above all, built again from the
+    /// frame's bytes for every reading).
+    static func addBeaconFields(_ b: Beacon, to r: inout BeaconReading) {
+        r.txPower = b.advertisedPower
+        r.telemetry = b.telemetry
+        switch b {
+        case .iBeacon(let i):
+            r.uuid = withUnsafeBytes(of: i.uuid.uuid) { Hex.uuidString($0) }
+            r.major = i.major
+            r.minor = i.minor
+        case .altBeacon(let a):
+            r.uuid = BeaconID.uuidString(a.id1)
+            r.major = a.id2
+            r.minor = a.id3
+        case .eddystone(.uid(_, let ns, let inst)):
+            r.namespace = Hex.encode(ns)
+            r.instance = Hex.encode(inst)
+        case .eddystone(.url(_, let u, _)), .uriBeacon(_, let u):
+            r.url = u
+        case .eddystone, .estimoteTelemetry, .estimoteNearable, .exposureNotification:
+            break
+        }
     }
 
     static func wireAddressType(_ t: AddressType) -> String? {

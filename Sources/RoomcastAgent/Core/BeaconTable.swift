@@ -88,6 +88,14 @@ public struct BeaconTable: Sendable {
         _modify { yield &slots[slot].entry! }
     }
 
+    /// Runs `body` on the entry in `slot`, in place. Reading an entry through the subscript copies
+    /// it whole out of its optional (its filter's arrays retained and released); the per-advertisement
+    /// path reads and updates through this instead.
+    @inline(__always)
+    public mutating func withEntry<R>(_ slot: Int, _ body: (inout Entry) -> R) -> R {
+        body(&slots[slot].entry!)
+    }
+
     /// The entry of `id`, if tracked.
     public func entry(_ id: BeaconID) -> Entry? { index[id].flatMap { slots[Int($0)].entry } }
 
@@ -95,10 +103,10 @@ public struct BeaconTable: Sendable {
     /// the list of `retention` (which may differ from the class it had).
     public mutating func touch(_ slot: Int, retention: Retention) {
         let s = Int32(slot)
-        let old = slots[slot].entry!.retention
+        let old = withEntry(slot) { $0.retention }
         if old == retention && lists[retention.rawValue].newest == s { return }
         unlink(s, from: old)
-        slots[slot].entry!.retention = retention
+        withEntry(slot) { $0.retention = retention }
         pushNewest(s, in: retention)
     }
 

@@ -36,27 +36,40 @@ public struct DeliveryCheck: Sendable, Equatable {
     /// Runs for every message the agent publishes: one pass over the topic's bytes into one
     /// new string (splitting into levels and joining them again was a tenth of the agent's CPU).
     public static func family(of topic: String) -> String {
+        var topic = topic
+        // Native strings are contiguous; `makeContiguousUTF8` only copies a bridged or lazy one.
+        topic.makeContiguousUTF8()
+        let found = topic.utf8.withContiguousStorageIfAvailable { family(of: $0) }
+            ?? Array(topic.utf8).withUnsafeBufferPointer { family(of: $0) }
+        return found ?? topic
+    }
+
+    private static func family(of topic: UnsafeBufferPointer<UInt8>) -> String? {
         let colon = UInt8(ascii: ":"), slash = UInt8(ascii: "/"), plus = UInt8(ascii: "+")
-        guard topic.utf8.contains(colon) else { return topic }
-        var out = [UInt8]()
-        out.reserveCapacity(topic.utf8.count)
-        var level = out.startIndex  // where the current level starts in `out`
-        var replaced = false
-        for byte in topic.utf8 {
-            if byte == slash {
-                out.append(slash)
-                level = out.endIndex
-                replaced = false
-            } else if replaced {
-                continue
-            } else if byte == colon {
-                out.removeSubrange(level...)
-                out.append(plus)
-                replaced = true
-            } else {
-                out.append(byte)
+        guard topic.contains(colon) else { return nil }
+        return String(unsafeUninitializedCapacity: topic.count) { out in
+            var n = 0
+            var level = 0  // where the current level starts in `out`
+            var replaced = false
+            for byte in topic {
+                if byte == slash {
+                    out[n] = slash
+                    n += 1
+                    level = n
+                    replaced = false
+                } else if replaced {
+                    continue
+                } else if byte == colon {
+                    n = level
+                    out[n] = plus
+                    n += 1
+                    replaced = true
+                } else {
+                    out[n] = byte
+                    n += 1
+                }
             }
+            return n
         }
-        return String(decoding: out, as: UTF8.self)
     }
 }

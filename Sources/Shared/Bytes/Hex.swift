@@ -25,6 +25,24 @@ public enum Hex {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// 16 bytes as a lowercase hyphenated UUID (`8-4-4-4-12` digits), as `UUID.uuidString.lowercased()`
+    /// writes it but without Foundation's `snprintf` and a second string for the lowercasing: the
+    /// agent formats one for every reading it publishes.
+    public static func uuidString(_ bytes: UnsafeRawBufferPointer) -> String {
+        precondition(bytes.count == 16, "a UUID is 16 bytes")
+        return String(unsafeUninitializedCapacity: 36) { out in
+            var j = 0
+            for i in 0..<16 {
+                if i == 4 || i == 6 || i == 8 || i == 10 { out[j] = UInt8(ascii: "-"); j += 1 }
+                let b = bytes[i]
+                out[j] = digits[Int(b >> 4)]
+                out[j + 1] = digits[Int(b & 0x0F)]
+                j += 2
+            }
+            return j
+        }
+    }
+
     /// Bytes from hex; whitespace, ':' and '-' separators are ignored.
     /// Returns nil on an odd digit count or a non-hex character.
     public static func decode(_ text: String) -> [UInt8]? {

@@ -29,7 +29,7 @@ public struct BeaconID: Hashable, Comparable, Sendable, CustomStringConvertible 
     private init(unchecked: String) { self.rawValue = unchecked }
 
     public static func iBeacon(uuid: UUID, major: UInt16, minor: UInt16) -> BeaconID {
-        BeaconID(unchecked: "ibeacon:\(uuid.uuidString.lowercased())-\(major)-\(minor)")
+        BeaconID(unchecked: "ibeacon:\(withUnsafeBytes(of: uuid.uuid) { Hex.uuidString($0) })-\(major)-\(minor)")
     }
 
     /// AltBeacon: id1 is 16 bytes (a UUID), id2 and id3 are 16-bit numbers.

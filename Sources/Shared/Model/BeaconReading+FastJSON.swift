@@ -69,13 +69,13 @@ struct FastJSONWriter {
 
     mutating func int(_ n: Int64) {
         startValue()
-        out.append(contentsOf: String(n).utf8)
+        MessageLogLine.appendDecimal(n, to: &out)
     }
 
     /// Unsigned, so a `seq` above Int64.max stays positive (it decodes as UInt64; found by fuzzing).
     mutating func uint(_ n: UInt64) {
         startValue()
-        out.append(contentsOf: String(n).utf8)
+        MessageLogLine.appendDecimal(n, to: &out)
     }
 
     /// Finite numbers as JSONEncoder writes them (integral values without ".0");
@@ -84,7 +84,7 @@ struct FastJSONWriter {
         startValue()
         guard x.isFinite else { out.append(contentsOf: "null".utf8); return }
         if x == x.rounded(), abs(x) < 1e15 {
-            out.append(contentsOf: String(Int64(x)).utf8)
+            MessageLogLine.appendDecimal(Int64(x), to: &out)
         } else {
             out.append(contentsOf: x.description.utf8)
         }

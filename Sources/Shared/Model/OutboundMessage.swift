@@ -69,7 +69,7 @@ public struct MessageLogLine: Sendable, Equatable {
         out.append(contentsOf: retain ? #","retain":true,"topic":"#.utf8 : #","retain":false,"topic":"#.utf8)
         Self.appendJSONString(topic.utf8, to: &out)
         out.append(contentsOf: #","ts":"#.utf8)
-        out.append(contentsOf: Self.formatTimestamp(ts).utf8)
+        Self.appendTimestamp(ts, to: &out)
         out.append(UInt8(ascii: "}"))
     }
 
@@ -105,28 +105,55 @@ public struct MessageLogLine: Sendable, Equatable {
     }
 
     static func formatTimestamp(_ t: Double) -> String {
+        var out: [UInt8] = []
+        appendTimestamp(t, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `t` in seconds with at most three decimals and no trailing zeros, appended as ASCII digits.
+    static func appendTimestamp(_ t: Double, to out: inout [UInt8]) {
         let ms = (t * 1000).rounded()
         // Int64 traps past ±9.2e18 ms, which a corrupt replay line reaches (found by fuzzing).
         // A Double that large is a whole number of milliseconds, so its shortest form is exact JSON.
-        guard ms.magnitude < 9e18 else { return "\(t)" }
+        guard ms.magnitude < 9e18 else { out.append(contentsOf: "\(t)".utf8); return }
         let n = Int64(ms)
         let whole = n / 1000
         var frac = (n % 1000).magnitude
-        guard frac != 0 else { return String(whole) }
         // Between -1 and 0 the integer part is 0 and alone would drop the sign.
-        var text = n < 0 && whole == 0 ? "-" : ""
-        text += String(whole)
-        text += "."
+        if frac != 0, n < 0, whole == 0 { out.append(UInt8(ascii: "-")) }
+        appendDecimal(whole, to: &out)
+        guard frac != 0 else { return }
+        out.append(UInt8(ascii: "."))
         // Three digits without trailing zeros (plain arithmetic: no regex, which would load ICU).
         var digits = 3
         while frac % 10 == 0 { frac /= 10; digits -= 1 }
         var scale: UInt64 = 1
         for _ in 1..<digits { scale *= 10 }
         while scale > 0 {
-            text.unicodeScalars.append(Unicode.Scalar(UInt8(ascii: "0") + UInt8(frac / scale % 10)))
+            out.append(UInt8(ascii: "0") + UInt8(frac / scale % 10))
             scale /= 10
         }
-        return text
+    }
+
+    /// `n` in decimal as `String(n)` writes it, appended without making the String.
+    @inline(__always)
+    static func appendDecimal(_ n: Int64, to out: inout [UInt8]) {
+        if n < 0 { out.append(UInt8(ascii: "-")) }
+        appendDecimal(n.magnitude, to: &out)
+    }
+
+    static func appendDecimal(_ n: UInt64, to out: inout [UInt8]) {
+        // 20 digits hold UInt64.max.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buf in
+            var i = 20
+            var v = n
+            repeat {
+                i -= 1
+                buf[i] = UInt8(ascii: "0") + UInt8(v % 10)
+                v /= 10
+            } while v != 0
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: buf[i..<20]))
+        }
     }
 
     static func jsonString(_ s: String) -> String {
@@ -137,20 +164,39 @@ public struct MessageLogLine: Sendable, Equatable {
 
     /// `utf8` (well-formed UTF-8) as a JSON string: quotes, backslashes and control characters escaped.
     static func appendJSONString(_ utf8: some Sequence<UInt8>, to out: inout [UInt8]) {
+        // Topics, ids and names are contiguous: copy the runs that need no escape in one go.
+        if utf8.withContiguousStorageIfAvailable({ appendJSONString(bytes: $0, to: &out) }) != nil { return }
         out.append(UInt8(ascii: "\""))
-        for b in utf8 {
-            switch b {
-            case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0..<0x20:
-                out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hexDigit(b >> 4), hexDigit(b & 0xF)])
-            default: out.append(b)
-            }
+        for b in utf8 { appendEscaped(b, to: &out) }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    static func appendJSONString(bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var run = 0
+        for i in 0..<bytes.count {
+            let b = bytes[i]
+            guard b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") else { continue }
+            if run < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<i])) }
+            appendEscaped(b, to: &out)
+            run = i + 1
         }
+        if run < bytes.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...])) }
         out.append(UInt8(ascii: "\""))
+    }
+
+    @inline(__always)
+    private static func appendEscaped(_ b: UInt8, to out: inout [UInt8]) {
+        switch b {
+        case UInt8(ascii: "\""): out.append(0x5C); out.append(0x22)
+        case UInt8(ascii: "\\"): out.append(0x5C); out.append(0x5C)
+        case 0x0A: out.append(0x5C); out.append(UInt8(ascii: "n"))
+        case 0x0D: out.append(0x5C); out.append(UInt8(ascii: "r"))
+        case 0x09: out.append(0x5C); out.append(UInt8(ascii: "t"))
+        case 0..<0x20:
+            out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hexDigit(b >> 4), hexDigit(b & 0xF)])
+        default: out.append(b)
+        }
     }
 
     private static func hexDigit(_ v: UInt8) -> UInt8 { v < 10 ? UInt8(ascii: "0") + v : UInt8(ascii: "a") + v - 10 }
