@@ -160,6 +160,7 @@ enum AggregatorBenchmark {
         var rows: [(String, String)] = []
         var lossAt: ThroughputSummary?
         var clean: [ThroughputSummary] = []
+        var generatorBound = false
         for rate in o.ceiling {
             var step = o
             step.rate = rate
@@ -176,6 +177,7 @@ enum AggregatorBenchmark {
             clean.append(s)
             if let before, s.asked > before.asked, Double(s.offered) < 1.05 * Double(before.offered),
                Double(s.offered) < 0.9 * Double(s.asked) {
+                generatorBound = true
                 break
             }
         }
@@ -184,7 +186,7 @@ enum AggregatorBenchmark {
         if let lossAt {
             verdict = "loss started at \(lossAt.offered)/s offered (asked \(lossAt.asked)/s): \(lossAt.lost) lost"
                 + (highest.map { "; nothing lost up to \($0.offered)/s offered" } ?? "; the first step already lost readings")
-        } else if let highest, Double(highest.offered) < 0.9 * Double(highest.asked) {
+        } else if let highest, generatorBound || Double(highest.offered) < 0.9 * Double(highest.asked) {
             verdict = "not found: generator/broker bound at \(highest.offered)/s (asked for \(highest.asked)/s; \(highest.cpuLine)), no loss up to \(highest.offered)/s"
         } else if let highest {
             verdict = "not found: no loss up to \(highest.offered)/s offered, the highest step; ask for more"
