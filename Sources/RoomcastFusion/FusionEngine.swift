@@ -251,8 +251,6 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
             let step = max(dt, 0.05)
             let tau = adjusted > slot.fast ? model.riseTimeConstant : model.fallTimeConstant
             let deviation = adjusted - slot.fast
-            // Spread of single readings around the average, over ~10 s: how noisy the link is.
-            slot.variance += (1 - exp(-step / 10)) * (min(deviation * deviation, 400) - slot.variance)
             slot.fast += (1 - exp(-step / tau)) * deviation
             // While few readings are in, a plain running mean: the slow average of a link
             // just heard is not its first packet for a whole time constant.
@@ -392,8 +390,6 @@ struct EvidenceSlot {
     /// Slow plain average the motion likelihood compares the fast one with.
     var slow = 0.0
     var distance = -1.0
-    /// Running variance of single readings around `fast` (dB²).
-    var variance = 16.0
     /// Average gap between this node's readings of this beacon (seconds).
     var gap = 0.0
     var count: UInt32 = 0
