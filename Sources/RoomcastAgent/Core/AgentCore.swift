@@ -73,7 +73,7 @@ public struct AgentCore: Sendable {
     public mutating func handle(_ report: AdvertisingReport) -> [OutboundMessage] {
         stats.reports += 1
         rateWindow.count += 1
-        let address = BLEAddress(report.address)
+        let address = BLEAddress(value: report.addressValue)
         let decoded = decoder.decode(report.data, address: address, addressType: BLEAddressType(hci: report.addressType.rawValue),
                                      rssi: report.rssi)
         guard let identity = decoded.identity else {
