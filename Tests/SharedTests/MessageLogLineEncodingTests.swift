@@ -130,4 +130,23 @@ import Testing
         }
         #expect(vouched > 100)
     }
+    /// A payload an encoder of Roomcast's vouches for skips the syntax check but embeds as before:
+    /// JSON documents as JSON, anything else (a JSON string, text) as a string.
+    @Test(arguments: [#"{"a":1}"#, #"  [1,2]"#, #""text""#, "42", "online", ""])
+    func encodedJSONPayloadsEncodeAsBefore(_ payload: String) throws {
+        let message = OutboundMessage(topic: "t/1", encodedJSON: Array(payload.utf8), retain: true)
+        #expect(message.payloadIsEncodedJSON)
+        #expect(message == OutboundMessage(topic: "t/1", payload: Array(payload.utf8), retain: true))
+        let line = MessageLogLine(ts: 1.5, message: message)
+        var vouched: [UInt8] = []
+        line.encode(into: &vouched, payloadIsEncodedJSON: true)
+        #expect(String(decoding: vouched, as: UTF8.self) == line.encoded())
+        #expect(line.encoded() == Self.legacyEncoded(line))
+    }
+
+    @Test func wireFormatMessagesAreVouchedFor() throws {
+        let message = try OutboundMessage(topic: "t/2", json: ["b": 2, "a": 1])
+        #expect(message.payloadIsEncodedJSON)
+        #expect(!OutboundMessage(topic: "t/2", text: "online").payloadIsEncodedJSON)
+    }
 }

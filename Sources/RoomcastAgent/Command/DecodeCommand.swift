@@ -32,7 +32,7 @@ public enum DecodeCommand {
 
         func reports(from event: HCIEvent) -> [AdvertisementReport] {
             event.advertisingReports.map { r in
-                let decoded = decoder.decode(r.data, address: BLEAddress(r.address),
+                let decoded = decoder.decode(r.data, address: BLEAddress(value: r.addressValue),
                                              addressType: BLEAddressType(hci: r.addressType.rawValue), rssi: r.rssi)
                 var report = AdvertisementReport(decoded)
                 report.fingerprints = decoder.fingerprints(decoded).map(\.rawValue)

@@ -73,7 +73,7 @@ public struct AgentCore: Sendable {
     public mutating func handle(_ report: AdvertisingReport) -> [OutboundMessage] {
         stats.reports += 1
         rateWindow.count += 1
-        let address = BLEAddress(report.address)
+        let address = BLEAddress(value: report.addressValue)
         let decoded = decoder.decode(report.data, address: address, addressType: BLEAddressType(hci: report.addressType.rawValue),
                                      rssi: report.rssi)
         guard let identity = decoded.identity else {
@@ -107,7 +107,7 @@ public struct AgentCore: Sendable {
                                      distance: estimate.distance, proximity: estimate.proximity) else { return out }
         let reading = makeReading(identity: identity, estimate: estimate, report: report, samples: due.samples)
         stats.readings += 1
-        var published = [OutboundMessage(topic: settings.topics.nodeBeacon(settings.node, identity.id), payload: reading.fastJSON())]
+        var published = [OutboundMessage(topic: settings.topics.nodeBeacon(settings.node, identity.id), encodedJSON: reading.fastJSON())]
         published += outputs.messages(for: reading)
         deliveryCheck.mark(&published, now: ts)
         return out + published

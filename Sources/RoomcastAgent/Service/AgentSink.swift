@@ -36,7 +36,7 @@ public final class DryRunSink: AgentSink {
         guard !messages.isEmpty else { return }
         let full: [UInt8]? = buffer.withLock { buf in
             for m in messages {
-                MessageLogLine(ts: ts, message: m).encode(into: &buf)
+                MessageLogLine(ts: ts, message: m).encode(into: &buf, payloadIsEncodedJSON: m.payloadIsEncodedJSON)
                 buf.append(0x0A)
             }
             guard buf.count >= 64 * 1024 else { return nil }

@@ -34,12 +34,12 @@ public enum LEMetaEvent: Sendable, Hashable {
             for _ in 0..<n {
                 let type = try r.readUInt8()
                 let addressType = try r.readUInt8()
-                let address = try r.readAddress()
+                let address = try r.readAddressValue()
                 let length = Int(try r.readUInt8())
                 let data = try r.readBytes(length)
                 let rssi = try r.readInt8()
                 reports.append(AdvertisingReport(
-                    address: address, addressType: AddressType(rawValue: addressType),
+                    addressValue: address, addressType: AddressType(rawValue: addressType),
                     eventType: AdvertisingEventType(legacy: type), rssi: rssi == 127 ? nil : Int(rssi),
                     data: data, timestamp: timestamp))
             }
@@ -55,7 +55,7 @@ public enum LEMetaEvent: Sendable, Hashable {
             for _ in 0..<n {
                 let type = try r.readUInt16LE()
                 let addressType = try r.readUInt8()
-                let address = try r.readAddress()
+                let address = try r.readAddressValue()
                 let primary = try r.readUInt8()
                 let secondary = try r.readUInt8()
                 let sid = try r.readUInt8()
@@ -63,7 +63,7 @@ public enum LEMetaEvent: Sendable, Hashable {
                 let rssi = try r.readInt8()
                 let periodic = try r.readUInt16LE()
                 let directType = try r.readUInt8()
-                let direct = try r.readAddress()
+                let direct = try r.readAddressValue()
                 let length = Int(try r.readUInt8())
                 let data = try r.readBytes(length)
                 let eventType = AdvertisingEventType(extended: type)
@@ -73,10 +73,10 @@ public enum LEMetaEvent: Sendable, Hashable {
                     sid: sid == 0xFF ? nil : sid,
                     txPower: tx == 127 ? nil : Int(tx),
                     periodicAdvertisingInterval: periodic,
-                    directAddress: eventType.isDirected ? direct : nil,
+                    directAddress: eventType.isDirected ? (AdvertisingReport.bytes(of: direct)) : nil,
                     directAddressType: eventType.isDirected ? AddressType(rawValue: directType) : nil)
                 reports.append(AdvertisingReport(
-                    address: address, addressType: AddressType(rawValue: addressType), eventType: eventType,
+                    addressValue: address, addressType: AddressType(rawValue: addressType), eventType: eventType,
                     rssi: rssi == 127 ? nil : Int(rssi), data: data, timestamp: timestamp, extended: ext))
             }
             return reports
@@ -85,11 +85,14 @@ public enum LEMetaEvent: Sendable, Hashable {
 }
 
 extension ByteReader {
-    /// Six little-endian address bytes, returned in display order.
+    /// Six little-endian address bytes as a 48-bit number (display order's first byte most
+    /// significant), without an array.
     @inline(__always)
-    mutating func readAddress() throws(ByteReaderError) -> [UInt8] {
+    mutating func readAddressValue() throws(ByteReaderError) -> UInt64 {
         try skip(6)
         let b = bytes, o = offset - 6
-        return [b[o + 5], b[o + 4], b[o + 3], b[o + 2], b[o + 1], b[o]]
+        var v: UInt64 = 0
+        for i in (0..<6).reversed() { v = v << 8 | UInt64(b[o + i]) }
+        return v
     }
 }

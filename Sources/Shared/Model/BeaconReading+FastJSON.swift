@@ -7,30 +7,30 @@ extension BeaconReading {
     public func fastJSON() -> [UInt8] {
         var w = FastJSONWriter()
         w.begin()
-        w.key("address_type"); if let addressType { w.string(addressType) } else { w.skip() }
-        w.key("distance"); w.number(distance)
-        w.key("id"); w.string(id.rawValue)
-        w.key("instance"); if let instance { w.string(instance) } else { w.skip() }
-        w.key("interval"); if let interval { w.number(interval) } else { w.skip() }
-        w.key("kind"); w.string(kind.rawValue)
-        w.key("mac"); w.string(mac)
-        w.key("major"); if let major { w.int(Int64(major)) } else { w.skip() }
-        w.key("minor"); if let minor { w.int(Int64(minor)) } else { w.skip() }
-        w.key("name"); if let name { w.string(name) } else { w.skip() }
-        w.key("namespace"); if let namespace { w.string(namespace) } else { w.skip() }
-        w.key("node"); w.string(node)
-        w.key("power"); w.int(Int64(power))
-        w.key("proximity"); w.string(proximity.rawValue)
-        w.key("rssi"); w.int(Int64(rssi))
-        w.key("rssi_filtered"); w.number(rssiFiltered)
-        w.key("samples"); if let samples { w.int(Int64(samples)) } else { w.skip() }
-        w.key("seq"); w.uint(seq)
-        w.key("telemetry"); if let telemetry, let bytes = try? WireFormat.encode(telemetry) { w.raw(bytes) } else { w.skip() }
-        w.key("ts"); w.number(ts)
-        w.key("tx_power"); if let txPower { w.int(Int64(txPower)) } else { w.skip() }
-        w.key("url"); if let url { w.string(url) } else { w.skip() }
-        w.key("uuid"); if let uuid { w.string(uuid) } else { w.skip() }
-        w.key("v"); w.int(Int64(v))
+        w.key(#""address_type":"#); if let addressType { w.string(addressType) } else { w.skip() }
+        w.key(#""distance":"#); w.number(distance)
+        w.key(#""id":"#); w.string(id.rawValue)
+        w.key(#""instance":"#); if let instance { w.string(instance) } else { w.skip() }
+        w.key(#""interval":"#); if let interval { w.number(interval) } else { w.skip() }
+        w.key(#""kind":"#); w.string(kind.rawValue)
+        w.key(#""mac":"#); w.string(mac)
+        w.key(#""major":"#); if let major { w.int(Int64(major)) } else { w.skip() }
+        w.key(#""minor":"#); if let minor { w.int(Int64(minor)) } else { w.skip() }
+        w.key(#""name":"#); if let name { w.string(name) } else { w.skip() }
+        w.key(#""namespace":"#); if let namespace { w.string(namespace) } else { w.skip() }
+        w.key(#""node":"#); w.string(node)
+        w.key(#""power":"#); w.int(Int64(power))
+        w.key(#""proximity":"#); w.string(proximity.rawValue)
+        w.key(#""rssi":"#); w.int(Int64(rssi))
+        w.key(#""rssi_filtered":"#); w.number(rssiFiltered)
+        w.key(#""samples":"#); if let samples { w.int(Int64(samples)) } else { w.skip() }
+        w.key(#""seq":"#); w.uint(seq)
+        w.key(#""telemetry":"#); if let telemetry, let bytes = try? WireFormat.encode(telemetry) { w.raw(bytes) } else { w.skip() }
+        w.key(#""ts":"#); w.number(ts)
+        w.key(#""tx_power":"#); if let txPower { w.int(Int64(txPower)) } else { w.skip() }
+        w.key(#""url":"#); if let url { w.string(url) } else { w.skip() }
+        w.key(#""uuid":"#); if let uuid { w.string(uuid) } else { w.skip() }
+        w.key(#""v":"#); w.int(Int64(v))
         return w.end()
     }
 }
@@ -38,7 +38,8 @@ extension BeaconReading {
 /// Builds one flat JSON object; a key followed by `skip()` is left out.
 struct FastJSONWriter {
     private var out: [UInt8] = []
-    /// The key of the next value; a StaticString, so keys cost no allocation.
+    /// The key of the next value, quoted and with its colon (`"id":`), so starting a value is one
+    /// copy; a StaticString, so keys cost no allocation.
     private var pendingKey: StaticString = ""
     private var first = true
 
@@ -56,10 +57,7 @@ struct FastJSONWriter {
     private mutating func startValue() {
         if !first { out.append(UInt8(ascii: ",")) }
         first = false
-        out.append(UInt8(ascii: "\""))
         out.append(contentsOf: UnsafeBufferPointer(start: pendingKey.utf8Start, count: pendingKey.utf8CodeUnitCount))
-        out.append(UInt8(ascii: "\""))
-        out.append(UInt8(ascii: ":"))
     }
 
     mutating func string(_ s: String) {

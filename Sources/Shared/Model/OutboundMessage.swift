@@ -8,17 +8,32 @@ public struct OutboundMessage: Sendable, Equatable {
     public var retain: Bool
     /// 0 or 1.
     public var qos: Int
+    /// True when one of Roomcast's own encoders wrote `payload`, so it is certainly valid JSON and
+    /// `--dry-run` need not check its syntax again. A hint about where the bytes came from, not part
+    /// of the message: `==` ignores it.
+    public var payloadIsEncodedJSON: Bool
 
     public init(topic: String, payload: [UInt8], retain: Bool = false, qos: Int = 0) {
         self.topic = topic
         self.payload = payload
         self.retain = retain
         self.qos = qos
+        self.payloadIsEncodedJSON = false
+    }
+
+    /// A message whose payload one of Roomcast's own JSON encoders wrote (e.g. `BeaconReading.fastJSON()`).
+    public init(topic: String, encodedJSON payload: [UInt8], retain: Bool = false, qos: Int = 0) {
+        self.init(topic: topic, payload: payload, retain: retain, qos: qos)
+        payloadIsEncodedJSON = true
     }
 
     /// A message with a JSON payload encoded per the wire format.
     public init<T: Encodable>(topic: String, json value: T, retain: Bool = false, qos: Int = 0) throws {
-        self.init(topic: topic, payload: try WireFormat.encode(value), retain: retain, qos: qos)
+        self.init(topic: topic, encodedJSON: try WireFormat.encode(value), retain: retain, qos: qos)
+    }
+
+    public static func == (a: OutboundMessage, b: OutboundMessage) -> Bool {
+        a.topic == b.topic && a.payload == b.payload && a.retain == b.retain && a.qos == b.qos
     }
 
     /// A message with a plain text payload (e.g. `online`).
@@ -57,8 +72,14 @@ public struct MessageLogLine: Sendable, Equatable {
     /// Appends the line of `encoded()` (without the trailing newline) to `out`:
     /// the `--dry-run` sink writes thousands of these a second without building Strings.
     public func encode(into out: inout [UInt8]) {
+        encode(into: &out, payloadIsEncodedJSON: false)
+    }
+
+    /// As `encode(into:)`; `payloadIsEncodedJSON` (see `OutboundMessage.payloadIsEncodedJSON`)
+    /// vouches that the payload is valid JSON, so only its first byte decides how it is embedded.
+    public func encode(into out: inout [UInt8], payloadIsEncodedJSON: Bool) {
         out.append(contentsOf: #"{"payload":"#.utf8)
-        if Self.isJSONDocument(payload) {
+        if payloadIsEncodedJSON ? Self.opensDocument(payload) : Self.isJSONDocument(payload) {
             out.append(contentsOf: payload)
         } else if payload.allSatisfy({ $0 < 0x80 }) {
             Self.appendJSONString(payload, to: &out)
@@ -75,11 +96,16 @@ public struct MessageLogLine: Sendable, Equatable {
 
     /// A payload is embedded as JSON when it is a JSON object or array (after leading spaces).
     static func isJSONDocument(_ payload: [UInt8]) -> Bool {
-        guard let first = payload.first(where: { $0 != 0x20 }), first == UInt8(ascii: "{") || first == UInt8(ascii: "[") else {
-            return false
-        }
+        guard opensDocument(payload) else { return false }
         // The quick check settles the agent's own payloads; only what it cannot vouch for goes to Foundation.
         return JSONSyntax.isCertainlyValid(payload) || (try? JSONSerialization.jsonObject(with: Data(payload))) != nil
+    }
+
+    /// Whether the payload's first byte other than a space opens an object or an array.
+    @inline(__always)
+    static func opensDocument(_ payload: [UInt8]) -> Bool {
+        guard let first = payload.first(where: { $0 != 0x20 }) else { return false }
+        return first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
     }
 
     /// Parses one line; payload objects come back as their JSON bytes.
