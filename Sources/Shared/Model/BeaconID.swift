@@ -56,16 +56,10 @@ public struct BeaconID: Hashable, Comparable, Sendable, CustomStringConvertible 
         BeaconID("fp:\(rule.lowercased())-\(value.lowercased())")
     }
 
-    /// 16 bytes as a hyphenated lowercase UUID; other lengths as plain hex.
+    /// 16 bytes as a hyphenated lowercase UUID (`Hex.uuidString`); other lengths as plain hex.
     public static func uuidString(_ bytes: [UInt8]) -> String {
         guard bytes.count == 16 else { return Hex.encode(bytes) }
-        let h = Hex.encode(bytes)
-        let parts = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { r -> Substring in
-            let s = h.index(h.startIndex, offsetBy: r.lowerBound)
-            let e = h.index(h.startIndex, offsetBy: r.upperBound)
-            return h[s..<e]
-        }
-        return parts.joined(separator: "-")
+        return bytes.withUnsafeBytes { Hex.uuidString($0) }
     }
 
     static let allowedSchemes: Set<String> = ["ibeacon", "altbeacon", "eddystone", "mac", "irk", "fp"]
