@@ -37,11 +37,8 @@ public struct DeliveryCheck: Sendable, Equatable {
     /// new string (splitting into levels and joining them again was a tenth of the agent's CPU).
     public static func family(of topic: String) -> String {
         var topic = topic
-        // Native strings are contiguous; `makeContiguousUTF8` only copies a bridged or lazy one.
-        topic.makeContiguousUTF8()
-        let found = topic.utf8.withContiguousStorageIfAvailable { family(of: $0) }
-            ?? Array(topic.utf8).withUnsafeBufferPointer { family(of: $0) }
-        return found ?? topic
+        // Native strings are contiguous already; `withUTF8` copies only a bridged or lazy one.
+        return topic.withUTF8 { family(of: $0) } ?? topic
     }
 
     private static func family(of topic: UnsafeBufferPointer<UInt8>) -> String? {
