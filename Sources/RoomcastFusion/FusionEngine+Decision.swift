@@ -65,12 +65,7 @@ extension FusionEngine {
         defer { beacons[b] = s }
         let dt = s.lastEvaluation.isFinite ? max(0, now - s.lastEvaluation) : 0
         s.lastEvaluation = now
-        let restarting = s.restart
         let roomCount = roomNames.count
-        if restarting {
-            s.restart = false
-            s.filter.reset(roomCount: roomCount)
-        }
         s.filter.grow(to: roomCount)
 
         // Fresh evidence from online nodes.
@@ -85,7 +80,13 @@ extension FusionEngine {
         for n in 0..<nodes.count {
             let slot = slots[base + n]
             guard slot.count > 0 else { continue }
-            guard nodes[n].online else { lastOffline = max(lastOffline, slot.ts); continue }
+            guard nodes[n].online else {
+                lastOffline = max(lastOffline, slot.ts)
+                // An offline node is missing, not silent: what it heard when it went down is
+                // the best guess of what it would hear, for as long as it is down.
+                if nodes[n].offlineSince - slot.ts <= freshWindow(s, slot, awayAfter: away) { scratchStale.append(n) }
+                continue
+            }
             // A node that came back counts silence only from its return.
             lastOnline = max(lastOnline, slot.ts, nodes[n].onlineSince)
             if now - slot.ts <= freshWindow(s, slot, awayAfter: away) {
@@ -137,7 +138,7 @@ extension FusionEngine {
         let heldWithoutEvidence = s.decided && s.room >= 0 && s.reason == "nodes_offline"
         if heldWithoutEvidence { s.reason = "returned" }
 
-        let usedGeometry = step(&s, b: b, base: base, dt: dt, restarting: restarting)
+        let usedGeometry = step(&s, b: b, base: base, dt: dt)
         guard roomCount > 0 else { return false }
         var best = 0
         for r in 1..<roomCount where s.logPosterior[r] > s.logPosterior[best] { best = r }
@@ -160,7 +161,7 @@ extension FusionEngine {
             changed = true
         } else if best != s.room && exp(s.logPosterior[best]) - exp(s.logPosterior[s.room]) > model.switchCost {
             // The likeliest room is shown: the filter's rates are the hysteresis.
-            s.reason = restarting ? "node_offline" : usedGeometry ? "moved_geometry" : "moved_nearest"
+            s.reason = usedGeometry ? "moved_geometry" : "moved_nearest"
             s.switchLedSince = s.rising == best ? s.risingSince : now
             s.room = best
             s.since = now

@@ -7,7 +7,7 @@ extension FusionEngine {
     /// One step of beacon `s`'s room-and-motion filter: predict over `dt`, then, when a fresh
     /// node has a reading the filter has not counted, update with this evaluation's evidence.
     /// True when the room likelihood came from positions.
-    mutating func step(_ s: inout BeaconState, b: Int, base: Int, dt: Double, restarting: Bool) -> Bool {
+    mutating func step(_ s: inout BeaconState, b: Int, base: Int, dt: Double) -> Bool {
         let roomCount = roomNames.count
         s.filter.predict(dt: dt, model: model)
         var newest = -Double.infinity
@@ -15,12 +15,12 @@ extension FusionEngine {
         var usedGeometry = false
         // Evidence that only ages is no news: counting it again each second would make an old
         // reading at a far node, left over as the beacon leaves, as good as a stream of them.
-        if newest > s.countedUntil || restarting {
+        if newest > s.countedUntil {
             s.countedUntil = max(s.countedUntil, newest)
             // Evidence counts per second, not per evaluation: agents publish about once a
             // second, and ticking more often must not count the same readings again. A first
-            // evaluation, or one after a restart, counts as one second.
-            let seconds = dt > 0 && !restarting ? min(dt, 1) : 1
+            // evaluation counts as one second.
+            let seconds = dt > 0 ? min(dt, 1) : 1
             if scratchRoomLL.count != roomCount { scratchRoomLL = [Double](repeating: 0, count: roomCount) }
             usedGeometry = geometryLikelihood(&s, base: base)
             let weight: Double
@@ -104,7 +104,7 @@ extension FusionEngine {
             let r = nodes[n].room
             guard r >= 0 else { continue }
             let last = slots[base + n].fast - nodes[n].learnedOffset
-            let silent = min(1, max(0, (lastEvaluationTime - slots[base + n].ts) / staleSpan))
+            let silent = nodes[n].online ? min(1, max(0, (lastEvaluationTime - slots[base + n].ts) / staleSpan)) : 0
             addToRoom(r, (last - silent * max(0, last - unheard)) / temperature)
         }
         // A room whose nodes are silent (or offline) is weaker than anything heard.

@@ -291,17 +291,10 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         guard nodes[n].online != online else { return }
         nodes[n].online = online
         sweepForced = true
-        guard !online else {
+        if online {
             nodes[n].onlineSince = now
-            return
-        }
-        // The room filter of every beacon this node was hearing carries its
-        // evidence; restart those from what the remaining nodes say.
-        for b in 0..<beacons.count where beacons[b].active && slots[b * nodeStride + n].count > 0 {
-            let slot = slots[b * nodeStride + n]
-            if now - slot.ts <= freshWindow(beacons[b], slot, awayAfter: awayAfter(beacons[b])) {
-                beacons[b].restart = true
-            }
+        } else {
+            nodes[n].offlineSince = now
         }
     }
 
@@ -366,6 +359,8 @@ struct NodeState {
     var online = true
     /// When it last came online (-inf: online from the start): its silence counts from then.
     var onlineSince = -Double.infinity
+    /// When it last went offline.
+    var offlineSince = -Double.infinity
     /// Learned bias (dB) subtracted from this node's RSSI.
     var learnedOffset = 0.0
     /// The offset comes from the nodes' own beacons (`NodeCalibration`) in this run.
@@ -431,8 +426,6 @@ struct BeaconState {
     var risingSince = 0.0
     /// When the room of the latest switch began to gain (-inf: no switch yet).
     var switchLedSince = -Double.infinity
-    /// Evidence behind the filter vanished (a node went offline): decide afresh.
-    var restart = false
     /// When its decision was resumed from retained presence (-inf: never).
     var resumedAt = -Double.infinity
 

@@ -71,25 +71,35 @@ import Shared
         #expect(move.1.since == move.0)
     }
 
-    @Test func offlineNodeDropsOutAtOnce() throws {
+    @Test func anOfflineNodeIsMissingNotSilent() throws {
         var engine = FusionEngine(site: Synthetic.twoRooms, settings: FusionSettings())
         let before = Self.drive(&engine, from: 0, to: 20, sigma: 1, seed: 3) { _ in ["n-kitchen": -60, "n-office": -70] }
         #expect(rooms(before.map(\.1)) == ["kitchen"])
+        // The kitchen's node restarts while the beacon sits in the kitchen: the office still
+        // hears it as from the kitchen, so it stays there, longer than the away timeout.
         engine.nodeStatus("n-kitchen", online: false, now: 20.01)
-        let now = try #require(engine.tick(now: 20.01).first)
-        #expect(now.room == "office")
-        #expect(now.reason == "node_offline")
-        #expect(!now.evidence.contains { $0.node == "n-kitchen" })
+        #expect(engine.tick(now: 20.01).isEmpty)
         // Its in-flight readings no longer count.
         var synth = Synthetic()
         synth.seq["n-kitchen"] = 10_000
         engine.ingest(synth.reading("n-kitchen", rssi: -50, at: 20.02), now: 20.03)
         #expect(engine.counters.rejected(.nodeOffline) == 1)
+        let sitting = Self.drive(&engine, from: 20.1, to: 80, sigma: 1, seed: 4) { _ in ["n-office": -70] }
+        #expect(sitting.isEmpty, "\(sitting.map { ($0.0, $0.1.room ?? "away") })")
+        let held = try #require(engine.decision(for: Synthetic.tag))
+        #expect(held.room == "kitchen")
+        #expect(!held.evidence.contains { $0.node == "n-kitchen" })
+        // It walks to the office while the kitchen's node is still down: followed.
+        let walked = Self.drive(&engine, from: 80, to: 100, sigma: 1, seed: 5) { _ in ["n-office": -55] }
+        let move = try #require(walked.last)
+        #expect(rooms(walked.map(\.1)) == ["office"])
+        #expect(move.1.reason == "moved_nearest")
+        #expect(move.0 < 85, "followed \(move.0 - 80) s after the move")
         // Last node gone too (a Wi-Fi outage takes them all): no evidence is not away. The
         // beacon holds its room, marked as held, however long the nodes stay down.
-        engine.nodeStatus("n-office", online: false, now: 20.1)
-        let held = try #require(engine.tick(now: 20.1).first)
-        #expect(held.room == "office" && held.reason == "nodes_offline" && held.confidence == 0)
+        engine.nodeStatus("n-office", online: false, now: 100.1)
+        let outage = try #require(engine.tick(now: 100.1).first)
+        #expect(outage.room == "office" && outage.reason == "nodes_offline" && outage.confidence == 0)
         #expect(engine.tick(now: 200).isEmpty, "no away while the nodes that heard it are down")
         // The office node is back and hears it: held no more.
         engine.nodeStatus("n-office", online: true, now: 300)
