@@ -269,7 +269,7 @@ enum AggregatorBenchmark {
     static func measureThroughput(_ o: Options, port: Int, brokerPID: pid_t) async throws -> (rows: [(String, String)], summary: ThroughputSummary) {
         let topics = Topics()
         let nodes = (0..<o.nodes).map { "node-\($0)" }
-        // Two probe nodes in rooms of their own carry the movers (room switches, node offline).
+        // Two probe nodes in rooms of their own carry the movers (room switches, then both offline).
         var site = SiteModel(rooms: nodes.indices.map { .init(name: "room-\($0)", floor: $0 % 3) },
                              nodes: nodes.indices.map { .init(name: nodes[$0], room: "room-\($0)") })
         site.rooms += [.init(name: "probe-room-a"), .init(name: "probe-room-b")]
@@ -290,6 +290,7 @@ enum AggregatorBenchmark {
         let presenceCount = Atomic<Int>(0)
         let arrivals = Mutex<[String: [Double]]>([:])  // "<mover>/<room>" → arrival times
         let decidedAt = Mutex<[String: [Double]]>([:])  // the same presence messages' decision times (ts)
+        let heldAt = Mutex<[String: [Double]]>([:])  // mover → arrivals of presence held without evidence
         let movers = (0..<o.movers).map { BeaconID.iBeacon(uuid: moverUUID, major: 1, minor: UInt16($0)) }
         let moverTopics = Set(movers.map { topics.presence($0) })
         let watching = Task {
@@ -298,6 +299,7 @@ enum AggregatorBenchmark {
                 guard moverTopics.contains(m.topic),
                       let d = try? WireFormat.decode(PresenceDecision.self, from: m.payload), let room = d.room else { continue }
                 let now = Date().timeIntervalSince1970
+                if d.reason == "nodes_offline" { heldAt.withLock { $0[d.id.rawValue, default: []].append(now) } }
                 // Fusion's own decision time beside it (the tick that switched, on the same clock).
                 decidedAt.withLock { $0["\(d.id.rawValue)/\(room)", default: []].append(d.ts) }
                 arrivals.withLock { $0["\(d.id.rawValue)/\(room)", default: []].append(now) }
@@ -355,7 +357,8 @@ enum AggregatorBenchmark {
 
         // Movers, heard by the two probe nodes at 10 Hz: each switches from probe-a to probe-b
         // once, staggered over the run (room-switch latency: fusion's hysteresis included).
-        // Then probe-b goes offline: every mover falls back to probe-a at once (pipeline latency).
+        // Then both probe nodes go offline: every mover is held in its room, marked as held
+        // without evidence, at once (the status path's latency).
         let moverClient = try client(port: port, id: "bench-movers", inbound: 16)
         moverClient.start()
         try await moverClient.waitUntilConnected(timeout: .seconds(10))
@@ -369,11 +372,11 @@ enum AggregatorBenchmark {
         var flipTimes: [String: Double] = [:]
         var seq: UInt64 = 0
         let giveUp = t0 + o.seconds + 20
-        func sendMovers(now: Double, probeB: Bool) throws {
+        func sendMovers(now: Double) throws {
             seq += 1
             for (m, id) in movers.enumerated() {
                 let (ra, rb) = flipped[m] ? (-85.0, -50.0) : (-50.0, -85.0)
-                for (node, rssi) in [("probe-a", ra), ("probe-b", rb)] where node == "probe-a" || probeB {
+                for (node, rssi) in [("probe-a", ra), ("probe-b", rb)] {
                     var r = reading(id, node: node, rssi: rssi, ts: now)
                     r.seq = seq
                     try? moverClient.publish(MQTTMessage(topic: topics.nodeBeacon(node, id), payload: try WireFormat.encode(r)))
@@ -390,16 +393,17 @@ enum AggregatorBenchmark {
             let allSwitched = flipped.allSatisfy { $0 }
                 && arrivals.withLock { a in flipTimes.allSatisfy { key, t in Self.firstAfter(a[key], t) != nil } }
             if allSwitched && now - t0 >= o.seconds { break }
-            try sendMovers(now: now, probeB: true)
+            try sendMovers(now: now)
             try await Task.sleep(for: .milliseconds(100))
         }
         let offlineStart = Date().timeIntervalSince1970
-        try moverClient.publish(MQTTMessage(topic: topics.nodeStatus("probe-b"), string: "offline", qos: .atLeastOnce))
+        for probe in ["probe-a", "probe-b"] {
+            try moverClient.publish(MQTTMessage(topic: topics.nodeStatus(probe), string: "offline", qos: .atLeastOnce))
+        }
         while Date().timeIntervalSince1970 - offlineStart < 10 {
-            let done = arrivals.withLock { a in movers.allSatisfy { Self.firstAfter(a["\($0.rawValue)/probe-room-a"], offlineStart) != nil } }
+            let done = heldAt.withLock { h in movers.allSatisfy { Self.firstAfter(h[$0.rawValue], offlineStart) != nil } }
             if done { break }
-            try sendMovers(now: Date().timeIntervalSince1970, probeB: false)
-            try await Task.sleep(for: .milliseconds(100))
+            try await Task.sleep(for: .milliseconds(20))
         }
         stopLoad.store(true, ordering: .relaxed)
         for t in threads { while !t.isFinished { try await Task.sleep(for: .milliseconds(10)) } }
@@ -420,10 +424,11 @@ enum AggregatorBenchmark {
         let received = aggregatorClient.receivedInbound - receivedBefore
         let sentCount = sent.load(ordering: .relaxed) + moverSent.load(ordering: .relaxed)
         let brokerDropped = await brokerStats.droppedSinceStart()
-        let (switching, offline) = arrivals.withLock { a in
-            (flipTimes.compactMap { key, t in Self.firstAfter(a[key], t).map { ($0 - t) * 1000 } }.sorted(),
-             movers.compactMap { id in Self.firstAfter(a["\(id.rawValue)/probe-room-a"], offlineStart).map { ($0 - offlineStart) * 1000 } }
-                .sorted())
+        let switching = arrivals.withLock { a in
+            flipTimes.compactMap { key, t in Self.firstAfter(a[key], t).map { ($0 - t) * 1000 } }.sorted()
+        }
+        let offline = heldAt.withLock { h in
+            movers.compactMap { id in Self.firstAfter(h[id.rawValue], offlineStart).map { ($0 - offlineStart) * 1000 } }.sorted()
         }
         // Per switch: fusion's latency (first reading in the new room → the tick that switched) and
         // what the service adds after it (that tick → the presence message at a subscriber).
@@ -473,7 +478,7 @@ enum AggregatorBenchmark {
             ("room switch latency p50 / p99 (first reading → presence)", "\(ms(percentile(switching, 0.5))) / \(ms(percentile(switching, 0.99))) (\(switching.count) of \(movers.count))"),
             ("  of which fusion: first reading → the tick that switched, p50 / p99", "\(ms(percentile(fusionSwitch, 0.5))) / \(ms(percentile(fusionSwitch, 0.99)))"),
             ("  of which the service: that tick → presence at a subscriber, p50 / p99", "\(ms(percentile(serviceAdded, 0.5))) / \(ms(percentile(serviceAdded, 0.99))) (max \(ms(serviceAdded.last)))"),
-            ("node offline → presence p50 / p99", "\(ms(percentile(offline, 0.5))) / \(ms(percentile(offline, 0.99))) (\(offline.count) of \(movers.count))"),
+            ("nodes offline → presence held p50 / p99", "\(ms(percentile(offline, 0.5))) / \(ms(percentile(offline, 0.99))) (\(offline.count) of \(movers.count))"),
         ], summary: summary)
     }
 
