@@ -47,6 +47,15 @@ public struct AdvertisingData: Sendable, Equatable {
     /// Decodes the AD structures in `bytes` (advertising data or scan response data).
     public static func decode(_ bytes: [UInt8]) -> AdvertisingData {
         var ad = AdvertisingData()
+        decode(bytes, into: &ad)
+        return ad
+    }
+
+    /// Decodes `bytes` into `ad`, which ends up as `decode(bytes)` would return it; its arrays keep
+    /// their storage. The agent decodes every advertisement into the same value, so the arrays of
+    /// one advertisement (its manufacturer data above all) are not allocated and freed each time.
+    public static func decode(_ bytes: [UInt8], into ad: inout AdvertisingData) {
+        ad.reset()
         let n = bytes.count
         var i = 0
         while i < n {
@@ -70,7 +79,20 @@ public struct AdvertisingData: Sendable, Equatable {
             ad.decodeStructure(type: type, payload: payload, offset: i)
             i += 1 + length
         }
-        return ad
+    }
+
+    /// Empty again, as `init()`, keeping the arrays' storage.
+    private mutating func reset() {
+        flags = nil
+        shortName = nil
+        completeName = nil
+        serviceUUIDs.removeAll(keepingCapacity: true)
+        serviceData.removeAll(keepingCapacity: true)
+        manufacturerData.removeAll(keepingCapacity: true)
+        txPowerLevel = nil
+        appearance = nil
+        structureCount = 0
+        issues.removeAll(keepingCapacity: true)
     }
 
     private mutating func decodeStructure(type: UInt8, payload: ArraySlice<UInt8>, offset: Int) {

@@ -22,6 +22,8 @@ public struct AgentCore: Sendable {
     public let outputs: CompatibilityOutputs
     public private(set) var stats = Stats()
     public private(set) var deliveryCheck = DeliveryCheck()
+    /// Every advertisement is decoded in these (their arrays allocated once, not per advertisement).
+    private var decodeBuffers = AdvertisementDecoder.Buffers()
     private let startTime: Double
     private var nextTelemetry: Double
     private var rateWindow: (start: Double, count: UInt64)
@@ -74,9 +76,9 @@ public struct AgentCore: Sendable {
         stats.reports += 1
         rateWindow.count += 1
         let address = BLEAddress(value: report.addressValue)
-        let decoded = decoder.decode(report.data, address: address, addressType: BLEAddressType(hci: report.addressType.rawValue),
-                                     rssi: report.rssi)
-        guard let identity = decoded.identity else {
+        guard let identity = decoder.identify(report.data, address: address,
+                                              addressType: BLEAddressType(hci: report.addressType.rawValue),
+                                              buffers: &decodeBuffers) else {
             stats.untracked += 1
             return []
         }
@@ -89,7 +91,7 @@ public struct AgentCore: Sendable {
         let estimate: RangeEstimate
         let current = beacons.withEntry(slot) { e -> RangeEstimate? in
             if let rssi = report.rssi { e.ranger.ingest(rssi: rssi, advertised: identity.referencePower, at: ts) }
-            return e.ranger.estimate(now: ts)
+            return e.ranger.estimate(now: ts, withInterval: false)
         }
         if report.rssi != nil, let e = current {
             estimate = e
@@ -105,12 +107,22 @@ public struct AgentCore: Sendable {
         }
         guard let due = policy.offer(&beacons[slot].published, ts: ts, filtered: estimate.rssiFiltered,
                                      distance: estimate.distance, proximity: estimate.proximity) else { return out }
-        let reading = makeReading(identity: identity, estimate: estimate, report: report, samples: due.samples)
+        // Only a reading needs the interval and the topic: the interval's median is taken now (nothing
+        // was ingested since the estimate), the topic built at the beacon's first reading.
+        let (topics, node) = (settings.topics, settings.node)
+        let (interval, topic) = beacons.withEntry(slot) { e -> (Double?, String) in
+            if e.readingTopic == nil { e.readingTopic = topics.nodeBeacon(node, identity.id) }
+            return (e.ranger.intervals.interval, e.readingTopic!)
+        }
+        var withInterval = estimate
+        // The floor estimate (no filter estimate yet) had no interval, and has none.
+        if current != nil { withInterval.interval = interval }
+        let reading = makeReading(identity: identity, estimate: withInterval, report: report, samples: due.samples)
         stats.readings += 1
-        var published = [OutboundMessage(topic: settings.topics.nodeBeacon(settings.node, identity.id), encodedJSON: reading.fastJSON())]
+        var published = [OutboundMessage(topic: topic, encodedJSON: reading.fastJSON())]
         published += outputs.messages(for: reading)
         deliveryCheck.mark(&published, now: ts)
-        return out + published
+        return out.isEmpty ? published : out + published
     }
 
     /// Time passes: region exits, forgotten beacons, periodic telemetry.

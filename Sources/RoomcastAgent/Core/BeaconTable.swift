@@ -42,6 +42,8 @@ public struct BeaconTable: Sendable {
         public var lastHeard: Double
         public var ranger: BeaconRanger
         public var published: PublishPolicy.State?
+        /// The topic of its readings, built at its first reading (the id and node do not change).
+        public var readingTopic: String? = nil
     }
 
     private struct Slot: Sendable {

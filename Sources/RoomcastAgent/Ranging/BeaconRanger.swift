@@ -47,6 +47,13 @@ public struct BeaconRanger: Sendable, Equatable {
     /// The estimate at `now`; proximity is `unknown` once the beacon has been silent
     /// for `config.unknownAfter`. Nil before the first sample.
     public func estimate(now: Double) -> RangeEstimate? {
+        estimate(now: now, withInterval: true)
+    }
+
+    /// The estimate at `now`, its `interval` left nil unless `withInterval`: the interval is a
+    /// median over the recent gaps, and the agent needs it only for the readings it publishes, not
+    /// for every advertisement (`intervals.interval` gives it later, the same while nothing is ingested).
+    public func estimate(now: Double, withInterval: Bool) -> RangeEstimate? {
         guard let filtered = filter.estimate else { return nil }
         let model = DistanceModel.logDistance(exponent: config.pathLossExponent)
         let d = model.distance(rssi: filtered, power: Double(power), maxDistance: config.maxDistance)
@@ -55,6 +62,6 @@ public struct BeaconRanger: Sendable, Equatable {
         return RangeEstimate(
             id: id, rssi: lastRSSI, rssiFiltered: filtered, power: power, distance: d,
             proximity: silent ? .unknown : Proximity(distance: d, config: config),
-            interval: intervals.interval, lastSeen: lastSeen, samples: samples)
+            interval: withInterval ? intervals.interval : nil, lastSeen: lastSeen, samples: samples)
     }
 }
