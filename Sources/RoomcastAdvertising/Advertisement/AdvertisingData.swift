@@ -86,13 +86,14 @@ public struct AdvertisingData: Sendable, Equatable {
         flags = nil
         shortName = nil
         completeName = nil
-        serviceUUIDs.removeAll(keepingCapacity: true)
-        serviceData.removeAll(keepingCapacity: true)
-        manufacturerData.removeAll(keepingCapacity: true)
+        // Checked first: emptying an empty array still goes through its generic replaceSubrange.
+        if !serviceUUIDs.isEmpty { serviceUUIDs.removeAll(keepingCapacity: true) }
+        if !serviceData.isEmpty { serviceData.removeAll(keepingCapacity: true) }
+        if !manufacturerData.isEmpty { manufacturerData.removeAll(keepingCapacity: true) }
         txPowerLevel = nil
         appearance = nil
         structureCount = 0
-        issues.removeAll(keepingCapacity: true)
+        if !issues.isEmpty { issues.removeAll(keepingCapacity: true) }
     }
 
     private mutating func decodeStructure(type: UInt8, payload: ArraySlice<UInt8>, offset: Int) {

@@ -25,8 +25,8 @@ public struct BeaconDecoder: Sendable {
     /// Decodes into `scan`, which ends up as `decode(data)` would return it; its arrays keep their
     /// storage (see `AdvertisingData.decode(_:into:)`).
     public func decode(_ data: AdvertisingData, into scan: inout BeaconScan) {
-        scan.beacons.removeAll(keepingCapacity: true)
-        scan.rejections.removeAll(keepingCapacity: true)
+        if !scan.beacons.isEmpty { scan.beacons.removeAll(keepingCapacity: true) }
+        if !scan.rejections.isEmpty { scan.rejections.removeAll(keepingCapacity: true) }
         for m in data.manufacturerData {
             for read in BeaconFormat.manufacturerReaders {
                 if add(read(m, self), to: &scan) { break }

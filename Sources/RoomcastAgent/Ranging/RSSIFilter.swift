@@ -32,7 +32,8 @@ public struct RSSIFilter: Sendable, Equatable {
 
         window.append((now, rssi))
         let cutoff = now - config.medianMaxAge
-        window.removeAll { $0.t < cutoff }
+        // Looked for first: removeAll(where:) rewrites the array even when it removes nothing.
+        if window.contains(where: { $0.t < cutoff }) { window.removeAll { $0.t < cutoff } }
         if window.isEmpty { window.append((now, rssi)) }
         if window.count > config.medianWindow { window.removeFirst(window.count - config.medianWindow) }
         let w = window
