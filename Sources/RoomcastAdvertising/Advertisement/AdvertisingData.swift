@@ -86,14 +86,13 @@ public struct AdvertisingData: Sendable, Equatable {
         flags = nil
         shortName = nil
         completeName = nil
-        // Checked first: emptying an empty array still goes through its generic replaceSubrange.
-        if !serviceUUIDs.isEmpty { serviceUUIDs.removeAll(keepingCapacity: true) }
-        if !serviceData.isEmpty { serviceData.removeAll(keepingCapacity: true) }
-        if !manufacturerData.isEmpty { manufacturerData.removeAll(keepingCapacity: true) }
+        serviceUUIDs.empty()
+        serviceData.empty()
+        manufacturerData.empty()
         txPowerLevel = nil
         appearance = nil
         structureCount = 0
-        if !issues.isEmpty { issues.removeAll(keepingCapacity: true) }
+        issues.empty()
     }
 
     private mutating func decodeStructure(type: UInt8, payload: ArraySlice<UInt8>, offset: Int) {
@@ -177,5 +176,15 @@ public struct AdvertisingData: Sendable, Equatable {
     @inline(__always)
     static func le32(_ p: ArraySlice<UInt8>, _ j: Int) -> UInt32 {
         UInt32(p[j]) | UInt32(p[j + 1]) << 8 | UInt32(p[j + 2]) << 16 | UInt32(p[j + 3]) << 24
+    }
+}
+
+extension Array {
+    /// Removes every element, keeping the storage: element by element from the end, which for the
+    /// few elements of one advertisement costs less than `removeAll(keepingCapacity:)`'s generic
+    /// range replacement (and nothing when empty).
+    @inline(__always)
+    mutating func empty() {
+        while !isEmpty { removeLast() }
     }
 }

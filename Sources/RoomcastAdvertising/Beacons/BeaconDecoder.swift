@@ -25,11 +25,11 @@ public struct BeaconDecoder: Sendable {
     /// Decodes into `scan`, which ends up as `decode(data)` would return it; its arrays keep their
     /// storage (see `AdvertisingData.decode(_:into:)`).
     public func decode(_ data: AdvertisingData, into scan: inout BeaconScan) {
-        if !scan.beacons.isEmpty { scan.beacons.removeAll(keepingCapacity: true) }
-        if !scan.rejections.isEmpty { scan.rejections.removeAll(keepingCapacity: true) }
+        scan.beacons.empty()
+        scan.rejections.empty()
         for m in data.manufacturerData {
-            for read in BeaconFormat.manufacturerReaders {
-                if add(read(m, self), to: &scan) { break }
+            for reader in BeaconFormat.manufacturerReaders where reader.offered(m) {
+                if add(reader.read(m, self), to: &scan) { break }
             }
         }
         for s in data.serviceData {
