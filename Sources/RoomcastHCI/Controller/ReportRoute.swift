@@ -37,22 +37,18 @@ final class ReportRoute: Sendable {
     /// event; false (nothing consumed) for any other event or one that does not decode, which
     /// goes to the controller as a frame.
     func collect(event reader: ByteReader, timestamp: Double, into complete: inout [AdvertisingReport]) -> Bool {
+        // Legacy reports need no joining: decoded straight into `complete`, without an array per event.
+        do throws(HCIDecodeError) {
+            if try LEMetaEvent.appendReports(ofEvent: reader, timestamp: timestamp, into: &complete) {
+                if complete.count >= HCIController.maxBatch { handOver(&complete) }
+                return true
+            }
+        } catch { return false }
         var r = reader
         // Event code and subevent first: only LE advertising reports are decoded here.
         guard r.remaining >= 3, r.bytes[r.offset] == 0x3E else { return false }
         let subevent = r.bytes[r.offset + 2]
-        if subevent == LEMetaEvent.advertisingReportSubevent {
-            // Legacy reports need no joining: decoded straight into `complete`, as `HCIEvent.decode`
-            // would decode them (its length checks first), without an array per event.
-            guard Int(r.bytes[r.offset + 1]) == r.remaining - 2 else { return false }
-            do throws(ByteReaderError) { try r.skip(3) } catch { return false }
-            do throws(HCIDecodeError) {
-                try LEMetaEvent.decodeLegacyReports(from: &r, timestamp: timestamp, into: &complete)
-            } catch { return false }
-            if complete.count >= HCIController.maxBatch { handOver(&complete) }
-            return true
-        }
-        guard subevent == LEMetaEvent.extendedAdvertisingReportSubevent else { return false }
+        guard subevent == 0x02 || subevent == 0x0D else { return false }
         guard let event = try? HCIEvent.decode(from: &r, timestamp: timestamp) else { return false }
         switch event {
         case let .leMeta(.advertisingReports(reports)), let .leMeta(.extendedAdvertisingReports(reports)):

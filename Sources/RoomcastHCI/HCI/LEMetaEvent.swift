@@ -32,6 +32,23 @@ public enum LEMetaEvent: Sendable, Hashable {
         return reports
     }
 
+    /// When `event` (from its event code on) is an LE Advertising Report event whose length byte
+    /// agrees with its size, appends its reports to `reports` as `HCIEvent.decode` would decode
+    /// them and returns true, or throws what `HCIEvent.decode` would throw and leaves `reports` as
+    /// it was; returns false for any other event, which the caller decodes with `HCIEvent.decode`.
+    /// The reader threads (live and replay) take report events this way, without an event value
+    /// and an array per event.
+    static func appendReports(ofEvent event: ByteReader, timestamp: Double,
+                              into reports: inout [AdvertisingReport]) throws(HCIDecodeError) -> Bool {
+        var r = event
+        let o = r.offset
+        guard r.remaining >= 3, r.bytes[o] == HCIEvent.leMetaCode, r.bytes[o + 2] == advertisingReportSubevent,
+              Int(r.bytes[o + 1]) == r.remaining - 2 else { return false }
+        try r.hci { r throws(ByteReaderError) in try r.skip(3) }
+        try decodeLegacyReports(from: &r, timestamp: timestamp, into: &reports)
+        return true
+    }
+
     /// Appends the reports to `reports`, or throws and leaves it as it was: the reader thread
     /// decodes a burst's report events straight into the burst, without an array per event.
     static func decodeLegacyReports(from r: inout ByteReader, timestamp: Double,
