@@ -198,7 +198,7 @@ public struct AgentCore: Sendable {
     /// (evicting the least recently heard when the table is full).
     mutating func track(_ identity: TrackedIdentity, at ts: Double) -> Int {
         let retention: BeaconTable.Retention = identity.isKnown ? .known : identity.regions.isEmpty ? .ordinary : .region
-        if let slot = beacons.slot(of: identity.id) {
+        if let slot = beacons.lookUp(identity.id) {
             beacons.touch(slot, retention: retention)
             beacons.withEntry(slot) { e in
                 e.lastHeard = max(e.lastHeard, ts)
