@@ -131,4 +131,23 @@ import Shared
         }
         #expect(cache.count <= 4)
     }
+
+    /// More beacons than the cache's recent positions, interleaved (so positions are shared and
+    /// taken over), with a cache that clears now and then: every id is the frame's own.
+    @Test func idCacheRecentPositionsNeverAnswerForAnotherBeacon() {
+        for limit in [100, 4096] {
+            let cache = BeaconIDCache(limit: limit)
+            let uuids = (0..<3).map { _ in UUID() }
+            let beacons = (0..<3000).map { n in
+                Beacon.iBeacon(IBeacon(companyID: 0x4C, uuid: uuids[n % 3], major: UInt16(n / 7), minor: UInt16(n % 7),
+                                       measuredPower: -59))
+            }
+            for round in 0..<3 {
+                for (n, b) in beacons.enumerated() where (n + round) % 2 == 0 || round == 2 {
+                    #expect(cache.id(for: b) == b.beaconID)
+                }
+            }
+            #expect(cache.count <= limit)
+        }
+    }
 }

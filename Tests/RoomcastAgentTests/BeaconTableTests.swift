@@ -17,6 +17,29 @@ import Testing
         table[slot].lastHeard = t
     }
 
+    /// `lookUp` finds what `slot(of:)` finds, whether the id is the entry's own string, another
+    /// string of the same text, a small string, or an id whose beacon was evicted or forgotten.
+    @Test func lookUpFindsWhatSlotOfFinds() {
+        var table = BeaconTable(capacity: 8)
+        var held: [BeaconID] = []  // the strings the entries hold, as the identifier hands them out
+        for n in 0..<20 {
+            let e = Self.entry(n, at: Double(n))
+            held.append(e.id)
+            _ = table.insert(e)
+            if n % 5 == 4 { table.expire(now: Double(n), forgetAfter: 1.5) }
+            let small = BeaconID("mac:0123456789ab")!
+            if n == 10 { _ = table.insert(BeaconTable.Entry(id: small, retention: .known, name: nil, kind: .device, lastHeard: 10,
+                                                              ranger: BeaconRanger(id: small, config: RangingConfig()), published: nil)) }
+            for m in 0...n {
+                let copy = BeaconID(String(decoding: Array(Self.id(m).rawValue.utf8), as: UTF8.self))!
+                for id in [held[m], copy, Self.id(m)] {
+                    #expect(table.lookUp(id) == table.slot(of: id), "\(m) after \(n)")
+                }
+                if m < 20 { #expect(table.lookUp(small) == table.slot(of: small)) }
+            }
+        }
+    }
+
     @Test func fullTableEvictsTheLeastRecentlyHeard() {
         var table = BeaconTable(capacity: 3)
         for n in 0..<3 { #expect(table.insert(Self.entry(n)).evicted == nil) }

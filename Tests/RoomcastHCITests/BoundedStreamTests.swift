@@ -1,6 +1,7 @@
 import Foundation
 import RoomcastHCI
 import Testing
+import Synchronization
 import TestSupport
 
 @Suite struct BoundedStreamTests {
@@ -58,5 +59,37 @@ import TestSupport
             return nil
         }
         #expect(result == false)
+    }
+}
+
+/// `deliverDirectly`: nothing overtakes what is queued, everything after the switch goes to the
+/// handler on the producer's thread, in order, and `finish()` ends the iterator.
+@Suite struct BoundedStreamDirectTests {
+    final class Collected: Sendable {
+        let values = Mutex<[Int]>([])
+    }
+
+    @Test func switchesOnlyWhenNothingIsQueuedAndKeepsTheOrder() async {
+        let (stream, producer) = BoundedStream<Int>.make(capacity: 8, mode: .dropOldest)
+        let collected = Collected()
+        producer.yield(contentsOf: [1, 2])
+        #expect(!stream.deliverDirectly { batch in collected.values.withLock { $0 += batch } }, "a batch is queued")
+        var iterator = stream.makeAsyncIterator()
+        let first = await iterator.nextBatch()
+        #expect(first.map(Array.init) == [1, 2])
+        #expect(stream.deliverDirectly { batch in collected.values.withLock { $0 += batch } })
+        #expect(!stream.deliverDirectly { _ in }, "switched already")
+        producer.yield(contentsOf: [3, 4])
+        producer.yield(5)
+        #expect(collected.values.withLock { $0 } == [3, 4, 5])
+        producer.finish()
+        #expect(await iterator.nextBatch() == nil)
+        #expect(!producer.yield(6))
+        #expect(collected.values.withLock { $0 } == [3, 4, 5])
+    }
+
+    @Test func aLosslessStreamIsNotSwitched() {
+        let (stream, _) = BoundedStream<Int>.make(capacity: 8, mode: .lossless)
+        #expect(!stream.deliverDirectly { _ in })
     }
 }

@@ -105,6 +105,12 @@ import Testing
         #expect(Hex.decode("abc") == nil)
         #expect(Hex.decode("zz") == nil)
     }
+
+    @Test(arguments: [UInt64(0), 0xC9_50_46_A8_8C_C7, 0xFFFF_FFFF_FFFF, 0x0A_0B_0C_0D_0E_0F, 0x1_0000_0000_0001])
+    func addressIsColonSeparatedBytes(value: UInt64) {
+        let bytes = (0..<6).map { UInt8(truncatingIfNeeded: value >> (40 - 8 * $0)) }
+        #expect(Hex.address(value) == Hex.colonSeparated(bytes))
+    }
 }
 
 @Suite struct WireFormatTests {

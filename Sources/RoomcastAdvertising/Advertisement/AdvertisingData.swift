@@ -47,6 +47,15 @@ public struct AdvertisingData: Sendable, Equatable {
     /// Decodes the AD structures in `bytes` (advertising data or scan response data).
     public static func decode(_ bytes: [UInt8]) -> AdvertisingData {
         var ad = AdvertisingData()
+        decode(bytes, into: &ad)
+        return ad
+    }
+
+    /// Decodes `bytes` into `ad`, which ends up as `decode(bytes)` would return it; its arrays keep
+    /// their storage. The agent decodes every advertisement into the same value, so the arrays of
+    /// one advertisement (its manufacturer data above all) are not allocated and freed each time.
+    public static func decode(_ bytes: [UInt8], into ad: inout AdvertisingData) {
+        ad.reset()
         let n = bytes.count
         var i = 0
         while i < n {
@@ -70,7 +79,20 @@ public struct AdvertisingData: Sendable, Equatable {
             ad.decodeStructure(type: type, payload: payload, offset: i)
             i += 1 + length
         }
-        return ad
+    }
+
+    /// Empty again, as `init()`, keeping the arrays' storage.
+    private mutating func reset() {
+        flags = nil
+        shortName = nil
+        completeName = nil
+        serviceUUIDs.empty()
+        serviceData.empty()
+        manufacturerData.empty()
+        txPowerLevel = nil
+        appearance = nil
+        structureCount = 0
+        issues.empty()
     }
 
     private mutating func decodeStructure(type: UInt8, payload: ArraySlice<UInt8>, offset: Int) {
@@ -154,5 +176,15 @@ public struct AdvertisingData: Sendable, Equatable {
     @inline(__always)
     static func le32(_ p: ArraySlice<UInt8>, _ j: Int) -> UInt32 {
         UInt32(p[j]) | UInt32(p[j + 1]) << 8 | UInt32(p[j + 2]) << 16 | UInt32(p[j + 3]) << 24
+    }
+}
+
+extension Array {
+    /// Removes every element, keeping the storage: element by element from the end, which for the
+    /// few elements of one advertisement costs less than `removeAll(keepingCapacity:)`'s generic
+    /// range replacement (and nothing when empty).
+    @inline(__always)
+    mutating func empty() {
+        while !isEmpty { removeLast() }
     }
 }

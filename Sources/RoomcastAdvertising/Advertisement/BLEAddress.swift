@@ -38,7 +38,7 @@ public struct BLEAddress: Hashable, Comparable, Sendable, CustomStringConvertibl
     public var bytes: [UInt8] { (0..<6).map { UInt8(truncatingIfNeeded: value >> (40 - 8 * $0)) } }
 
     /// Lowercase, colon-separated, as the wire contract's `mac`.
-    public var description: String { Hex.colonSeparated(bytes) }
+    public var description: String { Hex.address(value) }
 
     /// The two most significant bits, which say what kind of random address this is
     /// (Core 5.4 Vol 6 Part B §1.3.2).

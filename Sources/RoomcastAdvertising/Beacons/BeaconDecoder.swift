@@ -18,9 +18,18 @@ public struct BeaconDecoder: Sendable {
     /// Each frame is read by the first format that claims it.
     public func decode(_ data: AdvertisingData) -> BeaconScan {
         var scan = BeaconScan()
+        decode(data, into: &scan)
+        return scan
+    }
+
+    /// Decodes into `scan`, which ends up as `decode(data)` would return it; its arrays keep their
+    /// storage (see `AdvertisingData.decode(_:into:)`).
+    public func decode(_ data: AdvertisingData, into scan: inout BeaconScan) {
+        scan.beacons.empty()
+        scan.rejections.empty()
         for m in data.manufacturerData {
-            for read in BeaconFormat.manufacturerReaders {
-                if add(read(m, self), to: &scan) { break }
+            for reader in BeaconFormat.manufacturerReaders where reader.offered(m) {
+                if add(reader.read(m, self), to: &scan) { break }
             }
         }
         for s in data.serviceData {
@@ -29,7 +38,6 @@ public struct BeaconDecoder: Sendable {
                 if add(read(s.data), to: &scan) { break }
             }
         }
-        return scan
     }
 
     /// Adds what a format found; true when the frame was the format's.

@@ -13,7 +13,10 @@ public struct BeaconFormat: Sendable {
 
     public enum Reader: Sendable {
         /// Reads manufacturer data; the decoder's settings (allowed iBeacon companies) are passed in.
-        case manufacturer(@Sendable (ManufacturerData, BeaconDecoder) -> Frame)
+        /// With `companyID` or `prefix`, data of another company, or not starting with `prefix`, is
+        /// not offered to the reader (it would answer `notThisFormat`): every advertisement's
+        /// manufacturer data passes the table, and a call per format is most of what it costs.
+        case manufacturer(companyID: UInt16? = nil, prefix: [UInt8] = [], @Sendable (ManufacturerData, BeaconDecoder) -> Frame)
         /// Reads service data under `uuid`.
         case service(uuid: UInt16, @Sendable (ArraySlice<UInt8>) -> Frame)
     }
@@ -30,10 +33,10 @@ public struct BeaconFormat: Sendable {
     /// Every format, in the order a frame is offered to them: the first that does not answer
     /// `notThisFormat` has it.
     public static let all: [BeaconFormat] = [
-        BeaconFormat("AltBeacon", .manufacturer { m, _ in
+        BeaconFormat("AltBeacon", .manufacturer(prefix: [0xBE, 0xAC]) { m, _ in
             AltBeacon.decode(companyID: m.companyID, m.data).map { .beacon(.altBeacon($0)) } ?? .notThisFormat
         }),
-        BeaconFormat("Estimote Nearable", .manufacturer { m, _ in
+        BeaconFormat("Estimote Nearable", .manufacturer(companyID: EstimoteNearable.companyID) { m, _ in
             guard m.companyID == EstimoteNearable.companyID, let n = EstimoteNearable.decode(m.data) else { return .notThisFormat }
             return .beacon(.estimoteNearable(n))
         }),
@@ -58,9 +61,30 @@ public struct BeaconFormat: Sendable {
         }),
     ]
 
+    /// A manufacturer-data reader of `all` and the data it is offered.
+    struct ManufacturerReader: Sendable {
+        let companyID: UInt16?
+        let prefix: [UInt8]
+        let read: @Sendable (ManufacturerData, BeaconDecoder) -> Frame
+
+        /// Whether `m` is offered to `read`: of `companyID` (when set) and starting with `prefix`.
+        func offered(_ m: ManufacturerData) -> Bool {
+            if let companyID, m.companyID != companyID { return false }
+            guard m.data.count >= prefix.count else { return prefix.isEmpty }
+            var i = m.data.startIndex
+            for b in prefix {
+                if m.data[i] != b { return false }
+                i += 1
+            }
+            return true
+        }
+    }
+
     /// The manufacturer-data readers of `all`, in order (the hot path walks these).
-    static let manufacturerReaders: [@Sendable (ManufacturerData, BeaconDecoder) -> Frame] = all.compactMap {
-        if case .manufacturer(let read) = $0.reader { return read }
+    static let manufacturerReaders: [ManufacturerReader] = all.compactMap {
+        if case .manufacturer(let companyID, let prefix, let read) = $0.reader {
+            return ManufacturerReader(companyID: companyID, prefix: prefix, read: read)
+        }
         return nil
     }
 

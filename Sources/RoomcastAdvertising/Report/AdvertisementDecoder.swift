@@ -22,6 +22,23 @@ public struct AdvertisementDecoder: Sendable {
                                     scan: scan, identity: identity)
     }
 
+    /// What `decode` builds for each advertisement, kept between advertisements so that their
+    /// arrays keep their storage: the agent decodes thousands a second and needs only the identity.
+    public struct Buffers: Sendable {
+        public internal(set) var data = AdvertisingData()
+        public internal(set) var scan = BeaconScan()
+        public init() {}
+    }
+
+    /// The tracked identity of one advertisement, as `decode(...).identity`, decoded in `buffers`
+    /// (which then hold its AD structures and beacon frames).
+    public func identify(_ adBytes: [UInt8], address: BLEAddress?, addressType: BLEAddressType?,
+                         buffers: inout Buffers) -> TrackedIdentity? {
+        AdvertisingData.decode(adBytes, into: &buffers.data)
+        beacons.decode(buffers.data, into: &buffers.scan)
+        return identifier.identify(buffers.data, beacons: buffers.scan.beacons, address: address, addressType: addressType)
+    }
+
     /// `edge-agent decode`: hex AD structures plus optional address, address type and RSSI, as a
     /// JSON-encodable report. Throws `DecodeInputError` for input that is not hex or not an address.
     public func report(hex: String, address: String? = nil, addressType: String? = nil,

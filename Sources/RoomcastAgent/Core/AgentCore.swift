@@ -22,6 +22,8 @@ public struct AgentCore: Sendable {
     public let outputs: CompatibilityOutputs
     public private(set) var stats = Stats()
     public private(set) var deliveryCheck = DeliveryCheck()
+    /// Every advertisement is decoded in these (their arrays allocated once, not per advertisement).
+    private var decodeBuffers = AdvertisementDecoder.Buffers()
     private let startTime: Double
     private var nextTelemetry: Double
     private var rateWindow: (start: Double, count: UInt64)
@@ -74,9 +76,9 @@ public struct AgentCore: Sendable {
         stats.reports += 1
         rateWindow.count += 1
         let address = BLEAddress(value: report.addressValue)
-        let decoded = decoder.decode(report.data, address: address, addressType: BLEAddressType(hci: report.addressType.rawValue),
-                                     rssi: report.rssi)
-        guard let identity = decoded.identity else {
+        guard let identity = decoder.identify(report.data, address: address,
+                                              addressType: BLEAddressType(hci: report.addressType.rawValue),
+                                              buffers: &decodeBuffers) else {
             stats.untracked += 1
             return []
         }
@@ -86,31 +88,38 @@ public struct AgentCore: Sendable {
             if let m = try? OutboundMessage(topic: settings.topics.nodeEvents(settings.node), json: event, qos: 1) { out.append(m) }
         }
         let slot = track(identity, at: ts)
-        let estimate: RangeEstimate
-        let current = beacons.withEntry(slot) { e -> RangeEstimate? in
+        let ranged = beacons.withEntry(slot) { e -> BeaconRanger.Range? in
             if let rssi = report.rssi { e.ranger.ingest(rssi: rssi, advertised: identity.referencePower, at: ts) }
-            return e.ranger.estimate(now: ts)
+            return e.ranger.range(now: ts)
         }
-        if report.rssi != nil, let e = current {
-            estimate = e
+        let range: BeaconRanger.Range
+        if report.rssi != nil, let r = ranged {
+            range = r
         } else {
             // RSSI 127 = not available: the beacon was heard but cannot be ranged. Keep the
             // filter untouched; report the floor (-127 dBm) with proximity unknown.
             stats.withoutRSSI += 1
-            estimate = current.map { var e = $0; e.proximity = .unknown; return e }
-                ?? RangeEstimate(id: identity.id, rssi: -127, rssiFiltered: -127,
-                                 power: identity.referencePower ?? settings.ranging.defaultPower,
-                                 distance: settings.ranging.maxDistance, proximity: .unknown, interval: nil,
-                                 lastSeen: ts, samples: 0)
+            range = ranged.map { var r = $0; r.proximity = .unknown; return r }
+                ?? BeaconRanger.Range(rssiFiltered: -127, power: identity.referencePower ?? settings.ranging.defaultPower,
+                                      distance: settings.ranging.maxDistance, proximity: .unknown)
         }
-        guard let due = policy.offer(&beacons[slot].published, ts: ts, filtered: estimate.rssiFiltered,
-                                     distance: estimate.distance, proximity: estimate.proximity) else { return out }
-        let reading = makeReading(identity: identity, estimate: estimate, report: report, samples: due.samples)
+        guard let due = policy.offer(&beacons[slot].published, ts: ts, filtered: range.rssiFiltered,
+                                     distance: range.distance, proximity: range.proximity) else { return out }
+        // Only a reading needs the interval and the topic: the interval's median is taken now (nothing
+        // was ingested since the range), the topic built at the beacon's first reading.
+        let (topics, node) = (settings.topics, settings.node)
+        let (interval, topic) = beacons.withEntry(slot) { e -> (Double?, String) in
+            if e.readingTopic == nil { e.readingTopic = topics.nodeBeacon(node, identity.id) }
+            return (e.ranger.intervals.interval, e.readingTopic!)
+        }
+        // The floor (no filter estimate yet) has no interval.
+        let reading = makeReading(identity: identity, range: range, interval: ranged != nil ? interval : nil,
+                                  report: report, samples: due.samples)
         stats.readings += 1
-        var published = [OutboundMessage(topic: settings.topics.nodeBeacon(settings.node, identity.id), encodedJSON: reading.fastJSON())]
+        var published = [OutboundMessage(topic: topic, encodedJSON: reading.fastJSON())]
         published += outputs.messages(for: reading)
         deliveryCheck.mark(&published, now: ts)
-        return out + published
+        return out.isEmpty ? published : out + published
     }
 
     /// Time passes: region exits, forgotten beacons, periodic telemetry.
@@ -186,7 +195,7 @@ public struct AgentCore: Sendable {
     /// (evicting the least recently heard when the table is full).
     mutating func track(_ identity: TrackedIdentity, at ts: Double) -> Int {
         let retention: BeaconTable.Retention = identity.isKnown ? .known : identity.regions.isEmpty ? .ordinary : .region
-        if let slot = beacons.slot(of: identity.id) {
+        if let slot = beacons.lookUp(identity.id) {
             beacons.touch(slot, retention: retention)
             beacons.withEntry(slot) { e in
                 e.lastHeard = max(e.lastHeard, ts)
@@ -208,15 +217,16 @@ public struct AgentCore: Sendable {
         return slot
     }
 
-    mutating func makeReading(identity: TrackedIdentity, estimate: RangeEstimate, report: AdvertisingReport, samples: Int) -> BeaconReading {
+    mutating func makeReading(identity: TrackedIdentity, range: BeaconRanger.Range, interval: Double?, report: AdvertisingReport,
+                              samples: Int) -> BeaconReading {
         var r = BeaconReading(id: identity.id, node: settings.node, ts: WireFormat.milliseconds(report.timestamp),
                               seq: sequence.next(), rssi: report.rssi ?? -127,
-                              rssiFiltered: (estimate.rssiFiltered * 10).rounded() / 10, power: estimate.power,
-                              distance: (estimate.distance * 100).rounded() / 100, proximity: estimate.proximity,
+                              rssiFiltered: (range.rssiFiltered * 10).rounded() / 10, power: range.power,
+                              distance: (range.distance * 100).rounded() / 100, proximity: range.proximity,
                               kind: identity.kind, mac: report.addressString)
         r.addressType = Self.wireAddressType(report.addressType)
         r.name = identity.name
-        r.interval = estimate.interval.map { ($0 * 1000).rounded() / 1000 }
+        r.interval = interval.map { ($0 * 1000).rounded() / 1000 }
         r.samples = samples
         if let beacon = identity.beacon { Self.addBeaconFields(beacon, to: &r) }
         return r

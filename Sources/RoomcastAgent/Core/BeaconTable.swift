@@ -42,10 +42,14 @@ public struct BeaconTable: Sendable {
         public var lastHeard: Double
         public var ranger: BeaconRanger
         public var published: PublishPolicy.State?
+        /// The topic of its readings, built at its first reading (the id and node do not change).
+        public var readingTopic: String? = nil
     }
 
     private struct Slot: Sendable {
         var entry: Entry?
+        /// Where the bytes of the entry's id string are (`storageAddress`), 0 when empty.
+        var idAddress: UInt = 0
         /// Neighbours in the slot's list: `newer` towards the most recently heard end.
         var newer: Int32 = -1
         var older: Int32 = -1
@@ -64,6 +68,8 @@ public struct BeaconTable: Sendable {
     private var lists = [Ends](repeating: Ends(), count: Retention.allCases.count)
     /// Slots emptied by expiry, reused before the array grows.
     private var vacant: [Int32] = []
+    /// Slots found lately, by where their id's bytes are (`recentIndex`); see `lookUp`.
+    private var recent: [Int32]
     /// Beacons dropped to make room for a new one, by the retention class they had.
     public private(set) var evicted = [UInt64](repeating: 0, count: Retention.allCases.count)
 
@@ -71,6 +77,9 @@ public struct BeaconTable: Sendable {
         self.capacity = max(1, min(capacity, Int(Int32.max)))
         index.reserveCapacity(self.capacity)
         slots.reserveCapacity(self.capacity)
+        var n = 64
+        while n < 2 * self.capacity && n < 8192 { n *= 2 }
+        recent = [Int32](repeating: -1, count: n)
     }
 
     /// Beacons held.
@@ -81,6 +90,36 @@ public struct BeaconTable: Sendable {
 
     /// The slot of `id`, or nil when it is not tracked.
     public func slot(of id: BeaconID) -> Int? { index[id].map(Int.init) }
+
+    /// The slot of `id`, as `slot(of:)`, for the per-advertisement path: hashing the id string for
+    /// every advertisement was a twentieth of the agent's instructions. The identifier hands out the
+    /// same string (the same storage) for a beacon each time it is heard, so the slot is first looked
+    /// for by where the string's bytes are: a slot whose entry's id has its bytes there holds that
+    /// very string, as long as the entry holds it (a storage address is reused only once freed).
+    /// Anything else (a small string, another copy of the same text) goes to the dictionary.
+    public mutating func lookUp(_ id: BeaconID) -> Int? {
+        let address = Self.storageAddress(id)
+        let r = address == 0 ? -1 : recentIndex(address)
+        if r >= 0 {
+            let s = recent[r]
+            if s >= 0, slots[Int(s)].idAddress == address { return Int(s) }
+        }
+        guard let s = index[id] else { return nil }
+        if r >= 0, slots[Int(s)].idAddress == address { recent[r] = s }
+        return Int(s)
+    }
+
+    /// Where the bytes of `id`'s string are, 0 when they have no place of their own: a small string
+    /// (up to 15 bytes) is held inline, and reading its bytes copies them to the stack.
+    private static func storageAddress(_ id: BeaconID) -> UInt {
+        let text = id.rawValue
+        guard text.utf8.count > 15 else { return 0 }
+        return text.utf8.withContiguousStorageIfAvailable { UInt(bitPattern: $0.baseAddress) } ?? 0
+    }
+
+    private func recentIndex(_ address: UInt) -> Int {
+        Int(truncatingIfNeeded: (address >> 4) ^ (address >> 13)) & (recent.count - 1)
+    }
 
     /// The entry in `slot` (from `slot(of:)` or `insert`, before any later insert or expiry).
     public subscript(slot: Int) -> Entry {
@@ -130,6 +169,9 @@ public struct BeaconTable: Sendable {
             s = Int32(slots.count - 1)
         }
         slots[Int(s)].entry = entry
+        let address = Self.storageAddress(entry.id)
+        slots[Int(s)].idAddress = address
+        if address != 0 { recent[recentIndex(address)] = s }
         index[entry.id] = s
         pushNewest(s, in: entry.retention)
         return (Int(s), dropped)
@@ -185,6 +227,7 @@ public struct BeaconTable: Sendable {
         unlink(s, from: e.retention)
         index.removeValue(forKey: e.id)
         slots[Int(s)].entry = nil
+        slots[Int(s)].idAddress = 0
         vacant.append(s)
     }
 

@@ -47,14 +47,37 @@ public struct BeaconRanger: Sendable, Equatable {
     /// The estimate at `now`; proximity is `unknown` once the beacon has been silent
     /// for `config.unknownAfter`. Nil before the first sample.
     public func estimate(now: Double) -> RangeEstimate? {
+        guard let r = range(now: now) else { return nil }
+        return RangeEstimate(
+            id: id, rssi: lastRSSI, rssiFiltered: r.rssiFiltered, power: r.power, distance: r.distance,
+            proximity: r.proximity, interval: intervals.interval, lastSeen: lastSeen, samples: samples)
+    }
+
+    /// What the publish policy and a reading need of an estimate, without its id and interval: the agent
+    /// asks for it on every advertisement, and the interval (a median over the recent gaps) and the id
+    /// (a string to retain and release) are needed only for the readings it publishes.
+    public struct Range: Sendable, Equatable {
+        public var rssiFiltered: Double
+        public var power: Int
+        public var distance: Double
+        public var proximity: Proximity
+
+        public init(rssiFiltered: Double, power: Int, distance: Double, proximity: Proximity) {
+            self.rssiFiltered = rssiFiltered
+            self.power = power
+            self.distance = distance
+            self.proximity = proximity
+        }
+    }
+
+    /// `estimate(now:)`'s filtered RSSI, power, distance and proximity; nil before the first sample.
+    public func range(now: Double) -> Range? {
         guard let filtered = filter.estimate else { return nil }
         let model = DistanceModel.logDistance(exponent: config.pathLossExponent)
         let d = model.distance(rssi: filtered, power: Double(power), maxDistance: config.maxDistance)
             ?? config.maxDistance
         let silent = now - lastSeen > config.unknownAfter
-        return RangeEstimate(
-            id: id, rssi: lastRSSI, rssiFiltered: filtered, power: power, distance: d,
-            proximity: silent ? .unknown : Proximity(distance: d, config: config),
-            interval: intervals.interval, lastSeen: lastSeen, samples: samples)
+        return Range(rssiFiltered: filtered, power: power, distance: d,
+                     proximity: silent ? .unknown : Proximity(distance: d, config: config))
     }
 }

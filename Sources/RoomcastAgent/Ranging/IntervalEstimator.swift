@@ -20,7 +20,7 @@ public struct IntervalEstimator: Sendable, Equatable {
         let gap = t - previous
         guard gap >= IntervalEstimator.minimumGap else { return }
         gaps.append(gap)
-        if gaps.count > capacity { gaps.removeFirst(gaps.count - capacity) }
+        while gaps.count > capacity { gaps.removeFirst() }  // one, as RSSIFilter's window
     }
 
     /// Median gap in seconds, nil until two receptions were far enough apart.

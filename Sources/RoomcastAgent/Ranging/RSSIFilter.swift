@@ -32,9 +32,11 @@ public struct RSSIFilter: Sendable, Equatable {
 
         window.append((now, rssi))
         let cutoff = now - config.medianMaxAge
-        window.removeAll { $0.t < cutoff }
+        // Looked for first: removeAll(where:) rewrites the array even when it removes nothing.
+        if window.contains(where: { $0.t < cutoff }) { window.removeAll { $0.t < cutoff } }
         if window.isEmpty { window.append((now, rssi)) }
-        if window.count > config.medianWindow { window.removeFirst(window.count - config.medianWindow) }
+        // One at a time: usually one, and `removeFirst(_:)`'s generic range replacement costs more.
+        while window.count > config.medianWindow { window.removeFirst() }
         let w = window
         let measured = RSSIFilter.median(count: w.count) { w[$0].rssi }
 

@@ -87,9 +87,20 @@ public final class EdgeAgentService: Sendable {
         }
 
         if let first { runtime.handle(first) }
-        while var report = await reports.next() {
-            if rebase { report.timestamp = clock.now() }
-            runtime.handle(report)
+        // A live radio's reports are handled on its reader thread once the first batches are (see
+        // `BoundedStream.deliverDirectly`): one thread woken per burst instead of two. A replay's
+        // are handled here.
+        var direct = isReplay
+        while let batch = await reports.nextBatch() {
+            for var report in batch {
+                if rebase { report.timestamp = clock.now() }
+                runtime.handle(report)
+            }
+            if !direct {
+                direct = source.reports.deliverDirectly { batch in
+                    for report in batch { runtime.handle(report) }
+                }
+            }
         }
         ticker.cancel()
         if let error = source.terminationError {

@@ -37,6 +37,13 @@ final class ReportRoute: Sendable {
     /// event; false (nothing consumed) for any other event or one that does not decode, which
     /// goes to the controller as a frame.
     func collect(event reader: ByteReader, timestamp: Double, into complete: inout [AdvertisingReport]) -> Bool {
+        // Legacy reports need no joining: decoded straight into `complete`, without an array per event.
+        do throws(HCIDecodeError) {
+            if try LEMetaEvent.appendReports(ofEvent: reader, timestamp: timestamp, into: &complete) {
+                if complete.count >= HCIController.maxBatch { handOver(&complete) }
+                return true
+            }
+        } catch { return false }
         var r = reader
         // Event code and subevent first: only LE advertising reports are decoded here.
         guard r.remaining >= 3, r.bytes[r.offset] == 0x3E else { return false }

@@ -55,7 +55,7 @@ public struct AdvertisingReport: Sendable, Hashable {
     }
 
     /// The address as `aa:bb:cc:dd:ee:ff` (lowercase, display order).
-    public var addressString: String { Hex.colonSeparated(address) }
+    public var addressString: String { Hex.address(addressValue) }
 
     /// What an LE Extended Advertising Report adds (Core 5.4 Vol 4 Part E §7.7.65.13).
     public struct ExtendedFields: Sendable, Hashable {

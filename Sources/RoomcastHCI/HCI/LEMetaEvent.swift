@@ -27,10 +27,46 @@ public enum LEMetaEvent: Sendable, Hashable {
     /// Reports are laid out one after another (Event_Type, Address_Type, Address,
     /// Data_Length, Data, RSSI), as controllers, BlueZ's kernel and btmon read them.
     static func decodeLegacyReports(from r: inout ByteReader, timestamp: Double) throws(HCIDecodeError) -> [AdvertisingReport] {
+        var reports = [AdvertisingReport]()
+        try decodeLegacyReports(from: &r, timestamp: timestamp, into: &reports)
+        return reports
+    }
+
+    /// When `event` (from its event code on) is an LE Advertising Report event whose length byte
+    /// agrees with its size, appends its reports to `reports` as `HCIEvent.decode` would decode
+    /// them and returns true, or throws what `HCIEvent.decode` would throw and leaves `reports` as
+    /// it was; returns false for any other event, which the caller decodes with `HCIEvent.decode`.
+    /// The reader threads (live and replay) take report events this way, without an event value
+    /// and an array per event.
+    static func appendReports(ofEvent event: ByteReader, timestamp: Double,
+                              into reports: inout [AdvertisingReport]) throws(HCIDecodeError) -> Bool {
+        var r = event
+        let o = r.offset
+        guard r.remaining >= 3, r.bytes[o] == HCIEvent.leMetaCode, r.bytes[o + 2] == advertisingReportSubevent,
+              Int(r.bytes[o + 1]) == r.remaining - 2 else { return false }
+        try r.hci { r throws(ByteReaderError) in try r.skip(3) }
+        try decodeLegacyReports(from: &r, timestamp: timestamp, into: &reports)
+        return true
+    }
+
+    /// Appends the reports to `reports`, or throws and leaves it as it was: the reader thread
+    /// decodes a burst's report events straight into the burst, without an array per event.
+    static func decodeLegacyReports(from r: inout ByteReader, timestamp: Double,
+                                    into reports: inout [AdvertisingReport]) throws(HCIDecodeError) {
+        let before = reports.count
+        do throws(HCIDecodeError) {
+            try appendLegacyReports(from: &r, timestamp: timestamp, into: &reports)
+        } catch {
+            if reports.count > before { reports.removeSubrange(before...) }
+            throw error
+        }
+    }
+
+    private static func appendLegacyReports(from r: inout ByteReader, timestamp: Double,
+                                            into reports: inout [AdvertisingReport]) throws(HCIDecodeError) {
         try r.hci { r throws(ByteReaderError) in
             let n = Int(try r.readUInt8())
-            var reports = [AdvertisingReport]()
-            reports.reserveCapacity(n)
+            if reports.isEmpty { reports.reserveCapacity(n) }
             for _ in 0..<n {
                 let type = try r.readUInt8()
                 let addressType = try r.readUInt8()
@@ -43,7 +79,6 @@ public enum LEMetaEvent: Sendable, Hashable {
                     eventType: AdvertisingEventType(legacy: type), rssi: rssi == 127 ? nil : Int(rssi),
                     data: data, timestamp: timestamp))
             }
-            return reports
         }
     }
 

@@ -91,22 +91,25 @@ public final class ReplayRadioSource: RadioSource {
                         handOver = pacer.dueTime(record.timestamp) + window
                     }
                 }
-                var r = record.reader
-                let event: HCIEvent
-                do { event = try HCIEvent.decode(from: &r, timestamp: record.timestamp) } catch {
+                let before = pending.count
+                do throws(HCIDecodeError) {
+                    // Legacy report events straight into the batch (they need no joining); others decoded whole.
+                    if try !LEMetaEvent.appendReports(ofEvent: record.reader, timestamp: record.timestamp, into: &pending) {
+                        var r = record.reader
+                        guard case let .leMeta(meta) = try HCIEvent.decode(from: &r, timestamp: record.timestamp) else { continue }
+                        let batch: [AdvertisingReport]
+                        switch meta {
+                        case let .advertisingReports(b), let .extendedAdvertisingReports(b): batch = b
+                        case .unknown: continue
+                        }
+                        for report in batch {
+                            guard let complete = assembler.add(report) else { continue }
+                            pending.append(complete)
+                        }
+                    }
+                } catch {
                     counters.hciErrors.add(1, ordering: .relaxed)
                     continue
-                }
-                guard case let .leMeta(meta) = event else { continue }
-                let batch: [AdvertisingReport]
-                switch meta {
-                case let .advertisingReports(b), let .extendedAdvertisingReports(b): batch = b
-                case .unknown: continue
-                }
-                let before = pending.count
-                for report in batch {
-                    guard let complete = assembler.add(report) else { continue }
-                    pending.append(complete)
                 }
                 if pending.count > before { counters.reports.add(UInt64(pending.count - before), ordering: .relaxed) }
                 if pending.count >= batchSize {

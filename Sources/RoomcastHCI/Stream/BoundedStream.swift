@@ -33,6 +33,18 @@ public struct BoundedStream<Element: Sendable>: AsyncSequence, Sendable {
     /// Elements dropped because the consumer fell behind.
     public var dropped: UInt64 { producer.dropped }
 
+    /// From now on, hands every batch the producer yields to `handler`, on the producer's thread,
+    /// instead of queueing it for the iterator; true when switched. Refused (false) while batches
+    /// are queued, so nothing overtakes them: the consumer calls this after it handled a batch and
+    /// tries again after the next one; a lossless stream is never switched (its producer waits for
+    /// the iterator). Once switched, the iterator only sees the end of the stream,
+    /// and `finish()` waits for a batch being handed over. The live agent handles its reports so:
+    /// waking a consumer thread for each burst cost more than the burst's reports (a handler must
+    /// not block for long, nor yield into this stream or finish it).
+    public func deliverDirectly(to handler: @escaping @Sendable ([Element]) -> Void) -> Bool {
+        producer.switchToDirect(handler)
+    }
+
     public struct AsyncIterator: AsyncIteratorProtocol {
         // Inlinable, so the consumer's module specialises it for its element type: unspecialised,
         // each element went through witness tables, which cost more than the hand-over itself.
@@ -81,6 +93,13 @@ public struct BoundedStream<Element: Sendable>: AsyncSequence, Sendable {
         private let permits = DispatchSemaphore(value: 0)
         private let droppedCount = Atomic<UInt64>(0)
         private let stopped = Atomic<Bool>(false)
+        /// Batches queued for the iterator, and the handler that takes batches instead once set.
+        private let direct = Mutex(Direct())
+
+        private struct Direct {
+            var queued = 0
+            var handler: (@Sendable ([Element]) -> Void)?
+        }
 
         init(continuation: AsyncStream<[Element]>.Continuation, capacity: Int, mode: Mode) {
             self.continuation = continuation
@@ -109,23 +128,45 @@ public struct BoundedStream<Element: Sendable>: AsyncSequence, Sendable {
                     if isStopped { return false }
                 }
             }
-            switch continuation.yield(elements) {
-            case .enqueued: return true
-            case let .dropped(batch):
-                droppedCount.add(UInt64(batch.count), ordering: .relaxed)
-                return true
-            case .terminated: return false
-            @unknown default: return false
+            return direct.withLock { d in
+                if let handler = d.handler {
+                    guard !isStopped else { return false }
+                    handler(elements)
+                    return true
+                }
+                switch continuation.yield(elements) {
+                case .enqueued:
+                    d.queued += 1
+                    return true
+                case let .dropped(batch):
+                    droppedCount.add(UInt64(batch.count), ordering: .relaxed)
+                    return true
+                case .terminated: return false
+                @unknown default: return false
+                }
             }
         }
 
-        /// Ends the stream (idempotent); buffered elements are still delivered.
+        /// Ends the stream (idempotent); buffered elements are still delivered. With a direct handler,
+        /// waits for the batch it may be taking.
         public func finish() {
             stopped.store(true, ordering: .releasing)
+            direct.withLock { _ in }
             continuation.finish()
         }
 
-        @usableFromInline func consumed() { if mode == .lossless { permits.signal() } }
+        @usableFromInline func consumed() {
+            direct.withLock { $0.queued = Swift.max(0, $0.queued - 1) }
+            if mode == .lossless { permits.signal() }
+        }
+
+        func switchToDirect(_ handler: @escaping @Sendable ([Element]) -> Void) -> Bool {
+            direct.withLock { d in
+                guard mode == .dropOldest, d.handler == nil, d.queued == 0, !isStopped else { return false }
+                d.handler = handler
+                return true
+            }
+        }
 
         func consumerGone() { stopped.store(true, ordering: .releasing) }
     }

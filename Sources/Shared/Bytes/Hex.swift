@@ -25,6 +25,21 @@ public enum Hex {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// A 48-bit Bluetooth address (display order's first byte most significant) as `aa:bb:cc:dd:ee:ff`,
+    /// what `colonSeparated` makes of its six bytes, written straight into the string: the agent
+    /// formats one for every reading it publishes, and the generic path built an array first.
+    public static func address(_ value: UInt64) -> String {
+        String(unsafeUninitializedCapacity: 17) { out in
+            for i in 0..<6 {
+                let b = UInt8(truncatingIfNeeded: value >> (40 - 8 * i))
+                if i > 0 { out[3 * i - 1] = UInt8(ascii: ":") }
+                out[3 * i] = digits[Int(b >> 4)]
+                out[3 * i + 1] = digits[Int(b & 0x0F)]
+            }
+            return 17
+        }
+    }
+
     /// 16 bytes as a lowercase hyphenated UUID (`8-4-4-4-12` digits), as `UUID.uuidString.lowercased()`
     /// writes it but without Foundation's `snprintf` and a second string for the lowercasing: the
     /// agent formats one for every reading it publishes.

@@ -83,9 +83,45 @@ struct FastJSONWriter {
         guard x.isFinite else { out.append(contentsOf: "null".utf8); return }
         if x == x.rounded(), abs(x) < 1e15 {
             MessageLogLine.appendDecimal(Int64(x), to: &out)
-        } else {
+        } else if !Self.appendShortDecimal(x, to: &out) {
             out.append(contentsOf: x.description.utf8)
         }
+    }
+
+    /// Writes `x` as `x.description` does when `x` is exactly the double nearest a decimal of at most
+    /// three fractional digits (the agent rounds its distances, RSSIs and intervals so), without the
+    /// String `description` makes; false (nothing written) otherwise. Then that decimal is the
+    /// shortest that reads back as `x` (any other of as many digits or fewer is at least 0.001 away,
+    /// and below 1e12 an ulp is under 0.0002), so it is what `description`'s shortest-digits formatting
+    /// gives, in positional notation for magnitudes from 0.001 to 1e12 (timestamps in seconds included).
+    static func appendShortDecimal(_ x: Double, to out: inout [UInt8]) -> Bool {
+        let magnitude = abs(x)
+        guard magnitude >= 0.001, magnitude < 1e12 else { return false }
+        var scale: Int64 = 10
+        var digits = 1
+        while digits <= 3 {
+            let n = (magnitude * Double(scale)).rounded()
+            if n / Double(scale) == magnitude {
+                let m = Int64(n)
+                var fraction = m % scale
+                guard fraction != 0 else { return false }  // integral: not this path's
+                if x < 0 { out.append(UInt8(ascii: "-")) }
+                MessageLogLine.appendDecimal(UInt64(m / scale), to: &out)
+                out.append(UInt8(ascii: "."))
+                // The fraction's digits, zero-padded to `digits`, without trailing zeros.
+                while fraction % 10 == 0 { fraction /= 10; digits -= 1 }
+                var divisor: Int64 = 1
+                for _ in 1..<digits { divisor *= 10 }
+                while divisor > 0 {
+                    out.append(UInt8(ascii: "0") + UInt8(fraction / divisor % 10))
+                    divisor /= 10
+                }
+                return true
+            }
+            scale *= 10
+            digits += 1
+        }
+        return false
     }
 
     mutating func raw(_ bytes: [UInt8]) {
