@@ -31,7 +31,7 @@ record broker run --node order --source "btsnoop:$capture" --speed 50 --broker "
 # The live path: the benchmark runs the agent it is given against its emulated controller.
 printf '#!/bin/sh\nexec valgrind --tool=callgrind --demangle=no --callgrind-out-file=%s/cg.live.%%p %s "$@"\n' "$work" "$bin" > "$work/agent.sh"
 chmod +x "$work/agent.sh"
-"$bench" agent --seconds 5 --live stream,seqpacket,pty --windows 50 --agent "$work/agent.sh" > "$work/live.log" 2>&1 \
+"$bench" agent --seconds 5 --live stream,seqpacket,pty --windows default --agent "$work/agent.sh" > "$work/live.log" 2>&1 \
   || { echo "agent-link-order: the live run failed (log: $work/live.log)" >&2; cat "$work/live.log" >&2; exit 1; }
 python3 - "$work"/cg.* > Sources/EdgeAgent/link-order.txt <<'PY'
 import re, sys

@@ -11,7 +11,7 @@ import RoomcastCLI
 /// release build links it the way a Pi runs it, see Package.swift) or `--agent PATH`;
 /// `--runs N` repeats each mode. Then the same agent scans a live radio played by this process
 /// (`ControllerEmulator`) over each link in `--live stream,seqpacket,pty`, once per
-/// `scan.burst_window_ms` in `--windows 50,0`, stopped with SIGTERM after `--seconds` of
+/// `scan.burst_window_ms` in `--windows default,0`, stopped with SIGTERM after `--seconds` of
 /// scanning. Results and method: docs/performance.md.
 enum AgentBenchmark {
     static let devices = Option<Count>("devices", value: "n", help: "iBeacons in the capture.", default: 200)
@@ -20,8 +20,8 @@ enum AgentBenchmark {
     static let runs = Option<Count>("runs", value: "n", help: "Runs of each mode.", default: 1)
     static let live = Option<String>("live", value: "links", help: "Live links to play the controller over: stream, seqpacket, pty.",
                                      default: "stream,seqpacket,pty")
-    static let windows = Option<String>("windows", value: "ms", help: "scan.burst_window_ms values to run each live link with.",
-                                        default: "50,0")
+    static let windows = Option<String>("windows", value: "ms", help: "scan.burst_window_ms values to run each live link with (default: unset, as the agent ships).",
+                                        default: "default,0")
 
     static let spec = CommandSpec("agent", abstract: "edge-agent CPU and RSS replaying a busy capture (real time and max)",
                                   options: [devices, rate, seconds, runs, live, windows, BenchOptions.agent], run: benchmark(run))
@@ -36,8 +36,12 @@ enum AgentBenchmark {
             throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: agent])
         }
         let live = command[Self.live].split(separator: ",").compactMap { ControllerEmulator.Link(rawValue: String($0)) }
-        // scan.burst_window_ms values to run each live link with (50 is the default; 0 hands every packet over).
-        let windows = command[Self.windows].split(separator: ",").compactMap { Int($0) }
+        // scan.burst_window_ms values to run each live link with (nil: unset, the link's default; 0 hands every packet over).
+        let windows: [Int?] = try command[Self.windows].split(separator: ",").map {
+            if $0 == "default" { return nil }
+            guard let ms = Int($0) else { throw command.usageError("--windows takes 'default' or milliseconds, not '\($0)'") }
+            return ms
+        }
         let capture = NSTemporaryDirectory() + "roomcast-agent-bench-\(getpid()).btsnoop"
         let output = NSTemporaryDirectory() + "roomcast-agent-bench-\(getpid()).jsonl"
         let unbatched = NSTemporaryDirectory() + "roomcast-agent-bench-\(getpid())-window0.yaml"
@@ -47,14 +51,14 @@ enum AgentBenchmark {
         print("agent: \(agent)")
         print("live: a controller played by this process over each link, \(Int(rate * Double(devices))) adv/s for \(Int(seconds)) s of scanning;")
         print("      hci: (the raw HCI socket) \(hciAvailability()); the seqpacket link reads the same way (one packet and its kernel timestamp per read)")
-        print("mode                wall s   cpu s  user s   sys s   % of one core   peak RSS MB   adv/s   wakeups/s   messages   load avg")
+        print("mode                    wall s   cpu s  user s   sys s   % of one core   peak RSS MB   adv/s   wakeups/s   messages   load avg")
         var replayPercent: Double?
         func row(_ name: String, _ u: Usage, _ advertisements: Int) {
             let percent = 100 * u.cpu / u.wall
             if name == "replay realtime" { replayPercent = replayPercent ?? percent }
             let lines = (try? String(contentsOfFile: output, encoding: .utf8))?.split(separator: "\n").count ?? 0
             let ratio = name.hasPrefix("live"), reference = replayPercent.map { String(format: " (%.2fx replay)", percent / $0) } ?? ""
-            print(name.padding(toLength: 18, withPad: " ", startingAt: 0)
+            print(name.padding(toLength: 22, withPad: " ", startingAt: 0)
                   + String(format: " %7.2f %7.2f %7.2f %7.2f %15.2f %13.1f %7.0f %11.0f %10d   ", u.wall, u.cpu, u.user, u.system, percent, u.rssMB,
                            Double(advertisements) / u.wall, Double(u.voluntarySwitches) / u.wall, lines)
                   + loadAverage() + (ratio ? reference : ""))
@@ -72,19 +76,19 @@ enum AgentBenchmark {
                     let emulator = try ControllerEmulator(link: link, events: events(devices: devices), rate: rate * Double(devices))
                     defer { emulator.stop() }
                     var args = ["run", "--node", "bench-pi", "--source", emulator.source, "--dry-run", "--log-level", "error"]
-                    if window != 50 {
+                    if let window {
                         try "scan:\n  burst_window_ms: \(window)\n".write(toFile: unbatched, atomically: true, encoding: .utf8)
                         args += ["--config", unbatched]
                     }
                     let usage = try run(agent, args, stdout: output, stopAfterScanning: seconds, emulator: emulator)
-                    row("live \(link.rawValue)" + (window == 50 ? "" : " w=\(window)"), usage, emulator.progress.sent)
+                    row("live \(link.rawValue)" + (window.map { " w=\($0)" } ?? ""), usage, emulator.progress.sent)
                 }
             }
         }
         print("(live rows: % of one core is CPU over the whole run, start and shutdown included, as for replay; w=N is")
-        print(" scan.burst_window_ms N instead of the default 50, 0 handing every packet over as it comes; messages are")
-        print(" the --dry-run lines written; wakeups/s are the agent's voluntary context switches a second: its threads")
-        print(" going to sleep and being woken, which on a VM cost more than the work they bring)")
+        print(" scan.burst_window_ms N instead of the link's default (100 ms kernel-stamped, 50 ms read-stamped), 0 handing")
+        print(" every packet over as it comes; messages are the --dry-run lines written; wakeups/s are the agent's voluntary")
+        print(" context switches a second: its threads going to sleep and being woken, which on a VM cost more than the work they bring)")
     }
 
     /// Whether this kernel lets a process open the raw HCI socket at all.

@@ -110,3 +110,37 @@ import TestSupport
         #expect(burst.map(\.bytes) == [Array(Self.report(rssi: -42).dropFirst())])
     }
 }
+
+/// The rest after a burst where none is configured follows how the link stamps its reports.
+@Suite struct DefaultBurstWindowTests {
+    /// A unix listener of `type` at a fresh path (the controller's end; never accepted).
+    static func listener(_ type: __socket_type) throws -> (fd: Int32, path: String) {
+        let path = NSTemporaryDirectory() + "roomcast-window-\(getpid())-\(type.rawValue)-\(UInt32.random(in: 0...UInt32.max)).sock"
+        let fd = socket(AF_UNIX, Int32(type.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.EIO) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[i] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0, listen(fd, 4) == 0 else { close(fd); throw POSIXError(.EIO) }
+        return (fd, path)
+    }
+
+    @Test(arguments: [(SOCK_SEQPACKET, 0.1), (SOCK_STREAM, 0.05)])
+    func theWindowFollowsTheStamping(type: __socket_type, window: Double) throws {
+        let (fd, path) = try Self.listener(type)
+        defer { close(fd); unlink(path) }
+        // Kernel-stamped (seqpacket, as the raw HCI socket): the rest only delays a report, so it is
+        // longer; stamped at the read (a byte stream): it stays under a fast beacon's interval.
+        let transport = try #require(try RadioSources.openTransport(.h4(path: path, baud: nil), burstWindow: nil) as? FileDescriptorTransport)
+        defer { transport.shutdown() }
+        #expect(transport.burstWindow == window)
+        let configured = try #require(try RadioSources.openTransport(.h4(path: path, baud: nil), burstWindow: 0.02) as? FileDescriptorTransport)
+        defer { configured.shutdown() }
+        #expect(configured.burstWindow == 0.02)
+    }
+}

@@ -145,6 +145,26 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         #expect(c.log.level == .warning)
     }
 
+    @Test func theBurstWindowIsTheLinksUnlessSet() throws {
+        let dir = NSTemporaryDirectory() + "roomcast-window-\(getpid())"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        func load(_ scan: String) throws -> AgentConfig {
+            let path = dir + "/agent.yaml"
+            try "node: kitchen-pi\n\(scan)".write(toFile: path, atomically: true, encoding: .utf8)
+            return try ConfigLoader.load(AgentConfig.self, from: path)
+        }
+        // Unset: the transport rests as long as how the link stamps its reports allows.
+        #expect(try load("").radioOptions(record: nil).burstWindow == nil)
+        #expect(try load("scan:\n  burst_window_ms: 20\n").radioOptions(record: nil).burstWindow == 0.02)
+        do {
+            _ = try load("scan:\n  burst_window_ms: 150\n")
+            Issue.record("a 150 ms window was accepted")
+        } catch let error as ConfigError {
+            #expect(error.problems.map(\.path) == ["scan.burst_window_ms"])
+        }
+    }
+
     @Test func everyProblemOfTheBrokenAgentConfigIsReported() throws {
         let error = try loadError(AgentConfig.self, "agent-broken.yaml")
         let found = error.problems.map { "\($0.path)@\($0.location?.line ?? 0)" }

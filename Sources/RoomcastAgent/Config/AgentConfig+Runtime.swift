@@ -56,7 +56,7 @@ extension AgentConfig {
         options.recovery = RecoveryPolicy(stallTimeout: scan.restartAfterS)
         options.recordPath = record
         options.waitForAdapter = true
-        options.burstWindow = scan.burstWindowMs / 1000
+        options.burstWindow = scan.burstWindowMs.map { $0 / 1000 }
         if advertise.enabled {
             guard let uuid = advertise.uuid,
                   let data = IBeaconAdvertisement.encode(uuidString: uuid, major: advertise.major, minor: advertise.minor,

@@ -13,11 +13,13 @@ extension AgentConfig {
         /// Restart the scan when no report arrived for this long, in seconds; 0 disables (default 60).
         public var restartAfterS: Double
         /// The live radio is read in bursts, resting this many milliseconds after each (0 ... 100;
-        /// default 50; 0 hands every packet over as it comes, at more CPU).
-        public var burstWindowMs: Double
+        /// 0 hands every packet over as it comes, at more CPU). Unset: 100 where the kernel stamps
+        /// each report's reception (`hci:`, a seqpacket socket), 50 where a report gets the time of
+        /// the read (a UART, a stream socket), which must stay under a fast beacon's interval.
+        public var burstWindowMs: Double?
 
         public init(active: Bool = false, intervalMs: Double = 100, windowMs: Double = 100, restartAfterS: Double = 60,
-                    burstWindowMs: Double = 50) {
+                    burstWindowMs: Double? = nil) {
             self.active = active
             self.intervalMs = intervalMs
             self.windowMs = windowMs
@@ -37,7 +39,7 @@ extension AgentConfig {
             intervalMs = try c.decode(Double.self, forKey: .intervalMs, default: d.intervalMs)
             windowMs = try c.decode(Double.self, forKey: .windowMs, default: d.windowMs)
             restartAfterS = try c.decode(Double.self, forKey: .restartAfterS, default: d.restartAfterS)
-            burstWindowMs = try c.decode(Double.self, forKey: .burstWindowMs, default: d.burstWindowMs)
+            burstWindowMs = try c.decodeIfPresent(Double.self, forKey: .burstWindowMs)
         }
     }
 

@@ -16,7 +16,7 @@ extension AgentConfig {
             checks.add("scan.window_ms", "must not exceed scan.interval_ms (\(scan.intervalMs))")
         }
         checks.range(scan.restartAfterS, 0...86400, at: "scan.restart_after_s", unit: " s")
-        checks.range(scan.burstWindowMs, 0...100, at: "scan.burst_window_ms", unit: " ms")
+        if let window = scan.burstWindowMs { checks.range(window, 0...100, at: "scan.burst_window_ms", unit: " ms") }
 
         let f = ranging.filter
         checks.range(f.window, 1...100, at: "ranging.filter.window")

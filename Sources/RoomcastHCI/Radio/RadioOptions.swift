@@ -19,14 +19,14 @@ public struct RadioOptions: Sendable, Hashable {
     /// instead of throwing (permission and configuration errors still throw).
     public var waitForAdapter: Bool
     /// Seconds the reader rests after each burst of packets (0: hand every packet over as it
-    /// comes). 50 ms stays below a fast beacon's 100 ms interval, so a beacon appears at most
-    /// once per burst, and bounds how late a report reaches the agent.
-    public var burstWindow: Double
+    /// comes); nil: as long as how the link stamps its reports allows
+    /// (`FileDescriptorTransport.defaultBurstWindow(for:)`).
+    public var burstWindow: Double?
 
     public init(scan: ScanSettings = ScanSettings(), advertise: AdvertisingSettings? = nil,
                 recovery: RecoveryPolicy = RecoveryPolicy(), recordPath: String? = nil, resetOnOpen: Bool? = nil,
                 bufferCapacity: Int = 4096, commandTimeout: Double = 2, checkInterval: Double = 0.5,
-                waitForAdapter: Bool = false, burstWindow: Double = 0.05) {
+                waitForAdapter: Bool = false, burstWindow: Double? = nil) {
         self.scan = scan
         self.advertise = advertise
         self.recovery = recovery

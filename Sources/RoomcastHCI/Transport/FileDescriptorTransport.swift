@@ -36,6 +36,15 @@ public final class FileDescriptorTransport: HCITransport {
         case hci
     }
 
+    /// The rest after a burst where none is configured. It bounds how late a report reaches its
+    /// reader, and, where reports get the time of the read, how far off that time is: there it
+    /// stays under a fast beacon's 100 ms interval (50 ms), so two advertisements of one beacon are
+    /// not stamped alike. Where the kernel stamps reception only the delay is left, which readers
+    /// publishing about once a second do not feel (100 ms).
+    public static func defaultBurstWindow(for timestamps: ReceptionTimestamps) -> Double {
+        timestamps == .readTime ? 0.05 : 0.1
+    }
+
     /// Frames handed over in one step at most; bounds what one element of the stream holds.
     static let maxBurst = 128
 
@@ -57,7 +66,8 @@ public final class FileDescriptorTransport: HCITransport {
     private let reportRoute = Mutex<ReportRoute?>(nil)
     private let mapWriteError: @Sendable (SystemCallError) -> RadioError
     private let timestamps: ReceptionTimestamps
-    private let burstWindow: Double
+    /// Seconds the reader rests after each burst.
+    public let burstWindow: Double
     /// A socket that keeps packet boundaries (the raw HCI socket, `SOCK_SEQPACKET`): read a
     /// burst with `recvmmsg`, many packets and their timestamps per system call.
     private let isDatagram: Bool
