@@ -53,7 +53,7 @@ import RoomcastYAML
     /// Values for the documented keys whose default is not a plain value to copy (required,
     /// none, derived); each is valid for its key, so the file decodes without a problem.
     static let samples: [String: String] = [
-        "node": "test-pi", "room": "kitchen",
+        "node": "test-pi", "room": "kitchen", "scan.burst_window_ms": "20",
         "mqtt.username": "roomcast", "mqtt.password": "secret", "mqtt.password_env": "ROOMCAST_MQTT_PASSWORD",
         "mqtt.client_id": "roomcast-test", "mqtt.tls.ca_file": "/etc/roomcast/ca.pem",
         "mqtt.tls.cert_file": "/etc/roomcast/client.pem", "mqtt.tls.key_file": "/etc/roomcast/client.key",
