@@ -128,9 +128,11 @@ extension FusionEngine {
             s.node = -1
             s.distance = nil
             s.position = nil
-            // Where it comes back is anyone's guess.
+            // Where it comes back is anyone's guess: nor does what an offline node heard before
+            // it left still say anything.
             s.filter.reset(roomCount: roomCount)
             s.filter.roomLogPosterior(into: &s.logPosterior)
+            for n in 0..<nodes.count where !nodes[n].online { slots[base + n] = EvidenceSlot() }
             return wasPresent
         }
 

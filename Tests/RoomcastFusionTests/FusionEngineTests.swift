@@ -112,6 +112,21 @@ import Shared
         #expect(away.room == nil && away.reason == "timeout")
     }
 
+    @Test func whatAnOfflineNodeHeardEndsWhenTheBeaconGoesAway() throws {
+        var engine = FusionEngine(site: Synthetic.twoRooms, settings: FusionSettings())
+        _ = Self.drive(&engine, from: 0, to: 20, sigma: 1, seed: 7) { _ in ["n-kitchen": -55, "n-office": -75] }
+        #expect(engine.decision(for: Synthetic.tag)?.room == "kitchen")
+        // The kitchen's node goes down for good, and the beacon leaves the house.
+        engine.nodeStatus("n-kitchen", online: false, now: 20.01)
+        _ = Self.drive(&engine, from: 20.1, to: 25, sigma: 1, seed: 8) { _ in ["n-office": -75] }
+        let left = engine.tick(now: 70)
+        #expect(left.last?.room == nil && left.last?.reason == "timeout")
+        // Back hours later in the office, heard by the office's node less loudly than the kitchen's
+        // heard it before it went down: the office, not a room on the word of a node long gone.
+        let back = Self.drive(&engine, from: 7200, to: 7210, sigma: 1, seed: 9) { _ in ["n-office": -62] }
+        #expect(back.map(\.1.room) == ["office"], "\(back.map { ($0.0, $0.1.room ?? "away") })")
+    }
+
     @Test func aSwitchSaysWhenItsEvidenceBeganToLead() throws {
         var engine = FusionEngine(site: Synthetic.twoRooms, settings: FusionSettings())
         _ = Self.drive(&engine, from: 0, to: 30, sigma: 1, seed: 5) { _ in ["n-kitchen": -60, "n-office": -72] }
