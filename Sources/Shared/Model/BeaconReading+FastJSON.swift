@@ -103,19 +103,12 @@ struct FastJSONWriter {
             let n = (magnitude * Double(scale)).rounded()
             if n / Double(scale) == magnitude {
                 let m = Int64(n)
-                var fraction = m % scale
+                let fraction = m % scale
                 guard fraction != 0 else { return false }  // integral: not this path's
                 if x < 0 { out.append(UInt8(ascii: "-")) }
                 MessageLogLine.appendDecimal(UInt64(m / scale), to: &out)
                 out.append(UInt8(ascii: "."))
-                // The fraction's digits, zero-padded to `digits`, without trailing zeros.
-                while fraction % 10 == 0 { fraction /= 10; digits -= 1 }
-                var divisor: Int64 = 1
-                for _ in 1..<digits { divisor *= 10 }
-                while divisor > 0 {
-                    out.append(UInt8(ascii: "0") + UInt8(fraction / divisor % 10))
-                    divisor /= 10
-                }
+                MessageLogLine.appendFraction(UInt64(fraction), digits: digits, to: &out)
                 return true
             }
             scale *= 10

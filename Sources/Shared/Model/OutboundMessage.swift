@@ -144,19 +144,25 @@ public struct MessageLogLine: Sendable, Equatable {
         guard ms.magnitude < 9e18 else { out.append(contentsOf: "\(t)".utf8); return }
         let n = Int64(ms)
         let whole = n / 1000
-        var frac = (n % 1000).magnitude
+        let frac = (n % 1000).magnitude
         // Between -1 and 0 the integer part is 0 and alone would drop the sign.
         if frac != 0, n < 0, whole == 0 { out.append(UInt8(ascii: "-")) }
         appendDecimal(whole, to: &out)
         guard frac != 0 else { return }
         out.append(UInt8(ascii: "."))
-        // Three digits without trailing zeros (plain arithmetic: no regex, which would load ICU).
-        var digits = 3
-        while frac % 10 == 0 { frac /= 10; digits -= 1 }
+        // Plain arithmetic: no regex, which would load ICU.
+        appendFraction(frac, digits: 3, to: &out)
+    }
+
+    /// The fractional part `fraction` (non-zero, of `digits` digits: 5 of 3 is ".005") written
+    /// zero-padded to `digits` and without trailing zeros.
+    static func appendFraction(_ fraction: UInt64, digits: Int, to out: inout [UInt8]) {
+        var fraction = fraction, digits = digits
+        while fraction % 10 == 0 { fraction /= 10; digits -= 1 }
         var scale: UInt64 = 1
         for _ in 1..<digits { scale *= 10 }
         while scale > 0 {
-            out.append(UInt8(ascii: "0") + UInt8(frac / scale % 10))
+            out.append(UInt8(ascii: "0") + UInt8(fraction / scale % 10))
             scale /= 10
         }
     }
