@@ -194,12 +194,10 @@ enum SimulationBenchmark {
                     try applyRadioOverrides(&settings.radio, command)
                     let simulator = ScenarioSimulator(settings: settings)
                     let name = "\(layout)-\(noise.rawValue)-\(base + UInt64(k))"
-                    let generated = {
-                        var g = simulator.run()
-                        // The name the rows print is the one `--trace` takes.
-                        g.scenario.name = name
-                        return g
-                    }()
+                    var built = simulator.run()
+                    // The name the rows print is the one `--trace` takes.
+                    built.scenario.name = name
+                    let generated = built
                     report(name, "bound", generated.boundScore())
                     let ceilings = simulator.ceilings(), scorer = Scorer(), start = generated.scenario.layout.t0
                     report(name, "ceil-nearest", scorer.score(ceilings.nearest, truth: generated.scenario.truth, start: start))
