@@ -44,7 +44,7 @@ enum SimulationBenchmark {
     static let layouts = Option<String?>(
         "layouts", value: "list",
         help: "Comma-separated: house,flat,office,cottage,openplan,townhouse,sparse,house-outages (default: house,flat,office; "
-            + "on the check split also openplan,townhouse,sparse,house-outages).")
+            + "on the check split also openplan,townhouse,sparse,house-outages; empty: only the --scenario directories).")
     static let noise = Option<String>("noise", value: "list", help: "Comma-separated: low,normal,high.", default: "normal,high")
     static let seeds = Option<Count>("seeds", value: "n", help: "Scenarios per layout and noise level.", default: 3)
     static let split = Option<String>(
@@ -217,7 +217,9 @@ enum SimulationBenchmark {
                 }
             }
         }
-        print("\nmean over \(totals["bound"]?.n ?? 0) simulated scenarios")
+        // Recorded scenarios alone (`--layouts ""`) have no simulated mean to print.
+        guard let simulated = totals["bound"]?.n, simulated > 0 else { return }
+        print("\nmean over \(simulated) simulated scenarios")
         header()
         for name in ["bound", "ceil-nearest", "ceil-position"] + rows.map(\.name) {
             guard let t = totals[name], t.n > 0 else { continue }
