@@ -25,6 +25,7 @@ enum ResultsBenchmark {
         var text = header(seeds: seeds)
         text += try recorded(URL(fileURLWithPath: recordings))
         text += try simulated(seeds: seeds)
+        text += try contributions(URL(fileURLWithPath: recordings), seeds: seeds)
         if let output {
             try Data(text.utf8).write(to: URL(fileURLWithPath: output))
         } else {
@@ -140,6 +141,67 @@ enum ResultsBenchmark {
             guard let s = sums[name], s.n > 0 else { continue }
             let latency = Score.median(s.latencies).map { String(format: "%.1f", $0) } ?? "–"
             out += "| \(name) | " + String(format: "%.3f | %.2f | ", s.accuracy / Double(s.n), s.flaps / Double(s.n)) + latency + " |\n"
+        }
+        return out
+    }
+
+    /// One part of the decision model taken out, as a change to its constants.
+    struct Ablation: Sendable {
+        let label: String
+        let change: @Sendable (inout FusionModel) -> Void
+    }
+
+    /// Each part of the model taken out in turn: what it is worth, on the recordings and on
+    /// the check split, in the mode most users run (node membership only).
+    static let ablations: [Ablation] = [
+        Ablation(label: "as shipped") { _ in },
+        Ablation(label: "no motion evidence (links' changes not weighed)") { $0.motionWeight = 0 },
+        Ablation(label: "no stillness (rooms change at the moving rate always)") { $0.stillChangeRate = $0.movingChangeRate },
+        Ablation(label: "no switch cost (the likeliest room is shown)") { $0.switchCost = 0 },
+        Ablation(label: "rooms no node hears as likely as the weakest heard") { $0.unheardPenalty = 0 },
+    ]
+
+    static func contributions(_ directory: URL, seeds: Int) throws -> String {
+        let names = ["kolakowski-robot", "kolakowski-calib", "danis-office"]
+        var runs: [(String, ScenarioRun)] = []
+        for name in names {
+            let dir = directory.appendingPathComponent(name)
+            guard FileManager.default.fileExists(atPath: dir.path) else { continue }
+            runs.append((name, try awaitResult { try await ScenarioRun.load(directory: dir) }))
+        }
+        var simulated: [ScenarioRun] = []
+        for layout in FloorPlan.benchmarkNames(split: "check") {
+            for k in 1...seeds {
+                var settings = SimulationSettings(plan: FloorPlan.named(layout)!, seed: 1000 + UInt64(k), duration: 900)
+                settings.radio = RadioModel(noise: .normal)
+                let generated = ScenarioSimulator(settings: settings).run()
+                simulated.append(try awaitResult { try await ScenarioRun.generated(generated) })
+            }
+        }
+        var out = "\n## What each part of the model is worth\n\n"
+        out += "Node membership only, each part taken out in turn ([fusion.md](fusion.md#the-model)); the check split"
+        out += " as above (means, median switch pooled).\n\n"
+        out += "| model | " + runs.map(\.0).joined(separator: " | ") + " | check split |\n|---|"
+            + String(repeating: "---|", count: runs.count + 1) + "\n"
+        for ablation in ablations {
+            var model = FusionModel.standard
+            ablation.change(&model)
+            var cells: [String] = []
+            for (_, run) in runs {
+                let settings = try run.site(positions: false).fusion
+                cells.append(cell(try run.fusion(settings, model: model, positions: false).score))
+            }
+            var accuracy = 0.0, flaps = 0.0, latencies: [Double] = []
+            for run in simulated {
+                let score = try run.fusion(try run.site(positions: false).fusion, model: model, positions: false).score
+                accuracy += score.settledAccuracy
+                flaps += score.flapsPerHour
+                latencies += score.switchLatencies
+            }
+            let n = Double(max(simulated.count, 1))
+            let latency = Score.median(latencies).map { String(format: "%.1f", $0) } ?? "–"
+            cells.append(String(format: "%.3f / %.2f / ", accuracy / n, flaps / n) + latency)
+            out += "| \(ablation.label) | " + cells.joined(separator: " | ") + " |\n"
         }
         return out
     }

@@ -249,9 +249,7 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
             // Readings stamped at the same instant (two antennas, batching) still
             // each count a little.
             let step = max(dt, 0.05)
-            let tau = adjusted > slot.fast ? model.riseTimeConstant : model.fallTimeConstant
-            let deviation = adjusted - slot.fast
-            slot.fast += (1 - exp(-step / tau)) * deviation
+            slot.fast += (1 - exp(-step / model.fastTimeConstant)) * (adjusted - slot.fast)
             // While few readings are in, a plain running mean: the slow average of a link
             // just heard is not its first packet for a whole time constant.
             let warmUp = 1 / Double(slot.count + 1)

@@ -44,11 +44,11 @@ public struct FusionModel: Sendable, Equatable {
 
     // MARK: Per-node averages
 
-    /// Time constants of the fast RSSI average when the signal rises and when it falls
-    /// (fading only ever removes power, so drops are more often noise than movement), and of
-    /// the slow average the motion likelihood compares it with (seconds).
-    public var riseTimeConstant: Double = 0.3
-    public var fallTimeConstant: Double = 0.6
+    /// Time constants of the fast RSSI average, the evidence, and of the slow average the
+    /// motion likelihood compares it with (seconds). Agents publish about once a second and
+    /// already filter each link, so the fast average is close to the newest reading: it
+    /// smooths only what arrives in bursts (an agent's early publish on a large change).
+    public var fastTimeConstant: Double = 0.3
     public var slowTimeConstant: Double = 16
 
     // MARK: Time windows

@@ -62,9 +62,7 @@ struct FadingEvidenceTests {
     func agingEvidenceHoldsTheRoom() {
         // Nothing at all after 24 s: the evidence expires node by node (the landing's last),
         // and no node is heard again.
-        withKnownIssue("the room follows the end of a walk a few seconds later than the evidence stops (docs/fusion.md, Known limits)") {
-            #expect(Self.run(FusionSettings()) { _ in [:] }.map(\.room) == ["kitchen", "hall", nil])
-        }
+        #expect(Self.run(FusionSettings()) { _ in [:] }.map(\.room) == ["kitchen", "hall", nil])
     }
 
     /// From 24 s the beacon walks on from the hall into the garage over 3 s: the kitchen
