@@ -22,10 +22,12 @@ enum ResultsBenchmark {
         let recordings = command[Self.recordings]
         let seeds = try command[Self.seeds].value
         let output = command[Self.output]
+        let runs = try loadRecordings(URL(fileURLWithPath: recordings))
+        let homes = try checkSplitHomes(seeds: seeds)
         var text = header(seeds: seeds)
-        text += try recorded(URL(fileURLWithPath: recordings))
-        text += try simulated(seeds: seeds)
-        text += try contributions(URL(fileURLWithPath: recordings), seeds: seeds)
+        text += try recorded(runs, from: recordings)
+        text += try simulated(homes, seeds: seeds)
+        text += try contributions(runs, homes)
         if let output {
             try Data(text.utf8).write(to: URL(fileURLWithPath: output))
         } else {
@@ -56,18 +58,48 @@ enum ResultsBenchmark {
         return String(format: "%.3f / %.0f / ", score.settledAccuracy, score.flapsPerHour) + latency
     }
 
+    /// The recorded scenarios found under `directory`, in the tables' order, each replayed once
+    /// through the agents (every table below scores the same readings).
+    static func loadRecordings(_ directory: URL) throws -> [(name: String, run: ScenarioRun)] {
+        try ["kolakowski-robot", "kolakowski-calib", "danis-office"].compactMap { name in
+            let dir = directory.appendingPathComponent(name)
+            guard FileManager.default.fileExists(atPath: dir.path) else { return nil }
+            return (name, try awaitResult { try await ScenarioRun.load(directory: dir) })
+        }
+    }
+
+    /// A generated home of the check split: its scenario (the bound and the ceiling come from
+    /// the simulator) and its readings through the agents.
+    struct SimulatedHome {
+        let generated: GeneratedScenario
+        let ceilingNearest: Score
+        let run: ScenarioRun
+    }
+
+    /// The simulator's check split (normal noise, 15 minutes), generated once.
+    static func checkSplitHomes(seeds: Int) throws -> [SimulatedHome] {
+        var homes: [SimulatedHome] = []
+        for layout in FloorPlan.benchmarkNames(split: "check") {
+            for k in 1...seeds {
+                var settings = SimulationSettings(plan: FloorPlan.named(layout)!, seed: 1000 + UInt64(k), duration: 900)
+                settings.radio = RadioModel(noise: .normal)
+                let simulator = ScenarioSimulator(settings: settings)
+                let generated = simulator.run()
+                let ceiling = Scorer().score(simulator.ceilings().nearest, truth: generated.scenario.truth,
+                                             start: generated.scenario.layout.t0)
+                homes.append(SimulatedHome(generated: generated, ceilingNearest: ceiling,
+                                           run: try awaitResult { try await ScenarioRun.generated(generated) }))
+            }
+        }
+        return homes
+    }
+
     /// The recordings: membership only, with positions, and taught (the Kolakowski flat,
     /// labels from its calibration sessions 1–2 as a user walking each room would give them).
-    static func recorded(_ directory: URL) throws -> String {
-        let names = ["kolakowski-robot", "kolakowski-calib", "danis-office"]
-        var runs: [String: ScenarioRun] = [:]
-        for name in names {
-            let dir = directory.appendingPathComponent(name)
-            guard FileManager.default.fileExists(atPath: dir.path) else { continue }
-            runs[name] = try awaitResult { try await ScenarioRun.load(directory: dir) }
-        }
-        guard !runs.isEmpty else { return "No recordings under \(directory.path).\n\n" }
-        let present = names.filter { runs[$0] != nil }
+    static func recorded(_ list: [(name: String, run: ScenarioRun)], from directory: String) throws -> String {
+        guard !list.isEmpty else { return "No recordings under \(directory).\n\n" }
+        let runs = Dictionary(uniqueKeysWithValues: list)
+        let present = list.map(\.name)
         var out = "## Real recordings\n\n"
         out += "| rule | " + present.joined(separator: " | ") + " |\n|---|" + String(repeating: "---|", count: present.count) + "\n"
         func row(_ label: String, _ score: (ScenarioRun) throws -> Score?) throws {
@@ -106,7 +138,7 @@ enum ResultsBenchmark {
     }
 
     /// The simulator's check split (normal noise): the means over its scenarios.
-    static func simulated(seeds: Int) throws -> String {
+    static func simulated(_ homes: [SimulatedHome], seeds: Int) throws -> String {
         let layouts = FloorPlan.benchmarkNames(split: "check")
         var sums: [String: (accuracy: Double, flaps: Double, latencies: [Double], n: Int)] = [:]
         func add(_ name: String, _ score: Score) {
@@ -117,20 +149,12 @@ enum ResultsBenchmark {
             s.n += 1
             sums[name] = s
         }
-        for layout in layouts {
-            for k in 1...seeds {
-                var settings = SimulationSettings(plan: FloorPlan.named(layout)!, seed: 1000 + UInt64(k), duration: 900)
-                settings.radio = RadioModel(noise: .normal)
-                let simulator = ScenarioSimulator(settings: settings)
-                let generated = simulator.run()
-                add("bound", generated.boundScore())
-                let ceilings = simulator.ceilings(), start = generated.scenario.layout.t0
-                add("ceil-nearest", Scorer().score(ceilings.nearest, truth: generated.scenario.truth, start: start))
-                let run = try awaitResult { try await ScenarioRun.generated(generated) }
-                add("roomcast, membership", try run.roomcast(positions: false).score)
-                add("roomcast, positions", try run.roomcast(positions: true).score)
-                add("bermuda", try run.baseline(Baselines.named("bermuda")!, positions: false).score)
-            }
+        for home in homes {
+            add("bound", home.generated.boundScore())
+            add("ceil-nearest", home.ceilingNearest)
+            add("roomcast, membership", try home.run.roomcast(positions: false).score)
+            add("roomcast, positions", try home.run.roomcast(positions: true).score)
+            add("bermuda", try home.run.baseline(Baselines.named("bermuda")!, positions: false).score)
         }
         var out = "## Simulated homes (check split)\n\n"
         out += "Means over \(layouts.count * seeds) scenarios (\(layouts.joined(separator: ", ")); \(seeds) seed\(seeds == 1 ? "" : "s") each, normal noise, 15 minutes);"
@@ -161,27 +185,12 @@ enum ResultsBenchmark {
         Ablation(label: "rooms no node hears as likely as the weakest heard") { $0.unheardPenalty = 0 },
     ]
 
-    static func contributions(_ directory: URL, seeds: Int) throws -> String {
-        let names = ["kolakowski-robot", "kolakowski-calib", "danis-office"]
-        var runs: [(String, ScenarioRun)] = []
-        for name in names {
-            let dir = directory.appendingPathComponent(name)
-            guard FileManager.default.fileExists(atPath: dir.path) else { continue }
-            runs.append((name, try awaitResult { try await ScenarioRun.load(directory: dir) }))
-        }
-        var simulated: [ScenarioRun] = []
-        for layout in FloorPlan.benchmarkNames(split: "check") {
-            for k in 1...seeds {
-                var settings = SimulationSettings(plan: FloorPlan.named(layout)!, seed: 1000 + UInt64(k), duration: 900)
-                settings.radio = RadioModel(noise: .normal)
-                let generated = ScenarioSimulator(settings: settings).run()
-                simulated.append(try awaitResult { try await ScenarioRun.generated(generated) })
-            }
-        }
+    static func contributions(_ runs: [(name: String, run: ScenarioRun)], _ homes: [SimulatedHome]) throws -> String {
+        let simulated = homes.map(\.run)
         var out = "\n## What each part of the model is worth\n\n"
         out += "Node membership only, each part taken out in turn ([fusion.md](fusion.md#the-model)); the check split"
         out += " as above (means, median switch pooled).\n\n"
-        out += "| model | " + runs.map(\.0).joined(separator: " | ") + " | check split |\n|---|"
+        out += "| model | " + runs.map(\.name).joined(separator: " | ") + " | check split |\n|---|"
             + String(repeating: "---|", count: runs.count + 1) + "\n"
         for ablation in ablations {
             var model = FusionModel.standard
