@@ -78,11 +78,12 @@ public final class FileDescriptorTransport: HCITransport {
     ///   - capacity: frames buffered before the oldest are dropped (in bursts of up to `maxBurst`).
     ///   - timestamps: where reception times come from; kernel timestamps are used only with
     ///     the system clock (a test's manual clock keeps the read time).
-    ///   - burstWindow: seconds to rest after each burst; 0 reads every packet as it comes.
+    ///   - burstWindow: seconds to rest after each burst; 0 reads every packet as it comes; nil,
+    ///     as long as how the reports are stamped allows (`defaultBurstWindow(for:)`).
     ///   - mapWriteError: turns a failed write into the error the caller sees
     ///     (the raw HCI socket maps EPERM to the missing-capability message).
     public init(fd: Int32, name: String, recorder: BTSnoopWriter? = nil, clock: any TimeSource = SystemTimeSource(),
-                capacity: Int = 4096, timestamps: ReceptionTimestamps = .readTime, burstWindow: Double = 0,
+                capacity: Int = 4096, timestamps: ReceptionTimestamps = .readTime, burstWindow: Double? = 0,
                 mapWriteError: @escaping @Sendable (SystemCallError) -> RadioError = { .system("write", $0) }) throws(RadioError) {
         let pipeFds: (Int32, Int32)
         do {
@@ -99,7 +100,7 @@ public final class FileDescriptorTransport: HCITransport {
         self.wakeWrite = pipeFds.1
         self.mapWriteError = mapWriteError
         self.timestamps = clock is SystemTimeSource ? timestamps : .readTime
-        self.burstWindow = max(0, burstWindow)
+        self.burstWindow = max(0, burstWindow ?? Self.defaultBurstWindow(for: self.timestamps))
         var st = stat()
         let isSocket = fstat(fd, &st) == 0 && st.st_mode & S_IFMT == S_IFSOCK
         var type: Int32 = 0
