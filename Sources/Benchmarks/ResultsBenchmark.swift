@@ -169,10 +169,12 @@ enum ResultsBenchmark {
         return out
     }
 
-    /// One part of the decision model taken out, as a change to its constants.
+    /// One part of the decision model taken out, as a change to its constants or to the
+    /// user's settings.
     struct Ablation: Sendable {
         let label: String
         let change: @Sendable (inout FusionModel) -> Void
+        var settingsChange: @Sendable (inout FusionSettings) -> Void = { _ in }
     }
 
     /// Each part of the model taken out in turn: what it is worth, on the recordings and on
@@ -183,6 +185,10 @@ enum ResultsBenchmark {
         Ablation(label: "no stillness (rooms change at the moving rate always)") { $0.stillChangeRate = $0.movingChangeRate },
         Ablation(label: "no switch cost (the likeliest room is shown)") { $0.switchCost = 0 },
         Ablation(label: "rooms no node hears as likely as the weakest heard") { $0.unheardPenalty = 0 },
+        // The simulated `bound` and `ceil-nearest` declare away the moment a person leaves;
+        // this row shows what the default wait costs there and what it buys on a recording.
+        Ablation(label: "away after 10 s of silence (`away_timeout_s`, default 30)", change: { _ in },
+                 settingsChange: { $0.awayTimeout = 10 }),
     ]
 
     static func contributions(_ runs: [(name: String, run: ScenarioRun)], _ homes: [SimulatedHome]) throws -> String {
@@ -196,13 +202,17 @@ enum ResultsBenchmark {
             var model = FusionModel.standard
             ablation.change(&model)
             var cells: [String] = []
+            func settings(_ run: ScenarioRun) throws -> FusionSettings {
+                var settings = try run.site(positions: false).fusion
+                ablation.settingsChange(&settings)
+                return settings
+            }
             for (_, run) in runs {
-                let settings = try run.site(positions: false).fusion
-                cells.append(cell(try run.fusion(settings, model: model, positions: false).score))
+                cells.append(cell(try run.fusion(try settings(run), model: model, positions: false).score))
             }
             var accuracy = 0.0, flaps = 0.0, latencies: [Double] = []
             for run in simulated {
-                let score = try run.fusion(try run.site(positions: false).fusion, model: model, positions: false).score
+                let score = try run.fusion(try settings(run), model: model, positions: false).score
                 accuracy += score.settledAccuracy
                 flaps += score.flapsPerHour
                 latencies += score.switchLatencies
