@@ -137,18 +137,32 @@ enum ResultsBenchmark {
         return out
     }
 
+    /// Scores over many scenarios: mean accuracy and flaps, the median switch pooled over
+    /// every switch.
+    struct Tally {
+        var accuracy = 0.0, flaps = 0.0, latencies: [Double] = [], n = 0
+
+        mutating func add(_ score: Score) {
+            accuracy += score.settledAccuracy
+            flaps += score.flapsPerHour
+            latencies += score.switchLatencies
+            n += 1
+        }
+
+        /// "accuracy<separator>flaps<separator>median switch".
+        func cell(separator: String) -> String {
+            let count = Double(max(n, 1))
+            let latency = Score.median(latencies).map { String(format: "%.1f", $0) } ?? "–"
+            return String(format: "%.3f", accuracy / count) + separator + String(format: "%.2f", flaps / count)
+                + separator + latency
+        }
+    }
+
     /// The simulator's check split (normal noise): the means over its scenarios.
     static func simulated(_ homes: [SimulatedHome], seeds: Int) throws -> String {
         let layouts = FloorPlan.benchmarkNames(split: "check")
-        var sums: [String: (accuracy: Double, flaps: Double, latencies: [Double], n: Int)] = [:]
-        func add(_ name: String, _ score: Score) {
-            var s = sums[name] ?? (0, 0, [], 0)
-            s.accuracy += score.settledAccuracy
-            s.flaps += score.flapsPerHour
-            s.latencies += score.switchLatencies
-            s.n += 1
-            sums[name] = s
-        }
+        var sums: [String: Tally] = [:]
+        func add(_ name: String, _ score: Score) { sums[name, default: Tally()].add(score) }
         for home in homes {
             add("bound", home.generated.boundScore())
             add("ceil-nearest", home.ceilingNearest)
@@ -162,9 +176,8 @@ enum ResultsBenchmark {
         out += " `ceil-nearest`: the same rule on the noise-free signal plus each spot's shadowing.\n\n"
         out += "| rule | settled | flaps/h | median switch (s) |\n|---|---|---|---|\n"
         for name in ["roomcast, membership", "roomcast, positions", "bermuda", "ceil-nearest", "bound"] {
-            guard let s = sums[name], s.n > 0 else { continue }
-            let latency = Score.median(s.latencies).map { String(format: "%.1f", $0) } ?? "–"
-            out += "| \(name) | " + String(format: "%.3f | %.2f | ", s.accuracy / Double(s.n), s.flaps / Double(s.n)) + latency + " |\n"
+            guard let tally = sums[name], tally.n > 0 else { continue }
+            out += "| \(name) | " + tally.cell(separator: " | ") + " |\n"
         }
         return out
     }
@@ -210,16 +223,9 @@ enum ResultsBenchmark {
             for (_, run) in runs {
                 cells.append(cell(try run.fusion(try settings(run), model: model, positions: false).score))
             }
-            var accuracy = 0.0, flaps = 0.0, latencies: [Double] = []
-            for run in simulated {
-                let score = try run.fusion(try settings(run), model: model, positions: false).score
-                accuracy += score.settledAccuracy
-                flaps += score.flapsPerHour
-                latencies += score.switchLatencies
-            }
-            let n = Double(max(simulated.count, 1))
-            let latency = Score.median(latencies).map { String(format: "%.1f", $0) } ?? "–"
-            cells.append(String(format: "%.3f / %.2f / ", accuracy / n, flaps / n) + latency)
+            var tally = Tally()
+            for run in simulated { tally.add(try run.fusion(try settings(run), model: model, positions: false).score) }
+            cells.append(tally.cell(separator: " / "))
             out += "| \(ablation.label) | " + cells.joined(separator: " | ") + " |\n"
         }
         return out
