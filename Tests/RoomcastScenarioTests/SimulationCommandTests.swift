@@ -96,7 +96,7 @@ struct SimulationCommandTests {
             USAGE: roomcast-sim score --scenario <dir> [--estimator <name>] [--no-positions]
                    [--decisions <file>] [--sessions <list>] [--learned <file>]
                    [--train-from <dir>] [--train-sessions <list>] [--save-learned <file>]
-                   [--json]
+                   [--rx-adjust <node=dB,…>] [--json]
 
             OPTIONS:
               --scenario <dir>        Scenario directory.
@@ -117,6 +117,10 @@ struct SimulationCommandTests {
                                       Teach only from these sessions (of --train-from, or of
                                       --scenario without it).
               --save-learned <file>   Write the learned rooms used to this state file.
+              --rx-adjust <node=dB,…>
+                                      Roomcast's site gives these nodes this rx_adjust (as
+                                      `aggregator calibrate` would); the baselines are
+                                      unchanged.
               --json                  Print machine-readable JSON.
               -h, --help              Show help information.
 
@@ -198,6 +202,31 @@ struct SimulationCommandTests {
         let (badCode, _, badErr) = await run(["check", "--scenario", dir.path])
         #expect(badCode == .dataError)
         #expect(badErr.contains("first difference"))
+    }
+
+    @Test("score --rx-adjust reaches Roomcast's site: a node made 40 dB hot wins beacons in the other rooms")
+    func scoreWithRxAdjust() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-sim-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (code, _, err) = await run(["generate", "--layout", "flat", "--seed", "2", "--duration", "300", "--out", dir.path])
+        #expect(code == .success, "\(err)")
+        func accuracy(_ extra: [String]) async throws -> Double {
+            let (code, out, err) = await run(["score", "--scenario", dir.path, "--estimator", "roomcast", "--no-positions", "--json"] + extra)
+            #expect(code == .success, "\(err)")
+            struct Line: Decodable { struct Score: Decodable { var settledAccuracy: Double }; var score: Score }
+            return try JSONDecoder().decode(Line.self, from: Data(out.utf8)).score.settledAccuracy
+        }
+        let plain = try await accuracy([])
+        let hot = try await accuracy(["--rx-adjust", "hall-pi=40"])
+        #expect(plain > 0.6, "\(plain)")
+        #expect(hot < plain - 0.2, "hall-pi 40 dB hot: \(hot) against \(plain)")
+        #expect(try await accuracy(["--rx-adjust", "hall-pi=0"]) == plain)
+        let (unknownCode, _, unknownErr) = await run(["score", "--scenario", dir.path, "--rx-adjust", "attic-pi=2"])
+        #expect(unknownCode == .usage)
+        #expect(unknownErr.contains("has no node 'attic-pi'"), "\(unknownErr)")
+        let (badCode, _, badErr) = await run(["score", "--scenario", dir.path, "--rx-adjust", "hall-pi=loud"])
+        #expect(badCode == .usage)
+        #expect(badErr.contains("takes node=dB pairs"), "\(badErr)")
     }
 
     @Test("--mean-stay makes people stay longer: fewer room changes in the truth")

@@ -56,10 +56,12 @@ public enum SimulatorCommand {
         static let trainFrom = Option<String?>("train-from", value: "dir", help: "Teach Roomcast first on this scenario's labels (as a user walking each room would give them).")
         static let trainSessions = Option<String?>("train-sessions", value: "list", help: "Teach only from these sessions (of --train-from, or of --scenario without it).")
         static let saveLearned = Option<String?>("save-learned", value: "file", help: "Write the learned rooms used to this state file.")
+        static let rxAdjust = Option<String?>("rx-adjust", value: "node=dB,…",
+                                              help: "Roomcast's site gives these nodes this rx_adjust (as `aggregator calibrate` would); the baselines are unchanged.")
 
         /// In the order help lists them.
         static let all: [any OptionDeclaration] = [scenario, estimator, noPositions, decisions, sessions, learned, trainFrom,
-                                                   trainSessions, saveLearned, StandardOptions.json]
+                                                   trainSessions, saveLearned, rxAdjust, StandardOptions.json]
     }
 
     /// `labels`' options.
@@ -237,6 +239,7 @@ public enum SimulatorCommand {
         }
         let names = which == "all" ? known : [which]
         let run = try await ScenarioRun.load(directory: dir)
+        let rxAdjust = try rxAdjustments(c, O.rxAdjust, run.scenario)
         let sessions = try sessionList(c, O.sessions, run.scenario)
         var learned: LearnedRooms?
         if let file = c[O.learned] {
@@ -262,14 +265,32 @@ public enum SimulatorCommand {
                 guard let bound = try DecisionTimeline.load(boundIn: dir) else { continue }
                 try emit(scored.scenario, name, Scorer().score(bound, truth: scored.scenario.truth, start: run.scenario.layout.t0))
             case "roomcast":
-                try emit(scored.scenario, name, try scored.roomcast(positions: positions).score)
+                try emit(scored.scenario, name, try scored.roomcast(positions: positions, rxAdjust: rxAdjust).score)
                 if let learned {
-                    try emit(scored.scenario, "roomcast-taught", try run.roomcast(positions: positions, learned: learned, sessions: sessions).score)
+                    try emit(scored.scenario, "roomcast-taught", try run.roomcast(positions: positions, rxAdjust: rxAdjust, learned: learned, sessions: sessions).score)
                 }
             default:
                 try emit(scored.scenario, name, try scored.baseline(Baselines.named(name)!, positions: positions).score)
             }
         }
+    }
+
+    /// `--rx-adjust anchor1=2,anchor5=-1`: dB per node of `scenario`, empty when not given.
+    static func rxAdjustments(_ c: ParsedCommand, _ option: Option<String?>, _ scenario: Scenario) throws -> [String: Double] {
+        guard let text = c[option] else { return [:] }
+        let nodes = Set(scenario.layout.nodes.map(\.name))
+        var out: [String: Double] = [:]
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard pair.count == 2, let db = Double(pair[1]), db.isFinite, abs(db) <= 60 else {
+                throw c.usageError("--\(option.spec.name) takes node=dB pairs separated by commas (anchor1=2,anchor5=-1.5; at most ±60 dB), not '\(part)'")
+            }
+            guard nodes.contains(pair[0]) else {
+                throw c.usageError("--\(option.spec.name): \(scenario.name) has no node '\(pair[0])'; its nodes: \(nodes.sorted().joined(separator: ", "))")
+            }
+            out[pair[0]] = db
+        }
+        return out
     }
 
     /// `--sessions 1,2`: session numbers of `scenario`, nil when not given.

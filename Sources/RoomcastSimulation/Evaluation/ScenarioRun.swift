@@ -62,9 +62,10 @@ public struct ScenarioRun: Sendable {
         try Evaluation.siteConfig(scenario, positions: positions, rxAdjust: rxAdjust)
     }
 
-    /// Roomcast with the default config: `aggregator replay --config site.yaml`.
-    public func roomcast(positions: Bool = true) throws -> Evaluation.Result {
-        try Evaluation.replay(scenario: scenario, inputs: inputs, config: site(positions: positions))
+    /// Roomcast with the default config: `aggregator replay --config site.yaml`; `rxAdjust` per node
+    /// as the site's `nodes[].rx_adjust` (what `aggregator calibrate` writes).
+    public func roomcast(positions: Bool = true, rxAdjust: [String: Double] = [:]) throws -> Evaluation.Result {
+        try Evaluation.replay(scenario: scenario, inputs: inputs, config: site(positions: positions, rxAdjust: rxAdjust))
     }
 
     /// The fusion engine with `settings` in the aggregator core.
