@@ -120,7 +120,7 @@ struct SimulationCommandTests {
               --rx-adjust <node=dB,…>
                                       Roomcast's site gives these nodes this rx_adjust (as
                                       `aggregator calibrate` would); the baselines are
-                                      unchanged.
+                                      unchanged. Not with taught rooms or --decisions.
               --json                  Print machine-readable JSON.
               -h, --help              Show help information.
 
@@ -227,6 +227,10 @@ struct SimulationCommandTests {
         let (badCode, _, badErr) = await run(["score", "--scenario", dir.path, "--rx-adjust", "hall-pi=loud"])
         #expect(badCode == .usage)
         #expect(badErr.contains("takes node=dB pairs"), "\(badErr)")
+        // Taught levels carry the corrections they were taught with: the two do not mix.
+        let (taughtCode, _, taughtErr) = await run(["score", "--scenario", dir.path, "--rx-adjust", "hall-pi=2", "--train-sessions", "1"])
+        #expect(taughtCode == .usage)
+        #expect(taughtErr.contains("not with --train-sessions"), "\(taughtErr)")
     }
 
     @Test("--mean-stay makes people stay longer: fewer room changes in the truth")

@@ -57,7 +57,7 @@ public enum SimulatorCommand {
         static let trainSessions = Option<String?>("train-sessions", value: "list", help: "Teach only from these sessions (of --train-from, or of --scenario without it).")
         static let saveLearned = Option<String?>("save-learned", value: "file", help: "Write the learned rooms used to this state file.")
         static let rxAdjust = Option<String?>("rx-adjust", value: "node=dB,…",
-                                              help: "Roomcast's site gives these nodes this rx_adjust (as `aggregator calibrate` would); the baselines are unchanged.")
+                                              help: "Roomcast's site gives these nodes this rx_adjust (as `aggregator calibrate` would); the baselines are unchanged. Not with taught rooms or --decisions.")
 
         /// In the order help lists them.
         static let all: [any OptionDeclaration] = [scenario, estimator, noPositions, decisions, sessions, learned, trainFrom,
@@ -226,6 +226,10 @@ public enum SimulatorCommand {
                     + "moves while away \(score.movesWhileAway))\n")
             }
         }
+        if c[O.rxAdjust] != nil, let other = [O.decisions, O.learned, O.trainFrom, O.trainSessions].first(where: { c[$0] != nil }) {
+            // Taught levels carry the corrections they were taught with, and a replay's output the ones it ran with.
+            throw c.usageError("--\(O.rxAdjust.spec.name) scores untaught Roomcast on a replay of its own; not with --\(other.spec.name)")
+        }
         if let file = c[O.decisions] {
             let scenario = try Scenario.load(from: dir)
             var report = ReplayRunner.Report()
@@ -267,7 +271,7 @@ public enum SimulatorCommand {
             case "roomcast":
                 try emit(scored.scenario, name, try scored.roomcast(positions: positions, rxAdjust: rxAdjust).score)
                 if let learned {
-                    try emit(scored.scenario, "roomcast-taught", try run.roomcast(positions: positions, rxAdjust: rxAdjust, learned: learned, sessions: sessions).score)
+                    try emit(scored.scenario, "roomcast-taught", try run.roomcast(positions: positions, learned: learned, sessions: sessions).score)
                 }
             default:
                 try emit(scored.scenario, name, try scored.baseline(Baselines.named(name)!, positions: positions).score)

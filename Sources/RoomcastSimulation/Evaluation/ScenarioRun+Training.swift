@@ -33,11 +33,9 @@ extension ScenarioRun {
         return core.learnedRooms
     }
 
-    /// Roomcast with the default config (and `rxAdjust` per node), starting from `learned`, scored on
-    /// `sessions` (nil: all).
-    public func roomcast(positions: Bool = true, rxAdjust: [String: Double] = [:], learned: LearnedRooms,
-                         sessions: Set<Int>? = nil) throws -> Evaluation.Result {
-        var core = try site(positions: positions, rxAdjust: rxAdjust).makeCore()
+    /// Roomcast with the default config, starting from `learned`, scored on `sessions` (nil: all).
+    public func roomcast(positions: Bool = true, learned: LearnedRooms, sessions: Set<Int>? = nil) throws -> Evaluation.Result {
+        var core = try site(positions: positions).makeCore()
         core.restoreLearned(learned)
         var scored = scenario
         scored.truth = truth(sessions: sessions)
