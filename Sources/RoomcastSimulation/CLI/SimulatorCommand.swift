@@ -242,8 +242,13 @@ public enum SimulatorCommand {
             return
         }
         let names = which == "all" ? known : [which]
+        // The pairs are checked before the agents replay the scenario, the nodes once it is loaded.
+        let rxAdjust = try rxAdjustments(c, O.rxAdjust)
         let run = try await ScenarioRun.load(directory: dir)
-        let rxAdjust = try rxAdjustments(c, O.rxAdjust, run.scenario)
+        let nodes = Set(run.scenario.layout.nodes.map(\.name))
+        if let unknown = rxAdjust.keys.sorted().first(where: { !nodes.contains($0) }) {
+            throw c.usageError("--\(O.rxAdjust.spec.name): \(run.scenario.name) has no node '\(unknown)'; its nodes: \(nodes.sorted().joined(separator: ", "))")
+        }
         let sessions = try sessionList(c, O.sessions, run.scenario)
         var learned: LearnedRooms?
         if let file = c[O.learned] {
@@ -279,18 +284,14 @@ public enum SimulatorCommand {
         }
     }
 
-    /// `--rx-adjust anchor1=2,anchor5=-1`: dB per node of `scenario`, empty when not given.
-    static func rxAdjustments(_ c: ParsedCommand, _ option: Option<String?>, _ scenario: Scenario) throws -> [String: Double] {
+    /// `--rx-adjust anchor1=2,anchor5=-1`: dB per node name, empty when not given.
+    static func rxAdjustments(_ c: ParsedCommand, _ option: Option<String?>) throws -> [String: Double] {
         guard let text = c[option] else { return [:] }
-        let nodes = Set(scenario.layout.nodes.map(\.name))
         var out: [String: Double] = [:]
         for part in text.split(separator: ",", omittingEmptySubsequences: false) {
             let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            guard pair.count == 2, let db = Double(pair[1]), db.isFinite, abs(db) <= 60 else {
+            guard pair.count == 2, !pair[0].isEmpty, let db = Double(pair[1]), db.isFinite, abs(db) <= 60 else {
                 throw c.usageError("--\(option.spec.name) takes node=dB pairs separated by commas (anchor1=2,anchor5=-1.5; at most ±60 dB), not '\(part)'")
-            }
-            guard nodes.contains(pair[0]) else {
-                throw c.usageError("--\(option.spec.name): \(scenario.name) has no node '\(pair[0])'; its nodes: \(nodes.sorted().joined(separator: ", "))")
             }
             out[pair[0]] = db
         }
