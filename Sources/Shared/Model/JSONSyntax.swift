@@ -23,6 +23,53 @@ enum JSONSyntax {
         }
     }
 
+    /// One member of an object: where its key's text (between the quotes) and its value lie.
+    struct Member {
+        var key: Range<Int>
+        var value: Range<Int>
+    }
+
+    /// The members of `bytes` when it is one JSON object that `JSONSerialization` certainly
+    /// accepts and whose keys have no escapes and no repeats, in order; nil otherwise (the
+    /// caller falls back to `JSONSerialization`). Values keep their text as written.
+    static func members(ofObject bytes: [UInt8]) -> [Member]? {
+        bytes.withUnsafeBufferPointer { p in
+            var scanner = Scanner(p)
+            var out: [Member] = []
+            scanner.skipWhitespace()
+            guard scanner.peek == UInt8(ascii: "{") else { return nil }
+            scanner.i += 1
+            scanner.skipWhitespace()
+            if scanner.peek == UInt8(ascii: "}") {
+                scanner.i += 1
+            } else {
+                while true {
+                    let keyStart = scanner.i + 1
+                    guard scanner.peek == UInt8(ascii: "\""), scanner.string() else { return nil }
+                    let key = keyStart..<(scanner.i - 1)
+                    guard !p[key].contains(UInt8(ascii: "\\")),
+                          !out.contains(where: { p[$0.key].elementsEqual(p[key]) }) else { return nil }
+                    scanner.skipWhitespace()
+                    guard scanner.peek == UInt8(ascii: ":") else { return nil }
+                    scanner.i += 1
+                    scanner.skipWhitespace()
+                    let valueStart = scanner.i
+                    guard scanner.value(depth: 1) else { return nil }
+                    out.append(Member(key: key, value: valueStart..<scanner.i))
+                    scanner.skipWhitespace()
+                    switch scanner.peek {
+                    case UInt8(ascii: ","): scanner.i += 1; scanner.skipWhitespace()
+                    case UInt8(ascii: "}"): scanner.i += 1
+                    default: return nil
+                    }
+                    if p[scanner.i - 1] == UInt8(ascii: "}") { break }
+                }
+            }
+            scanner.skipWhitespace()
+            return scanner.atEnd ? out : nil
+        }
+    }
+
     private struct Scanner {
         let p: UnsafeBufferPointer<UInt8>
         var i = 0

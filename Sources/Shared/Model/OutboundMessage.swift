@@ -110,6 +110,12 @@ public struct MessageLogLine: Sendable, Equatable {
 
     /// Parses one line; payload objects come back as their JSON bytes.
     public static func decode(_ line: String) throws(WireFormatError) -> MessageLogLine {
+        if let plain = decodePlain(Array(line.utf8)) { return plain }
+        return try decodeWithFoundation(line)
+    }
+
+    /// Any line `JSONSerialization` reads, with the errors `decode` reports.
+    static func decodeWithFoundation(_ line: String) throws(WireFormatError) -> MessageLogLine {
         guard let obj = try? JSONSerialization.jsonObject(with: Data(line.utf8), options: [.fragmentsAllowed]) as? [String: Any] else {
             throw .invalid("not a JSON object")
         }
@@ -127,6 +133,44 @@ public struct MessageLogLine: Sendable, Equatable {
         case nil, is NSNull: payload = []
         default: throw .invalid("payload: unsupported type")
         }
+        return MessageLogLine(ts: ts, topic: topic, payload: payload, retain: retain)
+    }
+
+    /// The lines `--dry-run` writes, and any as plain, read without Foundation, which spent
+    /// most of a long replay sorting each payload's keys to write them again: keys without
+    /// escapes, `ts` a number, `topic` a string without escapes, `retain` true or false, and
+    /// `payload` an object or array (kept as written), a string without escapes, or null.
+    /// Anything else, every error included, is left to `JSONSerialization` (nil here), so what
+    /// a line means does not depend on which of the two read it.
+    static func decodePlain(_ bytes: [UInt8]) -> MessageLogLine? {
+        guard let members = JSONSyntax.members(ofObject: bytes) else { return nil }
+        func unescapedString(_ value: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+            guard value.first == UInt8(ascii: "\""), !value.contains(UInt8(ascii: "\\")) else { return nil }
+            return value.dropFirst().dropLast()
+        }
+        var ts: Double?, topic: String?, retain = false, payload: [UInt8] = []
+        for member in members {
+            let key = bytes[member.key], value = bytes[member.value]
+            if key.elementsEqual("ts".utf8) {
+                guard let first = value.first, first == UInt8(ascii: "-") || (0x30...0x39).contains(first),
+                      let number = Double(String(decoding: value, as: UTF8.self)), number.isFinite else { return nil }
+                ts = number
+            } else if key.elementsEqual("topic".utf8) {
+                guard let text = unescapedString(value) else { return nil }
+                topic = String(decoding: text, as: UTF8.self)
+            } else if key.elementsEqual("retain".utf8) {
+                if value.elementsEqual("true".utf8) { retain = true } else if value.elementsEqual("false".utf8) { retain = false } else { return nil }
+            } else if key.elementsEqual("payload".utf8) {
+                switch value.first {
+                case UInt8(ascii: "{"), UInt8(ascii: "["): payload = Array(value)
+                case UInt8(ascii: "n"): payload = []
+                default:
+                    guard let text = unescapedString(value) else { return nil }
+                    payload = Array(text)
+                }
+            }
+        }
+        guard let ts, let topic else { return nil }
         return MessageLogLine(ts: ts, topic: topic, payload: payload, retain: retain)
     }
 
