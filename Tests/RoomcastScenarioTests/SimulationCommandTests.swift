@@ -26,6 +26,8 @@ struct SimulationCommandTests {
                                       through the edge agent and the aggregator.
               labels                  Print the learn messages a user walking each room
                                       would send, from a scenario's truth.
+              capture                 Write a recorded scenario's nodes/<node>.btsnoop from
+                                      its raw.jsonl, so the edge agents can replay it.
               check                   Replay every node's btsnoop capture with agent.yaml
                                       and compare it with raw.jsonl.
               site                    Print the aggregator's config (site.yaml) for a
@@ -202,6 +204,53 @@ struct SimulationCommandTests {
         let (badCode, _, badErr) = await run(["check", "--scenario", dir.path])
         #expect(badCode == .dataError)
         #expect(badErr.contains("first difference"))
+    }
+
+    @Test("capture writes captures from raw.jsonl that replay to the same decisions as the recording's own")
+    func captureFromRawPackets() async throws {
+        let fm = FileManager.default
+        let dir = fm.temporaryDirectory.appendingPathComponent("roomcast-sim-\(UUID().uuidString)")
+        defer { try? fm.removeItem(at: dir) }
+        let fixture = try SimulationFixtures.directory("kolakowski-robot")
+        try fm.createDirectory(at: dir, withIntermediateDirectories: true)
+        for file in ["layout.json", "beacons.json", "truth.jsonl", "raw.jsonl.gz"] {
+            try fm.copyItem(at: fixture.appendingPathComponent(file), to: dir.appendingPathComponent(file))
+        }
+        let (missingCode, _, missingErr) = await run(["score", "--scenario", dir.path, "--estimator", "roomcast"])
+        #expect(missingCode == .dataError)
+        #expect(missingErr.contains("no capture for node"), "\(missingErr)")
+
+        let (code, out, err) = await run(["capture", "--scenario", dir.path])
+        #expect(code == .success, "\(err)")
+        #expect(out.contains("wrote 6 captures"), "\(out)")
+        // The recording's own captures (another tool's, from the tag's own address) and these carry
+        // the same frames at the same times with the same RSSI: the agents publish the same
+        // readings (but for the address) and the aggregator decides the same.
+        let recorded = try await SimulationFixtures.run("kolakowski-robot")
+        let captured = try await ScenarioRun.load(directory: dir)
+        struct Heard: Equatable { var node: String; var ts: Double; var rssi: Int; var filtered: Double }
+        func readings(_ run: ScenarioRun) throws -> [Heard] {
+            try run.inputs.merged.filter { $0.topic.contains("/beacons/") }.map {
+                let r = try BeaconReading.decodeWire($0.payload)
+                return Heard(node: r.node, ts: r.ts, rssi: r.rssi, filtered: r.rssiFiltered)
+            }
+        }
+        let (mine, theirs) = (try readings(captured), try readings(recorded))
+        #expect(mine.count > 1000)
+        #expect(mine.count == theirs.count)
+        #expect(zip(mine, theirs).first { $0 != $1 } == nil)
+        let decisions = (try captured.roomcast(positions: false).published, try recorded.roomcast(positions: false).published)
+        #expect(decisions.0.count > 10)
+        #expect(decisions.0 == decisions.1)
+
+        // A beacon no frame carries is bad data (65), named.
+        let beacons = dir.appendingPathComponent("beacons.json")
+        let text = try String(decoding: Data(contentsOf: beacons), as: UTF8.self)
+        let id = try #require(text.split(separator: "\"").first { $0.hasPrefix("ibeacon:") })
+        try Data(text.replacingOccurrences(of: String(id), with: "mac:c0ffee000001").utf8).write(to: beacons)
+        let (badCode, _, badErr) = await run(["capture", "--scenario", dir.path])
+        #expect(badCode == .dataError)
+        #expect(badErr.contains("beacon mac:c0ffee000001: only ibeacon and eddystone ids"), "\(badErr)")
     }
 
     @Test("score --rx-adjust reaches Roomcast's site: a node made 40 dB hot wins beacons in the other rooms")

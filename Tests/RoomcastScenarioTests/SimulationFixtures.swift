@@ -27,10 +27,22 @@ enum SimulationFixtures {
     private static let cache = Mutex<[String: Scenario]>([:])
 
     /// The scenario fixture `name` with what its nodes' edge agents published (its gzipped
-    /// captures through `edge-agent --dry-run`, in process), once per process.
+    /// captures through `edge-agent --dry-run`, in process), once per process. A recording kept
+    /// as raw.jsonl alone (danis-still) gets its captures written first, as `roomcast-sim
+    /// capture` writes them, in a copy of the fixture.
     static func run(_ name: String) async throws -> ScenarioRun {
         if let r = runs.withLock({ $0[name] }) { return r }
-        let r = try await ScenarioRun.load(directory: directory(name))
+        let source = try directory(name)
+        let r: ScenarioRun
+        if FileManager.default.fileExists(atPath: source.appendingPathComponent("nodes").path) {
+            r = try await ScenarioRun.load(directory: source)
+        } else {
+            let copy = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-\(name)-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: copy) }
+            try FileManager.default.copyItem(at: source, to: copy)
+            try RecordedAdvertisers.writeCaptures(of: scenario(name), in: copy)
+            r = try await ScenarioRun.load(directory: copy)
+        }
         runs.withLock { $0[name] = r }
         return r
     }

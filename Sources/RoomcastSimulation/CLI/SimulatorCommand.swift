@@ -15,7 +15,7 @@ public enum SimulatorCommand {
         "roomcast-sim",
         abstract: "Simulates homes and scores room-presence estimators.",
         version: RoomcastVersion.current,
-        subcommands: [generate, score, labels, check, site])
+        subcommands: [generate, score, labels, capture, check, site])
 
     /// `generate`'s options.
     enum GenerateOptions {
@@ -112,6 +112,20 @@ public enum SimulatorCommand {
         await reporting(out) { try runLabels(command, output: out.output); return .success }
     }
 
+    static let capture = CommandSpec(
+        "capture",
+        abstract: "Write a recorded scenario's nodes/<node>.btsnoop from its raw.jsonl, so the edge agents can replay it.",
+        discussion: """
+            For recordings that come as RSSI logs (a time, a node, a beacon and an RSSI per packet): \
+            each packet becomes the LE Advertising Report its node's controller would have delivered, \
+            at the packet's time and with its RSSI, carrying the beacon's frame (iBeacon or \
+            Eddystone-UID, calibrated to its measured_power in beacons.json). Existing captures are \
+            replaced.
+            """,
+        options: [ScoreOptions.scenario]) { command, out in
+        await reporting(out) { try runCapture(command, output: out.output); return .success }
+    }
+
     static let check = CommandSpec(
         "check",
         abstract: "Replay every node's btsnoop capture with agent.yaml and compare it with raw.jsonl.",
@@ -151,6 +165,12 @@ public enum SimulatorCommand {
             errorOutput("error: \(e.description)\n")
             return .dataError
         } catch let e as Evaluation.CaptureError {
+            errorOutput("error: \(e.description)\n")
+            return .dataError
+        } catch let e as RecordedAdvertisers.UnsupportedBeacon {
+            errorOutput("error: \(e.description)\n")
+            return .dataError
+        } catch let e as BTSnoopScenarioWriter.UnwritablePacket {
             errorOutput("error: \(e.description)\n")
             return .dataError
         } catch let e as ConfigError {
@@ -325,6 +345,14 @@ public enum SimulatorCommand {
         var truth = scenario.truth
         if let sessions = try sessionList(c, LabelsOptions.sessions, scenario) { truth = ScenarioSessions(truth: truth).truth(truth, in: sessions) }
         for line in TruthLabels(minimumSpan: minSpan, margin: margin).messages(truth) { output(line.encoded() + "\n") }
+    }
+
+    static func runCapture(_ c: ParsedCommand, output: (String) -> Void) throws {
+        let dir = URL(fileURLWithPath: c[ScoreOptions.scenario] ?? "")
+        let scenario = try Scenario.load(from: dir)
+        try RecordedAdvertisers.writeCaptures(of: scenario, in: dir)
+        output("wrote \(scenario.layout.nodes.count) captures in \(dir.appendingPathComponent("nodes").path): "
+            + "\(scenario.packets.count) packets\n")
     }
 
     static func runCheck(_ c: ParsedCommand, output: (String) -> Void, errorOutput: (String) -> Void) async throws -> ExitCode {
