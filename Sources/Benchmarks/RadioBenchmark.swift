@@ -10,13 +10,17 @@ import RoomcastCLI
 enum RadioBenchmark {
     static let seeds = Option<Count>("seeds", value: "n", help: "Seeds 1…n per layout.", default: 3)
     static let duration = Option<Double>("duration", value: "s", help: "Seconds per tour, at least 60.", default: 1800)
+    static let still = Option<String>("still", value: "dir", help: "The still-beacon recording compared over minutes.",
+                                      default: "Tests/RoomcastScenarioTests/Fixtures/danis-still")
 
     static let spec = CommandSpec(
         "radio", abstract: "each noise preset's spread over time beside the recordings (robot, stopped and moving)",
         discussion: "A robot tours each layout (house, flat, office; seeds 1…N) at \(f2(RadioSpread.recordingSpeed)) m/s, "
             + "\(Int(RadioSpread.recordingPacketRate)) packets/s per node, 20-s stops; prints the median spread of 1-s means "
-            + "within 6 s while stopped and while moving, per noise preset, beside the Kolakowski robot's.",
-        options: [seeds, duration, BenchOptions.radio], run: benchmark(run))
+            + "within 6 s while stopped and while moving, per noise preset, beside the Kolakowski robot's. "
+            + "Then a still beacon over minutes (StillLinkDrift: 30 spots of 10 min in the office and open-plan layouts) "
+            + "beside the Daniş office's still spots (--still).",
+        options: [seeds, duration, still, BenchOptions.radio], run: benchmark(run))
 
     static func run(_ command: ParsedCommand) throws {
         let seeds = try command[Self.seeds].value
@@ -63,6 +67,26 @@ enum RadioBenchmark {
         print("preset             sd stopped  moving  equal stopped  moving")
         print("recording kolakowski   \(f2(reference.stoppedStep))    \(f2(reference.movingStep))    \(f2(reference.stoppedRepeats))    \(f2(reference.movingRepeats))")
         for line in steps { print(line) }
+
+        print("")
+        let lags = StillLinkDrift.lags.map { String(format: "%6ds", $0) }.joined()
+        print("still beacon, 1-s means: semivariance by lag (dB², median over links), and drift = lag 256 s less lag 4 s")
+        print("source                    \(lags)   drift  links")
+        func row(_ label: String, _ d: StillLinkDrift) {
+            let cells = d.semivariance.map { String(format: "%7.1f", $0) }.joined()
+            print(label.padding(toLength: 26, withPad: " ", startingAt: 0) + cells + String(format: "  %6.1f  %5d", d.drift, d.links))
+        }
+        let recording = try Scenario.load(from: URL(fileURLWithPath: command[Self.still]))
+        row("recording \(recording.name)", StillLinkDrift.measure(recording.packets))
+        for noise in RadioModel.Noise.allCases {
+            for name in ["office", "openplan"] {
+                guard let plan = FloorPlan.named(name) else { continue }
+                var settings = SimulationSettings(plan: plan, seed: 1, duration: 600)
+                settings.radio = RadioModel(noise: noise)
+                try SimulationBenchmark.applyRadioOverrides(&settings.radio, command)
+                row("\(noise.rawValue) \(name)", ScenarioSimulator(settings: settings).stillLinkDrift())
+            }
+        }
     }
 
     static func f2(_ v: Double) -> String { String(format: "%.2f", v) }

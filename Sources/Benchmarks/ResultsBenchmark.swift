@@ -11,18 +11,21 @@ import RoomcastCLI
 enum ResultsBenchmark {
     static let recordings = Option<String>("recordings", value: "dir",
         help: "Directory of the recorded scenarios (kolakowski-robot, kolakowski-calib, danis-office).", default: "../shared/data/rssi")
+    static let still = Option<String>("still", value: "dir",
+        help: "The still-beacon recording (its packets alone will do; scripts/import-danis-still.py builds the whole of it).",
+        default: "Tests/RoomcastScenarioTests/Fixtures/danis-still")
     static let seeds = Option<Count>("seeds", value: "n", help: "Simulated scenarios per check-split layout.", default: 2)
     static let output = Option<String?>("output", value: "file", help: "Write the Markdown here (default: standard output).")
 
     static let spec = CommandSpec(
         "results", abstract: "the table docs/results.md carries: recordings and simulated homes beside the baselines",
-        options: [recordings, seeds, output], run: benchmark(run))
+        options: [recordings, still, seeds, output], run: benchmark(run))
 
     static func run(_ command: ParsedCommand) throws {
         let recordings = command[Self.recordings]
         let seeds = try command[Self.seeds].value
         let output = command[Self.output]
-        let runs = try loadRecordings(URL(fileURLWithPath: recordings))
+        let runs = try loadRecordings(URL(fileURLWithPath: recordings), still: URL(fileURLWithPath: command[still]))
         let homes = try checkSplitHomes(seeds: seeds)
         var text = header(seeds: seeds)
         text += try recorded(runs, from: recordings)
@@ -45,7 +48,8 @@ enum ResultsBenchmark {
         `aggregator replay` does, into the aggregator core. This file is generated:
         `swift run -c release roomcast-bench results --seeds \(seeds) --output docs/results.md`.
         How the scores are defined: [simulator.md](simulator.md#scoring); the recordings:
-        `../shared/data/rssi/README.md`.
+        `../shared/data/rssi/README.md`, and for danis-still (a beacon standing still at spots of
+        the Daniş office) `Tests/RoomcastScenarioTests/Fixtures/README.md`.
 
         Each cell is settled accuracy / flaps per hour / median switch latency (s).
 
@@ -55,16 +59,16 @@ enum ResultsBenchmark {
 
     static func cell(_ score: Score) -> String {
         let latency = score.medianSwitchLatency.map { String(format: "%.1f", $0) } ?? "–"
-        return String(format: "%.3f / %.0f / ", score.settledAccuracy, score.flapsPerHour) + latency
+        return String(format: "%.3f / %.1f / ", score.settledAccuracy, score.flapsPerHour) + latency
     }
 
-    /// The recorded scenarios found under `directory`, in the tables' order, each replayed once
-    /// through the agents (every table below scores the same readings).
-    static func loadRecordings(_ directory: URL) throws -> [(name: String, run: ScenarioRun)] {
-        try ["kolakowski-robot", "kolakowski-calib", "danis-office"].compactMap { name in
-            let dir = directory.appendingPathComponent(name)
+    /// The recorded scenarios found under `directory`, in the tables' order, then the still
+    /// beacons, each replayed once through the agents (every table below scores the same readings).
+    static func loadRecordings(_ directory: URL, still: URL) throws -> [(name: String, run: ScenarioRun)] {
+        let found = ["kolakowski-robot", "kolakowski-calib", "danis-office"].map { directory.appendingPathComponent($0) } + [still]
+        return try found.compactMap { dir in
             guard FileManager.default.fileExists(atPath: dir.path) else { return nil }
-            return (name, try awaitResult { try await ScenarioRun.load(directory: dir) })
+            return (dir.lastPathComponent, try awaitResult { try await ScenarioRun.loadWritingCaptures(directory: dir) })
         }
     }
 

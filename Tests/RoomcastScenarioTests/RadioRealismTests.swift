@@ -99,6 +99,8 @@ struct RadioRealismTests {
             s.radio.channelsInTurn = true
             s.radio.fadingSigma = 2
             s.radio.shadowingSigma = 1.4
+            // Fitted with the drift the normal preset had then (RadioModel.driftSigma).
+            s.radio.driftSigma = 2
             return ScenarioSimulator(settings: s).radioSpread()
         }
         let recorded = RadioSpread.recording

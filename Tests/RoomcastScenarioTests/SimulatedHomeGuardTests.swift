@@ -87,14 +87,11 @@ extension SimulatedHomeGuardTests {
                 .filter { $0.t < scenario.layout.duration - 1 })
         }
         #expect(!tag.mobile)
-        withKnownIssue("still beacons under slowly drifting shadowing: the model counts each second of a still beacon's evidence as new (docs/fusion.md, Known limits)") {
-            // In the hall within a minute and a half, and there it stays.
-            #expect(changes.last?.room == "hall", "\(changes)")
-            #expect(changes.count <= 2, "\(changes)")
-            if let hall = changes.firstIndex(where: { $0.room == "hall" }) {
-                #expect(changes[hall].t < 90, "\(changes)")
-                #expect(changes[hall...].allSatisfy { $0.room == "hall" }, "\(changes)")
-            }
-        }
+        // In the hall within a minute and a half, and there it stays.
+        #expect(changes.last?.room == "hall", "\(changes)")
+        #expect(changes.count <= 2, "\(changes)")
+        let hall = try #require(changes.firstIndex(where: { $0.room == "hall" }), "\(changes)")
+        #expect(changes[hall].t < 90, "\(changes)")
+        #expect(changes[hall...].allSatisfy { $0.room == "hall" }, "\(changes)")
     }
 }

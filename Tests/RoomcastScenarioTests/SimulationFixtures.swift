@@ -32,17 +32,7 @@ enum SimulationFixtures {
     /// capture` writes them, in a copy of the fixture.
     static func run(_ name: String) async throws -> ScenarioRun {
         if let r = runs.withLock({ $0[name] }) { return r }
-        let source = try directory(name)
-        let r: ScenarioRun
-        if FileManager.default.fileExists(atPath: source.appendingPathComponent("nodes").path) {
-            r = try await ScenarioRun.load(directory: source)
-        } else {
-            let copy = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-\(name)-\(UUID().uuidString)")
-            defer { try? FileManager.default.removeItem(at: copy) }
-            try FileManager.default.copyItem(at: source, to: copy)
-            try RecordedAdvertisers.writeCaptures(of: scenario(name), in: copy)
-            r = try await ScenarioRun.load(directory: copy)
-        }
+        let r = try await ScenarioRun.loadWritingCaptures(directory: directory(name))
         runs.withLock { $0[name] = r }
         return r
     }

@@ -46,6 +46,21 @@ public struct ScenarioRun: Sendable {
         return ScenarioRun(scenario: scenario, inputs: try await Evaluation.runAgents(directory: unpacked, nodes: nodes))
     }
 
+    /// A recording kept as its packets alone (`raw.jsonl`, no `nodes/`): its captures are written
+    /// first, as `roomcast-sim capture` writes them, in a temporary copy, then replayed as `load`
+    /// does. A directory with captures is loaded as it is.
+    public static func loadWritingCaptures(directory: URL) async throws -> ScenarioRun {
+        let fm = FileManager.default
+        guard !fm.fileExists(atPath: directory.appendingPathComponent("nodes").path) else {
+            return try await load(directory: directory)
+        }
+        let copy = fm.temporaryDirectory.appendingPathComponent("roomcast-recording-\(UUID().uuidString)")
+        defer { try? fm.removeItem(at: copy) }
+        try fm.copyItem(at: directory, to: copy)
+        try RecordedAdvertisers.writeCaptures(of: Scenario.load(from: copy), in: copy)
+        return try await load(directory: copy)
+    }
+
     /// A generated scenario, written as `roomcast-sim generate` writes it (captures and
     /// configs) to a temporary folder, replayed through the agents, and the folder removed.
     public static func generated(_ generated: GeneratedScenario) async throws -> ScenarioRun {
