@@ -51,7 +51,7 @@ struct SimulationCommandTests {
             USAGE: roomcast-sim generate --out <dir> [--layout <name>] [--seed <n>]
                    [--duration <s>] [--noise <level>] [--phones <n>] [--rotation <s>]
                    [--node-beacons] [--walk-out] [--placement <where>] [--mean-stay <s>]
-                   [--outages <n>] [--gzip] [--no-btsnoop] [--no-configs]
+                   [--outages <n>] [--day <n>] [--gzip] [--no-btsnoop] [--no-configs]
 
             OPTIONS:
               --out <dir>             Output directory.
@@ -74,6 +74,8 @@ struct SimulationCommandTests {
               --mean-stay <s>         People's mean stay in a room, seconds. (default: 90)
               --outages <n>           Nodes that go silent for minutes at a time (agent
                                       down, radio stuck). (default: 0; house-outages: 2)
+              --day <n>               Another day in the same home: the same nodes, radio
+                                      and tags, other walks. (default: 0)
               --gzip                  Write raw.jsonl.gz instead of raw.jsonl.
               --no-btsnoop            Skip nodes/<node>.btsnoop.
               --no-configs            Skip site.yaml and agent.yaml.

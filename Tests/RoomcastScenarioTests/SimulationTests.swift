@@ -29,6 +29,33 @@ struct SimulationTests {
         #expect(a.scenario.layout.nodes != c.scenario.layout.nodes)
     }
 
+    @Test("another day in the same home: the same nodes, receivers and tags, the people walk elsewhere")
+    func anotherDay() async {
+        let (today, tomorrow) = await offPool { () -> (GeneratedScenario, GeneratedScenario) in
+            var s = SimulationSettings(plan: .house, seed: 7, duration: 300)
+            let today = ScenarioSimulator(settings: s).run()
+            s.day = 1
+            return (today, ScenarioSimulator(settings: s).run())
+        }
+        #expect(today.scenario.layout == tomorrow.scenario.layout)
+        #expect(today.receiverOffsets == tomorrow.receiverOffsets)
+        #expect(today.scenario.beacons == tomorrow.scenario.beacons)
+        func truth(_ g: GeneratedScenario, _ name: String) -> [TruthSpan] {
+            let id = g.scenario.beacons.first { $0.name == name }?.id
+            return g.scenario.truth.filter { $0.id == id }
+        }
+        // The tags lie where they lay; each person's day differs.
+        for tag in ["tag-0", "tag-1"] {
+            #expect(!truth(today, tag).isEmpty)
+            #expect(truth(today, tag) == truth(tomorrow, tag), "\(tag)")
+        }
+        for person in ["person-0", "person-1", "person-2"] {
+            #expect(truth(today, person) != truth(tomorrow, person), "\(person)")
+        }
+        // Day 0 is the home as drawn without a day.
+        #expect(today.scenario.packets == Self.generate(.house, seed: 7, duration: 300).scenario.packets)
+    }
+
     @Test("a short scenario is well-formed", arguments: FloorPlan.names)
     func wellFormed(_ name: String) async throws {
         let plan = try #require(FloorPlan.named(name))

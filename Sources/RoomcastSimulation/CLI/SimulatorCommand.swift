@@ -34,13 +34,14 @@ public enum SimulatorCommand {
         // No value stands for "the layout's": house-outages has two silent nodes.
         static let outages = Option<Int?>("outages", value: "n", help: "Nodes that go silent for minutes at a time (agent down, radio stuck).",
                                           shownDefault: "0; house-outages: 2")
+        static let day = Option<Int>("day", value: "n", help: "Another day in the same home: the same nodes, radio and tags, other walks.", default: 0)
         static let gzip = Flag("gzip", help: "Write raw.jsonl.gz instead of raw.jsonl.")
         static let noBtsnoop = Flag("no-btsnoop", help: "Skip nodes/<node>.btsnoop.")
         static let noConfigs = Flag("no-configs", help: "Skip site.yaml and agent.yaml.")
 
         /// In the order help lists them.
         static let all: [any OptionDeclaration] = [out, layout, seed, duration, noise, phones, rotation, nodeBeacons, walkOut,
-                                                   placement, meanStay, outages, gzip, noBtsnoop, noConfigs]
+                                                   placement, meanStay, outages, day, gzip, noBtsnoop, noConfigs]
     }
 
     /// `score`'s options (`labels`, `check` and `site` share `--scenario`).
@@ -217,6 +218,8 @@ public enum SimulatorCommand {
             guard silent >= 0 else { throw c.usageError("--outages must be 0 or more") }
             settings.outages.nodes = silent
         }
+        settings.day = try c[O.day]
+        guard settings.day >= 0 else { throw c.usageError("--day must be 0 or more") }
         let generated = ScenarioSimulator(settings: settings).run()
         try DirectoryScenarioWriter(directory: URL(fileURLWithPath: out), gzip: c[O.gzip],
                                     btsnoop: !c[O.noBtsnoop], configs: !c[O.noConfigs]).write(generated)

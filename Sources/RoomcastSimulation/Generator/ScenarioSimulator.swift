@@ -226,8 +226,15 @@ public struct ScenarioSimulator: Sendable {
         var out: [Transmitter] = []
         for i in 0..<s.people {
             var trng = SeededRandom(seed: s.seed, stream: "person-\(i)")
-            let path = Trajectory.walker(plan: s.plan, duration: s.duration, rng: &trng, meanStay: s.meanStay,
+            var path = Trajectory.walker(plan: s.plan, duration: s.duration, rng: &trng, meanStay: s.meanStay,
                                          leaveProbability: s.leaveProbability, walkOut: s.walkOut)
+            if s.day != 0 {
+                // Another day's walks from their own stream; the person's tag is drawn on from
+                // `trng` as on day 0, so it is the same tag.
+                var walks = SeededRandom(seed: s.seed, stream: "person-\(i)-day-\(s.day)")
+                path = Trajectory.walker(plan: s.plan, duration: s.duration, rng: &walks, meanStay: s.meanStay,
+                                         leaveProbability: s.leaveProbability, walkOut: s.walkOut)
+            }
             let advertised = -59 - trng.index(5)
             let major = UInt16(100 + i), minor = UInt16(truncatingIfNeeded: trng.next())
             let beacon = ScenarioBeacon(
@@ -406,7 +413,8 @@ public struct ScenarioSimulator: Sendable {
                          fields: [ShadowingField], channelFields: [[ShadowingField]] = [],
                          walls: [Int: [(Point, Point)]], silences: [[(t0: Double, t1: Double)]] = []) -> [RawPacket] {
         let s = settings, radio = s.radio
-        var rng = SeededRandom(seed: s.seed, stream: "radio-\(tx.beacon.id.rawValue)")
+        // Another day's fading and losses are another day's.
+        var rng = SeededRandom(seed: s.seed, stream: "radio-\(tx.beacon.id.rawValue)" + (s.day == 0 ? "" : "-day-\(s.day)"))
         let interval = tx.beacon.interval ?? 1
         var shadow = nodes.map { _ in rng.gaussian() * radio.driftSigma }
         // Which channel each packet arrives on: a stream of its own, so scenarios without

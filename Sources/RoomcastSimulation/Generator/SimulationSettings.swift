@@ -32,6 +32,10 @@ public struct SimulationSettings: Sendable {
     /// stood in the exit room. Off by default: the tune/check/holdout homes were made
     /// without it (a diagnostic: `roomcast-bench simulation --walk-out`).
     public var walkOut = false
+    /// Which day in this home: the same world (nodes, receivers, shadowing, the tags where they
+    /// lie, the people and their tags) with other walks. Day 0 is the home as first drawn; a
+    /// user teaching the rooms one day and living with them the next is day 1 and day 0.
+    public var day = 0
     /// Nodes that go silent for minutes now and then (the plan's `silentNodes` unless set).
     public var outages = NodeOutages()
     public var radio = RadioModel()
