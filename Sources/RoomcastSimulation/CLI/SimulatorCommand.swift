@@ -151,6 +151,12 @@ public enum SimulatorCommand {
         await CommandLineTool.run(command, output: CommandOutput(output: output, errorOutput: errorOutput))
     }
 
+    /// A scenario's files or captures that cannot be read, replayed or written (exit 65).
+    static func isBadData(_ error: any Error) -> Bool {
+        error is Scenario.LoadError || error is CaptureReplay.ReplayError || error is Evaluation.CaptureError
+            || error is RecordedAdvertisers.UnsupportedBeacon || error is BTSnoopScenarioWriter.UnwritablePacket
+    }
+
     /// Runs a subcommand's body; its errors go to `out.errorOutput` with the exit code each kind ends with.
     static func reporting(_ out: CommandOutput, _ body: () async throws -> ExitCode) async -> ExitCode {
         let errorOutput = out.errorOutput
@@ -159,20 +165,8 @@ public enum SimulatorCommand {
         } catch let e as UsageError {
             errorOutput(e.description + "\n")
             return .usage
-        } catch let e as Scenario.LoadError {
-            errorOutput("error: \(e.description)\n")
-            return .dataError
-        } catch let e as CaptureReplay.ReplayError {
-            errorOutput("error: \(e.description)\n")
-            return .dataError
-        } catch let e as Evaluation.CaptureError {
-            errorOutput("error: \(e.description)\n")
-            return .dataError
-        } catch let e as RecordedAdvertisers.UnsupportedBeacon {
-            errorOutput("error: \(e.description)\n")
-            return .dataError
-        } catch let e as BTSnoopScenarioWriter.UnwritablePacket {
-            errorOutput("error: \(e.description)\n")
+        } catch let e where isBadData(e) {
+            errorOutput("error: \(e)\n")
             return .dataError
         } catch let e as ConfigError {
             errorOutput("error: \(e)\n")
