@@ -30,9 +30,10 @@ extension FusionEngine {
                 membershipLikelihood(base: base, now: s.lastEvaluation, staleSpan: awayAfter(s))
                 weight = model.membershipWeight
             }
-            relativeToBest(&scratchRoomLL, scale: weight)
-            if settings.learnedRooms && learnedLikelihood(base: base, power: s.power) {
-                relativeToBest(&scratchLL, scale: model.learnedWeight)
+            let taught = settings.learnedRooms && learnedLikelihood(base: base, power: s.power)
+            relativeToBest(&scratchRoomLL, scale: taught ? weight * (1 - model.learnedShare) : weight)
+            if taught {
+                relativeToBest(&scratchLL, scale: weight * model.learnedShare)
                 for r in 0..<roomCount { scratchRoomLL[r] += scratchLL[r] }
             }
             if scratchRoomLL.contains(where: \.isFinite) {

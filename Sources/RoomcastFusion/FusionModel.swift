@@ -28,7 +28,11 @@ public struct FusionModel: Sendable, Equatable {
     /// their shadowing, so one second is worth less than an independent observation.
     public var membershipWeight: Double = 0.8
     public var geometryWeight: Double = 0.5
-    public var learnedWeight: Double = 0.5
+    /// With taught rooms, the share of that second's weight their likelihood takes, the rest
+    /// staying with membership or positions: they are two readings of the same levels, so the
+    /// second counts once. Added on top instead, each second counted 1.6 times, and a taught
+    /// site flapped twice as often as an untaught one (kolakowski-calib, sessions 3–4).
+    public var learnedShare: Double = 0.5
     /// One second's room evidence never says less of a room than this (log units): a room
     /// ruled out by one second is not ruled out for good.
     public var evidenceFloor: Double = 30
