@@ -78,8 +78,10 @@ enum ResultsBenchmark {
         let generated: GeneratedScenario
         let ceilingNearest: Score
         let run: ScenarioRun
-        /// The same home another day (`SimulationSettings.day` 1): the walks its labels teach.
+        /// The same home another day (`SimulationSettings.day` 1), and that day with one person
+        /// alone teaching every room in turn (`teachingTour`): what their labels teach.
         let otherDay: ScenarioRun
+        let tourDay: ScenarioRun
     }
 
     /// The simulator's check split (normal noise, 15 minutes), generated once.
@@ -95,9 +97,13 @@ enum ResultsBenchmark {
                                              start: generated.scenario.layout.t0)
                 settings.day = 1
                 let otherDay = ScenarioSimulator(settings: settings).run()
+                settings.teachingTour = true
+                (settings.people, settings.phones, settings.staticTags) = (1, 0, 0)
+                let tourDay = ScenarioSimulator(settings: settings).run()
                 homes.append(SimulatedHome(generated: generated, ceilingNearest: ceiling,
                                            run: try awaitResult { try await ScenarioRun.generated(generated) },
-                                           otherDay: try awaitResult { try await ScenarioRun.generated(otherDay) }))
+                                           otherDay: try awaitResult { try await ScenarioRun.generated(otherDay) },
+                                           tourDay: try awaitResult { try await ScenarioRun.generated(tourDay) }))
             }
         }
         return homes
@@ -178,7 +184,9 @@ enum ResultsBenchmark {
             add("roomcast, membership", try home.run.roomcast(positions: false).score)
             add("roomcast, positions", try home.run.roomcast(positions: true).score)
             let taught = try home.otherDay.train(positions: false)
-            add("roomcast, membership and taught rooms ²", try home.run.roomcast(positions: false, learned: taught).score)
+            add("roomcast, membership, taught from another day ²", try home.run.roomcast(positions: false, learned: taught).score)
+            let toured = try home.tourDay.train(positions: false)
+            add("roomcast, membership, taught by a 30-s tour ²", try home.run.roomcast(positions: false, learned: toured).score)
             add("bermuda", try home.run.baseline(Baselines.named("bermuda")!, positions: false).score)
         }
         var out = "## Simulated homes (check split)\n\n"
@@ -186,16 +194,17 @@ enum ResultsBenchmark {
         out += " the median switch is pooled over every switch. `bound`: the strongest noise-free signal, calibrated;"
         out += " `ceil-nearest`: the same rule on the noise-free signal plus each spot's shadowing.\n\n"
         out += "| rule | settled | flaps/h | median switch (s) |\n|---|---|---|---|\n"
-        for name in ["roomcast, membership", "roomcast, positions", "roomcast, membership and taught rooms ²", "bermuda",
-                     "ceil-nearest", "bound"] {
+        for name in ["roomcast, membership", "roomcast, positions", "roomcast, membership, taught from another day ²",
+                     "roomcast, membership, taught by a 30-s tour ²", "bermuda", "ceil-nearest", "bound"] {
             guard let tally = sums[name], tally.n > 0 else { continue }
             out += "| \(name) | " + tally.cell(separator: " | ") + " |\n"
         }
         out += """
 
-            ² Taught on another day in the same home (the same nodes, radio and tags, other walks:
-            `roomcast-sim generate --day 1`) from its truth, as a user walking each room would label it,
-            then scored on the day above.
+            ² Taught on another day in the same home (the same nodes and radio: `roomcast-sim generate
+            --day 1`), then scored on the day above: from that day's stays of 20 s or more, as `roomcast-sim
+            labels` gives them; or from one person alone walking every room in turn for 30 s, as a user
+            teaching with `aggregator learn --seconds 30` would (`--day 1 --teaching-tour`).
 
             """
         return out

@@ -51,7 +51,8 @@ struct SimulationCommandTests {
             USAGE: roomcast-sim generate --out <dir> [--layout <name>] [--seed <n>]
                    [--duration <s>] [--noise <level>] [--phones <n>] [--rotation <s>]
                    [--node-beacons] [--walk-out] [--placement <where>] [--mean-stay <s>]
-                   [--outages <n>] [--day <n>] [--gzip] [--no-btsnoop] [--no-configs]
+                   [--outages <n>] [--day <n>] [--teaching-tour] [--gzip] [--no-btsnoop]
+                   [--no-configs]
 
             OPTIONS:
               --out <dir>             Output directory.
@@ -76,6 +77,8 @@ struct SimulationCommandTests {
                                       down, radio stuck). (default: 0; house-outages: 2)
               --day <n>               Another day in the same home: the same nodes, radio
                                       and tags, other walks. (default: 0)
+              --teaching-tour         One person, alone in the home, walks every room in
+                                      turn for 30 s (to teach the rooms).
               --gzip                  Write raw.jsonl.gz instead of raw.jsonl.
               --no-btsnoop            Skip nodes/<node>.btsnoop.
               --no-configs            Skip site.yaml and agent.yaml.

@@ -56,6 +56,25 @@ struct SimulationTests {
         #expect(today.scenario.packets == Self.generate(.house, seed: 7, duration: 300).scenario.packets)
     }
 
+    @Test("a teaching tour walks every room in turn, floor by floor, 30 s in each")
+    func teachingTour() async {
+        let plan = FloorPlan.house
+        let tour = await offPool { () -> GeneratedScenario in
+            var s = SimulationSettings(plan: plan, seed: 7, duration: 900)
+            s.teachingTour = true
+            (s.people, s.phones, s.staticTags) = (1, 0, 0)
+            return ScenarioSimulator(settings: s).run()
+        }
+        let teacher = tour.scenario.beacons.first { $0.name == "person-0" }?.id
+        let stays = Scorer().runs(tour.scenario.truth)[teacher!] ?? []
+        // The rooms as the tour takes them: the plan's, floor by floor; each held 30 s or more.
+        let expected = plan.rooms.enumerated().sorted { ($0.element.floor, $0.offset) < ($1.element.floor, $1.offset) }.map(\.element.name)
+        let long = stays.filter { $0.t1 - $0.t0 >= 30 }.compactMap(\.room)
+        var visited: [String] = []
+        for room in long where visited.last != room { visited.append(room) }
+        #expect(visited == expected, "\(stays.map { ($0.room ?? "away", Int($0.t1 - $0.t0)) })")
+    }
+
     @Test("a short scenario is well-formed", arguments: FloorPlan.names)
     func wellFormed(_ name: String) async throws {
         let plan = try #require(FloorPlan.named(name))

@@ -35,13 +35,14 @@ public enum SimulatorCommand {
         static let outages = Option<Int?>("outages", value: "n", help: "Nodes that go silent for minutes at a time (agent down, radio stuck).",
                                           shownDefault: "0; house-outages: 2")
         static let day = Option<Int>("day", value: "n", help: "Another day in the same home: the same nodes, radio and tags, other walks.", default: 0)
+        static let teachingTour = Flag("teaching-tour", help: "One person, alone in the home, walks every room in turn for 30 s (to teach the rooms).")
         static let gzip = Flag("gzip", help: "Write raw.jsonl.gz instead of raw.jsonl.")
         static let noBtsnoop = Flag("no-btsnoop", help: "Skip nodes/<node>.btsnoop.")
         static let noConfigs = Flag("no-configs", help: "Skip site.yaml and agent.yaml.")
 
         /// In the order help lists them.
         static let all: [any OptionDeclaration] = [out, layout, seed, duration, noise, phones, rotation, nodeBeacons, walkOut,
-                                                   placement, meanStay, outages, day, gzip, noBtsnoop, noConfigs]
+                                                   placement, meanStay, outages, day, teachingTour, gzip, noBtsnoop, noConfigs]
     }
 
     /// `score`'s options (`labels`, `check` and `site` share `--scenario`).
@@ -214,6 +215,10 @@ public enum SimulatorCommand {
         }
         settings.day = try c[O.day]
         guard settings.day >= 0 else { throw c.usageError("--day must be 0 or more") }
+        if c[O.teachingTour] {
+            settings.teachingTour = true
+            (settings.people, settings.phones, settings.staticTags) = (1, 0, 0)
+        }
         let generated = ScenarioSimulator(settings: settings).run()
         try DirectoryScenarioWriter(directory: URL(fileURLWithPath: out), gzip: c[O.gzip],
                                     btsnoop: !c[O.noBtsnoop], configs: !c[O.noConfigs]).write(generated)

@@ -228,7 +228,11 @@ public struct ScenarioSimulator: Sendable {
             var trng = SeededRandom(seed: s.seed, stream: "person-\(i)")
             var path = Trajectory.walker(plan: s.plan, duration: s.duration, rng: &trng, meanStay: s.meanStay,
                                          leaveProbability: s.leaveProbability, walkOut: s.walkOut)
-            if s.day != 0 {
+            if s.teachingTour && i == 0 {
+                // The tour from its own stream; the tag is drawn on from `trng` as on any day.
+                var tour = SeededRandom(seed: s.seed, stream: "person-0-tour-\(s.day)")
+                path = Trajectory.teachingTour(plan: s.plan, duration: s.duration, rng: &tour)
+            } else if s.day != 0 {
                 // Another day's walks from their own stream; the person's tag is drawn on from
                 // `trng` as on day 0, so it is the same tag.
                 var walks = SeededRandom(seed: s.seed, stream: "person-\(i)-day-\(s.day)")

@@ -36,6 +36,9 @@ public struct SimulationSettings: Sendable {
     /// lie, the people and their tags) with other walks. Day 0 is the home as first drawn; a
     /// user teaching the rooms one day and living with them the next is day 1 and day 0.
     public var day = 0
+    /// Person 0 teaches the rooms instead of living the day: every room in turn, 30 s walking
+    /// round each (`Trajectory.teachingTour`), as a user labelling rooms with `aggregator learn`.
+    public var teachingTour = false
     /// Nodes that go silent for minutes now and then (the plan's `silentNodes` unless set).
     public var outages = NodeOutages()
     public var radio = RadioModel()

@@ -57,25 +57,90 @@ public struct Trajectory: Sendable, Equatable {
     /// of the time away, so every later leg is the same either way (and so are the draws).
     static func walker(plan: FloorPlan, duration: Double, rng: inout SeededRandom,
                        meanStay: Double = 90, leaveProbability: Double = 0.12, walkOut: Bool = false) -> Trajectory {
-        var legs: [Leg] = []
-        var t = 0.0
-        var room = plan.rooms[rng.index(plan.rooms.count)]
-        var pos = randomPoint(in: room, rng: &rng)
-        var floor = room.floor
-        let speed = rng.uniform(0.8, 1.3)
+        let start = plan.rooms[rng.index(plan.rooms.count)]
+        var route = Route(plan: plan, room: start, at: randomPoint(in: start, rng: &rng), speed: rng.uniform(0.8, 1.3))
 
-        func stay(_ seconds: Double) {
+        while route.t < duration {
+            route.stay(max(15, rng.exponential(mean: meanStay)))
+            if rng.chance(leaveProbability), let exit = plan.room(plan.exit) {
+                route.go(to: exit, rng: &rng)
+                let away = rng.uniform(60, 400)
+                let back = route.t + away, inside = route.pos
+                if walkOut, let way = plan.wayOut(from: route.pos) {
+                    // Out through the door and on, heard as the signal fades (the truth is
+                    // away from the door on), within the time away. They come back where
+                    // they left from, as without the walk: heard approaching, they would
+                    // be counted as arriving before the truth has them in.
+                    route.walk(to: way.door)
+                    route.walk(to: way.outside, outside: true)
+                }
+                route.legs.append(Leg(t0: route.t, t1: max(route.t, back), from: route.pos, to: route.pos, floor: route.floor,
+                                      present: false))
+                // Later legs start where and when they would have without the walk.
+                route.pos = inside
+                route.t = max(route.t, back)
+                route.stay(3)
+                continue
+            }
+            let others = plan.rooms.filter { $0.name != route.room.name }
+            guard !others.isEmpty else { continue }
+            route.go(to: others[rng.index(others.count)], rng: &rng)
+        }
+        return Trajectory(legs: route.legs)
+    }
+
+    /// Someone teaching the rooms (`aggregator learn --seconds 30` in each): every room of the
+    /// plan in turn, floor by floor, `seconds` in each spent walking between `spots` points of it,
+    /// then staying in the last room until `duration`.
+    static func teachingTour(plan: FloorPlan, duration: Double, rng: inout SeededRandom,
+                             seconds: Double = 30, spots: Int = 3) -> Trajectory {
+        let rooms = plan.rooms.enumerated().sorted { ($0.element.floor, $0.offset) < ($1.element.floor, $1.offset) }.map(\.element)
+        guard let first = rooms.first else { return Trajectory(legs: []) }
+        var route = Route(plan: plan, room: first, at: randomPoint(in: first, rng: &rng), speed: rng.uniform(0.8, 1.3))
+        route.stay(5)
+        for room in rooms {
+            if room.name != route.room.name { route.go(to: room, rng: &rng) }
+            let arrived = route.t
+            for _ in 1..<max(spots, 2) { route.walk(to: randomPoint(in: room, rng: &rng)) }
+            route.stay(max(arrived + seconds - route.t, 1))
+        }
+        route.stay(max(duration - route.t, 1))
+        return Trajectory(legs: route.legs)
+    }
+
+    /// Legs laid one after another from a starting room, at one walking speed.
+    struct Route {
+        let plan: FloorPlan
+        var room: ScenarioLayout.Room
+        var pos: Point
+        var floor: Int
+        let speed: Double
+        var t = 0.0
+        var legs: [Leg] = []
+
+        init(plan: FloorPlan, room: ScenarioLayout.Room, at pos: Point, speed: Double) {
+            self.plan = plan
+            self.room = room
+            self.pos = pos
+            self.floor = room.floor
+            self.speed = speed
+        }
+
+        mutating func stay(_ seconds: Double) {
             legs.append(Leg(t0: t, t1: t + seconds, from: pos, to: pos, floor: floor, present: true))
             t += seconds
         }
-        func walk(to q: Point, outside: Bool = false) {
+
+        mutating func walk(to q: Point, outside: Bool = false) {
             let d = q.distance(to: pos)
             let seconds = max(d / speed, 0.5)
             legs.append(Leg(t0: t, t1: t + seconds, from: pos, to: q, floor: floor, present: true, outside: outside))
             t += seconds
             pos = q
         }
-        func go(to target: ScenarioLayout.Room) {
+
+        /// To a random point of `target`, by the stairs when the floor changes.
+        mutating func go(to target: ScenarioLayout.Room, rng: inout SeededRandom) {
             if target.floor != floor, let here = plan.stairs.compactMap(plan.room).first(where: { $0.floor == floor }),
                let there = plan.stairs.compactMap(plan.room).first(where: { $0.floor == target.floor }) {
                 walk(to: randomPoint(in: here, rng: &rng))
@@ -89,33 +154,6 @@ public struct Trajectory: Sendable, Equatable {
             walk(to: randomPoint(in: target, rng: &rng))
             room = target
         }
-
-        while t < duration {
-            stay(max(15, rng.exponential(mean: meanStay)))
-            if rng.chance(leaveProbability), let exit = plan.room(plan.exit) {
-                go(to: exit)
-                let away = rng.uniform(60, 400)
-                let back = t + away, inside = pos
-                if walkOut, let way = plan.wayOut(from: pos) {
-                    // Out through the door and on, heard as the signal fades (the truth is
-                    // away from the door on), within the time away. They come back where
-                    // they left from, as without the walk: heard approaching, they would
-                    // be counted as arriving before the truth has them in.
-                    walk(to: way.door)
-                    walk(to: way.outside, outside: true)
-                }
-                legs.append(Leg(t0: t, t1: max(t, back), from: pos, to: pos, floor: floor, present: false))
-                // Later legs start where and when they would have without the walk.
-                pos = inside
-                t = max(t, back)
-                stay(3)
-                continue
-            }
-            let others = plan.rooms.filter { $0.name != room.name }
-            guard !others.isEmpty else { continue }
-            go(to: others[rng.index(others.count)])
-        }
-        return Trajectory(legs: legs)
     }
 
     /// A uniformly random point of `room`, at least `margin` metres from its walls
