@@ -108,11 +108,10 @@ extension FusionEngine {
             let silent = nodes[n].online ? min(1, max(0, (lastEvaluationTime - slots[base + n].ts) / staleSpan)) : 0
             addToRoom(r, (last - silent * max(0, last - unheard)) / temperature)
         }
-        // A room whose nodes are silent (or offline) is weaker than anything heard.
+        // A room whose nodes are silent (or offline) is weaker than anything heard, and so is a
+        // room with no node at all: no node hears a beacon there either. Taught, it can win.
         let floorValue = unheard / temperature
-        for n in 0..<nodes.count where nodes[n].room >= 0 && scratchRoomLL[nodes[n].room] == -.infinity {
-            scratchRoomLL[nodes[n].room] = floorValue
-        }
+        for r in 0..<roomCount where scratchRoomLL[r] == -.infinity { scratchRoomLL[r] = floorValue }
         if settings.fingerprints && !calibration.isEmpty { addFingerprints(base: base) }
     }
 

@@ -137,6 +137,37 @@ import Testing
         #expect(throws: Never.self) { try engine.beginLabel(room: "kitchen", beacon: Synthetic.other, seconds: 30, now: 1) }
     }
 
+    /// A hall with no node of its own, between a kitchen and an office whose nodes hear it alike.
+    @Test func aTaughtRoomWithoutANodeIsShownWhereItWasTaught() {
+        let site = SiteModel(
+            rooms: [.init(name: "kitchen"), .init(name: "office"), .init(name: "hall")],
+            nodes: [.init(name: "n-kitchen", room: "kitchen"), .init(name: "n-office", room: "office")])
+        // Levels less the beacon's power (-59): the kitchen's node at -55 in the kitchen, the
+        // office's in the office, both at -68 in the hall.
+        func room(_ name: String, kitchen: Double, office: Double) -> LearnedRooms.Room {
+            .init(name: name, seconds: 60, nodes: [.init(node: "n-kitchen", seconds: 60, mean: kitchen + 59, spread: 2),
+                                                   .init(node: "n-office", seconds: 60, mean: office + 59, spread: 2)])
+        }
+        let taught = LearnedRooms(rooms: [room("kitchen", kitchen: -55, office: -80), room("office", kitchen: -80, office: -55),
+                                          room("hall", kitchen: -68, office: -68)])
+        func shown(learned: LearnedRooms?, kitchen: Double, office: Double) -> [String?] {
+            var engine = FusionEngine(site: site)
+            if let learned { engine.restore(learned) }
+            var synthetic = Synthetic()
+            var changes: [String?] = []
+            for t in stride(from: 0.0, to: 60, by: 0.5) {
+                engine.ingest(synthetic.reading("n-kitchen", rssi: kitchen, at: t), now: t)
+                engine.ingest(synthetic.reading("n-office", rssi: office, at: t), now: t)
+                changes += rooms(engine.tick(now: t))
+            }
+            return changes
+        }
+        #expect(shown(learned: taught, kitchen: -68, office: -68).last == "hall")
+        #expect(shown(learned: taught, kitchen: -56, office: -79).last == "kitchen")
+        // Untaught, nothing places a beacon in a room no node is in.
+        #expect(!shown(learned: nil, kitchen: -68, office: -68).contains("hall"))
+    }
+
     @Test func restoreAndForget() {
         var engine = FusionEngine(site: Synthetic.twoRooms)
         let learned = LearnedRooms(rooms: [.init(name: "kitchen", seconds: 30, nodes: [.init(node: "n-kitchen", seconds: 30, mean: -3, spread: 2)]),
