@@ -97,8 +97,7 @@ enum ResultsBenchmark {
                                              start: generated.scenario.layout.t0)
                 settings.day = 1
                 let otherDay = ScenarioSimulator(settings: settings).run()
-                settings.teachingTour = true
-                (settings.people, settings.phones, settings.staticTags) = (1, 0, 0)
+                settings.makeTeachingDay()
                 let tourDay = ScenarioSimulator(settings: settings).run()
                 homes.append(SimulatedHome(generated: generated, ceilingNearest: ceiling,
                                            run: try awaitResult { try await ScenarioRun.generated(generated) },

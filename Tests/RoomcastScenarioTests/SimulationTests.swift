@@ -61,8 +61,7 @@ struct SimulationTests {
         let plan = FloorPlan.house
         let tour = await offPool { () -> GeneratedScenario in
             var s = SimulationSettings(plan: plan, seed: 7, duration: 900)
-            s.teachingTour = true
-            (s.people, s.phones, s.staticTags) = (1, 0, 0)
+            s.makeTeachingDay()
             return ScenarioSimulator(settings: s).run()
         }
         let teacher = tour.scenario.beacons.first { $0.name == "person-0" }?.id

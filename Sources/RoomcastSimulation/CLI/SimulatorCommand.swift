@@ -215,10 +215,7 @@ public enum SimulatorCommand {
         }
         settings.day = try c[O.day]
         guard settings.day >= 0 else { throw c.usageError("--day must be 0 or more") }
-        if c[O.teachingTour] {
-            settings.teachingTour = true
-            (settings.people, settings.phones, settings.staticTags) = (1, 0, 0)
-        }
+        if c[O.teachingTour] { settings.makeTeachingDay() }
         let generated = ScenarioSimulator(settings: settings).run()
         try DirectoryScenarioWriter(directory: URL(fileURLWithPath: out), gzip: c[O.gzip],
                                     btsnoop: !c[O.noBtsnoop], configs: !c[O.noConfigs]).write(generated)

@@ -352,8 +352,13 @@ public struct ScenarioSimulator: Sendable {
     }
 
     /// A tag's random static address (top bits 11), fixed for the scenario.
-    func staticAddress(for id: BeaconID) -> [UInt8] {
-        var bytes = randomBytes(6, stream: "address-\(id.rawValue)")
+    func staticAddress(for id: BeaconID) -> [UInt8] { Self.staticAddress(for: id, seed: settings.seed) }
+
+    /// A static random address (the two top bits set, Core 5.4 Vol 6 Part B §1.3.2.1) drawn
+    /// from the id and `seed`: the same id always gets the same address.
+    static func staticAddress(for id: BeaconID, seed: UInt64) -> [UInt8] {
+        var rng = SeededRandom(seed: seed, stream: "address-\(id.rawValue)")
+        var bytes = (0..<6).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
         bytes[0] |= 0xC0
         return bytes
     }

@@ -39,6 +39,13 @@ public struct SimulationSettings: Sendable {
     /// Person 0 teaches the rooms instead of living the day: every room in turn, 30 s walking
     /// round each (`Trajectory.teachingTour`), as a user labelling rooms with `aggregator learn`.
     public var teachingTour = false
+
+    /// A day on which one person, alone in the home (no phone, no tags lying about), teaches
+    /// the rooms: `teachingTour`, and what that person's labels alone should teach.
+    public mutating func makeTeachingDay() {
+        teachingTour = true
+        (people, phones, staticTags) = (1, 0, 0)
+    }
     /// Nodes that go silent for minutes now and then (the plan's `silentNodes` unless set).
     public var outages = NodeOutages()
     public var radio = RadioModel()

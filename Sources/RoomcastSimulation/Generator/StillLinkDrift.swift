@@ -76,11 +76,11 @@ extension ScenarioSimulator {
         var rng = SeededRandom(seed: s.seed, stream: "still-link-drift")
         let rooms = s.plan.rooms.filter { $0.floor == 0 }
         guard !rooms.isEmpty, spots > 0, seconds > 0 else { return StillLinkDrift(semivariance: [], links: 0) }
+        let (uuid, _) = Self.randomUUID(simulator.randomBytes(16, stream: "still-link-drift-uuid"))
         var packets: [RawPacket] = []
         for spot in 0..<spots {
             let point = Trajectory.randomPoint(in: rooms[rng.index(rooms.count)], rng: &rng)
-            let id = BeaconID.iBeacon(uuid: UUID(uuid: (0, 0, 0, 0, 0, 0, 0x40, 0, 0x80, 0, 0, 0, 0, 0, 0, UInt8(truncatingIfNeeded: spot))),
-                                      major: 1, minor: UInt16(spot))
+            let id = BeaconID.iBeacon(uuid: uuid, major: 1, minor: UInt16(spot))
             let beacon = ScenarioBeacon(id: id, name: nil, kind: "ibeacon", measuredPower: -59, interval: interval, mobile: false)
             let still = Transmitter(beacon: beacon, trajectory: .fixed(at: point, floor: 0, duration: seconds), power: -59,
                                     tracked: false, rotation: nil,

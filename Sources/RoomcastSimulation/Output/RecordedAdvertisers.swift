@@ -35,7 +35,7 @@ public enum RecordedAdvertisers {
             let power = beacon.measuredPower ?? defaultPower
             guard let data = frame(for: beacon.id, power: power) else { throw UnsupportedBeacon(id: beacon.id) }
             // ADV_NONCONN_IND, as beacons send.
-            out[beacon.id] = SimulatedAdvertiser(id: beacon.id, address: .fixed(staticAddress(for: beacon.id), random: true),
+            out[beacon.id] = SimulatedAdvertiser(id: beacon.id, address: .fixed(ScenarioSimulator.staticAddress(for: beacon.id, seed: 0), random: true),
                                                  eventType: 0x03, data: data)
         }
         return out
@@ -58,13 +58,5 @@ public enum RecordedAdvertisers {
         default:
             return nil
         }
-    }
-
-    /// A static random address (the two top bits set, Core 5.4 Vol 6 Part B §1.3.2.1) drawn from the id.
-    static func staticAddress(for id: BeaconID) -> [UInt8] {
-        var rng = SeededRandom(seed: 0, stream: "recorded-address-\(id.rawValue)")
-        var bytes = (0..<6).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
-        bytes[0] |= 0xC0
-        return bytes
     }
 }

@@ -40,29 +40,26 @@ enum JSONSyntax {
             guard scanner.peek == UInt8(ascii: "{") else { return nil }
             scanner.i += 1
             scanner.skipWhitespace()
-            if scanner.peek == UInt8(ascii: "}") {
+            var more = scanner.peek != UInt8(ascii: "}")
+            if !more { scanner.i += 1 }
+            while more {
+                let keyStart = scanner.i + 1
+                guard scanner.peek == UInt8(ascii: "\""), scanner.string() else { return nil }
+                let key = keyStart..<(scanner.i - 1)
+                guard !p[key].contains(UInt8(ascii: "\\")),
+                      !out.contains(where: { p[$0.key].elementsEqual(p[key]) }) else { return nil }
+                scanner.skipWhitespace()
+                guard scanner.peek == UInt8(ascii: ":") else { return nil }
                 scanner.i += 1
-            } else {
-                while true {
-                    let keyStart = scanner.i + 1
-                    guard scanner.peek == UInt8(ascii: "\""), scanner.string() else { return nil }
-                    let key = keyStart..<(scanner.i - 1)
-                    guard !p[key].contains(UInt8(ascii: "\\")),
-                          !out.contains(where: { p[$0.key].elementsEqual(p[key]) }) else { return nil }
-                    scanner.skipWhitespace()
-                    guard scanner.peek == UInt8(ascii: ":") else { return nil }
-                    scanner.i += 1
-                    scanner.skipWhitespace()
-                    let valueStart = scanner.i
-                    guard scanner.value(depth: 1) else { return nil }
-                    out.append(Member(key: key, value: valueStart..<scanner.i))
-                    scanner.skipWhitespace()
-                    switch scanner.peek {
-                    case UInt8(ascii: ","): scanner.i += 1; scanner.skipWhitespace()
-                    case UInt8(ascii: "}"): scanner.i += 1
-                    default: return nil
-                    }
-                    if p[scanner.i - 1] == UInt8(ascii: "}") { break }
+                scanner.skipWhitespace()
+                let valueStart = scanner.i
+                guard scanner.value(depth: 1) else { return nil }
+                out.append(Member(key: key, value: valueStart..<scanner.i))
+                scanner.skipWhitespace()
+                switch scanner.peek {
+                case UInt8(ascii: ","): scanner.i += 1; scanner.skipWhitespace()
+                case UInt8(ascii: "}"): scanner.i += 1; more = false
+                default: return nil
                 }
             }
             scanner.skipWhitespace()
