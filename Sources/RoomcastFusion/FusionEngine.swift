@@ -74,6 +74,7 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     var scratchMeasurements: [Double] = []
     var scratchRoomLL: [Double] = []
     var scratchLL: [Double] = []
+    var scratchSpotLL: [Double] = []
     var scratchFingerprint: [Double] = []
     var scratchLevels: [Double] = []
 

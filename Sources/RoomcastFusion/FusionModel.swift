@@ -17,6 +17,11 @@ public struct FusionModel: Sendable, Equatable {
     /// a room a moment late costs less than showing two rooms in turn.
     public var switchCost: Double = 0.2
 
+    /// A still beacon's spot: the variance its shadowing adds to every second it stays, over
+    /// the variance of one second's own noise (`RoomMotionFilter.spotInformation`). At 0.3 a
+    /// spot's seconds together are worth at most 4.3 independent ones, whatever their number.
+    public var spotShare: Double = 0.3
+
     // MARK: Evidence
 
     /// Membership likelihood: dB per natural-log unit between the loudest nodes of two rooms.
@@ -43,7 +48,7 @@ public struct FusionModel: Sendable, Equatable {
     public var stillSpread: Double = 2.5
     public var movingSpread: Double = 7
     public var motionLinks: Int = 3
-    public var motionWeight: Double = 0.3
+    public var motionWeight: Double = 0.6
     public var motionCap: Double = 15
 
     // MARK: Per-node averages

@@ -18,9 +18,15 @@ import Foundation
 struct RoomMotionFilter: Sendable {
     /// Log probability of (room r, still) at `2r` and (room r, moving) at `2r + 1`.
     private(set) var logJoint: [Double]
+    /// The spot the beacon holds still at: the mean room evidence per second since it
+    /// stopped, and how many seconds that mean covers (each weighed by the chance the beacon
+    /// has held still since).
+    private var spotMean: [Double]
+    private var spotSeconds = 0.0
 
     init(roomCount: Int) {
         logJoint = []
+        spotMean = []
         reset(roomCount: roomCount)
     }
 
@@ -30,11 +36,14 @@ struct RoomMotionFilter: Sendable {
     mutating func reset(roomCount: Int) {
         let count = max(roomCount, 1)
         logJoint = [Double](repeating: -log(Double(2 * count)), count: 2 * count)
+        spotMean = [Double](repeating: 0, count: count)
+        spotSeconds = 0
     }
 
     /// Rooms registered after the filter started begin nearly impossible.
     mutating func grow(to roomCount: Int) {
         guard roomCount > self.roomCount else { return }
+        spotMean.append(contentsOf: repeatElement(0, count: roomCount - self.roomCount))
         logJoint.append(contentsOf: repeatElement(log(1e-4), count: 2 * (roomCount - self.roomCount)))
         normalise()
     }
@@ -44,6 +53,8 @@ struct RoomMotionFilter: Sendable {
         guard room >= 0, room < roomCount, roomCount > 1 else { return }
         let rest = log((1 - probability) / Double(2 * roomCount - 1))
         for i in logJoint.indices { logJoint[i] = i == 2 * room ? log(probability) : rest }
+        for r in spotMean.indices { spotMean[r] = 0 }
+        spotSeconds = 0
     }
 
     /// Prediction over `dt` seconds: motion starts and stops, rooms change at the motion's rate.
@@ -76,16 +87,50 @@ struct RoomMotionFilter: Sendable {
         normalise()
     }
 
-    /// Update with one observation: `roomLogLikelihood[r]` for every room (already weighted
-    /// for the seconds it covers), and the log-likelihood of the links' changes under
-    /// moving against still.
-    mutating func update(roomLogLikelihood: [Double], movingLogLikelihoodRatio: Double) {
-        for r in 0..<min(roomCount, roomLogLikelihood.count) {
-            let ll = roomLogLikelihood[r].isFinite ? roomLogLikelihood[r] : -700
-            logJoint[2 * r] += ll
-            logJoint[2 * r + 1] += ll + movingLogLikelihoodRatio
+    /// Update with `seconds` of evidence, per second for every room: the part counted as the
+    /// spot's (`spotLogLikelihood`) and the part counted per second (`secondLogLikelihood`);
+    /// and the log-likelihood of the links' changes under moving against still.
+    ///
+    /// A moving beacon is somewhere new each second, so each second is new evidence. A still
+    /// one stays at one spot, and what that spot does to its levels — the shadowing of the
+    /// furniture and walls between it and each node — is the same every second it stays:
+    /// more seconds there average the noise away but never the spot. So the still states
+    /// weigh the spot's mean evidence by what its seconds are worth (`spotInformation`) rather
+    /// than by their number, and each update adds what that changed: a still beacon at a spot
+    /// that two rooms' nodes hear alike settles on the room its spot favours on average
+    /// instead of following every run of noise.
+    mutating func update(spotLogLikelihood: [Double], secondLogLikelihood: [Double], seconds: Double,
+                         movingLogLikelihoodRatio: Double, model: FusionModel) {
+        let rooms = min(roomCount, spotLogLikelihood.count, secondLogLikelihood.count)
+        let before = spotSeconds * min(1, stillProbability)
+        let now = before + seconds
+        let worthBefore = Self.spotInformation(before, model.spotShare)
+        let worthNow = Self.spotInformation(now, model.spotShare)
+        for r in 0..<rooms {
+            let spot = spotLogLikelihood[r].isFinite ? spotLogLikelihood[r] : -700
+            let second = secondLogLikelihood[r].isFinite ? secondLogLikelihood[r] : -700
+            let mean = (before * spotMean[r] + seconds * spot) / now
+            logJoint[2 * r] += worthNow * mean - worthBefore * spotMean[r] + seconds * second
+            logJoint[2 * r + 1] += seconds * (spot + second) + movingLogLikelihoodRatio
+            spotMean[r] = mean
         }
+        spotSeconds = now
         normalise()
+    }
+
+    /// The probability that the beacon holds still.
+    var stillProbability: Double {
+        var p = 0.0
+        for r in 0..<roomCount { p += exp(logJoint[2 * r]) }
+        return p
+    }
+
+    /// What `seconds` of evidence at one spot are worth, in independent seconds: each second
+    /// is the spot plus its own noise, and `share` is the spot's variance over a second's
+    /// noise. One second is worth one; many approach 1 + 1 / `share` (without a shared part,
+    /// `share` 0, every second counts).
+    static func spotInformation(_ seconds: Double, _ share: Double) -> Double {
+        seconds * (1 + share) / (1 + share * seconds)
     }
 
     /// The probability of each room, motion summed out, as logs.

@@ -105,9 +105,7 @@ extension FadingEvidenceTests {
         let changes = Self.run(FusionSettings(), end: 160, after: Self.stillInTheHall { _ in ["n-garage": -62] })
         #expect(changes.map(\.room) == ["kitchen", "hall", "garage"])
         let garage = try #require(changes.last)
-        withKnownIssue("a still beacon that goes out of hearing of its nodes is followed after the away timeout's first half, not within 15 s (docs/fusion.md, Known limits)") {
-            #expect(garage.t > 100 && garage.t < 100 + 15)
-        }
+        #expect(garage.t > 100 && garage.t < 100 + 15)
     }
 
     @Test("a still beacon no node hears for a while, heard first again by a fainter node, stays put")

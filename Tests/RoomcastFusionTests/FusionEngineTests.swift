@@ -51,9 +51,7 @@ import Shared
         let changes = Self.drive(&engine, from: 1000, to: 4600, sigma: 5, seed: 7, means: means)
         var naive = NearestNoHysteresis()
         let naiveChanges = Self.drive(&naive, from: 1000, to: 4600, sigma: 5, seed: 7, means: means)
-        withKnownIssue("still beacons under slowly drifting shadowing: the model counts each second of a still beacon's evidence as new (docs/fusion.md, Known limits)") {
-            #expect(changes.count <= 90, "\(changes.count) changes in an hour")
-        }
+        #expect(changes.count <= 90, "\(changes.count) changes in an hour")
         #expect(changes.count * 50 < naiveChanges.count)
     }
 
