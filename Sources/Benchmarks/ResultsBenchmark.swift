@@ -223,6 +223,7 @@ enum ResultsBenchmark {
         Ablation(label: "as shipped") { _ in },
         Ablation(label: "no motion evidence (links' changes not weighed)") { $0.motionWeight = 0 },
         Ablation(label: "no stillness (rooms change at the moving rate always)") { $0.stillChangeRate = $0.movingChangeRate },
+        Ablation(label: "no spot (a still beacon's every second counted anew)") { $0.spotShare = 0 },
         Ablation(label: "no switch cost (the likeliest room is shown)") { $0.switchCost = 0 },
         Ablation(label: "rooms no node hears as likely as the weakest heard") { $0.unheardPenalty = 0 },
         // The simulated `bound` and `ceil-nearest` declare away the moment a person leaves;

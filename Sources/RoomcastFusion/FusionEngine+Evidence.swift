@@ -16,6 +16,10 @@ extension FusionEngine {
         // Evidence that only ages is no news: counting it again each second would make an old
         // reading at a far node, left over as the beacon leaves, as good as a stream of them.
         if newest > s.countedUntil {
+            // A spot is what was watched: across a span with no evidence longer than evidence
+            // stays fresh (the beacon unheard, or the aggregator deaf and reading a backlog)
+            // nothing said whether it moved, so what follows is a spot of its own.
+            if newest - s.countedUntil > max(model.freshness, model.freshnessIntervals * s.interval) { s.filter.forgetSpot() }
             s.countedUntil = max(s.countedUntil, newest)
             // Evidence counts per second, not per evaluation: agents publish about once a
             // second, and ticking more often must not count the same readings again. A first

@@ -44,7 +44,11 @@ public struct FusionModel: Sendable, Equatable {
 
     /// Motion likelihood: how far a link's fast average parts from its slow one, spread
     /// while still and while moving (dB), over the loudest `motionLinks` links (far links
-    /// carry noise, not motion), weighted as one second of evidence and capped per link.
+    /// carry noise, not motion), weighed per second of evidence and capped per link. The
+    /// weight is below 1 because a link's parting one second and the next share its slow
+    /// average; it is 0.6 rather than 0.3 since a still beacon's spot counts once
+    /// (`spotShare`), for then a walk is followed mostly through the moving states
+    /// (chosen with `spotShare` on the tune split and kolakowski-calib).
     public var stillSpread: Double = 2.5
     public var movingSpread: Double = 7
     public var motionLinks: Int = 3

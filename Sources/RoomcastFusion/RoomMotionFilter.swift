@@ -118,6 +118,9 @@ struct RoomMotionFilter: Sendable {
         normalise()
     }
 
+    /// Starts a new spot: what follows is not known to be where the beacon held still before.
+    mutating func forgetSpot() { spotSeconds = 0 }
+
     /// The probability that the beacon holds still.
     var stillProbability: Double {
         var p = 0.0
