@@ -56,7 +56,7 @@ extension FusionEngine {
                     for r in 0..<roomCount { scratchSpotLL[r] += scratchLL[r] }
                 }
             }
-            if scratchSpotLL.contains(where: \.isFinite) || scratchRoomLL.contains(where: \.isFinite) {
+            if (usedGeometry ? scratchRoomLL : scratchSpotLL).contains(where: \.isFinite) {
                 s.filter.update(spotLogLikelihood: scratchSpotLL, secondLogLikelihood: scratchRoomLL, seconds: seconds,
                                 movingLogLikelihoodRatio: seconds * motionEvidence(base: base), model: model)
             }
