@@ -88,7 +88,11 @@ import TestSupport
 
         // `aggregator learn --show`, from the retained state and from the file.
         let shown = try await Self.cli(["--show"], config: config, in: dir, name: "show")
-        #expect(shown.code == 0 && shown.stdout.hasPrefix("kitchen: 5.0 s taught"), "\(shown)")
+        // The label lasts 5 s of the aggregator's clock; its last evaluation may fall a tick
+        // short of the end (a loaded machine), so what it heard covers 4.5 to 5 s.
+        let taughtSeconds = shown.stdout.split(separator: "\n").first
+            .flatMap { $0.hasPrefix("kitchen: ") && $0.hasSuffix(" s taught") ? Double($0.dropFirst(9).dropLast(9)) : nil }
+        #expect(shown.code == 0 && taughtSeconds.map { $0 >= 4.5 && $0 <= 5 } == true, "\(shown)")
         #expect(shown.stdout.contains("kitchen-pi") && shown.stdout.contains("office-pi"), "\(shown.stdout)")
         let fromFile = try await Self.cli(["--show", "--file", stateFile], config: config, in: dir, name: "show-file")
         #expect(fromFile.code == 0 && fromFile.stdout == shown.stdout, "\(fromFile)")
