@@ -148,11 +148,7 @@ struct RoomMotionFilter: Sendable {
     }
 
     /// The probability that the beacon is moving.
-    var movingProbability: Double {
-        var p = 0.0
-        for r in 0..<roomCount { p += exp(logJoint[2 * r + 1]) }
-        return p
-    }
+    var movingProbability: Double { 1 - stillProbability }
 
     private mutating func normalise() {
         var peak = -Double.infinity

@@ -96,7 +96,7 @@ import Shared
 
     @Test func aStillBeaconHoldsItsRoomThroughOneLinksShadowing() {
         // A change on one link alone, for 45 s, is shadowing: the room holds.
-        withKnownIssue("still beacons under slowly drifting shadowing: the model counts each second of a still beacon's evidence as new (docs/fusion.md, Known limits)") {
+        withKnownIssue("still beacons under drifting shadowing: with positions, still seconds count one by one (docs/fusion.md, Known limits)") {
             #expect(Self.roomsThroughOneLinkExcursion(FusionSettings(), excursion: 14) == ["left"])
         }
     }

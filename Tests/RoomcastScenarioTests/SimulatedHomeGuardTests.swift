@@ -57,7 +57,7 @@ struct SimulatedHomeGuardTests {
         }
         #expect(!tag.mobile)
         // It only ever moves into the hall, if at all.
-        withKnownIssue("still beacons under slowly drifting shadowing: the model counts each second of a still beacon's evidence as new (docs/fusion.md, Known limits)") {
+        withKnownIssue("still beacons under drifting shadowing: the shadow moves the spot's mean itself (docs/fusion.md, Known limits)") {
             #expect(held.allSatisfy { $0.room == "hall" }, "\(held)")
         }
     }
