@@ -25,12 +25,17 @@ enum ResultsBenchmark {
         let recordings = command[Self.recordings]
         let seeds = try command[Self.seeds].value
         let output = command[Self.output]
-        let runs = try loadRecordings(URL(fileURLWithPath: recordings), still: URL(fileURLWithPath: command[still]))
+        let load = { (agentConfig: String?) in
+            try loadRecordings(URL(fileURLWithPath: recordings), still: URL(fileURLWithPath: command[still]),
+                               agentConfig: agentConfig)
+        }
+        let runs = try load(nil)
         let homes = try checkSplitHomes(seeds: seeds)
         var text = header(seeds: seeds)
         text += try recorded(runs, from: recordings)
         text += try simulated(homes, seeds: seeds)
         text += try contributions(runs, homes)
+        text += try agentFilter(runs, homes, load: load)
         if let output {
             try Data(text.utf8).write(to: URL(fileURLWithPath: output))
         } else {
@@ -64,11 +69,14 @@ enum ResultsBenchmark {
 
     /// The recorded scenarios found under `directory`, in the tables' order, then the still
     /// beacons, each replayed once through the agents (every table below scores the same readings).
-    static func loadRecordings(_ directory: URL, still: URL) throws -> [(name: String, run: ScenarioRun)] {
+    static func loadRecordings(_ directory: URL, still: URL,
+                               agentConfig: String? = nil) throws -> [(name: String, run: ScenarioRun)] {
         let found = ["kolakowski-robot", "kolakowski-calib", "danis-office"].map { directory.appendingPathComponent($0) } + [still]
         return try found.compactMap { dir in
             guard FileManager.default.fileExists(atPath: dir.path) else { return nil }
-            return (dir.lastPathComponent, try awaitResult { try await ScenarioRun.loadWritingCaptures(directory: dir) })
+            return (dir.lastPathComponent, try awaitResult {
+                try await ScenarioRun.loadWritingCaptures(directory: dir, agentConfig: agentConfig)
+            })
         }
     }
 
@@ -255,6 +263,40 @@ enum ResultsBenchmark {
             for run in simulated { tally.add(try run.fusion(try settings(run), model: model, positions: false).score) }
             cells.append(tally.cell(separator: " / "))
             out += "| \(ablation.label) | " + cells.joined(separator: " | ") + " |\n"
+        }
+        return out
+    }
+
+    /// The agent's RSSI filter is the first stage of every room decision: its lag is part of
+    /// every switch. Each row is the agents' `ranging.filter` (docs/ranging.md); every other
+    /// setting is the default, the mode node membership only.
+    static let agentFilters: [(label: String, config: String?)] = [
+        ("as shipped (median of 3, 8 dB²/s)", nil),
+        ("median of 5, 4 dB²/s", "ranging:\n  filter: {window: 5, process_noise: 4}\n"),
+        ("median of 5, 8 dB²/s", "ranging:\n  filter: {window: 5, process_noise: 8}\n"),
+        ("median of 3, 16 dB²/s", "ranging:\n  filter: {window: 3, process_noise: 16}\n"),
+    ]
+
+    static func agentFilter(_ runs: [(name: String, run: ScenarioRun)], _ homes: [SimulatedHome],
+                            load: (String?) throws -> [(name: String, run: ScenarioRun)]) throws -> String {
+        var out = "\n## The agent's RSSI filter\n\n"
+        out += "Node membership only, each node's agent with another `ranging.filter`"
+        out += " ([ranging.md](ranging.md#filter-sliding-median--robust-1-d-kalman)); the check split as above.\n\n"
+        out += "| agent filter | " + runs.map(\.name).joined(separator: " | ") + " | check split |\n|---|"
+            + String(repeating: "---|", count: runs.count + 1) + "\n"
+        for filter in agentFilters {
+            let recorded = try filter.config.map(load) ?? runs
+            let simulated = try filter.config.map { config in
+                try homes.map { home in try awaitResult { try await ScenarioRun.generated(home.generated, agentConfig: config) } }
+            } ?? homes.map(\.run)
+            var cells: [String] = []
+            for (_, run) in recorded {
+                cells.append(cell(try run.fusion(try run.site(positions: false).fusion, positions: false).score))
+            }
+            var tally = Tally()
+            for run in simulated { tally.add(try run.fusion(try run.site(positions: false).fusion, positions: false).score) }
+            cells.append(tally.cell(separator: " / "))
+            out += "| \(filter.label) | " + cells.joined(separator: " | ") + " |\n"
         }
         return out
     }

@@ -102,17 +102,17 @@ extension AgentConfig {
         }
 
         public var kind: Kind
-        /// Samples in the median window (default 5).
+        /// Samples in the median window (default 3).
         public var window: Int
         /// Kalman process noise Q, in dB² per second of elapsed time, so a beacon heard every
-        /// 100 ms and one heard every 10 s are filtered alike (default 4).
+        /// 100 ms and one heard every 10 s are filtered alike (default 8).
         public var processNoise: Double
         /// Kalman measurement noise R of one median output, in dB² (default 16).
         public var measurementNoise: Double
         /// Samples further than this from the estimate are down-weighted, in dB (default 12).
         public var outlierDb: Double
 
-        public init(kind: Kind = .medianKalman, window: Int = 5, processNoise: Double = 4,
+        public init(kind: Kind = .medianKalman, window: Int = 3, processNoise: Double = 8,
                     measurementNoise: Double = 16, outlierDb: Double = 12) {
             self.kind = kind
             self.window = window

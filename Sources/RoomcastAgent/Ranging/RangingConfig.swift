@@ -4,12 +4,13 @@ import Shared
 /// proximity thresholds and how long a silent beacon is kept (docs/ranging.md).
 public struct RangingConfig: Codable, Sendable, Equatable {
     /// Samples in the sliding median window (odd is best; 1 disables the median).
-    public var medianWindow: Int = 5
+    public var medianWindow: Int = 3
     /// Samples older than this (seconds) leave the median window even when it is not full,
     /// so a slow beacon's old readings do not hold back a real change.
     public var medianMaxAge: Double = 3
-    /// Kalman process noise in dB² per second: how fast the true RSSI may drift.
-    public var processNoise: Double = 4
+    /// Kalman process noise in dB² per second: how fast the true RSSI may drift. A person
+    /// walking past a node a few metres off moves it by 2–3.5 dB a second (docs/ranging.md).
+    public var processNoise: Double = 8
     /// Kalman measurement noise in dB² of one median output.
     public var measurementNoise: Double = 16
     /// Innovations beyond this many standard deviations are down-weighted (robust update).

@@ -54,10 +54,11 @@ public enum Evaluation {
     /// The `edge-agent` command line that replays `node`'s capture of the scenario in
     /// `directory` (with the scenario's `agent.yaml`, when it has one: the phones' IRKs).
     /// The binaries' equivalence test runs exactly these arguments through the executable.
-    public static func agentArguments(directory: URL, node: String) -> [String] {
+    /// `config` names another agent config instead.
+    public static func agentArguments(directory: URL, node: String, config: String? = nil) -> [String] {
         var args = ["run", "--node", node, "--source", "btsnoop:" + capturePath(directory: directory, node: node),
                     "--speed", "max", "--dry-run"]
-        let agentYAML = directory.appendingPathComponent("agent.yaml").path
+        let agentYAML = config ?? directory.appendingPathComponent("agent.yaml").path
         if FileManager.default.fileExists(atPath: agentYAML) { args += ["--config", agentYAML] }
         return args
     }
@@ -68,13 +69,24 @@ public enum Evaluation {
     }
 
     /// Runs every node's capture through the edge agent, in process, as `agentArguments` says.
-    public static func runAgents(directory: URL, nodes: [String]) async throws -> Inputs {
+    /// `extraConfig`, YAML, is added to the scenario's agent config (the bench's comparisons of
+    /// agent settings, e.g. another `ranging:` filter); the scenario's own must not set its keys.
+    public static func runAgents(directory: URL, nodes: [String], extraConfig: String? = nil) async throws -> Inputs {
         for node in nodes where !FileManager.default.fileExists(atPath: capturePath(directory: directory, node: node)) {
             throw CaptureError(description: "\(capturePath(directory: directory, node: node)): no capture for node '\(node)'")
         }
+        var config: String?
+        if let extraConfig {
+            let own = directory.appendingPathComponent("agent.yaml")
+            let base = (try? String(contentsOf: own, encoding: .utf8)).map { $0 + "\n" } ?? ""
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-agent-\(UUID().uuidString).yaml")
+            try (base + extraConfig).write(to: path, atomically: true, encoding: .utf8)
+            config = path.path
+        }
+        defer { if let config { try? FileManager.default.removeItem(atPath: config) } }
         let logs = try await withThrowingTaskGroup(of: Inputs.NodeLog.self) { group in
             for node in nodes {
-                let arguments = agentArguments(directory: directory, node: node)
+                let arguments = agentArguments(directory: directory, node: node, config: config)
                 group.addTask {
                     let output = OutputBuffer()
                     _ = try await EdgeAgentCLI.dryRun(arguments: arguments) { output.append($0) }

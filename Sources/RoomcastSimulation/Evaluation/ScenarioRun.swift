@@ -16,14 +16,16 @@ public struct ScenarioRun: Sendable {
 
     /// Loads the scenario in `directory` and replays its `nodes/<node>.btsnoop` through the
     /// agents. Captures stored gzipped (`<node>.btsnoop.gz`, the test fixtures) are unpacked to
-    /// a temporary folder first, as a user would gunzip them.
-    public static func load(directory: URL) async throws -> ScenarioRun {
+    /// a temporary folder first, as a user would gunzip them. `agentConfig` is added to the
+    /// agents' config (`Evaluation.runAgents`).
+    public static func load(directory: URL, agentConfig: String? = nil) async throws -> ScenarioRun {
         let scenario = try Scenario.load(from: directory)
         let nodes = scenario.layout.nodes.map(\.name)
         let fm = FileManager.default
         let missing = nodes.filter { !fm.fileExists(atPath: Evaluation.capturePath(directory: directory, node: $0)) }
         guard !missing.isEmpty else {
-            return ScenarioRun(scenario: scenario, inputs: try await Evaluation.runAgents(directory: directory, nodes: nodes))
+            return ScenarioRun(scenario: scenario, inputs: try await Evaluation.runAgents(directory: directory, nodes: nodes,
+                                                                                                extraConfig: agentConfig))
         }
         let unpacked = fm.temporaryDirectory.appendingPathComponent("roomcast-captures-\(UUID().uuidString)")
         defer { try? fm.removeItem(at: unpacked) }
@@ -43,33 +45,35 @@ public struct ScenarioRun: Sendable {
         if fm.fileExists(atPath: agentYAML.path) {
             try fm.copyItem(at: agentYAML, to: unpacked.appendingPathComponent("agent.yaml"))
         }
-        return ScenarioRun(scenario: scenario, inputs: try await Evaluation.runAgents(directory: unpacked, nodes: nodes))
+        return ScenarioRun(scenario: scenario, inputs: try await Evaluation.runAgents(directory: unpacked, nodes: nodes,
+                                                                                           extraConfig: agentConfig))
     }
 
     /// A recording kept as its packets alone (`raw.jsonl`, no `nodes/`): its captures are written
     /// first, as `roomcast-sim capture` writes them, in a temporary copy, then replayed as `load`
     /// does. A directory with captures is loaded as it is.
-    public static func loadWritingCaptures(directory: URL) async throws -> ScenarioRun {
+    public static func loadWritingCaptures(directory: URL, agentConfig: String? = nil) async throws -> ScenarioRun {
         let fm = FileManager.default
         guard !fm.fileExists(atPath: directory.appendingPathComponent("nodes").path) else {
-            return try await load(directory: directory)
+            return try await load(directory: directory, agentConfig: agentConfig)
         }
         let copy = fm.temporaryDirectory.appendingPathComponent("roomcast-recording-\(UUID().uuidString)")
         defer { try? fm.removeItem(at: copy) }
         try fm.copyItem(at: directory, to: copy)
         try RecordedAdvertisers.writeCaptures(of: Scenario.load(from: copy), in: copy)
-        return try await load(directory: copy)
+        return try await load(directory: copy, agentConfig: agentConfig)
     }
 
     /// A generated scenario, written as `roomcast-sim generate` writes it (captures and
     /// configs) to a temporary folder, replayed through the agents, and the folder removed.
-    public static func generated(_ generated: GeneratedScenario) async throws -> ScenarioRun {
+    public static func generated(_ generated: GeneratedScenario, agentConfig: String? = nil) async throws -> ScenarioRun {
         let fm = FileManager.default
         let directory = fm.temporaryDirectory.appendingPathComponent("roomcast-scenario-\(UUID().uuidString)")
         defer { try? fm.removeItem(at: directory) }
         try DirectoryScenarioWriter(directory: directory).write(generated)
         let nodes = generated.scenario.layout.nodes.map(\.name)
-        return ScenarioRun(scenario: generated.scenario, inputs: try await Evaluation.runAgents(directory: directory, nodes: nodes))
+        return ScenarioRun(scenario: generated.scenario, inputs: try await Evaluation.runAgents(directory: directory, nodes: nodes,
+                                                                                                          extraConfig: agentConfig))
     }
 
     /// The aggregator's config for this scenario (`Evaluation.siteConfig`).
