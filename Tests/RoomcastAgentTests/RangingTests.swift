@@ -3,6 +3,7 @@ import Testing
 import TestSupport
 @testable import Shared
 @testable import RoomcastAgent
+import RoomcastConfig
 
 @Suite("Ranging")
 struct RangingTests {
@@ -52,6 +53,22 @@ struct RangingTests {
         #expect(abs(f.estimate! + 60) < 0.01)
         f.update(rssi: -95, at: 2.1)
         #expect(abs(f.estimate! + 60) < 0.01)
+    }
+
+    /// `ranging.filter.kind`: `none` publishes each sample's own RSSI, `median` the median of
+    /// the window, whatever the samples' spacing (three channels of one advertising event
+    /// arrive at one time stamp, where a Kalman stage would barely move).
+    @Test("filter kinds none and median pass the samples or their median through", arguments: ["none", "median"])
+    func unfilteredKinds(kind: String) throws {
+        let config = try ConfigLoader.parse(AgentConfig.self, yaml: "node: hall\nranging:\n  filter: {kind: \(kind), window: 3}\n")
+        var f = RSSIFilter(config: config.rangingConfig)
+        let samples: [(t: Double, rssi: Double)] = [(0, -60), (0, -90), (0, -62), (1, -80), (1.001, -81), (2, -55)]
+        var window: [Double] = []
+        for s in samples {
+            window = Array((window + [s.rssi]).suffix(3))
+            let expected = kind == "none" ? s.rssi : RSSIFilter.median(window)
+            #expect(f.update(rssi: s.rssi, at: s.t) == expected, "\(kind) at \(s)")
+        }
     }
 
     @Test("a real step is followed within seconds, at 10 Hz and at one sample per 10 s")

@@ -73,4 +73,26 @@ struct EvaluationPathTests {
         // …and the scorer gives the same figures.
         #expect(result.score == binaryScore, "\(result.score.summary) vs \(binaryScore.summary)")
     }
+
+    /// The bench compares agent settings (docs/results.md, the agent's RSSI filter) by adding a
+    /// config to the agents; it must reach them, and leave the rest of the run as it was.
+    @Test("a config added to the agents reaches every node's agent")
+    func addedAgentConfigReachesTheAgents() async throws {
+        let fixture = try SimulationFixtures.directory("kolakowski-robot")
+        let unfiltered = try await ScenarioRun.load(directory: fixture, agentConfig: "ranging:\n  filter: {kind: none}\n")
+        let shipped = try await SimulationFixtures.run("kolakowski-robot")
+        struct Payload: Decodable { var rssi: Double?; var rssi_filtered: Double? }
+        func readings(_ run: ScenarioRun) throws -> [Payload] {
+            try run.inputs.merged.filter { $0.topic.contains("/beacons/") }.map {
+                try JSONDecoder().decode(Payload.self, from: Data($0.payload))
+            }
+        }
+        let raw = try readings(unfiltered), filtered = try readings(shipped)
+        #expect(raw.count > 1000)
+        let differing = raw.filter { $0.rssi == nil || $0.rssi != $0.rssi_filtered }
+        #expect(differing.isEmpty, "\(differing.count) of \(raw.count), e.g. \(differing.prefix(3))")
+        // The shipped filter does filter: most readings differ from their newest packet.
+        #expect(filtered.filter { $0.rssi != $0.rssi_filtered }.count * 2 > filtered.count)
+        #expect(unfiltered.scenario.name == shipped.scenario.name)
+    }
 }

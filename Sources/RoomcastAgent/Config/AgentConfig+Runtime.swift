@@ -16,10 +16,10 @@ extension AgentConfig {
             r.medianWindow = 1
         case .median:
             r.medianWindow = f.window
-            r.processNoise = 1e6  // the Kalman stage follows the median at once
+            r.kalman = false
         case .none:
             r.medianWindow = 1
-            r.processNoise = 1e6
+            r.kalman = false
         }
         if f.kind == .medianKalman || f.kind == .kalman {
             r.processNoise = f.processNoise

@@ -40,7 +40,7 @@ public struct RSSIFilter: Sendable, Equatable {
         let w = window
         let measured = RSSIFilter.median(count: w.count) { w[$0].rssi }
 
-        guard let x = estimate else {
+        guard let x = estimate, config.kalman else {
             estimate = measured
             variance = config.measurementNoise
             return measured

@@ -13,6 +13,9 @@ public struct RangingConfig: Codable, Sendable, Equatable {
     public var processNoise: Double = 8
     /// Kalman measurement noise in dB² of one median output.
     public var measurementNoise: Double = 16
+    /// The Kalman stage; off, the estimate is the median's output (with a window of 1, the
+    /// newest sample: no filter at all).
+    public var kalman: Bool = true
     /// Innovations beyond this many standard deviations are down-weighted (robust update).
     public var outlierGate: Double = 3
     /// Log-distance path-loss exponent (2 in free space, 2–4 indoors).
@@ -66,6 +69,7 @@ public struct RangingConfig: Codable, Sendable, Equatable {
         case processNoise = "process_noise"
         case measurementNoise = "measurement_noise"
         case outlierGate = "outlier_gate"
+        case kalman
         case pathLossExponent = "path_loss_exponent"
         case rxAdjust = "rx_adjust"
         case defaultPower = "default_power"
@@ -86,6 +90,7 @@ public struct RangingConfig: Codable, Sendable, Equatable {
         processNoise = try c.decodeIfPresent(Double.self, forKey: .processNoise) ?? d.processNoise
         measurementNoise = try c.decodeIfPresent(Double.self, forKey: .measurementNoise) ?? d.measurementNoise
         outlierGate = try c.decodeIfPresent(Double.self, forKey: .outlierGate) ?? d.outlierGate
+        kalman = try c.decodeIfPresent(Bool.self, forKey: .kalman) ?? d.kalman
         pathLossExponent = try c.decodeIfPresent(Double.self, forKey: .pathLossExponent) ?? d.pathLossExponent
         rxAdjust = try c.decodeIfPresent(Double.self, forKey: .rxAdjust) ?? d.rxAdjust
         defaultPower = try c.decodeIfPresent(Int.self, forKey: .defaultPower) ?? d.defaultPower
