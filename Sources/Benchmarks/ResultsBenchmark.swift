@@ -245,24 +245,11 @@ enum ResultsBenchmark {
         var out = "\n## What each part of the model is worth\n\n"
         out += "Node membership only, each part taken out in turn ([fusion.md](fusion.md#the-model)); the check split"
         out += " as above (means, median switch pooled).\n\n"
-        out += "| model | " + runs.map(\.name).joined(separator: " | ") + " | check split |\n|---|"
-            + String(repeating: "---|", count: runs.count + 1) + "\n"
+        out += membershipHeader("model", runs)
         for ablation in ablations {
             var model = FusionModel.standard
             ablation.change(&model)
-            var cells: [String] = []
-            func settings(_ run: ScenarioRun) throws -> FusionSettings {
-                var settings = try run.site(positions: false).fusion
-                ablation.settingsChange(&settings)
-                return settings
-            }
-            for (_, run) in runs {
-                cells.append(cell(try run.fusion(try settings(run), model: model, positions: false).score))
-            }
-            var tally = Tally()
-            for run in simulated { tally.add(try run.fusion(try settings(run), model: model, positions: false).score) }
-            cells.append(tally.cell(separator: " / "))
-            out += "| \(ablation.label) | " + cells.joined(separator: " | ") + " |\n"
+            out += try membershipRow(ablation.label, runs, simulated, model: model, settings: ablation.settingsChange)
         }
         return out
     }
@@ -282,22 +269,36 @@ enum ResultsBenchmark {
         var out = "\n## The agent's RSSI filter\n\n"
         out += "Node membership only, each node's agent with another `ranging.filter`"
         out += " ([ranging.md](ranging.md#filter-sliding-median--robust-1-d-kalman)); the check split as above.\n\n"
-        out += "| agent filter | " + runs.map(\.name).joined(separator: " | ") + " | check split |\n|---|"
-            + String(repeating: "---|", count: runs.count + 1) + "\n"
+        out += membershipHeader("agent filter", runs)
         for filter in agentFilters {
             let recorded = try filter.config.map(load) ?? runs
             let simulated = try filter.config.map { config in
                 try homes.map { home in try awaitResult { try await ScenarioRun.generated(home.generated, agentConfig: config) } }
             } ?? homes.map(\.run)
-            var cells: [String] = []
-            for (_, run) in recorded {
-                cells.append(cell(try run.fusion(try run.site(positions: false).fusion, positions: false).score))
-            }
-            var tally = Tally()
-            for run in simulated { tally.add(try run.fusion(try run.site(positions: false).fusion, positions: false).score) }
-            cells.append(tally.cell(separator: " / "))
-            out += "| \(filter.label) | " + cells.joined(separator: " | ") + " |\n"
+            out += try membershipRow(filter.label, recorded, simulated)
         }
         return out
+    }
+
+    /// The head of a membership-only table: `first`, each recording, the check split.
+    static func membershipHeader(_ first: String, _ recorded: [(name: String, run: ScenarioRun)]) -> String {
+        "| \(first) | " + recorded.map(\.name).joined(separator: " | ") + " | check split |\n|---|"
+            + String(repeating: "---|", count: recorded.count + 1) + "\n"
+    }
+
+    /// One row of a membership-only table: each recording, then the check split's means.
+    static func membershipRow(_ label: String, _ recorded: [(name: String, run: ScenarioRun)], _ simulated: [ScenarioRun],
+                              model: FusionModel = .standard,
+                              settings change: (inout FusionSettings) -> Void = { _ in }) throws -> String {
+        func score(_ run: ScenarioRun) throws -> Score {
+            var settings = try run.site(positions: false).fusion
+            change(&settings)
+            return try run.fusion(settings, model: model, positions: false).score
+        }
+        var cells = try recorded.map { cell(try score($0.run)) }
+        var tally = Tally()
+        for run in simulated { tally.add(try score(run)) }
+        cells.append(tally.cell(separator: " / "))
+        return "| \(label) | " + cells.joined(separator: " | ") + " |\n"
     }
 }
