@@ -1,7 +1,8 @@
 /// Robust RSSI smoothing for one beacon at one node: a sliding median (drops
 /// isolated spikes and nulls from multipath) feeding a 1-D Kalman filter whose
 /// process noise grows with the time since the previous sample, so the same
-/// settings suit a beacon advertising every 100 ms and one every 10 s.
+/// settings suit a beacon advertising every 100 ms and one every 10 s. With
+/// `RangingConfig.kalman` off, the median's output is the estimate.
 /// See docs/ranging.md for the choice and the defaults.
 public struct RSSIFilter: Sendable, Equatable {
     public let config: RangingConfig

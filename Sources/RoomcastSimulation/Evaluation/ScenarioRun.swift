@@ -24,8 +24,8 @@ public struct ScenarioRun: Sendable {
         let fm = FileManager.default
         let missing = nodes.filter { !fm.fileExists(atPath: Evaluation.capturePath(directory: directory, node: $0)) }
         guard !missing.isEmpty else {
-            return ScenarioRun(scenario: scenario, inputs: try await Evaluation.runAgents(directory: directory, nodes: nodes,
-                                                                                                extraConfig: agentConfig))
+            let inputs = try await Evaluation.runAgents(directory: directory, nodes: nodes, extraConfig: agentConfig)
+            return ScenarioRun(scenario: scenario, inputs: inputs)
         }
         let unpacked = fm.temporaryDirectory.appendingPathComponent("roomcast-captures-\(UUID().uuidString)")
         defer { try? fm.removeItem(at: unpacked) }
@@ -45,8 +45,8 @@ public struct ScenarioRun: Sendable {
         if fm.fileExists(atPath: agentYAML.path) {
             try fm.copyItem(at: agentYAML, to: unpacked.appendingPathComponent("agent.yaml"))
         }
-        return ScenarioRun(scenario: scenario, inputs: try await Evaluation.runAgents(directory: unpacked, nodes: nodes,
-                                                                                           extraConfig: agentConfig))
+        let inputs = try await Evaluation.runAgents(directory: unpacked, nodes: nodes, extraConfig: agentConfig)
+        return ScenarioRun(scenario: scenario, inputs: inputs)
     }
 
     /// A recording kept as its packets alone (`raw.jsonl`, no `nodes/`): its captures are written
@@ -72,8 +72,8 @@ public struct ScenarioRun: Sendable {
         defer { try? fm.removeItem(at: directory) }
         try DirectoryScenarioWriter(directory: directory).write(generated)
         let nodes = generated.scenario.layout.nodes.map(\.name)
-        return ScenarioRun(scenario: generated.scenario, inputs: try await Evaluation.runAgents(directory: directory, nodes: nodes,
-                                                                                                          extraConfig: agentConfig))
+        let inputs = try await Evaluation.runAgents(directory: directory, nodes: nodes, extraConfig: agentConfig)
+        return ScenarioRun(scenario: generated.scenario, inputs: inputs)
     }
 
     /// The aggregator's config for this scenario (`Evaluation.siteConfig`).
