@@ -84,6 +84,17 @@ struct RangingTests {
         #expect(abs(slow.estimate! + 75) < 3)
     }
 
+    /// The filtered level is what the aggregator decides rooms from: its lag is part of every
+    /// room switch (docs/ranging.md, "Why these defaults"). A 1 Hz beacon carried into the next
+    /// room is followed within 3 dB four seconds after its level steps.
+    @Test("a 1 Hz beacon's step is followed within 3 dB in 4 s")
+    func oneHertzStepFollowedQuickly() {
+        var f = RSSIFilter(config: RangingConfig())
+        for i in 0..<30 { f.update(rssi: -60, at: Double(i)) }
+        for i in 30...33 { f.update(rssi: -75, at: Double(i)) }
+        #expect(abs(f.estimate! + 75) < 3, "\(f.estimate!)")
+    }
+
     @Test("filtered noise is much calmer than the raw samples")
     func noiseReduced() {
         var rng = SeededRandom(seed: 7)
