@@ -245,18 +245,18 @@ enum ResultsBenchmark {
         var out = "\n## What each part of the model is worth\n\n"
         out += "Node membership only, each part taken out in turn ([fusion.md](fusion.md#the-model)); the check split"
         out += " as above (means, median switch pooled).\n\n"
-        out += membershipHeader("model", runs)
+        out += tableHead("model", runs)
         for ablation in ablations {
             var model = FusionModel.standard
             ablation.change(&model)
-            out += try membershipRow(ablation.label, runs, simulated, model: model, settings: ablation.settingsChange)
+            out += try tableRow(ablation.label, runs, simulated, model: model, settings: ablation.settingsChange)
         }
         return out
     }
 
     /// The agent's RSSI filter is the first stage of every room decision: its lag is part of
     /// every switch. Each row is the agents' `ranging.filter` (docs/ranging.md); every other
-    /// setting is the default, the mode node membership only.
+    /// setting is the default. Membership rows first, then positions.
     static let agentFilters: [(label: String, config: String?)] = [
         ("as shipped (median of 3, 8 dB²/s)", nil),
         ("median of 5, 4 dB²/s", "ranging:\n  filter: {window: 5, process_noise: 4}\n"),
@@ -267,33 +267,38 @@ enum ResultsBenchmark {
     static func agentFilter(_ runs: [(name: String, run: ScenarioRun)], _ homes: [SimulatedHome],
                             load: (String?) throws -> [(name: String, run: ScenarioRun)]) throws -> String {
         var out = "\n## The agent's RSSI filter\n\n"
-        out += "Node membership only, each node's agent with another `ranging.filter`"
-        out += " ([ranging.md](ranging.md#filter-sliding-median--robust-1-d-kalman)); the check split as above.\n\n"
-        out += membershipHeader("agent filter", runs)
+        out += "Each node's agent with another `ranging.filter`"
+        out += " ([ranging.md](ranging.md#filter-sliding-median--robust-1-d-kalman)), node membership only and then"
+        out += " with positions; the check split as above.\n\n"
+        out += tableHead("agent filter", runs)
+        var membership = "", positions = ""
         for filter in agentFilters {
             let recorded = try filter.config.map(load) ?? runs
             let simulated = try filter.config.map { config in
                 try homes.map { home in try awaitResult { try await ScenarioRun.generated(home.generated, agentConfig: config) } }
             } ?? homes.map(\.run)
-            out += try membershipRow(filter.label, recorded, simulated)
+            membership += try tableRow(filter.label, recorded, simulated)
+            positions += try tableRow(filter.label + ", positions", recorded, simulated, positions: true)
         }
+        out += membership + positions
         return out
     }
 
-    /// The head of a membership-only table: `first`, each recording, the check split.
-    static func membershipHeader(_ first: String, _ recorded: [(name: String, run: ScenarioRun)]) -> String {
+    /// The head of a table of rows: `first`, each recording, the check split.
+    static func tableHead(_ first: String, _ recorded: [(name: String, run: ScenarioRun)]) -> String {
         "| \(first) | " + recorded.map(\.name).joined(separator: " | ") + " | check split |\n|---|"
             + String(repeating: "---|", count: recorded.count + 1) + "\n"
     }
 
-    /// One row of a membership-only table: each recording, then the check split's means.
-    static func membershipRow(_ label: String, _ recorded: [(name: String, run: ScenarioRun)], _ simulated: [ScenarioRun],
-                              model: FusionModel = .standard,
-                              settings change: (inout FusionSettings) -> Void = { _ in }) throws -> String {
+    /// One row: each recording, then the check split's means; node membership only unless
+    /// `positions`.
+    static func tableRow(_ label: String, _ recorded: [(name: String, run: ScenarioRun)], _ simulated: [ScenarioRun],
+                         positions: Bool = false, model: FusionModel = .standard,
+                         settings change: (inout FusionSettings) -> Void = { _ in }) throws -> String {
         func score(_ run: ScenarioRun) throws -> Score {
-            var settings = try run.site(positions: false).fusion
+            var settings = try run.site(positions: positions).fusion
             change(&settings)
-            return try run.fusion(settings, model: model, positions: false).score
+            return try run.fusion(settings, model: model, positions: positions).score
         }
         var cells = try recorded.map { cell(try score($0.run)) }
         var tally = Tally()
