@@ -26,7 +26,7 @@ extension FusionEngine {
             // evaluation counts as one second.
             let seconds = dt > 0 ? min(dt, 1) : 1
             if scratchRoomLL.count != roomCount { scratchRoomLL = [Double](repeating: 0, count: roomCount) }
-            if scratchSpotLL.count != roomCount { scratchSpotLL = [Double](repeating: 0, count: roomCount) }
+            if scratchNoLL.count != roomCount { scratchNoLL = [Double](repeating: 0, count: roomCount) }
             usedGeometry = geometryLikelihood(&s, base: base)
             let weight: Double
             if usedGeometry {
@@ -37,28 +37,20 @@ extension FusionEngine {
             }
             let taught = settings.learnedRooms && learnedLikelihood(base: base, power: s.power)
             relativeToBest(&scratchRoomLL, scale: taught ? weight * (1 - model.learnedShare) : weight)
-            // Node membership (and taught rooms, which share its second) is counted as the
-            // spot's evidence (RoomMotionFilter.update). Positions count per second: their
-            // likelihood already spreads each level by the spot's shadowing (`rssi_sigma`),
-            // and counted as the spot's they cost accuracy on the tune split and on
-            // kolakowski-calib (docs/fusion.md).
-            if usedGeometry {
-                for r in 0..<roomCount { scratchSpotLL[r] = 0 }
-            } else {
-                swap(&scratchSpotLL, &scratchRoomLL)
-                for r in 0..<roomCount { scratchRoomLL[r] = 0 }
-            }
             if taught {
                 relativeToBest(&scratchLL, scale: weight * model.learnedShare)
-                if usedGeometry {
-                    for r in 0..<roomCount { scratchRoomLL[r] += scratchLL[r] }
-                } else {
-                    for r in 0..<roomCount { scratchSpotLL[r] += scratchLL[r] }
-                }
+                for r in 0..<roomCount { scratchRoomLL[r] += scratchLL[r] }
             }
-            if (usedGeometry ? scratchRoomLL : scratchSpotLL).contains(where: \.isFinite) {
-                s.filter.update(spotLogLikelihood: scratchSpotLL, secondLogLikelihood: scratchRoomLL, seconds: seconds,
-                                movingLogLikelihoodRatio: seconds * motionEvidence(base: base), model: model)
+            if scratchRoomLL.contains(where: \.isFinite) {
+                // Node membership (and taught rooms, which share its second) is counted as the
+                // spot's evidence (RoomMotionFilter.update). Positions count per second: their
+                // likelihood already spreads each level by the spot's shadowing (`rssi_sigma`),
+                // and counted as the spot's they cost accuracy on the tune split and on
+                // kolakowski-calib (docs/fusion.md).
+                let motion = seconds * motionEvidence(base: base)
+                s.filter.update(spotLogLikelihood: usedGeometry ? scratchNoLL : scratchRoomLL,
+                                secondLogLikelihood: usedGeometry ? scratchRoomLL : scratchNoLL,
+                                seconds: seconds, movingLogLikelihoodRatio: motion, model: model)
             }
             recordTraining(b, base: base, now: s.lastEvaluation, seconds: seconds)
         }

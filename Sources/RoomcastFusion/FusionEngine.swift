@@ -74,7 +74,8 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     var scratchMeasurements: [Double] = []
     var scratchRoomLL: [Double] = []
     var scratchLL: [Double] = []
-    var scratchSpotLL: [Double] = []
+    /// No evidence for any room: the part of an update that the evidence does not take.
+    var scratchNoLL: [Double] = []
     var scratchFingerprint: [Double] = []
     var scratchLevels: [Double] = []
 
