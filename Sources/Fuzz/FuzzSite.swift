@@ -38,6 +38,7 @@ enum FuzzSite {
         if !r.distance.isFinite || r.distance < 0 || r.distance > 1000 { return "distance \(r.distance)" }
         if !(-127...20).contains(r.power) { return "power \(r.power)" }
         if let i = r.interval, !i.isFinite || i < 0 || i > 3600 { return "interval \(i)" }
+        if let d = r.rssiSD, !d.isFinite || d < 0.01 || d > 100 { return "rssi_sd \(d)" }
         if let p = TopicName.problem(with: r.node) { return "node '\(r.node)' \(p)" }
         if BeaconID(r.id.rawValue) != r.id { return "id '\(r.id)' does not re-validate" }
         return nil

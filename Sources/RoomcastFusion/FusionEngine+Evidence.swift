@@ -28,13 +28,14 @@ extension FusionEngine {
             if scratchRoomLL.count != roomCount { scratchRoomLL = [Double](repeating: 0, count: roomCount) }
             if scratchNoLL.count != roomCount { scratchNoLL = [Double](repeating: 0, count: roomCount) }
             usedGeometry = geometryLikelihood(&s, base: base)
-            let weight: Double
+            var weight: Double
             if usedGeometry {
                 weight = model.geometryWeight
             } else {
                 membershipLikelihood(base: base, now: s.lastEvaluation, staleSpan: awayAfter(s))
                 weight = model.membershipWeight
             }
+            weight *= levelCertainty(base: base)
             let taught = settings.learnedRooms && learnedLikelihood(base: base, power: s.power)
             relativeToBest(&scratchRoomLL, scale: taught ? weight * (1 - model.learnedShare) : weight)
             if taught {
@@ -56,6 +57,21 @@ extension FusionEngine {
         }
         s.filter.roomLogPosterior(into: &s.logPosterior)
         return usedGeometry
+    }
+
+    /// What one second of this beacon's levels is worth beside one of the levels the weights
+    /// were chosen on (`FusionModel.levelVariance`): the nodes' filters report how sure they are
+    /// of each level, and a beacon heard less often is known less well. At most 1: a second
+    /// never counts for more, however often the beacon advertises, because seconds share their
+    /// shadowing. Readings that do not say count in full.
+    func levelCertainty(base: Int) -> Double {
+        var sum = 0.0, count = 0.0
+        for n in scratchNodes where slots[base + n].variance > 0 {
+            sum += slots[base + n].variance
+            count += 1
+        }
+        guard count > 0 else { return 1 }
+        return min(1, model.levelVariance * count / sum)
     }
 
     /// Rescales log-likelihoods to `scale` × (each − the best), floored at `evidence_floor`.

@@ -259,6 +259,7 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
             if dt > 0 { slot.gap = slot.gap == 0 ? dt : slot.gap + 0.1 * (dt - slot.gap) }
         }
         if reading.distance.isFinite && reading.distance >= 0 { slot.distance = reading.distance }
+        slot.variance = reading.rssiSD.map { $0 * $0 } ?? 0
         slot.seq = reading.seq
         slot.ts = max(slot.ts, ts)
         slot.count &+= 1
@@ -387,6 +388,8 @@ struct EvidenceSlot {
     var distance = -1.0
     /// Average gap between this node's readings of this beacon (seconds).
     var gap = 0.0
+    /// The variance of the newest level as the node's filter reported it (dB²); 0 when it did not.
+    var variance = 0.0
     var count: UInt32 = 0
 }
 

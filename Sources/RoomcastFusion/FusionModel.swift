@@ -33,6 +33,11 @@ public struct FusionModel: Sendable, Equatable {
     /// their shadowing, so one second is worth less than an independent observation.
     public var membershipWeight: Double = 0.8
     public var geometryWeight: Double = 0.5
+    /// The variance of the levels those weights were chosen on (dB²): what the agent's filter
+    /// reports for the Kolakowski tag, heard three times a second (2.05 dB). A beacon whose levels the
+    /// nodes are less sure of (heard once a second: 8 dB²) counts in proportion
+    /// (`FusionEngine.levelCertainty`).
+    public var levelVariance: Double = 4.2
     /// With taught rooms, the share of that second's weight their likelihood takes, the rest
     /// staying with membership or positions: they are two readings of the same levels, so the
     /// second counts once. Added on top instead, each second counted 1.6 times, and a taught

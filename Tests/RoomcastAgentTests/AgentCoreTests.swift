@@ -30,6 +30,9 @@ import Testing
         #expect(all.map(\.seq) == all.map(\.seq).sorted() && Set(all.map(\.seq)).count == 3)
         #expect(all[2].samples == 10)
         #expect(all[2].distance > 1 && all[2].distance < 3, "-65 dBm at -59 dBm reference is a couple of metres")
+        // How sure the filter is: the first sample alone is one measurement's noise (4 dB), ten
+        // a second later much less.
+        #expect(all[0].rssiSD == 4 && (all[2].rssiSD ?? 9) < 2, "\(all.map(\.rssiSD))")
     }
 
     @Test func majorAndMinorDistinguishBeacons() throws {
@@ -42,7 +45,7 @@ import Testing
     @Test func unavailableRSSIIsNotRangedButSeen() throws {
         var core = AgentCore(settings: AgentSettings(node: "n"), decoder: try AdvertisementDecoder(), startTime: 0)
         let r = try #require(try readings(core.handle(report(t: 0, rssi: nil))).first)
-        #expect(r.proximity == .unknown && r.rssi == -127)
+        #expect(r.proximity == .unknown && r.rssi == -127 && r.rssiSD == nil, "the floor is no measured level")
         #expect(core.stats.withoutRSSI == 1)
     }
 

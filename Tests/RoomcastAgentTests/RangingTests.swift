@@ -95,6 +95,37 @@ struct RangingTests {
         #expect(abs(f.estimate! + 75) < 3, "\(f.estimate!)")
     }
 
+    /// The aggregator counts a level by how sure the filter is of it (`rssi_sd`, docs/fusion.md):
+    /// a beacon heard once a second is known less well than one heard three times, and both
+    /// settle where a Kalman filter of this process and measurement noise must.
+    @Test("the filter's spread: a 1 Hz beacon is known less well than a 3 Hz one, as Kalman says")
+    func spreadByRate() {
+        let config = RangingConfig()
+        func settled(every dt: Double) -> Double {
+            var f = RSSIFilter(config: config)
+            for i in 0..<200 { f.update(rssi: -70, at: Double(i) * dt) }
+            return f.variance
+        }
+        // Steady state of a random walk sampled every dt: the prior P solves P² − qP − qR = 0.
+        func kalman(every dt: Double) -> Double {
+            let q = config.processNoise * dt, r = config.measurementNoise
+            let prior = (q + (q * q + 4 * q * r).squareRoot()) / 2
+            return prior * r / (prior + r)
+        }
+        for dt in [1.0, 1.0 / 3] { #expect(abs(settled(every: dt) - kalman(every: dt)) < 0.01, "every \(dt) s") }
+        #expect(settled(every: 1).squareRoot() > 2.8 && settled(every: 1.0 / 3).squareRoot() < 2.35)
+
+        // Without the Kalman stage: one sample's noise, or its median's.
+        for (kind, ratio) in [("none", 1.0), ("median", Double.pi / 6)] {
+            var config = config
+            config.kalman = false
+            if kind == "none" { config.medianWindow = 1 }
+            var f = RSSIFilter(config: config)
+            for i in 0..<10 { f.update(rssi: -70, at: Double(i)) }
+            #expect(abs(f.variance - config.measurementNoise * ratio) < 1e-9, "\(kind)")
+        }
+    }
+
     @Test("filtered noise is much calmer than the raw samples")
     func noiseReduced() {
         var rng = SeededRandom(seed: 7)

@@ -175,6 +175,9 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
             (topics.nodeBeacon("kitchen-pi", cat), [UInt8](repeating: 0x20, count: 1 << 20), .tooLarge),
             (topics.nodeBeacon("kitchen-pi", cat), Array(String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"rssi\":-60", with: "\"rssi\":1e300").utf8), .badPayload),
             (topics.nodeBeacon("kitchen-pi", cat), Array(String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"distance\":1", with: "\"distance\":-5").utf8), .outOfRange),
+            // A level known to no spread would count infinitely.
+            (topics.nodeBeacon("kitchen-pi", cat), Array(String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"rssi\":-60", with: "\"rssi\":-60,\"rssi_sd\":0").utf8), .outOfRange),
+            (topics.nodeBeacon("kitchen-pi", cat), Array(String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"rssi\":-60", with: "\"rssi\":-60,\"rssi_sd\":1e300").utf8), .outOfRange),
             ("roomcast/nodes/kitchen-pi/beacons/not-an-id", good, .foreignTopic),
             (topics.nodeStatus("kitchen-pi"), Array("maybe".utf8), .badPayload),
         ]

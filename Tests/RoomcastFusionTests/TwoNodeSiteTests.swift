@@ -11,10 +11,11 @@ import TestSupport
     /// A tag heard every `gap` s, `noise` dB a reading, shadowing drifting by `drift` dB
     /// (8 s), at -72 dBm by the kitchen's node and `office` by the office's (3 dB nearer the
     /// kitchen); and, from `moveAt`, `kitchenMove`/`officeMove` dB, reached over `moveOver`
-    /// seconds.
+    /// seconds. Readings say how sure their node is of them (`rssi_sd`) when `sd` is given.
     static func tagOnTwoLinks(_ settings: FusionSettings, seconds: Double, moveAt: Double = .infinity, moveOver: Double = 0,
                               gap: Double = 2, noise: Double = 6, drift: Double = 3, office: Double = -75,
-                              kitchenMove: Double = -8, officeMove: Double = 13, seed: UInt64) -> [(Double, PresenceDecision)] {
+                              kitchenMove: Double = -8, officeMove: Double = 13, sd: Double? = nil,
+                              seed: UInt64) -> [(Double, PresenceDecision)] {
         var engine = FusionEngine(site: Synthetic.twoRooms, settings: settings)
         var rng = SeededRandom(seed: seed), synth = Synthetic()
         var shadow = ["n-kitchen": 0.0, "n-office": 0.0]
@@ -26,7 +27,9 @@ import TestSupport
             for node in shadow.keys.sorted() {
                 shadow[node]! = shadow[node]! * keep + rng.gaussian(sigma: drift * (1 - keep * keep).squareRoot())
                 let mean = node == "n-kitchen" ? -72 + moved * kitchenMove : office + moved * officeMove
-                engine.ingest(synth.reading(node, rssi: mean + shadow[node]! + rng.gaussian(sigma: noise), at: t, interval: gap), now: t)
+                var reading = synth.reading(node, rssi: mean + shadow[node]! + rng.gaussian(sigma: noise), at: t, interval: gap)
+                reading.rssiSD = sd
+                engine.ingest(reading, now: t)
             }
             for d in engine.tick(now: t + gap / 2) { out.append((t + gap / 2, d)) }
             t += gap
@@ -111,6 +114,29 @@ import TestSupport
             return changes.first { $0.0 >= 3600 && $0.1.room == "office" }.map { $0.0 - 3620 } ?? 999
         }
         #expect(on.allSatisfy { $0 <= 150 }, "followed \(on) s after the move")
+    }
+
+    /// The nodes' filters say how sure they are of each level (`rssi_sd`), and a second of a
+    /// beacon they are unsure of counts for less (docs/fusion.md): a tag heard once a second
+    /// through noisy links holds its room where counting each second in full follows runs of
+    /// noise, and is still followed when it walks off.
+    @Test func levelsTheNodesAreUnsureOfCountForLess() {
+        func run(sd: Double?, seed: UInt64) -> (changes: Int, followed: Double) {
+            let changes = Self.tagOnTwoLinks(FusionSettings(), seconds: 1830, moveAt: 1800, gap: 1, noise: 4, drift: 0,
+                                             kitchenMove: -6, officeMove: 10, sd: sd, seed: seed)
+            let followed = changes.first { $0.0 >= 1800 && $0.1.room == "office" }.map { $0.0 - 1800 } ?? 100
+            return (changes.filter { $0.0 > 30 && $0.0 < 1800 }.count, followed)
+        }
+        let seeds = UInt64(41)...50
+        let unsure = seeds.map { run(sd: 4, seed: $0) }, sure = seeds.map { run(sd: nil, seed: $0) }
+        // Counted in full, these seeds change room 273 times in 4.9 still hours; counted by
+        // how sure the nodes are, 105.
+        let (unsureChanges, sureChanges) = (unsure.map(\.changes).reduce(0, +), sure.map(\.changes).reduce(0, +))
+        #expect(2 * unsureChanges < sureChanges, "\(unsureChanges) changes against \(sureChanges)")
+        #expect(unsure.allSatisfy { $0.followed <= 10 }, "followed after \(unsure.map(\.followed)) s")
+        // A level known better than the weights assume counts in full, never more.
+        let sharp = seeds.map { run(sd: 1, seed: $0) }
+        #expect(sharp.map(\.changes) == sure.map(\.changes) && sharp.map(\.followed) == sure.map(\.followed))
     }
 
     @Test func aStillTagBetweenTheRoomsRarelyChangesRoom() {

@@ -30,7 +30,8 @@ import TestSupport
             #expect((try? WireFormat.encode(x)) == (try? WireFormat.encode(y)), sourceLocation: sourceLocation)
             #expect(x.ts.bitPattern == y.ts.bitPattern && x.distance.bitPattern == y.distance.bitPattern
                     && x.rssiFiltered.bitPattern == y.rssiFiltered.bitPattern
-                    && x.interval?.bitPattern == y.interval?.bitPattern, sourceLocation: sourceLocation)
+                    && x.interval?.bitPattern == y.interval?.bitPattern
+                    && x.rssiSD?.bitPattern == y.rssiSD?.bitPattern, sourceLocation: sourceLocation)
         case let (.failure(x), .failure(y)):
             #expect(x == y, "\(String(decoding: bytes, as: UTF8.self))", sourceLocation: sourceLocation)
         default:
@@ -46,7 +47,7 @@ import TestSupport
     static func full() -> BeaconReading {
         var r = base()
         r.uuid = "e2c56db5-dffb-48d2-b060-d0f5a71096e0"; r.major = 675; r.minor = 23
-        r.name = "Cat"; r.interval = 0.1; r.samples = 3; r.addressType = "random"; r.txPower = -59
+        r.name = "Cat"; r.interval = 0.1; r.samples = 3; r.addressType = "random"; r.txPower = -59; r.rssiSD = 2.05
         r.namespace = "edd1ebeac04e5defa017"; r.instance = "0bdb87539b67"; r.url = "https://x.y/z"
         return r
     }
@@ -95,7 +96,7 @@ import TestSupport
         "\"1\"", "[]", "{}", "1 ", " 1", "1.5.5", "--1", "-", "0x10", "1_000", "١",
     ]
 
-    static let fields = ["v", "ts", "seq", "rssi", "rssi_filtered", "power", "distance", "interval", "samples",
+    static let fields = ["v", "ts", "seq", "rssi", "rssi_filtered", "rssi_sd", "power", "distance", "interval", "samples",
                          "major", "minor", "tx_power"]
 
     @Test(arguments: fields)
@@ -192,6 +193,7 @@ import TestSupport
             r.kind = kinds[Int(rng.next() % UInt64(kinds.count))]
             if rng.next() % 2 == 0 { r.interval = Self.randomDouble(&rng, scale: 10) }
             if rng.next() % 2 == 0 { r.samples = Int(rng.next() % 100) }
+            if rng.next() % 2 == 0 { r.rssiSD = Self.randomDouble(&rng, scale: 10) }
             if rng.next() % 2 == 0 { r.major = UInt16(rng.next() % 65536); r.minor = UInt16(rng.next() % 65536) }
             if rng.next() % 3 == 0 { r.name = ["Cat", "Küche 🐈", "a\"b\\c\n", ""][Int(rng.next() % 4)] }
             if rng.next() % 5 == 0 { r.telemetry = BeaconTelemetry(batteryMillivolts: 3000, motion: true) }

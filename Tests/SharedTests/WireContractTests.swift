@@ -16,7 +16,12 @@ import TestSupport
                               power: -59, distance: 2.1, proximity: .near, kind: .iBeacon, mac: "c8:1f:66:0a:1b:2c")
         r.uuid = "e2c56db5-dffb-48d2-b060-d0f5a71096e0"; r.major = 675; r.minor = 23
         r.telemetry = BeaconTelemetry(batteryMillivolts: 3000, temperature: 21.5)
+        r.rssiSD = 2.83
         #expect(try problems(r, "reading.schema.json") == [])
+        #expect(String(decoding: try WireFormat.encode(r), as: UTF8.self).contains("\"rssi_sd\":2.83"))
+        r.rssiSD = 0.001
+        #expect(try problems(r, "reading.schema.json") != [], "no radio reads to a thousandth of a dB")
+        r.rssiSD = 2.83
         r.mac = "C8-1F"
         #expect(try problems(r, "reading.schema.json") != [], "the validator must catch a bad mac")
     }
@@ -57,6 +62,7 @@ import TestSupport
             #expect(try WireFormat.decode(BeaconReading.self, from: reading.fastJSON()) == reading)
             reading.uuid = "e2c56db5-dffb-48d2-b060-d0f5a71096e0"; reading.major = 675; reading.minor = 23
             reading.name = "Cat"; reading.interval = 0.1; reading.samples = 3; reading.addressType = "random"; reading.txPower = -59
+            reading.rssiSD = 2.05
             reading.telemetry = BeaconTelemetry(batteryMillivolts: 3000, temperature: 21.5)
             reading.namespace = "edd1ebeac04e5defa017"; reading.instance = "0bdb87539b67"; reading.url = "https://x.y/z"
             #expect(try WireFormat.decode(BeaconReading.self, from: reading.fastJSON()) == reading)

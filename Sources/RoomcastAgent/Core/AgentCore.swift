@@ -228,6 +228,8 @@ public struct AgentCore: Sendable {
         r.name = identity.name
         r.interval = interval.map { ($0 * 1000).rounded() / 1000 }
         r.samples = samples
+        // Only a level the filter made has its spread; the floor of an unavailable RSSI has none.
+        if report.rssi != nil, let sd = range.rssiSD, sd > 0 { r.rssiSD = max(0.01, (sd * 100).rounded() / 100) }
         if let beacon = identity.beacon { Self.addBeaconFields(beacon, to: &r) }
         return r
     }

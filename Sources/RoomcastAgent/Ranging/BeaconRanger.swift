@@ -61,12 +61,15 @@ public struct BeaconRanger: Sendable, Equatable {
         public var power: Int
         public var distance: Double
         public var proximity: Proximity
+        /// The filter's standard deviation of `rssiFiltered` (dB); nil when nothing was filtered.
+        public var rssiSD: Double?
 
-        public init(rssiFiltered: Double, power: Int, distance: Double, proximity: Proximity) {
+        public init(rssiFiltered: Double, power: Int, distance: Double, proximity: Proximity, rssiSD: Double? = nil) {
             self.rssiFiltered = rssiFiltered
             self.power = power
             self.distance = distance
             self.proximity = proximity
+            self.rssiSD = rssiSD
         }
     }
 
@@ -78,6 +81,7 @@ public struct BeaconRanger: Sendable, Equatable {
             ?? config.maxDistance
         let silent = now - lastSeen > config.unknownAfter
         return Range(rssiFiltered: filtered, power: power, distance: d,
-                     proximity: silent ? .unknown : Proximity(distance: d, config: config))
+                     proximity: silent ? .unknown : Proximity(distance: d, config: config),
+                     rssiSD: filter.variance.squareRoot())
     }
 }

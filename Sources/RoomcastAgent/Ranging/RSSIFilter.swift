@@ -43,7 +43,9 @@ public struct RSSIFilter: Sendable, Equatable {
 
         guard let x = estimate, config.kalman else {
             estimate = measured
-            variance = config.measurementNoise
+            // One sample's noise, or its median's: 1/n for up to two, about π/(2n) for more.
+            let n = Double(w.count)
+            variance = config.measurementNoise * (n <= 2 ? 1 / n : Double.pi / (2 * n))
             return measured
         }
         let p = variance + config.processNoise * dt

@@ -146,6 +146,8 @@ public struct InputIntake: Sendable {
         if !r.distance.isFinite || r.distance < 0 || r.distance > 1000 { return "distance out of range" }
         if r.power < -127 || r.power > 20 { return "power out of range" }
         if let i = r.interval, !i.isFinite || i < 0 || i > 3600 { return "interval out of range" }
+        // A spread of 0 would make a reading infinitely sure; no radio reads to a hundredth of a dB.
+        if let d = r.rssiSD, !d.isFinite || d < 0.01 || d > 100 { return "rssi_sd out of range" }
         if let p = TopicName.problem(with: r.node) { return "node name \(p)" }
         // The name goes out again in presence and discovery: no longer than a device can
         // advertise (a Complete Local Name is at most 248 octets, Core 5.4 Vol 3 Part C §12.1).

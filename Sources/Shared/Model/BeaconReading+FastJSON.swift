@@ -23,6 +23,7 @@ extension BeaconReading {
         w.key(#""proximity":"#); w.string(proximity.rawValue)
         w.key(#""rssi":"#); w.int(Int64(rssi))
         w.key(#""rssi_filtered":"#); w.number(rssiFiltered)
+        w.key(#""rssi_sd":"#); if let rssiSD { w.number(rssiSD) } else { w.skip() }
         w.key(#""samples":"#); if let samples { w.int(Int64(samples)) } else { w.skip() }
         w.key(#""seq":"#); w.uint(seq)
         w.key(#""telemetry":"#); if let telemetry, let bytes = try? WireFormat.encode(telemetry) { w.raw(bytes) } else { w.skip() }

@@ -35,7 +35,7 @@ struct FastReadingReader {
     /// Keys of the reading, one bit each, to refuse a repeated key and find missing ones.
     private enum Key: Int {
         case v, id, node, ts, seq, rssi, rssiFiltered, power, distance, proximity, kind, mac
-        case addressType, name, uuid, major, minor, namespace, instance, url, txPower, interval, samples
+        case addressType, name, uuid, major, minor, namespace, instance, url, txPower, interval, samples, rssiSD
     }
 
     private static let requiredMask: UInt32 = (1 << 12) - 1
@@ -53,6 +53,7 @@ struct FastReadingReader {
         var rssiFiltered: Double?, power: Int?, distance: Double?, proximity: Proximity?, kind: BeaconKind?, mac: String?
         var addressType: String?, name: String?, uuid: String?, major: UInt16?, minor: UInt16?
         var namespace: String?, instance: String?, url: String?, txPower: Int?, interval: Double?, samples: Int?
+        var rssiSD: Double?
         var seen: UInt32 = 0
 
         skipSpace()
@@ -98,6 +99,7 @@ struct FastReadingReader {
                 case .txPower: guard let x = readInt() else { return nil }; txPower = x
                 case .interval: guard let x = readDouble() else { return nil }; interval = x
                 case .samples: guard let x = readInt() else { return nil }; samples = x
+                case .rssiSD: guard let x = readDouble() else { return nil }; rssiSD = x
                 }
                 skipSpace()
                 if take(0x2C) { skipSpace(); continue }  // ,
@@ -122,6 +124,7 @@ struct FastReadingReader {
         r.txPower = txPower
         r.interval = interval
         r.samples = samples
+        r.rssiSD = rssiSD
         return r
     }
 
@@ -199,7 +202,7 @@ struct FastReadingReader {
         case 3: return is_("seq") ? .seq : is_("mac") ? .mac : is_("url") ? .url : nil
         case 4: return is_("node") ? .node : is_("rssi") ? .rssi : is_("kind") ? .kind : is_("name") ? .name : is_("uuid") ? .uuid : nil
         case 5: return is_("power") ? .power : is_("major") ? .major : is_("minor") ? .minor : nil
-        case 7: return is_("samples") ? .samples : nil
+        case 7: return is_("samples") ? .samples : is_("rssi_sd") ? .rssiSD : nil
         case 8: return is_("distance") ? .distance : is_("instance") ? .instance : is_("interval") ? .interval : is_("tx_power") ? .txPower : nil
         case 9: return is_("proximity") ? .proximity : is_("namespace") ? .namespace : nil
         case 12: return is_("address_type") ? .addressType : nil

@@ -10,6 +10,9 @@ public struct BeaconReading: Codable, Sendable, Equatable {
     public var seq: UInt64
     public var rssi: Int
     public var rssiFiltered: Double
+    /// How sure the node is of `rssiFiltered`: its filter's standard deviation (dB). A beacon
+    /// heard less often is known less well, and its readings count for less (docs/fusion.md).
+    public var rssiSD: Double?
     /// Reference RSSI at 1 m used for the distance.
     public var power: Int
     public var distance: Double
@@ -51,6 +54,7 @@ public struct BeaconReading: Codable, Sendable, Equatable {
         case v, id, node, ts, seq, rssi, power, distance, proximity, kind, mac, name
         case uuid, major, minor, namespace, instance, url, telemetry, interval, samples
         case rssiFiltered = "rssi_filtered"
+        case rssiSD = "rssi_sd"
         case addressType = "address_type"
         case txPower = "tx_power"
     }
