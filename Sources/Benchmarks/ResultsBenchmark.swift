@@ -234,6 +234,7 @@ enum ResultsBenchmark {
         Ablation(label: "no spot (a still beacon's every second counted anew)") { $0.spotShare = 0 },
         Ablation(label: "no switch cost (the likeliest room is shown)") { $0.switchCost = 0 },
         Ablation(label: "rooms no node hears as likely as the weakest heard") { $0.unheardPenalty = 0 },
+        Ablation(label: "every second in full (the nodes' `rssi_sd` not weighed)") { $0.levelVariance = .infinity },
         // The simulated `bound` and `ceil-nearest` declare away the moment a person leaves;
         // this row shows what the default wait costs there and what it buys on a recording.
         Ablation(label: "away after 10 s of silence (`away_timeout_s`, default 30)", change: { _ in },

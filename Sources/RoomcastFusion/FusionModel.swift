@@ -34,9 +34,9 @@ public struct FusionModel: Sendable, Equatable {
     public var membershipWeight: Double = 0.8
     public var geometryWeight: Double = 0.5
     /// The variance of the levels those weights were chosen on (dB²): what the agent's filter
-    /// reports for the Kolakowski tag, heard three times a second (2.05 dB). A beacon whose levels the
-    /// nodes are less sure of (heard once a second: 8 dB²) counts in proportion
-    /// (`FusionEngine.levelCertainty`).
+    /// reports for the Kolakowski tag, whose packets arrive about six times a second (±2.05 dB,
+    /// the median over the recordings). A beacon whose levels the nodes are less sure of (heard
+    /// once a second: 8 dB²) counts in proportion (`FusionEngine.levelCertainty`).
     public var levelVariance: Double = 4.2
     /// With taught rooms, the share of that second's weight their likelihood takes, the rest
     /// staying with membership or positions: they are two readings of the same levels, so the
