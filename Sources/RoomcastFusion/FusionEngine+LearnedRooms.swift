@@ -9,6 +9,8 @@ struct TaughtRooms: Sendable {
     /// Per taught room: its engine index and, per node, the level learned there (nil: that
     /// node never heard the beacon in this room).
     var rooms: [(room: Int, levels: [Level?])] = []
+    /// Per node, the mean log precision of the rooms taught where it heard the beacon (0: none).
+    var meanLogPrecision: [Double] = []
 
     struct Level: Sendable {
         var mean: Double
@@ -38,6 +40,10 @@ extension FusionEngine {
                                   heard: min(1, level.seconds / room.seconds))
             }
             index.rooms.append((r, levels))
+        }
+        index.meanLogPrecision = (0..<nodes.count).map { n in
+            let logs = index.rooms.compactMap { $0.levels[n].map { log($0.precision) } }
+            return logs.isEmpty ? 0 : logs.reduce(0, +) / Double(logs.count)
         }
         taught = index
     }
@@ -79,7 +85,10 @@ extension FusionEngine {
             for n in scratchNodes {
                 guard n < levels.count, let level = levels[n] else { continue }
                 let e = slots[base + n].fast - power - level.mean - offset
-                ll -= 0.5 * level.precision * e * e
+                // The Gaussian's own normalisation: a room taught with a broad spread explains
+                // any level a little, and must pay for that breadth, or it wins every beacon at a
+                // spot the label did not cover from the sharply taught room it is in.
+                ll -= 0.5 * level.precision * e * e - 0.5 * log(level.precision)
             }
             // Nodes that heard it in this room and are online, but are silent now.
             for n in 0..<min(levels.count, nodes.count) where nodes[n].online {
@@ -92,7 +101,9 @@ extension FusionEngine {
         // node's residual about one spread, and the offset about one prior spread. So an untaught
         // room loses only to a taught room that matches better than a typical match, and wins
         // over one that matches worse: the beacon is somewhere the user has not taught.
-        let typical = -0.5 * Double(scratchNodes.count + 1)
+        // Its spread at each node is the taught rooms' typical one there.
+        var typical = -0.5 * Double(scratchNodes.count + 1)
+        for n in scratchNodes where n < taught.meanLogPrecision.count { typical += 0.5 * taught.meanLogPrecision[n] }
         for r in 0..<roomCount where scratchLL[r].isNaN { scratchLL[r] = typical }
         return true
     }

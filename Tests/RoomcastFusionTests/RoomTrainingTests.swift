@@ -168,6 +168,39 @@ import Testing
         #expect(!shown(learned: nil, kitchen: -68, office: -68).contains("hall"))
     }
 
+    /// A room taught with a broad spread (the user walked all over a big room) explains any
+    /// level a little. It must pay for that breadth: a beacon at a spot of a sharply taught room
+    /// that the label did not cover is still that room's, where the broad room matches no
+    /// better than its spread allows. The site's nodes all stand in a porch, so node membership
+    /// cannot tell the nook from the hall: only the taught levels can.
+    @Test func aBroadlyTaughtRoomPaysForItsBreadth() {
+        let nodes = ["n1", "n2", "n3"]
+        let site = SiteModel(rooms: [.init(name: "porch"), .init(name: "nook"), .init(name: "hall")],
+                             nodes: nodes.map { .init(name: $0, room: "porch") })
+        // Levels as heard (dBm); learned means are less the beacon's power (-59).
+        func room(_ name: String, _ levels: [Double], spread: Double) -> LearnedRooms.Room {
+            .init(name: name, seconds: 60, nodes: zip(nodes, levels).map { .init(node: $0, seconds: 60, mean: $1 + 59, spread: spread) })
+        }
+        let taught = LearnedRooms(rooms: [room("nook", [-55, -75, -80], spread: 2), room("hall", [-64, -66, -76], spread: 6),
+                                          room("porch", [-80, -50, -50], spread: 2)])
+        func shown(_ levels: [Double]) -> String? {
+            var engine = FusionEngine(site: site)
+            engine.restore(taught)
+            var synthetic = Synthetic()
+            for t in stride(from: 0.0, to: 60, by: 0.5) {
+                for (node, level) in zip(nodes, levels) { engine.ingest(synthetic.reading(node, rssi: level, at: t), now: t) }
+                _ = engine.tick(now: t)
+            }
+            return engine.decision(for: Synthetic.tag)?.room
+        }
+        // 4 dB off the nook's pattern at each node, 3 to 8 dB off the hall's: the nook's. Without
+        // the breadth paid for, the hall's 6 dB spread explained it better.
+        #expect(shown([-59, -71, -84]) == "nook")
+        // Where the hall was taught, it is the hall's.
+        #expect(shown([-64, -66, -76]) == "hall")
+        #expect(shown([-55, -75, -80]) == "nook")
+    }
+
     @Test func restoreAndForget() {
         var engine = FusionEngine(site: Synthetic.twoRooms)
         let learned = LearnedRooms(rooms: [.init(name: "kitchen", seconds: 30, nodes: [.init(node: "n-kitchen", seconds: 30, mean: -3, spread: 2)]),
