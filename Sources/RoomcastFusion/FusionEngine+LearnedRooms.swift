@@ -9,13 +9,15 @@ struct TaughtRooms: Sendable {
     /// Per taught room: its engine index and, per node, the level learned there (nil: that
     /// node never heard the beacon in this room).
     var rooms: [(room: Int, levels: [Level?])] = []
-    /// Per node, the mean log precision of the rooms taught where it heard the beacon (0: none).
-    var meanLogPrecision: [Double] = []
+    /// Per node, the mean `halfLogPrecision` of the rooms taught where it heard the beacon (0: none).
+    var typicalHalfLogPrecision: [Double] = []
 
     struct Level: Sendable {
         var mean: Double
         /// Inverse of the spread squared, the learned spread widened by `FusionModel.learnedSpreadFloor`.
         var precision: Double
+        /// Half its log: the Gaussian's normalisation, taken once here rather than per evaluation.
+        var halfLogPrecision: Double
         /// Share of the room's labelled seconds the node heard the beacon in.
         var heard: Double
     }
@@ -36,13 +38,14 @@ extension FusionEngine {
             var levels = [TaughtRooms.Level?](repeating: nil, count: nodes.count)
             for level in room.nodes {
                 guard let n = nodeIndex[level.node] else { continue }
-                levels[n] = .init(mean: level.mean, precision: 1 / (level.spread * level.spread + floor * floor),
+                let precision = 1 / (level.spread * level.spread + floor * floor)
+                levels[n] = .init(mean: level.mean, precision: precision, halfLogPrecision: 0.5 * log(precision),
                                   heard: min(1, level.seconds / room.seconds))
             }
             index.rooms.append((r, levels))
         }
-        index.meanLogPrecision = (0..<nodes.count).map { n in
-            let logs = index.rooms.compactMap { $0.levels[n].map { log($0.precision) } }
+        index.typicalHalfLogPrecision = (0..<nodes.count).map { n in
+            let logs = index.rooms.compactMap { $0.levels[n]?.halfLogPrecision }
             return logs.isEmpty ? 0 : logs.reduce(0, +) / Double(logs.count)
         }
         taught = index
@@ -88,7 +91,7 @@ extension FusionEngine {
                 // The Gaussian's own normalisation: a room taught with a broad spread explains
                 // any level a little, and must pay for that breadth, or it wins every beacon at a
                 // spot the label did not cover from the sharply taught room it is in.
-                ll -= 0.5 * level.precision * e * e - 0.5 * log(level.precision)
+                ll -= 0.5 * level.precision * e * e - level.halfLogPrecision
             }
             // Nodes that heard it in this room and are online, but are silent now.
             for n in 0..<min(levels.count, nodes.count) where nodes[n].online {
@@ -103,7 +106,7 @@ extension FusionEngine {
         // over one that matches worse: the beacon is somewhere the user has not taught.
         // Its spread at each node is the taught rooms' typical one there.
         var typical = -0.5 * Double(scratchNodes.count + 1)
-        for n in scratchNodes where n < taught.meanLogPrecision.count { typical += 0.5 * taught.meanLogPrecision[n] }
+        for n in scratchNodes where n < taught.typicalHalfLogPrecision.count { typical += taught.typicalHalfLogPrecision[n] }
         for r in 0..<roomCount where scratchLL[r].isNaN { scratchLL[r] = typical }
         return true
     }
