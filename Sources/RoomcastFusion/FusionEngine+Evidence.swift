@@ -19,12 +19,16 @@ extension FusionEngine {
             // A spot is what was watched: across a span with no evidence longer than evidence
             // stays fresh (the beacon unheard, or the aggregator deaf and reading a backlog)
             // nothing said whether it moved, so what follows is a spot of its own.
-            if newest - s.countedUntil > max(model.freshness, model.freshnessIntervals * s.interval) { s.filter.forgetSpot() }
-            s.countedUntil = max(s.countedUntil, newest)
+            let watched = max(model.freshness, model.freshnessIntervals * s.interval)
+            if newest - s.countedUntil > watched { s.filter.forgetSpot() }
             // Evidence counts per second, not per evaluation: agents publish about once a
             // second, and ticking more often must not count the same readings again. A first
             // evaluation counts as one second.
             let seconds = dt > 0 ? min(dt, 1) : 1
+            // The time this news speaks for, as a label records it: back to the news before
+            // it, as long as evidence stays fresh. A tag heard every 2 s is heard all along.
+            let covered = s.countedUntil.isFinite ? min(newest - s.countedUntil, watched) : seconds
+            s.countedUntil = max(s.countedUntil, newest)
             if scratchRoomLL.count != roomCount { scratchRoomLL = [Double](repeating: 0, count: roomCount) }
             if scratchNoLL.count != roomCount { scratchNoLL = [Double](repeating: 0, count: roomCount) }
             usedGeometry = geometryLikelihood(&s, base: base)
@@ -53,7 +57,7 @@ extension FusionEngine {
                                 secondLogLikelihood: usedGeometry ? scratchRoomLL : scratchNoLL,
                                 seconds: seconds, movingLogLikelihoodRatio: motion, model: model)
             }
-            recordTraining(b, base: base, now: s.lastEvaluation, seconds: seconds)
+            recordTraining(b, base: base, now: s.lastEvaluation, span: covered)
         }
         s.filter.roomLogPosterior(into: &s.logPosterior)
         return usedGeometry

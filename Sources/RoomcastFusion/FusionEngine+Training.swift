@@ -54,13 +54,13 @@ extension FusionEngine {
 
     /// Records this evaluation of beacon `b` into its label, if one runs: each fresh node
     /// (`scratchNodes`) adds its fast average less the beacon's measured power, weighted by
-    /// the part of the evaluation's span, (`now` − `seconds`, `now`], inside the label.
-    mutating func recordTraining(_ b: Int, base: Int, now: Double, seconds: Double) {
+    /// the part of the time its news speaks for, (`now` − `span`, `now`], inside the label.
+    mutating func recordTraining(_ b: Int, base: Int, now: Double, span: Double) {
         guard !training.labels.isEmpty, !scratchNodes.isEmpty else { return }
         let id = beacons[b].id
         guard let l = training.labels.firstIndex(where: { $0.beacon == id }) else { return }
         let label = training.labels[l]
-        let weight = min(now, label.ends) - max(now - seconds, label.started)
+        let weight = min(now, label.ends) - max(now - span, label.started)
         guard weight > 0 else { return }
         let power = beacons[b].power
         training.labels[l].recorded += weight

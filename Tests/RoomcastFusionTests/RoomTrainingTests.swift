@@ -79,6 +79,30 @@ import Testing
         #expect(engine.learnedRooms.isEmpty)
     }
 
+    /// A tag that advertises every 2 s (Eddystone tags often do, to save battery) is heard all
+    /// through its label: each reading speaks for the time back to the one before it, not for
+    /// one second. Counted per second of news, it had half its seconds and was refused.
+    @Test(arguments: [2.0, 3.0])
+    func aTagHeardEveryFewSecondsIsHeardAllThroughItsLabel(interval: Double) throws {
+        var engine = FusionEngine(site: Synthetic.twoRooms)
+        var synthetic = Synthetic()
+        var finished: [FinishedLabel] = []
+        for t in stride(from: 0.0, through: 80, by: 1) {
+            if t == 10 { try engine.beginLabel(room: "office", beacon: tag, seconds: 60, now: t) }
+            if t.truncatingRemainder(dividingBy: interval) == 0 {
+                engine.ingest(synthetic.reading("n-office", rssi: -60, at: t, interval: interval), now: t)
+                engine.ingest(synthetic.reading("n-kitchen", rssi: -75, at: t, interval: interval), now: t)
+            }
+            _ = engine.tick(now: t)
+            finished += engine.takeFinishedLabels()
+        }
+        let label = try #require(finished.first)
+        #expect(label.outcome == .learned)
+        #expect(label.recorded > 60 - interval - 0.01 && label.recorded <= 60)
+        let office = try #require(engine.learnedRooms.room(named: "office")?.level(of: "n-office"))
+        #expect(abs(office.mean - -1) < 0.01 && office.seconds > 60 - interval - 0.01)
+    }
+
     @Test func aCancelledLabelLeavesNothing() throws {
         var engine = FusionEngine(site: Synthetic.twoRooms)
         var synthetic = Synthetic()
