@@ -71,6 +71,7 @@ extension FusionEngine {
         for n in scratchNodes { scratchFresh[n] = true }
         defer { for n in scratchNodes { scratchFresh[n] = false } }
         let levelPrecision = 1 / (model.learnedLevelSpread * model.learnedLevelSpread)
+        let nu = model.learnedDegreesOfFreedom, tail = 0.5 * (nu + 1)
         let rare = log(model.learnedRarely)
         for (r, levels) in taught.rooms {
             // Fit the common offset: the precision-weighted mean residual, shrunk towards 0.
@@ -88,10 +89,12 @@ extension FusionEngine {
             for n in scratchNodes {
                 guard n < levels.count, let level = levels[n] else { continue }
                 let e = slots[base + n].fast - power - level.mean - offset
-                // The Gaussian's own normalisation: a room taught with a broad spread explains
-                // any level a little, and must pay for that breadth, or it wins every beacon at a
-                // spot the label did not cover from the sharply taught room it is in.
-                ll -= 0.5 * level.precision * e * e - level.halfLogPrecision
+                // Student's t: a spot of the room the label did not cover is in the tails, and
+                // costs the room the log of its distance, not its square. With its own
+                // normalisation: a room taught with a broad spread explains any level a little,
+                // and must pay for that breadth, or it wins every beacon at a spot the label did
+                // not cover from the sharply taught room it is in.
+                ll -= tail * log(1 + level.precision * e * e / nu) - level.halfLogPrecision
             }
             // Nodes that heard it in this room and are online, but are silent now.
             for n in 0..<min(levels.count, nodes.count) where nodes[n].online {
@@ -101,11 +104,11 @@ extension FusionEngine {
             scratchLL[r] = ll
         }
         // A room that was not taught scores as a taught room does when the beacon is in it: each
-        // node's residual about one spread, and the offset about one prior spread. So an untaught
+        // node's residual one spread, and the offset one prior spread. So an untaught
         // room loses only to a taught room that matches better than a typical match, and wins
         // over one that matches worse: the beacon is somewhere the user has not taught.
         // Its spread at each node is the taught rooms' typical one there.
-        var typical = -0.5 * Double(scratchNodes.count + 1)
+        var typical = -0.5 - tail * log(1 + 1 / nu) * Double(scratchNodes.count)
         for n in scratchNodes where n < taught.typicalHalfLogPrecision.count { typical += taught.typicalHalfLogPrecision[n] }
         for r in 0..<roomCount where scratchLL[r].isNaN { scratchLL[r] = typical }
         return true

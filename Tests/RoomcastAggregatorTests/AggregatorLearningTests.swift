@@ -24,8 +24,11 @@ import Testing
                       commands: [(Double, LearnCommand)] = []) throws -> [MessageLogLine] {
         var out: [MessageLogLine] = []
         var seq: UInt64 = 0
+        // Times on the millisecond, as the message log writes them: the JSONL text then
+        // carries exactly these readings.
         var t = from
         while t < to {
+            t = (t * 1000).rounded() / 1000
             seq += 1
             for (node, rssi) in [("kitchen-pi", kitchen), ("office-pi", office)] {
                 var r = BeaconReading(id: tag, node: node, ts: t, seq: seq, rssi: Int(rssi), rssiFiltered: rssi, power: -59,
