@@ -192,6 +192,30 @@ import Testing
         #expect(!shown(learned: nil, kitchen: -68, office: -68).contains("hall"))
     }
 
+    /// A site whose nodes all stand in a porch, beside `rooms`: node membership cannot tell those
+    /// rooms apart, only taught levels can.
+    static func porchSite(nodes: [String], rooms: [String]) -> SiteModel {
+        SiteModel(rooms: [.init(name: "porch")] + rooms.map { .init(name: $0) }, nodes: nodes.map { .init(name: $0, room: "porch") })
+    }
+
+    /// A taught room: `levels` as heard (dBm) at `nodes`, learned less the beacon's power (-59).
+    static func taughtRoom(_ name: String, nodes: [String], _ levels: [Double], spread: Double, seconds: Double) -> LearnedRooms.Room {
+        .init(name: name, seconds: seconds, nodes: zip(nodes, levels).map { .init(node: $0, seconds: seconds, mean: $1 + 59, spread: spread) })
+    }
+
+    /// The room shown after a minute of the tag heard at `levels` by `nodes`, starting from `taught`.
+    static func shownAfterAMinute(site: SiteModel, taught: LearnedRooms, nodes: [String], levels: [Double],
+                                  model: FusionModel = .standard) -> String? {
+        var engine = FusionEngine(site: site, model: model)
+        engine.restore(taught)
+        var synthetic = Synthetic()
+        for t in stride(from: 0.0, to: 60, by: 0.5) {
+            for (node, level) in zip(nodes, levels) { engine.ingest(synthetic.reading(node, rssi: level, at: t), now: t) }
+            _ = engine.tick(now: t)
+        }
+        return engine.decision(for: Synthetic.tag)?.room
+    }
+
     /// A room taught with a broad spread (the user walked all over a big room) explains any
     /// level a little. It must pay for that breadth: a beacon at a spot of a sharply taught room
     /// that the label did not cover is still that room's, where the broad room matches no
@@ -199,24 +223,13 @@ import Testing
     /// cannot tell the nook from the hall: only the taught levels can.
     @Test func aBroadlyTaughtRoomPaysForItsBreadth() {
         let nodes = ["n1", "n2", "n3"]
-        let site = SiteModel(rooms: [.init(name: "porch"), .init(name: "nook"), .init(name: "hall")],
-                             nodes: nodes.map { .init(name: $0, room: "porch") })
-        // Levels as heard (dBm); learned means are less the beacon's power (-59).
+        let site = Self.porchSite(nodes: nodes, rooms: ["nook", "hall"])
         func room(_ name: String, _ levels: [Double], spread: Double) -> LearnedRooms.Room {
-            .init(name: name, seconds: 60, nodes: zip(nodes, levels).map { .init(node: $0, seconds: 60, mean: $1 + 59, spread: spread) })
+            Self.taughtRoom(name, nodes: nodes, levels, spread: spread, seconds: 60)
         }
         let taught = LearnedRooms(rooms: [room("nook", [-55, -75, -80], spread: 2), room("hall", [-64, -66, -76], spread: 6),
                                           room("porch", [-80, -50, -50], spread: 2)])
-        func shown(_ levels: [Double]) -> String? {
-            var engine = FusionEngine(site: site)
-            engine.restore(taught)
-            var synthetic = Synthetic()
-            for t in stride(from: 0.0, to: 60, by: 0.5) {
-                for (node, level) in zip(nodes, levels) { engine.ingest(synthetic.reading(node, rssi: level, at: t), now: t) }
-                _ = engine.tick(now: t)
-            }
-            return engine.decision(for: Synthetic.tag)?.room
-        }
+        func shown(_ levels: [Double]) -> String? { Self.shownAfterAMinute(site: site, taught: taught, nodes: nodes, levels: levels) }
         // 4 dB off the nook's pattern at each node, 3 to 8 dB off the hall's: the nook's. Without
         // the breadth paid for, the hall's 6 dB spread explained it better.
         #expect(shown([-59, -71, -84]) == "nook")
@@ -233,10 +246,9 @@ import Testing
     /// every node stands in the porch.
     @Test func aSpotTheLabelDidNotCoverIsInTheTailsNotOutOfTheRoom() {
         let nodes = ["n1", "n2", "n3", "n4", "n5"]
-        let site = SiteModel(rooms: [.init(name: "porch"), .init(name: "office"), .init(name: "corridor")],
-                             nodes: nodes.map { .init(name: $0, room: "porch") })
+        let site = Self.porchSite(nodes: nodes, rooms: ["office", "corridor"])
         func room(_ name: String, _ levels: [Double], spread: Double) -> LearnedRooms.Room {
-            .init(name: name, seconds: 30, nodes: zip(nodes, levels).map { .init(node: $0, seconds: 30, mean: $1 + 59, spread: spread) })
+            Self.taughtRoom(name, nodes: nodes, levels, spread: spread, seconds: 30)
         }
         let office: [Double] = [-50, -75, -80, -70, -85]
         let taught = LearnedRooms(rooms: [room("office", office, spread: 1.5),
@@ -245,14 +257,7 @@ import Testing
         func shown(_ levels: [Double], degreesOfFreedom: Double = FusionModel.standard.learnedDegreesOfFreedom) -> String? {
             var model = FusionModel.standard
             model.learnedDegreesOfFreedom = degreesOfFreedom
-            var engine = FusionEngine(site: site, model: model)
-            engine.restore(taught)
-            var synthetic = Synthetic()
-            for t in stride(from: 0.0, to: 60, by: 0.5) {
-                for (node, level) in zip(nodes, levels) { engine.ingest(synthetic.reading(node, rssi: level, at: t), now: t) }
-                _ = engine.tick(now: t)
-            }
-            return engine.decision(for: Synthetic.tag)?.room
+            return Self.shownAfterAMinute(site: site, taught: taught, nodes: nodes, levels: levels, model: model)
         }
         let uncovered = [-62] + office.dropFirst()
         #expect(shown(uncovered) == "office")
