@@ -20,14 +20,16 @@ extension FusionEngine {
             // stays fresh (the beacon unheard, or the aggregator deaf and reading a backlog)
             // nothing said whether it moved, so what follows is a spot of its own.
             let watched = max(model.freshness, model.freshnessIntervals * s.interval)
-            if newest - s.countedUntil > watched { s.filter.forgetSpot() }
+            let sinceNews = newest - s.countedUntil
+            if sinceNews > watched { s.filter.forgetSpot() }
             // Evidence counts per second, not per evaluation: agents publish about once a
             // second, and ticking more often must not count the same readings again. A first
             // evaluation counts as one second.
             let seconds = dt > 0 ? min(dt, 1) : 1
             // The time this news speaks for, as a label records it: back to the news before
-            // it, as long as evidence stays fresh. A tag heard every 2 s is heard all along.
-            let covered = s.countedUntil.isFinite ? min(newest - s.countedUntil, watched) : seconds
+            // it (a tag heard every 2 s is heard all along), or, after a silence longer than
+            // evidence stays fresh, one second, as a first evaluation.
+            let covered = sinceNews <= watched ? sinceNews : seconds
             s.countedUntil = max(s.countedUntil, newest)
             if scratchRoomLL.count != roomCount { scratchRoomLL = [Double](repeating: 0, count: roomCount) }
             if scratchNoLL.count != roomCount { scratchNoLL = [Double](repeating: 0, count: roomCount) }

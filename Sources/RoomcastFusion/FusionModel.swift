@@ -112,8 +112,8 @@ public struct FusionModel: Sendable, Equatable {
     public var learnedSpreadFloor: Double = 2
     /// Taught levels are scored as Student's t with this many degrees of freedom, not as a
     /// Gaussian: a label samples a few spots of a room, and a spot it did not cover lies in the
-    /// tails, where a Gaussian would rule the room out. 4 is the usual robust choice (Lange,
-    /// Little and Taylor, 1989); 2 and 8 score within 0.006 of it on the check split.
+    /// tails, where a Gaussian would rule the room out. 4: the usual robust choice (Lange,
+    /// Little and Taylor, 1989), not tuned.
     public var learnedDegreesOfFreedom: Double = 4
     /// Prior spread of the offset common to every node between the taught beacon and this one
     /// (dB): another tag of the same kind, or the same tag held differently.

@@ -103,6 +103,28 @@ import Testing
         #expect(abs(office.mean - -1) < 0.01 && office.seconds > 60 - interval - 0.01)
     }
 
+    /// A silence inside a label is not heard time: the first news after it speaks for one
+    /// second, as a first evaluation does, not for the silence up to the freshness window.
+    @Test func aSilenceInsideALabelIsNotCountedAsHeard() throws {
+        var engine = FusionEngine(site: Synthetic.twoRooms)
+        var synthetic = Synthetic()
+        var finished: [FinishedLabel] = []
+        for t in stride(from: 0.0, through: 80, by: 1) {
+            if t == 10 { try engine.beginLabel(room: "office", beacon: tag, seconds: 60, now: t) }
+            // Heard once a second, except for 20 s in the middle of the label.
+            if !(30..<50).contains(t) {
+                engine.ingest(synthetic.reading("n-office", rssi: -60, at: t, interval: 1), now: t)
+            }
+            _ = engine.tick(now: t)
+            finished += engine.takeFinishedLabels()
+        }
+        let label = try #require(finished.first)
+        #expect(label.outcome == .learned)
+        // 19 s before the silence and 21 after it (its first news one second): not the 43 s that
+        // crediting the silence up to the freshness window (4 s) would give.
+        #expect(abs(label.recorded - 40) < 0.01, "recorded \(label.recorded)")
+    }
+
     @Test func aCancelledLabelLeavesNothing() throws {
         var engine = FusionEngine(site: Synthetic.twoRooms)
         var synthetic = Synthetic()
