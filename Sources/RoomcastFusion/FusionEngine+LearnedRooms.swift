@@ -16,7 +16,7 @@ struct TaughtRooms: Sendable {
         var mean: Double
         /// Inverse of the spread squared, the learned spread widened by `FusionModel.learnedSpreadFloor`.
         var precision: Double
-        /// Half its log: the Gaussian's normalisation, taken once here rather than per evaluation.
+        /// Half its log: the density's normalisation, taken once here rather than per evaluation.
         var halfLogPrecision: Double
         /// Share of the room's labelled seconds the node heard the beacon in.
         var heard: Double

@@ -33,8 +33,8 @@ import TestSupport
         Goal(scenario: "kolakowski-calib", accuracy: 0.955, flapsPerHour: 6, positions: false),
         // Still beacons, 7 h at 42 spots of the Daniş office (measured 0.891 / 0.2 flaps an hour
         // with positions, 0.889 / 0.2 with membership, where a still beacon's spot counts once;
-        // Bermuda-style 0.861 / 33). With positions, each second counted in full whatever the
-        // nodes' certainty of the tag's levels (`rssi_sd`), it was 0.892 / 2.2.
+        // Bermuda-style 0.861 / 33). With positions, counting each second in full whatever the
+        // nodes' certainty of the tag's levels (`rssi_sd`) gives 0.892 / 2.2.
         Goal(scenario: "danis-still", accuracy: 0.88, flapsPerHour: 1),
         Goal(scenario: "danis-still", accuracy: 0.88, flapsPerHour: 0.5, positions: false),
     ]
