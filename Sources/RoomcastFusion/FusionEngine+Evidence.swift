@@ -175,9 +175,15 @@ extension FusionEngine {
         var anchor = 0
         for k in 1..<scratchMeasurements.count where scratchMeasurements[k] > scratchMeasurements[anchor] { anchor = k }
         let rooms = g.rooms(near: scratchColumns[anchor])
+        collectUnheard(g, rooms: rooms, power: s.power, now: s.lastEvaluation)
         let best = scratchColumns.withUnsafeBufferPointer { cols in
             scratchMeasurements.withUnsafeBufferPointer { ms in
-                g.cellLikelihood(columns: cols, measurements: ms, powerSigma: model.powerSigma, rooms: rooms)
+                scratchUnheardColumns.withUnsafeBufferPointer { silent in
+                    scratchUnheardFloors.withUnsafeBufferPointer { floors in
+                        g.cellLikelihood(columns: cols, measurements: ms, unheard: silent, floors: floors,
+                                         powerSigma: model.powerSigma, rooms: rooms)
+                    }
+                }
             }
         }
         guard best >= 0 else { geometry = g; return false }
@@ -188,6 +194,33 @@ extension FusionEngine {
         return true
     }
 
+
+    /// The positioned nodes in `rooms` that hear nothing of the beacon, with the level
+    /// (relative to its 1 m power, as the measurements) below which each stops hearing:
+    /// online for longer than evidence stays fresh, with nothing fresh or recent of it, and
+    /// with a hearing floor learned, and hearing other beacons. Nodes that heard it lately
+    /// are missing, not silent (`scratchStale`), and a node that hears nothing at all is
+    /// deaf: neither says anything here.
+    private mutating func collectUnheard(_ g: SiteGeometry, rooms: [Int], power: Double, now: Double) {
+        scratchUnheardColumns.removeAll(keepingCapacity: true)
+        scratchUnheardFloors.removeAll(keepingCapacity: true)
+        if scratchHeard.count != nodes.count { scratchHeard = [Bool](repeating: false, count: nodes.count) }
+        for n in scratchNodes { scratchHeard[n] = true }
+        for n in scratchStale { scratchHeard[n] = true }
+        defer {
+            for n in scratchNodes { scratchHeard[n] = false }
+            for n in scratchStale { scratchHeard[n] = false }
+        }
+        for n in 0..<min(nodes.count, g.columnOfNode.count) where g.columnOfNode[n] >= 0 && !scratchHeard[n] {
+            let node = nodes[n]
+            guard node.online, node.room >= 0, rooms.contains(node.room),
+                  node.floorReadings >= model.hearingFloorReadings,
+                  now - node.onlineSince > model.freshness,
+                  now - node.lastHeard <= model.freshness else { continue }
+            scratchUnheardColumns.append(g.columnOfNode[n])
+            scratchUnheardFloors.append(node.hearingFloor - node.learnedOffset - power)
+        }
+    }
 
     /// Fingerprints (sites without positions whose nodes transmit; `fingerprints`): adds to
     /// each room how well the beacon's pattern across the nodes matches the pattern of that

@@ -72,6 +72,9 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     var scratchFresh: [Bool] = []
     var scratchColumns: [Int] = []
     var scratchMeasurements: [Double] = []
+    var scratchUnheardColumns: [Int] = []
+    var scratchUnheardFloors: [Double] = []
+    var scratchHeard: [Bool] = []
     var scratchRoomLL: [Double] = []
     var scratchLL: [Double] = []
     /// No evidence for any room: the part of an update that the evidence does not take.
@@ -242,6 +245,8 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
             }
         }
         let adjusted = rssi + nodes[n].rxAdjust
+        trackHearingFloor(n, adjusted)
+        nodes[n].lastHeard = max(nodes[n].lastHeard, ts)
         if slot.count == 0 || ts - slot.ts > settings.maxAge {
             slot.fast = adjusted
             slot.slow = adjusted
@@ -277,6 +282,19 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         if reading.name != nil && state.name == nil { state.name = reading.name }
         beacons[b] = state
         counters.accepted &+= 1
+    }
+
+    /// Moves node `n`'s hearing floor towards the low quantile of what it hears: down a step
+    /// when a level is below it, up by the quantile's share of a step otherwise.
+    mutating func trackHearingFloor(_ n: Int, _ level: Double) {
+        guard level.isFinite else { return }
+        if nodes[n].floorReadings == 0 {
+            nodes[n].hearingFloor = level
+        } else {
+            let q = model.hearingFloorQuantile
+            nodes[n].hearingFloor += model.hearingFloorStep * (level < nodes[n].hearingFloor ? -(1 - q) : q)
+        }
+        if nodes[n].floorReadings < Int.max { nodes[n].floorReadings += 1 }
     }
 
     public mutating func hearingRestored(at now: Double) {
@@ -368,6 +386,15 @@ struct NodeState {
     var calibratedByLinks = false
     /// It transmits a beacon of its own (`nodes[].beacon`).
     var transmits = false
+    /// The weakest level this node reports (with rx_adjust, dBm): a running low quantile
+    /// of everything it hears (`FusionModel.hearingFloorQuantile`), where its radio stops
+    /// hearing. A positioned node that hears nothing says the beacon is below it.
+    var hearingFloor = 0.0
+    /// Readings behind `hearingFloor`; it speaks once there are `FusionModel.hearingFloorReadings`.
+    var floorReadings = 0
+    /// Capture time of the newest reading it sent of any beacon: a node that hears nothing at
+    /// all is deaf (its radio stalled), not silent about one beacon.
+    var lastHeard = -Double.infinity
 
     init(name: String, room: Int, rxAdjust: Double) {
         self.name = name

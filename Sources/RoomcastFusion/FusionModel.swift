@@ -105,6 +105,12 @@ public struct FusionModel: Sendable, Equatable {
     public var rssiSigma: Double = 5
     public var wallSigma: Double = 1
     public var powerSigma: Double = 6
+    /// Where a node stops hearing: the low quantile of every level it reports, tracked in
+    /// steps of this many dB, once it has reported this many levels. A positioned node that
+    /// hears nothing fresh of a beacon says the beacon is where it would be heard below that.
+    public var hearingFloorQuantile: Double = 0.02
+    public var hearingFloorStep: Double = 0.5
+    public var hearingFloorReadings: Int = 200
 
     // MARK: Taught rooms
 

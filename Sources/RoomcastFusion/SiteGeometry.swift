@@ -220,10 +220,13 @@ struct SiteGeometry {
 
     /// Log-likelihood of the cells of `rooms` given per-column measurements `m` (RSSI
     /// minus the beacon's 1 m power), with the beacon's true power offset profiled out
-    /// under a Gaussian prior of `powerSigma`. Fills `cellLL` for those cells; returns
-    /// the best cell.
+    /// under a Gaussian prior of `powerSigma`, and the columns `unheard` that hear nothing,
+    /// each below its floor (on the measurements' scale). Fills `cellLL` for those cells;
+    /// returns the best cell.
     @discardableResult
     mutating func cellLikelihood(columns: UnsafeBufferPointer<Int>, measurements: UnsafeBufferPointer<Double>,
+                                 unheard: UnsafeBufferPointer<Int> = UnsafeBufferPointer(start: nil, count: 0),
+                                 floors: UnsafeBufferPointer<Double> = UnsafeBufferPointer(start: nil, count: 0),
                                  powerSigma: Double, rooms: [Int]) -> Int {
         let count = cellCount
         let prior = Float(1 / (powerSigma * powerSigma))
@@ -256,10 +259,21 @@ struct SiteGeometry {
                 for c in lo..<hi {
                     // Σw(r-b)² + b²/σb² at the optimal offset b = Σwr / (Σw + 1/σb²).
                     let cost = swrr[c] - swr[c] * swr[c] / sw[c]
-                    let v = 0.5 * (slw[c] - cost)
-                    ll[c] = v
-                    if v > bestLL { bestLL = v; best = c }
+                    ll[c] = 0.5 * (slw[c] - cost)
                 }
+                // A node that hears nothing: the level the cell gives it (at that offset)
+                // lies below its floor. Scored by the Gaussian tail above the floor, as a
+                // squared excess: a cell beside a deaf node is as unlikely as one whose
+                // level there would be read that far off.
+                for k in 0..<unheard.count {
+                    let base = unheard[k] * count
+                    let floor = Float(floors[k])
+                    for c in lo..<hi {
+                        let excess = swr[c] / sw[c] + pl[base + c] - floor
+                        if excess > 0 { ll[c] -= 0.5 * wt[base + c] * excess * excess }
+                    }
+                }
+                for c in lo..<hi where ll[c] > bestLL { bestLL = ll[c]; best = c }
             }
         }}}}}}}}
         return best

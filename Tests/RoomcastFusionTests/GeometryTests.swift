@@ -190,4 +190,68 @@ import Shared
         #expect(d.room == "bedroom" && d.floor == 1)
         #expect(try #require(d.position)[2] > 3)
     }
+
+    /// Two rooms mirrored about the wall y = 5, heard alike by two nodes on the wall's ends, so
+    /// that what they hear cannot tell the rooms apart; the north room's own node hears
+    /// another beacon all along, but never this one.
+    static let mirroredSite = SiteModel(
+        rooms: [.init(name: "south", polygon: [[0, 0], [10, 0], [10, 5], [0, 5]]),
+                .init(name: "north", polygon: [[0, 5], [10, 5], [10, 10], [0, 10]])],
+        nodes: [.init(name: "w", room: "south", position: [0.5, 4.9, 2.2]),
+                .init(name: "e", room: "north", position: [9.5, 5.1, 2.2]),
+                .init(name: "n", room: "north", position: [5, 9, 2.2])])
+
+    /// The decision for the tag at (5, 2) in the south room after a minute: heard by `w` and
+    /// `e` only, while `n` hears another beacon at −60…−78 dBm, five times a second.
+    static func shownBesideADeafNode(_ model: FusionModel) throws -> PresenceDecision {
+        var engine = FusionEngine(site: mirroredSite, settings: FusionSettings(), model: model)
+        var synth = Synthetic()
+        let tag = [5.0, 2, 1]
+        for k in 0..<300 {
+            let t = Double(k) * 0.2
+            for node in ["w", "e"] {
+                let position = try #require(mirroredSite.nodes.first { $0.name == node }?.position)
+                engine.ingest(synth.reading(node, rssi: rssi(from: position, to: tag), at: t), now: t)
+            }
+            engine.ingest(synth.reading("n", rssi: -60 - Double(k % 19), at: t, id: Synthetic.other), now: t)
+            _ = engine.tick(now: t)
+        }
+        return try #require(engine.decision(for: Synthetic.tag))
+    }
+
+    @Test func aNodeThatHearsNothingOfTheBeaconRulesOutTheCellsNearIt() throws {
+        // At the mirror spot (5, 8) `n` would hear the tag at about −65 dBm, far above the
+        // weakest level it hears (about −78): the north room is ruled out.
+        let shown = try Self.shownBesideADeafNode(.standard)
+        #expect(shown.room == "south")
+        #expect(shown.confidence > 0.9, "confidence \(shown.confidence)")
+        // Counting only the nodes that hear it, the fit takes the mirror spot in the north room.
+        var deafIgnored = FusionModel.standard
+        deafIgnored.hearingFloorReadings = .max
+        #expect(try Self.shownBesideADeafNode(deafIgnored).room == "north")
+    }
+
+    @Test func aNodeThatHearsNothingAtAllSaysNothing() throws {
+        // `n` deaf to everything (its radio stalled while it stays online): no floor speaks.
+        var engine = FusionEngine(site: Self.mirroredSite, settings: FusionSettings())
+        var synth = Synthetic()
+        let tag = [5.0, 8, 1]
+        for k in 0..<600 {
+            let t = Double(k) * 0.2
+            // For a minute n hears another beacon (its floor is learned); then it falls
+            // silent altogether, and only then does the tag arrive, heard by w and e.
+            if t < 60 {
+                engine.ingest(synth.reading("n", rssi: -60 - Double(k % 19), at: t, id: Synthetic.other), now: t)
+            } else {
+                for node in ["w", "e"] {
+                    let position = try #require(Self.mirroredSite.nodes.first { $0.name == node }?.position)
+                    engine.ingest(synth.reading(node, rssi: Self.rssi(from: position, to: tag), at: t), now: t)
+                }
+            }
+            _ = engine.tick(now: t)
+        }
+        // The tag at (5, 8), beside n: a deaf n must not push it south.
+        let shown = try #require(engine.decision(for: Synthetic.tag))
+        #expect(shown.room == "north", "\(shown.room ?? "away") at \(shown.confidence)")
+    }
 }
