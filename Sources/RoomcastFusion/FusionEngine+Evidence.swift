@@ -198,7 +198,7 @@ extension FusionEngine {
     /// The positioned nodes in `rooms` that hear nothing of the beacon, with the level
     /// (relative to its 1 m power, as the measurements) below which each stops hearing:
     /// online for longer than evidence stays fresh, with nothing fresh or recent of it, and
-    /// with a hearing floor learned, and hearing other beacons. Nodes that heard it lately
+    /// hearing other beacons. Nodes that heard it lately
     /// are missing, not silent (`scratchStale`), and a node that hears nothing at all is
     /// deaf: neither says anything here.
     private mutating func collectUnheard(_ g: SiteGeometry, rooms: [Int], power: Double, now: Double) {
@@ -214,7 +214,7 @@ extension FusionEngine {
         for n in 0..<min(nodes.count, g.columnOfNode.count) where g.columnOfNode[n] >= 0 && !scratchHeard[n] {
             let node = nodes[n]
             guard node.online, node.room >= 0, rooms.contains(node.room),
-                  node.floorReadings >= model.hearingFloorReadings,
+                  !node.hearingFloor.isNaN,
                   now - node.onlineSince > model.freshness,
                   now - node.lastHeard <= model.freshness else { continue }
             scratchUnheardColumns.append(g.columnOfNode[n])

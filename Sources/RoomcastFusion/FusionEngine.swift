@@ -288,13 +288,12 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     /// when a level is below it, up by the quantile's share of a step otherwise.
     mutating func trackHearingFloor(_ n: Int, _ level: Double) {
         guard level.isFinite else { return }
-        if nodes[n].floorReadings == 0 {
+        if nodes[n].hearingFloor.isNaN {
             nodes[n].hearingFloor = level
         } else {
             let q = model.hearingFloorQuantile
             nodes[n].hearingFloor += model.hearingFloorStep * (level < nodes[n].hearingFloor ? -(1 - q) : q)
         }
-        if nodes[n].floorReadings < Int.max { nodes[n].floorReadings += 1 }
     }
 
     public mutating func hearingRestored(at now: Double) {
@@ -386,12 +385,10 @@ struct NodeState {
     var calibratedByLinks = false
     /// It transmits a beacon of its own (`nodes[].beacon`).
     var transmits = false
-    /// The weakest level this node reports (with rx_adjust, dBm): a running low quantile
-    /// of everything it hears (`FusionModel.hearingFloorQuantile`), where its radio stops
-    /// hearing. A positioned node that hears nothing says the beacon is below it.
-    var hearingFloor = 0.0
-    /// Readings behind `hearingFloor`; it speaks once there are `FusionModel.hearingFloorReadings`.
-    var floorReadings = 0
+    /// The weakest level this node reports (with rx_adjust, dBm; NaN until it reports one): a
+    /// running low quantile of everything it hears (`FusionModel.hearingFloorQuantile`), where
+    /// its radio stops hearing. A positioned node that hears nothing says the beacon is below it.
+    var hearingFloor = Double.nan
     /// Capture time of the newest reading it sent of any beacon: a node that hears nothing at
     /// all is deaf (its radio stalled), not silent about one beacon.
     var lastHeard = -Double.infinity

@@ -106,11 +106,12 @@ public struct FusionModel: Sendable, Equatable {
     public var wallSigma: Double = 1
     public var powerSigma: Double = 6
     /// Where a node stops hearing: the low quantile of every level it reports, tracked in
-    /// steps of this many dB, once it has reported this many levels. A positioned node that
-    /// hears nothing fresh of a beacon says the beacon is where it would be heard below that.
+    /// steps of this many dB from its first. A positioned node that hears nothing fresh of a
+    /// beacon says the beacon is where it would be heard below that. Being a quantile of what
+    /// it did hear, the estimate lies above the radio's true floor, where it says less: it
+    /// speaks from the first level.
     public var hearingFloorQuantile: Double = 0.02
     public var hearingFloorStep: Double = 0.5
-    public var hearingFloorReadings: Int = 200
 
     // MARK: Taught rooms
 
