@@ -198,9 +198,8 @@ extension FusionEngine {
     /// The positioned nodes in `rooms` that hear nothing of the beacon, with the level
     /// (relative to its 1 m power, as the measurements) below which each stops hearing:
     /// online for longer than evidence stays fresh, with nothing fresh or recent of it, and
-    /// hearing other beacons. Nodes that heard it lately
-    /// are missing, not silent (`scratchStale`), and a node that hears nothing at all is
-    /// deaf: neither says anything here.
+    /// hearing other beacons. Nodes that heard it lately are missing, not silent
+    /// (`scratchStale`), and a node that hears nothing at all is deaf: neither says anything.
     private mutating func collectUnheard(_ g: SiteGeometry, rooms: [Int], power: Double, now: Double) {
         scratchUnheardColumns.removeAll(keepingCapacity: true)
         scratchUnheardFloors.removeAll(keepingCapacity: true)

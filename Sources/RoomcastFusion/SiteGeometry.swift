@@ -261,10 +261,10 @@ struct SiteGeometry {
                     let cost = swrr[c] - swr[c] * swr[c] / sw[c]
                     ll[c] = 0.5 * (slw[c] - cost)
                 }
-                // A node that hears nothing: the level the cell gives it (at that offset)
-                // lies below its floor. Scored by the Gaussian tail above the floor, as a
-                // squared excess: a cell beside a deaf node is as unlikely as one whose
-                // level there would be read that far off.
+                // A node that does not hear the beacon: the level the cell gives it (at that
+                // offset) lies below its floor. Scored by the Gaussian tail above the floor, as
+                // a squared excess: a cell that would put the node that far above its floor is
+                // as unlikely as one whose level there would be read that far off.
                 for k in 0..<unheard.count {
                     let base = unheard[k] * count
                     let floor = Float(floors[k])
