@@ -59,6 +59,11 @@ extension FusionEngine {
         max(settings.awayTimeout, model.awayIntervals * s.interval)
     }
 
+    /// A silence this long, in a room beacons leave from (`RoomDepartures`), is leaving.
+    func leavingAfter(_ s: BeaconState) -> Double {
+        max(model.freshness, model.awayIntervals * s.interval)
+    }
+
     /// Re-evaluates beacon `b` at `now`; true when its room (or away) changed.
     mutating func evaluate(_ b: Int, now: Double) -> Bool {
         var s = beacons[b]
@@ -115,7 +120,14 @@ extension FusionEngine {
             // Likewise after the aggregator itself was deaf (`hearingRestored`).
             var silentSince = lastOnline.isFinite ? lastOnline : s.resumedAt
             silentSince = max(silentSince, hearingSince)
-            guard now - silentSince > away else { return false }
+            let silence = now - silentSince
+            guard silence > away || (s.room >= 0 && silence > leavingAfter(s) && departures.favoursLeaving(s.room))
+            else { return false }
+            if s.decided && s.room >= 0 {
+                departures.left(s.room)
+                s.leftRoom = s.room
+                s.leftSilentSince = silentSince
+            }
             let wasPresent = s.decided
             s.decided = true
             s.room = -1
@@ -137,6 +149,7 @@ extension FusionEngine {
         }
 
         // Heard again after holding its room without evidence: say so, whatever is decided next.
+        noteReturn(&s, base: base, away: away)
         let heldWithoutEvidence = s.decided && s.room >= 0 && s.reason == "nodes_offline"
         if heldWithoutEvidence { s.reason = "returned" }
 
@@ -173,6 +186,22 @@ extension FusionEngine {
         if heldWithoutEvidence { changed = true }
         explain(&s, base: base)
         return changed
+    }
+
+    /// Heard again after a silence longer than `leavingAfter`: a return to the room it was
+    /// shown in, and when it had been let go already, within the away timeout of the silence's
+    /// start, not a departure after all (`RoomDepartures`).
+    private mutating func noteReturn(_ s: inout BeaconState, base: Int, away: Double) {
+        var newest = -Double.infinity
+        for n in scratchNodes { newest = max(newest, slots[base + n].ts) }
+        if s.decided && s.room < 0 {
+            guard s.leftRoom >= 0 else { return }
+            if newest - s.leftSilentSince <= away { departures.returned(s.leftRoom, undoingDeparture: true) }
+            s.leftRoom = -1
+        } else if s.decided && s.room >= 0 && s.countedUntil.isFinite
+                    && newest - s.countedUntil > leavingAfter(s) {
+            departures.returned(s.room, undoingDeparture: false)
+        }
     }
 
     /// Keeps note of the room gaining on the one shown: the switch's latency is measured from

@@ -75,6 +75,8 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     var scratchUnheardColumns: [Int] = []
     var scratchUnheardFloors: [Double] = []
     var scratchHeard: [Bool] = []
+    /// Which rooms beacons leave the site from (`RoomDepartures`).
+    var departures = RoomDepartures()
     var scratchRoomLL: [Double] = []
     var scratchLL: [Double] = []
     /// No evidence for any room: the part of an update that the evidence does not take.
@@ -420,6 +422,10 @@ struct EvidenceSlot {
 /// One tracked beacon's decision state.
 struct BeaconState {
     var id: BeaconID
+    /// The room it was shown in when it went away, while it may yet turn out to have been a
+    /// silence (-1 otherwise), and when that silence began.
+    var leftRoom = -1
+    var leftSilentSince = 0.0
     var name: String?
     var active = true
     var powerOverride: Double?

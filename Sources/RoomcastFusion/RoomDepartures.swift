@@ -1,0 +1,42 @@
+/// Where beacons leave the site from, learned as the site runs: per room, how many silences
+/// there ended in the beacon leaving (away) and how many in its being heard again in time.
+///
+/// Why: people leave through an entrance, and a beacon that falls silent there has most
+/// likely gone; one that falls silent in a bedroom has most likely been missed for a moment
+/// (a body in the way, a phone's radio asleep: the Kolakowski robot went unheard for 20 s in
+/// the middle of the flat). A room that has seen more departures than returns after a silence
+/// lets a beacon go after a few of its advertising intervals, not the whole away timeout;
+/// every other room keeps the timeout. It needs no setting, and a room mistaken for an entrance
+/// corrects itself: each beacon that comes back in time counts a return there.
+struct RoomDepartures {
+    private var departures: [Double] = []
+    private var returns: [Double] = []
+
+    /// A silence in `room` is taken as leaving once it is longer than a few advertising
+    /// intervals: more silences there have ended in leaving than in coming back, by at least one.
+    func favoursLeaving(_ room: Int) -> Bool {
+        room >= 0 && room < departures.count && departures[room] >= returns[room] + 1
+    }
+
+    /// A beacon last shown in `room` went away.
+    mutating func left(_ room: Int) {
+        guard room >= 0 else { return }
+        grow(to: room + 1)
+        departures[room] += 1
+    }
+
+    /// A beacon silent in `room` for longer than a few advertising intervals was heard again;
+    /// `undoingDeparture` when it had been let go already (it came back within the timeout).
+    mutating func returned(_ room: Int, undoingDeparture: Bool) {
+        guard room >= 0 else { return }
+        grow(to: room + 1)
+        if undoingDeparture { departures[room] = max(0, departures[room] - 1) }
+        returns[room] += 1
+    }
+
+    private mutating func grow(to count: Int) {
+        guard departures.count < count else { return }
+        departures += [Double](repeating: 0, count: count - departures.count)
+        returns += [Double](repeating: 0, count: count - returns.count)
+    }
+}
