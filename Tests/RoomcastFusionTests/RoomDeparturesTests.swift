@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+import RoomcastFusion
+import Shared
+
+/// Away sooner from a room beacons leave from, learned as the site runs (`RoomDepartures`).
+@Suite struct RoomDeparturesTests {
+    /// The kitchen is the entrance here: beacons heard there, then silent, have gone.
+    struct Site {
+        var engine = FusionEngine(site: Synthetic.twoRooms, settings: FusionSettings())
+        var synth = Synthetic()
+        var t = 0.0
+
+        /// `id` heard by `node` (the other node 20 dB fainter) five times a second for `seconds`.
+        mutating func hear(_ id: BeaconID, by node: String, for seconds: Double) {
+            let other = node == "n-kitchen" ? "n-office" : "n-kitchen"
+            let end = t + seconds
+            while t < end {
+                engine.ingest(synth.reading(node, rssi: -60, at: t, id: id), now: t)
+                engine.ingest(synth.reading(other, rssi: -80, at: t, id: id), now: t)
+                _ = engine.tick(now: t)
+                t += 0.2
+            }
+        }
+
+        /// Silence for `seconds`; when `id` was shown away, how long after its last reading.
+        mutating func silence(_ id: BeaconID, for seconds: Double) -> Double? {
+            let start = t - 0.2
+            let end = t + seconds
+            var awayAfter: Double?
+            while t < end {
+                _ = engine.tick(now: t)
+                if awayAfter == nil, let d = engine.decision(for: id), d.room == nil { awayAfter = t - start }
+                t += 0.2
+            }
+            return awayAfter
+        }
+    }
+
+    static func id(_ minor: Int) -> BeaconID {
+        BeaconID("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-7-\(minor)")!
+    }
+
+    @Test func aBeaconSilentWhereBeaconsLeaveFromIsAwayWithinSeconds() throws {
+        var site = Site()
+        // The first to leave from the kitchen waits out the away timeout: nothing is known yet.
+        site.hear(Self.id(1), by: "n-kitchen", for: 20)
+        let firstAway = site.silence(Self.id(1), for: 40)
+        let first = try #require(firstAway)
+        #expect(first > 30 && first < 31, "first away after \(first) s")
+        // The next goes after a few seconds: more left from the kitchen than came back.
+        site.hear(Self.id(2), by: "n-kitchen", for: 20)
+        let secondAway = site.silence(Self.id(2), for: 40)
+        let second = try #require(secondAway)
+        #expect(second > 4 && second < 6, "second away after \(second) s")
+        // A beacon silent in the office, where nobody has left from, keeps its room.
+        site.hear(Self.id(3), by: "n-office", for: 20)
+        let officeAway = site.silence(Self.id(3), for: 40)
+        let office = try #require(officeAway)
+        #expect(office > 30, "office away after \(office) s")
+    }
+
+    @Test func aRoomMistakenForAnEntranceCorrectsItself() throws {
+        var site = Site()
+        for minor in 1...2 {
+            site.hear(Self.id(minor), by: "n-kitchen", for: 20)
+            _ = site.silence(Self.id(minor), for: 40)
+        }
+        // A tag lying in the kitchen, missed for 8 s at a time: let go, then followed back.
+        let tag = Self.id(10)
+        site.hear(tag, by: "n-kitchen", for: 20)
+        var letGo = 0
+        for _ in 0..<4 {
+            if site.silence(tag, for: 8) != nil { letGo += 1 }
+            site.hear(tag, by: "n-kitchen", for: 5)
+            #expect(site.engine.decision(for: tag)?.room == "kitchen")
+        }
+        // Each return in time undoes a departure and counts against the kitchen: after two,
+        // it no longer favours leaving, and a silence of 8 s keeps the room.
+        #expect(letGo == 2, "let go \(letGo) of 4 times")
+    }
+}
