@@ -55,12 +55,15 @@ extension FusionEngine {
     /// Records this evaluation of beacon `b` into its label, if one runs: each fresh node
     /// (`scratchNodes`) adds its fast average less the beacon's measured power, weighted by
     /// the part of the time its news speaks for, (`now` − `span`, `now`], inside the label.
+    /// Evaluations bunched behind a backlog can speak for overlapping times: a label never
+    /// records more than the time it has run.
     mutating func recordTraining(_ b: Int, base: Int, now: Double, span: Double) {
         guard !training.labels.isEmpty, !scratchNodes.isEmpty else { return }
         let id = beacons[b].id
         guard let l = training.labels.firstIndex(where: { $0.beacon == id }) else { return }
         let label = training.labels[l]
-        let weight = min(now, label.ends) - max(now - span, label.started)
+        let elapsed = min(now, label.ends) - label.started
+        let weight = min(min(now, label.ends) - max(now - span, label.started), elapsed - label.recorded)
         guard weight > 0 else { return }
         let power = beacons[b].power
         training.labels[l].recorded += weight

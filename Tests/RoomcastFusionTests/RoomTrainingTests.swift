@@ -26,6 +26,26 @@ import Testing
         return finished
     }
 
+    @Test func evaluationsBunchedBehindABacklogRecordNoMoreThanTheLabel() throws {
+        var engine = FusionEngine(site: Synthetic.twoRooms)
+        var synthetic = Synthetic()
+        func news(_ ts: Double, at now: Double) {
+            engine.ingest(synthetic.reading("n-kitchen", rssi: -60, at: ts), now: now)
+            engine.ingest(synthetic.reading("n-office", rssi: -75, at: ts), now: now)
+            _ = engine.tick(now: now)
+        }
+        news(0, at: 0)
+        try engine.beginLabel(room: "kitchen", beacon: tag, seconds: 5, now: 0.2)
+        // The reading of second 1 is evaluated late (at 1.9), that of second 2 on time: each
+        // speaks for the second back to the news before it, and the two spans overlap by 0.9 s.
+        news(1, at: 1.9)
+        for second in 2...7 { news(Double(second), at: Double(second)) }
+        let label = try #require(engine.takeFinishedLabels().first)
+        #expect(label.outcome == .learned)
+        // Without the bound it recorded 5.2 s of a 5-s label.
+        #expect(label.recorded <= 5 + 1e-9 && label.recorded > 4.5, "recorded \(label.recorded) s")
+    }
+
     @Test func aLabelRecordsWhatEachNodeHeardAndIsLearned() throws {
         var engine = FusionEngine(site: Synthetic.twoRooms)
         var synthetic = Synthetic()
