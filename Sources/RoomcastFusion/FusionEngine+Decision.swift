@@ -148,12 +148,14 @@ extension FusionEngine {
             return wasPresent
         }
 
+        var newest = -Double.infinity
+        for n in scratchNodes { newest = max(newest, slots[base + n].ts) }
+        noteReturn(&s, newest: newest, away: away)
         // Heard again after holding its room without evidence: say so, whatever is decided next.
-        noteReturn(&s, base: base, away: away)
         let heldWithoutEvidence = s.decided && s.room >= 0 && s.reason == "nodes_offline"
         if heldWithoutEvidence { s.reason = "returned" }
 
-        let usedGeometry = step(&s, b: b, base: base, dt: dt)
+        let usedGeometry = step(&s, b: b, base: base, dt: dt, newest: newest)
         guard roomCount > 0 else { return false }
         var best = 0
         for r in 1..<roomCount where s.logPosterior[r] > s.logPosterior[best] { best = r }
@@ -191,9 +193,7 @@ extension FusionEngine {
     /// Heard again after a silence longer than `leavingAfter`: a return to the room it was
     /// shown in, and when it had been let go already, within the away timeout of the silence's
     /// start, not a departure after all (`RoomDepartures`).
-    private mutating func noteReturn(_ s: inout BeaconState, base: Int, away: Double) {
-        var newest = -Double.infinity
-        for n in scratchNodes { newest = max(newest, slots[base + n].ts) }
+    private mutating func noteReturn(_ s: inout BeaconState, newest: Double, away: Double) {
         if s.decided && s.room < 0 {
             guard s.leftRoom >= 0 else { return }
             if newest - s.leftSilentSince <= away { departures.returned(s.leftRoom, undoingDeparture: true) }

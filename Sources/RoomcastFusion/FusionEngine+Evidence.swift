@@ -5,13 +5,12 @@ import Shared
 /// from each kind of knowledge the site has, and how likely it is that the beacon moves.
 extension FusionEngine {
     /// One step of beacon `s`'s room-and-motion filter: predict over `dt`, then, when a fresh
-    /// node has a reading the filter has not counted, update with this evaluation's evidence.
-    /// True when the room likelihood came from positions.
-    mutating func step(_ s: inout BeaconState, b: Int, base: Int, dt: Double) -> Bool {
+    /// node has a reading the filter has not counted (`newest`, the newest fresh reading's
+    /// time), update with this evaluation's evidence. True when the room likelihood came from
+    /// positions.
+    mutating func step(_ s: inout BeaconState, b: Int, base: Int, dt: Double, newest: Double) -> Bool {
         let roomCount = roomNames.count
         s.filter.predict(dt: dt, model: model)
-        var newest = -Double.infinity
-        for n in scratchNodes { newest = max(newest, slots[base + n].ts) }
         var usedGeometry = false
         // Evidence that only ages is no news: counting it again each second would make an old
         // reading at a far node, left over as the beacon leaves, as good as a stream of them.
@@ -175,7 +174,7 @@ extension FusionEngine {
         var anchor = 0
         for k in 1..<scratchMeasurements.count where scratchMeasurements[k] > scratchMeasurements[anchor] { anchor = k }
         let rooms = g.rooms(near: scratchColumns[anchor])
-        collectUnheard(g, rooms: rooms, power: s.power, now: s.lastEvaluation)
+        collectUnheard(g, rooms: rooms, base: base, power: s.power, now: s.lastEvaluation, away: awayAfter(s))
         let best = scratchColumns.withUnsafeBufferPointer { cols in
             scratchMeasurements.withUnsafeBufferPointer { ms in
                 scratchUnheardColumns.withUnsafeBufferPointer { silent in
@@ -197,22 +196,17 @@ extension FusionEngine {
 
     /// The positioned nodes in `rooms` that hear nothing of the beacon, with the level
     /// (relative to its 1 m power, as the measurements) below which each stops hearing:
-    /// online for longer than evidence stays fresh, with nothing fresh or recent of it, and
-    /// hearing other beacons. Nodes that heard it lately are missing, not silent
+    /// online for longer than evidence stays fresh, with nothing of it within the away
+    /// timeout, and hearing other beacons. Nodes that heard it lately are missing, not silent
     /// (`scratchStale`), and a node that hears nothing at all is deaf: neither says anything.
-    private mutating func collectUnheard(_ g: SiteGeometry, rooms: [Int], power: Double, now: Double) {
+    private mutating func collectUnheard(_ g: SiteGeometry, rooms: [Int], base: Int, power: Double, now: Double,
+                                         away: Double) {
         scratchUnheardColumns.removeAll(keepingCapacity: true)
         scratchUnheardFloors.removeAll(keepingCapacity: true)
-        if scratchHeard.count != nodes.count { scratchHeard = [Bool](repeating: false, count: nodes.count) }
-        for n in scratchNodes { scratchHeard[n] = true }
-        for n in scratchStale { scratchHeard[n] = true }
-        defer {
-            for n in scratchNodes { scratchHeard[n] = false }
-            for n in scratchStale { scratchHeard[n] = false }
-        }
-        for n in 0..<min(nodes.count, g.columnOfNode.count) where g.columnOfNode[n] >= 0 && !scratchHeard[n] {
-            let node = nodes[n]
-            guard node.online, node.room >= 0, rooms.contains(node.room),
+        for n in 0..<min(nodes.count, g.columnOfNode.count) where g.columnOfNode[n] >= 0 {
+            let node = nodes[n], slot = slots[base + n]
+            guard slot.count == 0 || now - slot.ts > away,
+                  node.online, node.room >= 0, rooms.contains(node.room),
                   !node.hearingFloor.isNaN,
                   now - node.onlineSince > model.freshness,
                   now - node.lastHeard <= model.freshness else { continue }

@@ -62,8 +62,8 @@ extension FusionEngine {
         let id = beacons[b].id
         guard let l = training.labels.firstIndex(where: { $0.beacon == id }) else { return }
         let label = training.labels[l]
-        let elapsed = min(now, label.ends) - label.started
-        let weight = min(min(now, label.ends) - max(now - span, label.started), elapsed - label.recorded)
+        let end = min(now, label.ends)
+        let weight = min(end - max(now - span, label.started), end - label.started - label.recorded)
         guard weight > 0 else { return }
         let power = beacons[b].power
         training.labels[l].recorded += weight

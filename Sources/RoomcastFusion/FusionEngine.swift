@@ -74,7 +74,6 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     var scratchMeasurements: [Double] = []
     var scratchUnheardColumns: [Int] = []
     var scratchUnheardFloors: [Double] = []
-    var scratchHeard: [Bool] = []
     /// Which rooms beacons leave the site from (`RoomDepartures`).
     var departures = RoomDepartures()
     var scratchRoomLL: [Double] = []
