@@ -5,17 +5,27 @@
 /// likely gone; one that falls silent in a bedroom has most likely been missed for a moment
 /// (a body in the way, a phone's radio asleep: the Kolakowski robot went unheard for 20 s in
 /// the middle of the flat). A room that has seen more departures than returns after a silence
-/// lets a beacon go after a few of its advertising intervals, not the whole away timeout;
-/// every other room keeps the timeout. It needs no setting, and a room mistaken for an entrance
-/// corrects itself: each beacon that comes back in time counts a return there.
+/// lets a beacon go after a few of its advertising intervals, not the whole away timeout; a
+/// room that has seen no long silence yet goes by the site's count, and every other room keeps
+/// the timeout. It needs no setting, and a room mistaken for an entrance corrects itself: each
+/// beacon that comes back in time counts a return there.
 struct RoomDepartures {
     private var departures: [Double] = []
     private var returns: [Double] = []
+    private var siteDepartures = 0.0
+    private var siteReturns = 0.0
 
     /// A silence in `room` is taken as leaving once it is longer than a few advertising
     /// intervals: more silences there have ended in leaving than in coming back, by at least one.
+    /// A room that has seen no such silence yet goes by the whole site's: once beacons have
+    /// left from one room, a beacon that falls silent in a room nobody has been silent in has
+    /// most likely left too (a tag carried out while shown in the room next to the door).
     func favoursLeaving(_ room: Int) -> Bool {
-        room >= 0 && room < departures.count && departures[room] >= returns[room] + 1
+        guard room >= 0 else { return false }
+        if room < departures.count && departures[room] + returns[room] > 0 {
+            return departures[room] >= returns[room] + 1
+        }
+        return siteDepartures >= siteReturns + 1
     }
 
     /// A beacon last shown in `room` went away.
@@ -23,6 +33,7 @@ struct RoomDepartures {
         guard room >= 0 else { return }
         grow(to: room + 1)
         departures[room] += 1
+        siteDepartures += 1
     }
 
     /// A beacon silent in `room` for longer than a few advertising intervals was heard again;
@@ -30,8 +41,12 @@ struct RoomDepartures {
     mutating func returned(_ room: Int, undoingDeparture: Bool) {
         guard room >= 0 else { return }
         grow(to: room + 1)
-        if undoingDeparture { departures[room] = max(0, departures[room] - 1) }
+        if undoingDeparture {
+            departures[room] = max(0, departures[room] - 1)
+            siteDepartures = max(0, siteDepartures - 1)
+        }
         returns[room] += 1
+        siteReturns += 1
     }
 
     private mutating func grow(to count: Int) {

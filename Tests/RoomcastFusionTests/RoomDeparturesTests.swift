@@ -43,6 +43,10 @@ import Shared
 
     @Test func aBeaconSilentWhereBeaconsLeaveFromIsAwayWithinSeconds() throws {
         var site = Site()
+        // A tag in the office missed for 8 s, then heard again: a return there.
+        site.hear(Self.id(9), by: "n-office", for: 20)
+        #expect(site.silence(Self.id(9), for: 8) == nil)
+        site.hear(Self.id(9), by: "n-office", for: 5)
         // The first to leave from the kitchen waits out the away timeout: nothing is known yet.
         site.hear(Self.id(1), by: "n-kitchen", for: 20)
         let firstAway = site.silence(Self.id(1), for: 40)
@@ -53,11 +57,36 @@ import Shared
         let secondAway = site.silence(Self.id(2), for: 40)
         let second = try #require(secondAway)
         #expect(second > 4 && second < 6, "second away after \(second) s")
-        // A beacon silent in the office, where nobody has left from, keeps its room.
+        // A beacon silent in the office, where silences have ended in coming back, keeps its room.
         site.hear(Self.id(3), by: "n-office", for: 20)
         let officeAway = site.silence(Self.id(3), for: 40)
         let office = try #require(officeAway)
         #expect(office > 30, "office away after \(office) s")
+    }
+
+    @Test func aRoomWithNoSilencesOfItsOwnGoesByTheSite() throws {
+        // Before anyone has left, a beacon silent in the office waits out the timeout.
+        var quiet = Site()
+        quiet.hear(Self.id(1), by: "n-office", for: 20)
+        let quietAway = quiet.silence(Self.id(1), for: 40)
+        let waited = try #require(quietAway)
+        #expect(waited > 30, "away after \(waited) s with no departure anywhere")
+        // Once beacons have left from the kitchen, one silent in the office, where nothing has
+        // ever fallen silent, has most likely left too.
+        var site = Site()
+        site.hear(Self.id(1), by: "n-kitchen", for: 20)
+        #expect(site.silence(Self.id(1), for: 40) != nil)
+        site.hear(Self.id(2), by: "n-office", for: 20)
+        let firstOfficeAway = site.silence(Self.id(2), for: 10)
+        let officeAway = try #require(firstOfficeAway)
+        #expect(officeAway > 4 && officeAway < 6, "office away after \(officeAway) s")
+        // Heard again in the office within the timeout: not a departure after all. The office now
+        // goes by its own count (one return), so the next silence there keeps the room.
+        site.hear(Self.id(2), by: "n-office", for: 5)
+        #expect(site.engine.decision(for: Self.id(2))?.room == "office")
+        let nextAway = site.silence(Self.id(2), for: 40)
+        let next = try #require(nextAway)
+        #expect(next > 30, "office away after \(next) s once a beacon came back there")
     }
 
     @Test func aRoomMistakenForAnEntranceCorrectsItself() throws {
