@@ -89,11 +89,11 @@ public struct Trajectory: Sendable, Equatable {
         return Trajectory(legs: route.legs)
     }
 
-    /// Someone teaching the rooms (`aggregator learn --seconds 30` in each): every room of the
-    /// plan in turn, floor by floor, `seconds` in each spent walking between `spots` points of it,
-    /// then staying in the last room until `duration`.
+    /// Someone teaching the rooms (`aggregator learn --seconds 30` in each) as README step 9
+    /// says: every room of the plan in turn, floor by floor, `seconds` in each spent walking
+    /// from one random point of it to the next, then staying in the last room until `duration`.
     static func teachingTour(plan: FloorPlan, duration: Double, rng: inout SeededRandom,
-                             seconds: Double = 30, spots: Int = 3) -> Trajectory {
+                             seconds: Double = 30) -> Trajectory {
         let rooms = plan.rooms.enumerated().sorted { ($0.element.floor, $0.offset) < ($1.element.floor, $1.offset) }.map(\.element)
         guard let first = rooms.first else { return Trajectory(legs: []) }
         var route = Route(plan: plan, room: first, at: randomPoint(in: first, rng: &rng), speed: rng.uniform(0.8, 1.3))
@@ -101,8 +101,7 @@ public struct Trajectory: Sendable, Equatable {
         for room in rooms {
             if room.name != route.room.name { route.go(to: room, rng: &rng) }
             let arrived = route.t
-            for _ in 1..<max(spots, 2) { route.walk(to: randomPoint(in: room, rng: &rng)) }
-            route.stay(max(arrived + seconds - route.t, 1))
+            while route.t < arrived + seconds { route.walk(to: randomPoint(in: room, rng: &rng)) }
         }
         route.stay(max(duration - route.t, 1))
         return Trajectory(legs: route.legs)
