@@ -74,6 +74,27 @@ struct SimulationTests {
         #expect(visited == expected, "\(stays.map { ($0.room ?? "away", Int($0.t1 - $0.t0)) })")
     }
 
+    @Test("the teacher walks each room throughout its 30-s label, as README step 9 says")
+    func teachingTourWalksTheRoom() {
+        let plan = FloorPlan.house
+        var rng = SeededRandom(seed: 7, stream: "tour")
+        let tour = Trajectory.teachingTour(plan: plan, duration: 900, rng: &rng)
+        // Until the last room's label ends, the teacher keeps walking: the only stands are the
+        // 5 s before the first room and the 2 s of each climb of the stairs.
+        let rooms = plan.rooms.count
+        var moving = 0.0
+        var stands: [Double] = []
+        var spots: [Point] = []
+        for leg in tour.legs.dropLast() {
+            if leg.from == leg.to { stands.append(leg.t1 - leg.t0) } else { moving += leg.t1 - leg.t0; spots.append(leg.to) }
+        }
+        #expect(stands.first == 5)
+        #expect(stands.dropFirst().allSatisfy { $0 <= 2 }, "stood \(stands) s")
+        #expect(moving >= 30 * Double(rooms), "walked \(moving) s over \(rooms) rooms")
+        // Several points of each room, not two.
+        #expect(spots.count >= 4 * rooms, "\(spots.count) points over \(rooms) rooms")
+    }
+
     @Test("a short scenario is well-formed", arguments: FloorPlan.names)
     func wellFormed(_ name: String) async throws {
         let plan = try #require(FloorPlan.named(name))
