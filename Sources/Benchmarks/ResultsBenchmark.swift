@@ -36,6 +36,7 @@ enum ResultsBenchmark {
         text += try simulated(homes, seeds: seeds)
         text += try contributions(runs, homes)
         text += try agentFilter(runs, homes, load: load)
+        text += try pathLossExponents(runs, homes)
         if let output {
             try Data(text.utf8).write(to: URL(fileURLWithPath: output))
         } else {
@@ -282,6 +283,24 @@ enum ResultsBenchmark {
             positions += try tableRow(filter.label + ", positions", recorded, simulated, positions: true)
         }
         out += membership + positions
+        return out
+    }
+
+    /// With positions, how fast the signal falls with distance is the site's to say
+    /// (`fusion.path_loss_exponent`): what each value gives on each recording and the check split.
+    static let exponents = [2.0, 2.5, 3.0]
+
+    static func pathLossExponents(_ runs: [(name: String, run: ScenarioRun)], _ homes: [SimulatedHome]) throws -> String {
+        var out = "\n## The path-loss exponent (positions)\n\n"
+        out += "With positions, each site's `fusion.path_loss_exponent`"
+        out += " ([configuration.md](configuration.md#radio-physics-positions-only)); every other setting is the default;"
+        out += " the check split as above (its homes are drawn at 2.2).\n\n"
+        out += tableHead("path_loss_exponent", runs)
+        let defaultExponent = FusionSettings().pathLossExponent
+        for n in exponents {
+            let label = String(format: "%.1f", n) + (n == defaultExponent ? " (default)" : "")
+            out += try tableRow(label, runs, homes.map(\.run), positions: true) { $0.pathLossExponent = n }
+        }
         return out
     }
 

@@ -67,7 +67,7 @@ public struct FusionSettings: SettingTable, Codable, Equatable {
             .flag("learned_rooms", \.learnedRooms, stage: "Knowledge of the site",
                   "Use the rooms taught with `aggregator learn` (docs/fusion.md, Training).", defaultValue: d.learnedRooms),
             .number("path_loss_exponent", \.pathLossExponent, stage: "Radio physics (positions only)", range: 1...6,
-                    "How fast the signal falls with distance (2 in free space, 2–3.5 indoors).", defaultValue: d.pathLossExponent),
+                    "How fast the signal falls with distance (2 in free space, 2–3.5 indoors). What each value gives on the recordings (an open plan, a furnished flat): docs/results.md, \"The path-loss exponent\".", defaultValue: d.pathLossExponent),
             .number("wall_loss_db", \.wallLoss, stage: "Radio physics (positions only)", unit: "dB", range: 0...40,
                     "Extra loss through one wall.", defaultValue: d.wallLoss),
             .number("floor_loss_db", \.floorLoss, stage: "Radio physics (positions only)", unit: "dB", range: 0...60,
