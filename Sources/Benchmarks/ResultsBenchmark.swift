@@ -294,7 +294,8 @@ enum ResultsBenchmark {
         var out = "\n## The path-loss exponent (positions)\n\n"
         out += "With positions, each site's `fusion.path_loss_exponent`"
         out += " ([configuration.md](configuration.md#radio-physics-positions-only)); every other setting is the default;"
-        out += " the check split as above (its homes are drawn at 2.2).\n\n"
+        out += " the check split as above (its homes are drawn at "
+        out += String(format: "%.1f", RadioModel().pathLossExponent) + ").\n\n"
         out += tableHead("path_loss_exponent", runs)
         let defaultExponent = FusionSettings().pathLossExponent
         for n in exponents {
