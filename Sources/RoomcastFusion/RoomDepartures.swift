@@ -10,10 +10,8 @@
 /// the timeout. It needs no setting, and a room mistaken for an entrance corrects itself: each
 /// beacon that comes back in time counts a return there.
 struct RoomDepartures {
-    private var departures: [Double] = []
-    private var returns: [Double] = []
-    private var siteDepartures = 0.0
-    private var siteReturns = 0.0
+    private var departures: [Int] = []
+    private var returns: [Int] = []
 
     /// A silence in `room` is taken as leaving once it is longer than a few advertising
     /// intervals: more silences there have ended in leaving than in coming back, by at least one.
@@ -25,7 +23,8 @@ struct RoomDepartures {
         if room < departures.count && departures[room] + returns[room] > 0 {
             return departures[room] >= returns[room] + 1
         }
-        return siteDepartures >= siteReturns + 1
+        // Read only while a beacon's silence outlasts a few intervals, so summing is cheap.
+        return departures.reduce(0, +) >= returns.reduce(0, +) + 1
     }
 
     /// A beacon last shown in `room` went away.
@@ -33,7 +32,6 @@ struct RoomDepartures {
         guard room >= 0 else { return }
         grow(to: room + 1)
         departures[room] += 1
-        siteDepartures += 1
     }
 
     /// A beacon silent in `room` for longer than a few advertising intervals was heard again;
@@ -41,17 +39,13 @@ struct RoomDepartures {
     mutating func returned(_ room: Int, undoingDeparture: Bool) {
         guard room >= 0 else { return }
         grow(to: room + 1)
-        if undoingDeparture {
-            departures[room] = max(0, departures[room] - 1)
-            siteDepartures = max(0, siteDepartures - 1)
-        }
+        if undoingDeparture { departures[room] = max(0, departures[room] - 1) }
         returns[room] += 1
-        siteReturns += 1
     }
 
     private mutating func grow(to count: Int) {
         guard departures.count < count else { return }
-        departures += [Double](repeating: 0, count: count - departures.count)
-        returns += [Double](repeating: 0, count: count - returns.count)
+        departures += [Int](repeating: 0, count: count - departures.count)
+        returns += [Int](repeating: 0, count: count - returns.count)
     }
 }
