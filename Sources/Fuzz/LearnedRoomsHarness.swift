@@ -5,9 +5,9 @@ import Shared
 /// start-up and hands to fusion (`FusionEngine.restore`).
 ///
 /// Input: the file's bytes. A file that decodes must hold only what the bounds allow
-/// (rooms, nodes, names, finite numbers in range, sorted and unique), re-encode to itself,
-/// and survive a restore, a taught label and a forget: what the aggregator would then write
-/// must decode again. One that does not decode must fail with a `LearnedRoomsError`.
+/// (rooms, nodes, departure counts, names, finite numbers in range, sorted and unique),
+/// re-encode to itself, and survive a restore (which keeps the counts of the site's rooms
+/// only), a taught label and a forget: what the aggregator would then write must decode again. One that does not decode must fail with a `LearnedRoomsError`.
 enum LearnedRoomsHarness {
     static func run(_ input: [UInt8]) {
         let learned: LearnedRooms
@@ -20,7 +20,10 @@ enum LearnedRoomsHarness {
 
         var engine = FusionEngine(site: FuzzSite.site)
         engine.restore(learned)
-        FuzzCheck.require(engine.learnedRooms == learned, "restore changed the state")
+        var restored = learned
+        let siteRooms = Set(FuzzSite.site.rooms.map(\.name))
+        restored.departures.removeAll { !siteRooms.contains($0.room) || $0.left + $0.returned == 0 }
+        FuzzCheck.require(engine.learnedRooms == restored, "restore changed the state")
         let room = FuzzSite.site.rooms[0].name
         do { try engine.beginLabel(room: room, beacon: FuzzSite.cat, seconds: 5, now: FuzzSite.start) } catch {
             FuzzCheck.require(false, "a label on a site room was refused: \(error)")
@@ -59,6 +62,14 @@ enum LearnedRoomsHarness {
                 FuzzCheck.require(n.mean.isFinite && abs(n.mean) <= LearnedRooms.meanBound, "\(when): \(n.node) mean \(n.mean)")
                 FuzzCheck.require(n.spread.isFinite && n.spread >= 0 && n.spread <= LearnedRooms.spreadBound, "\(when): \(n.node) spread \(n.spread)")
             }
+        }
+        FuzzCheck.require(learned.departures.count <= LearnedRooms.maximumRooms, "\(when): \(learned.departures.count) departure records")
+        FuzzCheck.require(zip(learned.departures, learned.departures.dropFirst()).allSatisfy { $0.room < $1.room },
+                          "\(when): departure records not sorted and unique")
+        for d in learned.departures {
+            FuzzCheck.require(TopicName.isValid(d.room), "\(when): departure room name '\(d.room)'")
+            FuzzCheck.require((0...LearnedRooms.countBound).contains(d.left) && (0...LearnedRooms.countBound).contains(d.returned),
+                              "\(when): \(d.room) counts \(d.left)/\(d.returned)")
         }
     }
 }

@@ -39,12 +39,21 @@ extension FusionEngine {
         return training.finished
     }
 
-    /// Everything learned so far (restored and taught).
-    public var learnedRooms: LearnedRooms { training.learned }
+    /// Everything learned so far (restored and taught), with where beacons left the site from.
+    public var learnedRooms: LearnedRooms {
+        var learned = training.learned
+        learned.departures = departures.record(names: roomNames)
+        return learned
+    }
+
+    /// Moves whenever a departure count changes (`RoomDepartures`).
+    public var departuresRevision: UInt64 { departures.revision }
 
     /// Replaces what was learned with `learned` (read back from the state file at start-up).
     public mutating func restore(_ learned: LearnedRooms) {
         training.learned = learned
+        training.learned.departures = []
+        departures.restore(learned.departures, roomIndex: roomIndex)
     }
 
     /// Forgets what was learned about `room`.

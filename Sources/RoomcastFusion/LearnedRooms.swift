@@ -1,11 +1,15 @@
 import Foundation
 import Shared
 
-/// What the user taught: per room, how each node hears a beacon carried there.
+/// What the site learned: per room the user taught, how each node hears a beacon carried
+/// there; and per room, how many silences there ended in the beacon leaving the site or in
+/// its coming back (`RoomDepartures`), so that where beacons leave from outlives a restart.
 ///
 /// Its JSON (the aggregator's state file, and the `learn/state` topic) has the keys
-/// `version`, `rooms`, and per room `name`, `seconds`, `nodes`, per node `node`, `seconds`,
-/// `mean`, `spread` — one word each, so snake_case and Swift spelling agree. Decoding
+/// `version`, `rooms`, `departures`; per room `name`, `seconds`, `nodes`, per node `node`,
+/// `seconds`, `mean`, `spread`; per departure record `room`, `left`, `returned` — one word
+/// each, so snake_case and Swift spelling agree. `departures` is left out when empty (and a
+/// file without it reads as none: files written before it existed read as they were). Decoding
 /// checks every value (`LearnedRooms.decode`): a file that is not what this writes is an
 /// error naming the first bad value's path, never a partial result.
 public struct LearnedRooms: Codable, Sendable, Equatable {
@@ -43,17 +47,35 @@ public struct LearnedRooms: Codable, Sendable, Equatable {
         }
     }
 
+    /// Per room, the silences there that ended in leaving and in coming back.
+    public struct Departures: Codable, Sendable, Equatable {
+        public var room: String
+        /// Silences that ended in the beacon being let go (and not heard again in time).
+        public var left: Int
+        /// Silences after which the beacon was heard again within the away timeout.
+        public var returned: Int
+
+        public init(room: String, left: Int, returned: Int) {
+            self.room = room
+            self.left = left
+            self.returned = returned
+        }
+    }
+
     public var version = 1
     public var rooms: [Room]   // sorted by name
+    /// Sorted by room; only rooms with a silence counted.
+    public var departures: [Departures]
 
-    public init(rooms: [Room] = []) {
+    public init(rooms: [Room] = [], departures: [Departures] = []) {
         self.rooms = rooms.sorted { $0.name < $1.name }
+        self.departures = departures.sorted { $0.room < $1.room }
     }
 
     /// The learned room called `named`, if any.
     public func room(named: String) -> Room? { rooms.first { $0.name == named } }
 
-    /// Whether nothing has been learned.
+    /// Whether no room has been taught (departure counts aside).
     public var isEmpty: Bool { rooms.isEmpty }
 
     /// Pools another session into this one: exact pooled mean/variance weighted by seconds.
@@ -127,10 +149,19 @@ public struct LearnedRooms: Codable, Sendable, Equatable {
     public static let spreadBound = 200.0
     /// Seconds at most, per room or node (about 30 years).
     public static let secondsBound = 1e9
+    /// Departures or returns counted per room at most.
+    public static let countBound = 1_000_000_000
 
     // MARK: Coding
 
-    enum CodingKeys: String, CodingKey { case version, rooms }
+    enum CodingKeys: String, CodingKey { case version, rooms, departures }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(version, forKey: .version)
+        try c.encode(rooms, forKey: .rooms)
+        if !departures.isEmpty { try c.encode(departures, forKey: .departures) }
+    }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -152,6 +183,33 @@ public struct LearnedRooms: Codable, Sendable, Equatable {
             rooms.append(room)
         }
         self.rooms = rooms.sorted { $0.name < $1.name }
+        var records: [Departures] = []
+        if c.contains(.departures) {
+            var list = try c.nestedUnkeyedContainer(forKey: .departures)
+            var counted = Set<String>()
+            while !list.isAtEnd {
+                guard records.count < Self.maximumRooms else {
+                    throw DecodingError.dataCorruptedError(in: list, debugDescription: "more than \(Self.maximumRooms) rooms")
+                }
+                let record = try list.decode(Departures.self)
+                guard counted.insert(record.room).inserted else {
+                    throw DecodingError.dataCorruptedError(in: list, debugDescription: "room '\(record.room)' appears twice")
+                }
+                records.append(record)
+            }
+        }
+        self.departures = records.sorted { $0.room < $1.room }
+    }
+}
+
+extension LearnedRooms.Departures {
+    enum CodingKeys: String, CodingKey { case room, left, returned }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        room = try LearnedRooms.decodeName(c, .room)
+        left = try LearnedRooms.decodeCount(c, .left)
+        returned = try LearnedRooms.decodeCount(c, .returned)
     }
 }
 
@@ -198,6 +256,18 @@ extension LearnedRooms {
             throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "name \(problem)")
         }
         return name
+    }
+
+    static func decodeCount<K: CodingKey>(_ c: KeyedDecodingContainer<K>, _ key: K) throws -> Int {
+        // Read as a number first, so that 1.5 is called what it is rather than a JSON error.
+        let value = try decodeNumber(c, key, -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude)
+        guard value == value.rounded() else {
+            throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "\(value) is not a whole number")
+        }
+        guard (0...Double(countBound)).contains(value) else {
+            throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "\(Int(value)) is outside 0…\(countBound)")
+        }
+        return Int(value)
     }
 
     static func decodeNumber<K: CodingKey>(_ c: KeyedDecodingContainer<K>, _ key: K, _ range: ClosedRange<Double>) throws -> Double {

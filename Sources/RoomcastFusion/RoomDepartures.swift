@@ -8,10 +8,13 @@
 /// lets a beacon go after a few of its advertising intervals, not the whole away timeout; a
 /// room that has seen no long silence yet goes by the site's count, and every other room keeps
 /// the timeout. It needs no setting, and a room mistaken for an entrance corrects itself: each
-/// beacon that comes back in time counts a return there.
+/// beacon that comes back in time counts a return there. The counts are kept in the learned
+/// rooms' state file (`LearnedRooms.departures`), so a restart does not start them over.
 struct RoomDepartures {
     private var departures: [Int] = []
     private var returns: [Int] = []
+    /// Moves whenever a count changes: the state file needs writing.
+    private(set) var revision: UInt64 = 0
 
     /// A silence in `room` is taken as leaving once it is longer than a few advertising
     /// intervals: more silences there have ended in leaving than in coming back, by at least one.
@@ -31,7 +34,8 @@ struct RoomDepartures {
     mutating func left(_ room: Int) {
         guard room >= 0 else { return }
         grow(to: room + 1)
-        departures[room] += 1
+        departures[room] = min(departures[room] + 1, LearnedRooms.countBound)
+        revision &+= 1
     }
 
     /// A beacon silent in `room` for longer than a few advertising intervals was heard again;
@@ -40,7 +44,30 @@ struct RoomDepartures {
         guard room >= 0 else { return }
         grow(to: room + 1)
         if undoingDeparture { departures[room] = max(0, departures[room] - 1) }
-        returns[room] += 1
+        returns[room] = min(returns[room] + 1, LearnedRooms.countBound)
+        revision &+= 1
+    }
+
+    /// The counts, by room name (`names[i]` is room `i`), sorted by name as the state file keeps them.
+    func record(names: [String]) -> [LearnedRooms.Departures] {
+        departures.indices.compactMap { r -> LearnedRooms.Departures? in
+            guard r < names.count, departures[r] + returns[r] > 0 else { return nil }
+            return .init(room: names[r], left: departures[r], returned: returns[r])
+        }.sorted { $0.room < $1.room }
+    }
+
+    /// Replaces the counts with `record`'s (read back from the state file); a room the site
+    /// no longer has is dropped.
+    mutating func restore(_ record: [LearnedRooms.Departures], roomIndex: [String: Int]) {
+        departures = []
+        returns = []
+        for entry in record {
+            guard let r = roomIndex[entry.room] else { continue }
+            grow(to: r + 1)
+            departures[r] = entry.left
+            returns[r] = entry.returned
+        }
+        revision &+= 1
     }
 
     private mutating func grow(to count: Int) {

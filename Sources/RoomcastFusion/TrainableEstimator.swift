@@ -8,6 +8,8 @@ public protocol TrainableEstimator {
     var activeLabels: [ActiveLabel] { get }
     mutating func takeFinishedLabels() -> [FinishedLabel]
     var learnedRooms: LearnedRooms { get }
+    /// Moves whenever what the estimator learned on its own (not taught) changes.
+    var departuresRevision: UInt64 { get }
     mutating func restore(_ learned: LearnedRooms)
     mutating func forgetLearned(room: String)
 }

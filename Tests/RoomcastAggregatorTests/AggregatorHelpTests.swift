@@ -134,7 +134,7 @@ import Testing
               --show                  Print what was learned (the aggregator's retained
                                       learn state).
               --file <file>           With --show: read this state file instead of the
-                                      broker.
+                                      broker; it also lists the rooms beacons leave from.
               -h, --help              Show help information.
 
             """)

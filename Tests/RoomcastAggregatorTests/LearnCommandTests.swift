@@ -1,4 +1,5 @@
 import Foundation
+import RoomcastFusion
 import Shared
 import Testing
 @testable import RoomcastAggregator
@@ -52,5 +53,21 @@ import Testing
         let big = "{\"room\":\"" + String(repeating: "k", count: 2000) + "\"}"
         guard case .failure(let error) = decode(big) else { Issue.record("accepted"); return }
         #expect(error.message.contains("at most 1024"))
+    }
+
+    /// `learn --show --file`: the taught rooms, then where beacons leave the site from.
+    @Test func showPrintsTaughtRoomsAndDepartures() {
+        let rooms = [LearnedRooms.Room(name: "kitchen", seconds: 30, nodes: [.init(node: "kitchen-pi", seconds: 30, mean: -3.5, spread: 2.25)])]
+        let departures = [LearnedRooms.Departures(room: "hall", left: 4, returned: 1), .init(room: "office", left: 1, returned: 3)]
+        #expect(LearnFollower.describe(rooms, active: [], departures: departures) == """
+            kitchen: 30.0 s taught
+              node        heard s  level dB (vs its 1 m power)
+              kitchen-pi     30.0  -3.5 ± 2.2
+            Silences that ended in leaving the site / in coming back, per room:
+              hall    4 left, 1 back  (beacons leave from here)
+              office  1 left, 3 back
+            """)
+        #expect(LearnFollower.describe([], active: [], departures: departures).hasPrefix("No room taught yet.\nSilences"))
+        #expect(LearnFollower.describe([], active: []) == "No room taught yet.")
     }
 }

@@ -72,6 +72,52 @@ import RoomcastLogging
         #expect(records.records(atLeast: .error).contains { $0.message.hasPrefix("learned rooms not saved") })
     }
 
+    /// Where beacons leave from is kept too: the first count at once, later ones at most every
+    /// `departuresSaveInterval` and at a graceful stop; a restart reads them back.
+    @Test func departureCountsAreSavedAndReadBack() async throws {
+        let dir = try directory()
+        let store = LearnedRoomsStore(path: dir + "/learned-rooms.json")
+        let site = AggregatorLearningTests.site
+        func runtime() -> AggregatorRuntime<FusionEngine> {
+            let core = AggregatorCore(engine: FusionEngine(site: site), site: site, topics: Topics(), discovery: nil)
+            return AggregatorRuntime(core: core, election: nil, refreshInterval: .infinity, startedAt: 1000,
+                                     learnedStore: store, logger: Logger(label: "test", level: .error, handler: InMemoryLogHandler()))
+        }
+        /// The tag heard in the kitchen over `from..<to`, then ticks through a silence until `until`;
+        /// when it was shown away.
+        func visit(_ r: AggregatorRuntime<FusionEngine>, from: Double, to: Double, until: Double) async throws -> Double? {
+            for line in try AggregatorLearningTests.lines(from: from, to: to) {
+                _ = await r.handle(topic: line.topic, payload: line.payload, now: line.ts)
+                _ = await r.tick(now: line.ts)
+            }
+            var t = to, away: Double?
+            while t < until {
+                _ = await r.tick(now: t)
+                if away == nil, await r.decision(for: AggregatorLearningTests.tag)?.room == nil { away = t - to }
+                t += 0.5
+            }
+            return away
+        }
+        let first = runtime()
+        try await hear(first, at: 1000)
+        let firstAway = try await visit(first, from: 1000, to: 1020, until: 1060)
+        #expect(firstAway ?? 0 > 25, "the away timeout, not seconds: first away after \(String(describing: firstAway)) s")
+        #expect(try store.load()?.departures == [.init(room: "kitchen", left: 1, returned: 0)])
+        // The kitchen is an entrance now: the next silence there is leaving within seconds. Its
+        // count waits for the interval, or the stop.
+        let second = try #require(try await visit(first, from: 1100, to: 1120, until: 1160))
+        #expect(second < 6)
+        #expect(try store.load()?.departures == [.init(room: "kitchen", left: 1, returned: 0)])
+        await first.persistLearnedAtStop(now: 1160)
+        #expect(try store.load()?.departures == [.init(room: "kitchen", left: 2, returned: 0)])
+        // After a restart the first silence in the kitchen is leaving within seconds too.
+        let restarted = runtime()
+        #expect(await restarted.learnedRooms.departures == [.init(room: "kitchen", left: 2, returned: 0)])
+        try await hear(restarted, at: 1200)
+        let third = try #require(try await visit(restarted, from: 1200, to: 1220, until: 1260))
+        #expect(third < 6)
+    }
+
     /// Connects the runtime and reads its drain marker back, as the broker would deliver it.
     func hear(_ runtime: AggregatorRuntime<FusionEngine>, at now: Double) async throws {
         await runtime.brokerConnected(now: now)

@@ -67,6 +67,13 @@ import Testing
         #expect(try LearnedRooms.decode(bytes) == learned)
         let text = String(decoding: bytes, as: UTF8.self)
         #expect(text.contains("\"version\" : 1") && text.contains("\"spread\""))
+        // No departure counted: no `departures` key, the file as it always was.
+        #expect(!text.contains("departures"))
+        learned.departures = [.init(room: "bed room", left: 0, returned: 2), .init(room: "kitchen", left: 3, returned: 1)]
+        let counted = learned.encoded()
+        let back = try LearnedRooms.decode(counted)
+        #expect(back == learned && back.departures.map(\.room) == ["bed room", "kitchen"])
+        #expect(String(decoding: counted, as: UTF8.self).contains("\"returned\" : 1"))
     }
 
     @Test(arguments: [
@@ -82,6 +89,10 @@ import Testing
         ("{\"version\":1,\"rooms\":[{\"name\":\"k\",\"seconds\":1,\"nodes\":[{\"node\":\"a\",\"seconds\":1,\"mean\":1e300,\"spread\":1}]}]}", "rooms[0].nodes[0].mean"),
         ("{\"version\":1,\"rooms\":[{\"name\":\"k\",\"seconds\":1,\"nodes\":[{\"node\":\"a\",\"seconds\":1,\"mean\":\"loud\",\"spread\":1}]}]}", "rooms[0].nodes[0].mean: expected a number"),
         ("{\"version\":1,\"rooms\":[{\"name\":\"k\",\"seconds\":1,\"nodes\":[]},{\"name\":\"k\",\"seconds\":1,\"nodes\":[]}]}", "appears twice"),
+        ("{\"version\":1,\"rooms\":[],\"departures\":[{\"room\":\"hall\",\"left\":-1,\"returned\":0}]}", "departures[0].left: -1 is outside 0…1000000000"),
+        ("{\"version\":1,\"rooms\":[],\"departures\":[{\"room\":\"hall\",\"left\":1}]}", "departures[0].returned: missing"),
+        ("{\"version\":1,\"rooms\":[],\"departures\":[{\"room\":\"hall\",\"left\":1.5,\"returned\":0}]}", "departures[0].left: 1.5 is not a whole number"),
+        ("{\"version\":1,\"rooms\":[],\"departures\":[{\"room\":\"h\",\"left\":1,\"returned\":0},{\"room\":\"h\",\"left\":1,\"returned\":0}]}", "room 'h' appears twice"),
     ])
     func aBadStateFileIsAClearError(text: String, expected: String) {
         #expect {

@@ -108,4 +108,43 @@ import Shared
         // it no longer favours leaving, and a silence of 8 s keeps the room.
         #expect(letGo == 2, "let go \(letGo) of 4 times")
     }
+
+    @Test func theCountsOutliveARestart() throws {
+        var before = Site()
+        before.hear(Self.id(9), by: "n-office", for: 20)
+        #expect(before.silence(Self.id(9), for: 8) == nil)
+        before.hear(Self.id(9), by: "n-office", for: 5)
+        before.hear(Self.id(1), by: "n-kitchen", for: 20)
+        #expect(before.silence(Self.id(1), for: 40) != nil)
+        // What the state file gets: one departure from the kitchen; in the office one return,
+        // and one departure (the office tag, unheard since, went away meanwhile).
+        var saved = before.engine.learnedRooms
+        #expect(saved.departures == [.init(room: "kitchen", left: 1, returned: 0), .init(room: "office", left: 1, returned: 1)])
+        saved.departures.append(.init(room: "cellar", left: 5, returned: 0))
+        let file = try LearnedRooms.decode(saved.encoded())
+        // A new process restored from the file lets the first beacon silent in the kitchen go
+        // within seconds, and keeps the office's.
+        var after = Site()
+        after.engine.restore(file)
+        #expect(after.engine.learnedRooms.departures.map(\.room) == ["kitchen", "office"], "the cellar is not a room of this site")
+        after.hear(Self.id(2), by: "n-kitchen", for: 20)
+        let kitchenSilence = after.silence(Self.id(2), for: 40)
+        let kitchenAway = try #require(kitchenSilence)
+        #expect(kitchenAway > 4 && kitchenAway < 6, "kitchen away after \(kitchenAway) s")
+        after.hear(Self.id(3), by: "n-office", for: 20)
+        let officeSilence = after.silence(Self.id(3), for: 40)
+        let officeAway = try #require(officeSilence)
+        #expect(officeAway > 30, "office away after \(officeAway) s")
+    }
+
+    /// The state file keeps the counts sorted by room name, whatever order the site lists its rooms in.
+    @Test func theCountsAreWrittenAsTheStateFileReadsThem() throws {
+        let site = SiteModel(rooms: [.init(name: "office"), .init(name: "kitchen")],
+                             nodes: [.init(name: "n-office", room: "office"), .init(name: "n-kitchen", room: "kitchen")])
+        var engine = FusionEngine(site: site, settings: FusionSettings())
+        engine.restore(LearnedRooms(departures: [.init(room: "office", left: 1, returned: 2), .init(room: "kitchen", left: 3, returned: 0)]))
+        let learned = engine.learnedRooms
+        #expect(learned.departures.map(\.room) == ["kitchen", "office"])
+        #expect(try LearnedRooms.decode(learned.encoded()) == learned)
+    }
 }

@@ -14,6 +14,9 @@ extension AggregatorCore {
     /// Moves whenever the learned rooms change: a state file older than this needs writing.
     public var learnedRevision: UInt64 { learning.revision }
 
+    /// Moves whenever the engine's departure counts change (`RoomDepartures`).
+    public var departuresRevision: UInt64 { (engine as? any TrainableEstimator)?.departuresRevision ?? 0 }
+
     /// Refusals not published because too many came at once.
     public var learnRefusalsSuppressed: UInt64 { learning.refusalsSuppressed }
 

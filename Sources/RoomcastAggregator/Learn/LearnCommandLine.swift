@@ -16,7 +16,7 @@ extension AggregatorCLI {
         static let cancel = Flag("cancel", help: "Stop the label running for --beacon; learn nothing from it.")
         static let forget = Option<String?>("forget", value: "room", help: "Forget what was learned for this room.")
         static let show = Flag("show", help: "Print what was learned (the aggregator's retained learn state).")
-        static let file = Option<String?>("file", value: "file", help: "With --show: read this state file instead of the broker.")
+        static let file = Option<String?>("file", value: "file", help: "With --show: read this state file instead of the broker; it also lists the rooms beacons leave from.")
     }
 
     /// `aggregator learn`: sends a learn command to the running aggregator over the broker and
@@ -122,7 +122,7 @@ extension AggregatorCLI {
     private static func showLearned(file: String) -> ExitCode {
         do {
             guard let learned = try LearnedRoomsStore(path: file).load() else { return fail("\(file): no such file", .dataError) }
-            print(LearnFollower.describe(learned.rooms, active: []))
+            print(LearnFollower.describe(learned.rooms, active: [], departures: learned.departures))
             return .success
         } catch {
             return fail("\(error)", .dataError)
@@ -246,14 +246,23 @@ struct LearnFollower: Sendable {
         return text
     }
 
-    /// What `--show` prints.
-    static func describe(_ rooms: [LearnedRooms.Room], active: [ActiveLabel]) -> String {
-        var text = rooms.isEmpty ? "Nothing learned yet.\n" : ""
+    /// What `--show` prints; `departures` only from a state file (the retained state leaves them out).
+    static func describe(_ rooms: [LearnedRooms.Room], active: [ActiveLabel], departures: [LearnedRooms.Departures] = []) -> String {
+        var text = rooms.isEmpty ? "No room taught yet.\n" : ""
         for room in rooms {
             text += "\(room.name): \(number(room.seconds)) s taught\n" + table(room.nodes)
         }
         for label in active {
             text += "Learning now: \(label.room) from \(label.beacon.rawValue), \(number(label.recorded)) s recorded\n"
+        }
+        if !departures.isEmpty {
+            // Why a beacon silent in one room is shown away within seconds and in another only after the timeout.
+            text += "Silences that ended in leaving the site / in coming back, per room:\n"
+            let width = departures.map(\.room.count).max() ?? 0
+            for d in departures {
+                let leaves = d.left >= d.returned + 1 ? "  (beacons leave from here)" : ""
+                text += "  " + d.room.padding(toLength: width, withPad: " ", startingAt: 0) + "  \(d.left) left, \(d.returned) back\(leaves)\n"
+            }
         }
         return String(text.dropLast())
     }

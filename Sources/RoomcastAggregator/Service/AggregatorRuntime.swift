@@ -41,6 +41,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// overwritten by what this run learns.
     private var learnedWritable = true
     private var learnedSavedRevision: UInt64 = 0
+    /// The departure counts (`RoomDepartures`) as last written, and when.
+    private var learnedSavedDepartures: UInt64 = 0
+    private var learnedSavedAt = -Double.infinity
     private let learnLog = RateLimitedLog(interval: 60)
     /// The receiver calibration last logged, and when.
     private var loggedCalibration: [ReceiverCalibrationReport.Node] = []
@@ -89,6 +92,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             }
         }
         self.learnedSavedRevision = self.core.learnedRevision
+        self.learnedSavedDepartures = self.core.departuresRevision
         self.election = election
         self.leaseTopicValue = election?.topic ?? core.topics.aggregatorLease
         self.presencePrefix = core.topics.prefix + "/presence/"
@@ -349,35 +353,56 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         return out
     }
 
-    /// Writes the learned rooms when they changed since the last write.
-    private func persistLearned(now: Double) {
-        guard core.learnedRevision != learnedSavedRevision else { return }
+    /// The departure counts change each time a beacon leaves or comes back: they are written
+    /// at most this often (seconds) and when the aggregator stops, not a disk write per
+    /// person through the door. A crash loses at most this much of them.
+    static var departuresSaveInterval: Double { 300 }
+
+    /// Writes the learned rooms when a room was taught or forgotten since the last write, and
+    /// the departure counts when they changed and `departuresSaveInterval` has passed (or `stopping`).
+    private func persistLearned(now: Double, stopping: Bool = false) {
+        let taught = core.learnedRevision != learnedSavedRevision
+        let counted = core.departuresRevision != learnedSavedDepartures
+            && (stopping || now - learnedSavedAt >= Self.departuresSaveInterval)
+        guard taught || counted else { return }
+        let marked = (core.learnedRevision, core.departuresRevision)
         guard let learnedStore else {
-            learnedSavedRevision = core.learnedRevision
-            if learnLog.admit("nowhere", now: now).admit {
+            (learnedSavedRevision, learnedSavedDepartures) = marked
+            if taught, learnLog.admit("nowhere", now: now).admit {
                 logger.notice("learned rooms are kept in memory only: set learn.state_file to keep them across restarts")
             }
             return
         }
         guard learnedWritable else {
-            learnedSavedRevision = core.learnedRevision
-            logger.error("learned rooms not saved: the state file could not be read at start and is left as it is", metadata: [
-                "learn.state_file": learnedStore.path, "hint": "fix or move the file away, then restart the aggregator"])
+            (learnedSavedRevision, learnedSavedDepartures) = marked
+            if taught {
+                logger.error("learned rooms not saved: the state file could not be read at start and is left as it is", metadata: [
+                    "learn.state_file": learnedStore.path, "hint": "fix or move the file away, then restart the aggregator"])
+            }
             return
         }
         do {
-            try learnedStore.save(core.learnedRooms)
-            learnedSavedRevision = core.learnedRevision
-            logger.info("learned rooms saved", metadata: ["learn.state_file": learnedStore.path,
-                                                          "rooms": "\(core.learnedRooms.rooms.count)"])
+            let learned = core.learnedRooms
+            try learnedStore.save(learned)
+            (learnedSavedRevision, learnedSavedDepartures) = marked
+            learnedSavedAt = now
+            logger.log(level: taught ? .info : .debug, "learned rooms saved", metadata: [
+                "learn.state_file": learnedStore.path, "rooms": "\(learned.rooms.count)",
+                "departure_rooms": "\(learned.departures.count)"])
         } catch {
             // Tried again at the next tick; said at most once a minute.
+            learnedSavedAt = now
             let (admit, suppressed) = learnLog.admit("save", now: now)
             if admit {
                 logger.error("cannot save the learned rooms", metadata: ["learn.state_file": learnedStore.path,
                                                                          "error": "\(error.message)", "suppressed": "\(suppressed)"])
             }
         }
+    }
+
+    /// Writes what was learned and not yet saved (the service's graceful stop).
+    public func persistLearnedAtStop(now: Double) {
+        persistLearned(now: now, stopping: true)
     }
 
     /// What was learned (the dashboard, tests).

@@ -107,6 +107,7 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
         ticker.cancel()
         await ticker.value
         inbound.cancel()
+        await runtime.persistLearnedAtStop(now: clock.now())
         let final = await runtime.stopMessages()
         for m in final.dropLast() { try? mqtt.publish(Self.mqttMessage(m)) }
         await mqtt.shutdown(publishing: final.last.map(Self.mqttMessage), timeout: .seconds(3))
