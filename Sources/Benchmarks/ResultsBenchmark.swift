@@ -153,7 +153,9 @@ enum ResultsBenchmark {
 
             ¹ Taught from kolakowski-calib's sessions 1–2 (`roomcast-sim labels`: a label at the start of
             every stay of 20 s or more); scored on its sessions 3–4 and on the robot run, which the labels
-            never saw. West room is not in sessions 1–2, so it stays untaught.
+            never saw. West room is not in sessions 1–2, so it stays untaught. The taught rooms are carried,
+            not the teaching run's departure counts (`ScenarioRun.train`): those are when its tag was
+            switched off between sessions, and the taught and untaught rows start alike, with none.
 
 
             """

@@ -19,8 +19,14 @@ extension ScenarioRun {
         return ScenarioSessions(truth: scenario.truth).truth(scenario.truth, in: sessions)
     }
 
-    /// Replays the agents' readings with the labels of `sessions` merged in; returns what the
-    /// aggregator learned (starting from `from`).
+    /// Replays the agents' readings with the labels of `sessions` merged in; returns the rooms
+    /// the aggregator was taught (starting from `from`).
+    ///
+    /// The departure counts the replay gathered (`LearnedRooms.departures`) are left behind:
+    /// they record when this run's beacons came and went (a recording's sessions end with the
+    /// tag switched off), not the rooms, and carried into another run they would judge its
+    /// first silences by this one's. A taught run and an untaught one then start alike, with
+    /// no departures, and differ only in what was taught.
     public func train(sessions: Set<Int>? = nil, positions: Bool = true, labels: TruthLabels = TruthLabels(),
                       from learned: LearnedRooms = LearnedRooms()) throws -> LearnedRooms {
         var core = try site(positions: positions).makeCore()
@@ -30,7 +36,9 @@ extension ScenarioRun {
         merged = merged.enumerated().sorted { $0.element.ts != $1.element.ts ? $0.element.ts < $1.element.ts : $0.offset < $1.offset }.map(\.element)
         var report = ReplayRunner.Report()
         try ReplayRunner.run(core: &core, inputs: merged, report: &report) { _ in }
-        return core.learnedRooms
+        var taught = core.learnedRooms
+        taught.departures = learned.departures
+        return taught
     }
 
     /// Roomcast with the default config, starting from `learned`, scored on `sessions` (nil: all).
