@@ -11,8 +11,9 @@ import TestSupport
 /// state, the state file and a restart that loads it; then `aggregator learn` itself.
 @Suite(.serialized, .requiresMosquitto) struct LearnLiveTests {
     /// The home's config with `learn.state_file` in `dir`.
-    static func writeConfig(port: Int, in dir: String) throws -> (config: String, stateFile: String) {
-        let text = try LiveRig.config(port: port, rooms: Home.rooms, nodes: Home.nodes, beacons: Home.beacons, discovery: false)
+    static func writeConfig(port: Int, in dir: String, awayTimeout: Double? = nil) throws -> (config: String, stateFile: String) {
+        let text = try LiveRig.config(port: port, rooms: Home.rooms, nodes: Home.nodes, beacons: Home.beacons, discovery: false,
+                                      awayTimeout: awayTimeout)
         var root = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         let stateFile = "\(dir)/learned-rooms.json"
         root["learn"] = ["state_file": stateFile]
@@ -118,6 +119,48 @@ import TestSupport
 
         aggregator.send(SIGTERM)
         _ = await aggregator.waitForExit()
+        await observer.stop()
+        await feeder.stop()
+        await broker.stop()
+    }
+
+    /// Where beacons leave from outlives a graceful restart of the real binary: the state file
+    /// holds every departure counted, and the restarted aggregator lets the next beacon silent
+    /// in that room go within seconds, not after the away timeout.
+    @Test func departureCountsSurviveAGracefulRestart() async throws {
+        let broker = try await MosquittoBroker.start()
+        let dir = try LiveRig.workDirectory()
+        let (config, stateFile) = try Self.writeConfig(port: broker.port, in: dir, awayTimeout: 15)
+        let observer = try await Observer(port: broker.port)
+        let feeder = try await ReadingFeeder(port: broker.port)
+        /// The cat heard in the kitchen until decided there, then silent: seconds until shown away.
+        func visitAndLeave() async throws -> Double {
+            feeder.set(Home.cat, node: "kitchen-pi", rssi: -60)
+            feeder.set(Home.cat, node: "office-pi", rssi: -76)
+            try await observer.waitForRoom(Home.cat, "kitchen", timeout: .seconds(20))
+            feeder.set(Home.cat, node: "kitchen-pi", rssi: nil)
+            feeder.set(Home.cat, node: "office-pi", rssi: nil)
+            let silent = ContinuousClock.now
+            let away = try await observer.waitForRoom(Home.cat, nil, timeout: .seconds(30))
+            return Double((away - silent).components.seconds)
+        }
+        let first = try LiveRig.startAggregator(configPath: config, instance: "a", in: dir)
+        defer { first.send(SIGKILL) }
+        // The first to leave waits out the 15-s timeout; the kitchen is an entrance from then on.
+        #expect(try await visitAndLeave() >= 14)
+        #expect(try await visitAndLeave() < 10)
+        first.send(SIGTERM)
+        #expect(try await withTimeout(.seconds(10), "aggregator to exit") { await first.waitForExit() } == 0)
+        // The second departure came within the save interval of the first: written at the stop.
+        #expect(try LearnedRoomsStore(path: stateFile).load()?.departures == [.init(room: "kitchen", left: 2, returned: 0)])
+        let fromFile = try await Self.cli(["--show", "--file", stateFile], config: config, in: dir, name: "show-departures")
+        #expect(fromFile.stdout.contains("kitchen  2 left, 0 back  (beacons leave from here)"), "\(fromFile)")
+
+        let restarted = try LiveRig.startAggregator(configPath: config, instance: "a2", in: dir)
+        defer { restarted.send(SIGKILL) }
+        #expect(try await visitAndLeave() < 10)
+        restarted.send(SIGTERM)
+        _ = await restarted.waitForExit()
         await observer.stop()
         await feeder.stop()
         await broker.stop()
