@@ -170,35 +170,13 @@ public struct LearnedRooms: Codable, Sendable, Equatable {
             throw DecodingError.dataCorruptedError(forKey: .version, in: c, debugDescription: "unsupported version \(version) (this aggregator reads version 1)")
         }
         var list = try c.nestedUnkeyedContainer(forKey: .rooms)
-        var rooms: [Room] = []
-        var names = Set<String>()
-        while !list.isAtEnd {
-            guard rooms.count < Self.maximumRooms else {
-                throw DecodingError.dataCorruptedError(in: list, debugDescription: "more than \(Self.maximumRooms) rooms")
-            }
-            let room = try list.decode(Room.self)
-            guard names.insert(room.name).inserted else {
-                throw DecodingError.dataCorruptedError(in: list, debugDescription: "room '\(room.name)' appears twice")
-            }
-            rooms.append(room)
-        }
-        self.rooms = rooms.sorted { $0.name < $1.name }
+        self.rooms = try Self.decodeUnique(&list, Room.self, most: Self.maximumRooms, of: "rooms", name: \.name)
         var records: [Departures] = []
         if c.contains(.departures) {
             var list = try c.nestedUnkeyedContainer(forKey: .departures)
-            var counted = Set<String>()
-            while !list.isAtEnd {
-                guard records.count < Self.maximumRooms else {
-                    throw DecodingError.dataCorruptedError(in: list, debugDescription: "more than \(Self.maximumRooms) rooms")
-                }
-                let record = try list.decode(Departures.self)
-                guard counted.insert(record.room).inserted else {
-                    throw DecodingError.dataCorruptedError(in: list, debugDescription: "room '\(record.room)' appears twice")
-                }
-                records.append(record)
-            }
+            records = try Self.decodeUnique(&list, Departures.self, most: Self.maximumRooms, of: "rooms", name: \.room)
         }
-        self.departures = records.sorted { $0.room < $1.room }
+        self.departures = records
     }
 }
 
@@ -221,19 +199,7 @@ extension LearnedRooms.Room {
         name = try LearnedRooms.decodeName(c, .name)
         seconds = try LearnedRooms.decodeNumber(c, .seconds, 0...LearnedRooms.secondsBound)
         var list = try c.nestedUnkeyedContainer(forKey: .nodes)
-        var nodes: [LearnedRooms.NodeLevel] = []
-        var names = Set<String>()
-        while !list.isAtEnd {
-            guard nodes.count < LearnedRooms.maximumNodes else {
-                throw DecodingError.dataCorruptedError(in: list, debugDescription: "more than \(LearnedRooms.maximumNodes) nodes")
-            }
-            let level = try list.decode(LearnedRooms.NodeLevel.self)
-            guard names.insert(level.node).inserted else {
-                throw DecodingError.dataCorruptedError(in: list, debugDescription: "node '\(level.node)' appears twice")
-            }
-            nodes.append(level)
-        }
-        self.nodes = nodes.sorted { $0.node < $1.node }
+        nodes = try LearnedRooms.decodeUnique(&list, LearnedRooms.NodeLevel.self, most: LearnedRooms.maximumNodes, of: "nodes", name: \.node)
     }
 }
 
@@ -256,6 +222,25 @@ extension LearnedRooms {
             throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "name \(problem)")
         }
         return name
+    }
+
+    /// A list of at most `most` entries, each named once: sorted by name. `of` says what
+    /// they are in the error ("rooms", "nodes").
+    static func decodeUnique<T: Decodable>(_ list: inout UnkeyedDecodingContainer, _ type: T.Type, most: Int, of: String,
+                                           name: (T) -> String) throws -> [T] {
+        var entries: [T] = []
+        var names = Set<String>()
+        while !list.isAtEnd {
+            guard entries.count < most else {
+                throw DecodingError.dataCorruptedError(in: list, debugDescription: "more than \(most) \(of)")
+            }
+            let entry = try list.decode(T.self)
+            guard names.insert(name(entry)).inserted else {
+                throw DecodingError.dataCorruptedError(in: list, debugDescription: "\(of.dropLast()) '\(name(entry))' appears twice")
+            }
+            entries.append(entry)
+        }
+        return entries.sorted { name($0) < name($1) }
     }
 
     static func decodeCount<K: CodingKey>(_ c: KeyedDecodingContainer<K>, _ key: K) throws -> Int {
