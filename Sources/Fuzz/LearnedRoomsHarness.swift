@@ -7,7 +7,8 @@ import Shared
 /// Input: the file's bytes. A file that decodes must hold only what the bounds allow
 /// (rooms, nodes, departure counts, names, finite numbers in range, sorted and unique),
 /// re-encode to itself, and survive a restore (which keeps the counts of the site's rooms
-/// only), a taught label and a forget: what the aggregator would then write must decode again. One that does not decode must fail with a `LearnedRoomsError`.
+/// only), a taught label and a forget: what the aggregator would then write must decode
+/// again. One that does not decode must fail with a `LearnedRoomsError`.
 enum LearnedRoomsHarness {
     static func run(_ input: [UInt8]) {
         let learned: LearnedRooms

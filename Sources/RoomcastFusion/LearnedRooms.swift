@@ -5,8 +5,8 @@ import Shared
 /// there; and per room, how many silences there ended in the beacon leaving the site or in
 /// its coming back (`RoomDepartures`), so that where beacons leave from outlives a restart.
 ///
-/// Its JSON (the aggregator's state file, and the `learn/state` topic) has the keys
-/// `version`, `rooms`, `departures`; per room `name`, `seconds`, `nodes`, per node `node`,
+/// Its JSON (the aggregator's state file; the `learn/state` topic carries its rooms) has the
+/// keys `version`, `rooms`, `departures`; per room `name`, `seconds`, `nodes`, per node `node`,
 /// `seconds`, `mean`, `spread`; per departure record `room`, `left`, `returned` — one word
 /// each, so snake_case and Swift spelling agree. `departures` is left out when empty (and a
 /// file without it reads as none: files written before it existed read as they were). Decoding
@@ -250,7 +250,8 @@ extension LearnedRooms {
             throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "\(value) is not a whole number")
         }
         guard (0...Double(countBound)).contains(value) else {
-            throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "\(Int(value)) is outside 0…\(countBound)")
+            // Printed as a whole number, not converted to Int: 1e20 would not fit.
+            throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "\(String(format: "%.0f", value)) is outside 0…\(countBound)")
         }
         return Int(value)
     }

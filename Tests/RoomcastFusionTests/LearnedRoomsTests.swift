@@ -91,6 +91,7 @@ import Testing
         ("{\"version\":1,\"rooms\":[{\"name\":\"k\",\"seconds\":1,\"nodes\":[]},{\"name\":\"k\",\"seconds\":1,\"nodes\":[]}]}", "appears twice"),
         ("{\"version\":1,\"rooms\":[],\"departures\":[{\"room\":\"hall\",\"left\":-1,\"returned\":0}]}", "departures[0].left: -1 is outside 0…1000000000"),
         ("{\"version\":1,\"rooms\":[],\"departures\":[{\"room\":\"hall\",\"left\":1}]}", "departures[0].returned: missing"),
+        ("{\"version\":1,\"rooms\":[],\"departures\":[{\"room\":\"hall\",\"left\":1e20,\"returned\":0}]}", "departures[0].left: 100000000000000000000 is outside"),
         ("{\"version\":1,\"rooms\":[],\"departures\":[{\"room\":\"hall\",\"left\":1.5,\"returned\":0}]}", "departures[0].left: 1.5 is not a whole number"),
         ("{\"version\":1,\"rooms\":[],\"departures\":[{\"room\":\"h\",\"left\":1,\"returned\":0},{\"room\":\"h\",\"left\":1,\"returned\":0}]}", "room 'h' appears twice"),
     ])
