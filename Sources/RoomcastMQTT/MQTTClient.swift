@@ -135,10 +135,8 @@ public final class MQTTClient: Sendable {
     /// failure retrying will not fix (credentials, TLS trust), else `.timedOut` with the last failure.
     public func waitUntilConnected(timeout: Duration) async throws(MQTTError) {
         let id = state.withLock { s in s.allocateID() }
-        // The timer ends with the wait: left asleep, it outlived a short-lived caller (a
-        // process that exits seconds later, leaving it for the leak checker).
-        let timer = Mutex<Task<Void, Never>?>(nil)
-        defer { timer.withLock { $0?.cancel() } }
+        let timer = WaitTimer()
+        defer { timer.cancel() }
         let result: Result<Void, MQTTError> = await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Result<Void, MQTTError>, Never>) in
                 let immediate: Result<Void, MQTTError>? = state.withLock { s in
@@ -152,13 +150,11 @@ public final class MQTTClient: Sendable {
                 if let immediate {
                     c.resume(returning: immediate)
                 } else {
-                    let task = Task { [weak self] in
-                        do { try await Task.sleep(for: timeout) } catch { return }
+                    timer.start(after: timeout) { [weak self] in
                         self?.resolveConnectWaiter(id) { s in
                             .failure(.timedOut(seconds: timeout.seconds, lastError: s.lastError?.description))
                         }
                     }
-                    timer.withLock { $0 = task }
                 }
             }
         } onCancel: {
@@ -203,6 +199,8 @@ public final class MQTTClient: Sendable {
         }
         let timeout = Duration.seconds(configuration.connectTimeout)
         let mid = subscribeMid
+        let timer = WaitTimer()
+        defer { timer.cancel() }
         let result: Result<Void, MQTTError> = await withCheckedContinuation { c in
             let early: Int32? = state.withLock { s in
                 if let granted = s.earlySubscribeAcks.removeValue(forKey: mid) { return granted }
@@ -212,10 +210,7 @@ public final class MQTTClient: Sendable {
             if let early {
                 c.resume(returning: early >= 0x80 ? .failure(.subscriptionRejected(filter: filter)) : .success(()))
             } else {
-                Task { [weak self] in
-                    try? await Task.sleep(for: timeout)
-                    self?.resolveSubscribeWaiter(mid, .success(()))
-                }
+                timer.start(after: timeout) { [weak self] in self?.resolveSubscribeWaiter(mid, .success(())) }
             }
         }
         if case .failure(let e) = result {
@@ -228,6 +223,8 @@ public final class MQTTClient: Sendable {
     /// false when `timeout` passed first.
     public func flush(timeout: Duration) async -> Bool {
         let id = state.withLock { s in s.allocateID() }
+        let timer = WaitTimer()
+        defer { timer.cancel() }
         return await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
             let done = state.withLock { s in
                 if s.pendingPublishes.isEmpty { return true }
@@ -237,10 +234,7 @@ public final class MQTTClient: Sendable {
             if done {
                 c.resume(returning: true)
             } else {
-                Task { [weak self] in
-                    try? await Task.sleep(for: timeout)
-                    self?.resolveFlushWaiter(id, false)
-                }
+                timer.start(after: timeout) { [weak self] in self?.resolveFlushWaiter(id, false) }
             }
         }
     }
