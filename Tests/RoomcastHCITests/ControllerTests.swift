@@ -131,4 +131,21 @@ import Testing
         #expect(await controller.isAdvertising)
         await controller.shutdown()
     }
+
+    /// A radio recovery opens a new transport and controller; the old ones must go with their
+    /// shutdown, or a long-running agent on a flaky radio grows by one of each per recovery.
+    @Test func aControllerShutDownLetsItsTransportGo() async throws {
+        let fake = try ScriptedH4Controller(configuration: .init(extended: false))
+        defer { fake.stop() }
+        weak var released: AnyObject?
+        do {
+            let (controller, _) = try makeController(fake)
+            await controller.start()
+            _ = try await withTimeout(.seconds(60), "init") { try await controller.initialize(reset: true) }
+            released = controller.transport as AnyObject
+            await controller.shutdown()
+        }
+        #expect(released != nil)
+        try await eventually("the transport freed after shutdown", timeout: .seconds(30)) { released == nil }
+    }
 }
