@@ -65,8 +65,8 @@ public actor HCIController {
         let transport = self.transport, sink = reportSink, counters = self.counters, activity = self.activity
         let logger = self.logger
         // The route holds the frame stream, not the transport: the transport holds the route,
-        // and a route holding the transport kept both alive after shutdown (one of each per
-        // radio recovery in a long-running agent).
+        // and a route holding the transport would keep both alive after shutdown (one of each
+        // per radio recovery in a long-running agent).
         let frames = transport.frames
         let route = ReportRoute(sink: sink, counters: counters, activity: activity, framesDropped: { frames.dropped })
         // A descriptor's reader thread decodes report events itself and hands them straight over;
