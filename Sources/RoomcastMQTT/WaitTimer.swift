@@ -2,10 +2,8 @@ import Synchronization
 
 /// The timeout of one wait (for a connection, a subscription's acknowledgement, a flush).
 ///
-/// It ends with the wait it bounds: the caller cancels it once the wait is over. Left
-/// asleep, a timer outlives a short-lived caller (a process that exits seconds later
-/// leaves it for the leak checker) and keeps a task per finished wait around until its
-/// timeout.
+/// It ends with the wait it bounds: the caller cancels it once the wait is over, so a
+/// finished wait does not leave a task asleep for the rest of its timeout.
 final class WaitTimer: Sendable {
     private let task = Mutex<Task<Void, Never>?>(nil)
 

@@ -173,9 +173,6 @@ public final class FileDescriptorTransport: HCITransport {
         // The reader thread closes the descriptors once it has left poll().
         if running { _ = exited.wait(timeout: .now() + .seconds(2)) }
         producer.finish()
-        // Nothing is routed after the reader has stopped; what the route holds (the agent's
-        // report stream) is not kept alive by a transport that is shut down.
-        reportRoute.withLock { $0 = nil }
     }
 
     /// Waits until `fd` is readable (or only for the wake pipe when `fd` is -1, for at most
