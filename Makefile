@@ -3,7 +3,7 @@ SHELL := /bin/bash
 SWIFT ?= swift
 BUILD_FLAGS ?=
 
-.PHONY: setup build release demo test bench clean
+.PHONY: setup build release demo test home-assistant bench clean
 
 setup:
 	@bash scripts/setup.sh
@@ -30,14 +30,18 @@ demo: release
 ## (scripts/setup-home-assistant.sh, from PyPI); ROOMCAST_HOME_ASSISTANT=0 leaves them out, and those
 ## tests then skip with a message.
 SCENARIO_BUILD = -c release --scratch-path .build/scenario-release
-test: setup
-	@if [ "$${ROOMCAST_HOME_ASSISTANT:-1}" != 0 ]; then \
-	  for v in 2024.3.3 2025.4.4; do bash scripts/setup-home-assistant.sh $$v >/dev/null; done; fi
+test: setup home-assistant
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	$(SWIFT) test --skip-build $(BUILD_FLAGS) --skip RoomcastScenarioTests
 	@# Release builds leave out testability unless asked; the tests use @testable imports.
 	$(SWIFT) build $(SCENARIO_BUILD) --build-tests -Xswiftc -enable-testing $(BUILD_FLAGS)
 	$(SWIFT) test $(SCENARIO_BUILD) --skip-build $(BUILD_FLAGS) --filter RoomcastScenarioTests
+
+## The Home Assistant releases the HA tests run against, each installed once into its own virtualenv
+## (scripts/setup-home-assistant.sh); ROOMCAST_HOME_ASSISTANT=0 leaves them out.
+home-assistant:
+	@if [ "$${ROOMCAST_HOME_ASSISTANT:-1}" != 0 ]; then \
+	  for v in 2024.3.3 2025.4.4; do bash scripts/setup-home-assistant.sh $$v >/dev/null; done; fi
 
 ## Benchmarks print numbers (release build).
 bench: release
