@@ -26,9 +26,8 @@ demo: release
 ## recordings and simulated homes replayed through the agents and the aggregator, and scored) in a
 ## release build of their own (.build/scenario-release, so `make release` keeps its build), where the
 ## replays run several times faster and leave the timing-bound tests alone.
-## Installs (once) the Home Assistant releases the HA tests run against, 2024.3.3 and 2025.4.4
-## (scripts/setup-home-assistant.sh, from PyPI); ROOMCAST_HOME_ASSISTANT=0 leaves them out, and those
-## tests then skip with a message.
+## Installs (once) the Home Assistant releases the HA tests run against first (`home-assistant`
+## below); with ROOMCAST_HOME_ASSISTANT=0 those tests skip with a message.
 SCENARIO_BUILD = -c release --scratch-path .build/scenario-release
 test: setup home-assistant
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
@@ -37,8 +36,9 @@ test: setup home-assistant
 	$(SWIFT) build $(SCENARIO_BUILD) --build-tests -Xswiftc -enable-testing $(BUILD_FLAGS)
 	$(SWIFT) test $(SCENARIO_BUILD) --skip-build $(BUILD_FLAGS) --filter RoomcastScenarioTests
 
-## The Home Assistant releases the HA tests run against, each installed once into its own virtualenv
-## (scripts/setup-home-assistant.sh); ROOMCAST_HOME_ASSISTANT=0 leaves them out.
+## The Home Assistant releases the HA tests run against, 2024.3.3 and 2025.4.4, each installed once
+## into its own virtualenv from PyPI (scripts/setup-home-assistant.sh); ROOMCAST_HOME_ASSISTANT=0
+## leaves them out.
 home-assistant:
 	@if [ "$${ROOMCAST_HOME_ASSISTANT:-1}" != 0 ]; then \
 	  for v in 2024.3.3 2025.4.4; do bash scripts/setup-home-assistant.sh $$v >/dev/null; done; fi

@@ -143,9 +143,9 @@ import Testing
             await controller.start()
             _ = try await withTimeout(.seconds(60), "init") { try await controller.initialize(reset: true) }
             released = controller.transport as AnyObject
+            #expect(released != nil)
             await controller.shutdown()
         }
-        #expect(released != nil)
         try await eventually("the transport freed after shutdown", timeout: .seconds(30)) { released == nil }
     }
 }
