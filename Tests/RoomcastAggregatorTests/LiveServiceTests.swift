@@ -230,9 +230,15 @@ enum Home {
         var aggregator = try LiveRig.startAggregator(configPath: configPath, instance: "a", in: dir)
         try await observer.waitForRoom(Home.cat, "office")
         try await observer.waitForRoom(Home.dog, "kitchen")
-        // The first process's enter events follow its presence messages: count them as before.
-        try await observer.waitFor("both enter events of the first process") { all in
-            all.filter { $0.topic == Topics().events }.count >= 2
+        // The first process's events follow its presence messages in the same batch, and from a
+        // fresh start it may place the cat in the kitchen before the office: everything before
+        // the restart has arrived once each beacon's latest event enters the room it is shown in.
+        try await observer.waitFor("the first process's events up to the rooms shown") { _ in
+            let events = observer.events()
+            return [(Home.cat, "office"), (Home.dog, "kitchen")].allSatisfy { id, room in
+                guard let latest = events.last(where: { $0.id == id }) else { return false }
+                return latest.event == .enter && latest.room == room
+            }
         }
         let before = observer.seen.elements.count
 
