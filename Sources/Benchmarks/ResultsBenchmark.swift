@@ -5,7 +5,7 @@ import Shared
 import RoomcastCLI
 
 /// `roomcast-bench results`: the table docs/results.md carries, regenerated from data — the
-/// real recordings and the simulator's check split, Roomcast's default config beside the
+/// real recordings and the simulator's check and holdout splits, Roomcast's default config beside the
 /// baseline rules, every figure through the product's path (`ScenarioRun`: the agent's
 /// ranging and publish policy into the aggregator core).
 enum ResultsBenchmark {
@@ -14,7 +14,7 @@ enum ResultsBenchmark {
     static let still = Option<String>("still", value: "dir",
         help: "The still-beacon recording (its packets alone will do; scripts/import-danis-still.py builds the whole of it).",
         default: "Tests/RoomcastScenarioTests/Fixtures/danis-still")
-    static let seeds = Option<Count>("seeds", value: "n", help: "Simulated scenarios per check-split layout.", default: 2)
+    static let seeds = Option<Count>("seeds", value: "n", help: "Simulated scenarios per layout of the check and holdout splits.", default: 2)
     static let output = Option<String?>("output", value: "file", help: "Write the Markdown here (default: standard output).")
 
     static let spec = CommandSpec(
@@ -34,6 +34,7 @@ enum ResultsBenchmark {
         var text = header(seeds: seeds)
         text += try recorded(runs, from: recordings)
         text += try simulated(homes, seeds: seeds)
+        text += try holdout(seeds: seeds)
         text += try contributions(runs, homes)
         text += try agentFilter(runs, homes, load: load)
         text += try pathLossExponents(runs, homes)
@@ -49,7 +50,7 @@ enum ResultsBenchmark {
         # Results
 
         What Roomcast's default config decides on real recordings and on the simulator's check
-        split, beside the rules other systems use. Every figure goes through the product's path:
+        and holdout splits, beside the rules other systems use. Every figure goes through the product's path:
         each node's capture through the edge agent's ranging and publish policy, merged as
         `aggregator replay` does, into the aggregator core. This file is generated:
         `swift run -c release roomcast-bench results --seeds \(seeds) --output docs/results.md`.
@@ -93,17 +94,25 @@ enum ResultsBenchmark {
         let tourDay: ScenarioRun
     }
 
+    /// One generated home of a benchmark split (normal noise, 15 minutes): its settings, its
+    /// scenario and the `ceil-nearest` score the simulator gives it.
+    static func generatedHome(layout: String, seed: UInt64) -> (SimulationSettings, GeneratedScenario, ceiling: Score) {
+        var settings = SimulationSettings(plan: FloorPlan.named(layout)!, seed: seed, duration: 900)
+        settings.radio = RadioModel(noise: .normal)
+        let simulator = ScenarioSimulator(settings: settings)
+        let generated = simulator.run()
+        let ceiling = Scorer().score(simulator.ceilings().nearest, truth: generated.scenario.truth,
+                                     start: generated.scenario.layout.t0)
+        return (settings, generated, ceiling)
+    }
+
     /// The simulator's check split (normal noise, 15 minutes), generated once.
     static func checkSplitHomes(seeds: Int) throws -> [SimulatedHome] {
         var homes: [SimulatedHome] = []
         for layout in FloorPlan.benchmarkNames(split: "check") {
             for k in 1...seeds {
-                var settings = SimulationSettings(plan: FloorPlan.named(layout)!, seed: 1000 + UInt64(k), duration: 900)
-                settings.radio = RadioModel(noise: .normal)
-                let simulator = ScenarioSimulator(settings: settings)
-                let generated = simulator.run()
-                let ceiling = Scorer().score(simulator.ceilings().nearest, truth: generated.scenario.truth,
-                                             start: generated.scenario.layout.t0)
+                let (firstDay, generated, ceiling) = generatedHome(layout: layout, seed: 1000 + UInt64(k))
+                var settings = firstDay
                 settings.day = 1
                 let otherDay = ScenarioSimulator(settings: settings).run()
                 settings.makeTeachingDay()
@@ -217,6 +226,35 @@ enum ResultsBenchmark {
             teaching with `aggregator learn --seconds 30` would (`--day 1 --teaching-tour`).
 
             """
+        return out
+    }
+
+    /// The holdout split (`roomcast-bench simulation --split holdout`: seeds 2001…, the layouts
+    /// every split has), which no choice of the model's constants was made on: the check split's
+    /// untaught rows again, on homes nothing was chosen by.
+    static func holdout(seeds: Int) throws -> String {
+        let layouts = FloorPlan.benchmarkNames(split: "holdout")
+        var sums: [String: Tally] = [:]
+        func add(_ name: String, _ score: Score) { sums[name, default: Tally()].add(score) }
+        for layout in layouts {
+            for k in 1...seeds {
+                let (_, generated, ceiling) = generatedHome(layout: layout, seed: 2000 + UInt64(k))
+                let run = try awaitResult { try await ScenarioRun.generated(generated) }
+                add("bound", generated.boundScore())
+                add("ceil-nearest", ceiling)
+                add("roomcast, membership", try run.roomcast(positions: false).score)
+                add("roomcast, positions", try run.roomcast(positions: true).score)
+                add("bermuda", try run.baseline(Baselines.named("bermuda")!, positions: false).score)
+            }
+        }
+        var out = "\n## Simulated homes (holdout split)\n\n"
+        out += "Means over \(layouts.count * seeds) scenarios (\(layouts.joined(separator: ", ")); \(seeds) seed\(seeds == 1 ? "" : "s") each,"
+        out += " seeds 2001 on), scored as above. No constant of the model was chosen on these homes.\n\n"
+        out += "| rule | settled | flaps/h | median switch (s) |\n|---|---|---|---|\n"
+        for name in ["roomcast, membership", "roomcast, positions", "bermuda", "ceil-nearest", "bound"] {
+            guard let tally = sums[name], tally.n > 0 else { continue }
+            out += "| \(name) | " + tally.cell(separator: " | ") + " |\n"
+        }
         return out
     }
 
