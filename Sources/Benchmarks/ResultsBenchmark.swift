@@ -50,9 +50,9 @@ enum ResultsBenchmark {
         # Results
 
         What Roomcast's default config decides on real recordings and on the simulator's check
-        and holdout splits, beside the rules other systems use. Every figure goes through the product's path:
-        each node's capture through the edge agent's ranging and publish policy, merged as
-        `aggregator replay` does, into the aggregator core. This file is generated:
+        and holdout splits, beside the rules other systems use. Every figure goes through the
+        product's path: each node's capture through the edge agent's ranging and publish policy,
+        merged as `aggregator replay` does, into the aggregator core. This file is generated:
         `swift run -c release roomcast-bench results --seeds \(seeds) --output docs/results.md`.
         How the scores are defined: [simulator.md](simulator.md#scoring); the recordings:
         `../shared/data/rssi/README.md`, and for danis-still (a beacon standing still at spots of
