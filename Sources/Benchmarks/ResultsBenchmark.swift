@@ -111,7 +111,7 @@ enum ResultsBenchmark {
         var homes: [SimulatedHome] = []
         for layout in FloorPlan.benchmarkNames(split: "check") {
             for k in 1...seeds {
-                let (firstDay, generated, ceiling) = generatedHome(layout: layout, seed: 1000 + UInt64(k))
+                let (firstDay, generated, ceiling) = generatedHome(layout: layout, seed: SimulationBenchmark.seedBase(split: "check")! + UInt64(k))
                 var settings = firstDay
                 settings.day = 1
                 let otherDay = ScenarioSimulator(settings: settings).run()
@@ -212,12 +212,8 @@ enum ResultsBenchmark {
         out += "Means over \(layouts.count * seeds) scenarios (\(layouts.joined(separator: ", ")); \(seeds) seed\(seeds == 1 ? "" : "s") each, normal noise, 15 minutes);"
         out += " the median switch is pooled over every switch. `bound`: the strongest noise-free signal, calibrated;"
         out += " `ceil-nearest`: the same rule on the noise-free signal plus each spot's shadowing.\n\n"
-        out += "| rule | settled | flaps/h | median switch (s) |\n|---|---|---|---|\n"
-        for name in ["roomcast, membership", "roomcast, positions", "roomcast, membership, taught from another day ²",
-                     "roomcast, membership, taught by a 30-s tour ²", "bermuda", "ceil-nearest", "bound"] {
-            guard let tally = sums[name], tally.n > 0 else { continue }
-            out += "| \(name) | " + tally.cell(separator: " | ") + " |\n"
-        }
+        out += meansTable(["roomcast, membership", "roomcast, positions", "roomcast, membership, taught from another day ²",
+                           "roomcast, membership, taught by a 30-s tour ²", "bermuda", "ceil-nearest", "bound"], sums)
         out += """
 
             ² Taught on another day in the same home (the same nodes and radio: `roomcast-sim generate
@@ -230,15 +226,15 @@ enum ResultsBenchmark {
     }
 
     /// The holdout split (`roomcast-bench simulation --split holdout`: seeds 2001…, the layouts
-    /// every split has), which no choice of the model's constants was made on: the check split's
-    /// untaught rows again, on homes nothing was chosen by.
+    /// every split has), on which no constant of the model was chosen: the check split's
+    /// untaught rows again.
     static func holdout(seeds: Int) throws -> String {
         let layouts = FloorPlan.benchmarkNames(split: "holdout")
         var sums: [String: Tally] = [:]
         func add(_ name: String, _ score: Score) { sums[name, default: Tally()].add(score) }
         for layout in layouts {
             for k in 1...seeds {
-                let (_, generated, ceiling) = generatedHome(layout: layout, seed: 2000 + UInt64(k))
+                let (_, generated, ceiling) = generatedHome(layout: layout, seed: SimulationBenchmark.seedBase(split: "holdout")! + UInt64(k))
                 let run = try awaitResult { try await ScenarioRun.generated(generated) }
                 add("bound", generated.boundScore())
                 add("ceil-nearest", ceiling)
@@ -250,8 +246,13 @@ enum ResultsBenchmark {
         var out = "\n## Simulated homes (holdout split)\n\n"
         out += "Means over \(layouts.count * seeds) scenarios (\(layouts.joined(separator: ", ")); \(seeds) seed\(seeds == 1 ? "" : "s") each,"
         out += " seeds 2001 on), scored as above. No constant of the model was chosen on these homes.\n\n"
-        out += "| rule | settled | flaps/h | median switch (s) |\n|---|---|---|---|\n"
-        for name in ["roomcast, membership", "roomcast, positions", "bermuda", "ceil-nearest", "bound"] {
+        return out + meansTable(["roomcast, membership", "roomcast, positions", "bermuda", "ceil-nearest", "bound"], sums)
+    }
+
+    /// A table of the split's means, one row per name in `names` that has scores.
+    static func meansTable(_ names: [String], _ sums: [String: Tally]) -> String {
+        var out = "| rule | settled | flaps/h | median switch (s) |\n|---|---|---|---|\n"
+        for name in names {
             guard let tally = sums[name], tally.n > 0 else { continue }
             out += "| \(name) | " + tally.cell(separator: " | ") + " |\n"
         }

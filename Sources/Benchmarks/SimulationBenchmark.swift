@@ -93,6 +93,16 @@ enum SimulationBenchmark {
         var description: String
     }
 
+    /// The seed before a split's first (its homes are seeds base+1…base+n); nil for no split.
+    static func seedBase(split: String) -> UInt64? {
+        switch split {
+        case "tune": return 0
+        case "check": return 1000
+        case "holdout": return 2000
+        default: return nil
+        }
+    }
+
     /// Runs the benchmark with the baselines plus `contenders`, printing one line per
     /// scenario and estimator and a mean per estimator at the end.
     static func run(_ command: ParsedCommand, contenders: [Contender]) throws {
@@ -103,12 +113,8 @@ enum SimulationBenchmark {
         }
         let seeds = try command[Self.seeds].value
         let split = command[Self.split]
-        let base: UInt64
-        switch split {
-        case "tune": base = 0
-        case "check": base = 1000
-        case "holdout": base = 2000
-        case let other: throw command.usageError("--split must be tune, check or holdout, not '\(other)'")
+        guard let base = seedBase(split: split) else {
+            throw command.usageError("--split must be tune, check or holdout, not '\(split)'")
         }
         let duration = try command[Self.duration].value
         let recorded = command[scenarios]
