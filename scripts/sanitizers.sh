@@ -8,7 +8,7 @@
 #   SANITIZE_SKIP=<regex>         passed to `swift test --skip`
 #   SANITIZE_SKIP_BUILD=1         reuse the last build
 #
-# Logs: .build/sanitize-<name>.log. Exit status: 0 when every suite passed with no report.
+# Logs: .build/sanitize-<name>.log, and every process's reports in .build/sanitize-<name>-reports/. Exit status: 0 when every suite passed with no report.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,9 +22,9 @@ if [ -n "${SANITIZE_SKIP:-}" ]; then filter+=(--skip "$SANITIZE_SKIP"); fi
 export SWIFT_BACKTRACE=enable=no
 # Keep going after the first report so one run lists them all; leaks are checked at exit.
 # Suppressions list only reports checked to be outside our code or false positives; see the files.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=0:detect_leaks=1}
+asan_options=${ASAN_OPTIONS:-halt_on_error=0:detect_leaks=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan-suppressions.txt:print_suppressions=0}
-export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=0:second_deadlock_stack=1:suppressions=$PWD/scripts/tsan-suppressions.txt}
+tsan_options=${TSAN_OPTIONS:-halt_on_error=0:second_deadlock_stack=1:suppressions=$PWD/scripts/tsan-suppressions.txt}
 
 failed=0
 summary=()
@@ -36,8 +36,15 @@ for s in $sanitizers; do
   esac
   scratch=.build/$short
   log=.build/sanitize-$short.log
-  mkdir -p .build
+  # Every instrumented process writes its reports here as report.<pid>: the test runner and the
+  # binaries the tests start (an aggregator's report would otherwise land in that test's own log
+  # of the child and be seen only as an exit status).
+  reports=.build/sanitize-$short-reports
+  rm -rf "$reports"
+  mkdir -p "$reports"
   : > "$log"
+  export ASAN_OPTIONS="$asan_options:log_path=$PWD/$reports/report"
+  export TSAN_OPTIONS="$tsan_options:log_path=$PWD/$reports/report"
   build_s=0
   if [ "${SANITIZE_SKIP_BUILD:-0}" != 1 ]; then
     echo "sanitize: building tests with --sanitize=$s (scratch $scratch)" >&2
@@ -55,13 +62,16 @@ for s in $sanitizers; do
   $SWIFT test --skip-build --sanitize="$s" --scratch-path "$scratch" "${filter[@]}" >> "$log" 2>&1
   status=$?
   test_s=$(( $(date +%s) - t0 ))
-  reports=$(grep -cE '^(==[0-9]+==ERROR: AddressSanitizer|==[0-9]+==ERROR: LeakSanitizer|WARNING: ThreadSanitizer)' "$log")
+  found=$(cat "$log" "$reports"/report.* 2>/dev/null \
+    | grep -cE '^(==[0-9]+==ERROR: AddressSanitizer|==[0-9]+==ERROR: LeakSanitizer|WARNING: ThreadSanitizer)')
   # Swift Testing's final line (the XCTest pass has no tests in this package).
   result=$(grep -E 'Test run with [0-9]+ tests?' "$log" | tail -1)
-  if [ "$status" -ne 0 ] || [ "$reports" -ne 0 ]; then failed=1; fi
-  summary+=("$(printf '%-5s build %4ss  tests %4ss  exit %s  reports %s  %s' "$short" "$build_s" "$test_s" "$status" "$reports" "$result")")
-  if [ "$reports" -ne 0 ]; then
-    grep -E '^SUMMARY: (AddressSanitizer|LeakSanitizer|ThreadSanitizer)' "$log" | sort | uniq -c | sort -rn | head -10 | sed 's/^/    /' >&2
+  if [ "$status" -ne 0 ] || [ "$found" -ne 0 ]; then failed=1; fi
+  summary+=("$(printf '%-5s build %4ss  tests %4ss  exit %s  reports %s  %s' "$short" "$build_s" "$test_s" "$status" "$found" "$result")")
+  if [ "$found" -ne 0 ]; then
+    echo "sanitize: $found report(s) in $log and $reports/" >&2
+    cat "$log" "$reports"/report.* 2>/dev/null | grep -E '^SUMMARY: (AddressSanitizer|LeakSanitizer|ThreadSanitizer)' \
+      | sort | uniq -c | sort -rn | head -10 | sed 's/^/    /' >&2
   fi
 done
 

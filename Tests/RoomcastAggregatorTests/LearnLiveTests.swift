@@ -95,8 +95,13 @@ import TestSupport
             .flatMap { $0.hasPrefix("kitchen: ") && $0.hasSuffix(" s taught") ? Double($0.dropFirst(9).dropLast(9)) : nil }
         #expect(shown.code == 0 && taughtSeconds.map { $0 >= 4.5 && $0 <= 5 } == true, "\(shown)")
         #expect(shown.stdout.contains("kitchen-pi") && shown.stdout.contains("office-pi"), "\(shown.stdout)")
+        // The file holds what the retained state shows, and may add the departure counts the
+        // retained state leaves out: a pause of the feeder's readings on a loaded machine is a
+        // silence that ended in coming back.
         let fromFile = try await Self.cli(["--show", "--file", stateFile], config: config, in: dir, name: "show-file")
-        #expect(fromFile.code == 0 && fromFile.stdout == shown.stdout, "\(fromFile)")
+        #expect(fromFile.code == 0 && fromFile.stdout.hasPrefix(shown.stdout), "\(fromFile)")
+        let departures = fromFile.stdout.dropFirst(shown.stdout.count)
+        #expect(departures.isEmpty || departures.hasPrefix("Silences that ended in leaving the site"), "\(fromFile)")
 
         // `aggregator learn --room` teaches a second room and prints what each node heard.
         feeder.set(Home.cat, node: "kitchen-pi", rssi: -80)
