@@ -92,13 +92,18 @@ enum ResultsBenchmark {
         /// alone teaching every room in turn (`teachingTour`): what their labels teach.
         let otherDay: ScenarioRun
         let tourDay: ScenarioRun
+        /// The same home whose nodes also advertise a beacon of their own (`nodeBeacons`), as
+        /// the README's set-up recommends: the aggregator learns receiver offsets from them.
+        let nodesTransmit: ScenarioRun
     }
 
     /// One generated home of a benchmark split (normal noise, 15 minutes): its settings, its
     /// scenario and the `ceil-nearest` score the simulator gives it.
-    static func generatedHome(layout: String, seed: UInt64) -> (SimulationSettings, GeneratedScenario, ceiling: Score) {
+    static func generatedHome(layout: String, seed: UInt64, nodeBeacons: Bool = false)
+        -> (SimulationSettings, GeneratedScenario, ceiling: Score) {
         var settings = SimulationSettings(plan: FloorPlan.named(layout)!, seed: seed, duration: 900)
         settings.radio = RadioModel(noise: .normal)
+        settings.nodeBeacons = nodeBeacons
         let simulator = ScenarioSimulator(settings: settings)
         let generated = simulator.run()
         let ceiling = Scorer().score(simulator.ceilings().nearest, truth: generated.scenario.truth,
@@ -111,7 +116,9 @@ enum ResultsBenchmark {
         var homes: [SimulatedHome] = []
         for layout in FloorPlan.benchmarkNames(split: "check") {
             for k in 1...seeds {
-                let (firstDay, generated, ceiling) = generatedHome(layout: layout, seed: SimulationBenchmark.seedBase(split: "check")! + UInt64(k))
+                let seed = SimulationBenchmark.seedBase(split: "check")! + UInt64(k)
+                let (firstDay, generated, ceiling) = generatedHome(layout: layout, seed: seed)
+                let transmitting = generatedHome(layout: layout, seed: seed, nodeBeacons: true).1
                 var settings = firstDay
                 settings.day = 1
                 let otherDay = ScenarioSimulator(settings: settings).run()
@@ -120,7 +127,8 @@ enum ResultsBenchmark {
                 homes.append(SimulatedHome(generated: generated, ceilingNearest: ceiling,
                                            run: try awaitResult { try await ScenarioRun.generated(generated) },
                                            otherDay: try awaitResult { try await ScenarioRun.generated(otherDay) },
-                                           tourDay: try awaitResult { try await ScenarioRun.generated(tourDay) }))
+                                           tourDay: try awaitResult { try await ScenarioRun.generated(tourDay) },
+                                           nodesTransmit: try awaitResult { try await ScenarioRun.generated(transmitting) }))
             }
         }
         return homes
@@ -206,6 +214,8 @@ enum ResultsBenchmark {
             add("roomcast, membership, taught from another day ²", try home.run.roomcast(positions: false, learned: taught).score)
             let toured = try home.tourDay.train(positions: false)
             add("roomcast, membership, taught by a 30-s tour ²", try home.run.roomcast(positions: false, learned: toured).score)
+            add(Self.transmittingMembership, try home.nodesTransmit.roomcast(positions: false).score)
+            add(Self.transmittingPositions, try home.nodesTransmit.roomcast(positions: true).score)
             add("bermuda", try home.run.baseline(Baselines.named("bermuda")!, positions: false).score)
         }
         var out = "## Simulated homes (check split)\n\n"
@@ -213,7 +223,8 @@ enum ResultsBenchmark {
         out += " the median switch is pooled over every switch. `bound`: the strongest noise-free signal, calibrated;"
         out += " `ceil-nearest`: the same rule on the noise-free signal plus each spot's shadowing.\n\n"
         out += meansTable(["roomcast, membership", "roomcast, positions", "roomcast, membership, taught from another day ²",
-                           "roomcast, membership, taught by a 30-s tour ²", "bermuda", "ceil-nearest", "bound"], sums)
+                           "roomcast, membership, taught by a 30-s tour ²", Self.transmittingMembership,
+                           Self.transmittingPositions, "bermuda", "ceil-nearest", "bound"], sums)
         out += """
 
             ² Taught on another day in the same home (the same nodes and radio: `roomcast-sim generate
@@ -221,6 +232,7 @@ enum ResultsBenchmark {
             labels` gives them; or from one person alone walking every room in turn for 30 s, as a user
             teaching with `aggregator learn --seconds 30` would (`--day 1 --teaching-tour`).
 
+            \(Self.transmittingNote)
             """
         return out
     }
@@ -234,8 +246,13 @@ enum ResultsBenchmark {
         func add(_ name: String, _ score: Score) { sums[name, default: Tally()].add(score) }
         for layout in layouts {
             for k in 1...seeds {
-                let (_, generated, ceiling) = generatedHome(layout: layout, seed: SimulationBenchmark.seedBase(split: "holdout")! + UInt64(k))
+                let seed = SimulationBenchmark.seedBase(split: "holdout")! + UInt64(k)
+                let (_, generated, ceiling) = generatedHome(layout: layout, seed: seed)
                 let run = try awaitResult { try await ScenarioRun.generated(generated) }
+                let transmitting = generatedHome(layout: layout, seed: seed, nodeBeacons: true).1
+                let nodesTransmit = try awaitResult { try await ScenarioRun.generated(transmitting) }
+                add(Self.transmittingMembership, try nodesTransmit.roomcast(positions: false).score)
+                add(Self.transmittingPositions, try nodesTransmit.roomcast(positions: true).score)
                 add("bound", generated.boundScore())
                 add("ceil-nearest", ceiling)
                 add("roomcast, membership", try run.roomcast(positions: false).score)
@@ -246,8 +263,22 @@ enum ResultsBenchmark {
         var out = "\n## Simulated homes (holdout split)\n\n"
         out += "Means over \(layouts.count * seeds) scenarios (\(layouts.joined(separator: ", ")); \(seeds) seed\(seeds == 1 ? "" : "s") each,"
         out += " seeds 2001 on), scored as above. No constant of the model was chosen on these homes.\n\n"
-        return out + meansTable(["roomcast, membership", "roomcast, positions", "bermuda", "ceil-nearest", "bound"], sums)
+        return out + meansTable(["roomcast, membership", "roomcast, positions", Self.transmittingMembership,
+                                 Self.transmittingPositions, "bermuda", "ceil-nearest", "bound"], sums)
+            + "\n³ As in the check split: every node also advertises a beacon of its own.\n"
     }
+
+    static let transmittingMembership = "roomcast, membership, nodes transmit ³"
+    static let transmittingPositions = "roomcast, positions, nodes transmit ³"
+    static let transmittingNote = """
+        ³ The same homes with every node also advertising a beacon of its own (`roomcast-bench
+        simulation --node-beacons`; `advertise:` in each agent's config and `nodes[].beacon` in the
+        aggregator's, as the README's set-up step 7 recommends). With positions the aggregator learns
+        each receiver's offset from the links between the nodes; without, each node's beacon as the
+        others hear it is its room's fingerprint. `bound` and `ceil-nearest` know every receiver's
+        true offset; the rows above learn nothing of it.
+
+        """
 
     /// A table of the split's means, one row per name in `names` that has scores.
     static func meansTable(_ names: [String], _ sums: [String: Tally]) -> String {
