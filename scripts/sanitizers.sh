@@ -8,7 +8,9 @@
 #   SANITIZE_SKIP=<regex>         passed to `swift test --skip`
 #   SANITIZE_SKIP_BUILD=1         reuse the last build
 #
-# Logs: .build/sanitize-<name>.log, and every process's reports in .build/sanitize-<name>-reports/. Exit status: 0 when every suite passed with no report.
+# Logs: .build/sanitize-<name>.log, and every instrumented process's reports (the test runner's and
+# the binaries' it starts) in .build/sanitize-<name>-reports/. Exit status: 0 when every suite passed
+# with no report.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 

@@ -276,7 +276,7 @@ enum ResultsBenchmark {
         aggregator's, as the README's set-up step 7 recommends). With positions the aggregator learns
         each receiver's offset from the links between the nodes; without, each node's beacon as the
         others hear it is its room's fingerprint. `bound` and `ceil-nearest` know every receiver's
-        true offset; the rows above learn nothing of it.
+        true offset; the other Roomcast rows learn none.
 
         """
 
