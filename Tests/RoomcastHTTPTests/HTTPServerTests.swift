@@ -139,7 +139,9 @@ import RoomcastLogging
         let events = EventStream(maxClients: 1)
         var router = HTTPRouter()
         router.get("/events") { _ in events.response { [ServerSentEvent(name: "state", data: "first")] } }
-        let server = try Self.start(router: router)
+        // A long request time: on a loaded machine (a sanitizer's pass) the reader's thread may
+        // send its request seconds after it connected, and a 408 would end the stream unopened.
+        let server = try Self.start(timeout: 120, router: router)
         let port = server.port
         let reader = Task { try await onThread { try Self.exchange(port, Array("GET /events HTTP/1.1\r\nHost: x\r\n\r\n".utf8), halfClose: false) } }
         try await eventually("the stream to open", timeout: .seconds(60)) { events.clientCount == 1 }
