@@ -92,18 +92,33 @@ enum ResultsBenchmark {
         /// alone teaching every room in turn (`teachingTour`): what their labels teach.
         let otherDay: ScenarioRun
         let tourDay: ScenarioRun
-        /// The same home whose nodes also advertise a beacon of their own (`nodeBeacons`), as
-        /// the README's set-up recommends: the aggregator learns receiver offsets from them.
-        let nodesTransmit: ScenarioRun
+        /// Roomcast's rows for the same home whose nodes also transmit (`transmittingRows`).
+        let transmitting: [(name: String, score: Score)]
+    }
+
+    /// The settings of one home of a benchmark split: normal noise, 15 minutes.
+    static func homeSettings(layout: String, seed: UInt64) -> SimulationSettings {
+        var settings = SimulationSettings(plan: FloorPlan.named(layout)!, seed: seed, duration: 900)
+        settings.radio = RadioModel(noise: .normal)
+        return settings
+    }
+
+    /// Roomcast's rows for the same home whose nodes also advertise a beacon of their own
+    /// (`nodeBeacons`), as the README's set-up recommends: the aggregator learns receiver
+    /// offsets from them.
+    static func transmittingRows(layout: String, seed: UInt64) throws -> [(name: String, score: Score)] {
+        var settings = homeSettings(layout: layout, seed: seed)
+        settings.nodeBeacons = true
+        let generated = ScenarioSimulator(settings: settings).run()
+        let run = try awaitResult { try await ScenarioRun.generated(generated) }
+        return [(transmittingMembership, try run.roomcast(positions: false).score),
+                (transmittingPositions, try run.roomcast(positions: true).score)]
     }
 
     /// One generated home of a benchmark split (normal noise, 15 minutes): its settings, its
     /// scenario and the `ceil-nearest` score the simulator gives it.
-    static func generatedHome(layout: String, seed: UInt64, nodeBeacons: Bool = false)
-        -> (SimulationSettings, GeneratedScenario, ceiling: Score) {
-        var settings = SimulationSettings(plan: FloorPlan.named(layout)!, seed: seed, duration: 900)
-        settings.radio = RadioModel(noise: .normal)
-        settings.nodeBeacons = nodeBeacons
+    static func generatedHome(layout: String, seed: UInt64) -> (SimulationSettings, GeneratedScenario, ceiling: Score) {
+        let settings = homeSettings(layout: layout, seed: seed)
         let simulator = ScenarioSimulator(settings: settings)
         let generated = simulator.run()
         let ceiling = Scorer().score(simulator.ceilings().nearest, truth: generated.scenario.truth,
@@ -118,7 +133,6 @@ enum ResultsBenchmark {
             for k in 1...seeds {
                 let seed = SimulationBenchmark.seedBase(split: "check")! + UInt64(k)
                 let (firstDay, generated, ceiling) = generatedHome(layout: layout, seed: seed)
-                let transmitting = generatedHome(layout: layout, seed: seed, nodeBeacons: true).1
                 var settings = firstDay
                 settings.day = 1
                 let otherDay = ScenarioSimulator(settings: settings).run()
@@ -128,7 +142,7 @@ enum ResultsBenchmark {
                                            run: try awaitResult { try await ScenarioRun.generated(generated) },
                                            otherDay: try awaitResult { try await ScenarioRun.generated(otherDay) },
                                            tourDay: try awaitResult { try await ScenarioRun.generated(tourDay) },
-                                           nodesTransmit: try awaitResult { try await ScenarioRun.generated(transmitting) }))
+                                           transmitting: try transmittingRows(layout: layout, seed: seed)))
             }
         }
         return homes
@@ -214,8 +228,7 @@ enum ResultsBenchmark {
             add("roomcast, membership, taught from another day ²", try home.run.roomcast(positions: false, learned: taught).score)
             let toured = try home.tourDay.train(positions: false)
             add("roomcast, membership, taught by a 30-s tour ²", try home.run.roomcast(positions: false, learned: toured).score)
-            add(Self.transmittingMembership, try home.nodesTransmit.roomcast(positions: false).score)
-            add(Self.transmittingPositions, try home.nodesTransmit.roomcast(positions: true).score)
+            for row in home.transmitting { add(row.name, row.score) }
             add("bermuda", try home.run.baseline(Baselines.named("bermuda")!, positions: false).score)
         }
         var out = "## Simulated homes (check split)\n\n"
@@ -249,10 +262,7 @@ enum ResultsBenchmark {
                 let seed = SimulationBenchmark.seedBase(split: "holdout")! + UInt64(k)
                 let (_, generated, ceiling) = generatedHome(layout: layout, seed: seed)
                 let run = try awaitResult { try await ScenarioRun.generated(generated) }
-                let transmitting = generatedHome(layout: layout, seed: seed, nodeBeacons: true).1
-                let nodesTransmit = try awaitResult { try await ScenarioRun.generated(transmitting) }
-                add(Self.transmittingMembership, try nodesTransmit.roomcast(positions: false).score)
-                add(Self.transmittingPositions, try nodesTransmit.roomcast(positions: true).score)
+                for row in try transmittingRows(layout: layout, seed: seed) { add(row.name, row.score) }
                 add("bound", generated.boundScore())
                 add("ceil-nearest", ceiling)
                 add("roomcast, membership", try run.roomcast(positions: false).score)
