@@ -274,7 +274,7 @@ enum Home {
 /// The whole system as a user runs it: a simulated home from `roomcast-sim`, one
 /// real `edge-agent` per node replaying its capture at 6× into mosquitto, and
 /// the real `aggregator`: beacons that stay in one room are placed there. (90 s at 6×:
-/// a window of 15 s for all of them to be right at once, also on a loaded machine.)
+/// 15 s of replay for all of them to be right at once.)
 @Suite(.serialized, .requiresMosquitto) struct SimulatedHomeTests {
     @Test func edgeAgentsReplayingAHomeLeadToTheTrueRooms() async throws {
         let dir = try LiveRig.workDirectory()
@@ -313,7 +313,11 @@ enum Home {
         defer { for a in agents { a.send(SIGKILL) } }
         // Presence, the room's occupancy and the enter event must agree at one moment (fusion
         // may place a beacon elsewhere for a while first; that is its accuracy, not the pipeline's).
-        try await observer.waitFor("every still beacon in its true room, its occupancy and enter event", timeout: .seconds(30)) { _ in
+        // The timeout is a bound, not a pace: a replay that falls behind (nine instrumented
+        // processes starting on a busy machine under a sanitizer's pass) still delivers every
+        // reading, only later, and a replay that has ended leaves each beacon placed until its
+        // away timeout; a pipeline that never places them fails here either way.
+        try await observer.waitFor("every still beacon in its true room, its occupancy and enter event", timeout: .seconds(90)) { _ in
             let events = observer.events()
             return still.allSatisfy { id, room in
                 observer.presence(BeaconID(id)!).last?.room == room
@@ -323,7 +327,7 @@ enum Home {
         }
         for id in nodeBeacons { #expect(observer.presence(id).isEmpty, "\(id) published as a presence") }
         // …and the aggregator says what it learned from them, in its log and retained.
-        try await eventually("the aggregator to log the receiver calibration", timeout: .seconds(10)) {
+        try await eventually("the aggregator to log the receiver calibration", timeout: .seconds(30)) {
             let log = (try? String(contentsOfFile: "\(dir)/aggregator.log", encoding: .utf8)) ?? ""
             return log.contains("receiver calibration") && log.contains("(node beacons)")
         }
@@ -333,7 +337,7 @@ enum Home {
             observer.last("roomcast/aggregator/calibration")
                 .flatMap { try? WireFormat.decode(ReceiverCalibrationReport.self, from: Array($0.utf8)) }
         }
-        try await observer.waitFor("every receiver calibrated from node beacons, retained", timeout: .seconds(20)) { _ in
+        try await observer.waitFor("every receiver calibrated from node beacons, retained", timeout: .seconds(30)) { _ in
             guard let r = report() else { return false }
             return Set(r.nodes.map(\.node)) == names && r.nodes.allSatisfy { $0.source == .nodeBeacons }
         }
