@@ -18,15 +18,23 @@ import Foundation
 struct RoomMotionFilter: Sendable {
     /// Log probability of (room r, still) at `2r` and (room r, moving) at `2r + 1`.
     private(set) var logJoint: [Double]
-    /// The spot the beacon holds still at: the mean room evidence per second since it
-    /// stopped, and how many seconds that mean covers (each weighed by the chance the beacon
-    /// has held still since).
+    /// The spot the beacon holds still at, per room: the mean room evidence per second since
+    /// it came to rest there, and how many seconds that mean covers (each weighed by the chance
+    /// the beacon has held still since, and by the share of the room's still probability that
+    /// was there then rather than arriving since by a room change).
     private var spotMean: [Double]
-    private var spotSeconds = 0.0
+    private var spotSeconds: [Double]
+    /// The last seconds' mean evidence per room, and how many seconds it covers, each weighed
+    /// by the chance the beacon has held still since: where a beacon that stops now came to
+    /// rest, which the probability stopping in a room brings to that room's spot.
+    private var recentMean: [Double]
+    private var recentSeconds = 0.0
 
     init(roomCount: Int) {
         logJoint = []
         spotMean = []
+        spotSeconds = []
+        recentMean = []
         reset(roomCount: roomCount)
     }
 
@@ -37,13 +45,17 @@ struct RoomMotionFilter: Sendable {
         let count = max(roomCount, 1)
         logJoint = [Double](repeating: -log(Double(2 * count)), count: 2 * count)
         spotMean = [Double](repeating: 0, count: count)
-        spotSeconds = 0
+        spotSeconds = [Double](repeating: 0, count: count)
+        recentMean = [Double](repeating: 0, count: count)
+        recentSeconds = 0
     }
 
     /// Rooms registered after the filter started begin nearly impossible.
     mutating func grow(to roomCount: Int) {
         guard roomCount > self.roomCount else { return }
         spotMean.append(contentsOf: repeatElement(0, count: roomCount - self.roomCount))
+        spotSeconds.append(contentsOf: repeatElement(0, count: roomCount - self.roomCount))
+        recentMean.append(contentsOf: repeatElement(0, count: roomCount - self.roomCount))
         logJoint.append(contentsOf: repeatElement(log(1e-4), count: 2 * (roomCount - self.roomCount)))
         normalise()
     }
@@ -53,11 +65,20 @@ struct RoomMotionFilter: Sendable {
         guard room >= 0, room < roomCount, roomCount > 1 else { return }
         let rest = log((1 - probability) / Double(2 * roomCount - 1))
         for i in logJoint.indices { logJoint[i] = i == 2 * room ? log(probability) : rest }
-        for r in spotMean.indices { spotMean[r] = 0 }
-        spotSeconds = 0
+        for r in spotMean.indices { spotMean[r] = 0; spotSeconds[r] = 0; recentMean[r] = 0 }
+        recentSeconds = 0
     }
 
     /// Prediction over `dt` seconds: motion starts and stops, rooms change at the motion's rate.
+    ///
+    /// A room's still probability keeps its spot, and what stops there brings the last
+    /// seconds: they were spent coming to rest at this spot, so they are its first seconds,
+    /// outweighed as its mean settles rather than counted one by one as the walk's. What comes
+    /// by a room change while still is at a spot of its own that no second has spoken for yet,
+    /// so the room's spot seconds shrink by its share and it pays its spot's evidence from
+    /// now on. Credited with the room's spot mean's every rise instead, the probability a
+    /// still beacon's rooms trade each second (`stillChangeRate`) would gather over minutes in
+    /// a room the spot rules out and take the beacon on a passing run of noise.
     mutating func predict(dt: Double, model: FusionModel) {
         guard dt > 0 else { return }
         let rooms = roomCount
@@ -67,7 +88,13 @@ struct RoomMotionFilter: Sendable {
         var stillMass = 0.0, movingMass = 0.0
         for r in 0..<rooms {
             let ps = exp(logJoint[2 * r]), pm = exp(logJoint[2 * r + 1])
-            let still = ps * (1 - startMoving) + pm * stopMoving
+            let held = ps * (1 - startMoving), stopped = pm * stopMoving
+            let still = held + stopped
+            let heldSeconds = held * spotSeconds[r], stoppedSeconds = stopped * recentSeconds
+            if heldSeconds + stoppedSeconds > 0 {
+                spotMean[r] = (heldSeconds * spotMean[r] + stoppedSeconds * recentMean[r]) / (heldSeconds + stoppedSeconds)
+            }
+            spotSeconds[r] = still > 0 ? (heldSeconds + stoppedSeconds) / still : 0
             let moving = pm * (1 - stopMoving) + ps * startMoving
             logJoint[2 * r] = still
             logJoint[2 * r + 1] = moving
@@ -77,10 +104,12 @@ struct RoomMotionFilter: Sendable {
         // Then a room change: the share that leaves spreads evenly over the other rooms.
         let stayStill = exp(-dt * model.stillChangeRate), stayMoving = exp(-dt * model.movingChangeRate)
         let others = Double(max(rooms - 1, 1))
+        let stays = rooms > 1 ? stayStill : 1
         for r in 0..<rooms {
             let still = logJoint[2 * r], moving = logJoint[2 * r + 1]
             let s = rooms > 1 ? stayStill * still + (1 - stayStill) * (stillMass - still) / others : still
             let m = rooms > 1 ? stayMoving * moving + (1 - stayMoving) * (movingMass - moving) / others : moving
+            spotSeconds[r] = s > 0 ? spotSeconds[r] * stays * still / s : 0
             logJoint[2 * r] = log(max(s, 1e-300))
             logJoint[2 * r + 1] = log(max(m, 1e-300))
         }
@@ -102,24 +131,27 @@ struct RoomMotionFilter: Sendable {
     mutating func update(spotLogLikelihood: [Double], secondLogLikelihood: [Double], seconds: Double,
                          movingLogLikelihoodRatio: Double, model: FusionModel) {
         let rooms = min(roomCount, spotLogLikelihood.count, secondLogLikelihood.count)
-        let before = spotSeconds * min(1, stillProbability)
-        let now = before + seconds
-        let worthBefore = Self.spotInformation(before, model.spotShare)
-        let worthNow = Self.spotInformation(now, model.spotShare)
+        let held = min(1, stillProbability)
+        let recentBefore = recentSeconds * held
         for r in 0..<rooms {
+            let before = spotSeconds[r] * held, now = before + seconds
+            let worthBefore = Self.spotInformation(before, model.spotShare)
+            let worthNow = Self.spotInformation(now, model.spotShare)
             let spot = spotLogLikelihood[r].isFinite ? spotLogLikelihood[r] : -700
             let second = secondLogLikelihood[r].isFinite ? secondLogLikelihood[r] : -700
             let mean = (before * spotMean[r] + seconds * spot) / now
             logJoint[2 * r] += worthNow * mean - worthBefore * spotMean[r] + seconds * second
             logJoint[2 * r + 1] += seconds * (spot + second) + movingLogLikelihoodRatio
             spotMean[r] = mean
+            spotSeconds[r] = now
+            recentMean[r] = (recentBefore * recentMean[r] + seconds * spot) / (recentBefore + seconds)
         }
-        spotSeconds = now
+        recentSeconds = recentBefore + seconds
         normalise()
     }
 
     /// Starts a new spot: what follows is not known to be where the beacon held still before.
-    mutating func forgetSpot() { spotSeconds = 0 }
+    mutating func forgetSpot() { for r in spotSeconds.indices { spotSeconds[r] = 0 }; recentSeconds = 0 }
 
     /// The probability that the beacon holds still.
     var stillProbability: Double {

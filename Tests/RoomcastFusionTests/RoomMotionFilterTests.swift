@@ -58,11 +58,9 @@ import Testing
         // A still beacon whose spot favours room 0 every second, room 1 a little less and room
         // 2 far less, until room 2's evidence rises part of the way (someone moving about near
         // its node): room 2's spot mean creeps up, from -3.5 to -2.9, but stays far below room
-        // 0's, so room 0 should stay the likeliest and room 2 nowhere near. The probability still
-        // rooms trade each second (`stillChangeRate`) reaches room 2 free of the spot's evidence
-        // against it, and each update credits it with its mean's rise, so room 2 reaches about
-        // 0.6. Charging what arrives that way fixes this case and leaves a walker in a room
-        // they passed (docs/fusion.md, known limits), so the filter keeps it for now.
+        // 0's, so room 0 stays the likeliest and room 2 nowhere near. What reaches room 2 by a
+        // room change (`stillChangeRate`) is at a spot of its own and pays that spot's evidence;
+        // credited with room 2's rise instead, it gathered to 0.6 and took the beacon.
         let model = FusionModel()
         var filter = RoomMotionFilter(roomCount: 3)
         let zero = [0.0, 0, 0]
@@ -76,8 +74,36 @@ import Testing
             room2.append(exp(rooms[2]))
         }
         #expect(room2[239] < 0.05, "before the rise room 2 is ruled out: \(room2[239])")
-        withKnownIssue("a still beacon's rooms trade probability free of its spot's evidence (docs/fusion.md, Known limits)") {
-            #expect(room2.max()! < 0.05, "room 2 at most \(room2.max()!)")
+        #expect(room2.max()! < 0.05, "room 2 at most \(room2.max()!)")
+    }
+
+    @Test func aBeaconThatStopsPastARoomItWalkedThroughEndsInTheRoomItsSpotFavours() {
+        // A beacon holds still in room 0, walks through room 1 (its seconds favour room 1)
+        // and stops in room 2 near room 1's door: its first still seconds favour room 1 too,
+        // as the carrier settles, and from then on its spot favours room 2 by 0.5 a second.
+        // The seconds around the stop are where the beacon came to rest, so they belong to
+        // its spot and are outweighed as the spot's mean settles: room 2 should win within a
+        // minute and keep the beacon. Had the spot begun only once the beacon was surely still,
+        // those seconds would have been counted one by one, beyond what a spot is worth.
+        let model = FusionModel()
+        var filter = RoomMotionFilter(roomCount: 3)
+        let zero = [0.0, 0, 0]
+        var rooms: [Double] = []
+        var likeliest: [Int] = []
+        for t in 0..<400 {
+            let evidence: [Double], motion: Double
+            switch t {
+            case ..<120: (evidence, motion) = ([0, -3, -3], -3)
+            case ..<123: (evidence, motion) = ([-3, 0, -0.8], 4)
+            case ..<128: (evidence, motion) = ([-5, 0, -0.8], -3)
+            default: (evidence, motion) = ([-5, -0.5, 0], -3)
+            }
+            filter.predict(dt: 1, model: model)
+            filter.update(spotLogLikelihood: evidence, secondLogLikelihood: zero, seconds: 1, movingLogLikelihoodRatio: motion, model: model)
+            filter.roomLogPosterior(into: &rooms)
+            likeliest.append(rooms.indices.max { rooms[$0] < rooms[$1] }!)
         }
+        #expect(likeliest[119] == 0, "still in room 0 before the walk")
+        #expect(likeliest[188...].allSatisfy { $0 == 2 }, "room 2 from a minute after the stop: \(likeliest[128...].map(String.init).joined())")
     }
 }
