@@ -61,18 +61,7 @@ import Testing
         // 0's, so room 0 stays the likeliest and room 2 nowhere near. What reaches room 2 by a
         // room change (`stillChangeRate`) is at a spot of its own and pays that spot's evidence;
         // credited with room 2's rise instead, it gathered to 0.6 and took the beacon.
-        let model = FusionModel()
-        var filter = RoomMotionFilter(roomCount: 3)
-        let zero = [0.0, 0, 0]
-        var rooms: [Double] = []
-        var room2: [Double] = []
-        for t in 0..<420 {
-            let evidence = [0.0, -1.0, t < 240 ? -3.5 : -2.0]
-            filter.predict(dt: 1, model: model)
-            filter.update(spotLogLikelihood: evidence, secondLogLikelihood: zero, seconds: 1, movingLogLikelihoodRatio: -3, model: model)
-            filter.roomLogPosterior(into: &rooms)
-            room2.append(exp(rooms[2]))
-        }
+        let room2 = Self.roomProbabilities(seconds: 420) { t in ([0.0, -1.0, t < 240 ? -3.5 : -2.0], -3) }.map { $0[2] }
         #expect(room2[239] < 0.05, "before the rise room 2 is ruled out: \(room2[239])")
         #expect(room2.max()! < 0.05, "room 2 at most \(room2.max()!)")
     }
@@ -85,25 +74,31 @@ import Testing
         // its spot and are outweighed as the spot's mean settles: room 2 should win within a
         // minute and keep the beacon. Had the spot begun only once the beacon was surely still,
         // those seconds would have been counted one by one, beyond what a spot is worth.
-        let model = FusionModel()
-        var filter = RoomMotionFilter(roomCount: 3)
-        let zero = [0.0, 0, 0]
-        var rooms: [Double] = []
-        var likeliest: [Int] = []
-        for t in 0..<400 {
-            let evidence: [Double], motion: Double
+        let likeliest = Self.roomProbabilities(seconds: 400) { t in
             switch t {
-            case ..<120: (evidence, motion) = ([0, -3, -3], -3)
-            case ..<123: (evidence, motion) = ([-3, 0, -0.8], 4)
-            case ..<128: (evidence, motion) = ([-5, 0, -0.8], -3)
-            default: (evidence, motion) = ([-5, -0.5, 0], -3)
+            case ..<120: ([0, -3, -3], -3)
+            case ..<123: ([-3, 0, -0.8], 4)
+            case ..<128: ([-5, 0, -0.8], -3)
+            default: ([-5, -0.5, 0], -3)
             }
-            filter.predict(dt: 1, model: model)
-            filter.update(spotLogLikelihood: evidence, secondLogLikelihood: zero, seconds: 1, movingLogLikelihoodRatio: motion, model: model)
-            filter.roomLogPosterior(into: &rooms)
-            likeliest.append(rooms.indices.max { rooms[$0] < rooms[$1] }!)
-        }
+        }.map { rooms in rooms.indices.max { rooms[$0] < rooms[$1] }! }
         #expect(likeliest[119] == 0, "still in room 0 before the walk")
         #expect(likeliest[188...].allSatisfy { $0 == 2 }, "room 2 from a minute after the stop: \(likeliest[128...].map(String.init).joined())")
+    }
+
+    /// Each second's room probabilities of a filter given, per second `t`, the evidence counted
+    /// as the spot's for every room and the motion log-likelihood ratio.
+    static func roomProbabilities(seconds: Int, _ evidence: (Int) -> ([Double], Double)) -> [[Double]] {
+        let model = FusionModel()
+        var filter = RoomMotionFilter(roomCount: 3)
+        var rooms: [Double] = []
+        return (0..<seconds).map { t in
+            let (spot, motion) = evidence(t)
+            filter.predict(dt: 1, model: model)
+            filter.update(spotLogLikelihood: spot, secondLogLikelihood: [0, 0, 0], seconds: 1,
+                          movingLogLikelihoodRatio: motion, model: model)
+            filter.roomLogPosterior(into: &rooms)
+            return rooms.map(exp)
+        }
     }
 }
