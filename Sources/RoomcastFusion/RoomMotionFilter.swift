@@ -151,7 +151,10 @@ struct RoomMotionFilter: Sendable {
     }
 
     /// Starts a new spot: what follows is not known to be where the beacon held still before.
-    mutating func forgetSpot() { for r in spotSeconds.indices { spotSeconds[r] = 0 }; recentSeconds = 0 }
+    mutating func forgetSpot() {
+        for r in spotSeconds.indices { spotSeconds[r] = 0 }
+        recentSeconds = 0
+    }
 
     /// The probability that the beacon holds still.
     var stillProbability: Double {

@@ -60,7 +60,8 @@ import Testing
         // its node): room 2's spot mean creeps up, from -3.5 to -2.9, but stays far below room
         // 0's, so room 0 stays the likeliest and room 2 nowhere near. What reaches room 2 by a
         // room change (`stillChangeRate`) is at a spot of its own and pays that spot's evidence;
-        // credited with room 2's rise instead, it gathered to 0.6 and took the beacon.
+        // were it credited with room 2's rise instead, it would gather to about 0.6 and take the
+        // beacon.
         let room2 = Self.roomProbabilities(seconds: 420) { t in ([0.0, -1.0, t < 240 ? -3.5 : -2.0], -3) }.map { $0[2] }
         #expect(room2[239] < 0.05, "before the rise room 2 is ruled out: \(room2[239])")
         #expect(room2.max()! < 0.05, "room 2 at most \(room2.max()!)")
