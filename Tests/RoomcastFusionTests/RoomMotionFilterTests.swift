@@ -14,37 +14,23 @@ import Testing
         #expect(RoomMotionFilter.spotInformation(37, 0) == 37)
     }
 
-    @Test func withoutASharedPartTheSpotCountsEverySecondAsTheSecondsDo() {
-        // spot_share 0: evidence counted as the spot's moves the filter exactly as evidence
-        // counted per second (the model without a spot).
-        var model = FusionModel()
-        model.spotShare = 0
-        var asSpot = RoomMotionFilter(roomCount: 3), perSecond = RoomMotionFilter(roomCount: 3)
-        let zero = [0.0, 0, 0]
-        for t in 0..<200 {
-            let evidence = [0.0, -Double(t % 7) * 0.3, -1.5 + sin(Double(t))]
-            asSpot.predict(dt: 1, model: model)
-            perSecond.predict(dt: 1, model: model)
-            asSpot.update(spotLogLikelihood: evidence, secondLogLikelihood: zero, seconds: 1, movingLogLikelihoodRatio: -0.5, model: model)
-            perSecond.update(spotLogLikelihood: zero, secondLogLikelihood: evidence, seconds: 1, movingLogLikelihoodRatio: -0.5, model: model)
-        }
-        for (a, b) in zip(asSpot.logJoint, perSecond.logJoint) { #expect(abs(a - b) < 1e-9) }
-    }
-
     @Test func aStillSpotsEvidenceSaturatesWhereSecondsCountedOneByOneGrowWithoutBound() {
         // The same small lead for room 1 every second, the links quiet (still): counted per
         // second the still states' odds grow by the lead each second; counted as one spot's
         // they stop near (1 + 1 / share) × the lead, creeping on only as the spot is
         // forgotten (at the chance that the beacon has moved meanwhile).
+        // Without a shared part (`spotShare` 0) every second counts, as the model without a
+        // spot does.
         let model = FusionModel()
+        var perSecondModel = model
+        perSecondModel.spotShare = 0
         let lead = [-0.2, 0.0]
         var spot = RoomMotionFilter(roomCount: 2), seconds = RoomMotionFilter(roomCount: 2)
-        let zero = [0.0, 0]
         func stillOdds(_ f: RoomMotionFilter) -> Double { f.logJoint[2] - f.logJoint[0] }
         var spotOdds: [Double] = [], secondOdds: [Double] = []
         for _ in 0..<600 {
-            spot.update(spotLogLikelihood: lead, secondLogLikelihood: zero, seconds: 1, movingLogLikelihoodRatio: -3, model: model)
-            seconds.update(spotLogLikelihood: zero, secondLogLikelihood: lead, seconds: 1, movingLogLikelihoodRatio: -3, model: model)
+            spot.update(roomLogLikelihood: lead, seconds: 1, movingLogLikelihoodRatio: -3, model: model)
+            seconds.update(roomLogLikelihood: lead, seconds: 1, movingLogLikelihoodRatio: -3, model: perSecondModel)
             spotOdds.append(stillOdds(spot))
             secondOdds.append(stillOdds(seconds))
         }
@@ -87,8 +73,8 @@ import Testing
         #expect(likeliest[188...].allSatisfy { $0 == 2 }, "room 2 from a minute after the stop: \(likeliest[128...].map(String.init).joined())")
     }
 
-    /// Each second's room probabilities of a filter given, per second `t`, the evidence counted
-    /// as the spot's for every room and the motion log-likelihood ratio.
+    /// Each second's room probabilities of a filter given, per second `t`, the room evidence
+    /// for every room and the motion log-likelihood ratio.
     static func roomProbabilities(seconds: Int, _ evidence: (Int) -> ([Double], Double)) -> [[Double]] {
         let model = FusionModel()
         var filter = RoomMotionFilter(roomCount: 3)
@@ -96,8 +82,7 @@ import Testing
         return (0..<seconds).map { t in
             let (spot, motion) = evidence(t)
             filter.predict(dt: 1, model: model)
-            filter.update(spotLogLikelihood: spot, secondLogLikelihood: [0, 0, 0], seconds: 1,
-                          movingLogLikelihoodRatio: motion, model: model)
+            filter.update(roomLogLikelihood: spot, seconds: 1, movingLogLikelihoodRatio: motion, model: model)
             filter.roomLogPosterior(into: &rooms)
             return rooms.map(exp)
         }
