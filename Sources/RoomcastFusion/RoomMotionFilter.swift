@@ -136,13 +136,13 @@ struct RoomMotionFilter: Sendable {
             let before = spotSeconds[r] * held, now = before + seconds
             let worthBefore = Self.spotInformation(before, model.spotShare)
             let worthNow = Self.spotInformation(now, model.spotShare)
-            let spot = roomLogLikelihood[r].isFinite ? roomLogLikelihood[r] : -700
-            let mean = (before * spotMean[r] + seconds * spot) / now
+            let evidence = roomLogLikelihood[r].isFinite ? roomLogLikelihood[r] : -700
+            let mean = (before * spotMean[r] + seconds * evidence) / now
             logJoint[2 * r] += worthNow * mean - worthBefore * spotMean[r]
-            logJoint[2 * r + 1] += seconds * spot + movingLogLikelihoodRatio
+            logJoint[2 * r + 1] += seconds * evidence + movingLogLikelihoodRatio
             spotMean[r] = mean
             spotSeconds[r] = now
-            recentMean[r] = (recentBefore * recentMean[r] + seconds * spot) / (recentBefore + seconds)
+            recentMean[r] = (recentBefore * recentMean[r] + seconds * evidence) / (recentBefore + seconds)
         }
         recentSeconds = recentBefore + seconds
         normalise()
