@@ -163,7 +163,9 @@ struct HomeAssistantTests {
         }
 
         // A Wi-Fi outage: every node offline at once. No evidence is not away: the trackers go
-        // unavailable, not not_home, and Alice's Person does not leave.
+        // unavailable, not not_home, and Alice's Person does not leave. Cut off, the nodes
+        // send nothing (a reading after `offline` would mean the node is back).
+        feeder.pauseReadings()
         for n in Self.nodes {
             try feeder.publish(MQTTMessage(topic: "roomcast/nodes/\(n)/status", string: "offline", qos: .atLeastOnce, retain: true))
         }
@@ -175,6 +177,7 @@ struct HomeAssistantTests {
         for n in Self.nodes {
             try feeder.publish(MQTTMessage(topic: "roomcast/nodes/\(n)/status", string: "online", qos: .atLeastOnce, retain: true))
         }
+        feeder.resumeReadings()
         try await ha.waitFor("back after the outage") { s in
             s["device_tracker.cat"]?.state == "home" && s["device_tracker.alice"]?.state == "home" && s["person.alice"]?.state == "home"
         }

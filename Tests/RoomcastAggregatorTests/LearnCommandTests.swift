@@ -70,4 +70,14 @@ import Testing
         #expect(LearnFollower.describe([], active: [], departures: departures).hasPrefix("No room taught yet.\nSilences"))
         #expect(LearnFollower.describe([], active: []) == "No room taught yet.")
     }
+
+    /// `learn --show` prints the same from the retained state, whose figures are rounded to
+    /// hundredths, as from the state file, which keeps them whole.
+    @Test func showPrintsTheSameFromTheRetainedStateAsFromTheFile() {
+        let learned = LearnedRooms(rooms: [.init(name: "kitchen", seconds: 4.949, nodes: [.init(node: "kitchen-pi", seconds: 4.949, mean: -1.0499, spread: 0.6499)])])
+        let retained = LearnState(ts: 0, active: [], learned: learned)
+        let fromFile = LearnFollower.describe(learned.rooms, active: [])
+        #expect(fromFile == LearnFollower.describe(retained.rooms, active: retained.active))
+        #expect(fromFile.hasPrefix("kitchen: 5.0 s taught"), "\(fromFile)")
+    }
 }

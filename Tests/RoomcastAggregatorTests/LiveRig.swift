@@ -91,6 +91,8 @@ final class ReadingFeeder: Sendable {
     private final class Levels: Sendable { let map = Mutex<[BeaconID: [String: Double]]>([:]) }
     private let levels = Levels()
     private let task = Mutex<Task<Void, Never>?>(nil)
+    private final class Pause: Sendable { let on = Mutex(false) }
+    private let pause = Pause()
     private let topics = Topics()
 
     /// `jitter`: each reading's RSSI is off by up to this many dB, as real ones are.
@@ -103,11 +105,12 @@ final class ReadingFeeder: Sendable {
         self.client = client
         client.start()
         try await client.waitUntilConnected(timeout: .seconds(10))
-        let t = Task { [client, levels, topics] in
+        let t = Task { [client, levels, pause, topics] in
             var seq: UInt64 = 0
             while !Task.isCancelled {
                 seq += 1
-                for (id, byNode) in levels.map.withLock({ $0 }) {
+                let heard = pause.on.withLock({ $0 }) ? [:] : levels.map.withLock({ $0 })
+                for (id, byNode) in heard {
                     for (node, rssi) in byNode {
                         let noisy = jitter > 0 ? (rssi + Double.random(in: -jitter...jitter)).rounded() : rssi
                         let r = LiveRig.reading(id, node: node, rssi: noisy, seq: seq)
@@ -126,6 +129,12 @@ final class ReadingFeeder: Sendable {
     func set(_ id: BeaconID, node: String, rssi: Double?) {
         levels.map.withLock { $0[id, default: [:]][node] = rssi }
     }
+
+    /// Sends no readings until `resume()`, as nodes cut off by a network outage; what each
+    /// node hears is kept for then.
+    func pauseReadings() { pause.on.withLock { $0 = true } }
+
+    func resumeReadings() { pause.on.withLock { $0 = false } }
 
     func publish(_ message: MQTTMessage) throws { try client.publish(message) }
 

@@ -223,7 +223,10 @@ struct LearnFollower: Sendable {
         return ([], true)
     }
 
-    static func number(_ x: Double) -> String { String(format: "%.1f", x) }
+    /// One decimal of the value as the retained state carries it (`LearnState.rounded`), so
+    /// `--show` prints the same figures from the retained state and from the state file:
+    /// rounding 4.949 to one decimal gives 4.9, but its retained 4.95 gives 5.0.
+    static func number(_ x: Double) -> String { String(format: "%.1f", LearnState.rounded(x)) }
 
     static func describe(_ result: LearnResult) -> String {
         let recorded = result.recorded ?? 0
