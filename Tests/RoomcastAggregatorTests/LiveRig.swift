@@ -130,7 +130,7 @@ final class ReadingFeeder: Sendable {
         levels.map.withLock { $0[id, default: [:]][node] = rssi }
     }
 
-    /// Sends no readings until `resume()`, as nodes cut off by a network outage; what each
+    /// Sends no readings until `resumeReadings()`, as nodes cut off by a network outage; what each
     /// node hears is kept for then.
     func pauseReadings() { pause.on.withLock { $0 = true } }
 
