@@ -223,7 +223,7 @@ struct SimulationCommandTests {
         }
         let (missingCode, _, missingErr) = await run(["score", "--scenario", dir.path, "--estimator", "roomcast"])
         #expect(missingCode == .dataError)
-        #expect(missingErr.contains("no capture for node"), "\(missingErr)")
+        #expect(missingErr.contains("no capture for node") && missingErr.contains("roomcast-sim capture --scenario \(dir.path)"), "\(missingErr)")
 
         let (code, out, err) = await run(["capture", "--scenario", dir.path])
         #expect(code == .success, "\(err)")

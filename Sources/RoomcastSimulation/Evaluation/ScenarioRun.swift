@@ -38,7 +38,8 @@ public struct ScenarioRun: Sendable {
             } else if fm.fileExists(atPath: plain + ".gz") {
                 try Gzip.decompress(file: URL(fileURLWithPath: plain + ".gz")).write(to: target)
             } else {
-                throw Evaluation.CaptureError(description: "\(plain): no capture for node '\(node)' (nor \(plain).gz)")
+                throw Evaluation.CaptureError(description: "\(plain): no capture for node '\(node)' (nor \(plain).gz); "
+                                              + "`roomcast-sim capture --scenario \(directory.path)` writes the captures from raw.jsonl")
             }
         }
         let agentYAML = directory.appendingPathComponent("agent.yaml")
