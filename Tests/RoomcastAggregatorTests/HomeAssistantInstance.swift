@@ -158,6 +158,22 @@ final class HomeAssistantInstance: Sendable {
         return String(decoding: reply.body, as: UTF8.self)
     }
 
+    /// Polls the states for `span` and fails at the first poll where `condition` does not hold:
+    /// a state that must last (through a timeout that would end it), not one that must come.
+    func holds(_ what: String, for span: Duration,
+               _ condition: @escaping ([String: EntityState]) -> Bool) async throws {
+        let end = ContinuousClock.now + span
+        while ContinuousClock.now < end {
+            let s = try await states()
+            guard condition(s) else {
+                let ours = s.values.filter { $0.entityID.contains("roomcast") || $0.entityID.hasPrefix("sensor.") || $0.entityID.hasPrefix("person.") }
+                    .sorted { $0.entityID < $1.entityID }.map(\.description).joined(separator: "\n")
+                throw Failure(description: "\(what): broken after \(span - (end - ContinuousClock.now)). Home Assistant states:\n\(ours)")
+            }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+    }
+
     /// Polls the states until `condition` holds; a timeout shows the Roomcast entities and the log's tail.
     @discardableResult
     func waitFor(_ what: String, timeout: Duration = .seconds(20),

@@ -174,6 +174,12 @@ struct HomeAssistantTests {
                 && s["binary_sensor.kitchen_pi_connectivity"]?.state == "off"
         }
         #expect(s["person.alice"]?.state != "not_home")
+        // And so it stays past the away timeout (4 s): silence from nodes that are down is not
+        // leaving. (HA shows a Person whose only tracker is unavailable as unknown.)
+        try await ha.holds("unavailable, and Alice not away, through the away timeout", for: .seconds(6)) { s in
+            ["device_tracker.cat", "device_tracker.alice"].allSatisfy { s[$0]?.state == "unavailable" }
+                && s["person.alice"].map { $0.state != "not_home" } == true
+        }
         for n in Self.nodes {
             try feeder.publish(MQTTMessage(topic: "roomcast/nodes/\(n)/status", string: "online", qos: .atLeastOnce, retain: true))
         }
