@@ -158,6 +158,13 @@ final class HomeAssistantInstance: Sendable {
         return String(decoding: reply.body, as: UTF8.self)
     }
 
+    /// The states of Roomcast's entities, the sensors and the Persons, one a line, for a failure.
+    static func describe(_ states: [String: EntityState]) -> String {
+        let ours = states.values.filter { $0.entityID.contains("roomcast") || $0.entityID.hasPrefix("sensor.") || $0.entityID.hasPrefix("person.") }
+            .sorted { $0.entityID < $1.entityID }.map(\.description).joined(separator: "\n")
+        return "Home Assistant states:\n\(ours)"
+    }
+
     /// Polls the states for `span` and fails at the first poll where `condition` does not hold:
     /// a state that must last (through a timeout that would end it), not one that must come.
     func holds(_ what: String, for span: Duration,
@@ -166,9 +173,7 @@ final class HomeAssistantInstance: Sendable {
         while ContinuousClock.now < end {
             let s = try await states()
             guard condition(s) else {
-                let ours = s.values.filter { $0.entityID.contains("roomcast") || $0.entityID.hasPrefix("sensor.") || $0.entityID.hasPrefix("person.") }
-                    .sorted { $0.entityID < $1.entityID }.map(\.description).joined(separator: "\n")
-                throw Failure(description: "\(what): broken after \(span - (end - ContinuousClock.now)). Home Assistant states:\n\(ours)")
+                throw Failure(description: "\(what): broken after \(span - (end - ContinuousClock.now)). \(Self.describe(s))")
             }
             try await Task.sleep(for: .milliseconds(200))
         }
@@ -180,9 +185,7 @@ final class HomeAssistantInstance: Sendable {
                  _ condition: @escaping ([String: EntityState]) -> Bool) async throws -> [String: EntityState] {
         var last: [String: EntityState] = [:]
         try await eventually(what, timeout: timeout, poll: .milliseconds(200), detail: {
-            let ours = last.values.filter { $0.entityID.contains("roomcast") || $0.entityID.hasPrefix("sensor.") }
-                .sorted { $0.entityID < $1.entityID }.map(\.description).joined(separator: "\n")
-            return "Home Assistant states:\n\(ours)\n--- home-assistant.log ---\n\(Self.tail(self.logPath, lines: 30))"
+            "\(Self.describe(last))\n--- home-assistant.log ---\n\(Self.tail(self.logPath, lines: 30))"
         }) {
             last = try await states()
             return condition(last)
