@@ -31,10 +31,12 @@ enum ResultsBenchmark {
         }
         let runs = try load(nil)
         let homes = try checkSplitHomes(seeds: seeds)
+        var goals = ResultsGoals()
         var text = header(seeds: seeds)
-        text += try recorded(runs, from: recordings)
-        text += try simulated(homes, seeds: seeds)
-        text += try holdout(seeds: seeds)
+        text += try recorded(runs, from: recordings, goals: &goals)
+        text += try simulated(homes, seeds: seeds, goals: &goals)
+        text += try holdout(seeds: seeds, goals: &goals)
+        text += goals.markdown()
         text += try contributions(runs, homes)
         text += try agentFilter(runs, homes, load: load)
         text += try pathLossExponents(runs, homes)
@@ -150,35 +152,53 @@ enum ResultsBenchmark {
 
     /// The recordings: membership only, with positions, and taught (the Kolakowski flat,
     /// labels from its calibration sessions 1–2 as a user walking each room would give them).
-    static func recorded(_ list: [(name: String, run: ScenarioRun)], from directory: String) throws -> String {
+    static func recorded(_ list: [(name: String, run: ScenarioRun)], from directory: String,
+                         goals: inout ResultsGoals) throws -> String {
         guard !list.isEmpty else { return "No recordings under \(directory).\n\n" }
         let runs = Dictionary(uniqueKeysWithValues: list)
         let present = list.map(\.name)
         var out = "## Real recordings\n\n"
         out += "| rule | " + present.joined(separator: " | ") + " |\n|---|" + String(repeating: "---|", count: present.count) + "\n"
-        func row(_ label: String, _ score: (ScenarioRun) throws -> Score?) throws {
+        /// Writes one row and returns its scores by recording.
+        @discardableResult
+        func row(_ label: String, _ score: (ScenarioRun) throws -> Score?) throws -> [String: Score] {
             var cells: [String] = []
-            for name in present { cells.append(try score(runs[name]!).map(cell) ?? "–") }
+            var scores: [String: Score] = [:]
+            for name in present {
+                let result = try score(runs[name]!)
+                scores[name] = result
+                cells.append(result.map(cell) ?? "–")
+            }
             out += "| \(label) | " + cells.joined(separator: " | ") + " |\n"
+            return scores
         }
-        try row("**Roomcast**, node membership only") { try $0.roomcast(positions: false).score }
-        try row("**Roomcast**, positions and polygons") { try $0.roomcast(positions: true).score }
+        func record(_ scores: [String: Score], _ keyPath: WritableKeyPath<ResultsGoals.Recording, Score?>) {
+            for (name, score) in scores { goals.recordings[name, default: .init()][keyPath: keyPath] = score }
+        }
+        record(try row("**Roomcast**, node membership only") { try $0.roomcast(positions: false).score }, \.membership)
+        record(try row("**Roomcast**, positions and polygons") { try $0.roomcast(positions: true).score }, \.positions)
         var taught: LearnedRooms?
         if let calib = runs["kolakowski-calib"] {
             taught = try calib.train(sessions: [1, 2], positions: false)
         }
-        try row("**Roomcast**, membership and taught rooms ¹") { run in
+        record(try row("**Roomcast**, membership and taught rooms ¹") { run in
             guard let taught, run.scenario.name.hasPrefix("kolakowski") else { return nil }
             let sessions: Set<Int>? = run.scenario.name == "kolakowski-calib" ? [3, 4] : nil
             return try run.roomcast(positions: false, learned: taught, sessions: sessions).score
-        }
-        try row("the same, untaught, on the same sessions") { run in
+        }, \.taught)
+        record(try row("the same, untaught, on the same sessions") { run in
             guard taught != nil, run.scenario.name.hasPrefix("kolakowski") else { return nil }
             let sessions: Set<Int>? = run.scenario.name == "kolakowski-calib" ? [3, 4] : nil
             return try run.roomcast(positions: false, learned: LearnedRooms(), sessions: sessions).score
-        }
+        }, \.untaught)
+        goals.recordings["kolakowski-calib"]?.taughtScope = "sessions 3–4"
         for baseline in Baselines.all {
-            try row(baseline.name) { try $0.baseline(baseline, positions: false).score }
+            for (name, score) in try row(baseline.name, { try $0.baseline(baseline, positions: false).score }) {
+                let best = goals.recordings[name]?.bestRule
+                if best == nil || score.settledAccuracy > best!.score.settledAccuracy {
+                    goals.recordings[name, default: .init()].bestRule = (baseline.name, score)
+                }
+            }
         }
         out += """
 
@@ -205,17 +225,20 @@ enum ResultsBenchmark {
             n += 1
         }
 
+        var meanAccuracy: Double { accuracy / Double(max(n, 1)) }
+        var meanFlaps: Double { flaps / Double(max(n, 1)) }
+        var medianSwitch: Double? { Score.median(latencies) }
+
         /// "accuracy<separator>flaps<separator>median switch".
         func cell(separator: String) -> String {
-            let count = Double(max(n, 1))
-            let latency = Score.median(latencies).map { String(format: "%.1f", $0) } ?? "–"
-            return String(format: "%.3f", accuracy / count) + separator + String(format: "%.2f", flaps / count)
+            let latency = medianSwitch.map { String(format: "%.1f", $0) } ?? "–"
+            return String(format: "%.3f", meanAccuracy) + separator + String(format: "%.2f", meanFlaps)
                 + separator + latency
         }
     }
 
     /// The simulator's check split (normal noise): the means over its scenarios.
-    static func simulated(_ homes: [SimulatedHome], seeds: Int) throws -> String {
+    static func simulated(_ homes: [SimulatedHome], seeds: Int, goals: inout ResultsGoals) throws -> String {
         let layouts = FloorPlan.benchmarkNames(split: "check")
         var sums: [String: Tally] = [:]
         func add(_ name: String, _ score: Score) { sums[name, default: Tally()].add(score) }
@@ -223,7 +246,7 @@ enum ResultsBenchmark {
             add("bound", home.generated.boundScore())
             add("ceil-nearest", home.ceilingNearest)
             add("roomcast, membership", try home.run.roomcast(positions: false).score)
-            add("roomcast, positions", try home.run.roomcast(positions: true).score)
+            add(Self.positionsRow, try home.run.roomcast(positions: true).score)
             let taught = try home.otherDay.train(positions: false)
             add("roomcast, membership, taught from another day ²", try home.run.roomcast(positions: false, learned: taught).score)
             let toured = try home.tourDay.train(positions: false)
@@ -231,11 +254,12 @@ enum ResultsBenchmark {
             for row in home.transmitting { add(row.name, row.score) }
             add("bermuda", try home.run.baseline(Baselines.named("bermuda")!, positions: false).score)
         }
+        goals.check = sums
         var out = "## Simulated homes (check split)\n\n"
         out += "Means over \(layouts.count * seeds) scenarios (\(layouts.joined(separator: ", ")); \(seeds) seed\(seeds == 1 ? "" : "s") each, normal noise, 15 minutes);"
         out += " the median switch is pooled over every switch. `bound`: the strongest noise-free signal, calibrated;"
         out += " `ceil-nearest`: the same rule on the noise-free signal plus each spot's shadowing.\n\n"
-        out += meansTable(["roomcast, membership", "roomcast, positions", "roomcast, membership, taught from another day ²",
+        out += meansTable(["roomcast, membership", Self.positionsRow, "roomcast, membership, taught from another day ²",
                            "roomcast, membership, taught by a 30-s tour ²", Self.transmittingMembership,
                            Self.transmittingPositions, "bermuda", "ceil-nearest", "bound"], sums)
         out += """
@@ -253,7 +277,7 @@ enum ResultsBenchmark {
     /// The holdout split (`roomcast-bench simulation --split holdout`: seeds 2001…, the layouts
     /// every split has), on which no constant of the model was chosen: the check split's
     /// untaught rows again.
-    static func holdout(seeds: Int) throws -> String {
+    static func holdout(seeds: Int, goals: inout ResultsGoals) throws -> String {
         let layouts = FloorPlan.benchmarkNames(split: "holdout")
         var sums: [String: Tally] = [:]
         func add(_ name: String, _ score: Score) { sums[name, default: Tally()].add(score) }
@@ -266,18 +290,20 @@ enum ResultsBenchmark {
                 add("bound", generated.boundScore())
                 add("ceil-nearest", ceiling)
                 add("roomcast, membership", try run.roomcast(positions: false).score)
-                add("roomcast, positions", try run.roomcast(positions: true).score)
+                add(Self.positionsRow, try run.roomcast(positions: true).score)
                 add("bermuda", try run.baseline(Baselines.named("bermuda")!, positions: false).score)
             }
         }
+        goals.holdout = sums
         var out = "\n## Simulated homes (holdout split)\n\n"
         out += "Means over \(layouts.count * seeds) scenarios (\(layouts.joined(separator: ", ")); \(seeds) seed\(seeds == 1 ? "" : "s") each,"
         out += " seeds 2001 on), scored as above. No constant of the model was chosen on these homes.\n\n"
-        return out + meansTable(["roomcast, membership", "roomcast, positions", Self.transmittingMembership,
+        return out + meansTable(["roomcast, membership", Self.positionsRow, Self.transmittingMembership,
                                  Self.transmittingPositions, "bermuda", "ceil-nearest", "bound"], sums)
             + "\n³ As in the check split: every node also advertises a beacon of its own.\n"
     }
 
+    static let positionsRow = "roomcast, positions"
     static let transmittingMembership = "roomcast, membership, nodes transmit ³"
     static let transmittingPositions = "roomcast, positions, nodes transmit ³"
     static let transmittingNote = """
