@@ -177,21 +177,26 @@ enum ResultsBenchmark {
         }
         record(try row("**Roomcast**, node membership only") { try $0.roomcast(positions: false).score }, \.membership)
         record(try row("**Roomcast**, positions and polygons") { try $0.roomcast(positions: true).score }, \.positions)
+        // The sessions a taught recording is scored on: those the labels never saw.
+        let scoredSessions: [String: Set<Int>] = ["kolakowski-calib": [3, 4]]
         var taught: LearnedRooms?
         if let calib = runs["kolakowski-calib"] {
             taught = try calib.train(sessions: [1, 2], positions: false)
         }
         record(try row("**Roomcast**, membership and taught rooms ¹") { run in
             guard let taught, run.scenario.name.hasPrefix("kolakowski") else { return nil }
-            let sessions: Set<Int>? = run.scenario.name == "kolakowski-calib" ? [3, 4] : nil
+            let sessions = scoredSessions[run.scenario.name]
             return try run.roomcast(positions: false, learned: taught, sessions: sessions).score
         }, \.taught)
         record(try row("the same, untaught, on the same sessions") { run in
             guard taught != nil, run.scenario.name.hasPrefix("kolakowski") else { return nil }
-            let sessions: Set<Int>? = run.scenario.name == "kolakowski-calib" ? [3, 4] : nil
+            let sessions = scoredSessions[run.scenario.name]
             return try run.roomcast(positions: false, learned: LearnedRooms(), sessions: sessions).score
         }, \.untaught)
-        goals.recordings["kolakowski-calib"]?.taughtScope = "sessions 3–4"
+        for (name, sessions) in scoredSessions {
+            let list = sessions.sorted()
+            goals.recordings[name]?.taughtScope = "sessions \(list.first!)–\(list.last!)"
+        }
         for baseline in Baselines.all {
             for (name, score) in try row(baseline.name, { try $0.baseline(baseline, positions: false).score }) {
                 let best = goals.recordings[name]?.bestRule
