@@ -18,10 +18,8 @@ import RoomcastSimulation
 
     /// The verdict of the row whose goal begins with `goal`.
     static func verdict(_ markdown: String, _ goal: String) -> String? {
-        for line in markdown.split(separator: "\n") where line.hasPrefix("| \(goal)") {
-            return line.split(separator: "|").last.map { $0.trimmingCharacters(in: .whitespaces) }
-        }
-        return nil
+        let row = markdown.split(separator: "\n").first { $0.hasPrefix("| \(goal)") }
+        return row?.split(separator: "|").last.map { $0.trimmingCharacters(in: .whitespaces) }
     }
 
     @Test func aRecordingIsJudgedAsItsFigureIsPrinted() {
@@ -80,7 +78,7 @@ import RoomcastSimulation
         #expect(Self.verdict(table, "check split, roomcast, membership: flaps/h") == "yes")
         #expect(Self.verdict(table, "check split, \(ResultsBenchmark.positionsRow): flaps/h") == "yes")
         #expect(Self.verdict(table, "check split, \(ResultsBenchmark.transmittingPositions): flaps/h") == "**no**")
-        // The holdout split has no taught row; without bound a split has no rows at all.
+        // A split without bound (the holdout, left empty here) has no rows at all.
         #expect(!table.contains("holdout split"))
     }
 }
