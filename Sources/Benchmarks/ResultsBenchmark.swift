@@ -10,7 +10,8 @@ import RoomcastCLI
 /// ranging and publish policy into the aggregator core).
 enum ResultsBenchmark {
     static let recordings = Option<String>("recordings", value: "dir",
-        help: "Directory of the recorded scenarios (kolakowski-robot, kolakowski-calib, danis-office).", default: "../shared/data/rssi")
+        help: "Directory of the recorded scenarios (kolakowski-robot, kolakowski-calib, danis-office).",
+        default: "Tests/RoomcastScenarioTests/Fixtures")
     static let still = Option<String>("still", value: "dir",
         help: "The still-beacon recording (its packets alone will do; scripts/import-danis-still.py builds the whole of it).",
         default: "Tests/RoomcastScenarioTests/Fixtures/danis-still")
@@ -56,9 +57,9 @@ enum ResultsBenchmark {
         product's path: each node's capture through the edge agent's ranging and publish policy,
         merged as `aggregator replay` does, into the aggregator core. This file is generated:
         `swift run -c release roomcast-bench results --seeds \(seeds) --output docs/results.md`.
-        How the scores are defined: [simulator.md](simulator.md#scoring); the recordings:
-        `../shared/data/rssi/README.md`, and for danis-still (a beacon standing still at spots of
-        the Daniş office) `Tests/RoomcastScenarioTests/Fixtures/README.md`.
+        How the scores are defined: [simulator.md](simulator.md#scoring); the recordings, and
+        danis-still (a beacon standing still at spots of the Daniş office):
+        `Tests/RoomcastScenarioTests/Fixtures/README.md`.
 
         Each cell is settled accuracy / flaps per hour / median switch latency (s).
 

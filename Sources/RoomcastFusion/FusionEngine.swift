@@ -119,12 +119,19 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     private mutating func buildGeometry() {
         guard settings.useGeometry else { return }
         var outlines: [SiteGeometry.Outline] = []
+        // Zones of one open plan share a space: no wall stands where they meet.
+        var spaceOfPlan: [String: Int] = [:]
+        for room in site.rooms {
+            guard let plan = room.openPlan, let r = roomIndex[room.name] else { continue }
+            spaceOfPlan[plan] = min(spaceOfPlan[plan] ?? r, r)
+        }
         for room in site.rooms {
             guard let polygon = room.polygon, let r = roomIndex[room.name] else { continue }
             let points = polygon.compactMap { p -> (x: Double, y: Double)? in
                 p.count >= 2 && p[0].isFinite && p[1].isFinite ? (p[0], p[1]) : nil
             }
-            if points.count >= 3 { outlines.append(.init(room: r, floor: room.floor, points: points)) }
+            let space = room.openPlan.flatMap { spaceOfPlan[$0] } ?? r
+            if points.count >= 3 { outlines.append(.init(room: r, space: space, floor: room.floor, points: points)) }
         }
         var placed: [SiteGeometry.PlacedNode] = []
         for node in site.nodes {

@@ -15,9 +15,12 @@ struct SiteGeometry {
         var floor: Int
     }
 
-    /// A room outline on a floor, with the engine's room index.
+    /// A room outline on a floor, with the engine's room index and its space: walls stand
+    /// between spaces, so the zones of one open plan share one (a room with walls is a space
+    /// of its own, its room index).
     struct Outline {
         var room: Int
+        var space: Int
         var floor: Int
         var points: [(x: Double, y: Double)]
 
@@ -91,7 +94,7 @@ struct SiteGeometry {
         let floors = abs(b.floor - a.floor)
         var walls = 0
         if floors == 0, let raster = rasters[a.floor] {
-            walls = raster.roomChanges(fromX: a.x, fromY: a.y, toX: b.x, toY: b.y)
+            walls = raster.walls(fromX: a.x, fromY: a.y, toX: b.x, toY: b.y)
         }
         let loss = 10 * settings.pathLossExponent * log10(d) + settings.wallLoss * Double(walls)
             + settings.floorLoss * Double(floors)
@@ -344,11 +347,12 @@ struct SiteGeometry {
     func linkWeight(column: Int, cell: Int) -> Double { Double(weight[column * cellCount + cell]) }
 }
 
-/// A raster of room ids over one floor, for counting walls along a segment.
+/// A raster of spaces over one floor (`Outline.space`: a room with walls, or an open plan's
+/// zones together), for counting the walls along a segment.
 struct FloorRaster {
     let x0: Double, y0: Double, step: Double
     let width: Int, height: Int
-    let rooms: [Int32]   // -1 outside every room
+    let spaces: [Int32]   // -1 outside every room
 
     static func build(outlines: [SiteGeometry.Outline], resolution: Double) -> [Int: FloorRaster] {
         var byFloor: [Int: [SiteGeometry.Outline]] = [:]
@@ -363,28 +367,28 @@ struct FloorRaster {
             let step = max(resolution, 0.05)
             let w = max(1, Int(((x1 - x0) / step).rounded(.up)) + 1)
             let h = max(1, Int(((y1 - y0) / step).rounded(.up)) + 1)
-            var rooms = [Int32](repeating: -1, count: w * h)
+            var spaces = [Int32](repeating: -1, count: w * h)
             for j in 0..<h {
                 let y = y0 + (Double(j) + 0.5) * step
                 for i in 0..<w {
                     let x = x0 + (Double(i) + 0.5) * step
-                    for o in list where o.contains(x, y) { rooms[j * w + i] = Int32(o.room); break }
+                    for o in list where o.contains(x, y) { spaces[j * w + i] = Int32(o.space); break }
                 }
             }
-            result[floor] = FloorRaster(x0: x0, y0: y0, step: step, width: w, height: h, rooms: rooms)
+            result[floor] = FloorRaster(x0: x0, y0: y0, step: step, width: w, height: h, spaces: spaces)
         }
         return result
     }
 
-    func room(_ x: Double, _ y: Double) -> Int32 {
+    func space(_ x: Double, _ y: Double) -> Int32 {
         let i = Int(((x - x0) / step).rounded(.down)), j = Int(((y - y0) / step).rounded(.down))
         guard i >= 0, j >= 0, i < width, j < height else { return -1 }
-        return rooms[j * width + i]
+        return spaces[j * width + i]
     }
 
-    /// How many times the room changes along the segment, ignoring gaps between
+    /// The walls along the segment: how many times the space changes, ignoring gaps between
     /// polygons (a wall drawn as a gap counts once, not twice).
-    func roomChanges(fromX: Double, fromY: Double, toX: Double, toY: Double) -> Int {
+    func walls(fromX: Double, fromY: Double, toX: Double, toY: Double) -> Int {
         let dx = toX - fromX, dy = toY - fromY
         let length = (dx * dx + dy * dy).squareRoot()
         let steps = max(1, Int((length / (step * 0.5)).rounded(.up)))
@@ -392,7 +396,7 @@ struct FloorRaster {
         var changes = 0
         for s in 0...steps {
             let t = Double(s) / Double(steps)
-            let r = room(fromX + dx * t, fromY + dy * t)
+            let r = space(fromX + dx * t, fromY + dy * t)
             if r < 0 { continue }
             if last >= 0 && r != last { changes += 1 }
             last = r

@@ -13,6 +13,7 @@ extension AggregatorConfig {
             checks.topicName(room.name, at: path + ".name")
             checks.displayName(room.displayName, at: path + ".display_name")
             checks.displayName(room.area, at: path + ".area")
+            checks.displayName(room.openPlan, at: path + ".open_plan")
             checks.range(room.floor, -100...300, at: path + ".floor")
             if let polygon = room.polygon {
                 if polygon.count < 3 {
@@ -28,6 +29,17 @@ extension AggregatorConfig {
             }
         }
         checks.unique(rooms.map(\.name), list: "rooms")
+        // An open plan is where zones meet: one zone alone is most likely a misspelt name.
+        var zones: [String: Int] = [:]
+        for room in rooms { if let plan = room.openPlan { zones[plan, default: 0] += 1 } }
+        for (i, room) in rooms.enumerated() {
+            guard let plan = room.openPlan, zones[plan] == 1 else { continue }
+            var message = "'\(ConfigNode.excerpt(plan))' names no other room"
+            let others = Set(zones.keys).subtracting([plan])
+            if let guess = Suggestion.closest(to: plan, in: others) { message += "; did you mean '\(guess)'?" }
+            else { message += "; give the rooms that share its open space the same open_plan" }
+            checks.add("rooms[\(i)].open_plan", message)
+        }
 
         let roomNames = Set(rooms.map(\.name))
         for (i, node) in nodes.enumerated() {

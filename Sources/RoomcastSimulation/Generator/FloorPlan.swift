@@ -16,8 +16,6 @@ public struct FloorPlan: Sendable {
     public var fixedNodes: [String: [NodeSpot]] = [:]
     /// Rooms with no receiver of their own (a home with one node per floor).
     public var nodeless: Set<String> = []
-    /// Rooms that are zones of one open space: no wall stands where two of them meet.
-    public var openZones: Set<String> = []
     /// How many of the site's nodes go silent for minutes now and then (agent down, radio
     /// stuck); the default of `SimulationSettings.outages.nodes`.
     public var silentNodes = 0
@@ -40,7 +38,7 @@ public struct FloorPlan: Sendable {
 
     public init(name: String, rooms: [ScenarioLayout.Room], exit: String, stairs: [String] = [],
                 doubleNodes: Set<String> = [], fixedNodes: [String: [NodeSpot]] = [:], nodeless: Set<String> = [],
-                openZones: Set<String> = [], silentNodes: Int = 0) {
+                silentNodes: Int = 0) {
         self.name = name
         self.rooms = rooms
         self.exit = exit
@@ -48,7 +46,6 @@ public struct FloorPlan: Sendable {
         self.doubleNodes = doubleNodes
         self.fixedNodes = fixedNodes
         self.nodeless = nodeless
-        self.openZones = openZones
         self.silentNodes = silentNodes
     }
 
@@ -146,10 +143,10 @@ public struct FloorPlan: Sendable {
         return FloorPlan(
             name: "openplan",
             rooms: [
-                .init(name: "q_sw", floor: 0, rect: [0, 0, xs, ys]),
-                .init(name: "q_se", floor: 0, rect: [xs, 0, x1, ys]),
-                .init(name: "q_nw", floor: 0, rect: [0, ys, xs, y1]),
-                .init(name: "q_ne", floor: 0, rect: [xs, ys, x1, y1]),
+                .init(name: "q_sw", floor: 0, rect: [0, 0, xs, ys], openPlan: "office"),
+                .init(name: "q_se", floor: 0, rect: [xs, 0, x1, ys], openPlan: "office"),
+                .init(name: "q_nw", floor: 0, rect: [0, ys, xs, y1], openPlan: "office"),
+                .init(name: "q_ne", floor: 0, rect: [xs, ys, x1, y1], openPlan: "office"),
             ],
             exit: "q_sw",
             // The recording's sensor22 stands on the north wall (y 17.64), which belongs to
@@ -163,8 +160,7 @@ public struct FloorPlan: Sendable {
                          .init(name: "sensor32", x: 18.12, y: 11.93, z: 2.3)],
                 "q_se": [.init(name: "sensor40", x: 13.01, y: 5.51, z: 1.22), .init(name: "sensor41", x: 17.77, y: 6.33, z: 2.3),
                          .init(name: "sensor42", x: 12.76, y: 0.27, z: 2.3)],
-            ],
-            openZones: ["q_sw", "q_se", "q_nw", "q_ne"])
+            ])
     }()
 
     /// Two storeys where the kitchen's node hears the east half of the bedroom above it
@@ -238,19 +234,19 @@ public struct FloorPlan: Sendable {
     }
 
     /// Wall segments per floor: every room edge, with edges shared by two rooms kept once,
-    /// except where two open zones meet.
+    /// except where two zones of one open plan (`ScenarioLayout.Room.openPlan`) meet.
     public func walls() -> [Int: [(Point, Point)]] {
         var out: [Int: [(Point, Point)]] = [:]
         for floor in floors {
             var seen = Set<[Double]>()
             var list: [(Point, Point)] = []
-            let zones = rooms.filter { $0.floor == floor && openZones.contains($0.name) }
+            let zones = rooms.filter { $0.floor == floor && $0.openPlan != nil }
             for r in rooms where r.floor == floor {
                 let o = r.outline
                 for i in 0..<o.count {
                     let a = o[i], b = o[(i + 1) % o.count]
-                    if openZones.contains(r.name),
-                       zones.contains(where: { $0.name != r.name && Self.lies(a, b, alongOutlineOf: $0) }) { continue }
+                    if let plan = r.openPlan,
+                       zones.contains(where: { $0.name != r.name && $0.openPlan == plan && Self.lies(a, b, alongOutlineOf: $0) }) { continue }
                     // Canonical key (rounded to cm) so the neighbour's copy of the edge is dropped.
                     let k1 = [a.x, a.y, b.x, b.y].map { ($0 * 100).rounded() }
                     let k2 = [b.x, b.y, a.x, a.y].map { ($0 * 100).rounded() }

@@ -34,6 +34,7 @@ public struct ScenarioConfigWriter: ScenarioWriter {
         for r in site.rooms {
             out += "  - name: \(quoted(r.name))\n    floor: \(r.floor)\n"
             if positions, let p = r.polygon { out += "    polygon: [\(p.map { "[\($0.map(number).joined(separator: ", "))]" }.joined(separator: ", "))]\n" }
+            if positions, let plan = r.openPlan { out += "    open_plan: \(quoted(plan))\n" }
         }
         out += "nodes:\n"
         for n in site.nodes {

@@ -25,17 +25,22 @@ public struct ScenarioLayout: Codable, Sendable, Equatable {
         public var rect: [Double]?
         /// [[x, y], ...], when given as a polygon.
         public var polygon: [[Double]]?
+        /// The open space the room is a zone of (the site's `rooms[].open_plan`): zones of
+        /// one open plan meet without a wall.
+        public var openPlan: String?
 
-        public init(name: String, floor: Int, rect: [Double]) {
+        public init(name: String, floor: Int, rect: [Double], openPlan: String? = nil) {
             self.name = name
             self.floor = floor
             self.rect = rect
+            self.openPlan = openPlan
         }
 
-        public init(name: String, floor: Int, polygon: [[Double]]) {
+        public init(name: String, floor: Int, polygon: [[Double]], openPlan: String? = nil) {
             self.name = name
             self.floor = floor
             self.polygon = polygon
+            self.openPlan = openPlan
         }
 
         /// The outline as points, whichever way it was given; empty when malformed.
@@ -53,7 +58,10 @@ public struct ScenarioLayout: Codable, Sendable, Equatable {
             Geometry.contains(outline, p)
         }
 
-        enum CodingKeys: String, CodingKey { case name, floor, rect, polygon }
+        enum CodingKeys: String, CodingKey {
+            case name, floor, rect, polygon
+            case openPlan = "open_plan"
+        }
 
         public init(from decoder: Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -61,6 +69,7 @@ public struct ScenarioLayout: Codable, Sendable, Equatable {
             floor = try c.decodeIfPresent(Int.self, forKey: .floor) ?? 0
             rect = try c.decodeIfPresent([Double].self, forKey: .rect)
             polygon = try c.decodeIfPresent([[Double]].self, forKey: .polygon)
+            openPlan = try c.decodeIfPresent(String.self, forKey: .openPlan)
         }
 
         public func encode(to encoder: Encoder) throws {
@@ -69,6 +78,7 @@ public struct ScenarioLayout: Codable, Sendable, Equatable {
             try c.encode(floor, forKey: .floor)
             try c.encodeIfPresent(rect, forKey: .rect)
             try c.encodeIfPresent(polygon, forKey: .polygon)
+            try c.encodeIfPresent(openPlan, forKey: .openPlan)
         }
     }
 
@@ -118,7 +128,7 @@ public struct ScenarioLayout: Codable, Sendable, Equatable {
     public func siteModel(floorHeight: Double = 3.0) -> SiteModel {
         SiteModel(
             rooms: rooms.map { r in
-                SiteModel.Room(name: r.name, floor: r.floor, polygon: r.outline.map { [$0.x, $0.y] })
+                SiteModel.Room(name: r.name, floor: r.floor, polygon: r.outline.map { [$0.x, $0.y] }, openPlan: r.openPlan)
             },
             nodes: nodes.map { n in
                 SiteModel.Node(name: n.name, room: n.room,

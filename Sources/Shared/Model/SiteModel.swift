@@ -26,13 +26,19 @@ public struct SiteModel: Codable, Sendable, Equatable {
         public var displayName: String?
         /// The Home Assistant area the room's devices join; nil: the display name.
         public var area: String?
+        /// The open space this room is a zone of: rooms with the same `open_plan` meet without
+        /// a wall (a kitchen-diner split in two, the quadrants of an office floor). Positions
+        /// count no wall loss where they meet; nil: a room with walls of its own.
+        public var openPlan: String?
 
-        public init(name: String, floor: Int = 0, polygon: [[Double]]? = nil, displayName: String? = nil, area: String? = nil) {
+        public init(name: String, floor: Int = 0, polygon: [[Double]]? = nil, displayName: String? = nil, area: String? = nil,
+                    openPlan: String? = nil) {
             self.name = name
             self.floor = floor
             self.polygon = polygon
             self.displayName = displayName
             self.area = area
+            self.openPlan = openPlan
         }
 
         /// The name shown to people: `display_name`, else derived from the id.
@@ -43,6 +49,7 @@ public struct SiteModel: Codable, Sendable, Equatable {
         enum CodingKeys: String, CodingKey {
             case name, floor, polygon, area
             case displayName = "display_name"
+            case openPlan = "open_plan"
         }
 
         public init(from decoder: Decoder) throws {
@@ -52,6 +59,7 @@ public struct SiteModel: Codable, Sendable, Equatable {
             polygon = try c.decodeIfPresent([[Double]].self, forKey: .polygon)
             displayName = try c.decodeIfPresent(String.self, forKey: .displayName)
             area = try c.decodeIfPresent(String.self, forKey: .area)
+            openPlan = try c.decodeIfPresent(String.self, forKey: .openPlan)
         }
     }
 
