@@ -166,7 +166,9 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     public var modeSummary: String {
         var parts: [String] = []
         if usesGeometry {
-            parts.append("positions and room polygons")
+            let plans = Set(site.rooms.compactMap(\.openPlan)).sorted()
+            parts.append("positions and room polygons" + (plans.isEmpty ? "" : ", open plan\(plans.count == 1 ? "" : "s") "
+                + plans.map { "'\($0)'" }.joined(separator: ", ")))
         } else {
             parts.append("node membership" + (geometryUnused.map { " (\($0))" } ?? ""))
         }

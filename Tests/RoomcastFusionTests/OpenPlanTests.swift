@@ -50,5 +50,9 @@ import Shared
         let column = open.columnOfNode[0]
         #expect(abs(open.expected(column: column, cell: cell) - walled.expected(column: column, cell: cell)
                     - settings.wallLoss) < 1e-3)
+        // The start-up log says so.
+        #expect(FusionEngine(site: Self.site(openPlan: "office"), settings: settings).modeSummary
+                == "positions and room polygons, open plan 'office'")
+        #expect(FusionEngine(site: Self.site(openPlan: nil), settings: settings).modeSummary == "positions and room polygons")
     }
 }
