@@ -131,7 +131,13 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
                 p.count >= 2 && p[0].isFinite && p[1].isFinite ? (p[0], p[1]) : nil
             }
             let space = room.openPlan.flatMap { spaceOfPlan[$0] } ?? r
-            if points.count >= 3 { outlines.append(.init(room: r, space: space, floor: room.floor, points: points)) }
+            let doorways = (room.doorways ?? []).compactMap { ends -> Doorway? in
+                guard ends.count == 2, ends.allSatisfy({ $0.count >= 2 && $0[0].isFinite && $0[1].isFinite }) else { return nil }
+                return Doorway(x0: ends[0][0], y0: ends[0][1], x1: ends[1][0], y1: ends[1][1])
+            }
+            if points.count >= 3 {
+                outlines.append(.init(room: r, space: space, floor: room.floor, points: points, doorways: doorways))
+            }
         }
         var placed: [SiteGeometry.PlacedNode] = []
         for node in site.nodes {
@@ -167,8 +173,10 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         var parts: [String] = []
         if usesGeometry {
             let plans = Set(site.rooms.compactMap(\.openPlan)).sorted()
+            let doorways = site.rooms.reduce(0) { $0 + ($1.polygon == nil ? 0 : $1.doorways?.count ?? 0) }
             parts.append("positions and room polygons" + (plans.isEmpty ? "" : ", open plan\(plans.count == 1 ? "" : "s") "
-                + plans.map { "'\($0)'" }.joined(separator: ", ")))
+                + plans.map { "'\($0)'" }.joined(separator: ", "))
+                + (doorways == 0 ? "" : ", \(doorways) doorway\(doorways == 1 ? "" : "s")"))
         } else {
             parts.append("node membership" + (geometryUnused.map { " (\($0))" } ?? ""))
         }

@@ -17,12 +17,14 @@ struct SiteGeometry {
 
     /// A room outline on a floor, with the engine's room index and its space: walls stand
     /// between spaces, so the zones of one open plan share one (a room with walls is a space
-    /// of its own, its room index).
+    /// of its own, its room index). Its doorways are the stretches of its walls that are
+    /// open (`rooms[].doorways`).
     struct Outline {
         var room: Int
         var space: Int
         var floor: Int
         var points: [(x: Double, y: Double)]
+        var doorways: [Doorway] = []
 
         func contains(_ px: Double, _ py: Double) -> Bool {
             var inside = false
@@ -348,11 +350,13 @@ struct SiteGeometry {
 }
 
 /// A raster of spaces over one floor (`Outline.space`: a room with walls, or an open plan's
-/// zones together), for counting the walls along a segment.
+/// zones together), for counting the walls along a segment, and the floor's doorways, where
+/// a segment passes from one space into the next without a wall.
 struct FloorRaster {
     let x0: Double, y0: Double, step: Double
     let width: Int, height: Int
     let spaces: [Int32]   // -1 outside every room
+    let doorways: [Doorway]
 
     static func build(outlines: [SiteGeometry.Outline], resolution: Double) -> [Int: FloorRaster] {
         var byFloor: [Int: [SiteGeometry.Outline]] = [:]
@@ -375,7 +379,8 @@ struct FloorRaster {
                     for o in list where o.contains(x, y) { spaces[j * w + i] = Int32(o.space); break }
                 }
             }
-            result[floor] = FloorRaster(x0: x0, y0: y0, step: step, width: w, height: h, spaces: spaces)
+            result[floor] = FloorRaster(x0: x0, y0: y0, step: step, width: w, height: h, spaces: spaces,
+                                        doorways: list.flatMap(\.doorways))
         }
         return result
     }
@@ -387,20 +392,30 @@ struct FloorRaster {
     }
 
     /// The walls along the segment: how many times the space changes, ignoring gaps between
-    /// polygons (a wall drawn as a gap counts once, not twice).
+    /// polygons (a wall drawn as a gap counts once, not twice), and crossings through a
+    /// doorway (where the segment leaves one space and enters the next within
+    /// `Doorway.reach` of it).
     func walls(fromX: Double, fromY: Double, toX: Double, toY: Double) -> Int {
         let dx = toX - fromX, dy = toY - fromY
         let length = (dx * dx + dy * dy).squareRoot()
         let steps = max(1, Int((length / (step * 0.5)).rounded(.up)))
         var last: Int32 = -1
+        var lastX = fromX, lastY = fromY
         var changes = 0
         for s in 0...steps {
             let t = Double(s) / Double(steps)
-            let r = space(fromX + dx * t, fromY + dy * t)
+            let x = fromX + dx * t, y = fromY + dy * t
+            let r = space(x, y)
             if r < 0 { continue }
-            if last >= 0 && r != last { changes += 1 }
+            if last >= 0 && r != last && !throughDoorway(x: (x + lastX) / 2, y: (y + lastY) / 2) { changes += 1 }
             last = r
+            lastX = x
+            lastY = y
         }
         return changes
+    }
+
+    private func throughDoorway(x: Double, y: Double) -> Bool {
+        doorways.contains { $0.distance(toX: x, y: y) <= Doorway.reach }
     }
 }

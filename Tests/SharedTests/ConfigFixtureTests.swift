@@ -202,6 +202,8 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
             "rooms[2].polygon[2]: must be [x, y] (2 numbers), found 1",
             "rooms[3].open_plan: 'kitchen_diner' names no other room; did you mean 'kitchen-diner'?",
             "rooms[4].open_plan: 'kitchen-diner' names no other room; did you mean 'kitchen_diner'?",
+            "rooms[5].doorways[1]: an end lies 1.00 m from the room's polygon; a doorway is a stretch of its outline",
+            "rooms[6].doorways: needs the room's polygon: a doorway is a stretch of its outline",
             "nodes[0].room: unknown room 'kitchn'; did you mean 'kitchen'?",
             "nodes[0].position: must be [x, y, z] (3 numbers), found 2",
             "nodes[1].name: duplicate name 'kitchen-pi' (also nodes[0])",
@@ -218,9 +220,9 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         #expect(Set(error.problems.compactMap(\.location).compactMap(\.line)) == marked)
         // Printed one per line under a header naming the file.
         let lines = error.description.split(separator: "\n")
-        #expect(lines.count == 23)
-        #expect(lines[0].hasSuffix("aggregator-broken.yaml': 22 problems:"))
-        #expect(lines.contains("  nodes[0].room: unknown room 'kitchn'; did you mean 'kitchen'? (line 18, column 11)"))
+        #expect(lines.count == 25)
+        #expect(lines[0].hasSuffix("aggregator-broken.yaml': 24 problems:"))
+        #expect(lines.contains("  nodes[0].room: unknown room 'kitchn'; did you mean 'kitchen'? (line 23, column 11)"))
     }
 
     @Test func duplicateKeysAreRejectedWithBothLines() throws {

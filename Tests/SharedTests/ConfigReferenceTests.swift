@@ -73,6 +73,7 @@ import RoomcastYAML
         "http.listen": "\"127.0.0.1:8267\"", "http.token": "secret", "http.token_env": "ROOMCAST_HTTP_TOKEN",
         "rooms[].name": "kitchen", "rooms[].polygon": "[[0, 0], [4, 0], [4, 4]]", "rooms[].display_name": "Kitchen",
         "rooms[].area": "Kitchen", "rooms[].open_plan": "downstairs",
+        "rooms[].doorways": "[[[4, 1], [4, 2]]]",
         "nodes[].name": "kitchen-pi", "nodes[].room": "kitchen", "nodes[].display_name": "Kitchen Pi",
         "nodes[].position": "[1, 1, 1]", "nodes[].beacon": "\"ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-900-1\"",
         "people[].name": "Alice", "people[].id": "alice",

@@ -1,3 +1,4 @@
+import Foundation
 import RoomcastConfig
 import Shared
 
@@ -27,6 +28,7 @@ extension AggregatorConfig {
                     }
                 }
             }
+            checkDoorways(room, at: path, coordinates: coordinate, into: &checks)
         }
         checks.unique(rooms.map(\.name), list: "rooms")
         // An open plan is where zones meet: one zone alone is most likely a misspelt name.
@@ -143,6 +145,57 @@ extension AggregatorConfig {
             if let power = beacon.power { checks.range(power, -127...20, at: "\(list)[\(i)].power", unit: " dBm") }
         }
         checks.unique(beacons.map(\.id.rawValue), list: list, field: "id")
+    }
+
+    /// A doorway is two points of the room's outline: an open stretch of its walls.
+    private func checkDoorways(_ room: SiteModel.Room, at path: String, coordinates: ClosedRange<Double>,
+                               into checks: inout ConfigChecks) {
+        guard let doorways = room.doorways else { return }
+        let outline = (room.polygon ?? []).filter { $0.count == 2 }
+        if outline.count < 3 && !doorways.isEmpty {
+            checks.add(path + ".doorways", "needs the room's polygon: a doorway is a stretch of its outline")
+            return
+        }
+        for (k, doorway) in doorways.enumerated() {
+            let at = "\(path).doorways[\(k)]"
+            guard doorway.count == 2 else {
+                checks.add(at, "must be [[x, y], [x, y]] (2 points), found \(doorway.count)")
+                continue
+            }
+            var wellFormed = true
+            for (j, point) in doorway.enumerated() {
+                if point.count != 2 {
+                    checks.add("\(at)[\(j)]", "must be [x, y] (2 numbers), found \(point.count)")
+                    wellFormed = false
+                } else if !point.allSatisfy(coordinates.contains) {
+                    checks.add("\(at)[\(j)]", "coordinates must be within ±100000 m")
+                    wellFormed = false
+                }
+            }
+            guard wellFormed else { continue }
+            let off = doorway.map { Self.distance(from: $0, toOutline: outline) }.max() ?? 0
+            if off > Self.doorwayTolerance {
+                checks.add(at, "an end lies \(String(format: "%.2f", off)) m from the room's polygon; a doorway is a stretch of its outline")
+            }
+        }
+    }
+
+    /// How far a doorway's end may lie from its room's outline: a wall's width, for a doorway
+    /// drawn on the other room's side of the wall.
+    static let doorwayTolerance = 0.5
+
+    /// The distance from `point` to the nearest edge of the closed outline `outline`.
+    static func distance(from point: [Double], toOutline outline: [[Double]]) -> Double {
+        var best = Double.infinity
+        for i in outline.indices {
+            let a = outline[i], b = outline[(i + 1) % outline.count]
+            let dx = b[0] - a[0], dy = b[1] - a[1]
+            let length2 = dx * dx + dy * dy
+            let t = length2 > 0 ? min(max(((point[0] - a[0]) * dx + (point[1] - a[1]) * dy) / length2, 0), 1) : 0
+            let ex = a[0] + t * dx - point[0], ey = a[1] + t * dy - point[1]
+            best = min(best, (ex * ex + ey * ey).squareRoot())
+        }
+        return best
     }
 }
 

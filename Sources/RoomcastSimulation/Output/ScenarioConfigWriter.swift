@@ -35,6 +35,10 @@ public struct ScenarioConfigWriter: ScenarioWriter {
             out += "  - name: \(quoted(r.name))\n    floor: \(r.floor)\n"
             if positions, let p = r.polygon { out += "    polygon: [\(p.map { "[\($0.map(number).joined(separator: ", "))]" }.joined(separator: ", "))]\n" }
             if positions, let plan = r.openPlan { out += "    open_plan: \(quoted(plan))\n" }
+            if positions, let doorways = r.doorways, !doorways.isEmpty {
+                let text = doorways.map { "[\($0.map { "[\($0.map(number).joined(separator: ", "))]" }.joined(separator: ", "))]" }
+                out += "    doorways: [\(text.joined(separator: ", "))]\n"
+            }
         }
         out += "nodes:\n"
         for n in site.nodes {

@@ -28,6 +28,9 @@ public struct ScenarioLayout: Codable, Sendable, Equatable {
         /// The open space the room is a zone of (the site's `rooms[].open_plan`): zones of
         /// one open plan meet without a wall.
         public var openPlan: String?
+        /// The open stretches of the room's walls (the site's `rooms[].doorways`), each
+        /// [[x, y], [x, y]] on its outline.
+        public var doorways: [[[Double]]]?
 
         public init(name: String, floor: Int, rect: [Double], openPlan: String? = nil) {
             self.name = name
@@ -36,11 +39,12 @@ public struct ScenarioLayout: Codable, Sendable, Equatable {
             self.openPlan = openPlan
         }
 
-        public init(name: String, floor: Int, polygon: [[Double]], openPlan: String? = nil) {
+        public init(name: String, floor: Int, polygon: [[Double]], openPlan: String? = nil, doorways: [[[Double]]]? = nil) {
             self.name = name
             self.floor = floor
             self.polygon = polygon
             self.openPlan = openPlan
+            self.doorways = doorways
         }
 
         /// The outline as points, whichever way it was given; empty when malformed.
@@ -61,6 +65,7 @@ public struct ScenarioLayout: Codable, Sendable, Equatable {
         enum CodingKeys: String, CodingKey {
             case name, floor, rect, polygon
             case openPlan = "open_plan"
+            case doorways
         }
 
         public init(from decoder: Decoder) throws {
@@ -70,6 +75,7 @@ public struct ScenarioLayout: Codable, Sendable, Equatable {
             rect = try c.decodeIfPresent([Double].self, forKey: .rect)
             polygon = try c.decodeIfPresent([[Double]].self, forKey: .polygon)
             openPlan = try c.decodeIfPresent(String.self, forKey: .openPlan)
+            doorways = try c.decodeIfPresent([[[Double]]].self, forKey: .doorways)
         }
 
         public func encode(to encoder: Encoder) throws {
@@ -79,6 +85,7 @@ public struct ScenarioLayout: Codable, Sendable, Equatable {
             try c.encodeIfPresent(rect, forKey: .rect)
             try c.encodeIfPresent(polygon, forKey: .polygon)
             try c.encodeIfPresent(openPlan, forKey: .openPlan)
+            try c.encodeIfPresent(doorways, forKey: .doorways)
         }
     }
 
@@ -128,7 +135,8 @@ public struct ScenarioLayout: Codable, Sendable, Equatable {
     public func siteModel(floorHeight: Double = 3.0) -> SiteModel {
         SiteModel(
             rooms: rooms.map { r in
-                SiteModel.Room(name: r.name, floor: r.floor, polygon: r.outline.map { [$0.x, $0.y] }, openPlan: r.openPlan)
+                SiteModel.Room(name: r.name, floor: r.floor, polygon: r.outline.map { [$0.x, $0.y] }, openPlan: r.openPlan,
+                               doorways: r.doorways)
             },
             nodes: nodes.map { n in
                 SiteModel.Node(name: n.name, room: n.room,

@@ -30,15 +30,20 @@ public struct SiteModel: Codable, Sendable, Equatable {
         /// a wall (a kitchen-diner split in two, the quadrants of an office floor). Positions
         /// count no wall loss where they meet; nil: a room with walls of its own.
         public var openPlan: String?
+        /// The open stretches of the room's walls, each from one point of its outline to
+        /// another, [[x, y], [x, y]] in metres: a doorway, or an opening into the next room.
+        /// Positions count no wall where a line passes through one; nil: walls all round.
+        public var doorways: [[[Double]]]?
 
         public init(name: String, floor: Int = 0, polygon: [[Double]]? = nil, displayName: String? = nil, area: String? = nil,
-                    openPlan: String? = nil) {
+                    openPlan: String? = nil, doorways: [[[Double]]]? = nil) {
             self.name = name
             self.floor = floor
             self.polygon = polygon
             self.displayName = displayName
             self.area = area
             self.openPlan = openPlan
+            self.doorways = doorways
         }
 
         /// The name shown to people: `display_name`, else derived from the id.
@@ -50,6 +55,7 @@ public struct SiteModel: Codable, Sendable, Equatable {
             case name, floor, polygon, area
             case displayName = "display_name"
             case openPlan = "open_plan"
+            case doorways
         }
 
         public init(from decoder: Decoder) throws {
@@ -60,6 +66,7 @@ public struct SiteModel: Codable, Sendable, Equatable {
             displayName = try c.decodeIfPresent(String.self, forKey: .displayName)
             area = try c.decodeIfPresent(String.self, forKey: .area)
             openPlan = try c.decodeIfPresent(String.self, forKey: .openPlan)
+            doorways = try c.decodeIfPresent([[[Double]]].self, forKey: .doorways)
         }
     }
 
