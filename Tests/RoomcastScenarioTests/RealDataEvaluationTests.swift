@@ -57,18 +57,23 @@ import TestSupport
         }
     }
 
+    /// Positions on `run` as its layout says, and with `forget` applied to every room of it:
+    /// the site told something of its walls, and told nothing of it.
+    static func positionsToldAndUntold(_ run: ScenarioRun, forget: (inout ScenarioLayout.Room) -> Void)
+        async throws -> (told: Score, untold: Score) {
+        var forgotten = run
+        for i in forgotten.scenario.layout.rooms.indices { forget(&forgotten.scenario.layout.rooms[i]) }
+        let untold = forgotten
+        return try await offPool { (try run.roomcast(positions: true).score, try untold.roomcast(positions: true).score) }
+    }
+
     /// The Daniş office's zones are one open plan, as its fixture's layout says (what its site
     /// config would say: `rooms[].open_plan`), so positions count no wall where they meet.
     /// Told nothing, the geometry puts a wall on every split line and is right less often.
     @Test func zonesOfTheOpenPlanOfficeMeetWithoutWalls() async throws {
         let run = try await SimulationFixtures.run("danis-office")
         #expect(run.scenario.layout.rooms.allSatisfy { $0.openPlan == "office" })
-        var withoutPlan = run
-        for i in withoutPlan.scenario.layout.rooms.indices { withoutPlan.scenario.layout.rooms[i].openPlan = nil }
-        let walled = withoutPlan
-        let (open, assumed) = try await offPool {
-            (try run.roomcast(positions: true).score, try walled.roomcast(positions: true).score)
-        }
+        let (open, assumed) = try await Self.positionsToldAndUntold(run) { $0.openPlan = nil }
         #expect(open.settledAccuracy >= assumed.settledAccuracy + 0.02, "open plan \(open.summary), walls assumed \(assumed.summary)")
         #expect(open.flapsPerHour <= assumed.flapsPerHour, "open plan \(open.summary), walls assumed \(assumed.summary)")
     }
@@ -82,14 +87,9 @@ import TestSupport
         for name in ["kolakowski-calib", "kolakowski-robot"] {
             let run = try await SimulationFixtures.run(name)
             #expect(run.scenario.layout.rooms.reduce(0) { $0 + ($1.doorways?.count ?? 0) } == 3)
-            var withoutDoorways = run
-            for i in withoutDoorways.scenario.layout.rooms.indices { withoutDoorways.scenario.layout.rooms[i].doorways = nil }
-            let walled = withoutDoorways
-            let (open, assumed) = try await offPool {
-                (try run.roomcast(positions: true).score, try walled.roomcast(positions: true).score)
-            }
-            #expect(open.settledAccuracy >= assumed.settledAccuracy + 0.01, "\(name): doorways \(open.summary), walls all round \(assumed.summary)")
-            #expect(open.flapsPerHour <= assumed.flapsPerHour, "\(name): doorways \(open.summary), walls all round \(assumed.summary)")
+            let (open, walled) = try await Self.positionsToldAndUntold(run) { $0.doorways = nil }
+            #expect(open.settledAccuracy >= walled.settledAccuracy + 0.01, "\(name): doorways \(open.summary), walls all round \(walled.summary)")
+            #expect(open.flapsPerHour <= walled.flapsPerHour, "\(name): doorways \(open.summary), walls all round \(walled.summary)")
         }
     }
 }
