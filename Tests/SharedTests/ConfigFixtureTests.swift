@@ -102,6 +102,21 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         #expect(messages(listed + "max_tracked_beacons: 3\n") == [])
     }
 
+    @Test func aRoomsDoorwaysAreCheckedWithTheirPaths() throws {
+        func messages(_ doorways: String) -> [String] {
+            let yaml = "rooms:\n  - name: hall\n    polygon: [[0,0],[4,0],[4,2],[0,2]]\n    doorways: \(doorways)\n"
+            do { _ = try ConfigLoader.parse(AggregatorConfig.self, yaml: yaml); return [] } catch { return error.messages }
+        }
+        #expect(messages("[[[4,0.5],[4,1.5]], [[1,2],[2,2.4]]]") == [])
+        #expect(messages("[[[4,0.5],[4,1.5],[4,2]]]") == ["rooms[0].doorways[0]: must be [[x, y], [x, y]] (2 points), found 3"])
+        #expect(messages("[[[4,0.5],[4]]]") == ["rooms[0].doorways[0][1]: must be [x, y] (2 numbers), found 1"])
+        #expect(messages("[[[4,0.5],[4,1e9]]]") == ["rooms[0].doorways[0][1]: coordinates must be within ±100000 m"])
+        #expect(messages("[[[2,1],[3,1]]]")
+                == ["rooms[0].doorways[0]: an end lies 1.00 m from the room's polygon; a doorway is a stretch of its outline"])
+        let many = "[" + Array(repeating: "[[4,0.5],[4,1.5]]", count: 65).joined(separator: ", ") + "]"
+        #expect(messages(many) == ["rooms[0].doorways: at most 64 per room, found 65"])
+    }
+
     static let issueSite = SiteModel(
         rooms: [SiteModel.Room(name: "kitchen", floor: 0, polygon: [[6, 0], [12, 0], [12, 6], [6, 6]])],
         nodes: [SiteModel.Node(name: "kitchen-pi", room: "kitchen", position: [6.5, 1.0, 1.2], rxAdjust: 0)],

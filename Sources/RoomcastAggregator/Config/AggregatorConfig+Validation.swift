@@ -156,6 +156,11 @@ extension AggregatorConfig {
             checks.add(path + ".doorways", "needs the room's polygon: a doorway is a stretch of its outline")
             return
         }
+        // Each is looked up wherever a line crosses from room to room while the grid is built.
+        if doorways.count > Self.maxDoorways {
+            checks.add(path + ".doorways", "at most \(Self.maxDoorways) per room, found \(doorways.count)")
+            return
+        }
         for (k, doorway) in doorways.enumerated() {
             let at = "\(path).doorways[\(k)]"
             guard doorway.count == 2 else {
@@ -179,6 +184,9 @@ extension AggregatorConfig {
             }
         }
     }
+
+    /// Doorways a room may list.
+    static let maxDoorways = 64
 
     /// How far a doorway's end may lie from its room's outline: a wall's width, for a doorway
     /// drawn on the other room's side of the wall.
