@@ -34,7 +34,9 @@ import TestSupport
 
     @Test func theDashboardShowsTheHomeAndFollowsAMove() async throws {
         let port = try freePort()
-        let rig = try await FaultRig.start(refreshInterval: 60, aggregatorArguments: ["--http", "127.0.0.1:\(port)"])
+        // The hall's door into the living room, on the hall's outline (y = 6, x 1–2 m).
+        let rig = try await FaultRig.start(refreshInterval: 60, aggregatorArguments: ["--http", "127.0.0.1:\(port)"],
+                                           doorways: ["hall": "[[[1, 6], [2, 6]]]"])
         var browser: HeadlessBrowser?
         do {
             _ = try await FaultTests.warmUp(rig)
@@ -55,6 +57,9 @@ import TestSupport
                         "node \(node) online on the page")
             }
             #expect(first.contains(#"data-connected="true""#), "the live stream is connected")
+            // The hall's doorway is drawn over its wall, where the site puts it.
+            #expect(first.range(of: #"<line class="doorway" data-doorway="hall"[^>]*x2=""#, options: .regularExpression) != nil,
+                    "the hall's doorway on the plan")
 
             // The probe walks to the kitchen: the open page follows by itself (Server-Sent Events).
             let followed = try await rig.follow(probe, to: "kitchen-pi", room: "kitchen")

@@ -24,6 +24,11 @@ final class FaultRig: Sendable {
         }
     }
 
+    /// A change asked of the generated site that it cannot take.
+    struct SiteEdit: Error, CustomStringConvertible {
+        let description: String
+    }
+
     /// Why the rig cannot run here.
     struct Unavailable: Error, CustomStringConvertible {
         let description: String
@@ -61,9 +66,11 @@ final class FaultRig: Sendable {
 
     /// Generates the home, starts the broker, the observer, every agent and the aggregator (or,
     /// with `standby`, one aggregator per instance name, under hot standby).
+    /// `doorways`: per room name, a YAML list the site gives as that room's `doorways`.
     static func start(seconds: Int = 300, refreshInterval: Double = 2, relayed: Set<String> = [],
                       standby: [String] = [], aggregatorArguments: [String] = [],
-                      brokerOptions: MosquittoBroker.Options = .init()) async throws -> FaultRig {
+                      brokerOptions: MosquittoBroker.Options = .init(),
+                      doorways: [String: String] = [:]) async throws -> FaultRig {
         let bin = try productsDirectory()
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-fault-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -71,6 +78,18 @@ final class FaultRig: Sendable {
                                                            "--duration", "\(seconds)", "--out", "\(dir)/home"], in: dir)
         // Republish every retained decision every 2 s (default 60): presence is otherwise sent only on a
         // room change, and the tests need to see the aggregator's current evidence for every beacon.
+        if !doorways.isEmpty {
+            // Each room's entry is its name, floor and polygon lines: its doorways follow them.
+            let path = "\(dir)/home/site.yaml"
+            var lines = try String(contentsOfFile: path, encoding: .utf8).components(separatedBy: "\n")
+            for (room, list) in doorways {
+                guard let at = lines.firstIndex(of: "  - name: \"\(room)\"") else {
+                    throw SiteEdit(description: "the generated site.yaml has no room \(room)")
+                }
+                lines.insert("    doorways: \(list)", at: at + 3)
+            }
+            try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        }
         let site = try FileHandle(forWritingTo: URL(fileURLWithPath: "\(dir)/home/site.yaml"))
         try site.seekToEnd()
         // `beacons:` is the file's last section: the probe joins the list.

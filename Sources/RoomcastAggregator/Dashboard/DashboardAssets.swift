@@ -68,6 +68,7 @@ enum DashboardAssets {
     .room polygon { fill: var(--room); stroke: var(--muted); stroke-width: .05; }
     .room.occupied polygon { fill: color-mix(in srgb, var(--accent) 14%, var(--room)); }
     .room text { font-size: .38px; fill: var(--muted); text-anchor: middle; pointer-events: none; }
+    line.doorway { stroke: var(--room); stroke-width: .12; stroke-linecap: butt; }
     .node circle { stroke: var(--card); stroke-width: .06; }
     .node[data-status="online"] circle { fill: var(--ok); }
     .node[data-status="silent"] circle { fill: var(--warn); }
@@ -157,6 +158,14 @@ enum DashboardAssets {
           const c = centroid(r.polygon);
           g.append(el("text", { x: sx(c[0]), y: sy(c[1]) }, r.name, true));
           svg.append(g);
+        }
+        // Doorways over every room's walls: a gap in the outline where the wall is open.
+        for (const r of rooms) {
+          for (const d of r.doorways || []) {
+            if (d.length !== 2) continue;
+            svg.append(el("line", { class: "doorway", "data-doorway": r.name, x1: sx(d[0][0]), y1: sy(d[0][1]),
+                                    x2: sx(d[1][0]), y2: sy(d[1][1]) }, undefined, true));
+          }
         }
         for (const n of nodes) {
           const g = el("g", { class: "node", "data-node": n.name, "data-status": n.status }, undefined, true);

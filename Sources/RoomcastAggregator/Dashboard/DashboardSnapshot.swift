@@ -19,6 +19,8 @@ public struct DashboardSnapshot: Codable, Sendable, Equatable {
         public var name: String
         public var floor: Int
         public var polygon: [[Double]]?
+        /// The open stretches of its walls (`rooms[].doorways`), drawn as gaps in its outline.
+        public var doorways: [[[Double]]]?
     }
 
     public struct Node: Codable, Sendable, Equatable {

@@ -21,7 +21,8 @@ extension AggregatorRuntime {
                                                 lastSeen: a.lastSeen, readings: a.readings, clockOffsetS: skew[name]))
         }
         return DashboardSnapshot(ts: now, active: isActive, connected: connected,
-                                 rooms: core.site.rooms.map { .init(name: $0.name, floor: $0.floor, polygon: $0.polygon) },
+                                 rooms: core.site.rooms.map { .init(name: $0.name, floor: $0.floor, polygon: $0.polygon,
+                                                                                   doorways: $0.doorways) },
                                  nodes: nodes, beacons: core.currentDecisions())
     }
 
