@@ -1,4 +1,4 @@
-import Foundation
+import Shared
 
 /// An open stretch of a room's wall, from one point to another (metres, on the room's floor).
 struct Doorway: Sendable, Equatable {
@@ -12,10 +12,6 @@ struct Doorway: Sendable, Equatable {
 
     /// The distance from (x, y) to the nearest point of the doorway.
     func distance(toX x: Double, y: Double) -> Double {
-        let dx = x1 - x0, dy = y1 - y0
-        let length2 = dx * dx + dy * dy
-        let t = length2 > 0 ? min(max(((x - x0) * dx + (y - y0) * dy) / length2, 0), 1) : 0
-        let ex = x0 + t * dx - x, ey = y0 + t * dy - y
-        return (ex * ex + ey * ey).squareRoot()
+        PlanGeometry.distance(fromX: x, y: y, toSegmentFromX: x0, y0: y0, toX: x1, y1: y1)
     }
 }

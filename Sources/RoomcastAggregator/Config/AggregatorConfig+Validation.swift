@@ -197,11 +197,7 @@ extension AggregatorConfig {
         var best = Double.infinity
         for i in outline.indices {
             let a = outline[i], b = outline[(i + 1) % outline.count]
-            let dx = b[0] - a[0], dy = b[1] - a[1]
-            let length2 = dx * dx + dy * dy
-            let t = length2 > 0 ? min(max(((point[0] - a[0]) * dx + (point[1] - a[1]) * dy) / length2, 0), 1) : 0
-            let ex = a[0] + t * dx - point[0], ey = a[1] + t * dy - point[1]
-            best = min(best, (ex * ex + ey * ey).squareRoot())
+            best = min(best, PlanGeometry.distance(fromX: point[0], y: point[1], toSegmentFromX: a[0], y0: a[1], toX: b[0], y1: b[1]))
         }
         return best
     }
