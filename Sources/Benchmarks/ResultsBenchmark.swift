@@ -37,6 +37,7 @@ enum ResultsBenchmark {
         text += try recorded(runs, from: recordings, goals: &goals)
         text += try simulated(homes, seeds: seeds, goals: &goals)
         text += try holdout(seeds: seeds, goals: &goals)
+        text += try twoReceivers(seeds: seeds)
         text += goals.markdown()
         text += try contributions(runs, homes)
         text += try agentFilter(runs, homes, load: load)

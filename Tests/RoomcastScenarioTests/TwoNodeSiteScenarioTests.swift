@@ -23,15 +23,19 @@ import TestSupport
         #expect(score.flapsPerHour < bermuda.flapsPerHour, "\(score.summary) vs \(bermuda.summary)")
     }
 
-    @Test func aOneMetreCalibrationHelpsWhereNodesCannotCalibrate() async throws {
-        // Tune seeds 6-8 of the cottage, where the receivers' offsets cost most: with the
-        // rx_adjust `aggregator calibrate` would find (a beacon carried round each node at
-        // 1 m; the simulator's `oneMetreCalibration`), the engine is right more often. The
-        // spots' shadowing keeps that calibration off the true offsets by a few dB.
+    @Test func aHandCalibrationCorrectsAReceiverOfAnotherKind() async throws {
+        // Tune seeds 1-8 of the cottage with receivers whose offsets spread 8 dB (another kind
+        // of adapter, an external antenna; the simulator's Pis spread 3): with the rx_adjust
+        // `aggregator calibrate` would find (a beacon carried round each node at 1 m; the
+        // simulator's `oneMetreCalibration`), the engine is right more often, as the README's
+        // set-up step 8 says. The spots' shadowing keeps that calibration off the true offsets
+        // by a few dB, which is why Pis of one kind gain little from it (results.md, "Two
+        // receivers").
         var gains: [Double] = [], errors: [Double] = []
-        for seed in UInt64(6)...8 {
+        for seed in UInt64(1)...8 {
             var settings = SimulationSettings(plan: .cottage, seed: seed, duration: 600)
             settings.radio = RadioModel(noise: .normal)
+            settings.radio.receiverOffsetSigma = 8
             let simulator = ScenarioSimulator(settings: settings)
             let generated = simulator.run()
             let calibration = simulator.oneMetreCalibration()
@@ -43,8 +47,10 @@ import TestSupport
             gains.append(calibrated.settledAccuracy - plain.settledAccuracy)
         }
         let mean = gains.reduce(0, +) / Double(gains.count)
-        #expect(mean > 0.03, "settled accuracy gained \(gains)")
-        #expect(errors.allSatisfy { $0 <= 4 }, "calibration off the true offsets by \(errors) dB")
+        #expect(mean > 0.1, "settled accuracy gained \(gains)")
+        // A few dB: the 1 m spots' shadowing (4 dB spread, decorrelating over 1.1 m) as a median.
+        let rms = (errors.map { $0 * $0 }.reduce(0, +) / Double(errors.count)).squareRoot()
+        #expect(rms <= 3 && errors.allSatisfy { $0 <= 5 }, "calibration off the true offsets by \(errors) dB")
         #expect(errors.contains { $0 >= 0.5 }, "the spots' shadowing should show: \(errors) dB")
     }
 }

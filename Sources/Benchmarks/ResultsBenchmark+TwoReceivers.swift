@@ -1,0 +1,103 @@
+import Foundation
+import RoomcastFusion
+import RoomcastSimulation
+
+/// A home with two receivers (the simulator's cottage) cannot learn its receivers' offsets:
+/// a node's beacon needs two other receivers to hear it. What the two ways a user can help it
+/// are worth there: correcting each receiver by hand (`aggregator calibrate`: a beacon carried
+/// round the node at 1 m) and teaching the rooms (`aggregator learn`).
+extension ResultsBenchmark {
+    static let twoReceiverLayout = "cottage"
+    /// Two rooms decide little per home, and a hand calibration helps one home and costs the
+    /// next: eight homes per seed of each split.
+    static let twoReceiverHomesPerSeed = 8
+
+    static let twoReceiverRows = [
+        "roomcast, membership", "roomcast, membership, calibrated by hand ⁴",
+        "roomcast, membership, taught by a 30-s tour ²", "roomcast, membership, given the true offsets",
+        positionsRow, "roomcast, positions, calibrated by hand ⁴", "roomcast, positions, given the true offsets",
+        farApartRow, farApartRow + ", calibrated by hand ⁴", farApartRow + ", taught by a 30-s tour ²",
+        "bermuda", "ceil-nearest", "bound",
+    ]
+    /// The same homes with receivers that differ far more than the simulator's 3 dB spread
+    /// (another kind of adapter, an external antenna).
+    static let farApartSigma = 8.0
+    static let farApartRow = "roomcast, membership, receivers \(Int(farApartSigma)) dB apart ⁵"
+
+    static func twoReceivers(seeds: Int) throws -> String {
+        var sums: [String: Tally] = [:]
+        func add(_ name: String, _ score: Score) { sums[name, default: Tally()].add(score) }
+        /// Homes where the hand calibration is right less often than none (membership, positions).
+        var costlier = (membership: 0, positions: 0)
+        let splits = ["check", "holdout"]
+        for split in splits {
+            for k in 1...(seeds * twoReceiverHomesPerSeed) {
+                let seed = SimulationBenchmark.seedBase(split: split)! + UInt64(k)
+                let (firstDay, generated, ceiling) = generatedHome(layout: twoReceiverLayout, seed: seed)
+                let run = try awaitResult { try await ScenarioRun.generated(generated) }
+                let byHand = ScenarioSimulator(settings: firstDay).oneMetreCalibration()
+                let trueOffsets = generated.receiverOffsets.mapValues { -$0 }
+                var tour = firstDay
+                tour.day = 1
+                tour.makeTeachingDay()
+                let toured = ScenarioSimulator(settings: tour).run()
+                let tourDay = try awaitResult { try await ScenarioRun.generated(toured) }
+                add("bound", generated.boundScore())
+                add("ceil-nearest", ceiling)
+                let membership = try run.roomcast(positions: false).score
+                let membershipByHand = try run.roomcast(positions: false, rxAdjust: byHand).score
+                add("roomcast, membership", membership)
+                add("roomcast, membership, calibrated by hand ⁴", membershipByHand)
+                if membershipByHand.settledAccuracy < membership.settledAccuracy { costlier.membership += 1 }
+                add("roomcast, membership, taught by a 30-s tour ²",
+                    try run.roomcast(positions: false, learned: try tourDay.train(positions: false)).score)
+                add("roomcast, membership, given the true offsets", try run.roomcast(positions: false, rxAdjust: trueOffsets).score)
+                let positions = try run.roomcast(positions: true).score
+                let positionsByHand = try run.roomcast(positions: true, rxAdjust: byHand).score
+                add(positionsRow, positions)
+                add("roomcast, positions, calibrated by hand ⁴", positionsByHand)
+                if positionsByHand.settledAccuracy < positions.settledAccuracy { costlier.positions += 1 }
+                add("roomcast, positions, given the true offsets", try run.roomcast(positions: true, rxAdjust: trueOffsets).score)
+                add("bermuda", try run.baseline(Baselines.named("bermuda")!, positions: false).score)
+                var farApart = firstDay
+                farApart.radio.receiverOffsetSigma = farApartSigma
+                let farSimulator = ScenarioSimulator(settings: farApart)
+                let farGenerated = farSimulator.run()
+                let farRun = try awaitResult { try await ScenarioRun.generated(farGenerated) }
+                add(farApartRow, try farRun.roomcast(positions: false).score)
+                add(farApartRow + ", calibrated by hand ⁴",
+                    try farRun.roomcast(positions: false, rxAdjust: farSimulator.oneMetreCalibration()).score)
+                var farTour = farApart
+                farTour.day = 1
+                farTour.makeTeachingDay()
+                let farToured = ScenarioSimulator(settings: farTour).run()
+                let farTourDay = try awaitResult { try await ScenarioRun.generated(farToured) }
+                add(farApartRow + ", taught by a 30-s tour ²",
+                    try farRun.roomcast(positions: false, learned: try farTourDay.train(positions: false)).score)
+            }
+        }
+        let homes = splits.count * seeds * twoReceiverHomesPerSeed
+        var out = "\n## Two receivers\n\n"
+        out += "The simulator's \(twoReceiverLayout) (two rooms, one node each), whose receivers' offsets nothing"
+        out += " can learn (a node's beacon needs two other receivers to hear it): means over \(homes) homes"
+        out += " (\(seeds * twoReceiverHomesPerSeed) each of the check and the holdout split's seeds, normal noise,"
+        out += " 15 minutes), scored as above.\n\n"
+        out += meansTable(twoReceiverRows, sums)
+        out += """
+
+            ⁴ Each receiver's `rx_adjust` as `aggregator calibrate` finds it (README, set-up step 8): the
+            median level of a beacon carried round the node at 1 m, at its height, against the level
+            it should read there (`roomcast-bench simulation --calibrated 1m`). That median carries the
+            shadowing of those spots as well as the receiver's offset; calibrated, a home is right less
+            often than uncalibrated in \(costlier.membership) of the \(homes) with membership and in
+            \(costlier.positions) with positions. "Given the true offsets": each receiver's own offset,
+            which no procedure measures exactly (`--calibrated exact`).
+
+            ⁵ The same homes whose receivers' offsets are drawn with a spread of \(Int(farApartSigma)) dB instead of 3
+            (`--radio offset=\(Int(farApartSigma))`): receivers of different kinds, as an external antenna makes one.
+
+
+            """
+        return out
+    }
+}
