@@ -7,10 +7,13 @@ import Shared
 ///
 /// Why: a site whose nodes cannot calibrate one another (two nodes, or nodes without
 /// positions or beacons of their own) keeps each receiver's bias in its evidence, and a
-/// node that reads 5 dB high pulls beacons into its room. One beacon at 1 m from each node
+/// node that reads 8 dB high pulls beacons into its room. One beacon at 1 m from each node
 /// in turn — the ESPresense and Bermuda way, CoreLocation's "measured power" the other way
 /// round — measures every receiver against the same transmitter; carried round the node,
-/// the median is of many spots, not the shadowing of one.
+/// the median is of many spots, not the shadowing of one. Those spots still lie within a
+/// metre or two of each other and share much of their shadowing, so the suggestion is off
+/// by a few dB: worth setting for a receiver of another kind, not for the few dB receivers
+/// of one kind differ by (docs/results.md, "Two receivers"); the report says so.
 public struct RxAdjustCalibrator: Sendable {
     /// The outcome for the beacon judged.
     public struct Suggestion: Sendable, Equatable {
@@ -162,6 +165,9 @@ extension RxAdjustCalibrator.Suggestion {
         if spread > 6 {
             lines.append("The readings spread widely: keep the beacon at 1 m, in the open, and run it again.")
         }
+        lines.append("Worth setting for a receiver of another kind (an external antenna, another adapter). "
+            + "Between receivers of one kind the spots round a node differ by a few dB too, and teaching "
+            + "the rooms (aggregator learn) gains more.")
         lines += [
             "",
             "Set in the aggregator's config (now \(String(format: "%g", currentRxAdjust))):",

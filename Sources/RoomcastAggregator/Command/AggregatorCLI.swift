@@ -54,7 +54,10 @@ public enum AggregatorCLI {
                             Carry one beacon slowly round the node at 1 m, at the node's height, while \
                             this listens; then the next node, with the same beacon. It prints the \
                             rx_adjust that makes the node read what the beacon's 1 m power predicts. \
-                            Worth it where nodes cannot calibrate one another: a site of two nodes.
+                            Worth it for a receiver of another kind (an external antenna, another \
+                            adapter), which reads many dB off the others. Between receivers of one kind \
+                            the spots round a node differ about as much; teaching the rooms (learn) \
+                            gains more there.
                             """,
                         options: [StandardOptions.config, StandardOptions.broker, StandardOptions.logLevel,
                                   CalibrateOptions.node, CalibrateOptions.beacon, CalibrateOptions.seconds,
