@@ -38,11 +38,6 @@ extension ResultsBenchmark {
                 let run = try awaitResult { try await ScenarioRun.generated(generated) }
                 let byHand = ScenarioSimulator(settings: firstDay).oneMetreCalibration()
                 let trueOffsets = generated.receiverOffsets.mapValues { -$0 }
-                var tour = firstDay
-                tour.day = 1
-                tour.makeTeachingDay()
-                let toured = ScenarioSimulator(settings: tour).run()
-                let tourDay = try awaitResult { try await ScenarioRun.generated(toured) }
                 add("bound", generated.boundScore())
                 add("ceil-nearest", ceiling)
                 let membership = try run.roomcast(positions: false).score
@@ -50,7 +45,8 @@ extension ResultsBenchmark {
                 add("roomcast, membership", membership)
                 add("roomcast, membership, calibrated by hand ⁴", membershipByHand)
                 if membershipByHand.settledAccuracy < membership.settledAccuracy { costlier.membership += 1 }
-                let taught = try run.roomcast(positions: false, learned: try tourDay.train(positions: false)).score
+                let toured = try awaitResult { try await ScenarioRun.teachingTour(of: firstDay) }
+                let taught = try run.roomcast(positions: false, learned: toured).score
                 add("roomcast, membership, taught by a 30-s tour ²", taught)
                 if taught.settledAccuracy < membership.settledAccuracy { costlier.taught += 1 }
                 add("roomcast, membership, given the true offsets", try run.roomcast(positions: false, rxAdjust: trueOffsets).score)
@@ -61,21 +57,15 @@ extension ResultsBenchmark {
                 if positionsByHand.settledAccuracy < positions.settledAccuracy { costlier.positions += 1 }
                 add("roomcast, positions, given the true offsets", try run.roomcast(positions: true, rxAdjust: trueOffsets).score)
                 add("bermuda", try run.baseline(Baselines.named("bermuda")!, positions: false).score)
-                var farApart = firstDay
-                farApart.radio.receiverOffsetSigma = farApartSigma
+                let farApart = { var home = firstDay; home.radio.receiverOffsetSigma = farApartSigma; return home }()
                 let farSimulator = ScenarioSimulator(settings: farApart)
                 let farGenerated = farSimulator.run()
                 let farRun = try awaitResult { try await ScenarioRun.generated(farGenerated) }
                 add(farApartRow, try farRun.roomcast(positions: false).score)
                 add(farApartRow + ", calibrated by hand ⁴",
                     try farRun.roomcast(positions: false, rxAdjust: farSimulator.oneMetreCalibration()).score)
-                var farTour = farApart
-                farTour.day = 1
-                farTour.makeTeachingDay()
-                let farToured = ScenarioSimulator(settings: farTour).run()
-                let farTourDay = try awaitResult { try await ScenarioRun.generated(farToured) }
-                add(farApartRow + ", taught by a 30-s tour ²",
-                    try farRun.roomcast(positions: false, learned: try farTourDay.train(positions: false)).score)
+                let farToured = try awaitResult { try await ScenarioRun.teachingTour(of: farApart) }
+                add(farApartRow + ", taught by a 30-s tour ²", try farRun.roomcast(positions: false, learned: farToured).score)
             }
         }
         let homes = splits.count * seeds * twoReceiverHomesPerSeed

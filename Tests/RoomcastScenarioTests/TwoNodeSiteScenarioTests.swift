@@ -57,7 +57,7 @@ import TestSupport
     @Test func teachingATwoNodeSiteGainsWhateverItsReceiversRead() async throws {
         // README set-up step 8: a site of two Pis is taught, since a taught room's pattern
         // carries whatever its receivers read. Tune seeds 1-8 of the cottage, each taught by
-        // one person walking both rooms for 30 s on another day (`makeTeachingDay`): with the
+        // one person walking both rooms for 30 s on another day (`ScenarioRun.teachingTour`): with the
         // simulator's Pis (offsets spread 3 dB) the engine is right more often on average
         // taught than untaught, and with receivers of different kinds (8 dB) by far more.
         for (spread, gain) in [(3.0, 0.01), (8.0, 0.1)] {
@@ -67,13 +67,9 @@ import TestSupport
                 settings.radio = RadioModel(noise: .normal)
                 settings.radio.receiverOffsetSigma = spread
                 let run = try await ScenarioRun.generated(ScenarioSimulator(settings: settings).run())
-                var tour = settings
-                tour.day = 1
-                tour.makeTeachingDay()
-                let tourDay = try await ScenarioRun.generated(ScenarioSimulator(settings: tour).run())
+                let toured = try await ScenarioRun.teachingTour(of: settings)
                 let (plain, learned) = try await offPool {
-                    (try run.fusion(FusionSettings()).score,
-                     try run.roomcast(positions: false, learned: try tourDay.train(positions: false)).score)
+                    (try run.fusion(FusionSettings()).score, try run.roomcast(positions: false, learned: toured).score)
                 }
                 untaught.append(plain.settledAccuracy)
                 taught.append(learned.settledAccuracy)

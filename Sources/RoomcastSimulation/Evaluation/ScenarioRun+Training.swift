@@ -41,6 +41,16 @@ extension ScenarioRun {
         return taught
     }
 
+    /// What one person teaches the home of `home` on another day (day 1), walking every room
+    /// in turn for 30 s (`SimulationSettings.makeTeachingDay`), as a user teaching with
+    /// `aggregator learn --seconds 30` would.
+    public static func teachingTour(of home: SimulationSettings, positions: Bool = false) async throws -> LearnedRooms {
+        var tour = home
+        tour.day = 1
+        tour.makeTeachingDay()
+        return try await generated(ScenarioSimulator(settings: tour).run()).train(positions: positions)
+    }
+
     /// Roomcast with the default config, starting from `learned`, scored on `sessions` (nil: all).
     public func roomcast(positions: Bool = true, learned: LearnedRooms, sessions: Set<Int>? = nil) throws -> Evaluation.Result {
         var core = try site(positions: positions).makeCore()
