@@ -23,7 +23,7 @@ func benchmark(_ body: @escaping @Sendable (ParsedCommand) throws -> Void) -> Co
                     done.resume(returning: .failure)
                 }
             }
-            thread.stackSize = 8 << 20  // the main thread's, where the benchmarks used to run
+            thread.stackSize = 8 << 20  // 8 MiB, as the main thread has
             thread.start()
         }
     }
