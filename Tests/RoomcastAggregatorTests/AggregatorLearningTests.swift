@@ -55,6 +55,21 @@ import Testing
         return published
     }
 
+    /// Home Assistant's teaching selects read their state from the retained learn state, so it is
+    /// announced at start when they are offered, even with nothing learned; a site that neither
+    /// teaches nor offers them publishes nothing new.
+    @Test func theLearnStateIsAnnouncedAtStartWhereHomeAssistantCanTeach() throws {
+        func announced(discovery: HomeAssistantDiscovery?) throws -> LearnState? {
+            var core = AggregatorCore(engine: FusionEngine(site: Self.site), site: Self.site, topics: topics, discovery: discovery)
+            return try core.start(now: 100).first { $0.topic == topics.aggregatorLearnState }
+                .map { try WireFormat.decode(LearnState.self, from: $0.payload) }
+        }
+        let offered = try #require(try announced(discovery: HomeAssistantDiscovery(topics: topics, site: Self.site)))
+        #expect(offered.active.isEmpty && offered.rooms.isEmpty && offered.ts == 100)
+        #expect(try announced(discovery: HomeAssistantDiscovery(topics: topics, site: Self.site, teaching: false)) == nil)
+        #expect(try announced(discovery: nil) == nil)
+    }
+
     @Test func aLabelStartsReportsProgressAndEndsLearned() throws {
         var core = core()
         let label = LearnCommand(.label(room: "kitchen", beacon: Self.tag, seconds: 10), request: "r1")

@@ -102,6 +102,66 @@ import Testing
                 == "binary_sensor.bath_node_connectivity")
     }
 
+    @Test func eachTrackedBeaconHasASelectThatTeachesTheRoomItIsIn() throws {
+        let all = try discovery().siteConfigs(Self.site)
+        let catDevice = try device("roomcast_beacon_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1233_45", in: all)
+        let teach = try component("roomcast_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1233_45_teach", of: catDevice)
+        #expect(teach["p"] as? String == "select")
+        #expect(teach["name"] as? String == "Teach room" && teach["default_entity_id"] as? String == "select.cat_teach_room")
+        #expect(teach["entity_category"] as? String == "config", "on the device's page, not on generated dashboards")
+        #expect(teach["options"] as? [String] == ["Not teaching", "Living Room", "Kitchen", "Bathroom", "Study"])
+        #expect(teach["command_topic"] as? String == "roomcast/aggregator/learn")
+        #expect(teach["state_topic"] as? String == "roomcast/aggregator/learn/state")
+        let command = try #require(teach["command_template"] as? String)
+        #expect(command.contains("'Study': 'office'") && command.contains("'beacon': '\(cat.rawValue)'"))
+        #expect(command.contains("'action': 'cancel'") && command.contains("'request': 'home-assistant'"))
+        let state = try #require(teach["value_template"] as? String)
+        #expect(state.contains("selectattr('beacon', 'eq', '\(cat.rawValue)')") && state.contains("'office': 'Study'"))
+        // A person's beacon is taught on the person's device; one beacon: the plain name.
+        let alice = try device("roomcast_person_alice_smith", in: all)
+        let hers = try component("roomcast_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1233_46_teach", of: alice)
+        #expect(hers["default_entity_id"] as? String == "select.alice_smith_teach_room")
+        #expect((hers["command_template"] as? String)?.contains(Self.phone.rawValue) == true)
+        // Unique ids stay unique with the selects among them.
+        var ids: [String] = []
+        for m in all { for (_, c) in try json(m)["cmps"] as? [String: [String: Any]] ?? [:] { ids.append(c["unique_id"] as? String ?? "") } }
+        #expect(Set(ids).count == ids.count)
+        // Entity mode: a select topic of its own, options kept (a select needs them).
+        let old = try discovery(.entity).siteConfigs(Self.site)
+        let topic = "homeassistant/select/roomcast_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1233_45_teach/config"
+        let entity = try json(try #require(old.first { $0.topic == topic }))
+        #expect(entity["options"] as? [String] == teach["options"] as? [String])
+        #expect(entity["command_template"] as? String == command)
+    }
+
+    @Test func aPersonWithTwoBeaconsGetsASelectForEachAndRoomsOfOneNameAreToldApart() throws {
+        let tag = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-47")!
+        let site = SiteModel(
+            rooms: [.init(name: "bedroom", displayName: "Bedroom"), .init(name: "bedroom2", displayName: "Bedroom")],
+            beacons: [.init(id: Self.phone, name: "Phone"), .init(id: tag)],
+            people: [.init(name: "Bob", beacons: [Self.phone, tag])])
+        let bob = try device("roomcast_person_bob", in: try HomeAssistantDiscovery(topics: Topics(), site: site).siteConfigs(site))
+        let phone = try component("roomcast_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1233_46_teach", of: bob)
+        let other = try component("roomcast_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1233_47_teach", of: bob)
+        #expect(phone["name"] as? String == "Teach room with Phone")
+        #expect(phone["default_entity_id"] as? String == "select.bob_teach_room_with_phone")
+        #expect(other["name"] as? String == "Teach room with \(tag.rawValue)")
+        #expect(phone["options"] as? [String] == ["Not teaching", "Bedroom (bedroom)", "Bedroom (bedroom2)"])
+        #expect((phone["command_template"] as? String)?.contains("'Bedroom (bedroom2)': 'bedroom2'") == true)
+    }
+
+    @Test func noTeachingSelectWhereTaughtRoomsAreNotUsedOrThereAreNoRooms() throws {
+        let off = HomeAssistantDiscovery(topics: Topics(), site: Self.site, teaching: false)
+        #expect(!off.offersTeaching)
+        let roomless = SiteModel(beacons: [.init(id: cat, name: "Cat")])
+        for (d, site) in [(off, Self.site), (HomeAssistantDiscovery(topics: Topics(), site: roomless), roomless)] {
+            for m in try d.siteConfigs(site) {
+                let cmps = try json(m)["cmps"] as? [String: [String: Any]] ?? [:]
+                #expect(!cmps.values.contains { $0["p"] as? String == "select" }, "\(m.topic)")
+            }
+        }
+    }
+
     @Test func nodeDistancesAreOffUnlessAskedFor() throws {
         let plain = try device("roomcast_node_kitchen_pi", in: try discovery().siteConfigs(Self.site))
         #expect(!((plain["cmps"] as? [String: Any])?.keys.contains { $0.contains("distance") } ?? true))

@@ -158,6 +158,14 @@ final class HomeAssistantInstance: Sendable {
         return String(decoding: reply.body, as: UTF8.self)
     }
 
+    /// Calls a service as the UI would (`POST /api/services/<domain>/<service>`).
+    func call(_ domain: String, _ service: String, _ data: [String: Any]) async throws {
+        let reply = try await Self.request("POST", "http://127.0.0.1:\(port)/api/services/\(domain)/\(service)", token: token, json: data)
+        guard reply.status == 200 else {
+            throw Failure(description: "POST /api/services/\(domain)/\(service): \(reply.status) \(String(decoding: reply.body.prefix(300), as: UTF8.self))")
+        }
+    }
+
     /// The states of Roomcast's entities, the sensors and the Persons, one a line, for a failure.
     static func describe(_ states: [String: EntityState]) -> String {
         let ours = states.values.filter { $0.entityID.contains("roomcast") || $0.entityID.hasPrefix("sensor.") || $0.entityID.hasPrefix("person.") }

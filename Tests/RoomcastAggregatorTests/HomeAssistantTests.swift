@@ -92,6 +92,8 @@ struct HomeAssistantTests {
                 && s["sensor.living_room_count"]?.state == "1" && s["sensor.living_room_unassigned_beacons"]?.state == "1"
                 && s["binary_sensor.kitchen_pi_connectivity"]?.state == "on"
                 && s["binary_sensor.roomcast_aggregator_connectivity"]?.state == "on"
+                && s["select.cat_teach_room"]?.state == "Not teaching"
+                && s["select.alice_teach_room_with_alice_s_tag"]?.state == "Not teaching"
         }
         var entitiesBefore: String?
         if migrateFromEntityMode {
@@ -131,8 +133,10 @@ struct HomeAssistantTests {
         #expect(s["sensor.cat_room"]?.attributes["friendly_name"] == .string("Cat Room"))
         #expect(s["binary_sensor.kitchen_occupancy"]?.attributes["friendly_name"] == .string("Kitchen Occupancy"))
         #expect(s["sensor.alice_room"]?.attributes["friendly_name"] == .string("Alice Room"))
-        // Alice's beacons are hers: no trackers of their own.
-        #expect(!s.keys.contains { $0.contains("alice_s_tag") || $0.contains("alice_s_phone") })
+        // Alice's beacons are hers: no trackers or sensors of their own, only her device's selects
+        // that teach rooms with each.
+        #expect(!s.keys.contains { !$0.hasPrefix("select.alice_teach_room_with_") && ($0.contains("alice_s_tag") || $0.contains("alice_s_phone")) })
+        #expect(s["select.alice_teach_room_with_alice_s_phone"] != nil)
         let tracker = try #require(s["device_tracker.cat"])
         #expect(tracker.attributes["source_type"] == .string("bluetooth_le"))
         #expect(tracker.attributes["room"] == .string("Living Room") && tracker.attributes["room_id"] == .string("living"))
@@ -151,6 +155,30 @@ struct HomeAssistantTests {
                                         + "{{ area_id('binary_sensor.kitchen_pi_connectivity') }}|{{ area_name('sensor.kitchen_count') }}")
         #expect(areas == "living_room|kitchen|kitchen|Kitchen")
         #expect(try await ha.render("{{ device_attr(device_id('device_tracker.cat'), 'via_device_id') == device_id('binary_sensor.roomcast_aggregator_connectivity') }}") == "True")
+
+        // Teaching from Home Assistant: picking a room in the cat's select starts the label for the
+        // cat there (its result carries HA's request), and the select shows it while it runs;
+        // picking "Not teaching" cancels it.
+        let teach = try #require(s["select.cat_teach_room"])
+        #expect(teach.attributes["friendly_name"] == .string("Cat Teach room"))
+        let results = try await Observer(client: LiveRig.client(port: broker.port, id: "learn-results"),
+                                         filters: ["roomcast/aggregator/learn/result"])
+        func result(_ status: String) -> ([MQTTMessage]) -> Bool {
+            { all in
+                all.contains { m in
+                    guard let r = try? JSONSerialization.jsonObject(with: Data(m.payload)) as? [String: Any] else { return false }
+                    return r["status"] as? String == status && r["room"] as? String == "living"
+                        && r["beacon"] as? String == Home.cat.rawValue && r["request"] as? String == "home-assistant"
+                }
+            }
+        }
+        try await ha.call("select", "select_option", ["entity_id": "select.cat_teach_room", "option": "Living Room"])
+        try await results.waitFor("the label started by Home Assistant", result("started"))
+        try await ha.waitFor("the select showing the label") { $0["select.cat_teach_room"]?.state == "Living Room" }
+        try await ha.call("select", "select_option", ["entity_id": "select.cat_teach_room", "option": "Not teaching"])
+        try await results.waitFor("the label cancelled by Home Assistant", result("cancelled"))
+        try await ha.waitFor("the select back to not teaching") { $0["select.cat_teach_room"]?.state == "Not teaching" }
+        await results.stop()
 
         // The cat moves to the kitchen: tracker attributes, room sensor, counts and HA's mqtt_room follow.
         feeder.set(Home.cat, node: "living-pi", rssi: -80)

@@ -37,7 +37,8 @@ extension AggregatorConfig {
         var core = AggregatorCore(engine: engine, site: site, topics: topics,
                                   discovery: discovery.enabled
                                       ? HomeAssistantDiscovery(prefix: discovery.prefix, topics: topics, mode: discovery.mode,
-                                                               site: site, nodeDistances: discovery.nodeDistances)
+                                                               site: site, nodeDistances: discovery.nodeDistances,
+                                                               teaching: fusion.learnedRooms)
                                       : nil,
                                   outputs: output.enabled, restrictToKnownNodes: !site.nodes.isEmpty)
         core.acceptsESPresense = inputs.espresense

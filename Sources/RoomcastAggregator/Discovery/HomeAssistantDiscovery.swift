@@ -21,15 +21,19 @@ public struct HomeAssistantDiscovery: Sendable {
     public let site: SiteModel
     /// Per node, a distance sensor for each known beacon (`discovery.node_distances`).
     public let nodeDistances: Bool
+    /// Per tracked beacon, a select that teaches the room it is in (`aggregator learn`): on
+    /// unless the engine leaves taught rooms out (`fusion.learned_rooms: false`).
+    public let teaching: Bool
     private let roomsByName: [String: SiteModel.Room]
 
     public init(prefix: String = "homeassistant", topics: Topics, mode: AggregatorConfig.Discovery.Mode = .device,
-                site: SiteModel = SiteModel(), nodeDistances: Bool = false) {
+                site: SiteModel = SiteModel(), nodeDistances: Bool = false, teaching: Bool = true) {
         self.prefix = prefix
         self.topics = topics
         self.mode = mode
         self.site = site
         self.nodeDistances = nodeDistances
+        self.teaching = teaching
         var rooms: [String: SiteModel.Room] = [:]
         for r in site.rooms { rooms[r.name] = r }
         self.roomsByName = rooms
@@ -57,7 +61,7 @@ public struct HomeAssistantDiscovery: Sendable {
                        attributes: Self.attributesTemplate(["confidence", "node", "distance", "runner_up", "reason"])),
             lastSeen(component: "roomcast_\(slug)_last_seen", uniqueID: "roomcast_\(slug)_last_seen", deviceName: display,
                      stateTopic: presence),
-        ])
+        ] + teachSelect(beacon: id, deviceName: display, entityName: Self.teachName))
     }
 
     /// A person's device: a device_tracker in Home Assistant's presence terms (so a Person linked to
@@ -79,7 +83,12 @@ public struct HomeAssistantDiscovery: Sendable {
                        attributes: Self.attributesTemplate(["confidence", "beacon", "reason"])),
             lastSeen(component: "roomcast_person_\(slug)_last_seen", uniqueID: "roomcast_person_\(slug)_last_seen",
                      deviceName: person.name, stateTopic: state),
-        ])
+        ] + person.beacons.flatMap { beacon in
+            // One select per beacon of theirs: a phone and a tag are taught apart, and the room
+            // learned is the site's whichever of them taught it.
+            teachSelect(beacon: beacon, deviceName: person.name,
+                        entityName: person.beacons.count == 1 ? Self.teachName : "\(Self.teachName) with \(beaconName(beacon))")
+        })
     }
 
     /// A room's device, in the room's Home Assistant area: occupancy (anyone: a person or a beacon
@@ -333,6 +342,55 @@ public struct HomeAssistantDiscovery: Sendable {
             deviceClass: "timestamp", entityCategory: "diagnostic"))
     }
 
+    /// The teaching select's name, and its option while no label runs for its beacon.
+    static let teachName = "Teach room"
+    public static let notTeachingOption = "Not teaching"
+    /// What a learn command from Home Assistant carries back in its results (`request`).
+    public static let teachRequest = "home-assistant"
+
+    /// Teaching a room from Home Assistant (docs/mqtt-api.md, Teaching rooms): a select whose
+    /// options are the rooms and `Not teaching`. Picking a room sends the learn command for
+    /// `beacon` in that room (the default 30 s); picking `Not teaching` cancels its label. Its
+    /// state is the label running for the beacon, from the retained learn state. A config entity:
+    /// it sits on the device's page, not on the dashboards HA generates.
+    private func teachSelect(beacon: BeaconID, deviceName: String, entityName: String) -> [Component] {
+        guard offersTeaching else { return [] }
+        let slug = Self.slug(beacon.rawValue)
+        let id = Self.templateString(beacon.rawValue), request = Self.templateString(Self.teachRequest)
+        let options = teachOptions
+        let byOption = options.map { "'\(Self.templateString($0.option))': '\(Self.templateString($0.room))'" }.joined(separator: ", ")
+        let byRoom = options.map { "'\(Self.templateString($0.room))': '\(Self.templateString($0.option))'" }.joined(separator: ", ")
+        let notTeaching = Self.templateString(Self.notTeachingOption)
+        let command = "{% set rooms = {\(byOption)} %}"
+            + "{{ ({'room': rooms[value], 'beacon': '\(id)', 'request': '\(request)'} if value in rooms "
+            + "else {'action': 'cancel', 'beacon': '\(id)', 'request': '\(request)'}) | tojson }}"
+        let state = "{% set a = value_json.active | selectattr('beacon', 'eq', '\(id)') | list %}"
+            + "{{ {\(byRoom)}.get(a[0].room, '\(notTeaching)') if a else '\(notTeaching)' }}"
+        var config = EntityConfig(
+            name: entityName, uniqueID: "roomcast_\(slug)_teach", entityID: entityID("select", deviceName, entityName),
+            stateTopic: topics.aggregatorLearnState, valueTemplate: state, icon: "mdi:school",
+            entityCategory: "config", options: [Self.notTeachingOption] + options.map(\.option))
+        config.commandTopic = topics.aggregatorLearn
+        config.commandTemplate = command
+        return [component("select", "roomcast_\(slug)_teach", config)]
+    }
+
+    /// True when tracked beacons get a teaching select: teaching is on and there are rooms to pick.
+    public var offersTeaching: Bool { teaching && !site.rooms.isEmpty }
+
+    /// Each room's option in a teaching select: its display name, or with its id beside it
+    /// where two rooms share one.
+    private var teachOptions: [(room: String, option: String)] {
+        var seen: [String: Int] = [:]
+        for r in site.rooms { seen[r.title, default: 0] += 1 }
+        return site.rooms.map { r in (r.name, seen[r.title, default: 0] > 1 || r.title == Self.notTeachingOption ? "\(r.title) (\(r.name))" : r.title) }
+    }
+
+    /// A beacon's display name: its configured name, else its id.
+    private func beaconName(_ id: BeaconID) -> String {
+        site.beacons.first { $0.id == id }?.name ?? id.rawValue
+    }
+
     /// The room sensor's state while away.
     public static let awayOption = "Away"
 
@@ -471,6 +529,9 @@ struct EntityConfig: Encodable {
     var entityCategory: String?
     var options: [String]?
     var unit: String?
+    /// A select's: where Home Assistant publishes the option picked, rendered by the template.
+    var commandTopic: String?
+    var commandTemplate: String?
 
     init(name: String?, uniqueID: String, entityID: String, stateTopic: String, valueTemplate: String? = nil,
          jsonAttributesTopic: String? = nil, jsonAttributesTemplate: String? = nil, sourceType: String? = nil,
@@ -518,6 +579,8 @@ struct EntityConfig: Encodable {
         case stateClass = "state_class"
         case entityCategory = "entity_category"
         case unit = "unit_of_measurement"
+        case commandTopic = "command_topic"
+        case commandTemplate = "command_template"
     }
 
     func encode(to encoder: Encoder) throws {
@@ -552,6 +615,8 @@ struct EntityConfig: Encodable {
         try c.encodeIfPresent(entityCategory, forKey: .entityCategory)
         try c.encodeIfPresent(options, forKey: .options)
         try c.encodeIfPresent(unit, forKey: .unit)
+        try c.encodeIfPresent(commandTopic, forKey: .commandTopic)
+        try c.encodeIfPresent(commandTemplate, forKey: .commandTemplate)
     }
 }
 

@@ -125,10 +125,12 @@ extension AggregatorCore {
         try LearnState(ts: now, active: activeLabels, learned: learnedRooms).message(topics: topics)
     }
 
-    /// The learn state to announce when the service starts: only once something is learned, so
-    /// sites that never teach publish nothing new.
+    /// The learn state to announce when the service starts: once something is learned, or when
+    /// Home Assistant has teaching selects (whose state it is: without it they read unknown until
+    /// the first label), so sites that neither teach nor offer it publish nothing new.
     func learnStateAtStart(now: Double) throws -> [OutboundMessage] {
-        guard engine is any TrainableEstimator, !learnedRooms.isEmpty || !activeLabels.isEmpty else { return [] }
+        let offered = discovery?.offersTeaching == true
+        guard engine is any TrainableEstimator, offered || !learnedRooms.isEmpty || !activeLabels.isEmpty else { return [] }
         return [try learnState(now: now)]
     }
 }
