@@ -162,11 +162,15 @@ struct HomeAssistantTests {
         let teach = try #require(s["select.cat_teach_room"])
         #expect(teach.attributes["friendly_name"] == .string("Cat Teach room"))
         let results = try await Observer(client: LiveRig.client(port: broker.port, id: "learn-results"),
-                                         filters: ["roomcast/aggregator/learn/result"])
+                                         filters: ["roomcast/aggregator/learn", "roomcast/aggregator/learn/result",
+                                                   "roomcast/aggregator/learn/state"])
+        // Subscribed once the retained learn state (the last filter) is back: a subscription
+        // asked for before the client connects is only sent when it does.
+        try await results.waitFor("the observer subscribed") { all in all.contains { $0.topic == "roomcast/aggregator/learn/state" } }
         func result(_ status: String) -> ([MQTTMessage]) -> Bool {
             { all in
                 all.contains { m in
-                    guard let r = try? JSONSerialization.jsonObject(with: Data(m.payload)) as? [String: Any] else { return false }
+                    guard m.topic == "roomcast/aggregator/learn/result", let r = try? JSONSerialization.jsonObject(with: Data(m.payload)) as? [String: Any] else { return false }
                     return r["status"] as? String == status && r["room"] as? String == "living"
                         && r["beacon"] as? String == Home.cat.rawValue && r["request"] as? String == "home-assistant"
                 }
