@@ -132,6 +132,12 @@ import Testing
         let entity = try json(try #require(old.first { $0.topic == topic }))
         #expect(entity["options"] as? [String] == teach["options"] as? [String])
         #expect(entity["command_template"] as? String == command)
+        // What came of it: the rooms taught, on the aggregator's device.
+        let taught = try component("roomcast_aggregator_rooms_taught", of: try device("roomcast_aggregator", in: all))
+        #expect(taught["state_topic"] as? String == "roomcast/aggregator/learn/state")
+        #expect(taught["value_template"] as? String == "{{ value_json.rooms | length }}")
+        #expect((taught["json_attributes_template"] as? String)?.contains("'office': 'Study'") == true)
+        #expect(taught["entity_category"] as? String == "diagnostic")
     }
 
     @Test func aPersonWithTwoBeaconsGetsASelectForEachAndRoomsOfOneNameAreToldApart() throws {
@@ -158,6 +164,7 @@ import Testing
             for m in try d.siteConfigs(site) {
                 let cmps = try json(m)["cmps"] as? [String: [String: Any]] ?? [:]
                 #expect(!cmps.values.contains { $0["p"] as? String == "select" }, "\(m.topic)")
+                #expect(cmps["roomcast_aggregator_rooms_taught"] == nil)
             }
         }
     }

@@ -94,6 +94,7 @@ struct HomeAssistantTests {
                 && s["binary_sensor.roomcast_aggregator_connectivity"]?.state == "on"
                 && s["select.cat_teach_room"]?.state == "Not teaching"
                 && s["select.alice_teach_room_with_alice_s_tag"]?.state == "Not teaching"
+                && s["sensor.roomcast_aggregator_rooms_taught"] != nil
         }
         var entitiesBefore: String?
         if migrateFromEntityMode {
@@ -182,6 +183,16 @@ struct HomeAssistantTests {
         try await ha.call("select", "select_option", ["entity_id": "select.cat_teach_room", "option": "Not teaching"])
         try await results.waitFor("the label cancelled by Home Assistant", result("cancelled"))
         try await ha.waitFor("the select back to not teaching") { $0["select.cat_teach_room"]?.state == "Not teaching" }
+        // A label that runs its course (5 s, sent as `aggregator learn` sends it): the aggregator's
+        // "Rooms taught" counts the room, its seconds under the room's display name.
+        #expect(s["sensor.roomcast_aggregator_rooms_taught"]?.state == "0")
+        try feeder.publish(MQTTMessage(topic: "roomcast/aggregator/learn",
+                                       string: #"{"room":"living","beacon":"\#(Home.cat.rawValue)","seconds":5}"#, qos: .atLeastOnce))
+        let taught = try await ha.waitFor("the living room taught", timeout: .seconds(30)) { s in
+            s["sensor.roomcast_aggregator_rooms_taught"]?.state == "1"
+        }
+        let seconds = try #require(taught["sensor.roomcast_aggregator_rooms_taught"]?.attributes["Living Room"]?.number)
+        #expect(seconds >= 2.5 && seconds <= 5.5, "\(seconds) s taught of a 5-s label")
         await results.stop()
 
         // The cat moves to the kitchen: tracker attributes, room sensor, counts and HA's mqtt_room follow.

@@ -176,17 +176,31 @@ public struct HomeAssistantDiscovery: Sendable {
     }
 
     /// The aggregator's own device (the parent every other device is reached via), with a
-    /// connectivity binary_sensor on its status topic and no availability of its own.
+    /// connectivity binary_sensor on its status topic and no availability of its own; where
+    /// teaching is offered, how many rooms are taught (each room's taught seconds as attributes, by
+    /// display name),
+    /// so a user who taught from Home Assistant sees what came of it.
     func aggregatorDevice() -> DeviceConfig {
         let device = Device(identifiers: [Self.aggregatorDeviceID], name: "Roomcast aggregator", manufacturer: "Roomcast",
                             model: "aggregator \(RoomcastVersion.current)", viaDevice: nil)
-        return DeviceConfig(id: Self.aggregatorDeviceID, device: device, availability: [], components: [
+        var components = [
             component("binary_sensor", "roomcast_aggregator_connectivity", EntityConfig(
                 name: "Connectivity", uniqueID: "roomcast_aggregator_connectivity",
                 entityID: "binary_sensor.roomcast_aggregator_connectivity",
                 stateTopic: topics.aggregatorStatus, payloadOn: "online", payloadOff: "offline",
                 deviceClass: "connectivity", entityCategory: "diagnostic")),
-        ])
+        ]
+        if offersTeaching {
+            components.append(component("sensor", "roomcast_aggregator_rooms_taught", EntityConfig(
+                name: "Rooms taught", uniqueID: "roomcast_aggregator_rooms_taught",
+                entityID: "sensor.roomcast_aggregator_rooms_taught",
+                stateTopic: topics.aggregatorLearnState, valueTemplate: "{{ value_json.rooms | length }}",
+                jsonAttributesTopic: topics.aggregatorLearnState,
+                jsonAttributesTemplate: "{% set ns = namespace(taught={}) %}{% for r in value_json.rooms %}"
+                    + "{% set ns.taught = dict(ns.taught, **{\(roomTitle("r.name")): r.seconds}) %}{% endfor %}{{ ns.taught | tojson }}",
+                availability: availability, icon: "mdi:school", stateClass: "measurement", entityCategory: "diagnostic")))
+        }
+        return DeviceConfig(id: Self.aggregatorDeviceID, device: device, availability: [], components: components)
     }
 
     // MARK: messages
