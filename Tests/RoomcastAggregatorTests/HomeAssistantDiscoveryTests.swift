@@ -156,6 +156,36 @@ import Testing
         #expect((phone["command_template"] as? String)?.contains("'Bedroom (bedroom2)': 'bedroom2'") == true)
     }
 
+    /// Each select carries the rooms; on a site of hundreds of rooms the display names' tables
+    /// would crowd a person's config (the wire contract's payloads are at most 64 KiB): the
+    /// options are the room ids then, and beyond that there is no select (`aggregator learn`
+    /// teaches).
+    @Test func aSiteOfManyRoomsIsOfferedRoomIdsThenNoSelect() throws {
+        let tag = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-47")!
+        func person(rooms: Int) throws -> (config: OutboundMessage, selects: [[String: Any]]) {
+            let site = SiteModel(rooms: (1...rooms).map { .init(name: "room-\($0)", displayName: "Meeting Room \($0)") },
+                                 beacons: [.init(id: Self.phone, name: "Phone"), .init(id: tag, name: "Tag")],
+                                 people: [.init(name: "Bob", beacons: [Self.phone, tag])])
+            let config = try #require(try HomeAssistantDiscovery(topics: Topics(), site: site).personConfigs(site.people[0]).first)
+            let cmps = try json(config)["cmps"] as? [String: [String: Any]] ?? [:]
+            return (config, cmps.values.filter { $0["p"] as? String == "select" })
+        }
+        let home = try person(rooms: 40)
+        #expect(home.selects.count == 2 && home.selects.allSatisfy { ($0["options"] as? [String])?[1] == "Meeting Room 1" })
+        let building = try person(rooms: 300)
+        #expect(building.selects.count == 2)
+        for select in building.selects {
+            #expect((select["options"] as? [String])?.prefix(3) == ["Not teaching", "room-1", "room-2"])
+            #expect(select["command_template"] as? String
+                    == "{{ ({'room': value, 'beacon': '\(Self.phone.rawValue)', 'request': 'home-assistant'} if value != 'Not teaching' "
+                        + "else {'action': 'cancel', 'beacon': '\(Self.phone.rawValue)', 'request': 'home-assistant'}) | tojson }}"
+                    || (select["command_template"] as? String)?.contains(tag.rawValue) == true)
+        }
+        let campus = try person(rooms: 2000)
+        #expect(campus.selects.isEmpty)
+        #expect(building.config.payload.count < 64 * 1024)
+    }
+
     @Test func noTeachingSelectWhereTaughtRoomsAreNotUsedOrThereAreNoRooms() throws {
         let off = HomeAssistantDiscovery(topics: Topics(), site: Self.site, teaching: false)
         #expect(!off.offersTeaching)

@@ -61,7 +61,7 @@ public struct HomeAssistantDiscovery: Sendable {
                        attributes: Self.attributesTemplate(["confidence", "node", "distance", "runner_up", "reason"])),
             lastSeen(component: "roomcast_\(slug)_last_seen", uniqueID: "roomcast_\(slug)_last_seen", deviceName: display,
                      stateTopic: presence),
-        ] + teachSelect(beacon: id, deviceName: display, entityName: Self.teachName))
+        ] + teachSelects([(id, Self.teachName)], deviceName: display))
     }
 
     /// A person's device: a device_tracker in Home Assistant's presence terms (so a Person linked to
@@ -83,12 +83,11 @@ public struct HomeAssistantDiscovery: Sendable {
                        attributes: Self.attributesTemplate(["confidence", "beacon", "reason"])),
             lastSeen(component: "roomcast_person_\(slug)_last_seen", uniqueID: "roomcast_person_\(slug)_last_seen",
                      deviceName: person.name, stateTopic: state),
-        ] + person.beacons.flatMap { beacon in
+        ] + teachSelects(person.beacons.map { beacon in
             // One select per beacon of theirs: a phone and a tag are taught apart, and the room
             // learned is the site's whichever of them taught it.
-            teachSelect(beacon: beacon, deviceName: person.name,
-                        entityName: person.beacons.count == 1 ? Self.teachName : "\(Self.teachName) with \(beaconName(beacon))")
-        })
+            (beacon, person.beacons.count == 1 ? Self.teachName : "\(Self.teachName) with \(beaconName(beacon))")
+        }, deviceName: person.name))
     }
 
     /// A room's device, in the room's Home Assistant area: occupancy (anyone: a person or a beacon
@@ -178,8 +177,7 @@ public struct HomeAssistantDiscovery: Sendable {
     /// The aggregator's own device (the parent every other device is reached via), with a
     /// connectivity binary_sensor on its status topic and no availability of its own; where
     /// teaching is offered, how many rooms are taught (each room's taught seconds as attributes, by
-    /// display name),
-    /// so a user who taught from Home Assistant sees what came of it.
+    /// display name), so a user who taught from Home Assistant sees what came of it.
     func aggregatorDevice() -> DeviceConfig {
         let device = Device(identifiers: [Self.aggregatorDeviceID], name: "Roomcast aggregator", manufacturer: "Roomcast",
                             model: "aggregator \(RoomcastVersion.current)", viaDevice: nil)
@@ -362,31 +360,62 @@ public struct HomeAssistantDiscovery: Sendable {
     /// What a learn command from Home Assistant carries back in its results (`request`).
     public static let teachRequest = "home-assistant"
 
+    /// What a device's teaching selects may add to its config: each carries the site's rooms
+    /// (twice, by display name, about 65 bytes a room), and a discovery payload holds at most
+    /// `WireFormat.maxPayloadBytes`.
+    static let teachBudget = 16 * 1024
+
+    /// A device's teaching selects, one per (beacon, entity name): their options the rooms'
+    /// display names while they fit in `teachBudget`, else the rooms' ids (no table to carry),
+    /// else none: a site of so many rooms teaches with `aggregator learn`.
+    private func teachSelects(_ beacons: [(id: BeaconID, name: String)], deviceName: String) -> [Component] {
+        guard offersTeaching else { return [] }
+        for titled in [true, false] {
+            let selects = beacons.map { teachSelect(beacon: $0.id, deviceName: deviceName, entityName: $0.name, titled: titled) }
+            let bytes = selects.reduce(0) { sum, c in
+                sum + (c.config.commandTemplate?.utf8.count ?? 0) + (c.config.valueTemplate?.utf8.count ?? 0)
+                    + (c.config.options ?? []).reduce(0) { $0 + $1.utf8.count + 3 }
+            }
+            if bytes <= Self.teachBudget { return selects }
+        }
+        return []
+    }
+
     /// Teaching a room from Home Assistant (docs/mqtt-api.md, Teaching rooms): a select whose
     /// options are the rooms and `Not teaching`. Picking a room sends the learn command for
     /// `beacon` in that room (the default 30 s); picking `Not teaching` cancels its label. Its
     /// state is the label running for the beacon, from the retained learn state. A config entity:
-    /// it sits on the device's page, not on the dashboards HA generates.
-    private func teachSelect(beacon: BeaconID, deviceName: String, entityName: String) -> [Component] {
-        guard offersTeaching else { return [] }
+    /// it sits on the device's page, not on the dashboards HA generates. `titled`: the options are
+    /// the rooms' display names, which the templates map to and from the ids; else the ids.
+    private func teachSelect(beacon: BeaconID, deviceName: String, entityName: String, titled: Bool) -> Component {
         let slug = Self.slug(beacon.rawValue)
         let id = Self.templateString(beacon.rawValue), request = Self.templateString(Self.teachRequest)
-        let options = teachOptions
-        let byOption = options.map { "'\(Self.templateString($0.option))': '\(Self.templateString($0.room))'" }.joined(separator: ", ")
-        let byRoom = options.map { "'\(Self.templateString($0.room))': '\(Self.templateString($0.option))'" }.joined(separator: ", ")
         let notTeaching = Self.templateString(Self.notTeachingOption)
-        let command = "{% set rooms = {\(byOption)} %}"
-            + "{{ ({'room': rooms[value], 'beacon': '\(id)', 'request': '\(request)'} if value in rooms "
-            + "else {'action': 'cancel', 'beacon': '\(id)', 'request': '\(request)'}) | tojson }}"
-        let state = "{% set a = value_json.active | selectattr('beacon', 'eq', '\(id)') | list %}"
-            + "{{ {\(byRoom)}.get(a[0].room, '\(notTeaching)') if a else '\(notTeaching)' }}"
+        let learn = "{'room': ROOM, 'beacon': '\(id)', 'request': '\(request)'}"
+        let cancel = "{'action': 'cancel', 'beacon': '\(id)', 'request': '\(request)'}"
+        let running = "{% set a = value_json.active | selectattr('beacon', 'eq', '\(id)') | list %}"
+        let command: String, state: String, options: [String]
+        if titled {
+            let titles = teachOptions
+            let byOption = titles.map { "'\(Self.templateString($0.option))': '\(Self.templateString($0.room))'" }.joined(separator: ", ")
+            let byRoom = titles.map { "'\(Self.templateString($0.room))': '\(Self.templateString($0.option))'" }.joined(separator: ", ")
+            command = "{% set rooms = {\(byOption)} %}"
+                + "{{ (\(learn.replacingOccurrences(of: "ROOM", with: "rooms[value]")) if value in rooms else \(cancel)) | tojson }}"
+            state = running + "{{ {\(byRoom)}.get(a[0].room, '\(notTeaching)') if a else '\(notTeaching)' }}"
+            options = titles.map(\.option)
+        } else {
+            // A room whose id is the cancelling option itself cannot be told from it: not offered.
+            command = "{{ (\(learn.replacingOccurrences(of: "ROOM", with: "value")) if value != '\(notTeaching)' else \(cancel)) | tojson }}"
+            state = running + "{{ a[0].room if a else '\(notTeaching)' }}"
+            options = site.rooms.map(\.name).filter { $0 != Self.notTeachingOption }
+        }
         var config = EntityConfig(
             name: entityName, uniqueID: "roomcast_\(slug)_teach", entityID: entityID("select", deviceName, entityName),
             stateTopic: topics.aggregatorLearnState, valueTemplate: state, icon: "mdi:school",
-            entityCategory: "config", options: [Self.notTeachingOption] + options.map(\.option))
+            entityCategory: "config", options: [Self.notTeachingOption] + options)
         config.commandTopic = topics.aggregatorLearn
         config.commandTemplate = command
-        return [component("select", "roomcast_\(slug)_teach", config)]
+        return component("select", "roomcast_\(slug)_teach", config)
     }
 
     /// True when tracked beacons get a teaching select: teaching is on and there are rooms to pick.
