@@ -159,12 +159,15 @@ final class Observer: Sendable {
         try await self.init(client: LiveRig.client(port: port, id: "observer"), filters: filters)
     }
 
-    /// Observes through `client` (unstarted), e.g. one with credentials.
+    /// Observes through `client` (unstarted), e.g. one with credentials. Returns subscribed:
+    /// the filters go out with the connect, and the connection counts once they are acknowledged,
+    /// so nothing published after this returns is missed.
     init(client: MQTTClient, filters: [String] = ["roomcast/#", "homeassistant/#"]) async throws {
         self.client = client
         seen = StreamCollector(client.messages)
-        client.start()
         for f in filters { try await client.subscribe(f, qos: .atLeastOnce) }
+        client.start()
+        try await client.waitUntilConnected(timeout: .seconds(20))
     }
 
     /// Waits until `condition` holds for everything seen; a timeout shows the last messages.
