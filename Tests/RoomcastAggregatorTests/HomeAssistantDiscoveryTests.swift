@@ -138,6 +138,13 @@ import Testing
         #expect(taught["value_template"] as? String == "{{ value_json.rooms | length }}")
         #expect((taught["json_attributes_template"] as? String)?.contains("'office': 'Study'") == true)
         #expect(taught["entity_category"] as? String == "diagnostic")
+        // And undoing it: each room's button forgets what was taught there.
+        let forget = try component("roomcast_room_office_forget", of: try device("roomcast_room_office", in: all))
+        #expect(forget["p"] as? String == "button" && forget["entity_category"] as? String == "config")
+        #expect(forget["default_entity_id"] as? String == "button.study_forget_taught_levels")
+        #expect(forget["command_topic"] as? String == "roomcast/aggregator/learn" && forget["state_topic"] == nil)
+        let press = try #require(forget["payload_press"] as? String)
+        #expect(LearnCommand.decode(Array(press.utf8)) == .success(LearnCommand(.forget(room: "office"), request: "home-assistant")))
     }
 
     @Test func aPersonWithTwoBeaconsGetsASelectForEachAndRoomsOfOneNameAreToldApart() throws {
@@ -195,6 +202,7 @@ import Testing
                 let cmps = try json(m)["cmps"] as? [String: [String: Any]] ?? [:]
                 #expect(!cmps.values.contains { $0["p"] as? String == "select" }, "\(m.topic)")
                 #expect(cmps["roomcast_aggregator_rooms_taught"] == nil)
+                #expect(!cmps.values.contains { $0["p"] as? String == "button" }, "\(m.topic)")
             }
         }
     }

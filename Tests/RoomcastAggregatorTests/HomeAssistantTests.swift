@@ -189,6 +189,16 @@ struct HomeAssistantTests {
         }
         let seconds = try #require(taught["sensor.roomcast_aggregator_rooms_taught"]?.attributes["Living Room"]?.number)
         #expect(seconds >= 2.5 && seconds <= 5.5, "\(seconds) s taught of a 5-s label")
+        // The living room's "Forget taught levels" button undoes it.
+        try await ha.call("button", "press", ["entity_id": "button.living_room_forget_taught_levels"])
+        try await results.waitFor("the living room forgotten by Home Assistant") { all in
+            all.contains { m in
+                guard m.topic == "roomcast/aggregator/learn/result",
+                      let r = try? JSONSerialization.jsonObject(with: Data(m.payload)) as? [String: Any] else { return false }
+                return r["status"] as? String == "forgotten" && r["room"] as? String == "living" && r["request"] as? String == "home-assistant"
+            }
+        }
+        try await ha.waitFor("nothing taught") { $0["sensor.roomcast_aggregator_rooms_taught"]?.state == "0" }
         await results.stop()
 
         // The cat moves to the kitchen: tracker attributes, room sensor, counts and HA's mqtt_room follow.

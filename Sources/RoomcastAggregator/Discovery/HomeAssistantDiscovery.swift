@@ -122,6 +122,18 @@ public struct HomeAssistantDiscovery: Sendable {
                 stateTopic: state, valueTemplate: "{{ value_json.get('unassigned', value_json.beacons) | length }}",
                 icon: "mdi:bluetooth", stateClass: "measurement")))
         }
+        if offersTeaching {
+            // Undoing a label given in the wrong room: the room's taught levels go, and teaching
+            // it again starts afresh. Pressed where nothing is taught, the result says so.
+            var forget = EntityConfig(
+                name: "Forget taught levels", uniqueID: "roomcast_room_\(slug)_forget",
+                entityID: entityID("button", title, "Forget taught levels"), stateTopic: nil, icon: "mdi:school-outline",
+                entityCategory: "config")
+            forget.commandTopic = topics.aggregatorLearn
+            forget.payloadPress = String(decoding: LearnCommand(.forget(room: room.name), request: Self.teachRequest).encoded(),
+                                         as: UTF8.self)
+            components.append(component("button", "roomcast_room_\(slug)_forget", forget))
+        }
         return DeviceConfig(id: "roomcast_room_\(slug)", device: device, availability: availability, components: components)
     }
 
@@ -554,7 +566,8 @@ struct EntityConfig: Encodable {
     var name: String?
     var uniqueID: String
     var entityID: String
-    var stateTopic: String
+    /// Nil for a button, which has no state.
+    var stateTopic: String?
     var valueTemplate: String?
     var jsonAttributesTopic: String?
     var jsonAttributesTemplate: String?
@@ -575,8 +588,10 @@ struct EntityConfig: Encodable {
     /// A select's: where Home Assistant publishes the option picked, rendered by the template.
     var commandTopic: String?
     var commandTemplate: String?
+    /// A button's: what Home Assistant publishes on the command topic when it is pressed.
+    var payloadPress: String?
 
-    init(name: String?, uniqueID: String, entityID: String, stateTopic: String, valueTemplate: String? = nil,
+    init(name: String?, uniqueID: String, entityID: String, stateTopic: String?, valueTemplate: String? = nil,
          jsonAttributesTopic: String? = nil, jsonAttributesTemplate: String? = nil, sourceType: String? = nil,
          payloadHome: String? = nil, payloadNotHome: String? = nil, payloadOn: String? = nil, payloadOff: String? = nil,
          availability: [Availability]? = nil, deviceClass: String? = nil, icon: String? = nil,
@@ -624,6 +639,7 @@ struct EntityConfig: Encodable {
         case unit = "unit_of_measurement"
         case commandTopic = "command_topic"
         case commandTemplate = "command_template"
+        case payloadPress = "payload_press"
     }
 
     func encode(to encoder: Encoder) throws {
@@ -636,7 +652,7 @@ struct EntityConfig: Encodable {
         // platform) is what earlier releases read. Both name the same entity id.
         try c.encode(entityID, forKey: .defaultEntityID)
         try c.encode(String(entityID.split(separator: ".", maxSplits: 1).last ?? ""), forKey: .objectID)
-        try c.encode(stateTopic, forKey: .stateTopic)
+        try c.encodeIfPresent(stateTopic, forKey: .stateTopic)
         try c.encodeIfPresent(valueTemplate, forKey: .valueTemplate)
         try c.encodeIfPresent(jsonAttributesTopic, forKey: .jsonAttributesTopic)
         try c.encodeIfPresent(jsonAttributesTemplate, forKey: .jsonAttributesTemplate)
@@ -660,6 +676,7 @@ struct EntityConfig: Encodable {
         try c.encodeIfPresent(unit, forKey: .unit)
         try c.encodeIfPresent(commandTopic, forKey: .commandTopic)
         try c.encodeIfPresent(commandTemplate, forKey: .commandTemplate)
+        try c.encodeIfPresent(payloadPress, forKey: .payloadPress)
     }
 }
 
