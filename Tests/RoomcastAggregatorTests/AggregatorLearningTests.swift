@@ -70,6 +70,43 @@ import Testing
         #expect(try announced(discovery: nil) == nil)
     }
 
+    /// Under `partition:` every aggregator hears each learn command and Home Assistant's configs
+    /// for a beacon or a person come from whichever published last: the configs name every room
+    /// of the site, and a command for another partition's room is left to it, not refused.
+    @Test func partitionsShareTheSitesRoomsInDiscoveryAndLeaveOneAnothersCommandsAlone() throws {
+        let site = SiteModel(
+            rooms: [.init(name: "kitchen"), .init(name: "bedroom", floor: 1)],
+            nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "bedroom-pi", room: "bedroom")],
+            beacons: [.init(id: Self.tag, name: "Tag")])
+        var core = AggregatorConfig(site: site, partition: .init(floors: [1])).makeCore()
+        #expect(core.otherPartitionsRooms == ["kitchen"])
+        let started = try core.start(now: 100)
+        let tag = try #require(started.first { $0.topic == "homeassistant/device/roomcast_beacon_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_7_1/config" })
+        let cmps = try #require((try JSONSerialization.jsonObject(with: Data(tag.payload)) as? [String: Any])?["cmps"] as? [String: [String: Any]])
+        #expect(cmps["roomcast_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_7_1_room"]?["options"] as? [String] == ["Kitchen", "Bedroom", "Away"])
+        #expect(cmps["roomcast_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_7_1_teach"]?["options"] as? [String] == ["Not teaching", "Kitchen", "Bedroom"])
+        // Room devices stay the partition's own.
+        #expect(started.contains { $0.topic == "homeassistant/device/roomcast_room_bedroom/config" })
+        #expect(!started.contains { $0.topic == "homeassistant/device/roomcast_room_kitchen/config" })
+
+        func answers(_ command: LearnCommand, at t: Double) throws -> [LearnResult] {
+            return try core.handle(topic: topics.aggregatorLearn, payload: command.encoded(), now: t).messages
+                .filter { $0.topic == topics.aggregatorLearnResult }
+                .map { try WireFormat.decode(LearnResult.self, from: $0.payload) }
+        }
+        // The kitchen is the other partition's: no answer from this one, whatever the command.
+        #expect(try answers(LearnCommand(.label(room: "kitchen", beacon: Self.tag, seconds: 10), request: "k"), at: 101).isEmpty)
+        #expect(try answers(LearnCommand(.forget(room: "kitchen"), request: "f"), at: 101).isEmpty)
+        #expect(try answers(LearnCommand(.cancel(beacon: Self.tag), request: "c"), at: 101).isEmpty)
+        // Its own room: started, and a cancel of that label is answered here.
+        #expect(try answers(LearnCommand(.label(room: "bedroom", beacon: Self.tag, seconds: 10), request: "b"), at: 102).map(\.status) == [.started])
+        // (Its sender hears of it too.)
+        #expect(try answers(LearnCommand(.cancel(beacon: Self.tag), request: "c"), at: 103).map { "\($0.status) \($0.request ?? "-")" }
+                == ["cancelled c", "cancelled b"])
+        // A room of no partition is still refused.
+        #expect(try answers(LearnCommand(.label(room: "attic", beacon: Self.tag, seconds: 10), request: "a"), at: 104).map(\.status) == [.rejected])
+    }
+
     @Test func aLabelStartsReportsProgressAndEndsLearned() throws {
         var core = core()
         let label = LearnCommand(.label(room: "kitchen", beacon: Self.tag, seconds: 10), request: "r1")

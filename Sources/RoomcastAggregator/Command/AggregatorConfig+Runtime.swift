@@ -38,10 +38,12 @@ extension AggregatorConfig {
                                   discovery: discovery.enabled
                                       ? HomeAssistantDiscovery(prefix: discovery.prefix, topics: topics, mode: discovery.mode,
                                                                site: site, nodeDistances: discovery.nodeDistances,
-                                                               teaching: fusion.learnedRooms)
+                                                               teaching: fusion.learnedRooms, siteRooms: self.site.rooms)
                                       : nil,
                                   outputs: output.enabled, restrictToKnownNodes: !site.nodes.isEmpty)
         core.acceptsESPresense = inputs.espresense
+        let ours = Set(site.rooms.map(\.name))
+        core.otherPartitionsRooms = Set(self.site.rooms.map(\.name)).subtracting(ours)
         return core
     }
 }

@@ -24,18 +24,25 @@ public struct HomeAssistantDiscovery: Sendable {
     /// Per tracked beacon, a select that teaches the room it is in (`aggregator learn`): on
     /// unless the engine leaves taught rooms out (`fusion.learned_rooms: false`).
     public let teaching: Bool
+    /// Every room of the site, where `site` is one partition's (`partition:`): a beacon or a
+    /// person may be placed by any partition's aggregator, so its room sensor's options, its
+    /// room names and its teaching select cover them all, whichever aggregator published last.
+    /// Room and node devices stay the partition's.
+    public let siteRooms: [SiteModel.Room]
     private let roomsByName: [String: SiteModel.Room]
 
     public init(prefix: String = "homeassistant", topics: Topics, mode: AggregatorConfig.Discovery.Mode = .device,
-                site: SiteModel = SiteModel(), nodeDistances: Bool = false, teaching: Bool = true) {
+                site: SiteModel = SiteModel(), nodeDistances: Bool = false, teaching: Bool = true,
+                siteRooms: [SiteModel.Room]? = nil) {
         self.prefix = prefix
         self.topics = topics
         self.mode = mode
         self.site = site
         self.nodeDistances = nodeDistances
         self.teaching = teaching
+        self.siteRooms = siteRooms ?? site.rooms
         var rooms: [String: SiteModel.Room] = [:]
-        for r in site.rooms { rooms[r.name] = r }
+        for r in self.siteRooms { rooms[r.name] = r }
         self.roomsByName = rooms
     }
 
@@ -419,7 +426,7 @@ public struct HomeAssistantDiscovery: Sendable {
             // A room whose id is the cancelling option itself cannot be told from it: not offered.
             command = "{{ (\(learn.replacingOccurrences(of: "ROOM", with: "value")) if value != '\(notTeaching)' else \(cancel)) | tojson }}"
             state = running + "{{ a[0].room if a else '\(notTeaching)' }}"
-            options = site.rooms.map(\.name).filter { $0 != Self.notTeachingOption }
+            options = siteRooms.map(\.name).filter { $0 != Self.notTeachingOption }
         }
         var config = EntityConfig(
             name: entityName, uniqueID: "roomcast_\(slug)_teach", entityID: entityID("select", deviceName, entityName),
@@ -431,14 +438,14 @@ public struct HomeAssistantDiscovery: Sendable {
     }
 
     /// True when tracked beacons get a teaching select: teaching is on and there are rooms to pick.
-    public var offersTeaching: Bool { teaching && !site.rooms.isEmpty }
+    public var offersTeaching: Bool { teaching && !siteRooms.isEmpty }
 
     /// Each room's option in a teaching select: its display name, or with its id beside it
     /// where two rooms share one.
     private var teachOptions: [(room: String, option: String)] {
         var seen: [String: Int] = [:]
-        for r in site.rooms { seen[r.title, default: 0] += 1 }
-        return site.rooms.map { r in (r.name, seen[r.title, default: 0] > 1 || r.title == Self.notTeachingOption ? "\(r.title) (\(r.name))" : r.title) }
+        for r in siteRooms { seen[r.title, default: 0] += 1 }
+        return siteRooms.map { r in (r.name, seen[r.title, default: 0] > 1 || r.title == Self.notTeachingOption ? "\(r.title) (\(r.name))" : r.title) }
     }
 
     /// A beacon's display name: its configured name, else its id.
@@ -451,13 +458,13 @@ public struct HomeAssistantDiscovery: Sendable {
 
     /// The room sensor's options: every room's display name, and `Away`.
     var roomOptions: [String] {
-        site.rooms.isEmpty ? [] : site.rooms.map(\.title) + [Self.awayOption]
+        siteRooms.isEmpty ? [] : siteRooms.map(\.title) + [Self.awayOption]
     }
 
     /// A template expression for the display name of the room id in `expression`.
     private func roomTitle(_ expression: String) -> String {
-        guard !site.rooms.isEmpty else { return expression }
-        let pairs = site.rooms.map { "'\(Self.templateString($0.name))': '\(Self.templateString($0.title))'" }
+        guard !siteRooms.isEmpty else { return expression }
+        let pairs = siteRooms.map { "'\(Self.templateString($0.name))': '\(Self.templateString($0.title))'" }
         return "{\(pairs.joined(separator: ", "))}.get(\(expression), \(expression))"
     }
 

@@ -41,6 +41,12 @@ extension AggregatorCore {
         }
         let request = command.request
         switch command.action {
+        case let .label(room, _, _) where otherPartitionsRooms.contains(room),
+             let .forget(room) where otherPartitionsRooms.contains(room):
+            return []
+        case let .cancel(beacon) where !otherPartitionsRooms.isEmpty && !activeLabels.contains(where: { $0.beacon == beacon }):
+            // The label may run in another partition, which answers.
+            return []
         case let .label(room, beacon, seconds):
             let replaced = activeLabels.first { $0.beacon == beacon }
             let begun = train { t -> LabelError? in

@@ -32,6 +32,10 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     private var hearingBackAt: Double?
     /// Also take ESPresense nodes' readings (`inputs.espresense`).
     public var acceptsESPresense = false
+    /// The site's rooms that other aggregators' partitions decide (`partition:`): every
+    /// partition hears each learn command, and one naming such a room is theirs to answer,
+    /// not a mistake to refuse here.
+    public var otherPartitionsRooms: Set<String> = []
     private var espresense = ESPresenseInput()
     /// Readings accepted per node and when each last arrived (the dashboard, `/metrics`).
     public private(set) var nodeActivity = NodeActivity()
