@@ -164,12 +164,13 @@ struct HomeAssistantTests {
         #expect(teach.attributes["friendly_name"] == .string("Cat Teach room"))
         let results = try await Observer(client: LiveRig.client(port: broker.port, id: "learn-results"),
                                          filters: ["roomcast/aggregator/learn", "roomcast/aggregator/learn/result"])
-        func result(_ status: String) -> ([MQTTMessage]) -> Bool {
+        /// A result from Home Assistant's request for the living room (and, but for a forget, the cat).
+        func result(_ status: String, beacon: String? = Home.cat.rawValue) -> ([MQTTMessage]) -> Bool {
             { all in
                 all.contains { m in
                     guard m.topic == "roomcast/aggregator/learn/result", let r = try? JSONSerialization.jsonObject(with: Data(m.payload)) as? [String: Any] else { return false }
                     return r["status"] as? String == status && r["room"] as? String == "living"
-                        && r["beacon"] as? String == Home.cat.rawValue && r["request"] as? String == "home-assistant"
+                        && r["beacon"] as? String == beacon && r["request"] as? String == "home-assistant"
                 }
             }
         }
@@ -191,13 +192,7 @@ struct HomeAssistantTests {
         #expect(seconds >= 2.5 && seconds <= 5.5, "\(seconds) s taught of a 5-s label")
         // The living room's "Forget taught levels" button undoes it.
         try await ha.call("button", "press", ["entity_id": "button.living_room_forget_taught_levels"])
-        try await results.waitFor("the living room forgotten by Home Assistant") { all in
-            all.contains { m in
-                guard m.topic == "roomcast/aggregator/learn/result",
-                      let r = try? JSONSerialization.jsonObject(with: Data(m.payload)) as? [String: Any] else { return false }
-                return r["status"] as? String == "forgotten" && r["room"] as? String == "living" && r["request"] as? String == "home-assistant"
-            }
-        }
+        try await results.waitFor("the living room forgotten by Home Assistant", result("forgotten", beacon: nil))
         try await ha.waitFor("nothing taught") { $0["sensor.roomcast_aggregator_rooms_taught"]?.state == "0" }
         await results.stop()
 

@@ -42,8 +42,7 @@ extension AggregatorConfig {
                                       : nil,
                                   outputs: output.enabled, restrictToKnownNodes: !site.nodes.isEmpty)
         core.acceptsESPresense = inputs.espresense
-        let ours = Set(site.rooms.map(\.name))
-        core.otherPartitionsRooms = Set(self.site.rooms.map(\.name)).subtracting(ours)
+        core.otherPartitionsRooms = Set(self.site.rooms.map(\.name)).subtracting(site.rooms.map(\.name))
         return core
     }
 }

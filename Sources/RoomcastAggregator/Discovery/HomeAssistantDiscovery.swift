@@ -30,6 +30,9 @@ public struct HomeAssistantDiscovery: Sendable {
     /// Room and node devices stay the partition's.
     public let siteRooms: [SiteModel.Room]
     private let roomsByName: [String: SiteModel.Room]
+    /// The rooms as every teaching select offers them by display name, built once: the tables
+    /// are the same for every beacon of the site.
+    private let teachTitles: TeachTitles
 
     public init(prefix: String = "homeassistant", topics: Topics, mode: AggregatorConfig.Discovery.Mode = .device,
                 site: SiteModel = SiteModel(), nodeDistances: Bool = false, teaching: Bool = true,
@@ -44,6 +47,7 @@ public struct HomeAssistantDiscovery: Sendable {
         var rooms: [String: SiteModel.Room] = [:]
         for r in self.siteRooms { rooms[r.name] = r }
         self.roomsByName = rooms
+        self.teachTitles = TeachTitles(self.siteRooms)
     }
 
     // MARK: devices
@@ -415,13 +419,10 @@ public struct HomeAssistantDiscovery: Sendable {
         let running = "{% set a = value_json.active | selectattr('beacon', 'eq', '\(id)') | list %}"
         let command: String, state: String, options: [String]
         if titled {
-            let titles = teachOptions
-            let byOption = titles.map { "'\(Self.templateString($0.option))': '\(Self.templateString($0.room))'" }.joined(separator: ", ")
-            let byRoom = titles.map { "'\(Self.templateString($0.room))': '\(Self.templateString($0.option))'" }.joined(separator: ", ")
-            command = "{% set rooms = {\(byOption)} %}"
+            command = "{% set rooms = {\(teachTitles.byOption)} %}"
                 + "{{ (\(learn.replacingOccurrences(of: "ROOM", with: "rooms[value]")) if value in rooms else \(cancel)) | tojson }}"
-            state = running + "{{ {\(byRoom)}.get(a[0].room, '\(notTeaching)') if a else '\(notTeaching)' }}"
-            options = titles.map(\.option)
+            state = running + "{{ {\(teachTitles.byRoom)}.get(a[0].room, '\(notTeaching)') if a else '\(notTeaching)' }}"
+            options = teachTitles.options
         } else {
             // A room whose id is the cancelling option itself cannot be told from it: not offered.
             command = "{{ (\(learn.replacingOccurrences(of: "ROOM", with: "value")) if value != '\(notTeaching)' else \(cancel)) | tojson }}"
@@ -440,12 +441,26 @@ public struct HomeAssistantDiscovery: Sendable {
     /// True when tracked beacons get a teaching select: teaching is on and there are rooms to pick.
     public var offersTeaching: Bool { teaching && !siteRooms.isEmpty }
 
-    /// Each room's option in a teaching select: its display name, or with its id beside it
-    /// where two rooms share one.
-    private var teachOptions: [(room: String, option: String)] {
-        var seen: [String: Int] = [:]
-        for r in siteRooms { seen[r.title, default: 0] += 1 }
-        return siteRooms.map { r in (r.name, seen[r.title, default: 0] > 1 || r.title == Self.notTeachingOption ? "\(r.title) (\(r.name))" : r.title) }
+    /// Each room's option in a teaching select, its display name (with its id beside it where
+    /// two rooms share one), and the template tables from option to room id and back.
+    struct TeachTitles: Sendable {
+        var options: [String]
+        var byOption: String
+        var byRoom: String
+
+        init(_ rooms: [SiteModel.Room]) {
+            var seen: [String: Int] = [:]
+            for r in rooms { seen[r.title, default: 0] += 1 }
+            let pairs = rooms.map { r in
+                (room: r.name, option: seen[r.title, default: 0] > 1 || r.title == HomeAssistantDiscovery.notTeachingOption
+                    ? "\(r.title) (\(r.name))" : r.title)
+            }
+            options = pairs.map(\.option)
+            byOption = pairs.map { "'\(HomeAssistantDiscovery.templateString($0.option))': '\(HomeAssistantDiscovery.templateString($0.room))'" }
+                .joined(separator: ", ")
+            byRoom = pairs.map { "'\(HomeAssistantDiscovery.templateString($0.room))': '\(HomeAssistantDiscovery.templateString($0.option))'" }
+                .joined(separator: ", ")
+        }
     }
 
     /// A beacon's display name: its configured name, else its id.
