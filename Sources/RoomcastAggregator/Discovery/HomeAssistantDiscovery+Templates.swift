@@ -1,0 +1,50 @@
+import Foundation
+import Shared
+
+/// The Jinja templates and ids the discovery configs are written with.
+extension HomeAssistantDiscovery {
+    /// A json_attributes_template picking `keys` from a presence payload. `.get` because optional
+    /// keys (`runner_up`, ...) are left out of the payload: HA 2024.3.3 fails to render
+    /// `value_json.runner_up` then ("LoggingUndefined is not JSON serializable") and logs an error.
+    static func attributesTemplate(_ keys: [String]) -> String {
+        "{{ {" + keys.map { "'\($0)': value_json.get('\($0)')" }.joined(separator: ", ") + "} | tojson }}"
+    }
+
+    /// A template expression: epoch seconds in `expression` as ISO 8601 UTC, or none.
+    static func isoTime(_ expression: String) -> String {
+        "((\(expression)) | timestamp_custom('%Y-%m-%dT%H:%M:%S+00:00', false)) if (\(expression)) else none"
+    }
+
+    /// A value template for a timestamp sensor (`None` is HA's word for no value).
+    static func isoTimeTemplate(_ expression: String) -> String {
+        "{{ ((\(expression)) | timestamp_custom('%Y-%m-%dT%H:%M:%S+00:00', false)) if (\(expression)) else 'None' }}"
+    }
+
+    /// `text` inside a single-quoted Jinja string.
+    static func templateString(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")
+    }
+
+    /// A discovery-safe id for unique_ids and component ids: [a-z0-9_] (kept as it always was, so
+    /// ids do not change under existing installations).
+    public static func slug(_ text: String) -> String {
+        var out = ""
+        for c in text.lowercased().unicodeScalars {
+            switch c {
+            case "a"..."z", "0"..."9": out.unicodeScalars.append(c)
+            default: if !out.hasSuffix("_") { out += "_" }
+            }
+        }
+        return out
+    }
+
+    /// `<platform>.<slug of device name and entity name>`: what HA would build from the names, fixed.
+    func entityID(_ platform: String, _ deviceName: String, _ entityName: String) -> String {
+        "\(platform).\(entitySlug(deviceName + " " + entityName))"
+    }
+
+    func entitySlug(_ name: String) -> String {
+        let s = DisplayName.slug(name)
+        return s.isEmpty ? "roomcast" : s
+    }
+}
