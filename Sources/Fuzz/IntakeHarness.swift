@@ -49,6 +49,8 @@ enum IntakeHarness {
             case .learnCommand(let command):
                 FuzzCheck.require(parsed == .aggregatorLearn, "learn command accepted on '\(topic)'")
                 FuzzCheck.require(LearnCommand.decode(command.encoded()) == .success(command), "learn command changed in a round trip")
+            case .learnState:
+                FuzzCheck.require(parsed == .aggregatorLearnState && !payload.isEmpty, "learn state accepted on '\(topic)'")
             case .aggregatorStatus:
                 FuzzCheck.require(parsed == .aggregatorStatus, "aggregator status accepted on '\(topic)'")
             case .lease(let bytes):

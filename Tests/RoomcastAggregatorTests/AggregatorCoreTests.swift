@@ -180,6 +180,8 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
             (topics.nodeBeacon("kitchen-pi", cat), Array(String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"rssi\":-60", with: "\"rssi\":-60,\"rssi_sd\":1e300").utf8), .outOfRange),
             ("roomcast/nodes/kitchen-pi/beacons/not-an-id", good, .foreignTopic),
             (topics.nodeStatus("kitchen-pi"), Array("maybe".utf8), .badPayload),
+            // Partitions read one another's part of the learn state from it.
+            (topics.aggregatorLearnState, Array(#"{"v":1,"ts":1,"active":"none"}"#.utf8), .badPayload),
         ]
         for (topic, payload, reason) in cases {
             let r = try core.handle(topic: topic, payload: payload, now: 10).rejection

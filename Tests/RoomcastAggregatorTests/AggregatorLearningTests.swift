@@ -107,6 +107,93 @@ import Testing
         #expect(try answers(LearnCommand(.label(room: "attic", beacon: Self.tag, seconds: 10), request: "a"), at: 104).map(\.status) == [.rejected])
     }
 
+    /// Partitions share the retained learn state's topic, and Home Assistant's selects and
+    /// `aggregator learn --show` read the whole site's labels and rooms from it: each partition
+    /// publishes its own part with the others' as heard there, and publishes again when a state
+    /// that went out after its own lacks it. Delivered in the order a broker would, the
+    /// partitions converge on one state holding both parts, and stop.
+    @Test func partitionsPublishOneLearnStateWithEachOnesPart() throws {
+        let dog = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-7-2")!
+        let site = SiteModel(
+            rooms: [.init(name: "kitchen"), .init(name: "bedroom", floor: 1)],
+            nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "bedroom-pi", room: "bedroom")],
+            beacons: [.init(id: Self.tag, name: "Tag"), .init(id: dog, name: "Dog")])
+        func taught(_ room: String) -> LearnedRooms {
+            LearnedRooms(rooms: [.init(name: room, seconds: 30, nodes: [.init(node: "\(room)-pi", seconds: 30, mean: -2, spread: 2)])])
+        }
+        var cores = [AggregatorConfig(site: site, partition: .init(floors: [0])).makeCore(),
+                     AggregatorConfig(site: site, partition: .init(floors: [1])).makeCore()]
+        cores[0].restoreLearned(taught("kitchen"))
+        cores[1].restoreLearned(taught("bedroom"))
+
+        // The broker: each learn state published goes to every partition in turn (its own
+        // included), and the last one delivered is the retained one.
+        var retained: LearnState?
+        func deliver(_ published: [OutboundMessage], at t: Double) throws {
+            var queue = published.filter { $0.topic == topics.aggregatorLearnState }
+            var delivered = 0
+            while !queue.isEmpty {
+                let m = queue.removeFirst()
+                delivered += 1
+                try #require(delivered <= 20, "the partitions keep answering one another")
+                retained = try WireFormat.decode(LearnState.self, from: m.payload)
+                for i in cores.indices {
+                    queue += try cores[i].handle(topic: m.topic, payload: m.payload, now: t).messages
+                        .filter { $0.topic == topics.aggregatorLearnState }
+                }
+            }
+        }
+        func command(_ c: LearnCommand, at t: Double) throws {
+            var out: [OutboundMessage] = []
+            for i in cores.indices { out += try cores[i].handle(topic: topics.aggregatorLearn, payload: c.encoded(), now: t).messages }
+            try deliver(out, at: t)
+        }
+        func labels() -> [String] { (retained?.active ?? []).map { "\($0.beacon == dog ? "dog" : "tag") \($0.room)" }.sorted() }
+
+        // Both start at once, each with its room taught, neither having heard the other.
+        try deliver(try cores[0].start(now: 100) + cores[1].start(now: 100), at: 100)
+        #expect(retained?.rooms.map(\.name) == ["bedroom", "kitchen"])
+        #expect(retained?.rooms.first?.nodes.map(\.node) == ["bedroom-pi"])
+
+        // A label in each partition: the state shows both running.
+        try command(LearnCommand(.label(room: "kitchen", beacon: Self.tag, seconds: 30), request: "k"), at: 101)
+        try command(LearnCommand(.label(room: "bedroom", beacon: dog, seconds: 30), request: "b"), at: 101)
+        #expect(labels() == ["dog bedroom", "tag kitchen"])
+
+        // A newer label for the tag in the other partition's room replaces the one running.
+        var replaced: [LearnResult] = []
+        var out: [OutboundMessage] = []
+        let moved = LearnCommand(.label(room: "bedroom", beacon: Self.tag, seconds: 30), request: "m")
+        for i in cores.indices { out += try cores[i].handle(topic: topics.aggregatorLearn, payload: moved.encoded(), now: 102).messages }
+        replaced = out.filter { $0.topic == topics.aggregatorLearnResult }.compactMap { try? WireFormat.decode(LearnResult.self, from: $0.payload) }
+        try deliver(out, at: 102)
+        #expect(replaced.map { "\($0.status) \($0.room ?? "-") \($0.request ?? "-")" }.sorted() == ["replaced kitchen k", "started bedroom m"])
+        #expect(labels() == ["dog bedroom", "tag bedroom"])
+        #expect(cores[0].activeLabels.isEmpty)
+
+        // Forgetting a room takes it out of the shared state and leaves the other's.
+        try command(LearnCommand(.forget(room: "kitchen"), request: "f"), at: 103)
+        #expect(retained?.rooms.map(\.name) == ["bedroom"])
+        #expect(labels() == ["dog bedroom", "tag bedroom"])
+
+        // A partition restarted without what it had (its state file lost) takes its old part
+        // out of the retained state on hearing it, and keeps the other's.
+        cores[0].restoreLearned(taught("kitchen"))
+        try deliver([try cores[0].learnState(now: 104)], at: 104)
+        #expect(retained?.rooms.map(\.name) == ["bedroom", "kitchen"])
+        cores[1] = AggregatorConfig(site: site, partition: .init(floors: [1])).makeCore()
+        var restarted = try cores[1].start(now: 105).filter { $0.topic == topics.aggregatorLearnState }
+        if let state = retained { restarted.append(try state.message(topics: topics)) }
+        try deliver(restarted, at: 105)
+        #expect(retained?.rooms.map(\.name) == ["kitchen"])
+        #expect(retained?.active.isEmpty == true)
+
+        // An aggregator of the whole site publishes only its own state, whatever it hears.
+        var whole = AggregatorConfig(site: site).makeCore()
+        let heard = try #require(retained).message(topics: topics)
+        #expect(try whole.handle(topic: heard.topic, payload: heard.payload, now: 106).messages.isEmpty)
+    }
+
     @Test func aLabelStartsReportsProgressAndEndsLearned() throws {
         var core = core()
         let label = LearnCommand(.label(room: "kitchen", beacon: Self.tag, seconds: 10), request: "r1")

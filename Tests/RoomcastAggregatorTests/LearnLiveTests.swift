@@ -129,6 +129,56 @@ import TestSupport
         await broker.stop()
     }
 
+    /// Two partitions of one site, each a real aggregator on one broker, teach at once: the
+    /// retained learn state shows both labels running and then both rooms taught (each
+    /// partition's alone, the last one published winning, were they not merged), and
+    /// `aggregator learn --show` on either partition's config lists the whole site.
+    @Test func partitionsTeachingAtOnceShareOneLearnState() async throws {
+        let broker = try await MosquittoBroker.start()
+        let dir = try LiveRig.workDirectory()
+        for floor in [0, 1] {
+            try LiveRig.config(port: broker.port, rooms: Home.rooms, nodes: Home.nodes, beacons: Home.beacons,
+                               partitionFloors: [floor], discovery: false)
+                .write(toFile: "\(dir)/floor\(floor).json", atomically: true, encoding: .utf8)
+        }
+        let observer = try await Observer(port: broker.port)
+        let feeder = try await ReadingFeeder(port: broker.port)
+        feeder.set(Home.dog, node: "kitchen-pi", rssi: -58)
+        feeder.set(Home.cat, node: "office-pi", rssi: -58)
+        let ground = try LiveRig.startAggregator(configPath: "\(dir)/floor0.json", instance: "ground", in: dir)
+        defer { ground.send(SIGKILL) }
+        let upstairs = try LiveRig.startAggregator(configPath: "\(dir)/floor1.json", instance: "upstairs", in: dir)
+        defer { upstairs.send(SIGKILL) }
+        try await observer.waitForRoom(Home.dog, "kitchen", timeout: .seconds(20))
+        try await observer.waitForRoom(Home.cat, "office", timeout: .seconds(20))
+
+        for (room, beacon) in [("kitchen", Home.dog), ("office", Home.cat)] {
+            let command = LearnCommand(.label(room: room, beacon: beacon, seconds: 5), request: room)
+            try feeder.publish(MQTTMessage(topic: Topics().aggregatorLearn, payload: command.encoded(), qos: .atLeastOnce))
+        }
+        try await observer.waitFor("both labels learned", timeout: .seconds(20)) { _ in
+            Set(Self.results(observer).filter { $0.status == .learned }.compactMap(\.room)) == ["kitchen", "office"]
+        }
+        let states = observer.seen.elements.filter { $0.topic == Topics().aggregatorLearnState }
+            .compactMap { try? WireFormat.decode(LearnState.self, from: $0.payload) }
+        #expect(states.contains { Set($0.active.map(\.room)) == ["kitchen", "office"] })
+
+        // The retained state, as Home Assistant or a dashboard opened later reads it.
+        let late = try await Observer(port: broker.port, filters: [Topics().aggregatorLearnState])
+        try await late.waitFor("both rooms in the retained learn state") { _ in
+            guard let text = late.last(Topics().aggregatorLearnState),
+                  let state = try? WireFormat.decode(LearnState.self, from: Array(text.utf8)) else { return false }
+            return state.rooms.map(\.name) == ["kitchen", "office"] && state.active.isEmpty
+        }
+        await late.stop()
+        let shown = try await Self.cli(["--show"], config: "\(dir)/floor0.json", in: dir, name: "show")
+        #expect(shown.code == 0 && shown.stdout.contains("kitchen: ") && shown.stdout.contains("office: "), "\(shown)")
+
+        await observer.stop()
+        await feeder.stop()
+        await broker.stop()
+    }
+
     /// Where beacons leave from outlives a graceful restart of the real binary: the state file
     /// holds every departure counted, and the restarted aggregator lets the next beacon silent
     /// in that room go within seconds, not after the away timeout.

@@ -15,6 +15,8 @@ public struct InputIntake: Sendable {
         case retainedCalibration(ReceiverCalibrationReport)
         /// A command that teaches rooms (`<prefix>/aggregator/learn`).
         case learnCommand(LearnCommand)
+        /// The retained learn state, which partitions share (`<prefix>/aggregator/learn/state`).
+        case learnState(LearnState)
         case aggregatorStatus(String)
         case lease([UInt8])
         /// A topic of ours that fusion does not use (node telemetry and region events).
@@ -128,7 +130,14 @@ public struct InputIntake: Sendable {
             case .success(let command): return .success(.learnCommand(command))
             case .failure(let error): return reject(.badPayload, error.message)
             }
-        case .nodeTelemetry, .nodeEvents, .aggregatorLearnState, .aggregatorLearnResult:
+        case .aggregatorLearnState:
+            guard !payload.isEmpty else { return .success(.ignored) }  // cleared
+            do {
+                return .success(.learnState(try WireFormat.decode(LearnState.self, from: payload)))
+            } catch {
+                return reject(.badPayload, error.description)
+            }
+        case .nodeTelemetry, .nodeEvents, .aggregatorLearnResult:
             return .success(.ignored)
         case .room, .events:
             return reject(.foreignTopic, "not an input topic")

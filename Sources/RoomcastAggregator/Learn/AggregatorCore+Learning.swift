@@ -41,8 +41,17 @@ extension AggregatorCore {
         }
         let request = command.request
         switch command.action {
-        case let .label(room, _, _) where otherPartitionsRooms.contains(room),
-             let .forget(room) where otherPartitionsRooms.contains(room):
+        case let .label(room, beacon, _) where otherPartitionsRooms.contains(room):
+            // Another partition's label for the beacon: one running here for it is replaced, as
+            // a newer label in a room of ours would replace it.
+            guard let replaced = activeLabels.first(where: { $0.beacon == beacon }) else { return [] }
+            train { $0.cancelLabel(beacon: beacon) }
+            let original = learning.requests.removeValue(forKey: beacon) ?? nil
+            return [try LearnResult(ts: now, status: .replaced, request: original, room: replaced.room, beacon: beacon,
+                                    started: replaced.started, ends: now, recorded: LearnState.rounded(replaced.recorded),
+                                    error: "a newer label for the same beacon replaced it").message(topics: topics),
+                    try learnState(now: now)]
+        case let .forget(room) where otherPartitionsRooms.contains(room):
             return []
         case let .cancel(beacon) where !otherPartitionsRooms.isEmpty && !activeLabels.contains(where: { $0.beacon == beacon }):
             // The label may run in another partition, which answers.
@@ -126,15 +135,38 @@ extension AggregatorCore {
         return out
     }
 
-    /// The retained learn state at `now`.
-    public func learnState(now: Double) throws -> OutboundMessage {
-        try LearnState(ts: now, active: activeLabels, learned: learnedRooms).message(topics: topics)
+    /// The retained learn state at `now`. Under `partition:` the partitions share its topic:
+    /// each publishes its own rooms' part with the others' as last heard there, so Home
+    /// Assistant's selects and `aggregator learn --show` see the whole site.
+    public mutating func learnState(now: Double) throws -> OutboundMessage {
+        var state = LearnState(ts: now, active: activeLabels, learned: learnedRooms)
+        if !otherPartitionsRooms.isEmpty {
+            let mine = state.part(otherPartitionsRooms, inside: false)
+            learning.publishedPart = mine.summary
+            state.active = mine.active
+            state.rooms = mine.rooms
+            state.add(learning.othersPart)
+        }
+        return try state.message(topics: topics)
+    }
+
+    /// The shared learn state as heard on its topic, under `partition:`: the other partitions'
+    /// part is kept for the next publication, and where ours is not what we published last
+    /// (another partition published on a state that did not have it yet, or our own from before
+    /// a restart) it goes out again. Our own publication, heard back, changes nothing: the
+    /// partitions converge on one state without answering one another for ever.
+    mutating func learnStateHeard(_ state: LearnState, now: Double) throws -> [OutboundMessage] {
+        guard !otherPartitionsRooms.isEmpty else { return [] }
+        learning.othersPart = state.part(otherPartitionsRooms, inside: true)
+        let ours = state.part(otherPartitionsRooms, inside: false).summary
+        guard ours != learning.publishedPart ?? LearnState.Part() else { return [] }
+        return [try learnState(now: now)]
     }
 
     /// The learn state to announce when the service starts: once something is learned, or when
     /// Home Assistant has teaching selects (whose state it is: without it they read unknown until
     /// the first label), so sites that neither teach nor offer it publish nothing new.
-    func learnStateAtStart(now: Double) throws -> [OutboundMessage] {
+    mutating func learnStateAtStart(now: Double) throws -> [OutboundMessage] {
         let offered = discovery?.offersTeaching == true
         guard engine is any TrainableEstimator, offered || !learnedRooms.isEmpty || !activeLabels.isEmpty else { return [] }
         return [try learnState(now: now)]

@@ -9,6 +9,12 @@ struct LearnSession: Sendable {
     var labelsRunning: Bool { !requests.isEmpty }
     /// Bumped whenever what was learned changes.
     var revision: UInt64 = 0
+    /// Under `partition:`, the other partitions' part of the shared learn state, as last heard
+    /// on its topic (one payload's worth: bounded by the payload limit).
+    var othersPart = LearnState.Part()
+    /// Under `partition:`, this partition's part of the learn state it published last (its
+    /// summary), nil before the first.
+    var publishedPart: LearnState.Part?
     /// Refusals published in the current window; more are only counted.
     var refusalWindowStart = -Double.infinity
     var refusalsInWindow = 0

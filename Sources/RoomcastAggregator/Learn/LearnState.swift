@@ -27,6 +27,32 @@ public struct LearnState: Codable, Sendable, Equatable {
         .init(node: level.node, seconds: rounded(level.seconds), mean: rounded(level.mean), spread: rounded(level.spread))
     }
 
+    /// What this state says of the rooms in `rooms` (`inside`), or of every other room: the
+    /// labels running there and the rooms taught. Partitions share the topic, each owning its
+    /// rooms' part (`AggregatorCore.learnStateHeard`).
+    func part(_ rooms: Set<String>, inside: Bool) -> Part {
+        Part(active: active.filter { rooms.contains($0.room) == inside },
+             rooms: self.rooms.filter { rooms.contains($0.name) == inside })
+    }
+
+    /// Labels running and rooms taught: one partition's part of the shared state.
+    struct Part: Sendable, Equatable {
+        var active: [ActiveLabel] = []
+        var rooms: [LearnedRooms.Room] = []
+
+        /// What tells two parts apart where one went through the broker: the rooms' node levels
+        /// are left out (a state too large to publish drops them).
+        var summary: Part {
+            Part(active: active, rooms: rooms.map { .init(name: $0.name, seconds: $0.seconds, nodes: []) })
+        }
+    }
+
+    /// This state with `other` added: the labels it runs after these, the rooms in name order.
+    mutating func add(_ other: Part) {
+        active += other.active
+        rooms = (rooms + other.rooms).sorted { $0.name < $1.name }
+    }
+
     /// The retained message, its node levels dropped if it would be too large to publish.
     public func message(topics: Topics) throws -> OutboundMessage {
         var payload = try WireFormat.encode(self)

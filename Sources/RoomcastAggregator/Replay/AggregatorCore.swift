@@ -157,6 +157,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             }
         case .success(.learnCommand(let command)):
             out += try learn(command, now: now)
+        case .success(.learnState(let state)):
+            out += try learnStateHeard(state, now: now)
         case .success(.aggregatorStatus), .success(.lease), .success(.ignored):
             break
         }

@@ -41,7 +41,7 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
     /// Every subscription, re-sent by the client after each reconnect.
     var filters: [String] {
         [topics.allNodeBeacons, topics.allNodeStatus, topics.allPresence, topics.aggregatorCalibration, topics.aggregatorLearn,
-         runtime.leaseTopic, runtime.syncTopic]
+         topics.aggregatorLearnState, runtime.leaseTopic, runtime.syncTopic]
             + (runtime.instanceTopic == nil ? [] : [LeaseElection.instanceTopic(topics, "+")])
             + (discoveryFilter.map { [$0] } ?? []) + extraFilters
     }
