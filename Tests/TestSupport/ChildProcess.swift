@@ -8,7 +8,7 @@ import Synchronization
 /// passes on the spawning thread's mask, and Dispatch threads block SIGTERM,
 /// so a broker started that way would ignore `stop()`.
 public final class ChildProcess: Sendable {
-    private struct ExitState { var status: Int32?; var waiters: [CheckedContinuation<Int32, Never>] = [] }
+    private struct ExitState { var status: Int32?; var waiters: [UUID: CheckedContinuation<Int32, Never>] = [:] }
     private final class ExitBox: Sendable {
         let state = Mutex(ExitState())
         /// Signalled by the reaper when the child has exited, for threads that block on it.
@@ -79,7 +79,7 @@ public final class ChildProcess: Sendable {
                 defer { s.waiters.removeAll() }
                 return s.waiters
             }
-            for w in waiters { w.resume(returning: code) }
+            for w in waiters.values { w.resume(returning: code) }
             exitBox.exited.signal()
         }
         reaper.name = "reap \(spawned)"
@@ -98,16 +98,27 @@ public final class ChildProcess: Sendable {
         if isRunning { Foundation.kill(pid, signal) }
     }
 
-    /// Waits for the child to exit; returns its exit code (or the signal that ended it).
+    /// Waits for the child to exit; returns its exit code (or the signal that ended it), or -1
+    /// when the waiting task is cancelled first. Cancellable, so that `withTimeout` around it
+    /// returns at its deadline: its task group waits for the wait to end, and a child that
+    /// ignored a signal would otherwise hold the test, and the run, for ever.
     @discardableResult
     public func waitForExit() async -> Int32 {
-        await withCheckedContinuation { c in
-            let status = exitBox.state.withLock { s -> Int32? in
-                if let st = s.status { return st }
-                s.waiters.append(c)
-                return nil
+        let id = UUID()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { c in
+                let status = exitBox.state.withLock { s -> Int32? in
+                    if let st = s.status { return st }
+                    // Checked under the lock the cancellation handler takes: cancelled before
+                    // this, the handler found no waiter to resume.
+                    if Task.isCancelled { return -1 }
+                    s.waiters[id] = c
+                    return nil
+                }
+                if let status { c.resume(returning: status) }
             }
-            if let status { c.resume(returning: status) }
+        } onCancel: {
+            exitBox.state.withLock { $0.waiters.removeValue(forKey: id) }?.resume(returning: -1)
         }
     }
 
