@@ -91,6 +91,9 @@ enum IntakeHarness {
             FuzzCheck.require(false, "the warm-up readings were refused")
             return
         }
+        // A learn state is another partition's to merge with: the hall is taken as theirs.
+        let learnState = topics.parse(topic) == .aggregatorLearnState
+        if learnState { core.otherPartitionsRooms = ["hall"] }
         do {
             let intakeBefore = core.intake.accepted + core.intake.rejectedTotal
             let acceptedBefore = core.intake.accepted
@@ -116,6 +119,13 @@ enum IntakeHarness {
                 if case .nodeBeacon? = topics.parse(topic) { isReading = true } else { isReading = false }
                 FuzzCheck.require(engineDelta == (acceptedByIntake && isReading ? 1 : 0),
                                   "message on '\(topic)' moved fusion's counters by \(engineDelta)")
+            }
+            if learnState {
+                // The partitions converge: its own learn state, heard back, publishes nothing.
+                for m in messages where m.topic == topics.aggregatorLearnState {
+                    let echo = try core.handle(topic: m.topic, payload: m.payload, now: FuzzSite.start).messages
+                    FuzzCheck.require(echo.isEmpty, "a partition answered its own learn state with \(echo.count) messages")
+                }
             }
             out += try core.advance(to: FuzzSite.start + 10)
             out += try core.refresh(now: FuzzSite.start + 10)

@@ -204,6 +204,31 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         out += try core.advance(to: 102)
         #expect(!out.contains { $0.topic == topics.events }, "a restart must not look like a leave and enter")
     }
+
+    /// Partitions share the presence topics, so an aggregator reads back other partitions'
+    /// retained decisions too. One in a room it does not have is not its to resume: when the
+    /// beacon is then placed in one of its own rooms, it publishes that room's occupancy and
+    /// none for the other partition's room (resumed, the change published it as left).
+    @Test func anotherPartitionsRetainedPresenceIsNotResumed() throws {
+        let topics = Topics()
+        let site = SiteModel(rooms: [.init(name: "kitchen"), .init(name: "bedroom", floor: 1)],
+                             nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "bedroom-pi", room: "bedroom")],
+                             beacons: [.init(id: cat, name: "Cat")])
+        var core = AggregatorConfig(site: site, partition: .init(floors: [1])).makeCore()
+        var out = try core.start(now: 100)
+        let theirs = PresenceDecision(id: cat, name: "Cat", room: "kitchen", floor: 0, distance: 1, confidence: 1,
+                                      node: "kitchen-pi", since: 50, lastSeen: 99, evidence: [], ts: 99)
+        out += try core.handle(topic: topics.presence(cat), payload: WireFormat.encode(theirs), now: 100).messages
+        for k in 0..<12 {
+            let t = 100 + 0.5 * Double(k)
+            out += try core.handle(topic: topics.nodeBeacon("bedroom-pi", cat),
+                                   payload: WireFormat.encode(reading("bedroom-pi", rssi: -60, ts: t, seq: UInt64(k + 1))), now: t).messages
+        }
+        #expect(core.engine.decision(for: cat)?.room == "bedroom")
+        #expect(out.contains { $0.topic == topics.room("bedroom") })
+        #expect(!out.contains { $0.topic == topics.room("kitchen") })
+        #expect(!out.contains { $0.topic == topics.events && String(decoding: $0.payload, as: UTF8.self).contains("kitchen") })
+    }
 }
 
 @Suite struct ESPresenseInputTests {

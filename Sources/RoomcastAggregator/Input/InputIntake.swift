@@ -110,6 +110,10 @@ public struct InputIntake: Sendable {
             do {
                 let d = try WireFormat.decode(PresenceDecision.self, from: payload)
                 guard d.id == id else { return reject(.idMismatch, "topic id differs from payload id") }
+                // Resumed, its room names the occupancy topic the next change publishes.
+                if let room = d.room, let problem = TopicName.problem(with: room) {
+                    return reject(.outOfRange, "room name \(problem)")
+                }
                 return .success(.retainedPresence(d))
             } catch {
                 return reject(.badPayload, error.description)

@@ -144,11 +144,18 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             engine.nodeStatus(node, online: online, now: now)
             if !online && !decisionsHeld(at: now) { out += try publishChanges(now: now) }
         case .success(.retainedPresence(let d)):
-            publisher.resume(from: [d])
+            // Only a decision this aggregator could have published is resumed: of a beacon it
+            // follows, and where the engine takes it, in a room the engine has. Another
+            // partition's decision, or one in a room no longer configured, is not its own:
+            // resumed, the next change would publish that room's occupancy.
+            guard feeds(d.id) else { break }
             if var resumable = engine as? any ResumablePresenceEstimator {
                 resumable.resume(d, now: now)
                 if let back = resumable as? Engine { engine = back }
+                if engine.decision(for: d.id)?.room == d.room { publisher.resume(from: [d]) }
                 out += try tidyDropped()
+            } else {
+                publisher.resume(from: [d])
             }
         case .success(.retainedCalibration(let report)):
             if var calibrating = engine as? any CalibratingEstimator {
