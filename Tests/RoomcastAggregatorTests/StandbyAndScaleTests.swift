@@ -194,6 +194,50 @@ import TestSupport
         await broker.cleanup()
     }
 
+    /// After its start an aggregator clears the Roomcast configs on the broker that nobody
+    /// wants any more (a beacon taken out of the config). Partitions share the broker: one
+    /// starting later clears the stale config, and leaves the other partition's room and node
+    /// devices, which are that partition's, not stale.
+    @Test func aPartitionClearsStaleConfigsButNotAnotherPartitionsDevices() async throws {
+        let broker = try await MosquittoBroker.start()
+        let dir = try LiveRig.workDirectory()
+        for floor in [0, 1] {
+            try LiveRig.config(port: broker.port, rooms: Home.rooms, nodes: Home.nodes, beacons: Home.beacons, partitionFloors: [floor])
+                .write(toFile: "\(dir)/floor\(floor).json", atomically: true, encoding: .utf8)
+        }
+        let observer = try await Observer(port: broker.port)
+        let feeder = try await ReadingFeeder(port: broker.port)
+        let office = "homeassistant/device/roomcast_room_office/config", officeNode = "homeassistant/device/roomcast_node_office_pi/config"
+        // Configs of beacons taken out of the config, one for each aggregator to clear: that the
+        // first is cleared says the upstairs aggregator has reconciled, so what clears the
+        // second is the ground floor's.
+        func stale(_ minor: Int) -> String {
+            "homeassistant/device/roomcast_beacon_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_9_\(minor)/config"
+        }
+        func leaveStale(_ topic: String) async throws {
+            try feeder.publish(MQTTMessage(topic: topic, string: #"{"device":{"identifiers":["gone"]},"cmps":{}}"#, qos: .atLeastOnce, retain: true))
+            try await observer.waitFor("\(topic) on the broker") { _ in observer.last(topic)?.isEmpty == false }
+        }
+        try await leaveStale(stale(1))
+        let upstairs = try LiveRig.startAggregator(configPath: "\(dir)/floor1.json", instance: "upstairs", in: dir)
+        defer { upstairs.send(SIGKILL) }
+        try await observer.waitFor("the upstairs partition's devices, and its reconciling", timeout: .seconds(20)) { _ in
+            observer.last(office)?.isEmpty == false && observer.last(officeNode)?.isEmpty == false && observer.last(stale(1))?.isEmpty == true
+        }
+        try await leaveStale(stale(2))
+        let ground = try LiveRig.startAggregator(configPath: "\(dir)/floor0.json", instance: "ground", in: dir)
+        defer { ground.send(SIGKILL) }
+        try await observer.waitFor("the ground floor's aggregator to clear the stale config", timeout: .seconds(20)) { _ in
+            observer.last(stale(2))?.isEmpty == true
+        }
+        #expect(observer.last(office)?.isEmpty == false)
+        #expect(observer.last(officeNode)?.isEmpty == false)
+        #expect(observer.last("homeassistant/device/roomcast_room_kitchen/config")?.isEmpty == false)
+        await feeder.stop()
+        await observer.stop()
+        await broker.cleanup()
+    }
+
     @Test func partitionedAggregatorDecidesOnlyForItsFloor() async throws {
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()

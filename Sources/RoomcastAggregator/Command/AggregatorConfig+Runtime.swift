@@ -43,6 +43,7 @@ extension AggregatorConfig {
                                   outputs: output.enabled, restrictToKnownNodes: !site.nodes.isEmpty)
         core.acceptsESPresense = inputs.espresense
         core.otherPartitionsRooms = Set(self.site.rooms.map(\.name)).subtracting(site.rooms.map(\.name))
+        core.wholeSite = self.site
         return core
     }
 }

@@ -36,6 +36,10 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// partition hears each learn command, and one naming such a room is theirs to answer,
     /// not a mistake to refuse here.
     public var otherPartitionsRooms: Set<String> = []
+    /// The whole site where `site` is one partition's: the Home Assistant configs on the
+    /// broker that are no longer wanted are those none of the partitions publishes (another
+    /// partition's room and node devices are its own, not stale).
+    public var wholeSite: SiteModel
     private var espresense = ESPresenseInput()
     /// Readings accepted per node and when each last arrived (the dashboard, `/metrics`).
     public private(set) var nodeActivity = NodeActivity()
@@ -48,6 +52,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                 outputs: [DecisionOutput] = [], tickInterval: Double = 1.0, restrictToKnownNodes: Bool = true) {
         self.engine = engine
         self.site = site
+        self.wholeSite = site
         self.topics = topics
         self.discovery = discovery
         self.tickInterval = tickInterval
