@@ -84,6 +84,53 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(core.engine.learnedOffset(of: "kitchen-pi") == 3.5)
     }
 
+    /// Partitions share the retained calibration's topic, each learning only its own nodes'
+    /// offsets: each publishes its nodes with the others' as heard there, and again when a
+    /// report published after its own lacks its nodes. Delivered in a broker's order, two
+    /// partitions publishing at once converge on one report of every node, and stop; a report
+    /// naming a node of no partition adds nothing.
+    @Test func partitionsPublishOneCalibrationOfEveryNode() throws {
+        let topics = Topics()
+        let site = SiteModel(rooms: [.init(name: "kitchen"), .init(name: "bedroom", floor: 1)],
+                             nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "bedroom-pi", room: "bedroom")])
+        var cores = [AggregatorConfig(site: site, partition: .init(floors: [0])).makeCore(),
+                     AggregatorConfig(site: site, partition: .init(floors: [1])).makeCore()]
+        var retained: ReceiverCalibrationReport?
+        func deliver(_ published: [OutboundMessage], at t: Double) throws {
+            var queue = published
+            var delivered = 0
+            while !queue.isEmpty {
+                let m = queue.removeFirst()
+                delivered += 1
+                try #require(delivered <= 20, "the partitions keep answering one another")
+                retained = try WireFormat.decode(ReceiverCalibrationReport.self, from: m.payload)
+                for i in cores.indices {
+                    queue += try cores[i].handle(topic: m.topic, payload: m.payload, now: t).messages
+                        .filter { $0.topic == topics.aggregatorCalibration }
+                }
+            }
+        }
+        func offsets() -> [String] { (retained?.nodes ?? []).map { "\($0.node) \($0.offsetDb)" }.sorted() }
+        try deliver([try cores[0].calibrationReport([.init(node: "kitchen-pi", offsetDb: 2.5, source: .nodeBeacons)], now: 100),
+                     try cores[1].calibrationReport([.init(node: "bedroom-pi", offsetDb: -1.5, source: .nodeBeacons)], now: 100)], at: 100)
+        #expect(offsets() == ["bedroom-pi -1.5", "kitchen-pi 2.5"])
+        // One partition's offset moves: the other's stays in the report.
+        try deliver([try cores[1].calibrationReport([.init(node: "bedroom-pi", offsetDb: -3, source: .nodeBeacons)], now: 700)], at: 700)
+        #expect(offsets() == ["bedroom-pi -3.0", "kitchen-pi 2.5"])
+        // A report naming a node of no partition: kept by nobody.
+        let stranger = ReceiverCalibrationReport(ts: 800, nodes: [.init(node: "kitchen-pi", offsetDb: 2.5, source: .nodeBeacons),
+                                                                  .init(node: "bedroom-pi", offsetDb: -3, source: .nodeBeacons),
+                                                                  .init(node: "attic-pi", offsetDb: 9, source: .beacons)])
+        try deliver([OutboundMessage(topic: topics.aggregatorCalibration, payload: try WireFormat.encode(stranger), retain: true, qos: 1)], at: 800)
+        try deliver([try cores[0].calibrationReport([.init(node: "kitchen-pi", offsetDb: 2, source: .nodeBeacons)], now: 900)], at: 900)
+        #expect(offsets() == ["bedroom-pi -3.0", "kitchen-pi 2.0"])
+        // A partition restarted after the other published starts its nodes from their offsets.
+        var restarted = AggregatorConfig(site: site, partition: .init(floors: [1])).makeCore()
+        _ = try restarted.start(now: 1000)
+        _ = try restarted.handle(topic: topics.aggregatorCalibration, payload: try WireFormat.encode(try #require(retained)), now: 1000)
+        #expect(restarted.engine.learnedOffset(of: "bedroom-pi") == -3)
+    }
+
     @Test func theNodesOwnBeaconsReachTheEngineButAreNeverPublished() throws {
         // A site that lists its beacons: readings of anything else are dropped, except the
         // nodes' own beacons, which the engine needs for calibration.

@@ -40,6 +40,10 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// broker that are no longer wanted are those none of the partitions publishes (another
     /// partition's room and node devices are its own, not stale).
     public var wholeSite: SiteModel
+    /// Under `partition:`, the other partitions' nodes in the shared receiver calibration, as
+    /// last heard on its topic, and our own nodes' as we published them last.
+    var othersCalibration: [ReceiverCalibrationReport.Node] = []
+    var publishedCalibration: [ReceiverCalibrationReport.Node]?
     private var espresense = ESPresenseInput()
     /// Readings accepted per node and when each last arrived (the dashboard, `/metrics`).
     public private(set) var nodeActivity = NodeActivity()
@@ -167,6 +171,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                 calibrating.resume(report)
                 if let back = calibrating as? Engine { engine = back }
             }
+            out += try calibrationHeard(report, now: now)
         case .success(.learnCommand(let command)):
             out += try learn(command, now: now)
         case .success(.learnState(let state)):

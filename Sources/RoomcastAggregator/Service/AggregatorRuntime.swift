@@ -271,9 +271,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             "\(c.node) \(c.offsetDb >= 0 ? "+" : "")\(c.offsetDb) dB" + (c.source == .nodeBeacons ? " (node beacons)" : "")
         }.joined(separator: ", ")
         logger.info("receiver calibration", metadata: ["offsets": "\(summary)"])
-        let report = ReceiverCalibrationReport(ts: now, nodes: rounded)
-        return [OutboundMessage(topic: core.topics.aggregatorCalibration, payload: try WireFormat.encode(report),
-                                retain: true, qos: 1)]
+        return [try core.calibrationReport(rounded, now: now)]
     }
 
     private var capacityLogged: (evicted: UInt64, refused: UInt64) = (0, 0)
