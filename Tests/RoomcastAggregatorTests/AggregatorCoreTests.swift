@@ -95,22 +95,9 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
                              nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "bedroom-pi", room: "bedroom")])
         var cores = [AggregatorConfig(site: site, partition: .init(floors: [0])).makeCore(),
                      AggregatorConfig(site: site, partition: .init(floors: [1])).makeCore()]
-        var retained: ReceiverCalibrationReport?
-        func deliver(_ published: [OutboundMessage], at t: Double) throws {
-            var queue = published
-            var delivered = 0
-            while !queue.isEmpty {
-                let m = queue.removeFirst()
-                delivered += 1
-                try #require(delivered <= 20, "the partitions keep answering one another")
-                retained = try WireFormat.decode(ReceiverCalibrationReport.self, from: m.payload)
-                for i in cores.indices {
-                    queue += try cores[i].handle(topic: m.topic, payload: m.payload, now: t).messages
-                        .filter { $0.topic == topics.aggregatorCalibration }
-                }
-            }
-        }
-        func offsets() -> [String] { (retained?.nodes ?? []).map { "\($0.node) \($0.offsetDb)" }.sorted() }
+        var broker = SharedTopicBroker(topics.aggregatorCalibration, of: ReceiverCalibrationReport.self)
+        func deliver(_ published: [OutboundMessage], at t: Double) throws { try broker.deliver(published, to: &cores, at: t) }
+        func offsets() -> [String] { (broker.retained?.nodes ?? []).map { "\($0.node) \($0.offsetDb)" }.sorted() }
         try deliver([try cores[0].calibrationReport([.init(node: "kitchen-pi", offsetDb: 2.5, source: .nodeBeacons)], now: 100),
                      try cores[1].calibrationReport([.init(node: "bedroom-pi", offsetDb: -1.5, source: .nodeBeacons)], now: 100)], at: 100)
         #expect(offsets() == ["bedroom-pi -1.5", "kitchen-pi 2.5"])
@@ -127,7 +114,7 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         // A partition restarted after the other published starts its nodes from their offsets.
         var restarted = AggregatorConfig(site: site, partition: .init(floors: [1])).makeCore()
         _ = try restarted.start(now: 1000)
-        _ = try restarted.handle(topic: topics.aggregatorCalibration, payload: try WireFormat.encode(try #require(retained)), now: 1000)
+        _ = try restarted.handle(topic: topics.aggregatorCalibration, payload: try WireFormat.encode(try #require(broker.retained)), now: 1000)
         #expect(restarted.engine.learnedOffset(of: "bedroom-pi") == -3)
     }
 

@@ -126,34 +126,19 @@ import Testing
         cores[0].restoreLearned(taught("kitchen"))
         cores[1].restoreLearned(taught("bedroom"))
 
-        // The broker: each learn state published goes to every partition in turn (its own
-        // included), and the last one delivered is the retained one.
-        var retained: LearnState?
-        func deliver(_ published: [OutboundMessage], at t: Double) throws {
-            var queue = published.filter { $0.topic == topics.aggregatorLearnState }
-            var delivered = 0
-            while !queue.isEmpty {
-                let m = queue.removeFirst()
-                delivered += 1
-                try #require(delivered <= 20, "the partitions keep answering one another")
-                retained = try WireFormat.decode(LearnState.self, from: m.payload)
-                for i in cores.indices {
-                    queue += try cores[i].handle(topic: m.topic, payload: m.payload, now: t).messages
-                        .filter { $0.topic == topics.aggregatorLearnState }
-                }
-            }
-        }
+        var broker = SharedTopicBroker(topics.aggregatorLearnState, of: LearnState.self)
+        func deliver(_ published: [OutboundMessage], at t: Double) throws { try broker.deliver(published, to: &cores, at: t) }
         func command(_ c: LearnCommand, at t: Double) throws {
             var out: [OutboundMessage] = []
             for i in cores.indices { out += try cores[i].handle(topic: topics.aggregatorLearn, payload: c.encoded(), now: t).messages }
             try deliver(out, at: t)
         }
-        func labels() -> [String] { (retained?.active ?? []).map { "\($0.beacon == dog ? "dog" : "tag") \($0.room)" }.sorted() }
+        func labels() -> [String] { (broker.retained?.active ?? []).map { "\($0.beacon == dog ? "dog" : "tag") \($0.room)" }.sorted() }
 
         // Both start at once, each with its room taught, neither having heard the other.
         try deliver(try cores[0].start(now: 100) + cores[1].start(now: 100), at: 100)
-        #expect(retained?.rooms.map(\.name) == ["bedroom", "kitchen"])
-        #expect(retained?.rooms.first?.nodes.map(\.node) == ["bedroom-pi"])
+        #expect(broker.retained?.rooms.map(\.name) == ["bedroom", "kitchen"])
+        #expect(broker.retained?.rooms.first?.nodes.map(\.node) == ["bedroom-pi"])
 
         // A label in each partition: the state shows both running.
         try command(LearnCommand(.label(room: "kitchen", beacon: Self.tag, seconds: 30), request: "k"), at: 101)
@@ -173,24 +158,24 @@ import Testing
 
         // Forgetting a room takes it out of the shared state and leaves the other's.
         try command(LearnCommand(.forget(room: "kitchen"), request: "f"), at: 103)
-        #expect(retained?.rooms.map(\.name) == ["bedroom"])
+        #expect(broker.retained?.rooms.map(\.name) == ["bedroom"])
         #expect(labels() == ["dog bedroom", "tag bedroom"])
 
         // A partition restarted without what it had (its state file lost) takes its old part
         // out of the retained state on hearing it, and keeps the other's.
         cores[0].restoreLearned(taught("kitchen"))
         try deliver([try cores[0].learnState(now: 104)], at: 104)
-        #expect(retained?.rooms.map(\.name) == ["bedroom", "kitchen"])
+        #expect(broker.retained?.rooms.map(\.name) == ["bedroom", "kitchen"])
         cores[1] = AggregatorConfig(site: site, partition: .init(floors: [1])).makeCore()
         var restarted = try cores[1].start(now: 105).filter { $0.topic == topics.aggregatorLearnState }
-        if let state = retained { restarted.append(try state.message(topics: topics)) }
+        if let state = broker.retained { restarted.append(try state.message(topics: topics)) }
         try deliver(restarted, at: 105)
-        #expect(retained?.rooms.map(\.name) == ["kitchen"])
-        #expect(retained?.active.isEmpty == true)
+        #expect(broker.retained?.rooms.map(\.name) == ["kitchen"])
+        #expect(broker.retained?.active.isEmpty == true)
 
         // An aggregator of the whole site publishes only its own state, whatever it hears.
         var whole = AggregatorConfig(site: site).makeCore()
-        let heard = try #require(retained).message(topics: topics)
+        let heard = try #require(broker.retained).message(topics: topics)
         #expect(try whole.handle(topic: heard.topic, payload: heard.payload, now: 106).messages.isEmpty)
     }
 
