@@ -118,6 +118,73 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(restarted.engine.learnedOffset(of: "bedroom-pi") == -3)
     }
 
+    /// A beacon that walks from this partition's rooms into another's: the other partition
+    /// places it, and this one, no longer hearing it, would decide it away on the shared
+    /// presence topic. It hands it over instead: the beacon leaves this partition's room (its
+    /// occupancy and a leave event) and its person's place here, while its presence and person
+    /// topics stay the other partition's, also at a refresh. Heard here again, it is published
+    /// here again; and where the other partition has not heard it since this one did, this one
+    /// publishes away as before.
+    @Test func aBeaconThatWalksIntoAnotherPartitionIsHandedOverNotDeclaredAway() throws {
+        let topics = Topics()
+        let site = SiteModel(rooms: [.init(name: "kitchen"), .init(name: "bedroom", floor: 1)],
+                             nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "bedroom-pi", room: "bedroom")],
+                             beacons: [.init(id: cat, name: "Cat")], people: [.init(name: "Alice", beacons: [cat])])
+        func upstairs() throws -> AggregatorCore<FusionEngine> {
+            var core = AggregatorConfig(site: site, partition: .init(floors: [1])).makeCore()
+            _ = try core.start(now: 100)
+            return core
+        }
+        var seq: UInt64 = 0
+        func heard(_ core: inout AggregatorCore<FusionEngine>, from: Double, to: Double) throws -> [OutboundMessage] {
+            var out: [OutboundMessage] = []
+            var t = from
+            while t < to {
+                seq += 1
+                out += try core.handle(topic: topics.nodeBeacon("bedroom-pi", cat),
+                                       payload: WireFormat.encode(reading("bedroom-pi", rssi: -60, ts: t, seq: seq)), now: t).messages
+                t += 0.5
+            }
+            return out
+        }
+        func downstairs(lastSeen: Double) -> PresenceDecision {
+            PresenceDecision(id: cat, name: "Cat", room: "kitchen", floor: 0, distance: 1, confidence: 0.9,
+                             node: "kitchen-pi", since: lastSeen - 2, lastSeen: lastSeen, evidence: [], ts: lastSeen + 0.5)
+        }
+        func presence(_ out: [OutboundMessage]) -> [String?] {
+            out.filter { $0.topic == topics.presence(cat) }.compactMap { try? WireFormat.decode(PresenceDecision.self, from: $0.payload).room }
+        }
+        func occupants(_ out: [OutboundMessage], _ room: String) -> [BeaconID]? {
+            out.last { $0.topic == topics.room(room) }.flatMap { try? WireFormat.decode(RoomOccupancy.self, from: $0.payload).beacons }
+        }
+
+        var core = try upstairs()
+        #expect(presence(try heard(&core, from: 100, to: 110)).last == "bedroom")
+        // Downstairs places it in the kitchen, having heard it after upstairs last did.
+        core.otherPartitionsPresence(try WireFormat.encode(downstairs(lastSeen: 113)), id: cat)
+        var out = try core.advance(to: 150)
+        #expect(core.engine.decision(for: cat)?.room == nil)
+        #expect(presence(out).isEmpty)
+        #expect(!out.contains { $0.topic == topics.presenceRoom(cat) || $0.topic == topics.person("alice") })
+        #expect(occupants(out, "bedroom") == [])
+        #expect(out.contains { $0.topic == topics.events && String(decoding: $0.payload, as: UTF8.self).contains("\"leave\"") })
+        let refreshed = try core.refresh(now: 151)
+        #expect(presence(refreshed).isEmpty && !refreshed.contains { $0.topic == topics.person("alice") })
+        #expect(try core.republish(cat).isEmpty)
+        // Back upstairs: published here again.
+        out = try heard(&core, from: 160, to: 170)
+        #expect(presence(out).last == "bedroom")
+        #expect(out.contains { $0.topic == topics.person("alice") })
+
+        // Downstairs last heard it before upstairs did: away is this partition's to say.
+        var other = try upstairs()
+        _ = try heard(&other, from: 100, to: 110)
+        other.otherPartitionsPresence(try WireFormat.encode(downstairs(lastSeen: 105)), id: cat)
+        out = try other.advance(to: 150)
+        #expect(presence(out) == [nil])
+        #expect(out.contains { $0.topic == topics.person("alice") })
+    }
+
     @Test func theNodesOwnBeaconsReachTheEngineButAreNeverPublished() throws {
         // A site that lists its beacons: readings of anything else are dropped, except the
         // nodes' own beacons, which the engine needs for calibration.

@@ -238,6 +238,46 @@ import TestSupport
         await broker.cleanup()
     }
 
+    /// The cat walks downstairs, from one partition's rooms into the other's: the upstairs
+    /// aggregator stops hearing it and hands it over instead of declaring it away on the
+    /// presence topic both publish on. Its room upstairs empties and says so with a leave
+    /// event, and the cat's presence, refreshed every second by both, stays in the kitchen.
+    @Test func aBeaconWalkingIntoAnotherPartitionStaysInItsNewRoom() async throws {
+        let broker = try await MosquittoBroker.start()
+        let dir = try LiveRig.workDirectory()
+        for floor in [0, 1] {
+            try LiveRig.config(port: broker.port, rooms: Home.rooms, nodes: Home.nodes, beacons: Home.beacons,
+                               partitionFloors: [floor], discovery: false, refresh: 1, awayTimeout: 4)
+                .write(toFile: "\(dir)/floor\(floor).json", atomically: true, encoding: .utf8)
+        }
+        let observer = try await Observer(port: broker.port)
+        let feeder = try await ReadingFeeder(port: broker.port)
+        feeder.set(Home.cat, node: "office-pi", rssi: -55)
+        let ground = try LiveRig.startAggregator(configPath: "\(dir)/floor0.json", instance: "ground", in: dir)
+        defer { ground.send(SIGKILL) }
+        let upstairs = try LiveRig.startAggregator(configPath: "\(dir)/floor1.json", instance: "upstairs", in: dir)
+        defer { upstairs.send(SIGKILL) }
+        try await observer.waitForRoom(Home.cat, "office", timeout: .seconds(20))
+
+        feeder.set(Home.cat, node: "office-pi", rssi: nil)
+        feeder.set(Home.cat, node: "kitchen-pi", rssi: -55)
+        try await observer.waitForRoom(Home.cat, "kitchen", timeout: .seconds(20))
+        // Until its away timeout the upstairs aggregator still has the cat in the office (and
+        // refreshes that); then it lets go.
+        try await observer.waitFor("the office emptied upstairs", timeout: .seconds(20)) { _ in
+            observer.events().contains { $0.event == .leave && $0.room == "office" && $0.id == Home.cat }
+                && observer.last("roomcast/rooms/office").map { !$0.contains(Home.cat.rawValue) } == true
+        }
+        let handedOver = observer.presence(Home.cat).count
+        // Refreshes from both aggregators after the hand-over: every presence says the kitchen.
+        try await observer.waitForRefreshes(of: [Home.cat], 4, after: observer.seen.elements.count)
+        let since = observer.presence(Home.cat).dropFirst(handedOver)
+        #expect(!since.isEmpty && since.allSatisfy { $0.room == "kitchen" }, "\(since.map { $0.room ?? "away" })")
+        await feeder.stop()
+        await observer.stop()
+        await broker.cleanup()
+    }
+
     @Test func partitionedAggregatorDecidesOnlyForItsFloor() async throws {
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()

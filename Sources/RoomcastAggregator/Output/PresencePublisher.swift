@@ -59,18 +59,22 @@ public struct PresencePublisher: Sendable {
     /// The room a beacon is published in; `.none` when never published.
     public func publishedRoom(of id: BeaconID) -> String?? { roomOf[id] }
 
-    /// Messages for decisions that changed at `now`.
-    public mutating func publish(_ decisions: [PresenceDecision], now: Double) throws -> [OutboundMessage] {
+    /// Messages for decisions that changed at `now`. `handedOver`: beacons another partition has
+    /// (`AggregatorCore+Handover`): they leave this partition's rooms and their person's place
+    /// here, and their presence and person topics are that partition's to publish.
+    public mutating func publish(_ decisions: [PresenceDecision], now: Double,
+                                 handedOver: Set<BeaconID> = []) throws -> [OutboundMessage] {
         var out: [OutboundMessage] = []
         var touchedRooms: Set<String> = []
         for d in decisions {
-            out.append(OutboundMessage(topic: topics.presence(d.id), payload: try d.wireJSON(), retain: true, qos: 1))
+            let handed = handedOver.contains(d.id)
+            if !handed { out.append(OutboundMessage(topic: topics.presence(d.id), payload: try d.wireJSON(), retain: true, qos: 1)) }
             let previous: String? = roomOf[d.id] ?? nil
             let known = roomOf[d.id] != nil
             roomOf[d.id] = .some(d.room)
             let moved = previous != d.room || !known
             if moved {
-                out.append(roomText(d))
+                if !handed { out.append(roomText(d)) }
                 if let old = previous {
                     members[old]?.remove(d.id)
                     touchedRooms.insert(old)
@@ -83,6 +87,10 @@ public struct PresencePublisher: Sendable {
                     out.append(try OutboundMessage(topic: topics.events, json: RoomEvent(
                         ts: now, event: .enter, id: d.id, name: d.name, room: new, other: previous), qos: 1))
                 }
+            }
+            if handed {
+                people.forget(d.id)
+                continue
             }
             people.observe(d)
             for output in outputs { out += try output.changed(d, previous, moved) }
@@ -105,12 +113,13 @@ public struct PresencePublisher: Sendable {
 
     /// Every retained output again (presence, plain-text room, rooms) and each output's refresh
     /// (mqtt_room: a report for every beacon in a room, since those reports are not retained).
-    public func refresh(_ decisions: [PresenceDecision], now: Double) throws -> [OutboundMessage] {
+    public func refresh(_ decisions: [PresenceDecision], now: Double, handedOver: Set<BeaconID> = []) throws -> [OutboundMessage] {
+        let ours = handedOver.isEmpty ? decisions : decisions.filter { !handedOver.contains($0.id) }
         var out: [OutboundMessage] = []
-        for d in decisions { out += try retained(d) }
+        for d in ours { out += try retained(d) }
         out += try people.everyone(now: now).map(personMessage)
         out += try roomNames().map { try occupancy($0, now: now) }
-        for output in outputs { out += try output.refresh(decisions) }
+        for output in outputs { out += try output.refresh(ours) }
         return out
     }
 

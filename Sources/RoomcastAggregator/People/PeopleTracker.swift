@@ -48,7 +48,12 @@ public struct PeopleTracker: Sendable {
         var changed: [(old: PersonPresence?, new: PersonPresence)] = []
         for person in people {
             let old = current[person.id]
-            guard let new = place(person, previous: old, now: now) else { continue }
+            guard let new = place(person, previous: old, now: now) else {
+                // None of their beacons has a decision here any more (handed over to another
+                // partition): not placed here, and nothing to publish.
+                current[person.id] = nil
+                continue
+            }
             current[person.id] = new
             if old.map({ $0.state != new.state || $0.room != new.room || $0.beacon != new.beacon || $0.reason != new.reason }) ?? true {
                 changed.append((old, new))

@@ -43,6 +43,9 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// Under `partition:`, the other partitions' nodes in the shared receiver calibration, as
     /// last heard on its topic, and our own nodes' as we published them last.
     var othersCalibration: [ReceiverCalibrationReport.Node] = []
+    /// Under `partition:`, for beacons this partition tracks, when another partition last heard
+    /// the beacon it placed in one of its rooms (`AggregatorCore+Handover`).
+    var claims: [BeaconID: Double] = [:]
     var publishedCalibration: [ReceiverCalibrationReport.Node]?
     private var espresense = ESPresenseInput()
     /// Readings accepted per node and when each last arrived (the dashboard, `/metrics`).
@@ -158,6 +161,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             // partition's decision, or one in a room no longer configured, is not its own:
             // resumed, the next change would publish that room's occupancy.
             guard feeds(d.id) else { break }
+            noteClaim(d)
             if var resumable = engine as? any ResumablePresenceEstimator {
                 resumable.resume(d, now: now)
                 if let back = resumable as? Engine { engine = back }
@@ -240,12 +244,13 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// Periodic refresh of every retained output.
     public func refresh(now: Double) throws -> [OutboundMessage] {
         let all = publishedDecisions()
-        return try publisher.refresh(all, now: now)
+        return try publisher.refresh(all, now: now, handedOver: handedOver(all))
     }
 
-    /// The retained messages of one beacon's decision in force (none when it has none).
+    /// The retained messages of one beacon's decision in force (none when it has none, or
+    /// another partition has it).
     public func republish(_ id: BeaconID) throws -> [OutboundMessage] {
-        guard var d = engine.decision(for: id) else { return [] }
+        guard var d = engine.decision(for: id), !isHandedOver(d) else { return [] }
         if d.name == nil { d.name = knownBeacons[id]?.name }
         return try publisher.retained(d)
     }
@@ -279,6 +284,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             let announced = announcedBeacons.remove(d.id) != nil
             let published = publisher.forget(d.id)
             presenceStats.forget(d.id)
+            // Another partition's retained presence is its own to clear.
+            guard claims.removeValue(forKey: d.id) == nil else { continue }
             guard d.reason == .evictedStranger, knownBeacons[d.id] == nil else { continue }
             evictedBeacons &+= 1
             if published { out += publisher.clearRetained(d.id) }
@@ -307,7 +314,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             for d in changed { announcedBeacons.insert(d.id) }
         }
         presenceStats.observe(changed, now: now) { engine.switchEvidenceSince(for: $0) }
-        out += try publisher.publish(changed, now: now)
+        out += try publisher.publish(changed, now: now, handedOver: handedOver(changed))
         return out
     }
 }

@@ -201,7 +201,12 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             // long the broker takes to deliver a big site's. Live presence right after the start
             // is the active peer's (a standby warming up); later it is our own output echoed
             // back: nothing to learn.
-            guard retained == true || now - startedAt <= resumeWindow else { return [] }
+            guard retained == true || now - startedAt <= resumeWindow else {
+                // Under `partition:` another partition's live presence says where a beacon
+                // went that this one has lost (`AggregatorCore.otherPartitionsPresence`).
+                core.otherPartitionsPresence(payload, id: id)
+                return []
+            }
             if resumeRefreshed && core.engine.decision(for: id) == nil { lateResume = id }
         }
         do {

@@ -1,0 +1,38 @@
+import RoomcastFusion
+import Shared
+
+/// A beacon that walks from one partition's rooms into another's (`partition:`). The partition
+/// it left stops hearing it and, after the away timeout, decides it away; the one it reached
+/// has placed it in a room by then. Both publish on the same presence topic, so the away would
+/// overwrite the room, until the next refresh put it back and the next refresh of the first
+/// took it away again. A partition whose beacon goes away where another partition has heard it
+/// since, in one of its rooms, hands it over instead: the beacon leaves this partition's rooms
+/// (their occupancy and a leave event) and its person's place here, and its presence and
+/// person topics are left to the partition that has it.
+extension AggregatorCore {
+    /// Another partition's presence heard live on the shared topic (the service passes every
+    /// presence after the start; our own echo places the beacon in none of the other rooms).
+    public mutating func otherPartitionsPresence(_ payload: [UInt8], id: BeaconID) {
+        guard !otherPartitionsRooms.isEmpty, let d = try? WireFormat.decode(PresenceDecision.self, from: payload), d.id == id else { return }
+        noteClaim(d)
+    }
+
+    /// Records a decision of another partition that places a beacon this partition tracks in
+    /// one of its rooms: when it last heard the beacon. Bounded by the beacons the engine tracks.
+    mutating func noteClaim(_ d: PresenceDecision) {
+        guard let room = d.room, otherPartitionsRooms.contains(room), let seen = d.lastSeen, seen.isFinite,
+              engine.decision(for: d.id) != nil else { return }
+        claims[d.id] = max(claims[d.id] ?? -.infinity, seen)
+    }
+
+    /// True when `d` is away here and another partition has heard the beacon since, in one of
+    /// its rooms. Heard by neither since the other's last word, both publish away.
+    func isHandedOver(_ d: PresenceDecision) -> Bool {
+        guard d.room == nil, let claimed = claims[d.id] else { return false }
+        return claimed > (d.lastSeen ?? -.infinity)
+    }
+
+    func handedOver(_ decisions: [PresenceDecision]) -> Set<BeaconID> {
+        claims.isEmpty ? [] : Set(decisions.filter(isHandedOver).map(\.id))
+    }
+}
