@@ -43,10 +43,10 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// Under `partition:`, the other partitions' nodes in the shared receiver calibration, as
     /// last heard on its topic, and our own nodes' as we published them last.
     var othersCalibration: [ReceiverCalibrationReport.Node] = []
+    var publishedCalibration: [ReceiverCalibrationReport.Node]?
     /// Under `partition:`, for beacons this partition tracks, when another partition last heard
     /// the beacon it placed in one of its rooms (`AggregatorCore+Handover`).
     var claims: [BeaconID: Double] = [:]
-    var publishedCalibration: [ReceiverCalibrationReport.Node]?
     private var espresense = ESPresenseInput()
     /// Readings accepted per node and when each last arrived (the dashboard, `/metrics`).
     public private(set) var nodeActivity = NodeActivity()
