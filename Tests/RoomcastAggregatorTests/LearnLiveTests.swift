@@ -136,11 +136,7 @@ import TestSupport
     @Test func partitionsTeachingAtOnceShareOneLearnState() async throws {
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()
-        for floor in [0, 1] {
-            try LiveRig.config(port: broker.port, rooms: Home.rooms, nodes: Home.nodes, beacons: Home.beacons,
-                               partitionFloors: [floor], discovery: false)
-                .write(toFile: "\(dir)/floor\(floor).json", atomically: true, encoding: .utf8)
-        }
+        try LiveRig.writeFloorPartitions(port: broker.port, in: dir, discovery: false)
         let observer = try await Observer(port: broker.port)
         let feeder = try await ReadingFeeder(port: broker.port)
         feeder.set(Home.dog, node: "kitchen-pi", rssi: -58)

@@ -41,6 +41,17 @@ enum LiveRig {
     struct Beacon { var id: BeaconID; var name: String }
 
     /// An aggregator config (JSON, which the YAML loader reads as it is).
+    /// The home of `Home` split by floor: `<dir>/floor0.json` and `<dir>/floor1.json`, each a
+    /// partition of its floor, with `config`'s other settings.
+    static func writeFloorPartitions(port: Int, in dir: String, standbyLease: Double? = nil, discovery: Bool = true,
+                                     refresh: Double = 60, awayTimeout: Double? = nil) throws {
+        for floor in [0, 1] {
+            try config(port: port, rooms: Home.rooms, nodes: Home.nodes, beacons: Home.beacons, standbyLease: standbyLease,
+                       partitionFloors: [floor], discovery: discovery, refresh: refresh, awayTimeout: awayTimeout)
+                .write(toFile: "\(dir)/floor\(floor).json", atomically: true, encoding: .utf8)
+        }
+    }
+
     static func config(port: Int, rooms: [Room], nodes: [Node], beacons: [Beacon], standbyLease: Double? = nil,
                        partitionFloors: [Int]? = nil, discovery: Bool = true, refresh: Double = 60,
                        awayTimeout: Double? = nil, mqtt: [String: Any]? = nil) throws -> String {

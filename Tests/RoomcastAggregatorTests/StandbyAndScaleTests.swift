@@ -169,11 +169,7 @@ import TestSupport
     @Test func partitionsWithStandbyElectIndependently() async throws {
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()
-        for floor in [0, 1] {
-            try LiveRig.config(port: broker.port, rooms: Home.rooms, nodes: Home.nodes, beacons: Home.beacons, standbyLease: 3,
-                               partitionFloors: [floor])
-                .write(toFile: "\(dir)/floor\(floor).json", atomically: true, encoding: .utf8)
-        }
+        try LiveRig.writeFloorPartitions(port: broker.port, in: dir, standbyLease: 3)
         let observer = try await Observer(port: broker.port)
         let feeder = try await ReadingFeeder(port: broker.port)
         feeder.set(Home.cat, node: "office-pi", rssi: -55)
@@ -201,10 +197,7 @@ import TestSupport
     @Test func aPartitionClearsStaleConfigsButNotAnotherPartitionsDevices() async throws {
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()
-        for floor in [0, 1] {
-            try LiveRig.config(port: broker.port, rooms: Home.rooms, nodes: Home.nodes, beacons: Home.beacons, partitionFloors: [floor])
-                .write(toFile: "\(dir)/floor\(floor).json", atomically: true, encoding: .utf8)
-        }
+        try LiveRig.writeFloorPartitions(port: broker.port, in: dir)
         let observer = try await Observer(port: broker.port)
         let feeder = try await ReadingFeeder(port: broker.port)
         let office = "homeassistant/device/roomcast_room_office/config", officeNode = "homeassistant/device/roomcast_node_office_pi/config"
@@ -245,11 +238,7 @@ import TestSupport
     @Test func aBeaconWalkingIntoAnotherPartitionStaysInItsNewRoom() async throws {
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()
-        for floor in [0, 1] {
-            try LiveRig.config(port: broker.port, rooms: Home.rooms, nodes: Home.nodes, beacons: Home.beacons,
-                               partitionFloors: [floor], discovery: false, refresh: 1, awayTimeout: 4)
-                .write(toFile: "\(dir)/floor\(floor).json", atomically: true, encoding: .utf8)
-        }
+        try LiveRig.writeFloorPartitions(port: broker.port, in: dir, discovery: false, refresh: 1, awayTimeout: 4)
         let observer = try await Observer(port: broker.port)
         let feeder = try await ReadingFeeder(port: broker.port)
         feeder.set(Home.cat, node: "office-pi", rssi: -55)
