@@ -171,9 +171,12 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         let refreshed = try core.refresh(now: 151)
         #expect(presence(refreshed).isEmpty && !refreshed.contains { $0.topic == topics.person("alice") })
         #expect(try core.republish(cat).isEmpty)
+        // Not away in this partition's dashboard and metrics: not there at all.
+        #expect(core.currentDecisions().isEmpty)
         // Back upstairs: published here again.
         out = try heard(&core, from: 160, to: 170)
         #expect(presence(out).last == "bedroom")
+        #expect(core.currentDecisions().map(\.room) == ["bedroom"])
         #expect(out.contains { $0.topic == topics.person("alice") })
 
         // Downstairs last heard it before upstairs did: away is this partition's to say.

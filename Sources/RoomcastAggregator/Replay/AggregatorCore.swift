@@ -258,9 +258,11 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// Nodes whose status topic says offline (and that sent no reading since).
     public var offline: Set<String> { Set(offlineNodes.keys) }
 
-    /// Every decision in force, with the names the site gives: what `refresh` republishes.
+    /// Every decision in force, with the names the site gives: what `refresh` republishes (the
+    /// dashboard's beacons, `/metrics`' occupancy and away count). A beacon handed over to another
+    /// partition is not among them: it is not away, only not here.
     public func currentDecisions() -> [PresenceDecision] {
-        publishedDecisions().map { d in
+        publishedDecisions().filter { !isHandedOver($0) }.map { d in
             var d = d
             if d.name == nil { d.name = knownBeacons[d.id]?.name }
             return d
