@@ -188,6 +188,40 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(out.contains { $0.topic == topics.person("alice") })
     }
 
+    /// A site that lists no beacons announces each as it is placed. Resumed from the retained
+    /// presence after a restart, a beacon is announced and refreshed again, and the clean-up
+    /// after the start keeps its config; an aggregator that becomes active again (a standby
+    /// taking over) publishes the configs of the beacons it has announced.
+    @Test func unlistedBeaconsAreAnnouncedKeptAndRefreshedAfterARestart() throws {
+        let topics = Topics()
+        var unlisted = site
+        unlisted.beacons = []
+        let config = "homeassistant/device/roomcast_beacon_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1233_45/config"
+        func fresh() throws -> AggregatorCore<FusionEngine> {
+            var core = AggregatorCore(engine: FusionEngine(site: unlisted), site: unlisted, topics: topics,
+                                      discovery: HomeAssistantDiscovery(topics: topics, site: unlisted))
+            #expect(try !core.start(now: 100).contains { $0.topic == config })
+            return core
+        }
+        var first = try fresh()
+        var out: [OutboundMessage] = []
+        for k in 0..<8 {
+            let t = 100 + 0.5 * Double(k)
+            out += try first.handle(topic: topics.nodeBeacon("kitchen-pi", cat),
+                                    payload: WireFormat.encode(reading("kitchen-pi", rssi: -55, ts: t, seq: UInt64(k + 1))), now: t).messages
+        }
+        #expect(out.contains { $0.topic == config })
+        let retained = try #require(out.last { $0.topic == topics.presence(cat) })
+
+        var restarted = try fresh()
+        #expect(try !restarted.wantedDiscovery().contains { $0.topic == config })
+        let resumed = try restarted.handle(topic: retained.topic, payload: retained.payload, now: 200).messages
+        #expect(resumed.contains { $0.topic == config })
+        #expect(try restarted.wantedDiscovery().contains { $0.topic == config })
+        #expect(try restarted.refresh(now: 201).contains { $0.topic == topics.presence(cat) })
+        #expect(try restarted.start(now: 202).contains { $0.topic == config })
+    }
+
     @Test func theNodesOwnBeaconsReachTheEngineButAreNeverPublished() throws {
         // A site that lists its beacons: readings of anything else are dropped, except the
         // nodes' own beacons, which the engine needs for calibration.

@@ -95,6 +95,42 @@ enum Home {
         await broker.cleanup()
     }
 
+    /// A site that lists no beacons announces each one it places. After a restart the
+    /// aggregator clears the configs nobody wants any more; a beacon it placed and announced
+    /// again is wanted, so its device stays in Home Assistant.
+    @Test func anUnlistedBeaconsDeviceOutlivesARestart() async throws {
+        let broker = try await MosquittoBroker.start()
+        let dir = try LiveRig.workDirectory()
+        let configPath = "\(dir)/site.json"
+        try LiveRig.config(port: broker.port, rooms: Home.rooms, nodes: Home.nodes, beacons: [], refresh: 1)
+            .write(toFile: configPath, atomically: true, encoding: .utf8)
+        let cat = "homeassistant/device/roomcast_beacon_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1_1/config"
+        let stale = "homeassistant/device/roomcast_beacon_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_9_9/config"
+        let observer = try await Observer(port: broker.port)
+        let feeder = try await ReadingFeeder(port: broker.port)
+        feeder.set(Home.cat, node: "kitchen-pi", rssi: -55)
+        var aggregator = try LiveRig.startAggregator(configPath: configPath, instance: "a", in: dir)
+        try await observer.waitFor("the cat's device", timeout: .seconds(20)) { _ in observer.last(cat)?.isEmpty == false }
+        aggregator.send(SIGTERM)
+        let stopping = aggregator
+        _ = try await withTimeout(.seconds(10), "aggregator to exit") { await stopping.waitForExit() }
+
+        // A config nobody wants, for the restarted aggregator to clear: that it has is the sign
+        // that it has reconciled.
+        try feeder.publish(MQTTMessage(topic: stale, string: #"{"device":{"identifiers":["gone"]},"cmps":{}}"#, qos: .atLeastOnce, retain: true))
+        try await observer.waitFor("the stale config on the broker") { _ in observer.last(stale)?.isEmpty == false }
+        aggregator = try LiveRig.startAggregator(configPath: configPath, instance: "a", in: dir)
+        defer { aggregator.send(SIGKILL) }
+        try await observer.waitFor("the stale config cleared", timeout: .seconds(20)) { _ in observer.last(stale) == "" }
+        // Deciding on: the cat's presence refreshed every second, in the kitchen.
+        try await observer.waitForRefreshes(of: [Home.cat], 3, after: observer.seen.elements.count)
+        #expect(observer.presence(Home.cat).last?.room == "kitchen")
+        #expect(observer.last(cat)?.isEmpty == false, "\(observer.seen.elements.filter { $0.topic == cat }.map(\.payload.count))")
+        await feeder.stop()
+        await observer.stop()
+        await broker.cleanup()
+    }
+
     @Test func discoveryIsRetainedAndRemovedBeaconsAreCleared() async throws {
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()

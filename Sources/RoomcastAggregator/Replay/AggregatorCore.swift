@@ -83,13 +83,40 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     public mutating func start(now: Double, existing: Set<String> = []) throws -> [OutboundMessage] {
         var out = [OutboundMessage(topic: topics.aggregatorStatus, text: "online", retain: true, qos: 1)]
         if let discovery {
-            let (messages, migrated) = discovery.migrating(try discovery.siteConfigs(site), legacy: existing.subtracting(migratedTopics))
+            let (messages, migrated) = discovery.migrating(try discovery.siteConfigs(site) + announcedConfigs(),
+                                                           legacy: existing.subtracting(migratedTopics))
             migratedTopics.formUnion(migrated)
             out += messages
             announcedBeacons.formUnion(site.beacons.map(\.id))
         }
         out += try learnStateAtStart(now: now)
         return out
+    }
+
+    /// A beacon the site does not list, resumed from the retained presence: published
+    /// (refreshed) like one placed in this run, and its discovery config again, which the
+    /// clean-up after the start (`wantedDiscovery`) then keeps. Listed beacons are announced by
+    /// `start`, which also migrates their per-entity configs.
+    private mutating func announce(_ d: PresenceDecision) throws -> [OutboundMessage] {
+        guard knownBeacons[d.id] == nil, announcedBeacons.insert(d.id).inserted, let discovery, ownedBeacons[d.id] == nil else { return [] }
+        return try discovery.beaconConfigs(id: d.id, name: d.name ?? knownBeacons[d.id]?.name)
+    }
+
+    /// Discovery configs of the beacons announced as they were placed that the site does not
+    /// list: a standby that takes over publishes them again at its start.
+    private func announcedConfigs() throws -> [OutboundMessage] {
+        guard let discovery else { return [] }
+        let listed = Set(site.beacons.map(\.id))
+        return try announcedBeacons.subtracting(listed).sorted().filter { ownedBeacons[$0] == nil }.flatMap { id in
+            try discovery.beaconConfigs(id: id, name: engine.decision(for: id)?.name ?? knownBeacons[id]?.name)
+        }
+    }
+
+    /// Every discovery config this aggregator, or another partition of the site, publishes:
+    /// what the clean-up after the start keeps.
+    public func wantedDiscovery() throws -> [OutboundMessage] {
+        guard let discovery else { return [] }
+        return try discovery.siteConfigs(wholeSite) + announcedConfigs()
     }
 
     /// Per-entity discovery topics already migrated to device discovery in this run.
@@ -165,10 +192,14 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             if var resumable = engine as? any ResumablePresenceEstimator {
                 resumable.resume(d, now: now)
                 if let back = resumable as? Engine { engine = back }
-                if engine.decision(for: d.id)?.room == d.room { publisher.resume(from: [d]) }
+                if engine.decision(for: d.id)?.room == d.room {
+                    publisher.resume(from: [d])
+                    out += try announce(d)
+                }
                 out += try tidyDropped()
             } else {
                 publisher.resume(from: [d])
+                out += try announce(d)
             }
         case .success(.retainedCalibration(let report)):
             if var calibrating = engine as? any CalibratingEstimator {

@@ -348,7 +348,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             out += try reportCalibration(now: now)
             if active, !discoveryReconciled, now - startedAt > resumeWindow, let discovery = core.discovery {
                 discoveryReconciled = true
-                out += discovery.removals(existing: discoveryOnBroker, wanted: try discovery.siteConfigs(core.wholeSite))
+                out += discovery.removals(existing: discoveryOnBroker, wanted: try core.wantedDiscovery())
             }
         } catch {
             logger.error("could not encode output", metadata: ["error": "\(error)"])
