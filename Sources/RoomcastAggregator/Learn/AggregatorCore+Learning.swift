@@ -53,7 +53,7 @@ extension AggregatorCore {
                     try learnState(now: now)]
         case let .forget(room) where otherPartitionsRooms.contains(room):
             return []
-        case let .cancel(beacon) where !otherPartitionsRooms.isEmpty && !activeLabels.contains(where: { $0.beacon == beacon }):
+        case let .cancel(beacon) where isPartition && !activeLabels.contains(where: { $0.beacon == beacon }):
             // The label may run in another partition, which answers.
             return []
         case let .label(room, beacon, seconds):
@@ -140,7 +140,7 @@ extension AggregatorCore {
     /// Assistant's selects and `aggregator learn --show` see the whole site.
     public mutating func learnState(now: Double) throws -> OutboundMessage {
         var state = LearnState(ts: now, active: activeLabels, learned: learnedRooms)
-        if !otherPartitionsRooms.isEmpty {
+        if isPartition {
             let mine = state.part(otherPartitionsRooms, inside: false)
             learning.publishedPart = mine.summary
             state.active = mine.active
@@ -156,7 +156,7 @@ extension AggregatorCore {
     /// a restart) it goes out again. Our own publication, heard back, changes nothing: the
     /// partitions converge on one state without answering one another for ever.
     mutating func learnStateHeard(_ state: LearnState, now: Double) throws -> [OutboundMessage] {
-        guard !otherPartitionsRooms.isEmpty else { return [] }
+        guard isPartition else { return [] }
         learning.othersPart = state.part(otherPartitionsRooms, inside: true)
         let ours = state.part(otherPartitionsRooms, inside: false).summary
         guard ours != learning.publishedPart ?? LearnState.Part() else { return [] }

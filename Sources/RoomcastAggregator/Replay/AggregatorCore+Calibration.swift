@@ -7,9 +7,6 @@ import Shared
 /// when a report published after its own lacks its nodes (the learn state does the same,
 /// `AggregatorCore+Learning`).
 extension AggregatorCore {
-    /// True when `site` is one partition of `wholeSite`.
-    var isPartition: Bool { !otherPartitionsRooms.isEmpty }
-
     /// The retained report of our nodes' offsets at `now`, with the other partitions' nodes.
     mutating func calibrationReport(_ ours: [ReceiverCalibrationReport.Node], now: Double) throws -> OutboundMessage {
         var nodes = ours

@@ -13,7 +13,7 @@ extension AggregatorCore {
     /// Another partition's presence heard live on the shared topic (the service passes every
     /// presence after the start; our own echo places the beacon in none of the other rooms).
     public mutating func otherPartitionsPresence(_ payload: [UInt8], id: BeaconID) {
-        guard !otherPartitionsRooms.isEmpty, let d = try? WireFormat.decode(PresenceDecision.self, from: payload), d.id == id else { return }
+        guard isPartition, let d = try? WireFormat.decode(PresenceDecision.self, from: payload), d.id == id else { return }
         noteClaim(d)
     }
 

@@ -36,6 +36,9 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// partition hears each learn command, and one naming such a room is theirs to answer,
     /// not a mistake to refuse here.
     public var otherPartitionsRooms: Set<String> = []
+    /// True when `site` is one partition of the site (`partition:`): the shared retained topics
+    /// carry the other partitions' parts too.
+    var isPartition: Bool { !otherPartitionsRooms.isEmpty }
     /// The whole site where `site` is one partition's: the Home Assistant configs on the
     /// broker that are no longer wanted are those none of the partitions publishes (another
     /// partition's room and node devices are its own, not stale).
@@ -93,13 +96,19 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         return out
     }
 
-    /// A beacon the site does not list, resumed from the retained presence: published
-    /// (refreshed) like one placed in this run, and its discovery config again, which the
-    /// clean-up after the start (`wantedDiscovery`) then keeps. Listed beacons are announced by
-    /// `start`, which also migrates their per-entity configs.
-    private mutating func announce(_ d: PresenceDecision) throws -> [OutboundMessage] {
-        guard knownBeacons[d.id] == nil, announcedBeacons.insert(d.id).inserted, let discovery, ownedBeacons[d.id] == nil else { return [] }
-        return try discovery.beaconConfigs(id: d.id, name: d.name ?? knownBeacons[d.id]?.name)
+    /// A beacon the site does not list, resumed from the retained presence: announced like one
+    /// placed in this run, so it is refreshed and the clean-up after the start
+    /// (`wantedDiscovery`) keeps its config. Listed beacons are announced by `start`, which also
+    /// migrates their per-entity configs.
+    private mutating func announceResumed(_ d: PresenceDecision) throws -> [OutboundMessage] {
+        knownBeacons[d.id] == nil ? try announce(d.id, name: d.name) : []
+    }
+
+    /// Marks a beacon announced: from then on it is refreshed, and the first time its discovery
+    /// configs go out (unless a person's device carries it).
+    private mutating func announce(_ id: BeaconID, name: String?) throws -> [OutboundMessage] {
+        guard announcedBeacons.insert(id).inserted, let discovery, ownedBeacons[id] == nil else { return [] }
+        return try discovery.beaconConfigs(id: id, name: name)
     }
 
     /// Discovery configs of the beacons announced as they were placed that the site does not
@@ -194,12 +203,12 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                 if let back = resumable as? Engine { engine = back }
                 if engine.decision(for: d.id)?.room == d.room {
                     publisher.resume(from: [d])
-                    out += try announce(d)
+                    out += try announceResumed(d)
                 }
                 out += try tidyDropped()
             } else {
                 publisher.resume(from: [d])
-                out += try announce(d)
+                out += try announceResumed(d)
             }
         case .success(.retainedCalibration(let report)):
             if var calibrating = engine as? any CalibratingEstimator {
@@ -338,14 +347,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             changed[i].name = knownBeacons[changed[i].id]?.name
         }
         var out = tidied
-        if let discovery {
-            for d in changed where !announcedBeacons.contains(d.id) {
-                announcedBeacons.insert(d.id)
-                if ownedBeacons[d.id] == nil { out += try discovery.beaconConfigs(id: d.id, name: d.name) }
-            }
-        } else {
-            for d in changed { announcedBeacons.insert(d.id) }
-        }
+        for d in changed { out += try announce(d.id, name: d.name) }
         presenceStats.observe(changed, now: now) { engine.switchEvidenceSince(for: $0) }
         out += try publisher.publish(changed, now: now, handedOver: handedOver(changed))
         return out
