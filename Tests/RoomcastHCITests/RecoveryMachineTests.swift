@@ -31,6 +31,19 @@ import Testing
         #expect(m.handle(.tick, now: 41) == .restartScan, "the count starts again after a reset")
     }
 
+    /// `scan.restart_after_s: 0` disables the restarts: a scan silent for an hour is left alone
+    /// (it was restarted at every tick, and the adapter reset every few of them).
+    @Test func aZeroStallTimeoutNeverRestartsTheScan() {
+        var m = RecoveryMachine(policy: RecoveryPolicy(stallTimeout: 0))
+        #expect(m.start(now: 0) == .open)
+        #expect(m.handle(.opened, now: 0) == nil)
+        for t in stride(from: 0.5, through: 3600, by: 0.5) {
+            #expect(m.handle(.tick, now: t) == nil)
+        }
+        #expect(m.phase == .scanning)
+        #expect(m.handle(.transportLost, now: 3601) == .close, "recovery from a lost adapter still works")
+    }
+
     @Test func aReportBetweenRestartsStartsTheCountAgain() {
         var m = scanning()
         #expect(m.handle(.tick, now: 10) == .restartScan)

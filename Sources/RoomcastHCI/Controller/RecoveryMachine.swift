@@ -79,7 +79,7 @@ public struct RecoveryMachine: Sendable, Hashable {
             restartsWithoutReport = 0
             return nil
         case (.tick, .scanning):
-            guard now - lastActivity >= policy.stallTimeout else { return nil }
+            guard policy.watchesStalls, now - lastActivity >= policy.stallTimeout else { return nil }
             lastActivity = now
             if restartsWithoutReport < policy.restartsBeforeReset {
                 restartsWithoutReport += 1

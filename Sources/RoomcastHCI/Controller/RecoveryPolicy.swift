@@ -3,7 +3,8 @@ import Shared
 /// When to restart a stalled scan, reset the adapter, and how long to wait
 /// before reopening an adapter that vanished.
 public struct RecoveryPolicy: Sendable, Hashable {
-    /// Seconds without any advertising report, while scanning, before the scan is restarted.
+    /// Seconds without any advertising report, while scanning, before the scan is restarted;
+    /// 0 never restarts it (`scan.restart_after_s: 0`: a site quiet for hours is not a stall).
     public var stallTimeout: Double
     /// Scan restarts in a row without a report in between before the adapter is reset.
     public var restartsBeforeReset: Int
@@ -17,6 +18,9 @@ public struct RecoveryPolicy: Sendable, Hashable {
         self.initialBackoff = initialBackoff
         self.maxBackoff = maxBackoff
     }
+
+    /// Whether a silent scan is restarted at all.
+    public var watchesStalls: Bool { stallTimeout > 0 }
 
     /// The wait before reopen attempt `attempt` (0-based): doubled per attempt, at most 32 times.
     public func backoff(attempt: Int) -> Double {
