@@ -44,8 +44,12 @@ public final class EdgeAgentService: Sendable {
         if case .btsnoop = source.spec { isReplay = true } else { isReplay = false }
     }
 
-    /// Runs until the source ends or `stop()` is called. Throws only when the
-    /// radio cannot start (adapter absent, permission, ...), with a message that says how to fix it.
+    /// Runs until the source ends or `stop()` is called. Throws when the radio cannot start
+    /// (adapter absent, permission, ...), with a message that says how to fix it, and when it
+    /// stops on an error it cannot recover from (a live adapter that gives up, a capture corrupt
+    /// part-way), once what was read before has been published: the agent exits with a failure,
+    /// so its supervisor restarts it (systemd's `Restart=on-failure`) and a replay says the
+    /// capture is bad.
     public func run() async throws(RadioError) -> AgentCore.Stats {
         mqtt?.start()
         try await source.start()
@@ -103,15 +107,13 @@ public final class EdgeAgentService: Sendable {
             }
         }
         ticker.cancel()
-        if let error = source.terminationError {
-            logger.error("radio source stopped", metadata: ["error": error.description])
-        }
         await runtime.finish()
         connectionWatcher.cancel()
         await source.shutdown()
         let stats = runtime.stats
         logger.info("edge agent stopped", metadata: ["reports": "\(stats.reports)", "readings": "\(stats.readings)",
                                                      "beacons.evicted": "\(stats.evicted)"])
+        if let error = source.terminationError { throw error }
         return stats
     }
 
