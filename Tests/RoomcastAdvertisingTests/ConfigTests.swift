@@ -63,6 +63,24 @@ import RoomcastConfig
         #expect(!problems.joined().contains("abcd"))
     }
 
+    /// An offset past what an advertisement can carry is a config error naming its path; it
+    /// loaded, and the first advertisement of the rule's company trapped on `offset + length`.
+    @Test func aFingerprintOffsetPastAnyAdvertisementIsRefused() throws {
+        var rule = FingerprintRuleConfig(name: "bike", id: "manufacturer_bytes")
+        rule.companyId = 0x0059
+        rule.offset = Int.max
+        rule.length = 1
+        var c = AdvertisingConfig()
+        c.fingerprints = FingerprintConfig(rules: [rule])
+        #expect(c.validate() == ["fingerprints.rules[0].offset: needs a byte offset 0...1649"])
+        rule.offset = 1649
+        c.fingerprints = FingerprintConfig(rules: [rule])
+        #expect(c.validate().isEmpty)
+        #expect(FingerprintRule.hexSlice([0xAA, 0xBB][...], Int.max, 1) == nil, "no overflow in the bounds check")
+        #expect(FingerprintRule.hexSlice([0xAA, 0xBB][...], 1, Int.max) == nil)
+        #expect(FingerprintRule.hexSlice([0xAA, 0xBB][...], 1, 1) == "bb")
+    }
+
     @Test func identifierRefusesInvalidConfig() {
         var c = AdvertisingConfig()
         c.regions = [RegionConfig(name: "x")]

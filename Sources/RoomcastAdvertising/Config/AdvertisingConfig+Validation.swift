@@ -89,7 +89,8 @@ extension AdvertisingConfig {
         case "manufacturer_bytes", "service_data_bytes":
             if r.id == "manufacturer_bytes", r.companyId == nil { out.append("\(p).id: manufacturer_bytes needs company_id") }
             if r.id == "service_data_bytes", r.serviceUuid == nil { out.append("\(p).id: service_data_bytes needs service_uuid") }
-            if (r.offset ?? -1) < 0 { out.append("\(p).offset: needs a byte offset ≥ 0") }
+            // An advertisement carries at most 1650 bytes (extended advertising, Core 5.4 Vol 4 Part E §7.7.65.13).
+            if !(0..<1650).contains(r.offset ?? -1) { out.append("\(p).offset: needs a byte offset 0...1649") }
             if !(1...32).contains(r.length ?? 0) { out.append("\(p).length: needs a byte count 1...32") }
         default:
             out.append("\(p).id: '\(r.id)' is not address, local_name, constant, manufacturer_bytes or service_data_bytes")

@@ -87,7 +87,7 @@ public struct FingerprintRule: Sendable, Equatable {
     }
 
     static func hexSlice(_ d: ArraySlice<UInt8>, _ offset: Int, _ length: Int) -> String? {
-        guard offset >= 0, length > 0, offset + length <= d.count else { return nil }
+        guard offset >= 0, length > 0, length <= d.count, offset <= d.count - length else { return nil }
         let s = d.startIndex + offset
         return Hex.encode(d[s..<(s + length)])
     }
