@@ -26,7 +26,7 @@ import Testing
         ("mqtt://", "missing host"),
         ("mqtt://h:0", "port '0' is not a number from 1 to 65535"),
         ("mqtt://h:70000", "port '70000' is not a number from 1 to 65535"),
-        ("mqtt://h:12a", "port '12a' is not a number from 1 to 65535"),
+        ("mqtt://h:12a", "the port is not a number from 1 to 65535"),
         ("mqtt://::1", "IPv6 addresses must be written in brackets, like [::1]"),
         ("mqtt://[::1", "unclosed '[' around the IPv6 address"),
         ("mqtt://h/topic", "unexpected path, query or fragment"),
@@ -51,6 +51,27 @@ import Testing
             _ = try BrokerURL(parsing: "mqtt://bob:s3cret@h:99999")
         } catch {
             #expect(!error.message.contains("s3cret"))
+        }
+    }
+
+    /// Every URL that fails to parse with a password in it: the error shows the rest, never the
+    /// password (a URL without a scheme, or without a host after the user, echoed it).
+    @Test(arguments: ["alice:s3cret@broker.lan:1883", "mqtt://alice:s3cret", "mqtt://alice:s3cret@", "mqtt://alice:s3cret@h:99999",
+                      "ftp://alice:s3cret@broker.lan", "alice:s3cret@", "mqtt://alice:s3cret@broker.lan/path"])
+    func aURLThatDoesNotParseNeverShowsItsPassword(text: String) {
+        #expect {
+            _ = try BrokerURL(parsing: text)
+        } throws: { error in
+            let message = (error as? ConfigValueError)?.message ?? "\(error)"
+            return !message.contains("s3cret") && message.contains("alice")
+        }
+    }
+
+    @Test func aBadPortIsStillNamed() {
+        #expect {
+            _ = try BrokerURL(parsing: "mqtt://broker.lan:99999")
+        } throws: { error in
+            (error as? ConfigValueError)?.message.contains("port '99999'") == true
         }
     }
 

@@ -87,7 +87,9 @@ public struct BrokerURL: Sendable, Equatable, ConfigStringValue, CustomStringCon
         if host.isEmpty { throw fail("missing host") }
         if let portText {
             guard let p = Int(portText), (1...65535).contains(p), portText.allSatisfy(\.isNumber) else {
-                throw fail("port '\(portText)' is not a number from 1 to 65535")
+                // Text after the colon that is not a number may be a password whose host is missing.
+                throw fail(portText.allSatisfy(\.isNumber) ? "port '\(portText)' is not a number from 1 to 65535"
+                                                          : "the port is not a number from 1 to 65535")
             }
             port = p
         } else {
@@ -113,14 +115,22 @@ public struct BrokerURL: Sendable, Equatable, ConfigStringValue, CustomStringCon
     /// The redacted form: configs are encoded only to be shown.
     public var configText: String { redacted }
 
-    /// Hides whatever sits between "://user:" and "@" in a URL we could not parse.
+    /// A URL we could not parse, safe to show: whatever follows the user name up to the last "@"
+    /// is hidden, with a scheme or without one (`bob:pw@host`), and so is text after a colon that
+    /// is no port (`mqtt://bob:pw`, a password whose host is missing).
     static func redact(_ text: String) -> String {
-        guard let schemeEnd = text.range(of: "://"), let at = text.lastIndex(of: "@"), at > schemeEnd.upperBound else {
+        let start = text.range(of: "://")?.upperBound ?? text.startIndex
+        if let at = text.lastIndex(of: "@"), at >= start {
+            let userinfo = text[start..<at]
+            guard let colon = userinfo.firstIndex(of: ":") else { return ConfigNode.excerpt(text) }
+            return ConfigNode.excerpt(String(text[..<colon]) + ":***" + String(text[at...]))
+        }
+        let authority = text[start...]
+        guard let colon = authority.lastIndex(of: ":"), !authority.contains("["),
+              !authority[authority.index(after: colon)...].allSatisfy({ $0.isNumber || $0 == "/" }) else {
             return ConfigNode.excerpt(text)
         }
-        let userinfo = text[schemeEnd.upperBound..<at]
-        guard let colon = userinfo.firstIndex(of: ":") else { return ConfigNode.excerpt(text) }
-        return ConfigNode.excerpt(String(text[..<colon]) + ":***" + String(text[at...]))
+        return ConfigNode.excerpt(String(text[..<colon]) + ":***")
     }
 
     static func percentDecode(_ s: Substring) -> String {
