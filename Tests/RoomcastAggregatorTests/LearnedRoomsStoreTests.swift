@@ -72,6 +72,35 @@ import RoomcastLogging
         #expect(records.records(atLeast: .error).contains { $0.message.hasPrefix("learned rooms not saved") })
     }
 
+    /// A state file that cannot be written is tried again every `learnedRetryInterval`, not at
+    /// every inbound message (each try creates and removes a file: on a full SD card, readings
+    /// by the hundred a second), and `/metrics` counts the failures.
+    @Test func aStateFileThatCannotBeWrittenIsRetriedEveryTenSeconds() async throws {
+        let site = AggregatorLearningTests.site
+        let core = AggregatorCore(engine: FusionEngine(site: site), site: site, topics: Topics(), discovery: nil)
+        let runtime = AggregatorRuntime(core: core, election: nil, refreshInterval: .infinity, startedAt: 1000,
+                                        learnedStore: LearnedRoomsStore(path: "/nonexistent-roomcast-dir/learned-rooms.json"),
+                                        logger: Logger(label: "test", level: .critical, handler: InMemoryLogHandler()))
+        try await hear(runtime, at: 1000)
+        let inputs = try AggregatorLearningTests.lines(from: 1004, to: 1060, commands: [
+            (1005, LearnCommand(.label(room: "kitchen", beacon: AggregatorLearningTests.tag, seconds: 10)))])
+        var handled = 0
+        for line in inputs {
+            _ = await runtime.handle(topic: line.topic, payload: line.payload, now: line.ts)
+            _ = await runtime.tick(now: line.ts)
+            handled += 1
+        }
+        #expect(await runtime.learnedRooms.room(named: "kitchen") != nil, "taught, in memory")
+        // The label ends about 1015; from then until 1060 a try every 10 s: 5 of them, against
+        // 450 messages handled.
+        let failures = await runtime.learnedSaveFailures
+        #expect((4...6).contains(failures), "\(failures) failed writes over \(handled) messages")
+        await runtime.persistLearnedAtStop(now: 1060.1)
+        #expect(await runtime.learnedSaveFailures == failures + 1, "a graceful stop tries once more")
+        let metrics = await runtime.metricsSample(now: 1061).render()
+        #expect(metrics.contains("roomcast_state_file_failures_total \(failures + 1)"))
+    }
+
     /// Where beacons leave from is kept too: the first count at once, later ones at most every
     /// `departuresSaveInterval` and at a graceful stop; a restart reads them back.
     @Test func departureCountsAreSavedAndReadBack() async throws {

@@ -22,6 +22,8 @@ public struct AggregatorMetricsSample: Sendable {
     public var active: Bool
     public var standby: Bool
     public var decisionsHeld: Bool
+    /// Writes of `learn.state_file` that failed.
+    public var stateFileFailures: UInt64 = 0
     public var mqttConnected = false
     public var mqttReconnects = 0
     public var mqttDroppedInbound = 0
@@ -70,6 +72,8 @@ public struct AggregatorMetricsSample: Sendable {
         p.gauge("roomcast_decisions_held", help: "1 while decisions are held (deaf, or just reconnected).", decisionsHeld ? 1 : 0)
         p.gauge("roomcast_lease_active", help: "1 while this instance publishes (always without standby).", active ? 1 : 0)
         p.gauge("roomcast_standby_enabled", help: "1 when hot standby is configured.", standby ? 1 : 0)
+        p.counter("roomcast_state_file_failures_total", help: "Writes of the learned rooms' state file that failed.",
+                  Double(stateFileFailures))
 
         p.gauge("roomcast_mqtt_connected", help: "1 while connected to the broker.", mqttConnected ? 1 : 0)
         p.counter("roomcast_mqtt_reconnects_total", help: "Broker connections re-established.", Double(mqttReconnects))

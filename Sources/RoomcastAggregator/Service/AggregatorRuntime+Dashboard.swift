@@ -37,6 +37,7 @@ extension AggregatorRuntime {
             configuredNodes: core.site.nodes.map(\.name), offlineNodes: core.offline, clockOffsets: core.skewedNodes,
             stats: core.presenceStats, beaconsTracked: core.engine.capacityUse?.tracked ?? decisions.count,
             beaconsEvicted: core.evictedBeacons, occupancy: occupancy, away: decisions.count { $0.room == nil },
-            active: isActive, standby: standbyEnabled, decisionsHeld: core.decisionsHeld(at: now))
+            active: isActive, standby: standbyEnabled, decisionsHeld: core.decisionsHeld(at: now),
+            stateFileFailures: learnedSaveFailures)
     }
 }

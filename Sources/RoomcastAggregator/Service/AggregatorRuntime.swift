@@ -44,6 +44,12 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// The departure counts (`RoomDepartures`) as last written, and when.
     private var learnedSavedDepartures: UInt64 = 0
     private var learnedSavedAt = -Double.infinity
+    /// After a failed write, the next is tried no sooner than this (`learnedRetryInterval`):
+    /// `persistLearned` runs at every inbound message, and a full or read-only disk must not
+    /// turn each reading into a file created and removed.
+    private var learnedRetryAt = -Double.infinity
+    /// Writes of the state file that failed (`/metrics`).
+    public private(set) var learnedSaveFailures: UInt64 = 0
     private let learnLog = RateLimitedLog(interval: 60)
     /// The receiver calibration last logged, and when.
     private var loggedCalibration: [ReceiverCalibrationReport.Node] = []
@@ -361,6 +367,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// person through the door. A crash loses at most this much of them.
     static var departuresSaveInterval: Double { 300 }
 
+    /// Seconds between attempts to write a state file that could not be written.
+    static var learnedRetryInterval: Double { 10 }
+
     /// Writes the learned rooms when a room was taught or forgotten since the last write, and
     /// the departure counts when they changed and `departuresSaveInterval` has passed (or `stopping`).
     private func persistLearned(now: Double, stopping: Bool = false) {
@@ -384,17 +393,21 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             }
             return
         }
+        guard stopping || now >= learnedRetryAt else { return }
         do {
             let learned = core.learnedRooms
             try learnedStore.save(learned)
             (learnedSavedRevision, learnedSavedDepartures) = marked
             learnedSavedAt = now
+            learnedRetryAt = -.infinity
             logger.log(level: taught ? .info : .debug, "learned rooms saved", metadata: [
                 "learn.state_file": learnedStore.path, "rooms": "\(learned.rooms.count)",
                 "departure_rooms": "\(learned.departures.count)"])
         } catch {
-            // Tried again at the next tick; said at most once a minute.
+            // Tried again `learnedRetryInterval` later; said at most once a minute.
             learnedSavedAt = now
+            learnedRetryAt = now + Self.learnedRetryInterval
+            learnedSaveFailures &+= 1
             let (admit, suppressed) = learnLog.admit("save", now: now)
             if admit {
                 logger.error("cannot save the learned rooms", metadata: ["learn.state_file": learnedStore.path,
