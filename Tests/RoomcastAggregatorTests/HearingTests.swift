@@ -105,6 +105,31 @@ import Testing
         return try #require(await rig.move(to: "office"), "the fault-free move is followed")
     }
 
+    /// A broker restarted without persistence forgets the retained receiver calibration with
+    /// the rest; each refresh publishes it again with the decisions, so a later restart of the
+    /// aggregator does not start every node from 0. It went out only when an offset moved.
+    @Test func theReceiverCalibrationIsRepublishedWithEveryRefresh() async throws {
+        let runtime = AggregatorRuntime(core: AggregatorConfig(site: site, discovery: .init(enabled: false)).makeCore(),
+                                        election: nil, refreshInterval: 10, startedAt: 0, logger: .silent)
+        await runtime.brokerConnected(now: 0)
+        let report = ReceiverCalibrationReport(ts: -50, nodes: [.init(node: "kitchen-pi", offsetDb: 3.5, source: .nodeBeacons)])
+        _ = await runtime.handle(topic: Self.topics.aggregatorCalibration, payload: try WireFormat.encode(report), now: 0, retained: true)
+        var published: [(at: Double, report: ReceiverCalibrationReport)] = []
+        var now = 0.0
+        while now < 45 {
+            var out = await runtime.tick(now: now)
+            for m in out where m.topic == runtime.syncTopic { out += await runtime.handle(topic: m.topic, payload: m.payload, now: now) }
+            for m in out where m.topic == Self.topics.aggregatorCalibration {
+                published.append((now, try WireFormat.decode(ReceiverCalibrationReport.self, from: m.payload)))
+            }
+            now += 0.5
+        }
+        #expect(published.allSatisfy { $0.report.nodes.contains { $0.node == "kitchen-pi" && $0.offsetDb == 3.5 } })
+        let times = published.map(\.at)
+        #expect(times.count >= 4, "once reported, then with each refresh: \(times)")
+        #expect(zip(times, times.dropFirst()).allSatisfy { $1 - $0 <= 10 + 1e-9 }, "\(times)")
+    }
+
     @Test(arguments: [5.0, 20.0, 60.0])
     func afterABrokerOutageDecisionsResumeAndAMoveIsFollowed(outage: Double) async throws {
         let normal = try await Self.normalSwitchTime()

@@ -54,6 +54,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// The receiver calibration last logged, and when.
     private var loggedCalibration: [ReceiverCalibrationReport.Node] = []
     private var calibrationLoggedAt = -Double.infinity
+    /// The receiver calibration as last published (`refresh` publishes it again).
+    private var reportedCalibration: [ReceiverCalibrationReport.Node]?
 
     /// Whether this instance hears the nodes through the broker.
     private enum Hearing: Equatable {
@@ -261,6 +263,15 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         }
     }
 
+    /// Every retained output republished: the decisions in force, and the receiver calibration
+    /// last reported (a broker restarted without persistence forgot it, and an aggregator
+    /// restarted after that would start every node from 0).
+    private func refresh(now: Double) throws -> [OutboundMessage] {
+        var out = try core.refresh(now: now)
+        if let reportedCalibration { out.append(try core.calibrationReport(reportedCalibration, now: now)) }
+        return out
+    }
+
     /// Logs and publishes (retained) what fusion learned about the receivers: at once when
     /// nodes start (or stop) being calibrated from the nodes' own beacons, otherwise at most
     /// every 10 minutes when an offset moved by 1 dB or more. Users see which Pi reads high
@@ -282,6 +293,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             "\(c.node) \(c.offsetDb >= 0 ? "+" : "")\(c.offsetDb) dB" + (c.source == .nodeBeacons ? " (node beacons)" : "")
         }.joined(separator: ", ")
         logger.info("receiver calibration", metadata: ["offsets": "\(summary)"])
+        reportedCalibration = rounded
         return [try core.calibrationReport(rounded, now: now)]
     }
 
@@ -336,12 +348,12 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             }
             if active && current && refreshPending {
                 refreshPending = false
-                out += try core.refresh(now: now)
+                out += try refresh(now: now)
                 nextRefresh = now + refreshInterval
             }
             if active && current && now >= nextRefresh {
                 nextRefresh = now + refreshInterval
-                out += try core.refresh(now: now)
+                out += try refresh(now: now)
             }
             if active, current, !resumeRefreshed, now - startedAt > resumeWindow {
                 // Our retained presence arrives after the first announcement; once it has
@@ -349,7 +361,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 // rather than leave the old process's messages until the periodic refresh.
                 resumeRefreshed = true
                 nextRefresh = now + refreshInterval
-                out += try core.refresh(now: now)
+                out += try refresh(now: now)
             }
             out += try reportCalibration(now: now)
             if active, !discoveryReconciled, now - startedAt > resumeWindow, let discovery = core.discovery {
