@@ -90,6 +90,43 @@ import Testing
         #expect(!"\(try mqtt.credentials(environment: ["MY_PW": "named"]))".contains("named"))
     }
 
+    /// A password with no user name to go with it is a config error naming `mqtt.username` and
+    /// where the password came from; it reached the client, whose error named `mqtt.password`,
+    /// a key that was never set when the password came from the environment.
+    @Test func aPasswordWithoutAUserNameSaysWhereItCameFrom() throws {
+        var mqtt = MQTTConfig(broker: try BrokerURL(parsing: "mqtt://h"))
+        #expect(try mqtt.credentials(environment: [:]) == .init(username: nil, password: nil))
+        #expect {
+            _ = try mqtt.credentials(environment: ["ROOMCAST_MQTT_PASSWORD": "env-pw"])
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("mqtt.username") && text.contains("ROOMCAST_MQTT_PASSWORD") && !text.contains("env-pw")
+        }
+        mqtt.password = "file-pw"
+        #expect {
+            _ = try mqtt.clientConfiguration(clientID: "a", will: nil)
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("mqtt.username") && text.contains("mqtt.password") && !text.contains("file-pw")
+        }
+        mqtt.username = "u"
+        #expect(try mqtt.clientConfiguration(clientID: "a", will: nil).username == "u")
+    }
+
+    /// TLS files that cannot be read are named as the config names them (`mqtt.tls.ca_file`),
+    /// not as the client library's fields.
+    @Test func unreadableTLSFilesAreNamedByTheirConfigKeys() throws {
+        var mqtt = MQTTConfig(broker: try BrokerURL(parsing: "mqtts://h"))
+        mqtt.tls = MQTTConfig.TLSConfig(caFile: "/nonexistent/ca.pem", certFile: "/nonexistent/c.pem",
+                                        keyFile: "/nonexistent/c.key", insecure: false)
+        #expect {
+            _ = try mqtt.clientConfiguration(clientID: "a", will: nil)
+        } throws: { error in
+            let text = "\(error)"
+            return ["mqtt.tls.ca_file", "mqtt.tls.cert_file", "mqtt.tls.key_file"].allSatisfy(text.contains) && !text.contains("caFile")
+        }
+    }
+
     @Test func tlsSettingsNeedAnMqttsBroker() {
         let yaml = "node: n\nmqtt:\n  broker: mqtt://h\n  tls: {cert_file: c.pem}\n"
         do {

@@ -1,3 +1,4 @@
+import Foundation
 import Shared
 import RoomcastConfig
 
@@ -7,6 +8,12 @@ extension MQTTConfig {
         let credentials = try credentials()
         let tlsOptions: MQTTClientConfiguration.TLS?
         if let tls {
+            // Named as the config names them: the client library's own error would say `caFile`.
+            let unreadable = [("ca_file", tls.caFile), ("cert_file", tls.certFile), ("key_file", tls.keyFile)].compactMap { key, file in
+                file.flatMap { FileManager.default.isReadableFile(atPath: $0) ? nil : ConfigProblem(
+                    path: ConfigPath.child(ConfigPath.child("mqtt", "tls"), key), message: "'\($0)' cannot be read") }
+            }
+            if !unreadable.isEmpty { throw ConfigError(problems: unreadable) }
             tlsOptions = .init(caFile: tls.caFile, certificateFile: tls.certFile, keyFile: tls.keyFile, insecure: tls.insecure)
         } else if broker.isTLS {
             tlsOptions = .init(caFile: Self.systemCAFile)

@@ -143,17 +143,26 @@ public struct MQTTConfig: Codable, Sendable, Equatable {
     public func credentials(environment: [String: String] = ProcessInfo.processInfo.environment,
                             path: String = "mqtt") throws(ConfigError) -> Credentials {
         let user = username ?? broker.username
+        /// A password goes to the broker with a user name only (MQTT 3.1.1 §3.1.2.9): say which
+        /// password has none, here where the config's names are known.
+        func withUser(_ password: Secret?, from source: String) throws(ConfigError) -> Credentials {
+            guard password == nil || user != nil else {
+                throw ConfigError(problems: [ConfigProblem(path: ConfigPath.child(path, "username"),
+                    message: "a password is set (\(source)) but no user name; set username or write the broker as mqtt://user@host")])
+            }
+            return Credentials(username: user, password: password)
+        }
         if let name = passwordEnv {
             guard let value = environment[name] else {
                 throw ConfigError(problems: [ConfigProblem(path: ConfigPath.child(path, "password_env"),
                     message: "environment variable '\(name)' is not set; export it or remove password_env")])
             }
-            return Credentials(username: user, password: Secret(value))
+            return try withUser(Secret(value), from: "environment variable \(name)")
         }
         if let value = environment[Self.passwordEnvironmentVariable] {
-            return Credentials(username: user, password: Secret(value))
+            return try withUser(Secret(value), from: "environment variable \(Self.passwordEnvironmentVariable)")
         }
-        return Credentials(username: user, password: password ?? broker.password)
+        return try withUser(password ?? broker.password, from: password != nil ? ConfigPath.child(path, "password") : "in the broker URL")
     }
 
     package func validate(at path: String, into checks: inout ConfigChecks) {
