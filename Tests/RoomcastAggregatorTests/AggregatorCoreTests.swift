@@ -222,6 +222,45 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(try restarted.start(now: 202).contains { $0.topic == config })
     }
 
+    /// On a site that lists no beacons, a partition starting keeps the Home Assistant device of a
+    /// beacon another partition has (its retained presence in that partition's rooms, or away):
+    /// that partition announces each beacon once per run, so a config cleared here stayed gone
+    /// until it restarted. A config with no presence behind it is still stale.
+    @Test func aPartitionKeepsTheDevicesOfAnotherPartitionsUnlistedBeacons() throws {
+        let topics = Topics()
+        let site = SiteModel(rooms: [.init(name: "kitchen"), .init(name: "bedroom", floor: 1)],
+                             nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "bedroom-pi", room: "bedroom")])
+        let dog = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-46")!, owl = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-47")!
+        func config(_ id: BeaconID) -> String {
+            "homeassistant/device/roomcast_beacon_\(id.rawValue.map { $0.isLetter || $0.isNumber ? $0 : "_" }.map(String.init).joined())/config"
+        }
+        var upstairs = AggregatorConfig(site: site, partition: .init(floors: [1])).makeCore()
+        _ = try upstairs.start(now: 100)
+        var out: [OutboundMessage] = []
+        for k in 0..<8 {
+            let t = 100 + 0.5 * Double(k)
+            out += try upstairs.handle(topic: topics.nodeBeacon("bedroom-pi", cat),
+                                       payload: WireFormat.encode(reading("bedroom-pi", rssi: -55, ts: t, seq: UInt64(k + 1))), now: t).messages
+        }
+        #expect(out.contains { $0.topic == config(cat) })
+        let catPresence = try #require(out.last { $0.topic == topics.presence(cat) })
+        #expect(try WireFormat.decode(PresenceDecision.self, from: catPresence.payload).room == "bedroom")
+        let away = PresenceDecision(id: owl, name: nil, room: nil, floor: nil, distance: nil, confidence: 0, node: nil,
+                                    since: 90, lastSeen: 60, evidence: [], ts: 90)
+
+        var ground = AggregatorConfig(site: site, partition: .init(floors: [0])).makeCore()
+        _ = try ground.start(now: 200)
+        _ = try ground.handle(topic: catPresence.topic, payload: catPresence.payload, now: 200)
+        _ = try ground.handle(topic: topics.presence(owl), payload: WireFormat.encode(away), now: 200)
+        let wanted = Set(try ground.wantedDiscovery().map(\.topic))
+        #expect(wanted.contains(config(cat)), "placed upstairs")
+        #expect(wanted.contains(config(owl)), "away, last published by either")
+        #expect(!wanted.contains(config(dog)), "no presence behind it: stale")
+        let discovery = try #require(ground.discovery)
+        let cleared = discovery.removals(existing: [config(cat), config(owl), config(dog)], wanted: try ground.wantedDiscovery())
+        #expect(cleared.map(\.topic) == [config(dog)])
+    }
+
     @Test func theNodesOwnBeaconsReachTheEngineButAreNeverPublished() throws {
         // A site that lists its beacons: readings of anything else are dropped, except the
         // nodes' own beacons, which the engine needs for calibration.

@@ -50,6 +50,11 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// Under `partition:`, for beacons this partition tracks, when another partition last heard
     /// the beacon it placed in one of its rooms (`AggregatorCore+Handover`).
     var claims: [BeaconID: Double] = [:]
+    /// Under `partition:`, beacons the site does not list whose retained presence this partition
+    /// does not resume (another partition's, in its rooms or away): their Home Assistant devices
+    /// are another partition's, which announces each once per run, so the clean-up after the
+    /// start keeps them (`wantedDiscovery`). Bounded: retained topics come from the network.
+    var othersBeacons: Set<BeaconID> = []
     private var espresense = ESPresenseInput()
     /// Readings accepted per node and when each last arrived (the dashboard, `/metrics`).
     public private(set) var nodeActivity = NodeActivity()
@@ -125,8 +130,14 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// what the clean-up after the start keeps.
     public func wantedDiscovery() throws -> [OutboundMessage] {
         guard let discovery else { return [] }
-        return try discovery.siteConfigs(wholeSite) + announcedConfigs()
+        let others = try othersBeacons.subtracting(announcedBeacons).sorted().filter { ownedBeacons[$0] == nil }.flatMap { id in
+            try discovery.beaconConfigs(id: id, name: nil)
+        }
+        return try discovery.siteConfigs(wholeSite) + announcedConfigs() + others
     }
+
+    /// Beacons remembered in `othersBeacons` at most.
+    static var maximumOthersBeacons: Int { 16_384 }
 
     /// Per-entity discovery topics already migrated to device discovery in this run.
     public private(set) var migratedTopics: Set<String> = []
@@ -196,6 +207,10 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             // follows, and where the engine takes it, in a room the engine has. Another
             // partition's decision, or one in a room no longer configured, is not its own:
             // resumed, the next change would publish that room's occupancy.
+            if isPartition, knownBeacons[d.id] == nil, d.room.map(otherPartitionsRooms.contains) ?? true,
+               othersBeacons.count < Self.maximumOthersBeacons {
+                othersBeacons.insert(d.id)
+            }
             guard feeds(d.id) else { break }
             noteClaim(d)
             if var resumable = engine as? any ResumablePresenceEstimator {
