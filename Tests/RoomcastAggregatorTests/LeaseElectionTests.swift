@@ -97,6 +97,35 @@ import Testing
     }
 }
 
+extension InstanceLivenessTests {
+    /// On a reconnect the peers' retained liveness topics come with the subscriptions, before
+    /// the client reports the connection: a standby's `online` handled first must still count
+    /// once `brokerConnected` has run (it was forgotten there, and the guard armed while the
+    /// standby lived, so the active one's death marked the site offline). Peers are forgotten
+    /// when the connection is lost, so one the new session does not bring back is gone.
+    @Test func aPeerHeardBeforeTheReconnectIsReportedStillCounts() async throws {
+        let r = Self.runtime("alpha")
+        await r.brokerConnected(now: 0)
+        let marker = try #require(await r.tick(now: 0).first { $0.topic == r.syncTopic })
+        _ = await r.handle(topic: marker.topic, payload: marker.payload, now: 0)
+        _ = await r.tick(now: 0)
+        _ = await r.tick(now: 2)
+        #expect(await r.isActive)
+        _ = await r.handle(topic: "roomcast/aggregator/instances/beta", payload: Array("online".utf8), now: 3, retained: false)
+        #expect(await !r.wantsStatusGuard)
+
+        await r.brokerDisconnected()
+        #expect(await r.livePeers.isEmpty, "forgotten with the connection")
+        _ = await r.handle(topic: "roomcast/aggregator/instances/beta", payload: Array("online".utf8), now: 10, retained: true)
+        await r.brokerConnected(now: 10)
+        #expect(await r.livePeers == ["beta"])
+
+        await r.brokerDisconnected()
+        await r.brokerConnected(now: 20)
+        #expect(await r.livePeers.isEmpty, "a peer whose topic the new session did not bring back")
+    }
+}
+
 @Suite struct LeaseTrustTests {
     @Test func aLeaseClaimingToRunFarAheadIsTrustedForOneDurationOnly() throws {
         var standby = LeaseElection(me: "b", topics: Topics(), duration: 6)

@@ -199,7 +199,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             let name = String(topic.dropFirst(instancesPrefix.count))
             guard let me = election?.me, name != me, !name.isEmpty else { return [] }
             let online = payload == Array("online".utf8)
-            if online { peersOnline.insert(name) } else { peersOnline.remove(name) }
+            if !online { peersOnline.remove(name) } else if peersOnline.count < Self.maximumPeers { peersOnline.insert(name) }
             election?.observeInstance(name, online: online)
             return []
         }
@@ -449,17 +449,24 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         // it before deciding or electing.
         startDraining(now: now)
         lastActivity = max(lastActivity, now)
-        // The retained liveness topics arrive again with the subscription; a broker without
-        // persistence forgot ours, so announce it again.
-        peersOnline = []
+        // A broker without persistence forgot our liveness topic: announce it again.
         announceInstance = true
     }
 
     /// The broker connection is gone: hold decisions (nobody goes away because we went deaf).
+    /// The peers are forgotten here, not at the reconnect: their retained liveness topics come
+    /// again with the subscriptions, which the client acknowledges before it reports the
+    /// connection, so a peer's `online` can be handled before `brokerConnected` runs (and
+    /// forgotten there, arming the status guard while a standby lives). A peer that died while
+    /// the broker, restarted without persistence, forgot its topic is not heard again.
     public func brokerDisconnected() {
         hearing = .deaf
         core.lostHearing()
+        peersOnline = []
     }
+
+    /// Peers remembered at most: liveness topics come from the network.
+    static var maximumPeers: Int { 256 }
 
     /// Seconds after a (re)connect before absence counts again: a few report intervals.
     public let reconnectGrace: Double = 3
