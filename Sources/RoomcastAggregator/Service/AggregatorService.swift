@@ -52,11 +52,12 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
             // Remembered by the client and re-sent on every (re)connect; failing now only means not connected yet.
             try? await mqtt.subscribe(f, qos: .atLeastOnce)
         }
+        let sender = Task { await self.sendQueued() }
         let inbound = Task { [mqtt, runtime, clock] in
             if mqtt.configuration.batchInbound {
-                await runtime.consume(mqtt.inboundBatches, clock: clock) { out, active in self.send(out, active: active) }
+                await runtime.consume(mqtt.inboundBatches, clock: clock) { out, active in self.enqueue(out, active: active) }
             } else {
-                await runtime.consume(mqtt.messages, clock: clock) { out, active in self.send(out, active: active) }
+                await runtime.consume(mqtt.messages, clock: clock) { out, active in self.enqueue(out, active: active) }
             }
         }
         let ticker = Task { [runtime, clock, tickInterval, mqtt, http] in
@@ -73,7 +74,7 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
             while !Task.isCancelled {
                 let now = clock.now()
                 let out = await runtime.tick(now: now)
-                await self.publish(out)
+                self.enqueue(out, active: await runtime.isActive)
                 // Open dashboards get the state once a second; nobody watching costs nothing.
                 if let http, http.hasWatchers, now - lastPush >= 1 {
                     lastPush = now
@@ -107,6 +108,11 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
         ticker.cancel()
         await ticker.value
         inbound.cancel()
+        // What was decided goes out before the final messages, each chunk waiting for the
+        // broker at most `stopWait` now.
+        stopping.store(true, ordering: .releasing)
+        outbound.finish()
+        await sender.value
         await runtime.persistLearnedAtStop(now: clock.now())
         let final = await runtime.stopMessages()
         for m in final.dropLast() { try? mqtt.publish(Self.mqttMessage(m)) }
@@ -155,32 +161,53 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
         stopSignal.continuation.finish()
     }
 
-    /// The timer's output: a refresh or a (re)announcement can be thousands of QoS 1
-    /// messages, more than the client keeps unacknowledged, so this waits for the broker's
-    /// acknowledgements when the queue is full instead of dropping the rest.
-    private func publish(_ messages: [OutboundMessage]) async {
-        guard !messages.isEmpty else { return }
-        var rest = messages[...]
-        while !rest.isEmpty {
-            rest = send(rest, active: await runtime.isActive)
-            guard !rest.isEmpty else { return }
-            guard await mqtt.flush(timeout: .seconds(10)) else {
-                logger.warning("the broker is not acknowledging; output not sent", metadata: [
-                    "messages": "\(rest.count)", "mqtt.topic": "\(rest.first!.topic)"])
-                return
+    /// Everything published, in the order it was decided (`OutboundQueue`).
+    private let outbound = OutboundQueue()
+    private let stopping = Atomic<Bool>(false)
+    /// How long a chunk waits for the broker's acknowledgements once stopping.
+    private static var stopWait: Duration { .seconds(2) }
+
+    /// Queues what the runtime decided: lease and liveness messages always, everything else
+    /// only from the active instance.
+    private func enqueue(_ messages: [OutboundMessage], active: Bool) {
+        let wanted = active ? messages : messages.filter { runtime.isControlTopic($0.topic) }
+        let dropped = outbound.append(wanted)
+        if dropped > 0 {
+            logger.warning("outbound queue full; output dropped", metadata: ["messages": "\(dropped)", "queued": "\(outbound.count)"])
+        }
+    }
+
+    /// Sends the queue in order. A refresh or a (re)announcement can be thousands of QoS 1
+    /// messages, more than the client keeps unacknowledged: when its queue is full this waits
+    /// for the broker's acknowledgements and goes on, rather than dropping the rest.
+    private func sendQueued() async {
+        while let batch = await outbound.next() {
+            var rest = batch[...]
+            var waiting: Duration = .zero
+            while !rest.isEmpty {
+                rest = send(rest)
+                guard !rest.isEmpty else { break }
+                if await mqtt.flush(timeout: Self.stopWait) { continue }
+                waiting += Self.stopWait
+                if stopping.load(ordering: .acquiring) {
+                    logger.warning("the broker is not acknowledging; output not sent", metadata: [
+                        "messages": "\(rest.count)", "mqtt.topic": "\(rest.first!.topic)"])
+                    break
+                }
+                if waiting.components.seconds % 10 == 0 {
+                    logger.warning("the broker is not acknowledging; output waits", metadata: [
+                        "messages": "\(rest.count + outbound.count)", "waiting_s": "\(waiting.components.seconds)"])
+                }
             }
         }
     }
 
     /// Sends `messages` in order; returns those not sent because the outbound queue is full
     /// (other failures are logged and the message skipped: it is retried by the next refresh).
-    @discardableResult
-    private func send(_ messages: ArraySlice<OutboundMessage>, active: Bool) -> ArraySlice<OutboundMessage> {
-        // Lease and liveness messages always go out; everything else only from the active instance.
+    private func send(_ messages: ArraySlice<OutboundMessage>) -> ArraySlice<OutboundMessage> {
         let guardClient = statusGuard.withLock { $0 }
         for i in messages.indices {
             let m = messages[i]
-            guard active || runtime.isControlTopic(m.topic) else { continue }
             // While a guard is armed the site status goes through it: a message on another
             // connection could be read by the broker after the guard's will when this process dies.
             if m.topic == topics.aggregatorStatus, let guardClient, (try? guardClient.publish(Self.mqttMessage(m))) != nil { continue }
@@ -190,13 +217,6 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
             }
         }
         return []
-    }
-
-    private func send(_ messages: [OutboundMessage], active: Bool) {
-        let unsent = send(messages[...], active: active)
-        if !unsent.isEmpty {
-            logger.warning("outbound queue full; output dropped", metadata: ["messages": "\(unsent.count)"])
-        }
     }
 
     static func mqttMessage(_ m: OutboundMessage) -> MQTTMessage {
