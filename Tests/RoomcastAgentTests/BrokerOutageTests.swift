@@ -71,6 +71,52 @@ import TestSupport
             .compactMap { try? WireFormat.decode(BeaconReading.self, from: $0.payload).ts }
     }
 
+    /// A region event decided while the broker is away is sent once it is back, with its own
+    /// time and before what is decided after; a reading from the outage is not. The exit was
+    /// dropped, and a dashboard showed the region occupied until the next enter.
+    @Test func anEventDecidedDuringAnOutageIsSentOnReconnect() async throws {
+        let broker = try await MosquittoBroker.start()
+        let client = try MQTTClient(configuration: MQTTClientConfiguration(
+            host: "127.0.0.1", port: broker.port, clientID: "agent-pi-1", reconnectBackoff: MQTTBackoff(initial: 0.1, maximum: 0.5)),
+                                    logger: .silent)
+        let sink = MQTTSink(client: client, logger: .silent)
+        client.start()
+        try await client.waitUntilConnected(timeout: .seconds(30))
+        let topics = Topics()
+        func event(_ kind: String, at ts: Double) -> OutboundMessage {
+            OutboundMessage(topic: topics.nodeEvents("pi-1"), text: #"{"event":"\#(kind)","region":"office-tags","ts":\#(ts)}"#, qos: 1)
+        }
+        func reading(_ ts: Double) -> OutboundMessage {
+            OutboundMessage(topic: Self.topicPrefix + "beacons/ibeacon:x", text: #"{"ts":\#(ts)}"#, qos: 0)
+        }
+        await broker.stop()
+        try await eventually("the client sees the outage", timeout: .seconds(30)) { !client.isConnected }
+        sink.send([event("exit", at: 100), reading(100)], at: 100)
+        #expect(sink.heldEventCount == 1)
+        try await broker.startAgain()
+        try await client.waitUntilConnected(timeout: .seconds(30))
+        let (observer, seen) = try await Self.subscriber(port: broker.port)
+        // The observer's subscription is in place once a probe sent past the sink reaches it.
+        try await eventually("the observer subscribed", timeout: .seconds(30)) {
+            try? client.publish(MQTTMessage(topic: Self.topicPrefix + "probe", string: "p", qos: .atMostOnce, retain: false))
+            try? await Task.sleep(for: .milliseconds(50))
+            return seen.elements.contains { $0.topic.hasSuffix("/probe") }
+        }
+        #expect(sink.heldEventCount == 1, "held until the sink sends again")
+        sink.send([event("enter", at: 200), reading(200)], at: 200)
+        try await seen.waitFor("both events", timeout: .seconds(30)) { all in
+            all.filter { $0.topic == topics.nodeEvents("pi-1") }.count == 2
+        }
+        let events = seen.elements.filter { $0.topic == topics.nodeEvents("pi-1") }.map(\.payload)
+        #expect(events == [event("exit", at: 100).payload, event("enter", at: 200).payload], "in order, each with its own time")
+        #expect(!seen.elements.contains { $0.payload == reading(100).payload }, "no reading from the outage")
+        #expect(seen.elements.contains { $0.payload == reading(200).payload })
+        #expect(sink.heldEventCount == 0)
+        await observer.shutdown()
+        await client.shutdown()
+        await broker.cleanup()
+    }
+
     @Test func scanningGoesOnThroughAnOutageAndNothingStaleIsSentLater() async throws {
         let broker = try await MosquittoBroker.start()
         let rig = try Self.startAgent(port: broker.port)

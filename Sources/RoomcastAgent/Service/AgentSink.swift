@@ -57,11 +57,21 @@ public final class DryRunSink: AgentSink {
     }
 }
 
-/// Publishes through an `MQTTClient`; drops (and counts) while disconnected.
+/// Publishes through an `MQTTClient`; drops (and counts) while disconnected, except events.
+///
+/// An event (QoS 1, not retained: a region entered or left) says once that something happened,
+/// and nothing says it again: one refused while the broker is away is held, up to
+/// `maximumHeldEvents`, and sent before anything else once the client is connected again, with
+/// its own time. Readings are not held (stale, they would pass for fresh) and retained state goes
+/// out again on reconnect.
 public final class MQTTSink: AgentSink {
     public let client: MQTTClient
     private let droppedCount = Atomic<UInt64>(0)
+    private let heldEvents = Mutex<[OutboundMessage]>([])
     private let logger: Logger
+
+    /// Events held at most through an outage; beyond it the oldest are dropped (and counted).
+    public static var maximumHeldEvents: Int { 256 }
 
     public init(client: MQTTClient, logger: Logger) {
         self.client = client
@@ -69,15 +79,29 @@ public final class MQTTSink: AgentSink {
     }
 
     public func send(_ messages: [OutboundMessage], at ts: Double) {
-        for m in messages {
+        let held: [OutboundMessage] = client.isConnected ? heldEvents.withLock { h in defer { h.removeAll() }; return h } : []
+        for m in held + messages {
             do {
                 try client.publish(MQTTMessage(topic: m.topic, payload: m.payload, qos: m.qos == 0 ? .atMostOnce : .atLeastOnce,
                                                retain: m.retain))
             } catch {
-                droppedCount.add(1, ordering: .relaxed)
+                guard m.qos > 0 && !m.retain else {
+                    droppedCount.add(1, ordering: .relaxed)
+                    continue
+                }
+                let overflow = heldEvents.withLock { h in
+                    h.append(m)
+                    let over = max(0, h.count - Self.maximumHeldEvents)
+                    h.removeFirst(over)
+                    return over
+                }
+                if overflow > 0 { droppedCount.add(UInt64(overflow), ordering: .relaxed) }
             }
         }
     }
+
+    /// Events waiting for the broker.
+    public var heldEventCount: Int { heldEvents.withLock { $0.count } }
 
     public var dropped: UInt64 { droppedCount.load(ordering: .relaxed) }
     public var reconnects: UInt64 { UInt64(max(0, client.reconnects)) }
