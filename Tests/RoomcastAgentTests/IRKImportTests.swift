@@ -136,9 +136,23 @@ import RoomcastYAML
         #expect(try String(contentsOfFile: path + ".bak", encoding: .utf8) == Self.agentYAML)
         let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
         #expect(mode == 0o640)
+        #expect(try FileManager.default.attributesOfItem(atPath: path + ".bak")[.posixPermissions] as? Int == 0o640)
+        #expect(!FileManager.default.fileExists(atPath: path + ".irks-import.tmp"))
         // Again: the key is there already, nothing changes.
         #expect(EdgeAgentCLI.importIRKs(command) == .success)
         #expect(try String(contentsOfFile: path, encoding: .utf8) == merged)
+    }
+
+    /// The files `--write` creates (the backup, the new config before it takes the old one's
+    /// mode) are readable by their owner only from the start, whatever the umask, and never
+    /// written through something already at their path.
+    @Test func theFilesWriteCreatesStartPrivate() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-irks-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try IRKImport.writePrivately(Data("irks: []\n".utf8), to: path)
+        #expect(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int == 0o600)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "irks: []\n")
+        #expect(throws: POSIXError.self) { try IRKImport.writePrivately(Data("x".utf8), to: path) }
     }
 
     @Test(arguments: [

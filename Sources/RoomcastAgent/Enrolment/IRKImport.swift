@@ -118,16 +118,22 @@ public enum IRKImport {
     }
 
     /// Writes `text` over `path`, keeping the old file as `<path>.bak` and the file's mode and owner.
+    /// The config holds every IRK and maybe the broker's password: the backup and the new file are
+    /// created readable by their owner only, and take the old file's mode and owner once written,
+    /// so neither is ever readable by more than the config was (created with the umask, under
+    /// sudo's 022, they were world-readable until their mode was copied over).
     public static func replace(_ path: String, with text: String) throws -> String {
         let fm = FileManager.default
         let backup = path + ".bak"
         let attributes = try fm.attributesOfItem(atPath: path)
-        if fm.fileExists(atPath: backup) { try fm.removeItem(atPath: backup) }
-        try fm.copyItem(atPath: path, toPath: backup)
-        let temp = path + ".irks-import.tmp"
-        guard fm.createFile(atPath: temp, contents: Data(text.utf8)) else { throw CocoaError(.fileWriteUnknown) }
         var keep: [FileAttributeKey: Any] = [:]
         for k in [FileAttributeKey.posixPermissions, .ownerAccountID, .groupOwnerAccountID] { keep[k] = attributes[k] }
+        if fm.fileExists(atPath: backup) { try fm.removeItem(atPath: backup) }
+        try writePrivately(try Data(contentsOf: URL(fileURLWithPath: path)), to: backup)
+        try fm.setAttributes(keep, ofItemAtPath: backup)
+        let temp = path + ".irks-import.tmp"
+        try? fm.removeItem(atPath: temp)
+        try writePrivately(Data(text.utf8), to: temp)
         try fm.setAttributes(keep, ofItemAtPath: temp)
         guard rename(temp, path) == 0 else {
             let e = errno
@@ -135,5 +141,23 @@ public enum IRKImport {
             throw POSIXError(POSIXErrorCode(rawValue: e) ?? .EIO)
         }
         return backup
+    }
+
+    /// Creates `path` (which must not exist) with mode 0600 and writes `data` to it.
+    static func writePrivately(_ data: Data, to path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        defer { close(fd) }
+        try data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) throws in
+            var offset = 0
+            while offset < buffer.count {
+                let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+                }
+                offset += n
+            }
+        }
     }
 }
