@@ -80,4 +80,17 @@ import Testing
         #expect(fromFile == LearnFollower.describe(retained.rooms, active: retained.active))
         #expect(fromFile.hasPrefix("kitchen: 5.0 s taught"), "\(fromFile)")
     }
+
+    /// `aggregator learn` follows the result and state topics, which anyone on the broker may
+    /// publish on: times past an integer's range print as `?` (they trapped the command).
+    @Test func forgedTimesDoNotCrashTheFollower() throws {
+        let command = LearnCommand(.label(room: "kitchen", beacon: cat, seconds: 30), request: "cli-1")
+        var follower = LearnFollower(request: command, now: 0)
+        let topics = Topics()
+        let started = LearnResult(ts: 1, status: .started, request: command.request, room: "kitchen", beacon: cat,
+                                  started: -1e300, ends: 1e300)
+        let first = follower.take(topic: topics.aggregatorLearnResult, payload: try WireFormat.encode(started), topics: topics, now: 1)
+        #expect(first.lines.first?.contains("for ? s") == true, "\(first.lines)")
+        #expect(LearnFollower.whole(29.6) == "30" && LearnFollower.whole(.nan) == "?" && LearnFollower.whole(-1e300) == "?")
+    }
 }

@@ -1,3 +1,4 @@
+import TestSupport
 import Shared
 import Testing
 @testable import RoomcastAggregator
@@ -123,6 +124,49 @@ extension InstanceLivenessTests {
         await r.brokerDisconnected()
         await r.brokerConnected(now: 20)
         #expect(await r.livePeers.isEmpty, "a peer whose topic the new session did not bring back")
+    }
+}
+
+extension InstanceLivenessTests {
+    /// Instances of one site share a config: a `client_id` set there is made one per instance
+    /// under hot standby (two connections with one id evict each other, each firing the other's
+    /// will); without standby it is used as given.
+    @Test func eachInstanceConnectsWithItsOwnClientID() {
+        var config = AggregatorConfig(site: site)
+        #expect(AggregatorCLI.clientID(config, instance: "a") == "roomcast-aggregator-a")
+        config.mqtt.clientID = "site-aggregator"
+        #expect(AggregatorCLI.clientID(config, instance: "a") == "site-aggregator")
+        config.standby = .init(enabled: true)
+        #expect(AggregatorCLI.clientID(config, instance: "a") == "site-aggregator-a")
+        #expect(AggregatorCLI.clientID(config, instance: "b") == "site-aggregator-b")
+    }
+
+    /// `--instance` names a topic level (`.../instances/<name>`): one that cannot be is a usage
+    /// error, before anything connects.
+    @Test(arguments: ["a/b", "a+", "#", ""])
+    func anInstanceNameThatCannotBeATopicLevelIsRefused(name: String) async throws {
+        let dir = try LiveRig.workDirectory()
+        let config = try Home.writeConfig(port: 1, in: dir)
+        let run = try await BuiltExecutable.run("aggregator", ["run", "--config", config, "--instance", name], timeout: .seconds(30))
+        #expect(run.status == 64, "\(run.stderr)")
+        #expect(run.stderr.contains("--instance"), "\(run.stderr)")
+    }
+}
+
+/// What the aggregator remembers of topics anyone on the broker may publish is bounded.
+@Suite struct BrokerTablesTests {
+    @Test func discoveryConfigsOnTheBrokerAreRememberedUpToABound() async {
+        let topics = Topics()
+        let core = AggregatorCore(engine: StrongestLatest(roomOfNode: ["kitchen-pi": "kitchen"]), site: site, topics: topics,
+                                  discovery: HomeAssistantDiscovery(topics: topics, site: site))
+        let runtime = AggregatorRuntime(core: core, election: nil, refreshInterval: .infinity, startedAt: 0, logger: .silent)
+        let bound = AggregatorRuntime<StrongestLatest>.maximumDiscoveryOnBroker
+        for i in 0..<(bound + 50) {
+            _ = await runtime.handle(topic: "homeassistant/device/roomcast_stranger_\(i)/config", payload: [0x7B, 0x7D], now: 1, retained: true)
+        }
+        #expect(await runtime.discoveryConfigsOnBroker == bound)
+        _ = await runtime.handle(topic: "homeassistant/device/roomcast_stranger_0/config", payload: [], now: 2, retained: true)
+        #expect(await runtime.discoveryConfigsOnBroker == bound - 1, "a cleared config is forgotten")
     }
 }
 

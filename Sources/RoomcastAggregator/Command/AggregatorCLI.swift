@@ -145,9 +145,21 @@ public enum AggregatorCLI {
         return .success
     }
 
+    /// The main connection's client id: `mqtt.client_id`, or one derived from the instance. Under
+    /// hot standby the instances of a site share a config, and one id would make them evict each
+    /// other from the broker (each connection firing the other's will): each adds its name.
+    static func clientID(_ config: AggregatorConfig, instance: String) -> String {
+        guard let id = config.mqtt.clientID else { return "roomcast-aggregator-\(instance)" }
+        return config.standby.enabled ? "\(id)-\(instance)" : id
+    }
+
     static func live(_ command: ParsedCommand, config: AggregatorConfig, logger: Logger) async -> ExitCode {
         let topics = config.mqtt.topics
         let instance = command[RunOptions.instance] ?? ProcessInfo.processInfo.hostName
+        // The name is a level of its liveness topic and part of its client id.
+        if let problem = TopicName.problem(with: instance) {
+            return fail("--instance '\(ConfigNode.excerpt(instance))' \(problem) (it names the instance's topic)", .usage)
+        }
         let election = config.standby.enabled
             ? LeaseElection(me: instance, topics: topics, duration: config.standby.leaseS, scope: config.partitionName) : nil
         // Under hot standby the Last Will marks this instance offline (a standby then takes the lease
@@ -160,6 +172,7 @@ public enum AggregatorCLI {
         let guardConfiguration: MQTTClientConfiguration?
         do {
             var configuration = try config.mqtt.clientConfiguration(clientID: "roomcast-aggregator-\(instance)", will: will)
+            configuration.clientID = clientID(config, instance: instance)
             configuration.inboundBufferSize = Self.inboundBuffer
             configuration.batchInbound = true
             client = try MQTTClient(configuration: configuration, logger: logger)

@@ -196,7 +196,7 @@ struct LearnFollower: Sendable {
                   let label = state.active.first(where: { $0.beacon == beacon }) else { return ([], false) }
             lastProgress = now
             let heard = label.nodes.isEmpty ? "no node hears it yet" : "heard by " + label.nodes.joined(separator: ", ")
-            return (["  \(Int(label.recorded.rounded())) s recorded, \(max(0, Int((ends - state.ts).rounded()))) s to go; \(heard)"], false)
+            return (["  \(Self.whole(label.recorded)) s recorded, \(Self.whole(max(0, ends - state.ts))) s to go; \(heard)"], false)
         }
         guard topic == topics.aggregatorLearnResult, let result = try? WireFormat.decode(LearnResult.self, from: payload),
               result.request == request.request else { return ([], false) }
@@ -206,7 +206,7 @@ struct LearnFollower: Sendable {
             ends = end
             deadline = max(deadline, now + (end - (result.started ?? now)) + Self.answerTimeout)
             lastProgress = now
-            return (["Learning \(result.room ?? "?") from \(result.beacon?.rawValue ?? "?") for \(Int((end - (result.started ?? end)).rounded())) s: keep the beacon on you and walk round the room."], false)
+            return (["Learning \(result.room ?? "?") from \(result.beacon?.rawValue ?? "?") for \(Self.whole(end - (result.started ?? end))) s: keep the beacon on you and walk round the room."], false)
         case .learned:
             outcome = (Self.describe(result), .success)
         case .notLearned:
@@ -227,6 +227,12 @@ struct LearnFollower: Sendable {
     /// `--show` prints the same figures from the retained state and from the state file:
     /// rounding 4.949 to one decimal gives 4.9, but its retained 4.95 gives 5.0.
     static func number(_ x: Double) -> String { String(format: "%.1f", LearnState.rounded(x)) }
+
+    /// Whole seconds from a message the broker delivered: anyone may publish on these topics,
+    /// and `Int(_:)` traps on a value past its range (`1e300`), so such a value shows as `?`.
+    static func whole(_ x: Double) -> String {
+        x.isFinite && abs(x) < 1e15 ? "\(Int(x.rounded()))" : "?"
+    }
 
     static func describe(_ result: LearnResult) -> String {
         let recorded = result.recorded ?? 0

@@ -14,6 +14,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     private let refreshInterval: Double
     private var nextRefresh: Double = 0
     private var discoveryOnBroker: Set<String> = []
+    /// Our discovery configs seen on the broker and remembered (at most `maximumDiscoveryOnBroker`).
+    public var discoveryConfigsOnBroker: Int { discoveryOnBroker.count }
     private var discoveryReconciled = false
     /// Start-up time, moved to the first broker connection: the retained state arrives only then.
     private var startedAt: Double
@@ -179,7 +181,11 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             return []
         }
         if let discovery = core.discovery, discovery.isOurs(topic) {
-            if payload.isEmpty { discoveryOnBroker.remove(topic) } else { discoveryOnBroker.insert(topic) }
+            if payload.isEmpty {
+                discoveryOnBroker.remove(topic)
+            } else if discoveryOnBroker.count < Self.maximumDiscoveryOnBroker {
+                discoveryOnBroker.insert(topic)
+            }
             return []
         }
         if topic == leaseTopic {
@@ -464,6 +470,11 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         core.lostHearing()
         peersOnline = []
     }
+
+    /// Discovery configs on the broker remembered at most (for the clean-up after the start):
+    /// anyone may publish under the discovery prefix. A site's own configs are a few per room,
+    /// node and beacon.
+    static var maximumDiscoveryOnBroker: Int { 100_000 }
 
     /// Peers remembered at most: liveness topics come from the network.
     static var maximumPeers: Int { 256 }
