@@ -105,22 +105,26 @@ public final class HTTPServer: Sendable {
     /// Stops accepting, ends every open connection (streams included) and closes the socket.
     /// Idempotent.
     public func shutdown() {
-        let (listenFD, wake) = state.withLock { s -> (Int32, Int32) in
-            guard !s.stopped else { return (-1, -1) }
+        // The wake-up is written under the lock the accept loop closes the pipe under: written
+        // after, it could reach a descriptor number already given to another file.
+        state.withLock { s in
+            guard !s.stopped else { return }
             s.stopped = true
             for fd in s.connections { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
-            return (s.listenFD, s.wake.write)
+            if s.wake.write >= 0 { _ = try? Syscall.writeAll(s.wake.write, [1]) }
         }
-        guard listenFD >= 0 || wake >= 0 else { return }
-        if wake >= 0 { _ = try? Syscall.writeAll(wake, [1]) }
     }
 
     private func acceptLoop() {
-        let (listenFD, wakeRead, wakeWrite) = state.withLock { ($0.listenFD, $0.wake.read, $0.wake.write) }
+        let (listenFD, wakeRead) = state.withLock { ($0.listenFD, $0.wake.read) }
         defer {
-            close(listenFD)
-            close(wakeRead)
-            close(wakeWrite)
+            state.withLock { s in
+                close(s.listenFD)
+                close(s.wake.read)
+                close(s.wake.write)
+                s.listenFD = -1
+                s.wake = (-1, -1)
+            }
         }
         var fds = [pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
         while true {
