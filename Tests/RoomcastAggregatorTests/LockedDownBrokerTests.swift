@@ -125,8 +125,13 @@ import TestSupport
         }
         try (String(contentsOfFile: "\(dir)/home/agent.yaml", encoding: .utf8) + mqttSection("kitchen-pi"))
             .write(toFile: "\(dir)/agent.yaml", atomically: true, encoding: .utf8)
-        try (String(contentsOfFile: "\(dir)/home/site.yaml", encoding: .utf8) + mqttSection("aggregator")
-             + "output:\n  refresh_interval_s: 1\n")
+        // The home's first beacon belongs to Alice: the aggregator publishes her on roomcast/people/,
+        // which the shipped ACL must let it write.
+        let site = try String(contentsOfFile: "\(dir)/home/site.yaml", encoding: .utf8)
+        let firstBeacon = try #require(site.split(separator: "\n").first { $0.contains("- id: \"ibeacon:") }?
+            .split(separator: "\"").dropFirst().first)
+        try (site + mqttSection("aggregator") + "output:\n  refresh_interval_s: 1\n"
+             + "people:\n  - name: Alice\n    beacons: [\"\(firstBeacon)\"]\n")
             .write(toFile: "\(dir)/site.yaml", atomically: true, encoding: .utf8)
         let agent = try ChildProcess("/usr/bin/env", [
             "ROOMCAST_MQTT_PASSWORD=\(LockedDownBroker.users["kitchen-pi"]!)", "\(bin)/edge-agent", "run",
@@ -141,7 +146,7 @@ import TestSupport
         let ha = try broker.client("homeassistant")
         let seenByHA = StreamCollector(ha.messages)
         ha.start()
-        for f in ["roomcast/presence/+", "roomcast/aggregator/status", "homeassistant/#"] { try await ha.subscribe(f) }
+        for f in ["roomcast/presence/+", "roomcast/people/+", "roomcast/aggregator/status", "homeassistant/#"] { try await ha.subscribe(f) }
         try await ha.waitUntilConnected(timeout: .seconds(10))
         let decided = try await seenByHA.waitFor("presence decided from kitchen-pi's readings", timeout: .seconds(30)) { all in
             all.contains { m in
@@ -150,6 +155,9 @@ import TestSupport
         }
         #expect(decided.contains { $0.topic == "roomcast/aggregator/status" && $0.payloadString == "online" }, "\(logs())")
         #expect(decided.contains { $0.topic.hasPrefix("homeassistant/") }, "discovery reaches Home Assistant")
+        try await seenByHA.waitFor("Alice's person topic", timeout: .seconds(30)) { all in
+            all.contains { $0.topic == "roomcast/people/alice" && $0.payloadString?.contains("\"state\":\"home\"") == true }
+        }
 
         // Another node (office-pi) forges strong readings in hall-pi's name, 20 of them over 2 s. (Not
         // kitchen-pi's own account: the broker makes the username the client id, so a second
