@@ -53,7 +53,7 @@ extension FusionEngine {
     public mutating func restore(_ learned: LearnedRooms) {
         training.learned = learned
         training.learned.departures = []
-        departures.restore(learned.departures, roomIndex: roomIndex)
+        departures.restore(learned.departures, roomIndex: roomIndex, roomsComeLater: site.nodes.isEmpty && settings.autoNodes)
     }
 
     /// Forgets what was learned about `room`.

@@ -336,7 +336,9 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         if let i = nodeIndex[name] { return i }
         guard settings.autoNodes, nodes.count < settings.maxNodes else { return nil }
         // An unconfigured node stands for a room of its own name (zero-config).
+        let known = roomIndex[name] != nil
         let room = Self.ensureRoom(name, floor: 0, names: &roomNames, floors: &roomFloors, index: &roomIndex)
+        if !known { departures.roomAdded(name, at: room) }
         nodeIndex[name] = nodes.count
         nodes.append(NodeState(name: name, room: room, rxAdjust: 0))
         if nodes.count > nodeStride { growStride(to: max(nodeStride * 2, nodes.count)) }
@@ -505,14 +507,16 @@ extension FusionEngine: ResumablePresenceEstimator {
         var s = beacons[b]
         s.room = room
         s.decided = true
-        s.since = decision.since
+        // Times from a retained message are no later than now: one from the future would keep
+        // the beacon from ever being forgotten or evicted (`now - lastSeen` stays negative).
+        s.since = min(decision.since, now)
         s.reason = "resumed"
-        s.confidence = decision.confidence
+        s.confidence = min(max(decision.confidence, 0), 1)
         // The resumed decision is in force from now: decision(for:) stamps it with
         // this time, and the room filter's first step runs from here.
         s.lastEvaluation = now
         s.resumedAt = now
-        if let seen = decision.lastSeen { s.lastSeen = seen }
+        if let seen = decision.lastSeen, seen.isFinite { s.lastSeen = min(seen, now) }
         if room >= 0 && s.logPosterior.count > 1 {
             s.filter.lean(to: room, probability: 0.8)
             s.filter.roomLogPosterior(into: &s.logPosterior)

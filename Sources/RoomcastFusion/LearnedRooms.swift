@@ -139,6 +139,9 @@ public struct LearnedRooms: Codable, Sendable, Equatable {
 
     /// Rooms a state holds at most.
     public static let maximumRooms = 256
+    /// Rooms with departure counts a state holds at most: a count needs no teaching, so every
+    /// room of a big site may have one (`RoomDepartures.record` keeps the most counted).
+    public static let maximumDepartureRooms = 4096
     /// Nodes per room at most.
     public static let maximumNodes = 128
     /// The largest state file read (bytes): the bounds above, pretty-printed, fit with room to spare.
@@ -174,7 +177,7 @@ public struct LearnedRooms: Codable, Sendable, Equatable {
         var records: [Departures] = []
         if c.contains(.departures) {
             var list = try c.nestedUnkeyedContainer(forKey: .departures)
-            records = try Self.decodeUnique(&list, Departures.self, most: Self.maximumRooms, of: "rooms", name: \.room)
+            records = try Self.decodeUnique(&list, Departures.self, most: Self.maximumDepartureRooms, of: "rooms", name: \.room)
         }
         self.departures = records
     }

@@ -13,6 +13,10 @@
 struct RoomDepartures {
     private var departures: [Int] = []
     private var returns: [Int] = []
+    /// Counts read back for rooms the engine does not have yet: on a site that lists no nodes a
+    /// room is made when its node is first heard, after the state file was read. They are
+    /// taken up then (`roomAdded`) and written back meanwhile, never dropped.
+    private var waiting: [String: LearnedRooms.Departures] = [:]
     /// Moves whenever a count changes: the state file needs writing.
     private(set) var revision: UInt64 = 0
 
@@ -48,26 +52,49 @@ struct RoomDepartures {
         revision &+= 1
     }
 
-    /// The counts, by room name (`names[i]` is room `i`), sorted by name as the state file keeps them.
+    /// The counts, by room name (`names[i]` is room `i`), sorted by name as the state file keeps
+    /// them: at most `LearnedRooms.maximumDepartureRooms`, the most counted, so the file reads back.
     func record(names: [String]) -> [LearnedRooms.Departures] {
-        departures.indices.compactMap { r -> LearnedRooms.Departures? in
+        var all = departures.indices.compactMap { r -> LearnedRooms.Departures? in
             guard r < names.count, departures[r] + returns[r] > 0 else { return nil }
             return .init(room: names[r], left: departures[r], returned: returns[r])
-        }.sorted { $0.room < $1.room }
+        }
+        all += waiting.values
+        if all.count > LearnedRooms.maximumDepartureRooms {
+            all.sort { $0.left + $0.returned != $1.left + $1.returned ? $0.left + $0.returned > $1.left + $1.returned : $0.room < $1.room }
+            all.removeLast(all.count - LearnedRooms.maximumDepartureRooms)
+        }
+        return all.sorted { $0.room < $1.room }
     }
 
-    /// Replaces the counts with `record`'s (read back from the state file); a room the site
-    /// no longer has is dropped.
-    mutating func restore(_ record: [LearnedRooms.Departures], roomIndex: [String: Int]) {
+    /// Replaces the counts with `record`'s (read back from the state file). Those of rooms the
+    /// engine does not have wait for them (`roomAdded`) where `roomsComeLater` (a site that lists
+    /// no nodes); elsewhere such a room is no longer the site's, and its counts are dropped.
+    mutating func restore(_ record: [LearnedRooms.Departures], roomIndex: [String: Int], roomsComeLater: Bool) {
         departures = []
         returns = []
+        waiting = [:]
         for entry in record {
-            guard let r = roomIndex[entry.room] else { continue }
-            grow(to: r + 1)
-            departures[r] = entry.left
-            returns[r] = entry.returned
+            guard let r = roomIndex[entry.room] else {
+                if roomsComeLater { waiting[entry.room] = entry }
+                continue
+            }
+            set(entry, at: r)
         }
         revision &+= 1
+    }
+
+    /// The engine made room `index` named `name` (its node was first heard): the counts read
+    /// back for it apply from now.
+    mutating func roomAdded(_ name: String, at index: Int) {
+        guard let entry = waiting.removeValue(forKey: name) else { return }
+        set(entry, at: index)
+    }
+
+    private mutating func set(_ entry: LearnedRooms.Departures, at r: Int) {
+        grow(to: r + 1)
+        departures[r] = entry.left
+        returns[r] = entry.returned
     }
 
     private mutating func grow(to count: Int) {

@@ -261,6 +261,46 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(cleared.map(\.topic) == [config(dog)])
     }
 
+    /// A retained away decision the engine does not take (here a node's own beacon, on a site
+    /// that lists its beacons) is not resumed: its absence from the engine matched the away, so
+    /// it was announced to Home Assistant as a beacon of the site.
+    @Test func anAwayDecisionTheEngineRefusesIsNotResumed() throws {
+        let nodeBeacon = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-900-1")!
+        var calibrated = site
+        calibrated.nodes = [.init(name: "kitchen-pi", room: "kitchen", beacon: nodeBeacon), .init(name: "office-pi", room: "office")]
+        let topics = Topics()
+        var core = AggregatorCore(engine: FusionEngine(site: calibrated), site: calibrated, topics: topics,
+                                  discovery: HomeAssistantDiscovery(topics: topics, site: calibrated))
+        _ = try core.start(now: 100)
+        let away = PresenceDecision(id: nodeBeacon, name: nil, room: nil, floor: nil, distance: nil, confidence: 0, node: nil,
+                                    since: 50, lastSeen: 40, evidence: [], ts: 90)
+        let out = try core.handle(topic: topics.presence(nodeBeacon), payload: WireFormat.encode(away), now: 100).messages
+        #expect(!out.contains { $0.topic.contains("900_1") }, "\(out.map(\.topic))")
+        #expect(try !core.wantedDiscovery().contains { $0.topic.contains("900_1") })
+        #expect(try !core.refresh(now: 101).contains { $0.topic == topics.presence(nodeBeacon) })
+    }
+
+    /// Time that jumps far ahead (a replay line with a stray timestamp, a clock set wrong) is
+    /// ticked through for its last day only: ticking every second of it stalled, and past
+    /// 2^53 s a tick no longer moved the clock and never ended. After a jump the core goes on
+    /// deciding (readings are accepted up to the year 2100).
+    @Test(.timeLimit(.minutes(1)), arguments: [100_000.0, 1e12, 1e300])
+    func aJumpFarAheadIsTickedThroughForItsLastDayOnly(to jump: Double) throws {
+        var core = AggregatorCore(engine: FusionEngine(site: site), site: site, topics: Topics(), discovery: nil)
+        _ = try core.start(now: 100)
+        _ = try core.handle(topic: Topics().nodeBeacon("kitchen-pi", cat),
+                            payload: WireFormat.encode(reading("kitchen-pi", rssi: -55, ts: 100)), now: 100)
+        _ = try core.advance(to: jump)
+        _ = try core.advance(to: jump + 0.5)
+        guard jump < 4_102_444_800 else { return }
+        for k in 0..<10 {
+            let t = jump + 1 + 0.5 * Double(k)
+            _ = try core.handle(topic: Topics().nodeBeacon("office-pi", cat),
+                                payload: WireFormat.encode(reading("office-pi", rssi: -50, ts: t, seq: UInt64(k + 2))), now: t)
+        }
+        #expect(core.engine.decision(for: cat)?.room == "office", "still deciding after the jump")
+    }
+
     @Test func theNodesOwnBeaconsReachTheEngineButAreNeverPublished() throws {
         // A site that lists its beacons: readings of anything else are dropped, except the
         // nodes' own beacons, which the engine needs for calibration.

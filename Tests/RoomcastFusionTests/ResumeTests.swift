@@ -31,6 +31,22 @@ import Testing
         #expect(away.room == nil && away.reason == "timeout")
     }
 
+    /// A retained decision's times and confidence come from the broker: one last seen in the
+    /// future would keep its beacon from ever being forgotten or evicted (`now - lastSeen`
+    /// stays negative), filling the table for good. They are taken as no later than now.
+    @Test func aDecisionFromTheFutureIsResumedAsOfNow() throws {
+        var settings = FusionSettings()
+        settings.forgetAfter = 60
+        var engine = FusionEngine(site: site, settings: settings)
+        let forged = PresenceDecision(id: id, name: nil, room: nil, floor: nil, distance: nil, confidence: 1e300,
+                                      node: nil, since: 1e300, lastSeen: 1e300, evidence: [], ts: 1e300)
+        engine.resume(forged, now: 100)
+        let resumed = try #require(engine.decision(for: id))
+        #expect(resumed.lastSeen == 100 && resumed.since == 100)
+        _ = engine.tick(now: 200)
+        #expect(engine.decision(for: id) == nil, "forgotten after forget_after like any away beacon")
+    }
+
     @Test func aDecisionForAnotherPartitionsRoomIsNotResumed() {
         var engine = FusionEngine(site: site)
         let upstairs = PresenceDecision(id: id, name: "Cat", room: "attic", floor: 2, distance: 2, confidence: 0.9,

@@ -147,4 +147,51 @@ import Shared
         #expect(learned.departures.map(\.room) == ["kitchen", "office"])
         #expect(try LearnedRooms.decode(learned.encoded()) == learned)
     }
+
+    /// On a site that lists no nodes, each room is made when its node is first heard, after
+    /// the state file was read: the counts read back wait for their rooms, apply once the node
+    /// reports, and are written back meanwhile (they were dropped, and the next save lost them).
+    @Test func onASiteThatListsNoNodesTheCountsWaitForTheirRooms() throws {
+        var engine = FusionEngine(site: SiteModel(rooms: [], nodes: []), settings: FusionSettings())
+        let counts = [LearnedRooms.Departures(room: "hall-pi", left: 3, returned: 0)]
+        engine.restore(LearnedRooms(departures: counts))
+        #expect(engine.learnedRooms.departures == counts, "kept before the node is heard")
+        var synth = Synthetic()
+        let tag = Self.id(4)
+        var t = 0.0
+        while t < 20 {
+            engine.ingest(synth.reading("hall-pi", rssi: -60, at: t, id: tag), now: t)
+            _ = engine.tick(now: t)
+            t += 0.2
+        }
+        #expect(engine.decision(for: tag)?.room == "hall-pi")
+        #expect(engine.learnedRooms.departures == counts)
+        // The hall is where beacons leave from: a silence there is leaving within seconds.
+        let start = t - 0.2
+        var awayAfter: Double?
+        while t < 60, awayAfter == nil {
+            _ = engine.tick(now: t)
+            if engine.decision(for: tag)?.room == nil { awayAfter = t - start }
+            t += 0.2
+        }
+        let away = try #require(awayAfter)
+        #expect(away < 10, "away after \(away) s, not the timeout")
+    }
+
+    /// A big site's counts are written so that the file reads back: at most
+    /// `maximumDepartureRooms` rooms, the most counted (more than 256 made the file unreadable,
+    /// and every taught room with it).
+    @Test func aBigSitesCountsReadBack() throws {
+        var engine = FusionEngine(site: SiteModel(rooms: [], nodes: []), settings: FusionSettings())
+        let many = (0..<(LearnedRooms.maximumDepartureRooms + 10)).map {
+            LearnedRooms.Departures(room: String(format: "room-%05d", $0), left: $0 < 10 ? 0 : 1, returned: 0)
+        }
+        engine.restore(LearnedRooms(departures: many))
+        let written = engine.learnedRooms
+        #expect(written.departures.count == LearnedRooms.maximumDepartureRooms)
+        #expect(!written.departures.contains { $0.left == 0 }, "the least counted are the ones left out")
+        #expect(try LearnedRooms.decode(written.encoded()) == written)
+        let threeHundred = LearnedRooms(departures: Array(many.suffix(300)))
+        #expect(try LearnedRooms.decode(threeHundred.encoded()).departures.count == 300)
+    }
 }

@@ -216,7 +216,9 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             if var resumable = engine as? any ResumablePresenceEstimator {
                 resumable.resume(d, now: now)
                 if let back = resumable as? Engine { engine = back }
-                if engine.decision(for: d.id)?.room == d.room {
+                // Resumed only when the engine took it (a full table, or a node's own beacon,
+                // leaves it out: an away decision would match its absence).
+                if let resumed = engine.decision(for: d.id), resumed.room == d.room {
                     publisher.resume(from: [d])
                     out += try announceResumed(d)
                 }
@@ -288,13 +290,25 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             hearingBackAt = nil
             engine.hearingRestored(at: back)
         }
-        while t <= now {
+        // A gap longer than a day (a replay whose lines jump ahead, a clock set far forward) is
+        // not ticked through second by second: its last day is, which decides every away and
+        // change there is to decide. Ticking a year of seconds would stall; far enough out,
+        // `t + tickInterval` is `t` again and it never ends.
+        if now - t > Self.longestCatchUp { t = gridTick(after: now - Self.longestCatchUp) }
+        var ticks = 0
+        while t <= now, ticks <= Int(Self.longestCatchUp / tickInterval) + 1 {
             out += try publishChanges(now: t)
-            t += tickInterval
+            ticks += 1
+            let next = t + tickInterval
+            guard next > t else { break }  // past 2^53 s a tick no longer moves the clock
+            t = next
         }
-        nextTick = t
+        nextTick = t > now ? t : gridTick(after: now)
         return out
     }
+
+    /// The longest stretch of time `advance` ticks through (seconds).
+    static var longestCatchUp: Double { 86_400 }
 
     /// Periodic refresh of every retained output.
     public func refresh(now: Double) throws -> [OutboundMessage] {
