@@ -291,23 +291,25 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             engine.hearingRestored(at: back)
         }
         // A gap longer than a day (a replay whose lines jump ahead, a clock set far forward) is
-        // not ticked through second by second: its last day is, which decides every away and
-        // change there is to decide. Ticking a year of seconds would stall; far enough out,
-        // `t + tickInterval` is `t` again and it never ends.
-        if now - t > Self.longestCatchUp { t = gridTick(after: now - Self.longestCatchUp) }
-        var ticks = 0
-        while t <= now, ticks <= Int(Self.longestCatchUp / tickInterval) + 1 {
+        // ticked through for its first day, where a silence's away and forgetting fall, and
+        // then once at its end. Ticking a year of seconds would stall; far enough out,
+        // `t + tickInterval` is `t` again and it would never end.
+        let last = min(now, t + Self.longestCatchUp)
+        while t <= last {
             out += try publishChanges(now: t)
-            ticks += 1
             let next = t + tickInterval
             guard next > t else { break }  // past 2^53 s a tick no longer moves the clock
             t = next
         }
-        nextTick = t > now ? t : gridTick(after: now)
+        if t <= now {
+            out += try publishChanges(now: now)
+            t = gridTick(after: now)
+        }
+        nextTick = t > now ? t : .infinity
         return out
     }
 
-    /// The longest stretch of time `advance` ticks through (seconds).
+    /// The longest stretch of a gap `advance` ticks through second by second (seconds).
     static var longestCatchUp: Double { 86_400 }
 
     /// Periodic refresh of every retained output.
