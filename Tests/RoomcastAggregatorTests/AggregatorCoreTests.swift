@@ -290,7 +290,10 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         _ = try core.start(now: 100)
         _ = try core.handle(topic: Topics().nodeBeacon("kitchen-pi", cat),
                             payload: WireFormat.encode(reading("kitchen-pi", rssi: -55, ts: 100)), now: 100)
-        _ = try core.advance(to: jump)
+        let during = try core.advance(to: jump)
+        let away = try #require(during.compactMap { try? WireFormat.decode(PresenceDecision.self, from: $0.payload) }
+            .first { $0.id == cat && $0.room == nil }, "away within the gap")
+        #expect(away.ts < 200, "at the away timeout after the last reading, not at the gap's end: \(away.ts)")
         _ = try core.advance(to: jump + 0.5)
         guard jump < 4_102_444_800 else { return }
         for k in 0..<10 {
