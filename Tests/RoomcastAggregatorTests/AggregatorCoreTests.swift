@@ -414,6 +414,18 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(core.engine.decision(for: cat)?.room == "kitchen")
     }
 
+    /// On a site that lists no nodes a status message makes a node, as a reading does: a name
+    /// no reading could carry (control characters, past 128 bytes) is refused the same way.
+    @Test func aStatusFromANodeNamedAsNoNodeMayBeIsRefused() throws {
+        let open = SiteModel(rooms: [], nodes: [])
+        var core = AggregatorCore(engine: FusionEngine(site: open), site: open, topics: Topics(), discovery: nil)
+        for name in ["bad\u{7}pi", String(repeating: "n", count: 200)] {
+            let r = try core.handle(topic: "roomcast/nodes/\(name)/status", payload: Array("online".utf8), now: 1).rejection
+            #expect(r?.reason == .outOfRange, "\(String(describing: r))")
+        }
+        #expect(try core.handle(topic: Topics().nodeStatus("hall-pi"), payload: Array("online".utf8), now: 1).rejection == nil)
+    }
+
     @Test func resumeFromRetainedPresencePublishesNoEvents() throws {
         var core = makeCore(discovery: false)
         let topics = Topics()

@@ -100,6 +100,9 @@ public struct InputIntake: Sendable {
             return .success(.reading(reading))
         case let .nodeStatus(node):
             if !isKnown(node: node) { return reject(.unknownNode, "node '\(node)' is not configured") }
+            // On a site that lists no nodes a status makes a node (and a room of its name), as a
+            // reading does: the same rules for its name.
+            if let problem = TopicName.problem(with: node) { return reject(.outOfRange, "node name \(problem)") }
             switch String(decoding: payload, as: UTF8.self) {
             case "online": return .success(.nodeStatus(node: node, online: true))
             case "offline", "": return .success(.nodeStatus(node: node, online: false))
