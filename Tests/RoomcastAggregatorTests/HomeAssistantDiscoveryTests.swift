@@ -48,6 +48,21 @@ import Testing
         #expect(ids.contains("roomcast_room_kitchen_occupancy") && ids.contains("roomcast_node_kitchen_pi_connectivity"))
     }
 
+    /// Every config the site publishes, in either mode, names its aggregator status topic: how
+    /// an aggregator tells its own configs on the broker from another site's (another topic
+    /// prefix, the same `roomcast_` ids), which its clean-up must leave alone.
+    @Test(arguments: [AggregatorConfig.Discovery.Mode.device, .entity])
+    func everyConfigIsRecognisedAsThisSitesAndNoOtherSitesIs(mode: AggregatorConfig.Discovery.Mode) throws {
+        let ours = HomeAssistantDiscovery(topics: Topics(), mode: mode, site: Self.site)
+        let other = HomeAssistantDiscovery(topics: Topics(prefix: "site-b/roomcast"), mode: mode, site: Self.site)
+        let configs = try ours.siteConfigs(Self.site) + (try ours.beaconConfigs(id: cat, name: "Cat"))
+        #expect(!configs.isEmpty)
+        for m in configs {
+            #expect(ours.isThisSites(m.payload), "\(m.topic)")
+            #expect(!other.isThisSites(m.payload), "\(m.topic)")
+        }
+    }
+
     @Test func aPersonHasATrackerInPresenceTermsARoomEnumAndALastSeenTimestamp() throws {
         let alice = try device("roomcast_person_alice_smith", in: try discovery().personConfigs(Self.site.people[0]))
         #expect((alice["device"] as? [String: Any])?["name"] as? String == "Alice Smith")

@@ -161,12 +161,31 @@ extension InstanceLivenessTests {
                                   discovery: HomeAssistantDiscovery(topics: topics, site: site))
         let runtime = AggregatorRuntime(core: core, election: nil, refreshInterval: .infinity, startedAt: 0, logger: .silent)
         let bound = AggregatorRuntime<StrongestLatest>.maximumDiscoveryOnBroker
+        let config = Array(#"{"availability":[{"topic":"roomcast/aggregator/status"}]}"#.utf8)
         for i in 0..<(bound + 50) {
-            _ = await runtime.handle(topic: "homeassistant/device/roomcast_stranger_\(i)/config", payload: [0x7B, 0x7D], now: 1, retained: true)
+            _ = await runtime.handle(topic: "homeassistant/device/roomcast_stranger_\(i)/config", payload: config, now: 1, retained: true)
         }
         #expect(await runtime.discoveryConfigsOnBroker == bound)
         _ = await runtime.handle(topic: "homeassistant/device/roomcast_stranger_0/config", payload: [], now: 2, retained: true)
         #expect(await runtime.discoveryConfigsOnBroker == bound - 1, "a cleared config is forgotten")
+    }
+
+    /// A config of another site on the broker (another topic prefix, the same `roomcast_` ids)
+    /// is not this aggregator's: its clean-up after the start cleared every such device.
+    @Test func anotherSitesDiscoveryConfigsAreNotOurs() async {
+        let topics = Topics()
+        let core = AggregatorCore(engine: StrongestLatest(roomOfNode: ["kitchen-pi": "kitchen"]), site: site, topics: topics,
+                                  discovery: HomeAssistantDiscovery(topics: topics, site: site))
+        let runtime = AggregatorRuntime(core: core, election: nil, refreshInterval: .infinity, startedAt: 0, logger: .silent)
+        let siteB = Array(#"{"availability":[{"topic":"site-b/roomcast/aggregator/status"}]}"#.utf8)
+        let ours = Array(#"{"availability":[{"topic":"roomcast/aggregator/status"}]}"#.utf8)
+        _ = await runtime.handle(topic: "homeassistant/device/roomcast_room_attic/config", payload: siteB, now: 1, retained: true)
+        #expect(await runtime.discoveryConfigsOnBroker == 0)
+        _ = await runtime.handle(topic: "homeassistant/device/roomcast_room_cellar/config", payload: ours, now: 1, retained: true)
+        #expect(await runtime.discoveryConfigsOnBroker == 1)
+        // Site B takes over a topic this site had: no longer ours.
+        _ = await runtime.handle(topic: "homeassistant/device/roomcast_room_cellar/config", payload: siteB, now: 2, retained: true)
+        #expect(await runtime.discoveryConfigsOnBroker == 0)
     }
 }
 

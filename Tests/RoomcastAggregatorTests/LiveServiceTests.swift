@@ -117,7 +117,7 @@ enum Home {
 
         // A config nobody wants, for the restarted aggregator to clear: that it has is the sign
         // that it has reconciled.
-        try feeder.publish(MQTTMessage(topic: stale, string: #"{"device":{"identifiers":["gone"]},"cmps":{}}"#, qos: .atLeastOnce, retain: true))
+        try feeder.publish(MQTTMessage(topic: stale, string: #"{"availability":[{"topic":"roomcast/aggregator/status"}],"device":{"identifiers":["gone"]},"cmps":{}}"#, qos: .atLeastOnce, retain: true))
         try await observer.waitFor("the stale config on the broker") { _ in observer.last(stale)?.isEmpty == false }
         aggregator = try LiveRig.startAggregator(configPath: configPath, instance: "a", in: dir)
         defer { aggregator.send(SIGKILL) }

@@ -208,7 +208,7 @@ import TestSupport
             "homeassistant/device/roomcast_beacon_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_9_\(minor)/config"
         }
         func leaveStale(_ topic: String) async throws {
-            try feeder.publish(MQTTMessage(topic: topic, string: #"{"device":{"identifiers":["gone"]},"cmps":{}}"#, qos: .atLeastOnce, retain: true))
+            try feeder.publish(MQTTMessage(topic: topic, string: #"{"availability":[{"topic":"roomcast/aggregator/status"}],"device":{"identifiers":["gone"]},"cmps":{}}"#, qos: .atLeastOnce, retain: true))
             try await observer.waitFor("\(topic) on the broker") { _ in observer.last(topic)?.isEmpty == false }
         }
         try await leaveStale(stale(1))

@@ -309,6 +309,17 @@ public struct HomeAssistantDiscovery: Sendable {
     /// The subscription that reads back retained discovery configs (both modes' topics).
     public var configFilter: String { "\(prefix)/+/+/config" }
 
+    /// The site's aggregator status topic as it appears in every config's JSON.
+    private var statusTopicInJSON: [UInt8] { Array("\"\(topics.aggregatorStatus)\"".utf8) }
+
+    /// True for a config on the broker that this site published: each of its configs names the
+    /// site's aggregator status topic (their availability). Another site on the broker, under
+    /// another `mqtt.topic_prefix`, uses the same `roomcast_` object ids: its configs are not
+    /// this site's to clear.
+    public func isThisSites(_ payload: [UInt8]) -> Bool {
+        payload.firstRange(of: statusTopicInJSON) != nil
+    }
+
     /// True for a config topic this aggregator owns.
     public func isOurs(_ topic: String) -> Bool {
         // Every inbound message passes here: the suffix test turns readings away without splitting.

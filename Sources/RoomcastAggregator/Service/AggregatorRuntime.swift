@@ -181,7 +181,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             return []
         }
         if let discovery = core.discovery, discovery.isOurs(topic) {
-            if payload.isEmpty {
+            if payload.isEmpty || !discovery.isThisSites(payload) {
                 discoveryOnBroker.remove(topic)
             } else if discoveryOnBroker.count < Self.maximumDiscoveryOnBroker {
                 discoveryOnBroker.insert(topic)
