@@ -31,6 +31,7 @@ extension AggregatorConfig {
             checkDoorways(room, at: path, coordinates: coordinate, into: &checks)
         }
         checks.unique(rooms.map(\.name), list: "rooms")
+        if discovery.enabled { Self.discoveryIDsDistinct(rooms.map(\.name), list: "rooms", kind: "room", into: &checks) }
         // An open plan is where zones meet: one zone alone is most likely a misspelt name.
         var zones: [String: Int] = [:]
         for room in rooms { if let plan = room.openPlan { zones[plan, default: 0] += 1 } }
@@ -64,6 +65,7 @@ extension AggregatorConfig {
             checks.range(node.rxAdjust, -50...50, at: path + ".rx_adjust", unit: " dB")
         }
         checks.unique(nodes.map(\.name), list: "nodes")
+        if discovery.enabled { Self.discoveryIDsDistinct(nodes.map(\.name), list: "nodes", kind: "node", into: &checks) }
         let tracked = Set(beacons.map(\.id))
         var transmitter: [BeaconID: Int] = [:]
         for (i, node) in nodes.enumerated() {
@@ -136,6 +138,27 @@ extension AggregatorConfig {
             }
         }
         checks.unique(people.map(\.id), list: "people", field: "id")
+        if discovery.enabled {
+            Self.discoveryIDsDistinct(people.map(\.id), list: "people", field: "id", kind: "person", into: &checks)
+        }
+    }
+
+    /// Home Assistant's ids keep only `a-z0-9` of a name (`HomeAssistantDiscovery.slug`): two
+    /// names that differ only in case or other characters (`Office`, `office`; `kids-room`,
+    /// `kids_room`; `кухня`, `спальня`) would be one device, the last published hiding the other.
+    static func discoveryIDsDistinct(_ names: [String], list: String, field: String = "name", kind: String,
+                                     into checks: inout ConfigChecks) {
+        var first: [String: Int] = [:]
+        for (i, name) in names.enumerated() {
+            let id = "roomcast_\(kind)_\(HomeAssistantDiscovery.slug(name))"
+            guard let j = first[id] else {
+                first[id] = i
+                continue
+            }
+            guard names[j] != name else { continue }  // a plain duplicate, said already
+            checks.add("\(list)[\(i)].\(field)", "'\(ConfigNode.excerpt(name))' and \(list)[\(j)] '\(ConfigNode.excerpt(names[j]))' "
+                       + "are one Home Assistant device (\(id)): rename one, using letters a-z and digits that differ")
+        }
     }
 
     /// The checks of the known-beacon list `beacons:`.
