@@ -120,7 +120,7 @@ let package = Package(
                                    "RoomcastAgent", "RoomcastAggregator", "TestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "RoomcastMQTTTests", dependencies: ["RoomcastMQTT", "RoomcastLogging", "TestSupport"]),
-        .testTarget(name: "RoomcastHTTPTests", dependencies: ["RoomcastHTTP", "Shared", "RoomcastLogging", "TestSupport"]),
+        .testTarget(name: "RoomcastHTTPTests", dependencies: ["RoomcastHTTP", "RoomcastConfig", "Shared", "RoomcastLogging", "TestSupport"]),
         .testTarget(name: "RoomcastHCITests", dependencies: ["RoomcastHCI", "TestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "RoomcastAdvertisingTests",

@@ -47,31 +47,47 @@ import RoomcastLogging
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// A server on loopback answers only requests that name this machine by loopback: a page
+    /// whose own name was made to resolve to 127.0.0.1 (DNS rebinding) sends its own name, and
+    /// would otherwise read the dashboard from the user's browser as its own origin.
+    @Test func aServerOnLoopbackAnswersOnlyToLoopbackNames() async throws {
+        let server = try Self.start(router: Self.router)
+        defer { server.shutdown() }
+        for host in ["localhost", "localhost:\(server.port)", "127.0.0.1:\(server.port)", "127.8.9.10", "[::1]:\(server.port)", "LOCALHOST"] {
+            let reply = try await onThread { try Self.exchange(server.port, Array("GET /hello HTTP/1.1\r\nHost: \(host)\r\n\r\n".utf8)) }
+            #expect(reply.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(host)")
+        }
+        for host in ["evil.example:\(server.port)", "evil.example", "127.0.0.1.evil.example", "localhost.evil.example", "[::1]x", "127.0.0.256"] {
+            let reply = try await onThread { try Self.exchange(server.port, Array("GET /hello HTTP/1.1\r\nHost: \(host)\r\n\r\n".utf8)) }
+            #expect(reply.hasPrefix("HTTP/1.1 421 Misdirected Request\r\n"), "\(host): \(reply.prefix(40))")
+        }
+    }
+
     @Test func servesARouteAndClosesTheConnection() async throws {
         let server = try Self.start(router: Self.router)
         defer { server.shutdown() }
-        let reply = try await onThread { try Self.exchange(server.port, Array("GET /hello?name=kitchen HTTP/1.1\r\nHost: x\r\n\r\n".utf8)) }
+        let reply = try await onThread { try Self.exchange(server.port, Array("GET /hello?name=kitchen HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8)) }
         #expect(reply.hasPrefix("HTTP/1.1 200 OK\r\n"))
         #expect(reply.contains("Content-Length: 14\r\n"))
         #expect(reply.contains("Connection: close\r\n"))
         #expect(reply.hasSuffix("\r\n\r\nhello kitchen\n"))
-        let head = try await onThread { try Self.exchange(server.port, Array("HEAD /hello HTTP/1.1\r\nHost: x\r\n\r\n".utf8)) }
+        let head = try await onThread { try Self.exchange(server.port, Array("HEAD /hello HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8)) }
         #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n") && head.hasSuffix("\r\n\r\n"))
     }
 
     @Test func unknownPathsAndMethodsGetTheirStatus() async throws {
         let server = try Self.start(router: Self.router)
         defer { server.shutdown() }
-        let missing = try await onThread { try Self.exchange(server.port, Array("GET /nope HTTP/1.1\r\nHost: x\r\n\r\n".utf8)) }
+        let missing = try await onThread { try Self.exchange(server.port, Array("GET /nope HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8)) }
         #expect(missing.hasPrefix("HTTP/1.1 404 "))
-        let wrong = try await onThread { try Self.exchange(server.port, Array("DELETE /hello HTTP/1.1\r\nHost: x\r\n\r\n".utf8)) }
+        let wrong = try await onThread { try Self.exchange(server.port, Array("DELETE /hello HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8)) }
         #expect(wrong.hasPrefix("HTTP/1.1 405 ") && wrong.contains("Allow: GET, HEAD\r\n"))
     }
 
     @Test func changesNeedTheToken() async throws {
         let server = try Self.start(router: Self.router)
         defer { server.shutdown() }
-        let post = "POST /change HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
+        let post = "POST /change HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n"
         let none = try await onThread { try Self.exchange(server.port, Array((post + "\r\n").utf8)) }
         #expect(none.hasPrefix("HTTP/1.1 401 ") && none.contains("WWW-Authenticate: Basic"))
         let wrong = try await onThread { try Self.exchange(server.port, Array((post + "Authorization: Bearer s3cre\r\n\r\n").utf8)) }
@@ -101,9 +117,9 @@ import RoomcastLogging
         defer { server.shutdown() }
         let garbage = try await onThread { try Self.exchange(server.port, [0x16, 0x03, 0x01, 0x00, 0xA5, 0x01, 0x00, 0x00, 0xA1, 0x03, 0x03]) }
         #expect(garbage.hasPrefix("HTTP/1.1 400 "))
-        let big = try await onThread { try Self.exchange(server.port, Array(("POST /change HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n").utf8)) }
+        let big = try await onThread { try Self.exchange(server.port, Array(("POST /change HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100000\r\n\r\n").utf8)) }
         #expect(big.hasPrefix("HTTP/1.1 413 "))
-        let ok = try await onThread { try Self.exchange(server.port, Array("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n".utf8)) }
+        let ok = try await onThread { try Self.exchange(server.port, Array("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8)) }
         #expect(ok.hasPrefix("HTTP/1.1 200 "))
         #expect(server.counters.responses[400] == 1 && server.counters.responses[413] == 1)
     }
@@ -130,7 +146,7 @@ import RoomcastLogging
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
         try await eventually("the first connection to be admitted", timeout: .seconds(60)) { server.counters.open == 1 }
-        let reply = try await onThread { try Self.exchange(server.port, Array("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n".utf8), halfClose: false) }
+        let reply = try await onThread { try Self.exchange(server.port, Array("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8), halfClose: false) }
         #expect(reply.hasPrefix("HTTP/1.1 503 "))
         #expect(server.counters.refusedBusy == 1)
     }
@@ -143,10 +159,10 @@ import RoomcastLogging
         // send its request seconds after it connected, and a 408 would end the stream unopened.
         let server = try Self.start(timeout: 120, router: router)
         let port = server.port
-        let reader = Task { try await onThread { try Self.exchange(port, Array("GET /events HTTP/1.1\r\nHost: x\r\n\r\n".utf8), halfClose: false) } }
+        let reader = Task { try await onThread { try Self.exchange(port, Array("GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8), halfClose: false) } }
         try await eventually("the stream to open", timeout: .seconds(60)) { events.clientCount == 1 }
         // A second stream over the limit is refused.
-        let second = try await onThread { try Self.exchange(port, Array("GET /events HTTP/1.1\r\nHost: x\r\n\r\n".utf8)) }
+        let second = try await onThread { try Self.exchange(port, Array("GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8)) }
         #expect(second.hasPrefix("HTTP/1.1 503 "))
         events.publish(ServerSentEvent(name: "state", data: "two\nlines"))
         events.finish()

@@ -132,6 +132,10 @@ public final class EdgeAgentService: Sendable {
         do {
             try listener.start()
             logger.info("metrics listening", metadata: ["http.listen": http.listen ?? ""])
+            if http.exposesReads() {
+                logger.warning("/metrics is readable from the network without a token",
+                               metadata: ["http.listen": http.listen ?? "", "hint": "set http.token_env and http.protect_reads, or listen on 127.0.0.1"])
+            }
             return listener
         } catch {
             logger.error("cannot start the metrics listener", metadata: ["error": "\(error)"])

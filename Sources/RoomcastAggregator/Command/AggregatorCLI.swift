@@ -218,9 +218,9 @@ public enum AggregatorCLI {
         }
         if let http {
             do { try http.start() } catch { return fail("\(error)", .failure) }
-            if let endpoint = config.http.endpoint, !endpoint.isLoopback, config.http.resolvedToken() == nil {
-                logger.warning("the dashboard and /metrics are reachable from the network without a token",
-                               metadata: ["http.listen": endpoint.description, "hint": "set http.token_env and http.protect_reads, or listen on 127.0.0.1"])
+            if config.http.exposesReads() {
+                logger.warning("the dashboard and /metrics are readable from the network without a token",
+                               metadata: ["http.listen": config.http.listen ?? "", "hint": "set http.token_env and http.protect_reads, or listen on 127.0.0.1"])
             }
         }
         let service = AggregatorService(runtime: runtime, mqtt: client, topics: topics,

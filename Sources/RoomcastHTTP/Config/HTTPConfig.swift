@@ -117,6 +117,14 @@ public struct HTTPConfig: Codable, Sendable, Equatable {
         return token?.revealed
     }
 
+    /// True when what the listener serves can be read from the network by anyone: it listens
+    /// beyond loopback and reads are not behind a token (`protect_reads` with a token). A token
+    /// alone protects nothing, since no route changes state.
+    public func exposesReads(environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+        guard let endpoint, !endpoint.isLoopback else { return false }
+        return !(protectReads && resolvedToken(environment: environment) != nil)
+    }
+
     /// Every problem of the section, under `path`.
     public func validate(at path: String, into checks: inout ConfigChecks) {
         if let listen, case .failure(let e) = Endpoint.parse(listen) { checks.add(path + ".listen", e.message) }
@@ -124,6 +132,9 @@ public struct HTTPConfig: Codable, Sendable, Equatable {
         checks.range(maxRequestBytes, 1024...1_048_576, at: path + ".max_request_bytes", unit: " bytes")
         checks.range(requestTimeoutS, 0.5...300, at: path + ".request_timeout_s", unit: " s")
         checks.range(maxEventStreams, 0...256, at: path + ".max_event_streams")
+        if maxEventStreams > 0, maxEventStreams >= maxConnections, (1...1024).contains(maxConnections) {
+            checks.add(path + ".max_event_streams", "must be below max_connections (\(maxConnections)): dashboards holding every connection leave none for /metrics and /healthz")
+        }
         if let token, token.isEmpty { checks.add(path + ".token", "must not be empty; remove it to refuse changes") }
         if let tokenEnv, tokenEnv.isEmpty { checks.add(path + ".token_env", "must not be empty") }
     }

@@ -62,6 +62,7 @@ public struct HTTPStatus: Sendable, Equatable, Hashable, CustomStringConvertible
     public static let requestTimeout = HTTPStatus(408, "Request Timeout")
     public static let contentTooLarge = HTTPStatus(413, "Content Too Large")
     public static let uriTooLong = HTTPStatus(414, "URI Too Long")
+    public static let misdirectedRequest = HTTPStatus(421, "Misdirected Request")
     public static let headerFieldsTooLarge = HTTPStatus(431, "Request Header Fields Too Large")
     public static let internalServerError = HTTPStatus(500, "Internal Server Error")
     public static let notImplemented = HTTPStatus(501, "Not Implemented")

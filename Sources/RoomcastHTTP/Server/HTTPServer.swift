@@ -171,6 +171,27 @@ public final class HTTPServer: Sendable {
         close(fd)
     }
 
+    /// Whether a `Host` header names this machine by loopback: `localhost`, `127.x.x.x` or
+    /// `[::1]`, with or without a port. A server on loopback answers nothing else: a web page
+    /// whose own name was made to resolve to 127.0.0.1 (DNS rebinding) would otherwise read it
+    /// as that page's own origin from the user's browser.
+    static func isLoopbackHost(_ host: String) -> Bool {
+        var name = host.lowercased()
+        if name.hasPrefix("[") {
+            guard let close = name.firstIndex(of: "]") else { return false }
+            let rest = name[name.index(after: close)...]
+            guard rest.isEmpty || (rest.hasPrefix(":") && rest.dropFirst().allSatisfy(\.isNumber)) else { return false }
+            return name[name.index(after: name.startIndex)..<close] == "::1"
+        }
+        if let colon = name.lastIndex(of: ":") {
+            guard name[name.index(after: colon)...].allSatisfy(\.isNumber) else { return false }
+            name = String(name[..<colon])
+        }
+        if name == "localhost" || name == "localhost." { return true }
+        let octets = name.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { $0.count <= 3 && UInt8($0) != nil }
+    }
+
     private func serve(_ fd: Int32) {
         defer {
             state.withLock {
@@ -192,6 +213,10 @@ public final class HTTPServer: Sendable {
                 return
             }
             if case .complete(let request, _) = outcome {
+                guard !configuration.endpoint.isLoopback || Self.isLoopbackHost(request.header("host") ?? "") else {
+                    respond(fd, .text("this server answers only to localhost\n", status: .misdirectedRequest), method: request.method)
+                    return
+                }
                 respond(fd, handler(request), method: request.method)
                 return
             }

@@ -1,0 +1,34 @@
+import RoomcastConfig
+import RoomcastHTTP
+import Shared
+import Testing
+
+/// The `http:` section's checks and what it says about exposure.
+@Suite struct HTTPConfigTests {
+    /// Reads are open to the network unless the listener is on loopback or reads need a token:
+    /// a token alone protects nothing (no route changes state), and the warning said nothing then.
+    @Test func readsAreExposedBeyondLoopbackUnlessProtectedWithAToken() {
+        let token = ["ROOMCAST_HTTP_TOKEN": "t0ken"]
+        #expect(!HTTPConfig(listen: "127.0.0.1:8267").exposesReads(environment: [:]))
+        #expect(!HTTPConfig(listen: "[::1]:8267").exposesReads(environment: [:]))
+        #expect(HTTPConfig(listen: "0.0.0.0:8267").exposesReads(environment: [:]))
+        #expect(HTTPConfig(listen: "0.0.0.0:8267").exposesReads(environment: token), "a token without protect_reads")
+        #expect(HTTPConfig(listen: "0.0.0.0:8267", protectReads: true).exposesReads(environment: [:]), "protect_reads without a token")
+        #expect(!HTTPConfig(listen: "0.0.0.0:8267", protectReads: true).exposesReads(environment: token))
+        #expect(!HTTPConfig().exposesReads(environment: [:]), "not listening")
+    }
+
+    /// Dashboards may not hold every connection: `/metrics` and `/healthz` must still get one.
+    @Test func eventStreamsStayBelowTheConnectionLimit() {
+        func problems(_ c: HTTPConfig) -> [String] {
+            var checks = ConfigChecks()
+            c.validate(at: "http", into: &checks)
+            return checks.problems.map(\.description)
+        }
+        #expect(problems(HTTPConfig(listen: "127.0.0.1:8267")).isEmpty)
+        #expect(problems(HTTPConfig(listen: "127.0.0.1:8267", maxConnections: 16, maxEventStreams: 16)).contains {
+            $0.contains("http.max_event_streams") && $0.contains("below max_connections (16)")
+        })
+        #expect(problems(HTTPConfig(listen: "127.0.0.1:8267", maxConnections: 4, maxEventStreams: 0)).isEmpty)
+    }
+}
