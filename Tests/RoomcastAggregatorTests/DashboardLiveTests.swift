@@ -17,6 +17,29 @@ import TestSupport
                   options: .regularExpression) != nil
     }
 
+    /// Opens `/events` on `port` and reads the reply's head; returns the open socket (the stream
+    /// holds one of the server's event stream slots until it is closed).
+    static func holdEventStream(_ port: Int) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = UInt16(port).bigEndian
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let ok = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard ok == 0 else { close(fd); throw HeadlessBrowser.ProtocolError(description: "cannot connect to \(port)") }
+        let request = Array("GET /events HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8)
+        _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var tv = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var buf = [UInt8](repeating: 0, count: 512)
+        let n = recv(fd, &buf, buf.count, 0)
+        guard n > 0, String(decoding: buf[..<n], as: UTF8.self).hasPrefix("HTTP/1.1 200") else {
+            close(fd)
+            throw HeadlessBrowser.ProtocolError(description: "/events was not served: \(String(decoding: buf[..<max(0, n)], as: UTF8.self))")
+        }
+        return fd
+    }
+
     /// Waits until the live page's DOM satisfies `condition`; returns it and when it first did.
     static func waitForPage(_ browser: HeadlessBrowser, _ session: String, _ what: String, timeout: Double = 20,
                             _ condition: @escaping @Sendable (String) -> Bool) async throws -> (dom: String, at: Double) {
@@ -44,7 +67,13 @@ import TestSupport
             let chromium = try RequiredTool.chromium.require()
             let b = try HeadlessBrowser(chromium: chromium, directory: rig.directory)
             browser = b
+            // Every event stream slot taken (8, the default): the page's stream is refused (503),
+            // which ends an EventSource for good. The page must try again by itself once a slot
+            // is free, not stay on "reconnecting…" with nothing behind it.
+            let held = try await offPool { try (0..<8).map { _ in try Self.holdEventStream(port) } }
             let session = try await offPool { try b.open("http://127.0.0.1:\(port)/") }
+            _ = try await Self.waitForPage(b, session, "the refused stream") { $0.contains(#"data-connected="false""#) }
+            for fd in held { close(fd) }
             // Floor 0 of the house: its rooms, its nodes online, and the probe in the office.
             let (first, _) = try await Self.waitForPage(b, session, "the probe in the office") { dom in
                 Self.page(dom, shows: FaultRig.probeID, in: "office")

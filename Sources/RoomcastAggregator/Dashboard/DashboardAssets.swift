@@ -322,6 +322,9 @@ enum DashboardAssets {
         source.addEventListener("error", () => {
           document.body.dataset.connected = "false";
           $("status").textContent = "reconnecting…";
+          // A dropped stream is retried by the browser; one refused (503 when every stream slot
+          // is taken, 401) is closed for good: open a new one a little later.
+          if (source.readyState === EventSource.CLOSED) setTimeout(connect, 3000);
         });
       }
       connect();
