@@ -88,6 +88,22 @@ import Testing
         #expect(seen["device_class"] as? String == "timestamp")
     }
 
+    /// A site that lists rooms but no nodes makes a room of each node it hears, which no list
+    /// of options can hold: its room sensors are plain text (an enum's state outside its options
+    /// is refused by Home Assistant, and the sensor stops updating).
+    @Test func aSiteThatListsNoNodesHasRoomSensorsWithoutOptions() throws {
+        var open = Self.site
+        open.nodes = []
+        let d = HomeAssistantDiscovery(topics: Topics(), site: open)
+        let alice = try device("roomcast_person_alice_smith", in: try d.personConfigs(open.people[0]))
+        let room = try component("roomcast_person_alice_smith_room", of: alice)
+        #expect(room["device_class"] == nil && room["options"] == nil)
+        #expect((room["value_template"] as? String)?.contains("Kitchen") == true, "listed rooms still show their names")
+        let cat = try device("roomcast_beacon_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1233_45", in: try d.siteConfigs(open))
+        let catRoom = try #require((cat["cmps"] as? [String: [String: Any]])?.values.first { ($0["unique_id"] as? String)?.hasSuffix("_room") == true })
+        #expect(catRoom["device_class"] == nil && catRoom["options"] == nil)
+    }
+
     @Test func roomsLandInAreasNamedAsPeopleNameThem() throws {
         let all = try discovery().siteConfigs(Self.site)
         func dev(_ room: String) throws -> [String: Any] { try #require(try device("roomcast_room_\(room)", in: all)["device"] as? [String: Any]) }

@@ -396,9 +396,12 @@ public struct HomeAssistantDiscovery: Sendable {
     /// The room sensor's state while away.
     public static let awayOption = "Away"
 
-    /// The room sensor's options: every room's display name, and `Away`.
+    /// The room sensor's options: every room's display name, and `Away`. None (a plain text
+    /// sensor) where rooms can appear that the config does not list: a site that lists no nodes
+    /// makes a room of each node it hears, and Home Assistant refuses an enum's state outside
+    /// its options.
     var roomOptions: [String] {
-        siteRooms.isEmpty ? [] : siteRooms.map(\.title) + [Self.awayOption]
+        siteRooms.isEmpty || site.nodes.isEmpty ? [] : siteRooms.map(\.title) + [Self.awayOption]
     }
 
     /// A template expression for the display name of the room id in `expression`.
