@@ -129,7 +129,8 @@ in_root systemctl enable roomcast-edge-agent.service roomcast-aggregator.service
 in_root install -d -o roomcast -g roomcast -m 0750 /var/lib/roomcast
 in_root setpriv --reuid=roomcast --regid=roomcast --init-groups touch /var/lib/roomcast/state
 # The broker passwords as the units say to keep them: purge takes them too.
-in_root sh -c 'install -m 0600 /dev/null /etc/roomcast/agent.env && install -m 0600 /dev/null /etc/roomcast/aggregator.env'
+in_root install -m 0600 /dev/null /etc/roomcast/agent.env
+in_root install -m 0600 /dev/null /etc/roomcast/aggregator.env
 
 in_root dpkg --remove roomcast-sim-dbgsym roomcast-aggregator-dbgsym roomcast-edge-agent-dbgsym roomcast-sim roomcast-aggregator roomcast-edge-agent > "$root/../dpkg-remove.log" 2>&1 \
   || { cat "$root/../dpkg-remove.log" >&2; fail "dpkg --remove failed"; }
