@@ -108,8 +108,8 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
         ticker.cancel()
         await ticker.value
         inbound.cancel()
-        // What was decided goes out before the final messages, each chunk waiting for the
-        // broker at most `stopWait` now.
+        // What was decided goes out before the final messages; a chunk the broker does not
+        // acknowledge within `flushWait` now is given up.
         stopping.store(true, ordering: .releasing)
         outbound.finish()
         await sender.value
@@ -164,8 +164,9 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
     /// Everything published, in the order it was decided (`OutboundQueue`).
     private let outbound = OutboundQueue()
     private let stopping = Atomic<Bool>(false)
-    /// How long a chunk waits for the broker's acknowledgements once stopping.
-    private static var stopWait: Duration { .seconds(2) }
+    /// One wait for the broker's acknowledgements while the client's queue is full; waits
+    /// repeat until it acknowledges, except once stopping.
+    private static var flushWait: Duration { .seconds(2) }
 
     /// Queues what the runtime decided: lease and liveness messages always, everything else
     /// only from the active instance.
@@ -187,8 +188,8 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
             while !rest.isEmpty {
                 rest = send(rest)
                 guard !rest.isEmpty else { break }
-                if await mqtt.flush(timeout: Self.stopWait) { continue }
-                waiting += Self.stopWait
+                if await mqtt.flush(timeout: Self.flushWait) { continue }
+                waiting += Self.flushWait
                 if stopping.load(ordering: .acquiring) {
                     logger.warning("the broker is not acknowledging; output not sent", metadata: [
                         "messages": "\(rest.count)", "mqtt.topic": "\(rest.first!.topic)"])
