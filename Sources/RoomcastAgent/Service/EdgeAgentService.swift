@@ -134,7 +134,7 @@ public final class EdgeAgentService: Sendable {
             logger.info("metrics listening", metadata: ["http.listen": http.listen ?? ""])
             if http.exposesReads() {
                 logger.warning("/metrics is readable from the network without a token",
-                               metadata: ["http.listen": http.listen ?? "", "hint": "set http.token_env and http.protect_reads, or listen on 127.0.0.1"])
+                               metadata: ["http.listen": http.listen ?? "", "hint": "\(HTTPConfig.exposureHint)"])
             }
             return listener
         } catch {

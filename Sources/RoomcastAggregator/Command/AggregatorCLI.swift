@@ -171,8 +171,9 @@ public enum AggregatorCLI {
         let client: MQTTClient
         let guardConfiguration: MQTTClientConfiguration?
         do {
-            var configuration = try config.mqtt.clientConfiguration(clientID: "roomcast-aggregator-\(instance)", will: will)
-            configuration.clientID = clientID(config, instance: instance)
+            let id = clientID(config, instance: instance)
+            var configuration = try config.mqtt.clientConfiguration(clientID: id, will: will)
+            configuration.clientID = id  // a configured id too, which gets the instance under standby
             configuration.inboundBufferSize = Self.inboundBuffer
             configuration.batchInbound = true
             client = try MQTTClient(configuration: configuration, logger: logger)
@@ -220,7 +221,7 @@ public enum AggregatorCLI {
             do { try http.start() } catch { return fail("\(error)", .failure) }
             if config.http.exposesReads() {
                 logger.warning("the dashboard and /metrics are readable from the network without a token",
-                               metadata: ["http.listen": config.http.listen ?? "", "hint": "set http.token_env and http.protect_reads, or listen on 127.0.0.1"])
+                               metadata: ["http.listen": config.http.listen ?? "", "hint": "\(HTTPConfig.exposureHint)"])
             }
         }
         let service = AggregatorService(runtime: runtime, mqtt: client, topics: topics,

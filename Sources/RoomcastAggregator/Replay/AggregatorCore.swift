@@ -119,9 +119,13 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// Discovery configs of the beacons announced as they were placed that the site does not
     /// list: a standby that takes over publishes them again at its start.
     private func announcedConfigs() throws -> [OutboundMessage] {
+        try beaconDevices(announcedBeacons.subtracting(site.beacons.map(\.id)))
+    }
+
+    /// The discovery configs of `ids`' own devices (a person's beacon has none), by id.
+    private func beaconDevices(_ ids: Set<BeaconID>) throws -> [OutboundMessage] {
         guard let discovery else { return [] }
-        let listed = Set(site.beacons.map(\.id))
-        return try announcedBeacons.subtracting(listed).sorted().filter { ownedBeacons[$0] == nil }.flatMap { id in
+        return try ids.sorted().filter { ownedBeacons[$0] == nil }.flatMap { id in
             try discovery.beaconConfigs(id: id, name: engine.decision(for: id)?.name ?? knownBeacons[id]?.name)
         }
     }
@@ -130,10 +134,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// what the clean-up after the start keeps.
     public func wantedDiscovery() throws -> [OutboundMessage] {
         guard let discovery else { return [] }
-        let others = try othersBeacons.subtracting(announcedBeacons).sorted().filter { ownedBeacons[$0] == nil }.flatMap { id in
-            try discovery.beaconConfigs(id: id, name: nil)
-        }
-        return try discovery.siteConfigs(wholeSite) + announcedConfigs() + others
+        return try discovery.siteConfigs(wholeSite) + announcedConfigs() + beaconDevices(othersBeacons.subtracting(announcedBeacons))
     }
 
     /// Beacons remembered in `othersBeacons` at most.

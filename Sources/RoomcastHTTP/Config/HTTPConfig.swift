@@ -125,6 +125,9 @@ public struct HTTPConfig: Codable, Sendable, Equatable {
         return !(protectReads && resolvedToken(environment: environment) != nil)
     }
 
+    /// What the warning about `exposesReads` tells the user to do.
+    public static let exposureHint = "set http.token_env and http.protect_reads, or listen on 127.0.0.1"
+
     /// Every problem of the section, under `path`.
     public func validate(at path: String, into checks: inout ConfigChecks) {
         if let listen, case .failure(let e) = Endpoint.parse(listen) { checks.add(path + ".listen", e.message) }
