@@ -23,6 +23,10 @@ public protocol PresenceEstimator {
     /// must not count towards away, nor let the room filter forget what it knew.
     mutating func hearingRestored(at now: Double)
 
+    /// The wall clock stepped back by `seconds`: every time kept moves back by as much, so
+    /// nothing waits in the future for the clock to catch up.
+    mutating func clockSteppedBack(by seconds: Double)
+
     /// The beacons it stopped tracking since the last call (forgotten, or evicted at capacity).
     mutating func takeDropped() -> [DroppedBeacon]
 
@@ -58,6 +62,8 @@ public struct CapacityUse: Sendable, Equatable {
 extension PresenceEstimator {
     /// Estimators without a notion of silence over time have nothing to adjust.
     public mutating func hearingRestored(at now: Double) {}
+    /// Estimators that keep no times have nothing to move.
+    public mutating func clockSteppedBack(by seconds: Double) {}
     /// Estimators that never drop a beacon report none.
     public mutating func takeDropped() -> [DroppedBeacon] { [] }
     public var capacityUse: CapacityUse? { nil }

@@ -156,7 +156,8 @@ public final class RateLimitedLog: Sendable {
     /// many were suppressed since the last one.
     public func admit(_ key: String, now: Double) -> (admit: Bool, suppressed: Int) {
         state.withLock { s in
-            if let last = s.lastAt[key], now - last < interval {
+            // A last line in the future (the wall clock stepped back) suppresses nothing.
+            if let last = s.lastAt[key], (0..<interval).contains(now - last) {
                 s.suppressed[key, default: 0] += 1
                 return (false, 0)
             }

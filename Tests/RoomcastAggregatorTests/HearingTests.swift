@@ -15,8 +15,11 @@ import Testing
     struct Home {
         var room = "kitchen"
         var seq: UInt64 = 0
+        /// False once the cat has left the home: no node hears it.
+        var heard = true
 
         mutating func readings(at t: Double) -> [(topic: String, payload: [UInt8])] {
+            guard heard else { return [] }
             seq += 1
             // A small deterministic wobble so the filters see a live signal, not a constant.
             let wobble = sin(t * 1.7) * 1.5
@@ -83,6 +86,17 @@ import Testing
         }
 
         var room: String? { get async { await runtime.decision(for: cat)?.room } }
+
+        /// The cat leaves the home; returns how long until its presence says away (nil: not within `limit`).
+        func leave(limit: Double = 120) async -> Double? {
+            home.heard = false
+            let start = now
+            while now - start < limit {
+                await run(0.5)
+                if let last = presence(since: start).last, last.room == nil { return now - start }
+            }
+            return nil
+        }
 
         /// Moves the cat and returns how long until its presence says the new room (nil: not within `limit`).
         func move(to room: String, limit: Double = 60) async -> Double? {
@@ -193,6 +207,40 @@ import Testing
         let back = try #require(await rig.move(to: "kitchen"), "a later move is followed")
         #expect(back <= normal + 1)
         print("fault sigstop-\(Int(pause))s (virtual clock): room followed \(switchTime) s after SIGCONT, next move \(back) s (fault-free \(normal) s); went away: 0")
+    }
+
+    /// An NTP correction or a clock set by hand steps the wall clock back, on the aggregator's
+    /// host and the nodes' alike. Every time the aggregator kept lay ahead of the clock then,
+    /// and nothing was decided until the clock caught up: neither a move nor a departure
+    /// showed for as long as the step.
+    @Test(arguments: [30.0, 3600.0])
+    func afterTheWallClockStepsBackAMoveAndADepartureAreFollowed(step: Double) async throws {
+        let normal = try await Self.normalSwitchTime()
+        let normalAway = try await {
+            let rig = Rig()
+            await rig.connect()
+            await rig.run(60)
+            return try #require(await rig.leave(), "the fault-free departure is followed")
+        }()
+        let rig = Rig(standbyAs: "alpha")
+        // A Unix time: the step must not take the clock before 1970, where readings are refused.
+        rig.now = 1_764_900_000
+        await rig.connect()
+        await rig.run(60)
+        #expect(await rig.runtime.isActive)
+        #expect(await rig.room == "kitchen")
+
+        rig.now -= step
+        let steppedAt = rig.now
+        let switchTime = try #require(await rig.move(to: "office"), "a move after the clock stepped back \(step) s is followed")
+        #expect(switchTime <= normal + 1, "switch after the step \(switchTime) s, without it \(normal) s")
+        let renewals = rig.out.filter { $0.at >= steppedAt && $0.message.topic == Self.topics.aggregatorLease && !$0.message.payload.isEmpty }
+        #expect(renewals.count >= Int(switchTime / 2) - 1, "the active instance renews its lease every 2 s: \(renewals.count) in \(switchTime) s")
+        #expect(await rig.runtime.isActive)
+
+        let awayTime = try #require(await rig.leave(), "a departure after the clock stepped back is followed")
+        #expect(awayTime <= normalAway + 1, "away after the step \(awayTime) s, without it \(normalAway) s")
+        print("fault clock-stepped-back-\(Int(step))s (virtual clock): switch \(switchTime) s (fault-free \(normal) s), away \(awayTime) s (fault-free \(normalAway) s)")
     }
 
     @Test func aPausedActiveInstanceDoesNotTakeTheLeaseBackFromTheStandby() async throws {

@@ -1,4 +1,5 @@
 import RoomcastFusion
+import RoomcastLogging
 import Shared
 import Testing
 @testable import RoomcastAggregator
@@ -14,6 +15,20 @@ import Testing
         #expect(report.due(dropped: 1200, now: 111).map { [$0.total, $0.since] } == [1200, 1195])
         #expect(report.due(dropped: 1200, now: 130) == nil, "no new loss, no line")
         #expect(report.due(dropped: 1201, now: 131).map { [$0.total, $0.since] } == [1201, 1])
+    }
+
+    /// The wall clock stepped back: the last line's time lies ahead, and held every line back
+    /// until the clock caught up. The rate-limited log lines alike.
+    @Test func aClockSteppedBackHoldsNoLineBack() {
+        var report = InboundDropReport(interval: 10)
+        #expect(report.due(dropped: 5, now: 10_000) != nil)
+        #expect(report.due(dropped: 9, now: 6_400).map { [$0.total, $0.since] } == [9, 4])
+        #expect(report.due(dropped: 12, now: 6_405) == nil, "then every 10 s again")
+        let log = RateLimitedLog(interval: 10)
+        #expect(log.admit("reading refused", now: 10_000).admit)
+        #expect(log.admit("reading refused", now: 10_005).admit == false)
+        #expect(log.admit("reading refused", now: 6_400).admit)
+        #expect(log.admit("reading refused", now: 6_405).admit == false)
     }
 
     @Test func theCountIsExportedOnMetrics() async {

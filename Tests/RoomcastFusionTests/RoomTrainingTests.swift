@@ -69,6 +69,27 @@ import Testing
         #expect(abs(learned.seconds - 10) < 0.01 && learned.nodes.count == 2)
     }
 
+    /// The wall clock stepped back an hour in the middle of a label: the label still records
+    /// its remaining seconds and ends on time, and the engine goes on deciding. Left in the
+    /// future, its end (with every other time the engine keeps) waited for the clock to catch up.
+    @Test func aLabelKeepsItsRemainingSecondsWhenTheClockStepsBack() throws {
+        var engine = FusionEngine(site: Synthetic.twoRooms)
+        var synthetic = Synthetic()
+        _ = run(&engine, &synthetic, from: 3690, to: 3700, kitchen: -60, office: -75)
+        #expect(engine.decision(for: tag)?.room == "kitchen")
+        try engine.beginLabel(room: "office", beacon: tag, seconds: 10, now: 3700)
+        #expect(run(&engine, &synthetic, from: 3700, to: 3704, kitchen: -75, office: -60).isEmpty)
+        engine.clockSteppedBack(by: 3600)
+        var finished = run(&engine, &synthetic, from: 104, to: 109, kitchen: -75, office: -60)
+        #expect(finished.isEmpty, "6 of its 10 s are left")
+        finished += run(&engine, &synthetic, from: 109, to: 112, kitchen: -75, office: -60)
+        let label = try #require(finished.first, "the label ends 10 s after it began, on the stepped clock")
+        #expect(label.outcome == .learned)
+        #expect(abs(label.recorded - 10) < 0.3, "recorded \(label.recorded) s")
+        #expect(engine.decision(for: tag)?.room == "office", "the move during the label is followed")
+        #expect(try #require(engine.decision(for: tag)?.ts) > 105)
+    }
+
     @Test func aSecondSessionPoolsIntoTheFirst() throws {
         var engine = FusionEngine(site: Synthetic.twoRooms)
         var synthetic = Synthetic()

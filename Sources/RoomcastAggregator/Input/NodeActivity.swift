@@ -17,6 +17,11 @@ public struct NodeActivity: Sendable, Equatable {
         self.maximumNodes = maximumNodes
     }
 
+    /// The aggregator's clock stepped back by `seconds`.
+    mutating func clockSteppedBack(by seconds: Double) {
+        for name in nodes.keys { nodes[name]!.lastSeen -= seconds }
+    }
+
     mutating func heard(_ node: String, now: Double) {
         if nodes[node] == nil, nodes.count >= maximumNodes { return }
         nodes[node, default: Node()].readings += 1

@@ -36,6 +36,10 @@ public struct NodeClockWatch: Sendable {
         self.maximumNodes = maximumNodes
     }
 
+    /// Starts every window afresh (the aggregator's clock stepped): lags from before the step
+    /// and after it do not belong in one median. Verdicts already given stand until the next.
+    public mutating func restart() { windows.removeAll(keepingCapacity: true) }
+
     /// A verdict when a window closes: the node's median offset and whether it is beyond `limit`.
     public struct Verdict: Sendable, Equatable {
         public var node: String

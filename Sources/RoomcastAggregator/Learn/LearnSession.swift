@@ -26,7 +26,8 @@ struct LearnSession: Sendable {
     /// Whether a refusal at `now` may be published (at most `refusalsPerWindow` every
     /// `refusalWindow` seconds: a broken automation must not flood the result topic).
     mutating func admitRefusal(now: Double) -> Bool {
-        if !(now - refusalWindowStart < Self.refusalWindow) {
+        // A window that starts in the future (the wall clock stepped back) is over as well.
+        if !(0..<Self.refusalWindow).contains(now - refusalWindowStart) {
             refusalWindowStart = now
             refusalsInWindow = 0
         }

@@ -30,6 +30,12 @@ public struct PresenceStats: Sendable, Equatable {
         self.flapWindow = flapWindow
     }
 
+    /// The aggregator's clock stepped back by `seconds`: a flap is still judged by the time
+    /// since the last change.
+    mutating func clockSteppedBack(by seconds: Double) {
+        for id in last.keys { last[id]!.changedAt -= seconds }
+    }
+
     mutating func observe(_ changed: [PresenceDecision], now: Double, ledSince: (BeaconID) -> Double? = { _ in nil }) {
         for d in changed {
             decisions += 1

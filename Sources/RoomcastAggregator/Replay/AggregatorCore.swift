@@ -313,6 +313,22 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// The longest stretch of a gap `advance` ticks through second by second (seconds).
     static var longestCatchUp: Double { 86_400 }
 
+    /// The wall clock stepped back by `seconds`: the tick schedule, the hold on decisions and
+    /// every time the engine keeps move back by as much (`FusionEngine.clockSteppedBack`), so
+    /// deciding goes on at once instead of waiting for the clock to catch up. The nodes' clock
+    /// offsets are judged afresh: lags measured across the step say nothing.
+    public mutating func clockSteppedBack(by seconds: Double) {
+        guard seconds.isFinite, seconds > 0 else { return }
+        engine.clockSteppedBack(by: seconds)
+        if let due = nextTick, due.isFinite { nextTick = due - seconds }
+        decisionsHeldUntil -= seconds
+        if let back = hearingBackAt { hearingBackAt = back - seconds }
+        for (node, since) in offlineNodes { offlineNodes[node] = since - seconds }
+        clocks.restart()
+        nodeActivity.clockSteppedBack(by: seconds)
+        presenceStats.clockSteppedBack(by: seconds)
+    }
+
     /// Periodic refresh of every retained output.
     public func refresh(now: Double) throws -> [OutboundMessage] {
         let all = publishedDecisions()

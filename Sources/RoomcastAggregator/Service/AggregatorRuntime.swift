@@ -128,9 +128,37 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// that drops it must not stop the aggregator for good).
     public let drainTimeout: Double = 10
 
+    /// A `now` earlier than the latest run of this actor by more than this is the wall clock
+    /// stepped back (an NTP correction, a clock set by hand): every caller reads the clock on
+    /// the actor, so runs see it in order otherwise.
+    public let clockStepTolerance: Double = 1
+
+    /// Notices the wall clock stepped back since the last run of this actor: every time kept
+    /// moves back by as much (`AggregatorCore.clockSteppedBack`), or deciding, the lease and
+    /// the refresh would all wait until the clock caught up.
+    private func noticeClockStep(now: Double) {
+        guard lastActivity.isFinite, now.isFinite, lastActivity - now > clockStepTolerance else { return }
+        let step = lastActivity - now
+        logger.warning("the wall clock stepped back: every time kept moves back by as much", metadata: [
+            "stepped_back_s": "\(Int(step.rounded()))"])
+        core.clockSteppedBack(by: step)
+        election?.clockSteppedBack(by: step)
+        nextRefresh -= step
+        startedAt -= step
+        learnedSavedAt -= step
+        learnedRetryAt -= step
+        calibrationLoggedAt -= step
+        capacityLoggedAt -= step
+        if case .draining(let marker, let since, let sentAt) = hearing {
+            hearing = .draining(marker: marker, since: since - step, sentAt: sentAt - step)
+        }
+        lastActivity = now
+    }
+
     /// Notices a pause since the last run of this actor: everything the broker held for us
     /// meanwhile is old news, and another instance may have taken the lease.
     private func noticePause(now: Double) {
+        noticeClockStep(now: now)
         defer { lastActivity = max(lastActivity, now) }
         guard lastActivity.isFinite, now - lastActivity > pauseThreshold, hearing != .deaf else { return }
         let gap = now - lastActivity
@@ -321,6 +349,13 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         capacityLoggedAt = now
     }
 
+    /// `tick(now:)` at the time `clock` gives when this actor runs it: read before the hop, a
+    /// tick held up behind a long batch would run with a time older than the batch's.
+    public func tick(clock: any TimeSource) -> (now: Double, messages: [OutboundMessage]) {
+        let now = clock.now()
+        return (now, tick(now: now))
+    }
+
     /// Timer: fusion ticks, lease renewal, periodic refresh, discovery clean-up.
     public func tick(now: Double) -> [OutboundMessage] {
         noticePause(now: now)
@@ -445,6 +480,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// The broker connection is (re)established at `now`: the next tick announces this
     /// instance again when it is active (online status, discovery, every retained output),
     /// since a broker without persistence forgets retained messages when it restarts.
+    public func brokerConnected(clock: any TimeSource) { brokerConnected(now: clock.now()) }
+
     public func brokerConnected(now: Double) {
         if !connectedOnce {
             connectedOnce = true

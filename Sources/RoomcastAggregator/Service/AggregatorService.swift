@@ -72,8 +72,7 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
             var drops = InboundDropReport()
             var lastPush = -Double.infinity
             while !Task.isCancelled {
-                let now = clock.now()
-                let out = await runtime.tick(now: now)
+                let (now, out) = await runtime.tick(clock: clock)
                 self.enqueue(out, active: await runtime.isActive)
                 // Open dashboards get the state once a second; nobody watching costs nothing.
                 if let http, http.hasWatchers, now - lastPush >= 1 {
@@ -94,7 +93,7 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
                 switch e {
                 case .connected:
                     logger.info("broker connected", metadata: ["mqtt.endpoint": mqtt.configuration.endpoint])
-                    await runtime.brokerConnected(now: clock.now())
+                    await runtime.brokerConnected(clock: clock)
                 case .disconnected(let why):
                     logger.warning("broker connection lost", metadata: ["error": "\(why)"])
                     await runtime.brokerDisconnected()

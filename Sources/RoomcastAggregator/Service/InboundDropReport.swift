@@ -12,7 +12,8 @@ struct InboundDropReport {
 
     /// The total lost and the number since the last line, when a line is due at `now`.
     mutating func due(dropped: Int, now: Double) -> (total: Int, since: Int)? {
-        guard dropped > reported, now - lastLine >= interval else { return nil }
+        // A wall clock stepped back makes the last line's time lie ahead: due as well.
+        guard dropped > reported, !(0..<interval).contains(now - lastLine) else { return nil }
         defer {
             reported = dropped
             lastLine = now

@@ -110,6 +110,16 @@ public struct LeaseElection: Sendable {
             ?? OutboundMessage(topic: topic, payload: [], retain: true, qos: 1)
     }
 
+    /// The wall clock stepped back by `seconds`: the lease's expiry and the last renewal move
+    /// back by as much, or the holder would not renew (and lose the lease) and a standby would
+    /// not take over until the clock caught up.
+    public mutating func clockSteppedBack(by seconds: Double) {
+        guard seconds.isFinite, seconds > 0 else { return }
+        if startedAt != nil { startedAt! -= seconds }
+        lastRenewal -= seconds
+        seen?.expires -= seconds
+    }
+
     public var isActive: Bool { role == .active }
 
     /// Whether the lease this instance last wrote is still valid at `now` (nil when it holds none).
