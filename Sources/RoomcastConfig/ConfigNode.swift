@@ -75,8 +75,22 @@ public struct ConfigNode: Sendable, Equatable {
         }
     }
 
-    /// Long values are cut in messages so a hostile file cannot flood the log.
+    /// `kindDescription`, without the text of a scalar that is or holds a secret
+    /// (`ConfigPath.holdsSecret`): a key put where a mapping belongs must not reach the log.
+    package func kindDescription(at path: String) -> String {
+        if case .scalar = kind, ConfigPath.holdsSecret(path) { return "a value (not shown: \(path) holds a secret)" }
+        return kindDescription
+    }
+
+    /// Long values are cut in messages so a hostile file cannot flood the log, and the password
+    /// of anything written as `[scheme://]user:password@host` is not shown (`mqtt: <url>` where
+    /// a mapping belongs, an override into it).
     package static func excerpt(_ text: String) -> String {
-        text.count <= 60 ? text : String(text.prefix(57)) + "..."
+        var text = text
+        let start = text.range(of: "://")?.upperBound ?? text.startIndex
+        if let at = text[start...].lastIndex(of: "@"), let colon = text[start..<at].firstIndex(of: ":") {
+            text = String(text[..<colon]) + ":***" + String(text[at...])
+        }
+        return text.count <= 60 ? text : String(text.prefix(57)) + "..."
     }
 }

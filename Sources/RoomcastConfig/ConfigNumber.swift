@@ -21,10 +21,13 @@ public struct ConfigNumber: Codable, Sendable, Equatable, ExpressibleByIntegerLi
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.singleValueContainer()
-        if let n = try? c.decode(Int.self) {
-            self.init(integerLiteral: n)
-        } else {
+        // As text first: the config decoder reads any scalar as text, and records a problem for
+        // an integer it cannot read even where a fallback then succeeds (a quoted "0x0059" was
+        // refused). A decoder that keeps numbers apart from text (JSON) gets its number.
+        do {
             self.init(try c.decode(String.self))
+        } catch DecodingError.typeMismatch {
+            self.init(integerLiteral: try c.decode(Int.self))
         }
     }
 

@@ -34,6 +34,15 @@ public enum ConfigPath {
         return ""
     }
 
+    /// Keys whose values are secrets, and everything under them (`irks[0]`, `mqtt.password`).
+    static let secretKeys: Set<String> = ["irks", "password", "token", "key"]
+
+    /// True when the value at `path` is or holds a secret: messages do not show its text.
+    package static func holdsSecret(_ path: String) -> Bool {
+        guard let parts = components(path) else { return false }
+        return parts.contains { if case .key(let name) = $0 { secretKeys.contains(name) } else { false } }
+    }
+
     /// Splits a dotted path into its components (for overrides).
     static func components(_ path: String) -> [Component]? {
         var result: [Component] = []

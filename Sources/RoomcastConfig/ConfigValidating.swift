@@ -32,6 +32,12 @@ public struct ConfigChecks: Sendable {
 
     /// A topic prefix: one or more valid topic levels joined by '/'.
     public mutating func topicPrefix(_ value: String, at path: String) {
+        // Brokers keep `$` topics for themselves (`$SYS`; MQTT 3.1.1 §4.7.2): publishes there are
+        // refused, and a subscription under `$share/` is a shared one that matches other topics.
+        if value.hasPrefix("$") {
+            add(path, "must not start with '$' (brokers keep those topics: $SYS, $share)")
+            return
+        }
         let levels = value.split(separator: "/", omittingEmptySubsequences: false)
         for level in levels {
             if let problem = TopicName.problem(with: String(level)) {

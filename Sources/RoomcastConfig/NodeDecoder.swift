@@ -22,14 +22,14 @@ struct NodeDecoder: Decoder {
             // `mqtt:` with nothing under it reads as an empty section: all defaults.
             return KeyedDecodingContainer(KeyedContainer<Key>(decoder: self, entries: []))
         default:
-            state.record(path, "expected a mapping, found \(node.kindDescription)", at: node.location)
+            state.record(path, "expected a mapping, found \(node.kindDescription(at: path))", at: node.location)
             throw AlreadyReported()
         }
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         guard case .sequence(let items) = node.kind else {
-            state.record(path, "expected a list, found \(node.kindDescription)", at: node.location)
+            state.record(path, "expected a list, found \(node.kindDescription(at: path))", at: node.location)
             throw AlreadyReported()
         }
         return UnkeyedContainer(decoder: self, items: items)

@@ -8,6 +8,9 @@ import Foundation
 /// Built once from the site; read-only afterwards apart from reusable scratch
 /// space, so an evaluation allocates nothing.
 struct SiteGeometry {
+    /// Cells of one floor's wall raster at most (16 MB of room ids).
+    static let maximumRasterCells = 4_000_000.0
+
     /// One positioned node as the geometry sees it.
     struct PlacedNode {
         var engineIndex: Int
@@ -126,6 +129,19 @@ struct SiteGeometry {
         }
         if area / (res * res) > Double(model.maxCells) {
             res = (area / Double(model.maxCells)).squareRoot()
+        }
+        // The wall raster (at half the resolution) and the cell lattice span each floor's
+        // bounding box, not its rooms: two small rooms kilometres apart (a typo in a
+        // coordinate) would ask for billions of cells. The box bounds the resolution too.
+        var boxes: [Int: (x0: Double, y0: Double, x1: Double, y1: Double)] = [:]
+        for o in outlines {
+            let b = o.bounds
+            let box = boxes[o.floor] ?? (b.x0, b.y0, b.x1, b.y1)
+            boxes[o.floor] = (min(box.x0, b.x0), min(box.y0, b.y0), max(box.x1, b.x1), max(box.y1, b.y1))
+        }
+        for box in boxes.values {
+            let spanned = max(box.x1 - box.x0, 1) * max(box.y1 - box.y0, 1)
+            res = max(res, 2 * (spanned / Self.maximumRasterCells).squareRoot())
         }
         resolution = res
 

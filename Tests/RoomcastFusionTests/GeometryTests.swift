@@ -35,6 +35,27 @@ import Shared
         }
     }
 
+    /// Two small rooms 90 km apart on one floor (a typo in a coordinate): the wall raster and
+    /// the cell lattice span the floor's bounding box, and at the configured resolution they
+    /// asked for about 10^11 cells, and the aggregator died allocating them at start. The box
+    /// now bounds the resolution; the engine starts and still places the beacon.
+    @Test func roomsFarApartDoNotExhaustMemory() throws {
+        let site = SiteModel(
+            rooms: [.init(name: "near", polygon: [[0, 0], [4, 0], [4, 4], [0, 4]]),
+                    .init(name: "far", polygon: [[90_000, 90_000], [90_004, 90_000], [90_004, 90_004], [90_000, 90_004]])],
+            nodes: [.init(name: "n1", room: "near", position: [2, 2, 2.2]),
+                    .init(name: "f1", room: "far", position: [90_002, 90_002, 2.2])])
+        var engine = FusionEngine(site: site, settings: FusionSettings())
+        var synth = Synthetic()
+        var t = 0.0
+        while t < 30 {
+            engine.ingest(synth.reading("n1", rssi: -60, at: t), now: t)
+            _ = engine.tick(now: t)
+            t += 0.5
+        }
+        #expect(engine.decision(for: Synthetic.tag)?.room == "near")
+    }
+
     @Test func geometryBeatsNearestNodeNearASharedWall() throws {
         // In the left room, 0.7 m from the wall: r1 (other side, 1.6 m) is the
         // strongest node even through the wall; l1 and l2 are 3.6 m away.

@@ -18,6 +18,16 @@ import Testing
         #expect(!HTTPConfig().exposesReads(environment: [:]), "not listening")
     }
 
+    /// A `token_env` naming an unset variable left the listener without a token, silently: an
+    /// error at start now, as for `mqtt.password_env`.
+    @Test func aTokenVariableThatIsNotSetIsAProblem() {
+        let config = HTTPConfig(listen: "0.0.0.0:8267", tokenEnv: "DASHBOARD_TOKEN", protectReads: true)
+        #expect(config.tokenProblem(environment: [:])?.description.contains("http.token_env") == true)
+        #expect(config.tokenProblem(environment: ["DASHBOARD_TOKEN": ""]) != nil, "empty is not set")
+        #expect(config.tokenProblem(environment: ["DASHBOARD_TOKEN": "t0ken"]) == nil)
+        #expect(HTTPConfig(tokenEnv: "DASHBOARD_TOKEN").tokenProblem(environment: [:]) == nil, "no listener, no token needed")
+    }
+
     /// Dashboards may not hold every connection: `/metrics` and `/healthz` must still get one.
     @Test func eventStreamsStayBelowTheConnectionLimit() {
         func problems(_ c: HTTPConfig) -> [String] {

@@ -42,6 +42,20 @@ private func problems<T: Decodable>(_ type: T.Type, _ yaml: String) -> [String] 
         #expect(problems(Doc.self, "name: a\non: 'true'\n") == ["on: expected true or false, found the string 'true'"])
     }
 
+    /// Company ids may be written as numbers or as text such as "0x0059" (docs/fingerprints.md);
+    /// the quoted form was refused as "expected an integer".
+    @Test func companyIdsReadAsNumbersOrQuotedText() throws {
+        let yaml = """
+            node: kitchen-pi
+            ibeacon_company_ids: ["0x0059", 0x004C, 76, "89"]
+            fingerprints: {rules: [{name: bike, company_id: "0x0059", id: address}]}
+            """
+        let c = try ConfigLoader.parse(AgentConfig.self, yaml: yaml)
+        #expect(c.ibeaconCompanyIds.map(\.value) == [0x59, 0x4C, 76, 89])
+        #expect(c.fingerprints.rules.first?.companyId?.value == 0x59)
+        #expect(problems(AgentConfig.self, "node: kitchen-pi\nibeacon_company_ids: [{a: 1}]").count == 1)
+    }
+
     @Test(arguments: [
         ("count: 1.5", "count: expected an integer, found '1.5'"),
         ("count: 99999999999999999999", "count: expected an integer, found '99999999999999999999'"),
@@ -131,6 +145,40 @@ private func problems<T: Decodable>(_ type: T.Type, _ yaml: String) -> [String] 
             "partition.floors[1]: no room is on floor 3",
             "partition.rooms[1]: unknown room 'cellar'",
             "beacons[1].id: duplicate id 'mac:a4c138aabbcc' (also beacons[0])",
+        ])
+    }
+
+    /// A partition whose rooms no listed node stands in heard every node, and made each a room
+    /// of its name: its presence fought the partition that has the node. Now a config error, and
+    /// such a core refuses readings of nodes it does not have.
+    @Test func aPartitionWithoutNodesIsRefused() throws {
+        let yaml = """
+            rooms: [{name: hall, floor: 0}, {name: attic, floor: 1}]
+            nodes: [{name: attic-pi, room: attic}, {name: hall-pi, position: [1, 1, 2]}]
+            partition: {floors: [0]}
+            """
+        #expect(problems(AggregatorConfig.self, yaml) == [
+            "partition: no node stands in the partition's rooms; a partition hears only the nodes whose room: is one of its rooms",
+        ])
+        #expect(problems(AggregatorConfig.self, "rooms: [{name: hall}]\nnodes: [{name: hall-pi, room: hall}]\npartition: {floors: []}\n").count == 1)
+        var config = AggregatorConfig(site: SiteModel(
+            rooms: [.init(name: "hall", floor: 0), .init(name: "attic", floor: 1)],
+            nodes: [.init(name: "attic-pi", room: "attic"), .init(name: "hall-pi", room: nil, position: [1, 1, 2])]))
+        config.partition.floors = [0]
+        var core = config.makeCore()
+        let reading = BeaconReading(id: BeaconID("mac:a4c138aabbcc")!, node: "hall-pi", ts: 100, seq: 1, rssi: -60, rssiFiltered: -60,
+                                    power: -59, distance: 1, proximity: .near, kind: .iBeacon, mac: "a4:c1:38:aa:bb:cc")
+        let topic = Topics().nodeBeacon("hall-pi", reading.id)
+        let (_, rejection) = try core.handle(topic: topic, payload: try WireFormat.encode(reading), now: 100)
+        #expect(rejection != nil, "a node of no partition room is refused")
+    }
+
+    /// Brokers keep `$` topics: a prefix there is refused by every publish, and `$share/` makes
+    /// the subscriptions shared ones.
+    @Test func aTopicPrefixStartingWithDollarIsRefused() {
+        #expect(problems(AggregatorConfig.self, "mqtt: {topic_prefix: \"$SYS/roomcast\"}\ndiscovery: {prefix: \"$share/ha\"}\n") == [
+            "mqtt.topic_prefix: must not start with '$' (brokers keep those topics: $SYS, $share)",
+            "discovery.prefix: must not start with '$' (brokers keep those topics: $SYS, $share)",
         ])
     }
 

@@ -105,4 +105,32 @@ import RoomcastYAML
         }
         Self.expectNoSecret([text, String(reflecting: error)], "the config error")
     }
+
+    /// Secrets in the wrong place: the broker URL where the mqtt mapping belongs, a bare key
+    /// where an IRK mapping belongs, an override into that URL, and the password written where
+    /// password_env wants a variable's name. Each message named the path and echoed the value.
+    @Test func secretsInTheWrongPlaceAreNotEchoed() throws {
+        var texts: [String] = []
+        let url = "mqtt://kitchen-pi:\(Self.urlPassword)@broker.local"
+        let inPlaceOfMapping = try #require(throws: ConfigError.self) {
+            try ConfigLoader.parse(AgentConfig.self, yaml: "node: kitchen-pi\nmqtt: \(url)\nirks: [\"\(Self.phoneKey)\"]\n")
+        }
+        #expect(inPlaceOfMapping.description.contains("mqtt:") && inPlaceOfMapping.description.contains("irks[0]"),
+                "\(inPlaceOfMapping)")
+        texts.append(inPlaceOfMapping.description)
+        let root = try YAMLReader().parse("node: kitchen-pi\nmqtt: \(url)\n")
+        var overrides = Overrides()
+        overrides.set("mqtt.broker", to: "mqtt://other", from: "--broker")
+        let override = try #require(throws: ConfigError.self) { try overrides.apply(to: root) }
+        texts.append(override.description)
+        let config = try ConfigLoader.parse(AggregatorConfig.self, yaml: "mqtt:\n  username: alice\n  password_env: \(Self.envPassword)\n")
+        let unset = try #require(throws: ConfigError.self) { try config.mqtt.credentials(environment: [:]) }
+        #expect(unset.description.contains("mqtt.password_env"))
+        texts.append(unset.description)
+        Self.expectNoSecret(texts, "the config error")
+        // A conventional variable name is still named.
+        let named = try ConfigLoader.parse(AggregatorConfig.self, yaml: "mqtt:\n  username: alice\n  password_env: MQTT_PASSWORD\n")
+        let message = try #require(throws: ConfigError.self) { try named.mqtt.credentials(environment: [:]) }
+        #expect(message.description.contains("'MQTT_PASSWORD'"))
+    }
 }

@@ -222,6 +222,7 @@ public enum EdgeAgentCLI {
                                                         prepared.options)
         logger.info("effective config", metadata: ["config": ConfigLoader.describe(config)])
 
+        if let problem = config.http.tokenProblem() { return fail("bad config:\n\(ConfigError(problems: [problem]))", .config) }
         let source = RadioSources.make(spec, options: options, logger: logger)
         let sink: any AgentSink
         var mqtt: MQTTClient?
@@ -275,7 +276,15 @@ public enum EdgeAgentCLI {
             return fail("--uuid '\(uuid)' is not a UUID", .usage)
         }
         guard (20...10240).contains(interval) else { return fail("--interval-ms must be 20...10240", .usage) }
-        let logger = Logger(label: "edge-agent", level: Logger.Level(name: command[StandardOptions.logLevel] ?? "info") ?? .info)
+        guard (-127...20).contains(power) else { return fail("--power must be -127...20 dBm", .usage) }
+        let levelName = command[StandardOptions.logLevel] ?? "info"
+        guard let level = Logger.Level(name: levelName) else {
+            let names = Logger.Level.allCases.map(\.description)
+            var message = "--log-level '\(ConfigNode.excerpt(levelName))' is not one of \(names.joined(separator: ", "))"
+            if let guess = Suggestion.closest(to: levelName, in: names) { message += "; did you mean '\(guess)'?" }
+            return fail(message, .usage)
+        }
+        let logger = Logger(label: "edge-agent", level: level)
         let spec: RadioSourceSpec
         do { spec = try RadioSourceSpec.parse(command[StandardOptions.source] ?? "hci") } catch { return fail("\(error)", .usage) }
         var options = RadioOptions()

@@ -186,6 +186,7 @@ public enum AggregatorCLI {
             guardConfig.username = config.standby.guardUsername(mainUsername: configuration.username)
             guardConfig.inboundBufferSize = 16
             guardConfiguration = election == nil ? nil : guardConfig
+            if let problem = config.http.tokenProblem() { throw ConfigError(problems: [problem]) }
         } catch let e as ConfigError { return fail("bad config:\n\(e)", .config) }
         catch { return fail("\(error)", .config) }
         var statusGuard: (@Sendable () throws -> MQTTClient)?

@@ -88,6 +88,7 @@ extension AggregatorConfig {
         checks.range(output.refreshIntervalS, 0...86400, at: "output.refresh_interval_s", unit: " s")
 
         let floors = Set(rooms.map(\.floor))
+        let problemsBeforePartition = checks.problems.count
         for (i, floor) in (partition.floors ?? []).enumerated() where !floors.contains(floor) {
             checks.add("partition.floors[\(i)]", "no room is on floor \(floor)")
         }
@@ -95,6 +96,9 @@ extension AggregatorConfig {
             var message = "unknown room '\(ConfigNode.excerpt(room))'"
             if let guess = Suggestion.closest(to: room, in: roomNames) { message += "; did you mean '\(guess)'?" }
             checks.add("partition.rooms[\(i)]", message)
+        }
+        if partitionName != nil, checks.problems.count == problemsBeforePartition, partitionedSite.nodes.isEmpty {
+            checks.add("partition", "no node stands in the partition's rooms; a partition hears only the nodes whose room: is one of its rooms")
         }
         checks.range(standby.leaseS, 1...600, at: "standby.lease_s", unit: " s")
         if let u = standby.guardUsername, u.isEmpty { checks.add("standby.guard_username", "must not be empty") }

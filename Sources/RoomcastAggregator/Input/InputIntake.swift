@@ -39,14 +39,15 @@ public struct InputIntake: Sendable {
     }
 
     public let topics: Topics
-    /// Nodes from the config; empty accepts any node.
-    public let knownNodes: Set<String>
+    /// Nodes from the config; nil accepts any node (a site that lists none). An empty set
+    /// accepts none: a partition whose rooms hold no node.
+    public internal(set) var knownNodes: Set<String>?
     public private(set) var rejected: [Rejection: UInt64] = [:]
     public private(set) var accepted: UInt64 = 0
 
     private var readingTopics: ReadingTopicMatcher
 
-    public init(topics: Topics, knownNodes: Set<String> = []) {
+    public init(topics: Topics, knownNodes: Set<String>? = nil) {
         self.topics = topics
         self.knownNodes = knownNodes
         self.readingTopics = ReadingTopicMatcher(topics: topics)
@@ -55,7 +56,7 @@ public struct InputIntake: Sendable {
     public var rejectedTotal: UInt64 { rejected.values.reduce(0, +) }
 
     /// True when `node` may report (any node when none is configured).
-    public func isKnown(node: String) -> Bool { knownNodes.isEmpty || knownNodes.contains(node) }
+    public func isKnown(node: String) -> Bool { knownNodes?.contains(node) ?? true }
 
     /// Classifies one message; nil (with a counted reason) when rejected.
     public mutating func accept(topic: String, payload: [UInt8]) -> Result<Input, RejectionDetail> {

@@ -6,7 +6,7 @@ import Shared
 /// with (time, message), so a replay reproduces what the service would do.
 public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: Sendable {
     public internal(set) var engine: Engine
-    public private(set) var intake: InputIntake
+    public internal(set) var intake: InputIntake
     public private(set) var publisher: PresencePublisher
     public let discovery: HomeAssistantDiscovery?
     public let site: SiteModel
@@ -71,7 +71,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         self.topics = topics
         self.discovery = discovery
         self.tickInterval = tickInterval
-        self.intake = InputIntake(topics: topics, knownNodes: restrictToKnownNodes ? Set(site.nodes.map(\.name)) : [])
+        self.intake = InputIntake(topics: topics, knownNodes: restrictToKnownNodes && !site.nodes.isEmpty ? Set(site.nodes.map(\.name)) : nil)
         self.publisher = PresencePublisher(topics: topics, site: site, outputs: outputs)
         var known: [BeaconID: SiteModel.KnownBeacon] = [:]
         for b in site.beacons { known[b.id] = b }

@@ -117,6 +117,15 @@ public struct HTTPConfig: Codable, Sendable, Equatable {
         return token?.revealed
     }
 
+    /// A `token_env` that names no set variable, while the listener is on: an error at start, as
+    /// for `mqtt.password_env`. Left to run, the listener had no token: every change refused,
+    /// reads under `protect_reads` refused too, with a warning that said they were exposed.
+    public func tokenProblem(at path: String = "http", environment: [String: String] = ProcessInfo.processInfo.environment) -> ConfigProblem? {
+        guard listen != nil, let name = tokenEnv, environment[name].map({ $0.isEmpty }) ?? true else { return nil }
+        return ConfigProblem(path: path + ".token_env",
+                             message: "environment variable '\(ConfigNode.excerpt(name))' is not set or empty; export it or remove token_env")
+    }
+
     /// True when what the listener serves can be read from the network by anyone: it listens
     /// beyond loopback and reads are not behind a token (`protect_reads` with a token). A token
     /// alone protects nothing, since no route changes state.
