@@ -78,4 +78,42 @@ import Testing
         #expect(core.tick(now: 10).filter { $0.topic.hasSuffix("/telemetry") }.isEmpty)
         #expect(core.tick(now: 31).filter { $0.topic.hasSuffix("/telemetry") }.count == 1)
     }
+
+    /// The wall clock steps back an hour (an NTP correction, a clock set by hand) while a beacon
+    /// in a region is heard. Every time the core kept lay ahead of the clock: the RSSI filter
+    /// saw no time pass between samples and stopped following the signal, and neither the
+    /// region exit, the forgetting of the silent beacon nor telemetry came, all for an hour.
+    @Test func afterTheClockStepsBackRangingRegionsAndTelemetryGoOn() throws {
+        var config = AdvertisingConfig()
+        config.regions = [RegionConfig(name: "office", uuid: "e2c56db5-dffb-48d2-b060-d0f5a71096e0")]
+        let settings = AgentSettings(node: "n", telemetryInterval: 30, regionExitDelay: 10)
+        var core = AgentCore(settings: settings, decoder: try AdvertisementDecoder(config: config), startTime: 10_000)
+        var t = 10_000.0
+        func run(seconds: Double, rssi: Int?) throws -> [OutboundMessage] {
+            var out: [OutboundMessage] = []
+            let end = t + seconds
+            while t < end - 1e-9 {
+                if let rssi { out += core.handle(report(t: t, rssi: rssi)) }
+                t += 0.1
+                if (t * 10).rounded().truncatingRemainder(dividingBy: 10) == 0 { out += core.tick(now: t) }
+            }
+            return out
+        }
+        _ = try run(seconds: 60, rssi: -50)
+        t -= 3600
+        // A report still in the queue from before the step: it must not put the times ahead again.
+        _ = core.handle(report(t: t + 3600, rssi: -50))
+        let after = try readings(run(seconds: 60, rssi: -80))
+        let last = try #require(after.last)
+        #expect(last.rssiFiltered < -75, "the filter follows the signal after the step: \(last.rssiFiltered) dBm")
+        #expect(core.stats.clockSteps == 1)
+        let quiet = try run(seconds: 150, rssi: nil)
+        let exits = try quiet.filter { $0.topic == "roomcast/nodes/n/events" }.map { try WireFormat.decode(RegionEvent.self, from: $0.payload) }
+        #expect(exits.map(\.event) == [.exit], "the region is left 10 s after the beacon fell silent")
+        #expect(core.trackedBeacons == 0, "the silent beacon is forgotten")
+        let telemetry = quiet.filter { $0.topic == "roomcast/nodes/n/telemetry" }
+        #expect(telemetry.count >= 4, "telemetry every 30 s: \(telemetry.count) in 150 s")
+        let uptime = try WireFormat.decode(NodeTelemetry.self, from: try #require(telemetry.last).payload).uptime
+        #expect(uptime > 230 && uptime < 275, "uptime runs on across the step (the last telemetry came 240 s after the start): \(uptime) s")
+    }
 }

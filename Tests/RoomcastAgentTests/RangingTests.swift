@@ -16,7 +16,10 @@ struct RangingTests {
         #expect(abs(try #require(m.distance(rssi: -79, power: -59)) - 10) < 1e-9)
         #expect(abs(try #require(m.distance(rssi: -49, power: -59)) - 1 / 10.0.squareRoot()) < 1e-9)
         #expect(m.distance(rssi: -200, power: -59, maxDistance: 50) == 50)
-        #expect(m.distance(rssi: 0, power: -59) == nil)
+        // 0 dBm is a level (the strongest a controller reports), not "not measured": it read as
+        // nil, and the agent published the strongest signal as the farthest distance.
+        #expect(abs(try #require(m.distance(rssi: 0, power: -59)) - pow(10, -59.0 / 20)) < 1e-9)
+        #expect(m.distance(rssi: -60, power: 0) == nil, "a power of 0 is not measured")
     }
 
     @Test("ibeacon-ble distance vectors (curve-fit model)")

@@ -1,4 +1,5 @@
-import RoomcastHCI
+@testable import RoomcastHCI
+import Shared
 import Testing
 
 @Suite struct RecoveryMachineTests {
@@ -104,5 +105,16 @@ import Testing
     @Test(arguments: [(0, 1.0), (1, 2.0), (2, 4.0), (3, 8.0), (4, 8.0), (60, 8.0)])
     func backoffDoublesUpToTheCap(attempt: Int, expected: Double) {
         #expect(Self.policy.backoff(attempt: attempt) == expected)
+    }
+
+    /// The live supervisor timed the stall watchdog and the reopen backoff on the wall clock:
+    /// stepped back an hour, a stalled scan was not restarted for an hour. It runs on the
+    /// monotonic clock now; tests that drive a manual clock keep driving it.
+    @Test func theLiveSupervisorTimesItsWaitsOnTheMonotonicClock() {
+        #expect(LiveRadioSource.deadlineClock(for: SystemTimeSource()) is MonotonicTimeSource)
+        let manual = ManualTimeSource(5)
+        #expect((LiveRadioSource.deadlineClock(for: manual) as? ManualTimeSource) === manual)
+        let a = MonotonicTimeSource().now(), b = MonotonicTimeSource().now()
+        #expect(b >= a)
     }
 }

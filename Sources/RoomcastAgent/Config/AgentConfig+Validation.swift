@@ -25,7 +25,8 @@ extension AgentConfig {
         checks.range(f.outlierDb, 0...100, at: "ranging.filter.outlier_db", unit: " dB")
         checks.range(ranging.pathLossExponent, 1.0...6.0, at: "ranging.path_loss_exponent")
         checks.range(ranging.rxAdjustDb, -50...50, at: "ranging.rx_adjust_db", unit: " dB")
-        checks.range(ranging.defaultPower, -127...20, at: "ranging.default_power", unit: " dBm")
+        // A level at 1 m is below 0 dBm; 0 is "not measured", and put every beacon at 100 m.
+        checks.range(ranging.defaultPower, -127...(-1), at: "ranging.default_power", unit: " dBm")
         checks.range(ranging.immediateM, 0.01...100, at: "ranging.immediate_m", unit: " m")
         checks.range(ranging.nearM, 0.01...1000, at: "ranging.near_m", unit: " m")
         if ranging.nearM <= ranging.immediateM {

@@ -24,7 +24,9 @@ public struct AgentCore: Sendable {
     public private(set) var deliveryCheck = DeliveryCheck()
     /// Every advertisement is decoded in these (their arrays allocated once, not per advertisement).
     private var decodeBuffers = AdvertisementDecoder.Buffers()
-    private let startTime: Double
+    private var startTime: Double
+    /// The newest time seen from the timer or the radio (`observe`).
+    public private(set) var latestTime: Double
     private var nextTelemetry: Double
     private var rateWindow: (start: Double, count: UInt64)
     private var advertisementsPerSecond: Double = 0
@@ -40,6 +42,8 @@ public struct AgentCore: Sendable {
         public var evicted: UInt64 = 0
         /// Of those, known beacons and IRK phones (only when the table is smaller than the config's list).
         public var evictedKnown: UInt64 = 0
+        /// Times the wall clock was seen to step back (`clockSteppedBack`).
+        public var clockSteps: UInt64 = 0
     }
 
     public init(settings: AgentSettings, decoder: AdvertisementDecoder, startTime: Double) {
@@ -52,6 +56,7 @@ public struct AgentCore: Sendable {
         self.sequence = SequenceNumber(startTime: startTime)
         self.outputs = CompatibilityOutputs(room: settings.room ?? settings.node, enabled: settings.outputs)
         self.startTime = startTime
+        self.latestTime = startTime
         self.nextTelemetry = startTime
         self.rateWindow = (startTime, 0)
     }
@@ -82,7 +87,7 @@ public struct AgentCore: Sendable {
             stats.untracked += 1
             return []
         }
-        let ts = report.timestamp
+        let ts = observe(report: report.timestamp)
         var out: [OutboundMessage] = []
         for event in regions.heard(identity.id, inRegions: identity.regions, ts: ts) {
             if let m = try? OutboundMessage(topic: settings.topics.nodeEvents(settings.node), json: event, qos: 1) { out.append(m) }
@@ -125,6 +130,7 @@ public struct AgentCore: Sendable {
     /// Time passes: region exits, forgotten beacons, periodic telemetry.
     public mutating func tick(now: Double, radio: RadioCounters.Snapshot? = nil, dropped: UInt64 = 0,
                               brokerReconnects: UInt64 = 0, refused: [String: Int] = [:]) -> [OutboundMessage] {
+        observe(tick: now)
         var out: [OutboundMessage] = []
         for event in regions.expire(now: now) {
             if let m = try? OutboundMessage(topic: settings.topics.nodeEvents(settings.node), json: event, qos: 1) { out.append(m) }
@@ -139,6 +145,48 @@ public struct AgentCore: Sendable {
             out.append(telemetry(now: now, radio: radio, dropped: dropped, brokerReconnects: brokerReconnects, refused: refused))
         }
         return out
+    }
+
+    /// A time earlier than the newest seen by more than this is the wall clock stepped back
+    /// (an NTP correction, a clock set by hand). Generous: reports wait in the radio's queue
+    /// behind the timer, by seconds on a crowded site, and are late, not stepped.
+    public static let clockStepTolerance = 10.0
+
+    /// The timer's time: the one source read in order. A step back moves every kept time back
+    /// with it (`clockSteppedBack`); a step forward is time passing.
+    private mutating func observe(tick now: Double) {
+        guard now.isFinite else { return }
+        if now < latestTime - Self.clockStepTolerance { clockSteppedBack(by: latestTime - now) }
+        latestTime = max(latestTime, now)
+    }
+
+    /// A report's capture time as the core uses it. One from before a step back (still in the
+    /// queue when the timer saw the step) lies ahead of every time kept: it counts as now, or
+    /// it would put the beacon's times ahead again. A step back seen first by the radio (a
+    /// replay across one, a quiet timer) is a step.
+    private mutating func observe(report ts: Double) -> Double {
+        guard ts.isFinite, latestTime.isFinite else { return ts }
+        if ts < latestTime - Self.clockStepTolerance { clockSteppedBack(by: latestTime - ts) }
+        if ts > latestTime + Self.clockStepTolerance { return latestTime }
+        latestTime = max(latestTime, ts)
+        return ts
+    }
+
+    /// The wall clock stepped back by `seconds`: every time the core keeps moves back by as
+    /// much, so what it measured keeps its length. Left ahead of the clock, they held the RSSI
+    /// filters still (no time passed between samples), kept silent beacons and regions from
+    /// expiring and held telemetry back, all until the clock caught up.
+    public mutating func clockSteppedBack(by seconds: Double) {
+        guard seconds.isFinite, seconds > 0 else { return }
+        beacons.clockSteppedBack(by: seconds)
+        regions.clockSteppedBack(by: seconds)
+        deliveryCheck.clockSteppedBack(by: seconds)
+        startTime -= seconds
+        latestTime -= seconds
+        nextTelemetry -= seconds
+        rateWindow.start -= seconds
+        if let warned = capacityWarned { capacityWarned = (warned.at - seconds, warned.evicted) }
+        stats.clockSteps += 1
     }
 
     /// The node's health as a retained message.

@@ -196,6 +196,16 @@ public struct BeaconTable: Sendable {
         return forgotten
     }
 
+    /// The clock stepped back by `seconds`: every beacon's times move back with it (the lists
+    /// keep their order, so expiry still walks from the least recently heard).
+    mutating func clockSteppedBack(by seconds: Double) {
+        for i in slots.indices where slots[i].entry != nil {
+            slots[i].entry!.lastHeard -= seconds
+            slots[i].entry!.ranger.clockSteppedBack(by: seconds)
+            slots[i].entry!.published?.at -= seconds
+        }
+    }
+
     /// Clears every beacon's publishing state, so each one's next advertisement goes out
     /// as a first reading (after a broker outage).
     public mutating func resetPublished() {

@@ -17,6 +17,11 @@ public struct DeliveryCheck: Sendable, Equatable {
 
     public init() {}
 
+    /// The clock stepped back by `seconds`.
+    mutating func clockSteppedBack(by seconds: Double) {
+        for family in lastChecked.keys { lastChecked[family]! -= seconds }
+    }
+
     /// Raises to QoS 1 the QoS 0 messages whose family is due a check at `now`.
     public mutating func mark(_ messages: inout [OutboundMessage], now: Double) {
         for i in messages.indices where messages[i].qos == 0 {

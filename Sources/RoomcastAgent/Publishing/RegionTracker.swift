@@ -43,6 +43,12 @@ public struct RegionTracker: Sendable {
         return events
     }
 
+    /// The clock stepped back by `seconds`: an exit stays due as long after the last beacon
+    /// heard as before.
+    mutating func clockSteppedBack(by seconds: Double) {
+        for region in inside.keys { inside[region]!.lastSeen -= seconds }
+    }
+
     /// Regions currently entered.
     public var entered: [String] { inside.keys.sorted() }
 }

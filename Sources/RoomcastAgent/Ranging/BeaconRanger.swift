@@ -36,6 +36,13 @@ public struct BeaconRanger: Sendable, Equatable {
         filter.update(rssi: Double(rssi) + config.rxAdjust, at: t)
     }
 
+    /// The clock stepped back by `seconds`: every time kept moves back with it.
+    mutating func clockSteppedBack(by seconds: Double) {
+        lastSeen -= seconds
+        filter.clockSteppedBack(by: seconds)
+        intervals.clockSteppedBack(by: seconds)
+    }
+
     /// Override from config, else the advertised power when plausible, else the default.
     public static func referencePower(id: BeaconID, advertised: Int?, config: RangingConfig) -> Int {
         // Checked for emptiness first: hashing the id on every advertisement is measurable.

@@ -13,11 +13,15 @@ public enum DistanceModel: Sendable, Equatable {
     /// The AltBeacon / ibeacon-ble constants (fitted for a Nexus 4).
     public static let altBeaconCurve = DistanceModel.curveFit(a: 0.89976, b: 7.7095, c: 0.111)
 
-    /// Distance in metres clamped to `0...maxDistance`; nil when rssi or power is 0
-    /// (meaning "not measured"). A positive power is used as given, like ibeacon-ble
-    /// does (its ratio turns negative and the even power of the curve fit hides the sign).
+    /// Distance in metres clamped to `0...maxDistance`; nil when power is 0 ("not measured"),
+    /// and for the curve fit also when rssi is (ibeacon-ble's convention for raw values). The
+    /// log-distance model takes 0 dBm as the level it is: a filtered level can be exactly 0
+    /// (the strongest a controller reports), and read as "not measured" it became the farthest
+    /// distance. A positive power is used as given, like ibeacon-ble does (its ratio turns
+    /// negative and the even power of the curve fit hides the sign).
     public func distance(rssi: Double, power: Double, maxDistance: Double = 100) -> Double? {
-        guard rssi != 0, power != 0, rssi.isFinite, power.isFinite else { return nil }
+        guard power != 0, rssi.isFinite, power.isFinite else { return nil }
+        if case .curveFit = self, rssi == 0 { return nil }
         let p = power
         let d: Double
         switch self {

@@ -23,6 +23,9 @@ public struct IntervalEstimator: Sendable, Equatable {
         while gaps.count > capacity { gaps.removeFirst() }  // one, as RSSIFilter's window
     }
 
+    /// The clock stepped back by `seconds`.
+    mutating func clockSteppedBack(by seconds: Double) { last = last.map { $0 - seconds } }
+
     /// Median gap in seconds, nil until two receptions were far enough apart.
     public var interval: Double? {
         let g = gaps

@@ -64,6 +64,14 @@ public struct RSSIFilter: Sendable, Equatable {
         return estimate!
     }
 
+    /// The clock stepped back by `seconds`: the sample times move back with it, so the next
+    /// sample's gap is its real one (held at the last time, every later sample had none: no
+    /// process noise, and the filter stopped following the signal until the clock caught up).
+    mutating func clockSteppedBack(by seconds: Double) {
+        lastTime = lastTime.map { $0 - seconds }
+        for i in window.indices { window[i].t -= seconds }
+    }
+
     /// The median of `count` values read through `value`, as `median(_:)` computes it, without
     /// allocating for the small windows ranging uses (it runs for every advertisement).
     static func median(count: Int, _ value: (Int) -> Double) -> Double {

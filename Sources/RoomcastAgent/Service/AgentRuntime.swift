@@ -43,35 +43,54 @@ public final class AgentRuntime: Sendable {
 
     public func handle(_ report: AdvertisingReport) {
         let ts = report.timestamp
+        var stepped = false
         let (due, warning, messages): ([OutboundMessage], CapacityWarning?, [OutboundMessage]) = state.withLock { s in
             var due: [OutboundMessage] = []
             var warning: CapacityWarning?
             if ticksFromReports {
                 if let next = s.nextTick {
-                    if ts >= next { (due, warning) = tickLocked(&s, now: ts) }
+                    if ts >= next {
+                        (due, warning) = tickLocked(&s, now: ts)
+                    } else if ts < next - 1 - AgentCore.clockStepTolerance {
+                        s.nextTick = ts + 1  // the capture's clock stepped back: tick on from here
+                    }
                 } else {
                     s.nextTick = ts + 1
                 }
             }
-            s.lastTime = max(s.lastTime, ts)
-            return (due, warning, s.core.handle(report))
+            let steps = s.core.stats.clockSteps
+            let messages = s.core.handle(report)
+            s.lastTime = s.core.latestTime
+            if s.core.stats.clockSteps != steps { stepped = true }
+            return (due, warning, messages)
         }
+        if stepped { warnClockStep() }
         if let warning { warn(warning) }
         if !due.isEmpty { sink.send(due, at: ts) }
         if !messages.isEmpty { sink.send(messages, at: ts) }
     }
 
     public func tick(now: Double) {
-        let (messages, warning) = state.withLock { s in tickLocked(&s, now: now) }
+        let (messages, warning, stepped) = state.withLock { s in
+            let steps = s.core.stats.clockSteps
+            let (messages, warning) = tickLocked(&s, now: now)
+            return (messages, warning, s.core.stats.clockSteps != steps)
+        }
+        if stepped { warnClockStep() }
         if let warning { warn(warning) }
         sink.send(messages, at: now)
     }
 
     private func tickLocked(_ s: inout State, now: Double) -> ([OutboundMessage], CapacityWarning?) {
-        s.lastTime = max(s.lastTime, now)
         s.nextTick = now + 1
         let messages = s.core.tick(now: now, radio: counters?.snapshot, dropped: sink.dropped, brokerReconnects: sink.reconnects, refused: sink.refused)
+        s.lastTime = s.core.latestTime
         return (messages, s.core.capacityWarning(now: now))
+    }
+
+    private func warnClockStep() {
+        logger.warning("the wall clock stepped back: every time kept moves back by as much", metadata: [
+            "clock_steps": "\(stats.clockSteps)"])
     }
 
     /// Outside the lock: a log handler may write to a slow terminal or journal.

@@ -14,6 +14,9 @@ public final class LiveRadioSource: RadioSource {
     private let producer: BoundedStream<AdvertisingReport>.Producer
     private let logger: Logger
     private let clock: any TimeSource
+    /// The supervisor's clock (`RecoveryMachine`): the stall watchdog and the reopen backoff
+    /// measure waits, which a wall clock stepped back would stretch by the step.
+    private let deadlines: any TimeSource
     private let recorder: Mutex<BTSnoopWriter?> = Mutex(nil)
     private let state = Mutex(State())
 
@@ -24,6 +27,11 @@ public final class LiveRadioSource: RadioSource {
         var shutDown = false
     }
 
+    /// The monotonic clock for the wall clock (tests drive both on one manual clock).
+    static func deadlineClock(for clock: any TimeSource) -> any TimeSource {
+        clock is SystemTimeSource ? MonotonicTimeSource() : clock
+    }
+
     /// A source for an `hci` or `h4` spec; nothing is opened before `start()`.
     /// Call `shutdown()` when done: the supervisor keeps the source alive until then.
     public init(spec: RadioSourceSpec, options: RadioOptions = RadioOptions(), logger: Logger = .silent,
@@ -32,6 +40,7 @@ public final class LiveRadioSource: RadioSource {
         self.options = options
         self.logger = logger
         self.clock = clock
+        self.deadlines = Self.deadlineClock(for: clock)
         // Reports travel in bursts of up to `HCIController.maxBatch`: bound the bursts so the
         // reports held stay within `bufferCapacity`.
         (reports, producer) = BoundedStream<AdvertisingReport>.make(
@@ -122,8 +131,8 @@ public final class LiveRadioSource: RadioSource {
 
     private func supervise(opened: Bool) async {
         var machine = RecoveryMachine(policy: options.recovery)
-        _ = machine.start(now: clock.now())
-        var action = machine.handle(opened ? .opened : .openFailed(transient: true), now: clock.now())
+        _ = machine.start(now: deadlines.now())
+        var action = machine.handle(opened ? .opened : .openFailed(transient: true), now: deadlines.now())
         var lastReport: Double? = nil
         var hardwareErrors = 0
         var tracked: ObjectIdentifier?
@@ -135,7 +144,7 @@ public final class LiveRadioSource: RadioSource {
             }
             try? await Task.sleep(for: .seconds(options.checkInterval))
             if Task.isCancelled { return }
-            let now = clock.now()
+            let now = deadlines.now()
             if let controller = state.withLock({ $0.controller }) {
                 if tracked != ObjectIdentifier(controller) {
                     // A reopened adapter has its own, fresh health record.
@@ -171,29 +180,29 @@ public final class LiveRadioSource: RadioSource {
             do throws(RadioError) {
                 try await open()
                 logger.notice("radio reopened", metadata: ["hci.device": spec.description])
-                return machine.handle(.opened, now: clock.now())
+                return machine.handle(.opened, now: deadlines.now())
             } catch {
                 logger.warning("radio reopen failed", metadata: ["hci.device": spec.description, "error": "\(error)"])
                 if !error.isTransient { state.withLock { $0.error = error } }
-                return machine.handle(.openFailed(transient: error.isTransient), now: clock.now())
+                return machine.handle(.openFailed(transient: error.isTransient), now: deadlines.now())
             }
         case .restartScan:
             counters.scanRestarts.add(1, ordering: .relaxed)
             logger.notice("no advertising report; restarting the scan", metadata: ["hci.device": spec.description])
-            guard let controller else { return machine.handle(.transportLost, now: clock.now()) }
+            guard let controller else { return machine.handle(.transportLost, now: deadlines.now()) }
             do throws(RadioError) { try await controller.startScanning(options.scan) } catch {
-                return machine.handle(.scanRestartFailed, now: clock.now())
+                return machine.handle(.scanRestartFailed, now: deadlines.now())
             }
             return nil
         case .resetAdapter:
             logger.warning("resetting the adapter", metadata: ["hci.device": spec.description])
-            guard let controller else { return machine.handle(.transportLost, now: clock.now()) }
+            guard let controller else { return machine.handle(.transportLost, now: deadlines.now()) }
             do throws(RadioError) {
                 try await controller.resetAndInitialize()
                 try await startRadio(controller)
-                return machine.handle(.resetSucceeded, now: clock.now())
+                return machine.handle(.resetSucceeded, now: deadlines.now())
             } catch {
-                return machine.handle(.resetFailed, now: clock.now())
+                return machine.handle(.resetFailed, now: deadlines.now())
             }
         case .close:
             state.withLock { $0.controller = nil }

@@ -9,6 +9,13 @@ struct ReplayPacer {
     let factor: Double?
     private var captureStart: Double?
     private var wallStart: Double = 0
+    /// The newest capture time paced so far.
+    private var latest = -Double.infinity
+
+    /// A gap between records longer than this (capture seconds) is a jump in the capture's
+    /// clock (stepped forward while recording, a corrupt timestamp), not a silence to wait
+    /// out: waited out, one record a day ahead held the replay for a day.
+    static let longestGap = 600.0
 
     init(speed: ReplaySpeed) { factor = speed.factor }
 
@@ -25,9 +32,15 @@ struct ReplayPacer {
         guard factor != nil else { return true }
         guard captureStart != nil else {
             captureStart = timestamp
+            latest = timestamp
             wallStart = Self.monotonic()
             return true
         }
+        if let factor, timestamp - latest > Self.longestGap {
+            // Paced on from the newest record: this one is due when that one was.
+            wallStart -= (timestamp - latest) / factor
+        }
+        latest = max(latest, timestamp)
         return Self.sleep(until: dueTime(timestamp), stopped: stopped)
     }
 

@@ -14,6 +14,13 @@ public struct SystemTimeSource: TimeSource {
     public func now() -> Double { Date().timeIntervalSince1970 }
 }
 
+/// Seconds on the monotonic clock: for waits and deadlines, which a wall clock stepped back or
+/// forward (NTP, a clock set by hand) would stretch or cut. Not a Unix time.
+public struct MonotonicTimeSource: TimeSource {
+    public init() {}
+    public func now() -> Double { Syscall.monotonicSeconds() }
+}
+
 /// A clock tests and replays set by hand.
 public final class ManualTimeSource: TimeSource {
     private let current: Mutex<Double>

@@ -1,0 +1,20 @@
+import Testing
+@testable import RoomcastHCI
+
+/// Pacing a capture replayed at its own speed.
+@Suite struct ReplayPacerTests {
+    /// A record whose timestamp jumps a day ahead (a clock stepped forward while recording, a
+    /// corrupt record) held a realtime replay for that day. The jump is paced as no gap; an
+    /// ordinary gap is still waited out.
+    @Test func aJumpInTheCapturesClockIsNotWaitedOut() {
+        var pacer = ReplayPacer(speed: .realtime)
+        let first = pacer.wait(until: 1000, stopped: { false })
+        let second = pacer.wait(until: 1000.05, stopped: { false })
+        #expect(first && second)
+        var looks = 0
+        // Were it waited out, `stopped` would be asked every 100 ms, and after 20 the wait gives up.
+        let done = pacer.wait(until: 1000.05 + 86_400, stopped: { looks += 1; return looks > 20 })
+        #expect(done && looks <= 20, "the jump was waited on: \(looks) looks")
+        #expect(pacer.dueTime(1000.05 + 86_400 + 2) - ReplayPacer.monotonic() > 1.5, "the next record waits its 2 s")
+    }
+}
