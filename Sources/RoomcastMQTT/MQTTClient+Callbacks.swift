@@ -100,7 +100,7 @@ extension MQTTClient {
     func becomeReady(_ s: inout State) -> ReadyActions {
         s.phase = .connected
         s.lastError = nil
-        s.consecutiveFailures = 0
+        s.connectedAt = ContinuousClock.now
         let again = s.everConnected
         s.everConnected = true
         let w = Array(s.connectWaiters.values)

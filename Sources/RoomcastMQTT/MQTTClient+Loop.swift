@@ -4,6 +4,9 @@ import Foundation
 import Shared
 
 extension MQTTClient {
+    /// A connection that lasted this long before it ended resets the reconnect backoff.
+    static let stableConnection: Duration = .seconds(10)
+
     /// The loop thread: connect, pump until the connection ends, back off, repeat.
     ///
     /// libmosquitto's own loop (`mosquitto_loop_forever`) gives up on a failed
@@ -53,8 +56,13 @@ extension MQTTClient {
                     o.exit = true
                     return o
                 }
-                // After a lost connection the first retry waits only the initial delay.
-                s.consecutiveFailures = connected ? 1 : s.consecutiveFailures + 1
+                // After a connection that held, the first retry waits only the initial delay. One
+                // closed soon after it was made counts as a failure: two clients with one client
+                // id (a copied config, an old process still alive) displace each other at every
+                // connect, and each reset of the backoff made that twice a second, for good.
+                let held = connected && s.connectedAt.map { ContinuousClock.now - $0 >= Self.stableConnection } == true
+                s.connectedAt = nil
+                s.consecutiveFailures = held ? 1 : s.consecutiveFailures + 1
                 s.lastError = failure
                 o.delay = cfg.reconnectBackoff.delay(afterFailures: s.consecutiveFailures,
                                                      random: Double.random(in: 0..<1))
@@ -241,8 +249,10 @@ extension MQTTClient {
             if tls.caFile == nil {
                 try check(mosquitto_int_option(h, MOSQ_OPT_TLS_USE_OS_CERTS, 1), "mosquitto_int_option")
             }
+            // A pass-phrase callback that gives none: without one, OpenSSL asks for an encrypted
+            // key's pass phrase on the terminal at connect, and the loop thread waited there.
             let rc = mosquitto_tls_set(h, tls.caFile, tls.caFile == nil ? "/etc/ssl/certs" : nil,
-                                       tls.certificateFile, tls.keyFile, nil)
+                                       tls.certificateFile, tls.keyFile, { _, _, _, _ in 0 })
             try check(rc, "mosquitto_tls_set", "mqtt.tls files were refused by libmosquitto (caFile, certificateFile, keyFile must be PEM; the key unencrypted)")
             try check(mosquitto_tls_insecure_set(h, tls.insecure), "mosquitto_tls_insecure_set")
         }

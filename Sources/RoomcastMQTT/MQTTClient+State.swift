@@ -44,6 +44,8 @@ extension MQTTClient {
 
         var subscriptions: [Subscription]
         var consecutiveFailures = 0
+        /// When the current connection became ready (nil: not connected).
+        var connectedAt: ContinuousClock.Instant?
         var everConnected = false
         var lastError: MQTTError?
         /// What the broker said in a refusing CONNACK during the current attempt.

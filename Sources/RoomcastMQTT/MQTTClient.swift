@@ -243,6 +243,11 @@ public final class MQTTClient: Sendable {
     /// `offline` status), waits up to `timeout` for outstanding QoS 1 messages,
     /// disconnects cleanly (so the broker does not send the Last Will), joins the
     /// loop thread and finishes both streams. Safe to call more than once.
+    ///
+    /// A final message that could not be queued or was not acknowledged in time may never
+    /// reach the broker: then the connection is closed without DISCONNECT, so the broker
+    /// publishes the Last Will, which says the same (a clean DISCONNECT cancels it, and a
+    /// retained `online` stayed for good).
     public func shutdown(publishing finalMessage: MQTTMessage? = nil, timeout: Duration = .seconds(5)) async {
         let deadline = ContinuousClock.now + timeout + .seconds(1)
         let (first, started, connected) = state.withLock { s in
@@ -263,17 +268,26 @@ public final class MQTTClient: Sendable {
             return
         }
         if connected {
+            var finalQueued = true
             if let finalMessage {
                 do { try send(finalMessage, whileStopping: true) } catch {
+                    finalQueued = false
                     logger.warning("mqtt final message not sent", metadata: ["mqtt.topic": finalMessage.topic, "mqtt.error": "\(error)"])
                 }
             }
-            if !(await flush(timeout: timeout)) {
+            let flushed = await flush(timeout: timeout)
+            if !flushed {
                 logger.warning("mqtt messages still unacknowledged at shutdown",
                                metadata: ["mqtt.pending": "\(state.withLock { $0.pendingPublishes.count })"])
             }
-            handleAlive.withLock { alive in
-                if alive { _ = mosquitto_disconnect(handle) }
+            if finalMessage != nil && !(finalQueued && flushed) {
+                logger.warning("closing without DISCONNECT: the broker publishes the Last Will in place of the final message",
+                               metadata: ["mqtt.will": "\(configuration.lastWill?.topic ?? "none")"])
+                state.withLock { $0.stopDeadline = ContinuousClock.now }
+            } else {
+                handleAlive.withLock { alive in
+                    if alive { _ = mosquitto_disconnect(handle) }
+                }
             }
         }
         wakeup.signal()

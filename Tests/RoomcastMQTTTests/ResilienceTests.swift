@@ -113,6 +113,25 @@ struct ResilienceTests {
         }
     }
 
+    /// Two clients with one client id (a copied config, an old process still alive): the broker
+    /// closes the older connection whenever the other connects. Each such connection reset the
+    /// backoff, so the two displaced each other at the initial delay (0.5 s), for good. A
+    /// connection closed within 10 s now counts as a failure and the backoff grows.
+    @Test func twoClientsWithOneIDBackOffInsteadOfDisplacingEachOtherAtOnce() async throws {
+        try await withRig { rig in
+            var cfg = rig.configuration("twin")
+            cfg.reconnectBackoff = MQTTBackoff(initial: 0.5, maximum: 4, jitter: 0)
+            let a = try rig.client(cfg), b = try rig.client(cfg)
+            let eventsA = StreamCollector(a.connectionEvents), eventsB = StreamCollector(b.connectionEvents)
+            try await Task.sleep(for: .seconds(8))
+            let connects = eventsA.elements.filter(\.isConnected).count + eventsB.elements.filter(\.isConnected).count
+            // With the backoff reset at every connection, 17 connections in 8 s here; with it
+            // growing (0.5, 1, 2, 4 s), 8.
+            print("two clients with one id: \(connects) connections in 8 s")
+            #expect(connects >= 3 && connects <= 12, "\(connects) connections in 8 s")
+        }
+    }
+
     @Test func keepAliveNoticesAFrozenBrokerAndRecovers() async throws {
         try await withRig { rig in
             let c = try await rig.connectedClient("pinger") { c in c.keepAlive = 5 }

@@ -67,4 +67,26 @@ struct ShutdownTests {
             #expect(retained.first?.retain == true)
         }
     }
+
+    /// The final message cannot be queued (the broker stopped acknowledging: the queue is
+    /// full). A clean DISCONNECT then cancelled the Last Will too, and the retained status said
+    /// `online` for good. Now the connection closes without one, and the broker publishes the will.
+    @Test func aFinalMessageThatCannotBeSentLeavesItToTheLastWill() async throws {
+        try await withRig { rig in
+            let watcher = try await rig.connectedClient("watcher")
+            try await watcher.subscribe("status/#")
+            let inbox = StreamCollector(watcher.messages)
+            let node = try await rig.connectedClient("node") { c in
+                c.lastWill = MQTTMessage(topic: "status/node", string: "offline (will)", qos: .atLeastOnce, retain: true)
+                c.outboundQueueLimit = 1
+            }
+            rig.broker.pause()
+            try node.publish(MQTTMessage(topic: "status/reading", string: "held", qos: .atLeastOnce))
+            await node.shutdown(publishing: MQTTMessage(topic: "status/node", string: "offline", qos: .atLeastOnce, retain: true),
+                                timeout: .seconds(1))
+            rig.broker.resume()
+            let got = try await inbox.waitFor("the will") { $0.contains { $0.topic == "status/node" } }
+            #expect(got.filter { $0.topic == "status/node" }.map(\.payloadString) == ["offline (will)"])
+        }
+    }
 }
