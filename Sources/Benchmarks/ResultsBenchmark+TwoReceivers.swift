@@ -77,9 +77,10 @@ extension ResultsBenchmark {
         out += meansTable(twoReceiverRows, sums)
         out += """
 
-            ⁴ Each receiver's `rx_adjust` as `aggregator calibrate` finds it (README, set-up step 8): the
+            ⁴ Each receiver's `rx_adjust` as `aggregator calibrate` would find it (README, set-up step 8): the
             median level of a beacon carried round the node at 1 m, at its height, against the level
-            it should read there (`roomcast-bench simulation --calibrated 1m`). That median carries the
+            it should read there (`roomcast-bench simulation --calibrated 1m`). Computed from the
+            simulated world without packets or the agent's filter, so a careful user's best case. That median carries the
             shadowing of those spots as well as the receiver's offset. Calibrated by hand, a home is
             right less often than uncalibrated in \(costlier.membership) of the \(homes) with membership only, and in \(costlier.positions)
             with positions; taught, in \(costlier.taught). "Given the true offsets": each receiver's own offset, which no
