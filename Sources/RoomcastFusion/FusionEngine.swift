@@ -332,9 +332,21 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         }
     }
 
+    /// Evidence slots (64 bytes each, one per beacon and node) that nodes made automatically may
+    /// ask for at most: `max_beacons` and `max_nodes` each bound a table, but the slots are
+    /// their product, and 512 nodes announced by any client on an open site made 655 MB of them
+    /// at the default table size. 128 MiB.
+    static let automaticSlotBudget = 2_097_152
+
+    /// Nodes at most once nodes are made automatically (`auto_nodes`): `max_nodes`, and no more
+    /// than the slot budget allows for a full beacon table.
+    var automaticNodeLimit: Int {
+        min(settings.maxNodes, max(16, Self.automaticSlotBudget / max(1, settings.maxBeacons)))
+    }
+
     private mutating func node(named name: String) -> Int? {
         if let i = nodeIndex[name] { return i }
-        guard settings.autoNodes, nodes.count < settings.maxNodes else { return nil }
+        guard settings.autoNodes, nodes.count < automaticNodeLimit else { return nil }
         // An unconfigured node stands for a room of its own name (zero-config).
         let known = roomIndex[name] != nil
         let room = Self.ensureRoom(name, floor: 0, names: &roomNames, floors: &roomFloors, index: &roomIndex)

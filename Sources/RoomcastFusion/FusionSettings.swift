@@ -79,7 +79,7 @@ public struct FusionSettings: SettingTable, Codable, Equatable {
             .flag("auto_nodes", \.autoNodes, stage: "Capacity",
                   "A node the site does not list becomes a room of its own name.", defaultValue: d.autoNodes),
             .integer("max_nodes", \.maxNodes, stage: "Capacity", range: 1...4096,
-                     "Nodes at most, listed and automatic together.", defaultValue: d.maxNodes),
+                     "Nodes at most, listed and automatic together; automatic ones also at most 2097152 ÷ max_beacons (104 at the default), so their evidence stays within 128 MiB.", defaultValue: d.maxNodes),
             .number("forget_after_s", \.forgetAfter, stage: "Capacity", unit: "s", range: 0...2_592_000,
                     "An away beacon not heard for this long is forgotten (0 = never).", defaultValue: d.forgetAfter),
         ]

@@ -1,5 +1,5 @@
 import Foundation
-import RoomcastFusion
+@testable import RoomcastFusion
 import Shared
 import Testing
 @testable import RoomcastAggregator
@@ -53,6 +53,38 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
 }
 
 @Suite struct AggregatorCoreTests {
+    /// A retained presence read at a start changes the engine in place. Cast to a protocol to
+    /// resume it, the engine was copied into a box sharing its storage, and the change copied
+    /// every beacon's state: per message, so a start with many retained topics stalled.
+    @Test func resumingDoesNotCopyTheEngine() throws {
+        var core = AggregatorConfig(site: site, discovery: .init(enabled: false)).makeCore()
+        _ = try core.start(now: 100)
+        let topics = Topics()
+        // Heard once: tracked, not yet decided.
+        _ = try core.handle(topic: topics.nodeBeacon("kitchen-pi", cat), payload: WireFormat.encode(reading("kitchen-pi", rssi: -60, ts: 100.1)),
+                            now: 100.1)
+        let address = { (core: AggregatorCore<FusionEngine>) in core.engine.beacons.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) } }
+        let before = address(core)
+        let id = cat
+        let retained = PresenceDecision(id: id, name: nil, room: "kitchen", floor: 0, distance: 1, confidence: 0.9, node: "kitchen-pi",
+                                        since: 50, lastSeen: 99, evidence: [], ts: 99)
+        _ = try core.handle(topic: topics.presence(id), payload: WireFormat.encode(retained), now: 100.2)
+        #expect(core.engine.decision(for: id)?.room == "kitchen", "resumed")
+        #expect(address(core) == before, "the beacon table was copied to resume one beacon")
+    }
+
+    /// A retained presence's name goes into every presence and Home Assistant config of its
+    /// beacon once resumed: as long as a reading's may be (248 bytes), or refused.
+    @Test func aRetainedPresenceWithAnOverlongNameIsRefused() throws {
+        var core = AggregatorConfig(site: site, discovery: .init(enabled: false)).makeCore()
+        var d = PresenceDecision(id: cat, name: String(repeating: "n", count: 249), room: "kitchen", floor: 0, distance: 1,
+                                 confidence: 0.9, node: "kitchen-pi", since: 50, lastSeen: 99, evidence: [], ts: 99)
+        let refused = try core.handle(topic: Topics().presence(cat), payload: WireFormat.encode(d), now: 100).rejection
+        #expect(refused?.reason == .outOfRange)
+        d.name = String(repeating: "n", count: 248)
+        #expect(try core.handle(topic: Topics().presence(cat), payload: WireFormat.encode(d), now: 100).rejection == nil)
+    }
+
     @Test func theEngineRunsWithTheConfigsFusionSettings() {
         var config = AggregatorConfig()
         config.fusion.awayTimeout = 45

@@ -173,10 +173,13 @@ import Testing
         #expect(broker.retained?.rooms.map(\.name) == ["kitchen"])
         #expect(broker.retained?.active.isEmpty == true)
 
-        // An aggregator of the whole site publishes only its own state, whatever it hears.
+        // An aggregator of the whole site publishes only its own state, whatever it hears: once,
+        // in place of one that is not what it has, and not again.
         var whole = AggregatorConfig(site: site).makeCore()
         let heard = try #require(broker.retained).message(topics: topics)
-        #expect(try whole.handle(topic: heard.topic, payload: heard.payload, now: 106).messages.isEmpty)
+        let own = try whole.handle(topic: heard.topic, payload: heard.payload, now: 106).messages
+        #expect(try own.map { try WireFormat.decode(LearnState.self, from: $0.payload).rooms.map(\.name) } == [[]])
+        #expect(try whole.handle(topic: heard.topic, payload: heard.payload, now: 107).messages.isEmpty)
     }
 
     @Test func aLabelStartsReportsProgressAndEndsLearned() throws {
@@ -282,5 +285,27 @@ import Testing
         var core = core()
         let out = try replay(&core, try Self.lines(from: 1000, to: 1010))
         #expect(!out.contains { $0.topic.hasPrefix(topics.aggregatorLearn) })
+    }
+
+    /// A learn state left retained by an earlier run lists a kitchen this run has not learned
+    /// (its state file was moved away, or the room forgotten while it was down): `learn --show`
+    /// and Home Assistant kept reading it. The aggregator now answers it with its own state,
+    /// once: its own state heard back, and again with a label's progress moved on, is no news.
+    @Test func aLearnStateLeftByAnEarlierRunIsReplaced() throws {
+        var core = core()
+        var stale = LearnState(ts: 50, active: [], learned: LearnedRooms())
+        stale.rooms = [.init(name: "kitchen", seconds: 30, nodes: [])]
+        let answer = try core.handle(topic: topics.aggregatorLearnState, payload: try WireFormat.encode(stale), now: 100).messages
+        let published = try #require(answer.first { $0.topic == topics.aggregatorLearnState })
+        #expect(try WireFormat.decode(LearnState.self, from: published.payload).rooms.isEmpty)
+        #expect(try core.handle(topic: topics.aggregatorLearnState, payload: published.payload, now: 101).messages
+            .allSatisfy { $0.topic != topics.aggregatorLearnState }, "its own state heard back")
+        _ = try replay(&core, try Self.lines(from: 102, to: 104, commands: [(102.5, LearnCommand(.label(room: "kitchen", beacon: Self.tag, seconds: 10)))]))
+        let running = try core.learnState(now: 104)
+        _ = try replay(&core, try Self.lines(from: 104, to: 106))
+        #expect(try core.handle(topic: topics.aggregatorLearnState, payload: running.payload, now: 106).messages
+            .allSatisfy { $0.topic != topics.aggregatorLearnState }, "its own state heard back while a label runs on")
+        #expect(try core.handle(topic: topics.aggregatorLearnState, payload: try WireFormat.encode(stale), now: 106).messages
+            .allSatisfy { $0.topic != topics.aggregatorLearnState }, "another's, once its own is out: no quarrel")
     }
 }

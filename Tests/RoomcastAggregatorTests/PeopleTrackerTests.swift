@@ -1,4 +1,5 @@
 import Foundation
+import RoomcastFusion
 import Shared
 import Testing
 import TestSupport
@@ -103,5 +104,40 @@ import TestSupport
         let refreshed = try p.refresh([], now: 13)
         #expect(try person(in: refreshed)?.room == "office")
         #expect(try person(in: refreshed)?.ts == 13)
+    }
+
+    /// Through the real engine: Alice's tag sits in the kitchen, heard every half second; after
+    /// ten minutes her phone turns up in the office. The engine reports a decision only when a
+    /// room changes, so the tracker kept the tag's from ten minutes before, not recent: the
+    /// phone alone decided and Alice went to the office, and her `last_seen` stood still. The
+    /// steady tag is as sure as the phone, so it keeps deciding, and she stays in the kitchen.
+    @Test func aSteadyBeaconStaysRecentAndKeepsDeciding() throws {
+        var core = AggregatorConfig(site: Self.site, discovery: .init(enabled: false)).makeCore()
+        _ = try core.start(now: 0)
+        let topics = Topics()
+        var seq: UInt64 = 0
+        var out: [OutboundMessage] = []
+        func heard(_ id: BeaconID, _ node: String, _ rssi: Double, at t: Double) throws {
+            seq += 1
+            let r = BeaconReading(id: id, node: node, ts: t, seq: seq, rssi: Int(rssi), rssiFiltered: rssi, power: -59,
+                                  distance: 1, proximity: .near, kind: .iBeacon, mac: "aa:bb:cc:dd:ee:ff")
+            out += try core.handle(topic: topics.nodeBeacon(node, id), payload: WireFormat.encode(r), now: t).messages
+        }
+        var t = 1.0
+        while t < 700 {
+            try heard(Self.tag, "kitchen-pi", -55, at: t)
+            try heard(Self.tag, "office-pi", -75, at: t)
+            if t >= 600 {
+                try heard(Self.phone, "office-pi", -58, at: t)
+                try heard(Self.phone, "kitchen-pi", -72, at: t)
+            }
+            out += try core.advance(to: t)
+            t += 0.5
+        }
+        #expect(core.engine.decision(for: Self.phone)?.room == "office", "the phone is placed in the office")
+        let alice = try #require(try person(in: out))
+        #expect(alice.room == "kitchen", "Alice follows her steady tag: \(alice.room ?? "away") by \(alice.beacon?.rawValue ?? "-")")
+        let refreshed = try #require(try person(in: try core.refresh(now: 700)))
+        #expect((refreshed.lastSeen ?? 0) > 695, "her last_seen is her beacons' newest: \(refreshed.lastSeen ?? 0)")
     }
 }

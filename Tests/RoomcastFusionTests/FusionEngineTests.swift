@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import RoomcastFusion
+@testable import RoomcastFusion
 import RoomcastSimulation
 import Shared
 
@@ -41,6 +41,17 @@ import Shared
         var naive = NearestNoHysteresis()
         let naiveChanges = Self.drive(&naive, from: 1000, to: 4600, sigma: sigma, seed: 1, means: means)
         #expect(naiveChanges.count > 100)
+    }
+
+    /// On a site that lists no nodes, any client may announce nodes, each a room. `max_beacons`
+    /// and `max_nodes` each bounded a table, but the evidence is their product: 512 such nodes
+    /// and a full beacon table made 655 MB. Automatic nodes stop at the slot budget.
+    @Test func automaticNodesStayWithinTheEvidenceBudget() {
+        var engine = FusionEngine(site: SiteModel())
+        var synth = Synthetic()
+        for n in 0..<300 { engine.ingest(synth.reading("pi-\(n)", rssi: -60, at: 10), now: 10) }
+        #expect(engine.nodes.count == 104, "2097152 slots ÷ 20000 beacons: \(engine.nodes.count) nodes")
+        #expect(engine.automaticNodeLimit * engine.settings.maxBeacons <= FusionEngine.automaticSlotBudget)
     }
 
     @Test func exactTieFlapsRarely() {

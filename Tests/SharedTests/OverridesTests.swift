@@ -58,7 +58,8 @@ import Testing
         var site = Overrides()
         site.set("partition.rooms", toList: ["kitchen"], from: "--room")
         site.set("rooms[0].floor", to: "3", from: "--floor")
-        let agg = try ConfigLoader.parse(AggregatorConfig.self, yaml: "rooms: [{name: kitchen}]\n", overrides: site)
+        let agg = try ConfigLoader.parse(AggregatorConfig.self, yaml: "rooms: [{name: kitchen}]\nnodes: [{name: kitchen-pi, room: kitchen}]\n",
+                                         overrides: site)
         #expect(agg.partition.rooms == ["kitchen"])
         #expect(agg.rooms[0].floor == 3)
     }
@@ -70,7 +71,7 @@ import Testing
         }
         let overrides = Overrides(command, paths: ["beacon": "partition.rooms", "json": "output.mqtt_room", "speed": "fusion.min_dwell_s"])
         #expect(overrides.entries.map(\.source) == ["--beacon", "--json"])
-        let config = try ConfigLoader.parse(AggregatorConfig.self, yaml: "rooms: [{name: kitchen}, {name: hall}]\n",
+        let config = try ConfigLoader.parse(AggregatorConfig.self, yaml: "rooms: [{name: kitchen}, {name: hall}]\nnodes: [{name: hall-pi, room: hall}]\n",
                                             overrides: overrides)
         #expect(config.partition.rooms == ["kitchen", "hall"])
         #expect(config.output.enabled == [.mqttRoom])

@@ -68,7 +68,7 @@ extension AgentConfig {
         }
         checks.range(advertise.power, -127...20, at: "advertise.power", unit: " dBm")
         checks.range(advertise.intervalMs, 20...10240, at: "advertise.interval_ms", unit: " ms")
-        http.validate(at: "http", into: &checks)
+        http.validate(at: "http", servesEventStreams: false, into: &checks)
         return checks.problems
     }
 }

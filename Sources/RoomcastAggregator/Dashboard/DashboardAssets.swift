@@ -204,11 +204,13 @@ enum DashboardAssets {
         return c;
       }
 
-      function renderBoard() {
+      // The rooms as cards: every room of the floor, or beside a plan those it cannot draw (no
+      // polygon: a garden with a node, a room fusion made of a node the site does not list).
+      function renderBoard(rooms) {
         const board = $("board");
         board.replaceChildren();
-        board.hidden = false;
-        for (const r of roomsOn(floor)) {
+        board.hidden = rooms.length === 0;
+        for (const r of rooms) {
           const card = el("section", { class: "room-card room", "data-room": r.name });
           card.append(el("h3", {}, r.name));
           for (const b of snap.beacons.filter((b) => b.room === r.name)) card.append(chip(b));
@@ -246,7 +248,7 @@ enum DashboardAssets {
       function renderDetails() {
         const box = $("details");
         const b = snap.beacons.find((b) => b.id === selected);
-        if (!b) return;
+        if (!b) { box.replaceChildren(); return; }
         box.replaceChildren(el("h2", {}, label(b)));
         const dl = el("dl", { "data-beacon": b.id });
         const row = (k, v) => { if (v !== undefined && v !== null) dl.append(el("dt", {}, k), el("dd", {}, String(v))); };
@@ -276,7 +278,9 @@ enum DashboardAssets {
       }
 
       function hook(e, id) {
-        const pick = () => { selected = id; render(); };
+        // Only a new selection redraws: a redraw replaces the element under a resting pointer,
+        // the browser reports the pointer entering the new one, and the page redrew nonstop.
+        const pick = () => { if (selected === id) return; selected = id; render(); };
         e.addEventListener("click", pick);
         e.addEventListener("mouseenter", pick);
         e.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") pick(); });
@@ -301,7 +305,13 @@ enum DashboardAssets {
       function render() {
         if (!snap) return;
         renderFloors();
-        if (hasGeometry()) { $("board").hidden = true; renderPlan(); } else { $("plan").hidden = true; renderBoard(); }
+        if (hasGeometry()) {
+          renderPlan();
+          renderBoard(roomsOn(floor).filter((r) => !(r.polygon && r.polygon.length >= 3)));
+        } else {
+          $("plan").hidden = true;
+          renderBoard(roomsOn(floor));
+        }
         renderAway();
         renderNodes();
         renderDetails();

@@ -118,6 +118,11 @@ public struct InputIntake: Sendable {
                 if let room = d.room, let problem = TopicName.problem(with: room) {
                     return reject(.outOfRange, "room name \(problem)")
                 }
+                // Resumed, its name goes into every presence and Home Assistant config of the
+                // beacon: as long as a reading's may be, or they outgrow the payload limits.
+                if let name = d.name, name.utf8.count > Self.maximumNameBytes {
+                    return reject(.outOfRange, "name longer than \(Self.maximumNameBytes) bytes")
+                }
                 return .success(.retainedPresence(d))
             } catch {
                 return reject(.badPayload, error.description)

@@ -12,6 +12,8 @@ public struct NodeActivity: Sendable, Equatable {
 
     public private(set) var nodes: [String: Node] = [:]
     public let maximumNodes: Int
+    /// Readings accepted from every node, those past `maximumNodes` included.
+    public private(set) var readings: UInt64 = 0
 
     public init(maximumNodes: Int = 4096) {
         self.maximumNodes = maximumNodes
@@ -23,6 +25,7 @@ public struct NodeActivity: Sendable, Equatable {
     }
 
     mutating func heard(_ node: String, now: Double) {
+        readings &+= 1
         if nodes[node] == nil, nodes.count >= maximumNodes { return }
         nodes[node, default: Node()].readings += 1
         nodes[node]!.lastSeen = now

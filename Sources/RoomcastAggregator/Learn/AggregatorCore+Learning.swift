@@ -25,13 +25,10 @@ extension AggregatorCore {
         train { $0.restore(learned) }
     }
 
-    /// Runs `body` on the engine as a trainable one; nil when it is not.
+    /// Runs `body` on the engine, in place (`withFusionEngine`); nil when it cannot learn.
     @discardableResult
-    private mutating func train<T>(_ body: (inout any TrainableEstimator) -> T) -> T? {
-        guard var trainable = engine as? any TrainableEstimator else { return nil }
-        let result = body(&trainable)
-        if let back = trainable as? Engine { engine = back }
-        return result
+    private mutating func train<T>(_ body: (inout FusionEngine) -> T) -> T? {
+        withFusionEngine(body)
     }
 
     /// What a learn command at `now` publishes.
@@ -140,6 +137,7 @@ extension AggregatorCore {
     /// Assistant's selects and `aggregator learn --show` see the whole site.
     public mutating func learnState(now: Double) throws -> OutboundMessage {
         var state = LearnState(ts: now, active: activeLabels, learned: learnedRooms)
+        if !isPartition { learning.publishedPart = state.part([], inside: false).summary }
         if isPartition {
             let mine = state.part(otherPartitionsRooms, inside: false)
             learning.publishedPart = mine.summary
@@ -155,8 +153,20 @@ extension AggregatorCore {
     /// (another partition published on a state that did not have it yet, or our own from before
     /// a restart) it goes out again. Our own publication, heard back, changes nothing: the
     /// partitions converge on one state without answering one another for ever.
+    ///
+    /// A single aggregator answers a state that is not what it has, heard before it published
+    /// one (a state a run before left retained, its rooms since forgotten or its state file moved
+    /// away): `learn --show` and Home Assistant read that state until this one publishes.
     mutating func learnStateHeard(_ state: LearnState, now: Double) throws -> [OutboundMessage] {
-        guard isPartition else { return [] }
+        guard isPartition else {
+            // Only before this run published a state of its own: after it, ours is what is
+            // retained, and what is heard is our echo (a label's progress behind what we have
+            // now) or another aggregator's, which answering would only start a quarrel with.
+            guard engine is any TrainableEstimator, learning.publishedPart == nil else { return [] }
+            let heard = state.part([], inside: false).summary
+            let ours = LearnState(ts: now, active: activeLabels, learned: learnedRooms).part([], inside: false).summary
+            return heard == ours ? [] : [try learnState(now: now)]
+        }
         learning.othersPart = state.part(otherPartitionsRooms, inside: true)
         let ours = state.part(otherPartitionsRooms, inside: false).summary
         guard ours != learning.publishedPart ?? LearnState.Part() else { return [] }

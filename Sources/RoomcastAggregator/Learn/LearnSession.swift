@@ -12,8 +12,8 @@ struct LearnSession: Sendable {
     /// Under `partition:`, the other partitions' part of the shared learn state, as last heard
     /// on its topic (one payload's worth: bounded by the payload limit).
     var othersPart = LearnState.Part()
-    /// Under `partition:`, this partition's part of the learn state it published last (its
-    /// summary), nil before the first.
+    /// The learn state this aggregator published last (under `partition:`, its own part of
+    /// it), as its summary; nil before the first.
     var publishedPart: LearnState.Part?
     /// Refusals published in the current window; more are only counted.
     var refusalWindowStart = -Double.infinity

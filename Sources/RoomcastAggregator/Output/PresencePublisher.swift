@@ -95,6 +95,21 @@ public struct PresencePublisher: Sendable {
             people.observe(d)
             for output in outputs { out += try output.changed(d, previous, moved) }
         }
+        return out + (try updatePeople(now: now, touching: touchedRooms))
+    }
+
+    /// A person's beacon's decision in force, fresh (`lastSeen`, confidence) though its room did
+    /// not change: who decides a person's room weighs how recently and how surely each of their
+    /// beacons was placed, and the engine reports a decision only when its room changes.
+    public mutating func observeOwned(_ d: PresenceDecision, handedOver: Bool) {
+        if handedOver { people.forget(d.id) } else { people.observe(d) }
+    }
+
+    /// Works the people out again at `now`: the messages of those whose place changed, and the
+    /// occupancy of every room they (or the decisions before, `touching`) left or entered.
+    public mutating func updatePeople(now: Double, touching rooms: Set<String> = []) throws -> [OutboundMessage] {
+        var out: [OutboundMessage] = []
+        var touchedRooms = rooms
         for (old, new) in people.update(now: now) {
             out.append(try personMessage(new))
             if let room = old?.room { touchedRooms.insert(room) }

@@ -188,7 +188,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             // A node whose clock is off is worth a warning: fusion judges readings by capture
             // time. Not while deaf: what arrives then (a backlog) is late because of us.
             if !decisionsHeld(at: now), let verdict = clocks.observe(node: r.node, captured: r.ts, now: now), verdict.off {
-                note = .init(reason: .clockSkew, message: "node '\(r.node)' is \(Int(verdict.offset.rounded())) s \(verdict.offset > 0 ? "behind" : "ahead"); check its clock (NTP)")
+                note = .init(reason: .clockSkew, message: "node '\(r.node)' is \(String(format: "%.0f", abs(verdict.offset))) s \(verdict.offset > 0 ? "behind" : "ahead"); check its clock (NTP)")
             }
             if feeds(r.id) {
                 engine.ingest(r, now: now)
@@ -214,9 +214,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             }
             guard feeds(d.id) else { break }
             noteClaim(d)
-            if var resumable = engine as? any ResumablePresenceEstimator {
-                resumable.resume(d, now: now)
-                if let back = resumable as? Engine { engine = back }
+            if withFusionEngine({ $0.resume(d, now: now) }) != nil {
                 // Resumed only when the engine took it (a full table, or a node's own beacon,
                 // leaves it out: an away decision would match its absence).
                 if let resumed = engine.decision(for: d.id), resumed.room == d.room {
@@ -229,10 +227,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                 out += try announceResumed(d)
             }
         case .success(.retainedCalibration(let report)):
-            if var calibrating = engine as? any CalibratingEstimator {
-                calibrating.resume(report)
-                if let back = calibrating as? Engine { engine = back }
-            }
+            withFusionEngine { $0.resume(report) }
             out += try calibrationHeard(report, now: now)
         case .success(.learnCommand(let command)):
             out += try learn(command, now: now)
@@ -308,6 +303,28 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         }
         nextTick = t > now ? t : .infinity
         return out
+    }
+
+    /// Hands the people tracker the decision in force of every beacon someone carries.
+    private mutating func observeOwnedBeacons() {
+        for id in ownedBeacons.keys {
+            guard var d = engine.decision(for: id) else { continue }
+            if d.name == nil { d.name = knownBeacons[id]?.name }
+            publisher.observeOwned(d, handedOver: isHandedOver(d))
+        }
+    }
+
+    /// Runs `body` on the engine in place when it is the fusion engine (nil otherwise: the
+    /// baseline rules neither resume, calibrate nor learn). Cast to a protocol instead
+    /// (`engine as? any ResumablePresenceEstimator`), the engine was copied into a box that
+    /// shared its storage, and the first change copied all of it, every beacon's evidence:
+    /// per retained presence read at a start, and per tick while a label ran.
+    @discardableResult
+    mutating func withFusionEngine<T>(_ body: (inout FusionEngine) throws -> T) rethrows -> T? {
+        guard Engine.self == FusionEngine.self else { return nil }
+        return try withUnsafeMutablePointer(to: &engine) { pointer in
+            try pointer.withMemoryRebound(to: FusionEngine.self, capacity: 1) { try body(&$0.pointee) }
+        }
     }
 
     /// The longest stretch of a gap `advance` ticks through second by second (seconds).
@@ -390,7 +407,9 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     private mutating func publishChanges(now: Double) throws -> [OutboundMessage] {
         var changed = engine.tick(now: now)
         let tidied = try tidyDropped() + (learning.labelsRunning ? try labelsTicked(now: now) : [])
-        guard !changed.isEmpty else { return tidied }
+        let placesPeople = !site.people.isEmpty
+        if placesPeople { observeOwnedBeacons() }
+        guard !changed.isEmpty else { return placesPeople ? tidied + (try publisher.updatePeople(now: now)) : tidied }
         for i in changed.indices where changed[i].name == nil {
             changed[i].name = knownBeacons[changed[i].id]?.name
         }

@@ -20,10 +20,16 @@ extension AggregatorRuntime {
                                                 status: DashboardSnapshot.status(online: !offline.contains(name), lastSeen: a.lastSeen, now: now),
                                                 lastSeen: a.lastSeen, readings: a.readings, clockOffsetS: skew[name]))
         }
-        return DashboardSnapshot(ts: now, active: isActive, connected: connected,
-                                 rooms: core.site.rooms.map { .init(name: $0.name, floor: $0.floor, polygon: $0.polygon,
-                                                                                   doorways: $0.doorways) },
-                                 nodes: nodes, beacons: core.currentDecisions())
+        var rooms = core.site.rooms.map { DashboardSnapshot.Room(name: $0.name, floor: $0.floor, polygon: $0.polygon,
+                                                                 doorways: $0.doorways) }
+        // Rooms fusion made of nodes the site does not list (`auto_nodes`): the page shows a
+        // beacon in its room's card, and without the room it showed the beacon nowhere.
+        let beacons = core.currentDecisions()
+        let configured = Set(rooms.map(\.name))
+        var made: [String: Int] = [:]
+        for d in beacons { if let room = d.room, !configured.contains(room), made[room] == nil { made[room] = d.floor ?? 0 } }
+        rooms += made.sorted { $0.key < $1.key }.map { DashboardSnapshot.Room(name: $0.key, floor: $0.value, polygon: nil, doorways: nil) }
+        return DashboardSnapshot(ts: now, active: isActive, connected: connected, rooms: rooms, nodes: nodes, beacons: beacons)
     }
 
     /// The core's counters for `/metrics`; the service adds the MQTT client's.
@@ -33,7 +39,9 @@ extension AggregatorRuntime {
         for room in core.site.rooms { occupancy[room.name] = 0 }
         for d in decisions { if let room = d.room { occupancy[room, default: 0] += 1 } }
         return AggregatorMetricsSample(
-            now: now, accepted: core.intake.accepted, rejected: core.intake.rejected, nodes: core.nodeActivity.nodes,
+            // Readings, Roomcast's and ESPresense's: the intake's count is of every message it
+            // took (our own presence echoed back, statuses, leases) and not ESPresense's.
+            now: now, accepted: core.nodeActivity.readings, rejected: core.intake.rejected, nodes: core.nodeActivity.nodes,
             configuredNodes: core.site.nodes.map(\.name), offlineNodes: core.offline, clockOffsets: core.skewedNodes,
             stats: core.presenceStats, beaconsTracked: core.engine.capacityUse?.tracked ?? decisions.count,
             beaconsEvicted: core.evictedBeacons, occupancy: occupancy, away: decisions.count { $0.room == nil },

@@ -211,7 +211,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         if let discovery = core.discovery, discovery.isOurs(topic) {
             if payload.isEmpty || !discovery.isThisSites(payload) {
                 discoveryOnBroker.remove(topic)
-            } else if discoveryOnBroker.count < Self.maximumDiscoveryOnBroker {
+            } else if discoveryOnBroker.count < Self.maximumDiscoveryOnBroker, topic.utf8.count <= Self.maximumDiscoveryTopicBytes {
                 discoveryOnBroker.insert(topic)
             }
             return []
@@ -512,6 +512,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// anyone may publish under the discovery prefix. A site's own configs are a few per room,
     /// node and beacon.
     static var maximumDiscoveryOnBroker: Int { 100_000 }
+    /// The longest discovery topic remembered: ours are built from names of at most 128 bytes,
+    /// and topic length is what the table's memory grows with (a stranger's may be 64 KiB).
+    static var maximumDiscoveryTopicBytes: Int { 512 }
 
     /// Peers remembered at most: liveness topics come from the network.
     static var maximumPeers: Int { 256 }

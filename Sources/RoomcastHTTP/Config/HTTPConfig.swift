@@ -137,14 +137,15 @@ public struct HTTPConfig: Codable, Sendable, Equatable {
     /// What the warning about `exposesReads` tells the user to do.
     public static let exposureHint = "set http.token_env and http.protect_reads, or listen on 127.0.0.1"
 
-    /// Every problem of the section, under `path`.
-    public func validate(at path: String, into checks: inout ConfigChecks) {
+    /// Every problem of the section, under `path`. `servesEventStreams`: false for the edge
+    /// agent, which has no dashboard: its connections are never held by event streams.
+    public func validate(at path: String, servesEventStreams: Bool = true, into checks: inout ConfigChecks) {
         if let listen, case .failure(let e) = Endpoint.parse(listen) { checks.add(path + ".listen", e.message) }
         checks.range(maxConnections, 1...1024, at: path + ".max_connections")
         checks.range(maxRequestBytes, 1024...1_048_576, at: path + ".max_request_bytes", unit: " bytes")
         checks.range(requestTimeoutS, 0.5...300, at: path + ".request_timeout_s", unit: " s")
         checks.range(maxEventStreams, 0...256, at: path + ".max_event_streams")
-        if maxEventStreams > 0, maxEventStreams >= maxConnections, (1...1024).contains(maxConnections) {
+        if servesEventStreams, maxEventStreams > 0, maxEventStreams >= maxConnections, (1...1024).contains(maxConnections) {
             checks.add(path + ".max_event_streams", "must be below max_connections (\(maxConnections)): dashboards holding every connection leave none for /metrics and /healthz")
         }
         if let token, token.isEmpty { checks.add(path + ".token", "must not be empty; remove it to refuse changes") }

@@ -4,6 +4,9 @@ public enum Suggestion {
     /// be a plausible typo: at most a third of the word's length (at least 1),
     /// and never a wholesale replacement (`z` does not suggest `x`).
     public static func closest<S: Sequence>(to word: String, in candidates: S) -> String? where S.Element == String {
+        // Names are at most 128 bytes; a longer word (from the network) is no typo, and its
+        // distances would cost its length squared per candidate.
+        guard word.utf8.count <= 128 else { return nil }
         let limit = max(1, word.count / 3)
         var best: (String, Int)?
         for candidate in candidates.sorted() {
