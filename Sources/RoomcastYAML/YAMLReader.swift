@@ -180,7 +180,10 @@ private struct TreeBuilder {
         }
         metrics[metrics.count - 1].count += size
         metrics[metrics.count - 1].height = max(metrics[metrics.count - 1].height, height)
-        switch top {
+        // Consumed, so the list or mapping bound below is the only reference to its storage:
+        // with `top` alive, every append could copy the whole collection (quadratic in a long
+        // list).
+        switch consume top {
         case .sequence(let a, let loc, var items):
             items.append(node)
             stack.append(.sequence(anchor: a, location: loc, items: items))
@@ -201,7 +204,7 @@ private struct TreeBuilder {
                 }
                 if let first = seen[key] {
                     let where_ = first.line.map { " (first at line \($0))" } ?? ""
-                    stack.append(top)
+                    stack.append(.mapping(anchor: a, location: loc, entries: entries, pendingKey: pending, seen: seen))
                     throw ConfigProblem(path: ConfigPath.child(currentPath(), key), message: "duplicate key\(where_)", location: node.location)
                 }
                 seen[key] = node.location

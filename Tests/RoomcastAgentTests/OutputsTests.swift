@@ -25,7 +25,8 @@ func sampleReading(_ id: BeaconID = tag, distance: Double = 2.5, name: String? =
         let e = try #require(try JSONSerialization.jsonObject(with: Data(esp.payload)) as? [String: Any])
         #expect(e["rssi@1m"] as? Int == -59)
         #expect(e["mac"] as? String == "aabbccddeeff")
-        #expect(e["interval"] as? Int == 100)
+        // ESPresense's name for the mean interval (ms), which ESPresense's own tools read.
+        #expect(e["int"] as? Int == 100 && e["interval"] == nil)
     }
 }
 

@@ -517,6 +517,20 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
     @Test func idsMapOntoOursOrAFingerprint() {
         #expect(ESPresenseInput.beaconID("iBeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45") == cat)
         #expect(ESPresenseInput.beaconID("apple:1005:9-26").rawValue == "fp:espresense-apple-1005-9-26")
+        // ESPresense names a phone by its key's hex; passed through, it was a second id for a
+        // phone Roomcast's agents name by the key's name.
+        #expect(ESPresenseInput.beaconID("irk:9b7d0f1e2a3b4c5d6e7f8091a2b3c4d5").rawValue == "fp:espresense-irk-9b7d0f1e2a3b4c5d6e7f8091a2b3c4d5")
+    }
+
+    /// Real ESPresense sends the mean advertising interval as `int` (ms); it was read from
+    /// `interval`, which only Roomcast's own ESPresense output wrote, so it was never read.
+    @Test func theIntervalIsReadFromESPresensesField() throws {
+        var input = ESPresenseInput()
+        let topic = "espresense/devices/iBeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45/office-pi"
+        let esp = Array(#"{"id":"iBeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45","rssi@1m":-59,"rssi":-60,"raw":1.1,"distance":1.2,"int":1000}"#.utf8)
+        #expect(try input.reading(topic: topic, payload: esp, now: 10).get().interval == 1)
+        let older = Array(#"{"id":"iBeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45","rssi@1m":-59,"rssi":-60,"raw":1.1,"distance":1.2,"interval":250}"#.utf8)
+        #expect(try input.reading(topic: topic, payload: older, now: 10).get().interval == 0.25)
     }
 }
 

@@ -272,6 +272,25 @@ import Testing
         #expect(core.learnRefusalsSuppressed == UInt64(100 - published))
     }
 
+    /// Every command taken published its results and the whole retained state (up to 64 KiB):
+    /// a looping automation made the aggregator publish that much per message it sent. At most
+    /// 20 are taken every 10 s; the rest are refused (and refusals are rate-limited).
+    @Test func acceptedCommandsAreRateLimitedToo() throws {
+        var core = core()
+        _ = try core.start(now: 1000)
+        var states = 0
+        for i in 0..<200 {
+            let command = LearnCommand(i % 2 == 0 ? .label(room: "kitchen", beacon: Self.tag, seconds: 30) : .cancel(beacon: Self.tag))
+            states += try core.handle(topic: topics.aggregatorLearn, payload: command.encoded(), now: 1000 + Double(i) * 0.01).messages
+                .filter { $0.topic == topics.aggregatorLearnState }.count
+        }
+        #expect(states == LearnSession.commandsPerWindow, "learn states published for 200 commands in 2 s: \(states)")
+        // The window over, commands are taken again.
+        let later = try core.handle(topic: topics.aggregatorLearn, payload: LearnCommand(.label(room: "kitchen", beacon: Self.tag, seconds: 30)).encoded(),
+                                    now: 1011).messages
+        #expect(later.contains { $0.topic == topics.aggregatorLearnState })
+    }
+
     @Test func anEngineThatCannotLearnRefuses() throws {
         var core = makeCore(discovery: false)
         _ = try core.start(now: 1)

@@ -71,6 +71,17 @@ import Testing
         #expect(LearnFollower.describe([], active: []) == "No room taught yet.")
     }
 
+    /// A retained state too large to publish whole carries its rooms without what each node
+    /// heard: `--show` printed "(no node heard it)" under every room, which reads as teaching
+    /// that failed, and never said why.
+    @Test func showSaysWhenTheBrokersStateLeavesTheNodesOut() {
+        var state = LearnState(ts: 10, active: [], learned: LearnedRooms())
+        state.rooms = [.init(name: "kitchen", seconds: 30, nodes: [])]
+        #expect(!AggregatorCLI.shown(state).contains("too large"))
+        state.truncated = true
+        #expect(AggregatorCLI.shown(state).contains("leaves out what each node heard") && AggregatorCLI.shown(state).contains("--file"))
+    }
+
     /// `learn --show` prints the same from the retained state, whose figures are rounded to
     /// hundredths, as from the state file, which keeps them whole.
     @Test func showPrintsTheSameFromTheRetainedStateAsFromTheFile() {

@@ -13,6 +13,10 @@ import Testing
         ("btsnoop:/data/a.btsnoop@max", .btsnoop(path: "/data/a.btsnoop", speed: .max)),
         ("btsnoop:/data/a.btsnoop@2.5", .btsnoop(path: "/data/a.btsnoop", speed: .factor(2.5))),
         ("btsnoop:a.btsnoop@10x", .btsnoop(path: "a.btsnoop", speed: .factor(10))),
+        // An `@` with a `/` after it is in the path (it was refused).
+        ("btsnoop:/srv/u@host/cap.btsnoop", .btsnoop(path: "/srv/u@host/cap.btsnoop", speed: .realtime)),
+        ("btsnoop:/srv/u@host/cap.btsnoop@max", .btsnoop(path: "/srv/u@host/cap.btsnoop", speed: .max)),
+        ("h4:/run/u@x/bt.sock", .h4(path: "/run/u@x/bt.sock", baud: nil)),
     ])
     func parses(text: String, expected: RadioSourceSpec) throws {
         #expect(try RadioSourceSpec.parse(text) == expected)

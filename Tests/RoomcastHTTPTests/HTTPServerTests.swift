@@ -172,6 +172,19 @@ import RoomcastLogging
         server.shutdown()
     }
 
+    /// A dashboard's events are each the whole state. A slow page was sent its backlog of up to
+    /// 16 states, oldest first, before the current one; the newest now replaces one still queued.
+    @Test func aNewerStateReplacesOneStillQueued() {
+        var queue: [ServerSentEvent] = []
+        var lost = 0
+        for k in 0..<20 { lost += EventStream.enqueue(ServerSentEvent(name: "state", data: "\(k)"), into: &queue, maxQueued: 16, replacing: ["state"]) }
+        #expect(queue.map(\.data) == ["19"] && lost == 0)
+        // Other events queue as before, the oldest going past the bound.
+        var plain: [ServerSentEvent] = []
+        for k in 0..<20 { lost += EventStream.enqueue(ServerSentEvent(name: "note", data: "\(k)"), into: &plain, maxQueued: 16, replacing: ["state"]) }
+        #expect(plain.first?.data == "4" && plain.count == 16 && lost == 4)
+    }
+
     @Test func prometheusTextEscapesAndAccumulatesBuckets() {
         var p = PrometheusText()
         var h = Histogram(bounds: [1, 5])

@@ -173,6 +173,15 @@ private func problems<T: Decodable>(_ type: T.Type, _ yaml: String) -> [String] 
         #expect(rejection != nil, "a node of no partition room is refused")
     }
 
+    /// A finite but huge filter variance passed, then overflowed in the Kalman filter: every
+    /// filtered level NaN, published as null.
+    @Test func filterVariancesHaveAnUpperBound() {
+        #expect(problems(AgentConfig.self, "node: n\nranging: {filter: {process_noise: 1e308, measurement_noise: 2e4}}\n") == [
+            "ranging.filter.process_noise: must be at most 10000 dB² per second",
+            "ranging.filter.measurement_noise: must be at most 10000 dB²",
+        ])
+    }
+
     /// Brokers keep `$` topics: a prefix there is refused by every publish, and `$share/` makes
     /// the subscriptions shared ones.
     @Test func aTopicPrefixStartingWithDollarIsRefused() {

@@ -22,6 +22,10 @@ extension AgentConfig {
         checks.range(f.window, 1...100, at: "ranging.filter.window")
         checks.positive(f.processNoise, at: "ranging.filter.process_noise")
         checks.positive(f.measurementNoise, at: "ranging.filter.measurement_noise")
+        // Finite is not enough: a variance near Double's limit overflows in the filter, and its
+        // estimate becomes NaN (published as null).
+        if f.processNoise > 10_000 { checks.add("ranging.filter.process_noise", "must be at most 10000 dB² per second") }
+        if f.measurementNoise > 10_000 { checks.add("ranging.filter.measurement_noise", "must be at most 10000 dB²") }
         checks.range(f.outlierDb, 0...100, at: "ranging.filter.outlier_db", unit: " dB")
         checks.range(ranging.pathLossExponent, 1.0...6.0, at: "ranging.path_loss_exponent")
         checks.range(ranging.rxAdjustDb, -50...50, at: "ranging.rx_adjust_db", unit: " dB")

@@ -80,6 +80,8 @@ public struct AgentCore: Sendable {
     public mutating func handle(_ report: AdvertisingReport) -> [OutboundMessage] {
         stats.reports += 1
         rateWindow.count += 1
+        // Every report is the radio's clock, tracked or not.
+        let ts = observe(report: report.timestamp)
         let address = BLEAddress(value: report.addressValue)
         guard let identity = decoder.identify(report.data, address: address,
                                               addressType: BLEAddressType(hci: report.addressType.rawValue),
@@ -87,7 +89,6 @@ public struct AgentCore: Sendable {
             stats.untracked += 1
             return []
         }
-        let ts = observe(report: report.timestamp)
         var out: [OutboundMessage] = []
         for event in regions.heard(identity.id, inRegions: identity.regions, ts: ts) {
             if let m = try? OutboundMessage(topic: settings.topics.nodeEvents(settings.node), json: event, qos: 1) { out.append(m) }

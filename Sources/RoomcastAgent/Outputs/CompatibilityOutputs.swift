@@ -62,10 +62,12 @@ public struct CompatibilityOutput: Sendable, Equatable, CustomStringConvertible 
         var raw: Double
         var distance: Double
         var mac: String
+        /// The mean advertising interval (ms), under ESPresense's name for it.
         var interval: Int?
 
         enum CodingKeys: String, CodingKey {
-            case id, name, rssi, raw, distance, mac, interval
+            case id, name, rssi, raw, distance, mac
+            case interval = "int"
             case rssiAt1m = "rssi@1m"
         }
     }

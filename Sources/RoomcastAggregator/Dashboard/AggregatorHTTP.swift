@@ -33,7 +33,8 @@ public final class AggregatorHTTP: Sendable {
     public init(configuration: HTTPServer.Configuration, config: HTTPConfig, sources: Sources, logger: Logger,
                 environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.sources = sources
-        let events = EventStream(maxClients: config.maxEventStreams)
+        // Each event is the whole state: a slow page gets the newest, not a backlog.
+        let events = EventStream(maxClients: config.maxEventStreams, replacing: ["state"])
         self.events = events
         var router = HTTPRouter(authorization: HTTPAuthorization(token: config.resolvedToken(environment: environment)),
                                 protectReads: config.protectReads)

@@ -15,11 +15,14 @@ public struct ESPresenseInput: Sendable {
         var raw: Double?
         var distance: Double?
         var mac: String?
+        /// The mean advertising interval (ms): ESPresense's `int`; `interval` from Roomcast agents
+        /// before they wrote `int`.
+        var int: Double?
         var interval: Double?
         var rssiAt1m: Double?
 
         enum CodingKeys: String, CodingKey {
-            case id, name, rssi, raw, distance, mac, interval
+            case id, name, rssi, raw, distance, mac, int, interval
             case rssiAt1m = "rssi@1m"
         }
     }
@@ -57,14 +60,18 @@ public struct ESPresenseInput: Sendable {
             return reject(.outOfRange, "name longer than \(InputIntake.maximumNameBytes) bytes")
         }
         r.name = p.name
-        r.interval = p.interval.flatMap { $0.isFinite && $0 > 0 && $0 < 3_600_000 ? $0 / 1000 : nil }
+        r.interval = (p.int ?? p.interval).flatMap { $0.isFinite && $0 > 0 && $0 < 3_600_000 ? $0 / 1000 : nil }
         return .success(r)
     }
 
-    /// ESPresense ids: `iBeacon:<uuid>-<major>-<minor>` becomes ours; anything else a fingerprint id.
+    /// ESPresense ids: `iBeacon:<uuid>-<major>-<minor>` and `altBeacon:…` name what ours do
+    /// and become ours; anything else a fingerprint id. Not `irk:`: ESPresense names a phone by
+    /// its key's hex, Roomcast by the name the agent's config gives the key, so the two never
+    /// meet, and an ESPresense `irk:<hex>` passed through would be a second id for one phone
+    /// (and `mac:`, `eddystone:` are not ESPresense's forms).
     static func beaconID(_ text: String) -> BeaconID {
         let lower = text.lowercased()
-        if let id = BeaconID(lower) { return id }
+        if let id = BeaconID(lower), id.scheme == "ibeacon" || id.scheme == "altbeacon" { return id }
         var safe = ""
         for c in lower.unicodeScalars {
             switch c {

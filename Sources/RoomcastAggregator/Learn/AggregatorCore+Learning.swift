@@ -36,6 +36,10 @@ extension AggregatorCore {
         guard engine is any TrainableEstimator else {
             return try refuse("this aggregator's estimator cannot learn rooms", request: command.request, now: now)
         }
+        guard learning.admitCommand(now: now) else {
+            return try refuse("more than \(LearnSession.commandsPerWindow) learn commands in \(Int(LearnSession.commandWindow)) s; wait and send it again",
+                              request: command.request, now: now)
+        }
         let request = command.request
         switch command.action {
         case let .label(room, beacon, _) where otherPartitionsRooms.contains(room):

@@ -160,8 +160,19 @@ extension AggregatorCLI {
             print("Nothing learned: the broker holds no learn state on \(topics.aggregatorLearnState) (teach a room with aggregator learn --room ROOM --beacon ID).")
             return .success
         }
-        print(LearnFollower.describe(state.rooms, active: state.active))
+        print(shown(state))
         return .success
+    }
+
+    /// What `--show` prints of the retained learn state. One too large to publish whole went out
+    /// without what each node heard: without a word, every room read as heard by no node.
+    static func shown(_ state: LearnState) -> String {
+        var text = LearnFollower.describe(state.rooms, active: state.active)
+        if state.truncated == true {
+            text += "\nThe state on the broker leaves out what each node heard (it is too large to publish whole);"
+                + " read the state file for it: aggregator learn --show --file PATH\n"
+        }
+        return text
     }
 }
 

@@ -23,6 +23,25 @@ struct LearnSession: Sendable {
     static let refusalWindow = 10.0
     static let refusalsPerWindow = 5
 
+    /// Commands taken in the current window: each one taken publishes its results and the whole
+    /// retained state (up to 64 KiB), so a looping automation or any client the ACL lets write
+    /// the learn topic must not make the aggregator publish 64 KiB per message it sends.
+    var commandWindowStart = -Double.infinity
+    var commandsInWindow = 0
+    static let commandWindow = 10.0
+    static let commandsPerWindow = 20
+
+    /// Whether a command at `now` may be taken (at most `commandsPerWindow` every `commandWindow` s).
+    mutating func admitCommand(now: Double) -> Bool {
+        if !(0..<Self.commandWindow).contains(now - commandWindowStart) {
+            commandWindowStart = now
+            commandsInWindow = 0
+        }
+        guard commandsInWindow < Self.commandsPerWindow else { return false }
+        commandsInWindow += 1
+        return true
+    }
+
     /// Whether a refusal at `now` may be published (at most `refusalsPerWindow` every
     /// `refusalWindow` seconds: a broken automation must not flood the result topic).
     mutating func admitRefusal(now: Double) -> Bool {

@@ -480,8 +480,6 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// The broker connection is (re)established at `now`: the next tick announces this
     /// instance again when it is active (online status, discovery, every retained output),
     /// since a broker without persistence forgets retained messages when it restarts.
-    public func brokerConnected(clock: any TimeSource) { brokerConnected(now: clock.now()) }
-
     public func brokerConnected(now: Double) {
         if !connectedOnce {
             connectedOnce = true
@@ -495,6 +493,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         // A broker without persistence forgot our liveness topic: announce it again.
         announceInstance = true
     }
+
+    /// `brokerConnected(now:)` at the time `clock` gives when this actor runs it (as `tick(clock:)`).
+    public func brokerConnected(clock: any TimeSource) { brokerConnected(now: clock.now()) }
 
     /// The broker connection is gone: hold decisions (nobody goes away because we went deaf).
     /// The peers are forgotten here, not at the reconnect: their retained liveness topics come

@@ -25,14 +25,14 @@ public enum RadioSourceSpec: Sendable, Hashable, CustomStringConvertible {
             return .hci(device: String(rest))
         case "h4":
             guard let rest, !rest.isEmpty else { throw .invalidSource(text) }
-            if let at = rest.lastIndex(of: "@") {
+            if let at = Self.suffixAt(rest) {
                 guard let baud = Int(rest[rest.index(after: at)...]), baud > 0 else { throw .invalidSource(text) }
                 return .h4(path: String(rest[..<at]), baud: baud)
             }
             return .h4(path: String(rest), baud: nil)
         case "btsnoop":
             guard let rest, !rest.isEmpty else { throw .invalidSource(text) }
-            if let at = rest.lastIndex(of: "@") {
+            if let at = Self.suffixAt(rest) {
                 guard let speed = ReplaySpeed(String(rest[rest.index(after: at)...])) else { throw .invalidSource(text) }
                 return .btsnoop(path: String(rest[..<at]), speed: speed)
             }
@@ -40,6 +40,13 @@ public enum RadioSourceSpec: Sendable, Hashable, CustomStringConvertible {
         default:
             throw .invalidSource(text)
         }
+    }
+
+    /// Where the `@baud` or `@speed` suffix begins: the last `@`, unless a `/` follows it, which
+    /// makes it part of the path (`/srv/u@host/capture.btsnoop` is a path, and was refused).
+    static func suffixAt(_ rest: Substring) -> Substring.Index? {
+        guard let at = rest.lastIndex(of: "@"), !rest[at...].contains("/") else { return nil }
+        return at
     }
 
     /// The same source with another replay speed (only changes `btsnoop`).

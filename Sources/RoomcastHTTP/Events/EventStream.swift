@@ -19,13 +19,17 @@ public final class EventStream: Sendable {
     private let state = Mutex(State())
     public let maxClients: Int
     public let maxQueued: Int
+    /// Event names whose newest event replaces one still queued for a client: each is the whole
+    /// state, and a slow client gets the current one, not a backlog of the states before it.
+    public let replacing: Set<String>
     /// Seconds between keep-alive comments: they find clients that went away, and keep proxies from
     /// closing an idle stream.
     public let keepAlive: Double
 
-    public init(maxClients: Int = 8, maxQueued: Int = 16, keepAlive: Double = 15) {
+    public init(maxClients: Int = 8, maxQueued: Int = 16, keepAlive: Double = 15, replacing: Set<String> = []) {
         self.maxClients = maxClients
         self.maxQueued = maxQueued
+        self.replacing = replacing
         self.keepAlive = keepAlive
     }
 
@@ -39,14 +43,22 @@ public final class EventStream: Sendable {
     public func publish(_ event: ServerSentEvent) {
         state.withLock { s in
             for id in s.clients.keys {
-                s.clients[id]!.queue.append(event)
-                if s.clients[id]!.queue.count > maxQueued {
-                    s.clients[id]!.queue.removeFirst()
-                    s.dropped += 1
-                }
+                s.dropped += UInt64(Self.enqueue(event, into: &s.clients[id]!.queue, maxQueued: maxQueued, replacing: replacing))
                 s.clients[id]!.wake.signal()
             }
         }
+    }
+
+    /// Queues `event` for one client: in place of a queued event of its name when the name is
+    /// one of `replacing`, else at the end, the oldest going when more than `maxQueued` wait.
+    /// Returns the events lost (a replaced one is not lost: the newer says all it said).
+    static func enqueue(_ event: ServerSentEvent, into queue: inout [ServerSentEvent], maxQueued: Int,
+                        replacing: Set<String>) -> Int {
+        if let name = event.name, replacing.contains(name) { queue.removeAll { $0.name == name } }
+        queue.append(event)
+        guard queue.count > maxQueued else { return 0 }
+        queue.removeFirst()
+        return 1
     }
 
     /// Ends every stream (shutdown); later requests get 503.
