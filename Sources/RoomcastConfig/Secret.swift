@@ -36,3 +36,15 @@ public struct Secret: Sendable, Hashable, Codable, CustomStringConvertible, Cust
 
     public var isEmpty: Bool { revealed.isEmpty }
 }
+
+extension Secret {
+    /// How an error names the variable a `*_env` key names: as written when it reads like a
+    /// variable name (`MQTT_PASSWORD`), otherwise not at all, since a secret written there in its
+    /// place must not reach the log.
+    public static func shownVariableName(_ name: String, key: String) -> String {
+        let conventional = name.first.map { $0 == "_" || ("A"..."Z").contains($0) } == true
+            && name.allSatisfy { $0 == "_" || ("A"..."Z").contains($0) || ("0"..."9").contains($0) }
+        return conventional && name.count <= 64 ? "'\(name)'"
+            : "named by \(key) (not shown: it does not read like a variable name, and may be the secret itself)"
+    }
+}

@@ -123,7 +123,7 @@ public struct HTTPConfig: Codable, Sendable, Equatable {
     public func tokenProblem(at path: String = "http", environment: [String: String] = ProcessInfo.processInfo.environment) -> ConfigProblem? {
         guard listen != nil, let name = tokenEnv, environment[name].map({ $0.isEmpty }) ?? true else { return nil }
         return ConfigProblem(path: path + ".token_env",
-                             message: "environment variable '\(ConfigNode.excerpt(name))' is not set or empty; export it or remove token_env")
+                             message: "environment variable \(Secret.shownVariableName(name, key: "token_env")) is not set or empty; export it or remove token_env")
     }
 
     /// True when what the listener serves can be read from the network by anyone: it listens

@@ -120,11 +120,8 @@ public struct BrokerURL: Sendable, Equatable, ConfigStringValue, CustomStringCon
     /// is no port (`mqtt://bob:pw`, a password whose host is missing).
     static func redact(_ text: String) -> String {
         let start = text.range(of: "://")?.upperBound ?? text.startIndex
-        if let at = text.lastIndex(of: "@"), at >= start {
-            let userinfo = text[start..<at]
-            guard let colon = userinfo.firstIndex(of: ":") else { return ConfigNode.excerpt(text) }
-            return ConfigNode.excerpt(String(text[..<colon]) + ":***" + String(text[at...]))
-        }
+        // `user:password@` is hidden by `excerpt` itself.
+        if let at = text.lastIndex(of: "@"), at >= start { return ConfigNode.excerpt(text) }
         let authority = text[start...]
         guard let colon = authority.lastIndex(of: ":"), !authority.contains("["),
               !authority[authority.index(after: colon)...].allSatisfy({ $0.isNumber || $0 == "/" }) else {

@@ -136,15 +136,6 @@ public struct MQTTConfig: Codable, Sendable, Equatable {
         }
     }
 
-    /// How an error names the variable `password_env` names: as written when it reads like a
-    /// variable name (`MQTT_PASSWORD`), otherwise not at all, since a password written there
-    /// in its place must not reach the log.
-    static func shownVariableName(_ name: String) -> String {
-        let conventional = name.first.map { $0 == "_" || ("A"..."Z").contains($0) } == true
-            && name.allSatisfy { $0 == "_" || ("A"..."Z").contains($0) || ("0"..."9").contains($0) }
-        return conventional && name.count <= 64 ? "'\(name)'" : "named by password_env (not shown: it does not read like a variable name, and may be the password itself)"
-    }
-
     /// Resolves the credentials. The password comes from, in order: the
     /// variable named by `password_env`, then `ROOMCAST_MQTT_PASSWORD`, then
     /// `password`, then the broker URL. A `password_env` naming an unset
@@ -164,7 +155,7 @@ public struct MQTTConfig: Codable, Sendable, Equatable {
         if let name = passwordEnv {
             guard let value = environment[name] else {
                 throw ConfigError(problems: [ConfigProblem(path: ConfigPath.child(path, "password_env"),
-                    message: "environment variable \(Self.shownVariableName(name)) is not set; export it or remove password_env")])
+                    message: "environment variable \(Secret.shownVariableName(name, key: "password_env")) is not set; export it or remove password_env")])
             }
             return try withUser(Secret(value), from: "environment variable \(name)")
         }
