@@ -160,13 +160,26 @@ extension MQTTClient {
             (s.attemptError, s.attemptTLSDetail, { if case .connecting = s.phase { true } else { false } }())
         }
         if let refusal { return refusal }
-        if let tlsDetail { return .tlsHandshakeFailed(endpoint: endpoint, detail: tlsDetail) }
+        if let tlsDetail {
+            // OpenSSL's "unexpected eof" is the bare close below, seen from inside the handshake.
+            guard tlsDetail.lowercased().contains("unexpected eof") else {
+                return .tlsHandshakeFailed(endpoint: endpoint, detail: tlsDetail)
+            }
+            return .connectionLost(endpoint: endpoint, detail: Self.closedDuringHandshake(tlsDetail))
+        }
         let base = Mosquitto.error(rc, call: call, errnoValue: err, endpoint: endpoint, host: configuration.host)
         guard handshaking, case .connectionLost(_, let detail) = base else { return base }
         if configuration.tls != nil {
-            return .tlsHandshakeFailed(endpoint: endpoint, detail: "the broker closed the connection during the handshake (\(detail)); it may require a client certificate or have rejected this one")
+            // A bare close says nothing about trust: a broker going down or restarting closes
+            // connections mid-handshake too, and a rejected certificate shows up as an OpenSSL
+            // alert (`tlsDetail` above). So it is retried like any lost connection.
+            return .connectionLost(endpoint: endpoint, detail: Self.closedDuringHandshake(detail))
         }
         return .connectionLost(endpoint: endpoint, detail: "the broker closed the connection before answering CONNECT (\(detail)); if this port expects TLS, configure tls")
+    }
+
+    static func closedDuringHandshake(_ detail: String) -> String {
+        "the broker closed the connection during the TLS handshake (\(detail)); if it keeps doing so, it may require a client certificate or have rejected this one"
     }
 
     /// Releases the handle and wakes everyone still waiting; runs once, on the loop thread (or in shutdown if never started).

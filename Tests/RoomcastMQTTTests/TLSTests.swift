@@ -79,6 +79,34 @@ struct TLSTests {
         }
     }
 
+    /// A broker going down or restarting closes connections mid-handshake. That says nothing about
+    /// the client's certificate or trust, so it is retried: the one-shot commands (`aggregator
+    /// learn`, `calibrate`) gave up at once on such a close.
+    @Test func aConnectionClosedDuringTheHandshakeIsRetried() async throws {
+        let tls = try await TLSMaterial.shared()
+        let door = try ClosingListener()
+        var cfg = MQTTClientConfiguration.testing(port: door.port, id: "patient-tls", tls: .init(caFile: tls.caCertificate))
+        cfg.connectTimeout = 10
+        let client = try MQTTClient(configuration: cfg, logger: .silent)
+        let events = StreamCollector(client.connectionEvents)
+        client.start()
+        let closed = try await events.waitFor("the attempt the listener closed", timeout: .seconds(30)) { !$0.isEmpty }
+        guard case .connectionLost(_, let detail)? = closed.first?.failure else {
+            Issue.record("a close during the handshake was taken for \(String(describing: closed.first))")
+            door.close()
+            await client.shutdown()
+            return
+        }
+        #expect(detail.contains("TLS handshake"), "\(detail)")
+        let waiting = Task { try await client.waitUntilConnected(timeout: .seconds(30)) }
+        door.close()
+        let broker = try await MosquittoBroker.start(.init(tls: tls, tlsPort: door.port))
+        let outcome = await waiting.result
+        #expect(throws: Never.self) { try outcome.get() }
+        await client.shutdown()
+        await broker.cleanup()
+    }
+
     @Test func plainClientOnTheTLSPortFailsWithAHint() async throws {
         let tls = try await TLSMaterial.shared()
         try await withRig(.init(tls: tls)) { rig in
@@ -90,5 +118,41 @@ struct TLSTests {
             let text = got.first?.failure?.description ?? ""
             #expect(text.contains("TLS") || text.contains("no answer"), "\(text)")
         }
+    }
+}
+
+/// A TCP listener on a free loopback port that accepts one connection and closes it at once, as a
+/// broker that is going down does.
+final class ClosingListener: Sendable {
+    let port: Int
+    private let fd: Int32
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.EIO) }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        let port = try freePort()
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = UInt16(port).bigEndian
+        addr.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let bound = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 8) == 0 else { Glibc.close(fd); throw POSIXError(.EADDRINUSE) }
+        self.fd = fd
+        self.port = port
+        let thread = Thread {
+            let peer = accept(fd, nil, nil)
+            if peer >= 0 { Glibc.close(peer) }
+        }
+        thread.start()
+    }
+
+    /// Stops listening, so the port is free for the broker.
+    func close() {
+        shutdown(fd, Int32(SHUT_RDWR))
+        Glibc.close(fd)
     }
 }

@@ -26,11 +26,13 @@ public final class MosquittoBroker: Sendable {
         public var extraConfig: [String]
         /// A fixed plain port instead of a free one.
         public var port: Int?
+        /// A fixed TLS port instead of a free one.
+        public var tlsPort: Int?
 
         public init(users: [String: String] = [:], allowAnonymous: Bool? = nil, tls: TLSMaterial? = nil,
                     requireClientCertificate: Bool = false, misnamedServerCertificate: Bool = false,
                     aclRules: String? = nil,
-                    extraConfig: [String] = [], port: Int? = nil) {
+                    extraConfig: [String] = [], port: Int? = nil, tlsPort: Int? = nil) {
             self.users = users
             self.allowAnonymous = allowAnonymous
             self.tls = tls
@@ -39,6 +41,7 @@ public final class MosquittoBroker: Sendable {
             self.aclRules = aclRules
             self.extraConfig = extraConfig
             self.port = port
+            self.tlsPort = tlsPort
         }
     }
 
@@ -114,7 +117,7 @@ public final class MosquittoBroker: Sendable {
         var lastError: Error?
         for _ in 0..<3 {
             let port = try options.port ?? freePort()
-            let tlsPort = try options.tls.map { _ in try freePort() }
+            let tlsPort = try options.tls.map { _ in try options.tlsPort ?? freePort() }
             let broker = MosquittoBroker(port: port, tlsPort: tlsPort, directory: dir, options: options)
             try broker.writeConfig()
             do {
@@ -122,7 +125,7 @@ public final class MosquittoBroker: Sendable {
                 return broker
             } catch {
                 lastError = error
-                if options.port != nil { break }
+                if options.port != nil || options.tlsPort != nil { break }
             }
         }
         throw lastError ?? BrokerError.didNotStart(reason: "unknown", log: "")
