@@ -93,7 +93,8 @@ public final class MQTTClient: Sendable {
         self.logger = logger
         (messages, messageSink) = AsyncStream.makeStream(of: MQTTMessage.self,
                                                          bufferingPolicy: .bufferingNewest(configuration.inboundBufferSize))
-        inboundQueue = MQTTInboundBatches.Queue(capacity: configuration.inboundBufferSize)
+        inboundQueue = MQTTInboundBatches.Queue(capacity: configuration.inboundBufferSize,
+                                                byteCapacity: configuration.inboundBufferBytes)
         inboundBatches = MQTTInboundBatches(queue: inboundQueue)
         (connectionEvents, eventSink) = AsyncStream.makeStream(of: MQTTConnectionEvent.self,
                                                                bufferingPolicy: .bufferingNewest(256))

@@ -61,6 +61,9 @@ public struct MQTTClientConfiguration: Sendable, Hashable {
     public var connectTimeout: Double
     /// Inbound messages kept for a slow consumer; older ones are dropped and counted beyond this.
     public var inboundBufferSize: Int
+    /// Topic and payload bytes kept for a slow consumer of `inboundBatches`; older messages are
+    /// dropped and counted beyond this too. Default 64 MiB.
+    public var inboundBufferBytes: Int
     /// Deliver inbound messages through `MQTTClient.inboundBatches` (a batch per turn of the
     /// loop thread) instead of `messages` (one at a time): for a consumer of tens of thousands
     /// a second. Default false.
@@ -93,6 +96,7 @@ public struct MQTTClientConfiguration: Sendable, Hashable {
         reconnectBackoff: MQTTBackoff = MQTTBackoff(),
         connectTimeout: Double = 10,
         inboundBufferSize: Int = 1024,
+        inboundBufferBytes: Int = 64 << 20,
         outboundQueueLimit: Int = 1000,
         outboundQoS0Limit: Int = 10_000,
         maximumPacketSize: Int? = nil,
@@ -111,6 +115,7 @@ public struct MQTTClientConfiguration: Sendable, Hashable {
         self.reconnectBackoff = reconnectBackoff
         self.connectTimeout = connectTimeout
         self.inboundBufferSize = inboundBufferSize
+        self.inboundBufferBytes = inboundBufferBytes
         self.outboundQueueLimit = outboundQueueLimit
         self.outboundQoS0Limit = outboundQoS0Limit
         self.maximumPacketSize = maximumPacketSize
@@ -150,6 +155,9 @@ public struct MQTTClientConfiguration: Sendable, Hashable {
         if !(connectTimeout > 0) { out.append("\(path).connectTimeout must be > 0 seconds (got \(connectTimeout))") }
         if !(1...1_000_000).contains(inboundBufferSize) {
             out.append("\(path).inboundBufferSize must be within 1...1000000 (got \(inboundBufferSize))")
+        }
+        if inboundBufferBytes < 1 {
+            out.append("\(path).inboundBufferBytes must be at least 1 (got \(inboundBufferBytes))")
         }
         if !(1...65535).contains(outboundQueueLimit) {
             out.append("\(path).outboundQueueLimit must be within 1...65535 (got \(outboundQueueLimit))")

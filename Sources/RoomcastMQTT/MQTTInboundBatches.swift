@@ -4,8 +4,9 @@ import Synchronization
 /// (`MQTTClientConfiguration.batchInbound`). The loop thread hands over what one turn of
 /// reading brought (up to a few hundred messages) in one step, and the consumer takes
 /// everything waiting (at most `maxTake`) in one step, so neither side pays a wake-up per
-/// message. Bounded like `messages`: beyond `capacity` messages the oldest are dropped
-/// (and counted in `MQTTClient.droppedInbound`). One consumer.
+/// message. Bounded like `messages`: beyond `capacity` messages, or `byteCapacity` bytes of
+/// topics and payloads, the oldest are dropped (and counted in `MQTTClient.droppedInbound`):
+/// 65,536 messages of the broker's largest size would otherwise be gigabytes. One consumer.
 public struct MQTTInboundBatches: AsyncSequence, Sendable {
     public typealias Element = [MQTTMessage]
     let queue: Queue
@@ -26,15 +27,18 @@ public struct MQTTInboundBatches: AsyncSequence, Sendable {
             var head = 0
             var waiter: CheckedContinuation<[MQTTMessage]?, Never>?
             var finished = false
+            /// Topic and payload bytes of the messages waiting.
+            var bytes = 0
             var count: Int { items.count - head }
 
             mutating func takeSome() -> [MQTTMessage] {
                 let n = Swift.min(count, MQTTInboundBatches.maxTake)
                 if head == 0 && n == items.count {
-                    defer { items = []; items.reserveCapacity(n) }
+                    defer { items = []; items.reserveCapacity(n); bytes = 0 }
                     return items
                 }
                 let out = Array(items[head..<head + n])
+                for m in out { bytes -= Queue.size(of: m) }
                 head += n
                 if head == items.count {
                     items.removeAll(keepingCapacity: true)
@@ -46,8 +50,14 @@ public struct MQTTInboundBatches: AsyncSequence, Sendable {
 
         private let state = Mutex(State())
         let capacity: Int
+        let byteCapacity: Int
 
-        init(capacity: Int) { self.capacity = Swift.max(1, capacity) }
+        init(capacity: Int, byteCapacity: Int = .max) {
+            self.capacity = Swift.max(1, capacity)
+            self.byteCapacity = Swift.max(1, byteCapacity)
+        }
+
+        static func size(of message: MQTTMessage) -> Int { message.payload.count + message.topic.utf8.count }
 
         /// Appends `batch`; returns how many of the oldest messages were dropped to stay within capacity.
         func push(_ batch: [MQTTMessage]) -> Int {
@@ -55,9 +65,15 @@ public struct MQTTInboundBatches: AsyncSequence, Sendable {
             let (waiter, handed, dropped) = state.withLock { s -> (CheckedContinuation<[MQTTMessage]?, Never>?, [MQTTMessage], Int) in
                 guard !s.finished else { return (nil, [], 0) }
                 s.items += batch
-                let over = s.count - capacity
+                for m in batch { s.bytes += Self.size(of: m) }
+                var over = 0
+                // The newest message stays even when it alone is over the byte budget.
+                while s.count > capacity || (s.bytes > byteCapacity && s.count > 1) {
+                    s.bytes -= Self.size(of: s.items[s.head])
+                    s.head += 1
+                    over += 1
+                }
                 if over > 0 {
-                    s.head += over
                     // Compact once the dropped front is at least half the storage (amortised O(1)).
                     if s.head * 2 >= s.items.count {
                         s.items.removeFirst(s.head)

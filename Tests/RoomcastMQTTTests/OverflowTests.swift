@@ -64,6 +64,39 @@ struct OverflowTests {
         }
     }
 
+    /// A count alone does not bound memory: the aggregator keeps 65,536 messages, and a broker
+    /// passes messages of up to 256 MB.
+    @Test func batchedInboundIsBoundedInBytesToo() async throws {
+        try await withRig(.init(extraConfig: ["max_queued_messages 0"])) { rig in
+            let budget = 1 << 20
+            let sub = try await rig.connectedClient("slow-bytes") { c in
+                c.inboundBufferSize = 1000
+                c.inboundBufferBytes = budget
+                c.batchInbound = true
+            }
+            try await sub.subscribe("big/#")
+            let pub = try await rig.connectedClient("big-sender")
+            let total = 40
+            for i in 0..<total {
+                let payload = Array("\(i)|".utf8) + [UInt8](repeating: 0x41, count: 100_000)
+                try pub.publish(MQTTMessage(topic: "big/x", payload: payload, qos: .atLeastOnce))
+            }
+            #expect(await pub.flush(timeout: .seconds(20)))
+            try await eventually("all \(total) messages to arrive", detail: { "received \(sub.receivedInbound)" }) {
+                sub.receivedInbound == total
+            }
+            var it = sub.inboundBatches.makeAsyncIterator()
+            let kept = await it.next() ?? []
+            let bytes = kept.reduce(0) { $0 + $1.payload.count + $1.topic.utf8.count }
+            // The newest that fit, in order: ten messages of 100 kB fill 1 MiB.
+            #expect(bytes <= budget)
+            #expect(kept.count == 10)
+            let numbers = kept.compactMap { m in m.payload.firstIndex(of: UInt8(ascii: "|")).flatMap { Int(String(decoding: m.payload[..<$0], as: UTF8.self)) } }
+            #expect(numbers == Array((total - kept.count)..<total))
+            #expect(sub.droppedInbound == total - kept.count)
+        }
+    }
+
     @Test func outboundQueueIsBounded() async throws {
         try await withRig { rig in
             let pub = try await rig.connectedClient("bounded") { c in c.outboundQueueLimit = 5 }
