@@ -67,6 +67,10 @@ extension MQTTClient {
         var pendingTopics: [Int32: String] = [:]
         /// Refusing reason codes of PUBACKs that beat `mosquitto_publish` returning their id.
         var earlyRefusals: [Int32: Int] = [:]
+        /// Counts lost connections: a QoS 0 publish made on an earlier connection than the one
+        /// current when it is recorded was dropped with it, and would wait for its confirmation
+        /// (and hold up every `flush`) for good.
+        var connection = 0
 
         var resubscribeMids: [Int32: String] = [:]
         var subscribeWaiters: [Int32: SubscribeWaiter] = [:]
@@ -80,8 +84,10 @@ extension MQTTClient {
         }
 
         /// Returns the refusing reason code when the broker's PUBACK for `mid` came first and refused it.
-        mutating func recordPublished(mid: Int32, qos: MQTTQoS, topic: String) -> Int? {
+        /// `connection` is the value of `self.connection` when the message was handed to libmosquitto.
+        mutating func recordPublished(mid: Int32, qos: MQTTQoS, topic: String, connection sentOn: Int) -> Int? {
             if earlyPublishAcks.remove(mid) != nil { return earlyRefusals.removeValue(forKey: mid) }
+            if qos == .atMostOnce && sentOn != connection { return nil }
             if let old = pendingPublishes.updateValue(qos, forKey: mid), old == .atLeastOnce { pendingQoS1 -= 1 }
             if qos == .atLeastOnce {
                 pendingQoS1 += 1
@@ -109,6 +115,7 @@ extension MQTTClient {
 
         /// After a lost connection QoS 0 messages will never be confirmed; QoS 1 ones are re-sent by libmosquitto.
         mutating func forgetUnconfirmableAfterDisconnect() -> [CheckedContinuation<Bool, Never>] {
+            connection += 1
             pendingPublishes = pendingPublishes.filter { $0.value == .atLeastOnce }
             earlyPublishAcks.removeAll()
             earlyRefusals.removeAll()

@@ -303,13 +303,14 @@ public final class MQTTClient: Sendable {
             throw .payloadTooLarge(topic: message.topic, bytes: message.payload.count)
         }
         let limit = configuration.outboundQueueLimit, qos0Limit = configuration.outboundQoS0Limit
-        try state.withLock { s throws(MQTTError) in
+        let connection = try state.withLock { s throws(MQTTError) -> Int in
             if (s.stopping && !whileStopping) || s.exited { throw .shutDown }
             guard s.phase == .connected || s.phase.isSubscribing else { throw .notConnected }
             if message.qos == .atLeastOnce && s.pendingQoS1 >= limit { throw .outboundQueueFull(limit: limit) }
             if message.qos == .atMostOnce && s.pendingPublishes.count - s.pendingQoS1 >= qos0Limit {
                 throw .outboundQueueFull(limit: qos0Limit)
             }
+            return s.connection
         }
         var mid: Int32 = 0
         let (rc, err) = handleAlive.withLock { alive -> (Int32, Int32) in
@@ -324,7 +325,7 @@ public final class MQTTClient: Sendable {
             throw Mosquitto.error(rc, call: "mosquitto_publish", errnoValue: err, endpoint: endpoint,
                                   host: configuration.host, topic: message.topic)
         }
-        if let reason = state.withLock({ s in s.recordPublished(mid: mid, qos: message.qos, topic: message.topic) }) {
+        if let reason = state.withLock({ s in s.recordPublished(mid: mid, qos: message.qos, topic: message.topic, connection: connection) }) {
             didRefuse(topic: message.topic, reason: reason)
         }
     }

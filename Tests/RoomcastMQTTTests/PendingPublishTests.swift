@@ -1,0 +1,23 @@
+@testable import RoomcastMQTT
+import Testing
+
+/// The client's book of publishes awaiting confirmation, which `flush` waits on.
+struct PendingPublishTests {
+    /// A QoS 0 publish handed to libmosquitto just before the connection dropped, and recorded
+    /// just after the loop thread forgot what the dropped connection left unconfirmed, is never
+    /// confirmed: recorded, it made every later `flush` wait out its whole timeout.
+    @Test func aQoS0PublishRecordedAfterItsConnectionWasLostIsNotAwaited() {
+        var state = MQTTClient.State(subscriptions: [])
+        let sentOn = state.connection
+        _ = state.forgetUnconfirmableAfterDisconnect()
+        _ = state.recordPublished(mid: 7, qos: .atMostOnce, topic: "r/kitchen", connection: sentOn)
+        #expect(state.pendingPublishes.isEmpty)
+        // A QoS 1 publish is re-sent by libmosquitto on the next connection, so it is still awaited.
+        _ = state.recordPublished(mid: 8, qos: .atLeastOnce, topic: "r/kitchen", connection: sentOn)
+        #expect(state.pendingPublishes[8] == .atLeastOnce)
+        #expect(state.pendingQoS1 == 1)
+        // And a QoS 0 publish on the current connection is awaited as before.
+        _ = state.recordPublished(mid: 9, qos: .atMostOnce, topic: "r/kitchen", connection: state.connection)
+        #expect(state.pendingPublishes[9] == .atMostOnce)
+    }
+}
