@@ -25,6 +25,13 @@ import RoomcastLogging
 
     /// Sends `bytes` and reads until the server closes the connection.
     static func exchange(_ port: UInt16, _ bytes: [UInt8], halfClose: Bool = true) throws -> String {
+        try exchangeEnding(port, bytes, halfClose: halfClose).reply
+    }
+
+    /// `exchange`, also saying whether the connection ended in a reset rather than the server's
+    /// FIN. A client on another system (or behind a lossy link) loses an answer still unread
+    /// when the reset comes.
+    static func exchangeEnding(_ port: UInt16, _ bytes: [UInt8], halfClose: Bool = true) throws -> (reply: String, reset: Bool) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var addr = sockaddr_in()
@@ -39,12 +46,14 @@ import RoomcastLogging
         if halfClose { shutdown(fd, Int32(SHUT_WR)) }
         var out: [UInt8] = []
         var buf = [UInt8](repeating: 0, count: 4096)
+        var reset = false
         while true {
             let n = recv(fd, &buf, buf.count, 0)
+            if n < 0 { reset = errno == ECONNRESET }
             if n <= 0 { break }
             out += buf[..<n]
         }
-        return String(decoding: out, as: UTF8.self)
+        return (String(decoding: out, as: UTF8.self), reset)
     }
 
     /// A server on loopback answers only requests that name this machine by loopback: a page
@@ -70,6 +79,10 @@ import RoomcastLogging
         #expect(reply.hasPrefix("HTTP/1.1 200 OK\r\n"))
         #expect(reply.contains("Content-Length: 14\r\n"))
         #expect(reply.contains("Connection: close\r\n"))
+        // An origin server with a clock says when it answered (RFC 9110 §6.6.1).
+        let date = reply.split(separator: "\r\n").first { $0.hasPrefix("Date: ") }.map { String($0.dropFirst(6)) }
+        let now = time(nil)
+        #expect(date.map { d in (now - 60...now).contains { HTTPServer.httpDate($0) == d } } == true, "\(date ?? "no Date")")
         #expect(reply.hasSuffix("\r\n\r\nhello kitchen\n"))
         let head = try await onThread { try Self.exchange(server.port, Array("HEAD /hello HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8)) }
         #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n") && head.hasSuffix("\r\n\r\n"))
@@ -124,6 +137,28 @@ import RoomcastLogging
         #expect(server.counters.responses[400] == 1 && server.counters.responses[413] == 1)
     }
 
+    @Test func httpDatesAreInTheIMFFixdateForm() {
+        #expect(HTTPServer.httpDate(784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPServer.httpDate(1_796_428_800) == "Sat, 05 Dec 2026 00:00:00 GMT")
+    }
+
+    /// A refusal sent while the client is still sending its body must reach it: closed with
+    /// that body unread, the socket resets the connection, and the reset can take the answer
+    /// with it before the client reads it.
+    @Test func aTooLargeRequestStillBeingSentGets413() async throws {
+        let server = try Self.start(router: Self.router)
+        defer { server.shutdown() }
+        let body = [UInt8](repeating: 0x61, count: 400_000)
+        for _ in 0..<5 {
+            let (reply, reset) = try await onThread {
+                try Self.exchangeEnding(server.port, Array("POST /change HTTP/1.1\r\nHost: localhost\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body,
+                                        halfClose: false)
+            }
+            #expect(reply.hasPrefix("HTTP/1.1 413 "), "\(reply.prefix(60))")
+            #expect(!reset, "the 413 ended in a reset")
+        }
+    }
+
     @Test func aSlowClientTimesOutWith408() async throws {
         let server = try Self.start(timeout: 0.5, router: Self.router)
         defer { server.shutdown() }
@@ -146,8 +181,11 @@ import RoomcastLogging
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
         try await eventually("the first connection to be admitted", timeout: .seconds(60)) { server.counters.open == 1 }
-        let reply = try await onThread { try Self.exchange(server.port, Array("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8), halfClose: false) }
+        // The refusal ends with the server's FIN, not a reset: the request it did not read is
+        // drained first.
+        let (reply, reset) = try await onThread { try Self.exchangeEnding(server.port, Array("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8), halfClose: false) }
         #expect(reply.hasPrefix("HTTP/1.1 503 "))
+        #expect(!reset, "the 503 ended in a reset")
         #expect(server.counters.refusedBusy == 1)
     }
 

@@ -54,8 +54,15 @@ public final class HTTPServer: Sendable {
         var port: UInt16 = 0
         var stopped = false
         var connections: Set<Int32> = []
+        /// Refused connections still being closed gracefully, each on its own short-lived thread.
+        var lingeringRefusals = 0
         var counters = Counters()
     }
+
+    /// How long a finished connection waits for the client to stop sending before it is closed.
+    static let lingerSeconds = 2.0
+    /// Refused connections closed gracefully at once; beyond this they are closed outright.
+    static let maxLingeringRefusals = 16
     private let state = Mutex(State())
 
     public init(configuration: Configuration, logger: Logger, handler: @escaping Handler) {
@@ -168,7 +175,44 @@ public final class HTTPServer: Sendable {
         let response = HTTPResponse(status: .serviceUnavailable, contentType: "text/plain; charset=utf-8", body: body,
                                     headers: [("Retry-After", "1")])
         try? Syscall.send(fd, Self.head(response, bodyLength: body.count) + body)
-        close(fd)
+        let linger = state.withLock { s in
+            guard s.lingeringRefusals < Self.maxLingeringRefusals else { return false }
+            s.lingeringRefusals += 1
+            return true
+        }
+        guard linger else {
+            close(fd)
+            return
+        }
+        let thread = Thread { [self] in
+            Self.drainBeforeClosing(fd, within: 1)
+            close(fd)
+            state.withLock { $0.lingeringRefusals -= 1 }
+        }
+        thread.name = "roomcast-http-refuse"
+        thread.start()
+    }
+
+    /// Makes the close that follows end the connection with a FIN after the answer, not a reset.
+    /// Closed while the client's request (or the rest of a body too large to take) is still
+    /// unread, a socket resets the connection, and a client on another system, or one whose copy
+    /// of the answer is still in flight, loses the answer to the reset. So the sending side is
+    /// shut first and what the client still sends is read and dropped until it closes, for
+    /// `seconds` and 1 MiB at most.
+    static func drainBeforeClosing(_ fd: Int32, within seconds: Double) {
+        guard Glibc.shutdown(fd, Int32(SHUT_WR)) == 0 else { return }
+        let deadline = Syscall.monotonicSeconds() + seconds
+        var chunk = [UInt8](repeating: 0, count: 16_384)
+        var drained = 0
+        while drained < 1 << 20 {
+            let remaining = deadline - Syscall.monotonicSeconds()
+            guard remaining > 0 else { return }
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&pfd, 1, Int32(remaining * 1000) + 1) > 0 else { return }
+            let n = recv(fd, &chunk, chunk.count, Int32(MSG_DONTWAIT))
+            guard n > 0 else { return }  // the client's FIN, or an error
+            drained += n
+        }
     }
 
     /// Whether a `Host` header names this machine by loopback: `localhost`, `127.x.x.x` or
@@ -194,6 +238,9 @@ public final class HTTPServer: Sendable {
 
     private func serve(_ fd: Int32) {
         defer {
+            // Still listed while it lingers, so `shutdown()` cuts the wait short; unlisted before
+            // it is closed, as the accept thread may be given the same number at once.
+            Self.drainBeforeClosing(fd, within: Self.lingerSeconds)
             state.withLock {
                 $0.connections.remove(fd)
                 $0.counters.open = $0.connections.count
@@ -247,11 +294,24 @@ public final class HTTPServer: Sendable {
 
     /// The status line and header fields; `bodyLength` nil means the body ends at close.
     static func head(_ response: HTTPResponse, bodyLength: Int?) -> [UInt8] {
-        var text = "HTTP/1.1 \(response.status.code) \(response.status.reason)\r\n"
+        var text = "HTTP/1.1 \(response.status.code) \(response.status.reason)\r\nDate: \(httpDate(time(nil)))\r\n"
         for (name, value) in response.headers { text += "\(name): \(value)\r\n" }
         if let bodyLength { text += "Content-Length: \(bodyLength)\r\n" }
         text += "Connection: close\r\n\r\n"
         return Array(text.utf8)
+    }
+
+    /// `seconds` since the epoch as an HTTP date (RFC 9110 §5.6.7: `Sun, 06 Nov 1994 08:49:37 GMT`),
+    /// which an origin server with a clock must send.
+    static func httpDate(_ seconds: time_t) -> String {
+        var t = seconds
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(days[Int(parts.tm_wday) % 7]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon) % 12]) \(parts.tm_year + 1900) "
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
     }
 
     private struct SocketWriter: HTTPBodyWriter {
