@@ -86,4 +86,84 @@ import TestSupport
         let directory = try Self.directory()
         try await Self.expectPage(of: runtime, showsCatIn: "hall-pi", directory: directory)
     }
+
+    /// A crowded room and an estimate far outside the plan: 200 beacons without a position in one
+    /// room were drawn on one ring round its centre, one over the other, and a position estimated
+    /// beyond the plan's box was drawn out of view.
+    @Test func crowdedRoomsAndFarEstimatesStayVisible() async throws {
+        let crowd = (0..<200).map { k in
+            PresenceDecision(id: BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-7-\(k)")!, name: nil, room: "kitchen", floor: 0,
+                             distance: nil, confidence: 0.9, node: "kitchen-pi", since: 0, lastSeen: 29, evidence: [], ts: 30)
+        }
+        var far = PresenceDecision(id: cat, name: "cat", room: "hall", floor: 0, distance: nil, confidence: 0.9,
+                                   node: "hall-pi", since: 0, lastSeen: 29, evidence: [], ts: 30)
+        far.position = [80, -40]
+        let snapshot = DashboardSnapshot(
+            ts: 30, active: true, connected: true,
+            rooms: [.init(name: "kitchen", floor: 0, polygon: [[0, 0], [4, 0], [4, 4], [0, 4]]),
+                    .init(name: "hall", floor: 0, polygon: [[4, 0], [6, 0], [6, 4], [4, 4]])],
+            nodes: [.init(name: "kitchen-pi", room: "kitchen", position: [2, 2, 2], status: "online", lastSeen: 29, readings: 10),
+                    .init(name: "hall-pi", room: "hall", position: [5, 2, 2], status: "online", lastSeen: 29, readings: 10)],
+            beacons: crowd + [far])
+        let idle = AggregatorRuntime(core: AggregatorConfig(site: SiteModel()).makeCore(), election: nil, refreshInterval: 60,
+                                     startedAt: 0, logger: .silent)
+        let port = try freePort()
+        let http = AggregatorHTTP(configuration: HTTPServer.Configuration(HTTPConfig(listen: "127.0.0.1:\(port)"))!,
+                                  config: HTTPConfig(listen: "127.0.0.1:\(port)"),
+                                  sources: .init(snapshot: { snapshot }, metrics: { await idle.metricsSample(now: 30) }),
+                                  logger: .silent)
+        try http.start()
+        let browser = try HeadlessBrowser(chromium: try RequiredTool.chromium.require(), directory: try Self.directory())
+        defer { browser.shutdown(); http.shutdown() }
+        let session = try await offPool { try browser.open("http://127.0.0.1:\(port)/") }
+        _ = try await DashboardLiveTests.waitForPage(browser, session, "the far cat in the hall") { dom in
+            DashboardLiveTests.page(dom, shows: cat, in: "hall")
+        }
+        // Each marker's circle and the kitchen's outline, in the page's own pixels.
+        let script = """
+        JSON.stringify({
+          plan: (() => { const r = document.getElementById("plan").getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })(),
+          kitchen: (() => { const r = document.querySelector('#plan g.room[data-room="kitchen"] polygon').getBoundingClientRect();
+                            return [r.left, r.top, r.right, r.bottom]; })(),
+          markers: [...document.querySelectorAll("#plan g.beacon")].map((g) => {
+            const r = g.querySelector("circle").getBoundingClientRect();
+            return [g.getAttribute("data-room"), (r.left + r.right) / 2, (r.top + r.bottom) / 2, (r.right - r.left) / 2];
+          })
+        })
+        """
+        let json = try await offPool { try browser.evaluate(script, session: session) as? String }
+        struct Layout: Decodable {
+            var plan: [Double]
+            var kitchen: [Double]
+            var markers: [[Marker]]
+            enum Marker: Decodable {
+                case room(String), number(Double)
+                init(from decoder: Decoder) throws {
+                    let c = try decoder.singleValueContainer()
+                    if let s = try? c.decode(String.self) { self = .room(s) } else { self = .number(try c.decode(Double.self)) }
+                }
+                var number: Double { if case .number(let n) = self { n } else { .nan } }
+            }
+        }
+        let layout = try JSONDecoder().decode(Layout.self, from: Data(try #require(json).utf8))
+        let circles = layout.markers.map { (room: { if case .room(let r) = $0[0] { r } else { "" } }($0), x: $0[1].number, y: $0[2].number, r: $0[3].number) }
+        #expect(circles.count == 201)
+        let (left, top, right, bottom) = (layout.plan[0], layout.plan[1], layout.plan[2], layout.plan[3])
+        for c in circles {
+            #expect(c.x - c.r >= left && c.x + c.r <= right && c.y - c.r >= top && c.y + c.r <= bottom, "a marker out of view: \(c)")
+        }
+        let kitchen = circles.filter { $0.room == "kitchen" }
+        for c in kitchen {
+            #expect(c.x - c.r >= layout.kitchen[0] && c.x + c.r <= layout.kitchen[2] && c.y - c.r >= layout.kitchen[1] && c.y + c.r <= layout.kitchen[3],
+                    "a kitchen marker outside the kitchen: \(c)")
+        }
+        var overlaps = 0
+        for i in kitchen.indices {
+            for j in kitchen.indices where j > i {
+                let a = kitchen[i], b = kitchen[j]
+                if ((a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y)).squareRoot() < a.r + b.r { overlaps += 1 }
+            }
+        }
+        #expect(overlaps == 0, "\(overlaps) pairs of kitchen markers overlap")
+    }
 }

@@ -175,23 +175,41 @@ enum DashboardAssets {
           svg.append(g);
         }
         const byRoom = roomByName();
+        // Beacons without a position are spread over their room, a sunflower round a point below
+        // its name: 0.54 m apart while they fit, smaller and unlabelled when a room holds many.
+        const unplaced = new Map();
+        for (const b of snap.beacons) {
+          if (!(b.position && b.position.length >= 2) && b.room) unplaced.set(b.room, (unplaced.get(b.room) || 0) + 1);
+        }
         const slot = new Map();
         for (const b of snap.beacons) {
           const r = b.room && byRoom.get(b.room);
           if (!r || r.floor !== floor) continue;
-          let x, y;
-          if (b.position && b.position.length >= 2) { [x, y] = b.position; }
-          else if (r.polygon) {
-            // No position: spread the room's beacons round its centre.
-            const k = slot.get(r.name) || 0; slot.set(r.name, k + 1);
+          let x, y, size = 0.22, labelled = true;
+          if (b.position && b.position.length >= 2) {
+            // An estimate beyond the drawing (a room with no node near it) stays in view, at its edge.
+            x = Math.min(Math.max(b.position[0], minX + 0.3), maxX - 0.3);
+            y = Math.min(Math.max(b.position[1], minY + 0.3), maxY - 0.3);
+          } else if (r.polygon) {
+            const n = unplaced.get(r.name), k = slot.get(r.name) || 0;
+            slot.set(r.name, k + 1);
             const c = centroid(r.polygon);
-            x = c[0] + 0.6 * Math.cos(k * 2.4); y = c[1] - 0.5 + 0.6 * Math.sin(k * 2.4);
+            const px = r.polygon.map((p) => p[0]), py = r.polygon.map((p) => p[1]);
+            const w = Math.max(...px) - Math.min(...px), h = Math.max(...py) - Math.min(...py);
+            const below = Math.min(0.5, 0.15 * h);
+            const reach = Math.max(0.3, 0.45 * Math.min(w, h) - below);
+            const spread = Math.min(0.36 * Math.sqrt(n), reach);
+            // Neighbours in such a spread are 1.5 · spread / √n apart.
+            size = Math.min(0.22, 0.6 * spread / Math.sqrt(n));
+            labelled = n <= 6;
+            const d = spread * Math.sqrt((k + 0.5) / n), a = k * 2.39996;
+            x = c[0] + d * Math.cos(a); y = c[1] - below + d * Math.sin(a);
           } else continue;
           const g = el("g", { class: "beacon" + (selected === b.id ? " selected" : ""), "data-beacon": b.id, "data-room": b.room,
-                              tabindex: 0, transform: `translate(${sx(x).toFixed(2)} ${sy(y).toFixed(2)})` }, undefined, true);
+                              tabindex: 0, transform: `translate(${sx(x).toFixed(3)} ${sy(y).toFixed(3)})` }, undefined, true);
           g.append(el("title", {}, `${label(b)} in ${b.room} (${Math.round(b.confidence * 100)} %)`, true));
-          g.append(el("circle", { cx: 0, cy: 0, r: 0.22 }, undefined, true));
-          g.append(el("text", { x: 0.3, y: -0.2 }, label(b), true));
+          g.append(el("circle", { cx: 0, cy: 0, r: size.toFixed(3) }, undefined, true));
+          if (labelled) g.append(el("text", { x: 0.3, y: -0.2 }, label(b), true));
           hook(g, b.id);
           svg.append(g);
         }
