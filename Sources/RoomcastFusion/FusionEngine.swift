@@ -292,8 +292,11 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         if let interval = reading.interval, interval.isFinite, interval > 0, interval < 3600 {
             state.interval = state.interval == 0 ? interval : state.interval + 0.2 * (interval - state.interval)
         }
-        if state.powerOverride == nil {
+        // The beacon's own power, as a Roomcast node decodes it, beats a node's reference: in a
+        // mixed fleet each message flipped it, moving every level the model compares by the difference.
+        if state.powerOverride == nil && (!reading.powerIsNodesReference || !state.powerIsBeacons) {
             state.power = Double(reading.power)
+            state.powerIsBeacons = !reading.powerIsNodesReference
         }
         if reading.name != nil && state.name == nil { state.name = reading.name }
         beacons[b] = state
@@ -458,6 +461,8 @@ struct BeaconState {
     var active = true
     var powerOverride: Double?
     var power = -59.0
+    /// `power` came from a Roomcast node's reading, not an ESPresense node's reference.
+    var powerIsBeacons = false
     /// Advertising interval reported by the nodes (seconds); 0 when unknown.
     var interval = 0.0
     var lastSeen = -Double.infinity

@@ -27,6 +27,8 @@ func sampleReading(_ id: BeaconID = tag, distance: Double = 2.5, name: String? =
         #expect(e["mac"] as? String == "aabbccddeeff")
         // ESPresense's name for the mean interval (ms), which ESPresense's own tools read.
         #expect(e["int"] as? Int == 100 && e["interval"] == nil)
+        // Marked as this node's, so an aggregator reading ESPresense topics does not count it twice.
+        #expect(e["roomcast_node"] as? String == "kitchen-pi")
     }
 }
 

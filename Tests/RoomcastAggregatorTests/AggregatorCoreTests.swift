@@ -514,6 +514,53 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(try core.handle(topic: "espresense/devices/x/office-pi", payload: Array(#"{"rssi":1e9}"#.utf8), now: 12).rejection?.reason == .outOfRange)
     }
 
+    /// ESPresense's `rssi@1m` carries the node's own adjustment. It overwrote the beacon's power
+    /// from the Roomcast nodes' readings at every ESPresense message, so in a mixed fleet the
+    /// power flipped, and every level the model compares moved with it.
+    @Test func aRoomcastNodesPowerForTheBeaconBeatsAnESPresenseReference() throws {
+        let topics = Topics()
+        // No beacon listed: a listed one's power comes from the config, whatever nodes say.
+        let open = SiteModel(rooms: site.rooms, nodes: site.nodes)
+        var core = AggregatorCore(engine: FusionEngine(site: open), site: open, topics: topics, discovery: nil)
+        core.acceptsESPresense = true
+        _ = try core.start(now: 0)
+        let unlisted = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-7-7")!
+        func power() -> Double? { core.engine.beaconIndex[unlisted].map { core.engine.beacons[$0].power } }
+        let esp = Array(#"{"id":"iBeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-7-7","rssi@1m":-72,"rssi":-60,"distance":2}"#.utf8)
+        let espTopic = "espresense/devices/iBeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-7-7/office-pi"
+        // Heard by the ESPresense node alone, its reference is all there is.
+        #expect(try core.handle(topic: espTopic, payload: esp, now: 1).rejection == nil)
+        #expect(power() == -72)
+        var seq: UInt64 = 0
+        for t in stride(from: 2.0, through: 10, by: 1) {
+            seq += 1
+            var r = reading("kitchen-pi", rssi: -70, ts: t, seq: seq)
+            r.id = unlisted
+            r.power = -61
+            _ = try core.handle(topic: topics.nodeBeacon("kitchen-pi", unlisted), payload: WireFormat.encode(r), now: t)
+            #expect(power() == -61)
+            #expect(try core.handle(topic: espTopic, payload: esp, now: t + 0.5).rejection == nil)
+            #expect(power() == -61, "an ESPresense message at \(t + 0.5) s set the power")
+        }
+    }
+
+    /// An agent with `outputs.espresense` publishes each reading on its own topic and as
+    /// ESPresense; an aggregator with `inputs.espresense` counted such a reading twice.
+    @Test func anAgentsOwnESPresenseOutputIsNotCountedTwice() throws {
+        var core = makeCore(discovery: false)
+        core.acceptsESPresense = true
+        _ = try core.start(now: 0)
+        // As the agent's output writes it (`CompatibilityOutputsTests` checks the agent's side).
+        let echo = Array(#"{"id":"ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45","rssi@1m":-59,"rssi":-60,"raw":1,"distance":1,"mac":"aabbccddeeff","int":1000,"roomcast_node":"office-pi"}"#.utf8)
+        let outcome = try core.handle(topic: "espresense/devices/ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45/office-pi",
+                                      payload: echo, now: 5)
+        #expect(outcome.rejection?.reason == .echo)
+        #expect(outcome.rejection?.message.contains("office-pi") == true)
+        let r = reading("office-pi", rssi: -60, ts: 5)
+        // The same reading on the agent's own topic is taken.
+        #expect(try core.handle(topic: Topics().nodeBeacon("office-pi", cat), payload: WireFormat.encode(r), now: 5).rejection == nil)
+    }
+
     @Test func idsMapOntoOursOrAFingerprint() {
         #expect(ESPresenseInput.beaconID("iBeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45") == cat)
         #expect(ESPresenseInput.beaconID("apple:1005:9-26").rawValue == "fp:espresense-apple-1005-9-26")

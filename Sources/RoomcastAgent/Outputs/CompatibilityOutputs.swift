@@ -45,7 +45,7 @@ public struct CompatibilityOutput: Sendable, Equatable, CustomStringConvertible 
         try? OutboundMessage(topic: Topics.Compatibility.espresenseDevice(r.id.rawValue, room: room), json: ESPresense(
             id: r.id.rawValue, name: r.name, rssiAt1m: r.power, rssi: rounded(r.rssiFiltered), raw: rounded(r.distance),
             distance: rounded(r.distance), mac: r.mac.replacingOccurrences(of: ":", with: ""),
-            interval: r.interval.map { Int(($0 * 1000).rounded()) }))
+            interval: r.interval.map { Int(($0 * 1000).rounded()) }, roomcastNode: r.node))
     }
 
     /// Every output, in the order their messages are published.
@@ -64,11 +64,15 @@ public struct CompatibilityOutput: Sendable, Equatable, CustomStringConvertible 
         var mac: String
         /// The mean advertising interval (ms), under ESPresense's name for it.
         var interval: Int?
+        /// This node: an aggregator reading ESPresense topics skips the message, whose reading
+        /// it has from the node's own topic. ESPresense's tools ignore fields they do not know.
+        var roomcastNode: String
 
         enum CodingKeys: String, CodingKey {
             case id, name, rssi, raw, distance, mac
             case interval = "int"
             case rssiAt1m = "rssi@1m"
+            case roomcastNode = "roomcast_node"
         }
     }
 }

@@ -20,10 +20,13 @@ public struct ESPresenseInput: Sendable {
         var int: Double?
         var interval: Double?
         var rssiAt1m: Double?
+        /// Set by a Roomcast agent's ESPresense output: the node whose own topic carries the reading too.
+        var roomcastNode: String?
 
         enum CodingKeys: String, CodingKey {
             case id, name, rssi, raw, distance, mac, int, interval
             case rssiAt1m = "rssi@1m"
+            case roomcastNode = "roomcast_node"
         }
     }
 
@@ -44,6 +47,9 @@ public struct ESPresenseInput: Sendable {
         guard let p = try? JSONDecoderBox.decoder.decode(Payload.self, from: Data(payload)) else {
             return reject(.badPayload, "not an ESPresense JSON payload")
         }
+        if let node = p.roomcastNode {
+            return reject(.echo, "Roomcast node '\(node.prefix(64))' publishes this reading on its own topic too")
+        }
         guard let rssi = p.rssi, rssi.isFinite, (-127...20).contains(rssi) else { return reject(.outOfRange, "rssi missing or out of range") }
         let distance = p.distance ?? p.raw ?? 0
         guard distance.isFinite, distance >= 0, distance <= 1000 else { return reject(.outOfRange, "distance out of range") }
@@ -60,6 +66,7 @@ public struct ESPresenseInput: Sendable {
             return reject(.outOfRange, "name longer than \(InputIntake.maximumNameBytes) bytes")
         }
         r.name = p.name
+        r.powerIsNodesReference = true
         r.interval = (p.int ?? p.interval).flatMap { $0.isFinite && $0 > 0 && $0 < 3_600_000 ? $0 / 1000 : nil }
         return .success(r)
     }

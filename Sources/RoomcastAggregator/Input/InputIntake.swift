@@ -32,6 +32,9 @@ public struct InputIntake: Sendable {
         case idMismatch = "id_mismatch"
         case outOfRange = "out_of_range"
         case unknownNode = "unknown_node"
+        /// A Roomcast agent's own ESPresense output (`roomcast_node`), read back with
+        /// `inputs.espresense`: the reading came on the agent's topic too, and would count twice.
+        case echo = "echo"
         /// Not a rejection: the reading was used, but its node's clock is off (warned about).
         case clockSkew = "clock_skew"
         /// Not a rejection: the reading was used, and its node, marked offline, counts as online again.

@@ -34,6 +34,10 @@ public struct BeaconReading: Codable, Sendable, Equatable {
     public var interval: Double?
     /// Advertisements folded into this reading since the previous one.
     public var samples: Int?
+    /// `power` is a node's reference rather than the beacon's own (ESPresense's `rssi@1m`, which
+    /// carries that node's adjustment): fusion takes it only for a beacon no Roomcast node
+    /// reports. Not on the wire.
+    public var powerIsNodesReference = false
 
     public init(id: BeaconID, node: String, ts: Double, seq: UInt64, rssi: Int, rssiFiltered: Double,
                 power: Int, distance: Double, proximity: Proximity, kind: BeaconKind, mac: String) {
