@@ -144,8 +144,10 @@ public struct LearnedRooms: Codable, Sendable, Equatable {
     public static let maximumDepartureRooms = 4096
     /// Nodes per room at most.
     public static let maximumNodes = 128
-    /// The largest state file read (bytes): the bounds above, pretty-printed, fit with room to spare.
-    public static let maximumFileBytes = 4 * 1024 * 1024
+    /// The largest state file read (bytes): every bound above at once, with names JSON escapes to
+    /// twice their length, pretty-prints to 15.1 MB (`LearnedRoomsTests.theLargestStateItMayWriteReadsBack`),
+    /// so whatever is written reads back.
+    public static let maximumFileBytes = 16 * 1024 * 1024
     /// |mean| at most (dB): an RSSI and a measured power are each within −127…20.
     public static let meanBound = 200.0
     /// Spread at most (dB).

@@ -111,4 +111,23 @@ import Testing
         let big = [UInt8](repeating: UInt8(ascii: " "), count: LearnedRooms.maximumFileBytes + 1)
         #expect(throws: LearnedRoomsError.tooLarge(big.count)) { try LearnedRooms.decode(big) }
     }
+
+    /// Whatever the aggregator may write, it reads back: every bound at once (256 rooms of 128
+    /// nodes, 4,096 departure counts, 128-byte names that JSON escapes to twice their length,
+    /// the longest numbers) stays within the file size it reads.
+    @Test func theLargestStateItMayWriteReadsBack() throws {
+        func name(_ k: Int) -> String { String(repeating: "\"", count: 124) + String(format: "%04d", k) }
+        let nodes = (0..<LearnedRooms.maximumNodes).map {
+            LearnedRooms.NodeLevel(node: name($0), seconds: 999_999_999.999_999_9, mean: -123.456_789_012_345_67,
+                                   spread: 198.765_432_109_876_54)
+        }
+        let rooms = (0..<LearnedRooms.maximumRooms).map { LearnedRooms.Room(name: name($0), seconds: 999_999_999.999_999_9, nodes: nodes) }
+        let departures = (0..<LearnedRooms.maximumDepartureRooms).map {
+            LearnedRooms.Departures(room: name($0), left: LearnedRooms.countBound, returned: LearnedRooms.countBound)
+        }
+        let state = LearnedRooms(rooms: rooms, departures: departures)
+        let bytes = state.encoded()
+        #expect(bytes.count <= LearnedRooms.maximumFileBytes, "\(bytes.count) bytes")
+        #expect(try LearnedRooms.decode(bytes) == state)
+    }
 }
