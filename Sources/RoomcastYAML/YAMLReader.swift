@@ -114,14 +114,14 @@ private struct TreeBuilder {
                 // Quoted, block (| or >) or tagged !!str: always a string.
                 node = ConfigNode(.scalar(text, .quoted), at: location)
             }
-            try count(1)
+            try count(1, at: location)
             try add(node, anchor: Self.anchor(s.anchor), size: 1, height: 1)
         case YAML_SEQUENCE_START_EVENT:
-            try open()
+            try open(at: location)
             stack.append(.sequence(anchor: Self.anchor(event.data.sequence_start.anchor), location: location, items: []))
             metrics.append((1, 0))
         case YAML_MAPPING_START_EVENT:
-            try open()
+            try open(at: location)
             stack.append(.mapping(anchor: Self.anchor(event.data.mapping_start.anchor), location: location,
                                   entries: [], pendingKey: nil, seen: [:]))
             metrics.append((1, 0))
@@ -149,7 +149,7 @@ private struct TreeBuilder {
             if stack.count + target.depth > limits.maxDepth {
                 throw ConfigProblem(path: "", message: "nesting deeper than \(limits.maxDepth) levels", location: location)
             }
-            try count(target.count)
+            try count(target.count, at: location)
             var copy = target.node
             copy.location = location
             try add(copy, anchor: nil, size: target.count, height: target.depth)
@@ -158,18 +158,19 @@ private struct TreeBuilder {
         }
     }
 
-    private mutating func count(_ n: Int) throws(ConfigProblem) {
+    /// `location` is where the value that went past a limit starts, so the error names a line.
+    private mutating func count(_ n: Int, at location: ConfigLocation) throws(ConfigProblem) {
         nodeCount += n
         if nodeCount > limits.maxNodes {
-            throw ConfigProblem(path: "", message: "more than \(limits.maxNodes) values; refusing the document")
+            throw ConfigProblem(path: "", message: "more than \(limits.maxNodes) values; refusing the document", location: location)
         }
     }
 
-    private mutating func open() throws(ConfigProblem) {
+    private mutating func open(at location: ConfigLocation) throws(ConfigProblem) {
         if stack.count + 1 > limits.maxDepth {
-            throw ConfigProblem(path: "", message: "nesting deeper than \(limits.maxDepth) levels")
+            throw ConfigProblem(path: "", message: "nesting deeper than \(limits.maxDepth) levels", location: location)
         }
-        try count(1)
+        try count(1, at: location)
     }
 
     private mutating func add(_ node: ConfigNode, anchor: String?, size: Int, height: Int) throws(ConfigProblem) {

@@ -67,6 +67,10 @@ import Testing
     @Test func deepNestingIsRefused() {
         let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
         #expect(throws: ConfigProblem.self) { try parse(deep) }
+        // The error says where: under the top mapping, the 64th list is the 65th level; it opens
+        // at column 4 + 63 of the second line.
+        let placed = "a: 1\nb: " + deep
+        #expect { try parse(placed) } throws: { ($0 as? ConfigProblem)?.location == .position(line: 2, column: 67) }
         let ok = String(repeating: "[", count: 30) + String(repeating: "]", count: 30)
         #expect((try? parse(ok)) != nil)
     }
@@ -75,6 +79,9 @@ import Testing
         let reader = YAMLReader(limits: .init(maxNodes: 100))
         let list = "[" + Array(repeating: "1", count: 200).joined(separator: ",") + "]"
         #expect(throws: ConfigProblem.self) { try reader.parse(list) }
+        // The error names the line of the value past the limit (the 100th, after the list itself).
+        let lines = "- 0\n" + (1..<200).map { "- \($0)\n" }.joined()
+        #expect { try reader.parse(lines) } throws: { ($0 as? ConfigProblem)?.location == .position(line: 100, column: 3) }
     }
 
     @Test func topLevelMustBeAMapping() {
