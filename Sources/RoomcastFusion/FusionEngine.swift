@@ -516,6 +516,12 @@ extension FusionEngine: ResumablePresenceEstimator {
     /// already leans to that room, so fresh readings must beat it by the usual
     /// margin before the room changes — a restart is not a move.
     public mutating func resume(_ decision: PresenceDecision, now: Double) {
+        // On a site that lists no nodes every room is a node's own, made when the node is
+        // first heard from; a node that sends no status (an ESPresense node) is not heard
+        // from before its beacons' retained decisions are read, so its room is made here.
+        if let name = decision.room, roomIndex[name] == nil, site.nodes.isEmpty, decision.node == name {
+            _ = node(named: name)
+        }
         // A room this engine does not have is another partition's decision (they share
         // the presence topics): not ours to resume, or a refresh would publish it as away.
         if let name = decision.room, roomIndex[name] == nil { return }

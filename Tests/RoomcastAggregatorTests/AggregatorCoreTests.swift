@@ -469,6 +469,27 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(!out.contains { $0.topic == topics.events }, "a restart must not look like a leave and enter")
     }
 
+    /// On a site that lists no nodes, rooms are made as nodes are first heard from. An ESPresense
+    /// node sends no status, so at a start its room did not exist yet when its beacons'
+    /// retained decisions were read, and they were not resumed.
+    @Test func aBeaconInTheRoomOfANodeThatSendsNoStatusIsResumed() throws {
+        let topics = Topics()
+        var core = AggregatorCore(engine: FusionEngine(site: SiteModel()), site: SiteModel(), topics: topics, discovery: nil)
+        core.acceptsESPresense = true
+        _ = try core.start(now: 100)
+        let retained = PresenceDecision(id: cat, name: "Cat", room: "hall-esp", floor: 0, distance: 1, confidence: 1,
+                                        node: "hall-esp", since: 50, lastSeen: 99, evidence: [], ts: 99)
+        _ = try core.handle(topic: topics.presence(cat), payload: WireFormat.encode(retained), now: 100)
+        #expect(core.engine.decision(for: cat)?.room == "hall-esp")
+        #expect(core.engine.decision(for: cat)?.reason == "resumed")
+        // A decision in a room no node is named after makes no room.
+        let dog = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-46")!
+        let elsewhere = PresenceDecision(id: dog, name: nil, room: "attic", floor: 0, distance: 1, confidence: 1,
+                                         node: "hall-esp", since: 50, lastSeen: 99, evidence: [], ts: 99)
+        _ = try core.handle(topic: topics.presence(dog), payload: WireFormat.encode(elsewhere), now: 100)
+        #expect(core.engine.decision(for: dog)?.room == nil)
+    }
+
     /// Partitions share the presence topics, so an aggregator reads back other partitions'
     /// retained decisions too. One in a room it does not have is not its to resume: when the
     /// beacon is then placed in one of its own rooms, it publishes that room's occupancy and
