@@ -224,6 +224,43 @@ import Testing
         #expect(building.config.payload.count < 64 * 1024)
     }
 
+    /// Every room's name is in each beacon's and person's room sensor (its options, and the
+    /// template that shows a room by its display name): on a site of hundreds of rooms a config
+    /// outgrew what a broker passes (the shipped one refuses packets over 128 KiB and disconnects
+    /// the sender). Every config stays within `WireFormat.maxPayloadBytes`, in either mode, whatever
+    /// the number of rooms, and the room sensor says each room by display name while that fits.
+    @Test(arguments: [40, 600, 5000])
+    func everyConfigFitsWhateverTheNumberOfRooms(rooms count: Int) throws {
+        let tag = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-47")!
+        let rooms = (1...count).map { SiteModel.Room(name: "meeting-room-\($0)-east-wing", displayName: "Meeting Room \($0), East Wing") }
+        let site = SiteModel(rooms: rooms, nodes: rooms.map { .init(name: "\($0.name)-pi", room: $0.name) },
+                             beacons: [.init(id: Self.phone, name: "Phone"), .init(id: tag, name: "Tag"), .init(id: cat, name: "Cat")],
+                             people: [.init(name: "Bob", beacons: [Self.phone, tag])])
+        for mode in [AggregatorConfig.Discovery.Mode.device, .entity] {
+            let configs = try HomeAssistantDiscovery(topics: Topics(), mode: mode, site: site).siteConfigs(site)
+            let largest = configs.max { $0.payload.count < $1.payload.count }
+            #expect(configs.allSatisfy { $0.payload.count <= WireFormat.maxPayloadBytes },
+                    "\(mode), \(count) rooms: \(largest?.topic ?? "") is \(largest?.payload.count ?? 0) bytes")
+        }
+        let cat = try device("roomcast_beacon_\(HomeAssistantDiscovery.slug(cat.rawValue))",
+                             in: try HomeAssistantDiscovery(topics: Topics(), site: site).siteConfigs(site))
+        let room = try #require((cat["cmps"] as? [String: [String: Any]])?.values.first { $0["name"] as? String == "Room" })
+        switch count {
+        case 40:
+            #expect((room["options"] as? [String])?.first == "Meeting Room 1, East Wing")
+            #expect((room["value_template"] as? String)?.contains("'meeting-room-1-east-wing': 'Meeting Room 1, East Wing'") == true)
+        case 600:
+            // By id: the ids as options fit, the map to display names does not.
+            #expect((room["options"] as? [String])?.first == "meeting-room-1-east-wing")
+            #expect((room["options"] as? [String])?.last == "Away")
+            #expect(room["value_template"] as? String == "{{ value_json.room if value_json.room else 'Away' }}")
+        default:
+            // A plain text sensor showing the id.
+            #expect(room["options"] == nil && room["device_class"] == nil)
+            #expect(room["value_template"] as? String == "{{ value_json.room if value_json.room else 'Away' }}")
+        }
+    }
+
     @Test func noTeachingSelectWhereTaughtRoomsAreNotUsedOrThereAreNoRooms() throws {
         let off = HomeAssistantDiscovery(topics: Topics(), site: Self.site, teaching: false)
         #expect(!off.offersTeaching)

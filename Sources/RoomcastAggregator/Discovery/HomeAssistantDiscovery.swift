@@ -33,6 +33,26 @@ public struct HomeAssistantDiscovery: Sendable {
     /// The rooms as every teaching select offers them by display name, built once: the tables
     /// are the same for every beacon of the site.
     let teachTitles: TeachTitles
+    /// How room sensors and attributes name rooms, for the whole site.
+    let roomNaming: RoomNaming
+
+    /// How beacons' and people's room sensors name a room. By display name while the tables that
+    /// takes fit in `roomTableBudget` (an id → name map in two templates, and the names as the
+    /// sensor's options); by id while the ids as options fit; beyond that as a plain text sensor
+    /// showing the id. Every room is in every such config, and on a site of hundreds of rooms
+    /// they outgrew what a broker passes.
+    enum RoomNaming { case titled, ids, plain }
+
+    /// Bytes of room tables a device's config may carry: with the teaching selects'
+    /// `teachBudget`, a config stays within `WireFormat.maxPayloadBytes`.
+    static let roomTableBudget = 32 * 1024
+
+    static func roomNaming(_ rooms: [SiteModel.Room]) -> RoomNaming {
+        let map = rooms.reduce(0) { $0 + templateString($1.name).utf8.count + templateString($1.title).utf8.count + 8 }
+        let titles = rooms.reduce(0) { $0 + $1.title.utf8.count + 3 }
+        if 2 * map + titles <= roomTableBudget { return .titled }
+        return rooms.reduce(0, { $0 + $1.name.utf8.count + 3 }) <= roomTableBudget ? .ids : .plain
+    }
 
     public init(prefix: String = "homeassistant", topics: Topics, mode: AggregatorConfig.Discovery.Mode = .device,
                 site: SiteModel = SiteModel(), nodeDistances: Bool = false, teaching: Bool = true,
@@ -48,6 +68,7 @@ public struct HomeAssistantDiscovery: Sendable {
         for r in self.siteRooms { rooms[r.name] = r }
         self.roomsByName = rooms
         self.teachTitles = TeachTitles(self.siteRooms)
+        self.roomNaming = Self.roomNaming(self.siteRooms)
     }
 
     // MARK: devices
@@ -401,12 +422,18 @@ public struct HomeAssistantDiscovery: Sendable {
     /// makes a room of each node it hears, and Home Assistant refuses an enum's state outside
     /// its options.
     var roomOptions: [String] {
-        siteRooms.isEmpty || site.nodes.isEmpty ? [] : siteRooms.map(\.title) + [Self.awayOption]
+        guard !siteRooms.isEmpty, !site.nodes.isEmpty else { return [] }
+        switch roomNaming {
+        case .titled: return siteRooms.map(\.title) + [Self.awayOption]
+        // An id that is the away option itself could not be told from it: a plain sensor then.
+        case .ids: return siteRooms.contains { $0.name == Self.awayOption } ? [] : siteRooms.map(\.name) + [Self.awayOption]
+        case .plain: return []
+        }
     }
 
     /// A template expression for the display name of the room id in `expression`.
     private func roomTitle(_ expression: String) -> String {
-        guard !siteRooms.isEmpty else { return expression }
+        guard !siteRooms.isEmpty, roomNaming == .titled else { return expression }
         let pairs = siteRooms.map { "'\(Self.templateString($0.name))': '\(Self.templateString($0.title))'" }
         return "{\(pairs.joined(separator: ", "))}.get(\(expression), \(expression))"
     }
