@@ -69,6 +69,23 @@ public func acceptsConnections(port: Int) -> Bool {
     return !(named == 0 && Int(UInt16(bigEndian: local.sin_port)) == port)
 }
 
+/// A listening TCP socket on 127.0.0.1:`port`, or nil when the port cannot be bound.
+public func listeningSocket(port: Int, backlog: Int32 = 8) -> Int32? {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return nil }
+    var one: Int32 = 1
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+    var addr = loopbackAddress(port: port)
+    let bound = withUnsafePointer(to: &addr) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard bound == 0, listen(fd, backlog) == 0 else {
+        close(fd)
+        return nil
+    }
+    return fd
+}
+
 private func loopbackAddress(port: Int) -> sockaddr_in {
     var addr = sockaddr_in()
     addr.sin_family = sa_family_t(AF_INET)
