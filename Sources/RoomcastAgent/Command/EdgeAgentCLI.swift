@@ -51,7 +51,7 @@ public enum EdgeAgentCLI {
             CommandSpec("irks", abstract: "Identity resolving keys of phones and watches.",
                         subcommands: [
                             CommandSpec("import", abstract: "Print the IRKs of the devices paired with this computer (BlueZ) as agent.yaml irks entries.",
-                                        discussion: "Pair the phone first (bluetoothctl; docs/beacons.md). BlueZ's pairing store is readable by root only: run with sudo. With --write the keys not yet in the --config file are added to its irks list; the old file is kept as <file>.bak.",
+                                        discussion: "Pair the phone first (bluetoothctl; docs/fingerprints.md). BlueZ's pairing store is readable by root only: run with sudo. With --write the keys not yet in the --config file are added to its irks list; the old file is kept as <file>.bak.",
                                         options: [bluetoothDir, StandardOptions.config, write]) { command, _ in importIRKs(command) },
                         ]),
         ],

@@ -54,9 +54,9 @@ extension AgentConfig {
         public var rxAdjustDb: Double
         /// RSSI at 1 m assumed when a beacon advertises none and no `beacons:` entry sets one. Default -59.
         public var defaultPower: Int
-        /// At or below this distance a beacon is "immediate", in metres (default 0.5).
+        /// Below this distance a beacon is "immediate", in metres (default 0.5).
         public var immediateM: Double
-        /// At or below this distance a beacon is "near", else "far", in metres (default 3.0).
+        /// Below this distance a beacon is "near", else "far", in metres (default 3.0).
         public var nearM: Double
         /// Forget a beacon not heard for this long, in seconds (default 30).
         public var forgetAfterS: Double
