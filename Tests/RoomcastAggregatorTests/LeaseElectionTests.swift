@@ -5,7 +5,12 @@ import Testing
 
 /// Two elections exchanging lease messages the way the broker would (retained, to both).
 @Suite struct LeaseElectionTests {
-    @Test func oneActiveStandbyTakesOverWhenActiveDiesAndNeverBoth() throws {
+    /// `skew`: how far the standby's clock runs ahead of the holder's. A lease is timed on the
+    /// clock of the one reading it: judged by its `expires`, a holder whose clock ran 20 s behind
+    /// looked expired at every renewal, and both stayed active for good (2.5 s behind: the
+    /// standby took over between renewals, again and again).
+    @Test(arguments: [0.0, 2.5, 20, -20])
+    func oneActiveStandbyTakesOverWhenActiveDiesAndNeverBoth(skew: Double) throws {
         let topics = Topics()
         var a = LeaseElection(me: "agg-a", topics: topics, duration: 6)
         var b = LeaseElection(me: "agg-b", topics: topics, duration: 6)
@@ -14,11 +19,13 @@ import Testing
         var activeAt: [Double: Set<String>] = [:]
         var t = 0.0
         while t <= 40 {
-            // Broker delivers the retained lease to both before they tick.
-            if aAlive { a.observe(payload: retained, now: t) }
-            b.observe(payload: retained, now: t)
-            if aAlive, let m = a.tick(now: t) { retained = m.payload; b.observe(payload: retained, now: t) }
-            if let m = b.tick(now: t) { retained = m.payload; if aAlive { a.observe(payload: retained, now: t) } }
+            // Broker delivers the retained lease to both once, as they subscribe, then each new one.
+            if t == 0 {
+                a.observe(payload: retained, now: t)
+                b.observe(payload: retained, now: t + skew)
+            }
+            if aAlive, let m = a.tick(now: t) { retained = m.payload; b.observe(payload: retained, now: t + skew) }
+            if let m = b.tick(now: t + skew) { retained = m.payload; if aAlive { a.observe(payload: retained, now: t) } }
             var active: Set<String> = []
             if aAlive && a.isActive { active.insert("a") }
             if b.isActive { active.insert("b") }

@@ -47,9 +47,12 @@ public struct LeaseElection: Sendable {
         if payload.isEmpty {
             seen = nil
         } else if var lease = try? WireFormat.decode(Lease.self, from: payload), lease.expires.isFinite {
-            // A holder renews every `duration / 3`, so no honest lease runs further ahead than
-            // one duration: one that claims more (a skewed clock, a bad publisher) must not keep
-            // every standby out until a Last Will clears it.
+            // Another holder's lease is timed on this clock, from when it is read: the holder
+            // renews every `duration / 3`, and its own `expires` is on its clock, which on a Pi
+            // without a real-time clock can be seconds or minutes off ours. Judged by it, a
+            // holder behind looked expired at every renewal (both active for good), and one
+            // ahead (or a forged lease) kept every standby out.
+            if lease.holder != me { lease.expires = now + duration }
             lease.expires = min(lease.expires, now + duration)
             if lease.holder == me && role == .standby && startedAt != nil {
                 // The echo of a lease we published before stepping down. Only the retained
