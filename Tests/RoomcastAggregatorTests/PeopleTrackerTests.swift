@@ -106,6 +106,40 @@ import TestSupport
         #expect(try person(in: refreshed)?.ts == 13)
     }
 
+    /// A restart works everyone out afresh: a person's `since` was the restart's time, not when
+    /// they entered the room (or left), which their beacons' resumed decisions carry.
+    @Test func aRestartKeepsWhenAPersonEnteredOrLeft() throws {
+        var p = PresencePublisher(topics: Topics(), site: Self.site)
+        var inOffice = decision(Self.tag, "office", lastSeen: 99, ts: 99)
+        inOffice.since = 50
+        p.resume(from: [inOffice])
+        #expect(p.people.current["alice"]?.since == 50)
+        var gone = PresencePublisher(topics: Topics(), site: Self.site)
+        var left = decision(Self.tag, nil, lastSeen: 80, ts: 99)
+        left.since = 90
+        var leftEarlier = decision(Self.phone, nil, lastSeen: 60, ts: 99)
+        leftEarlier.since = 70
+        gone.resume(from: [left, leftEarlier])
+        #expect(gone.people.current["alice"]?.state == .notHome)
+        #expect(gone.people.current["alice"]?.since == 90, "away since the last of her beacons left")
+    }
+
+    /// At every reconnect the broker resends the retained presence. The stale copy was fed to
+    /// the people tracker again: Alice, placed by her phone in the kitchen, moved to the hall
+    /// her tag was in, and as the tracker held that already, nothing said so until the next
+    /// refresh.
+    @Test func retainedPresenceReadAgainAtAReconnectMovesNobody() throws {
+        var p = PresencePublisher(topics: Topics(), site: Self.site)
+        _ = try p.publish([decision(Self.phone, "kitchen", confidence: 0.8, lastSeen: 40, ts: 40),
+                           decision(Self.tag, "office", confidence: 0.75, lastSeen: 40, ts: 40)], now: 40)
+        #expect(p.people.current["alice"]?.room == "kitchen")
+        // The phone's retained copy, published at 10, comes back with the reconnect.
+        p.resume(from: [decision(Self.phone, "kitchen", confidence: 0.8, lastSeen: 10, ts: 10)])
+        let refreshed = try p.refresh([], now: 41)
+        #expect(p.people.current["alice"]?.room == "kitchen")
+        #expect(try person(in: refreshed)?.room == "kitchen")
+    }
+
     /// Through the real engine: Alice's tag sits in the kitchen, heard every half second; after
     /// ten minutes her phone turns up in the office. The engine reports a decision only when a
     /// room changes, so the tracker kept the tag's from ten minutes before, not recent: the

@@ -30,9 +30,12 @@ public struct PresencePublisher: Sendable {
     }
 
     /// Seeds the publisher with decisions already on the broker (retained
-    /// presence read at start-up), so a restart publishes no spurious events.
+    /// presence read at start-up), so a restart publishes no spurious events. A beacon it has
+    /// published or resumed already is left as it is: the broker resends what it retains at
+    /// every reconnect, and a stale copy fed to the people tracker could move a person of two
+    /// beacons silently, until the next refresh.
     public mutating func resume(from decisions: [PresenceDecision]) {
-        for d in decisions {
+        for d in decisions where roomOf[d.id] == nil {
             roomOf[d.id] = .some(d.room)
             if let room = d.room { members[room, default: []].insert(d.id) }
             people.observe(d)

@@ -79,7 +79,9 @@ public struct PeopleTracker: Sendable {
         let placed = decisions.filter { $0.room != nil }
         func seen(_ d: PresenceDecision) -> Double { d.lastSeen ?? -.infinity }
         guard let newest = placed.map(seen).max() else {
-            let since = previous?.state == .notHome ? previous!.since : now
+            // Worked out for the first time (a restart): away since the last of them left.
+            let since = previous.map { $0.state == .notHome ? $0.since : now }
+                ?? min(decisions.map(\.since).max() ?? now, now)
             let reason = decisions.max { ($0.since, $1.id.rawValue) < ($1.since, $0.id.rawValue) }?.reason ?? "timeout"
             return PersonPresence(id: person.id, name: person.name, state: .notHome, room: nil, roomName: nil, floor: nil,
                                   confidence: 0, beacon: nil, reason: reason, since: since, lastSeen: lastSeen, ts: now)
@@ -94,7 +96,8 @@ public struct PeopleTracker: Sendable {
             best = keep
         }
         let room = best.room!
-        let since = previous?.room == room ? previous!.since : now
+        // Worked out for the first time (a restart): in the room since its deciding beacon is.
+        let since = previous.map { $0.room == room ? $0.since : now } ?? min(best.since, now)
         return PersonPresence(id: person.id, name: person.name, state: .home, room: room,
                               roomName: rooms[room]?.title ?? DisplayName.title(for: room),
                               floor: best.floor ?? rooms[room]?.floor, confidence: best.confidence, beacon: best.id,

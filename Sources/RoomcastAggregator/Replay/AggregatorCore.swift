@@ -214,6 +214,10 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             }
             guard feeds(d.id) else { break }
             noteClaim(d)
+            // Read again at every reconnect (the broker resends what it retains): what was
+            // published since is newer, and a stale copy fed to the people tracker could move
+            // a person of two beacons silently, until the next refresh.
+            guard publisher.publishedRoom(of: d.id) == nil else { break }
             if withFusionEngine({ $0.resume(d, now: now) }) != nil {
                 // Resumed only when the engine took it (a full table, or a node's own beacon,
                 // leaves it out: an away decision would match its absence).
