@@ -110,6 +110,22 @@ import Testing
         }
     }
 
+    /// At a start, decisions become current once the backlog is drained and the grace is over,
+    /// by when the resume window is over too: the refresh of a newly active instance and the
+    /// one after resuming went out in the same tick, every retained topic twice.
+    @Test func aStartRefreshesOnce() async throws {
+        let rig = Rig()
+        await rig.connect()
+        let resumed = PresenceDecision(id: cat, name: "Cat", room: "kitchen", floor: 0, distance: 1, confidence: 0.9,
+                                       node: "kitchen-pi", since: -50, lastSeen: -1, evidence: [], ts: -1)
+        rig.record(await rig.runtime.handle(topic: HearingTests.topics.presence(cat), payload: try WireFormat.encode(resumed),
+                                            now: rig.now, retained: true))
+        await rig.run(9)
+        let sent = rig.presence(since: 0)
+        #expect(sent.count == 1, "presence sent at \(rig.out.filter { $0.message.topic == HearingTests.topics.presence(cat) }.map(\.at))")
+        #expect(sent.first?.room == "kitchen")
+    }
+
     /// The switch time of the kitchen → office move with no fault, in the same home.
     static func normalSwitchTime() async throws -> Double {
         let rig = Rig()

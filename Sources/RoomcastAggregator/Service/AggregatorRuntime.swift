@@ -391,6 +391,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 refreshPending = false
                 out += try refresh(now: now)
                 nextRefresh = now + refreshInterval
+                // Past the resume window this refresh is the one after resuming too.
+                if now - startedAt > resumeWindow { resumeRefreshed = true }
             }
             if active && current && now >= nextRefresh {
                 nextRefresh = now + refreshInterval
