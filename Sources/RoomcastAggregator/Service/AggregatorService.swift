@@ -212,11 +212,35 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
             // connection could be read by the broker after the guard's will when this process dies.
             if m.topic == topics.aggregatorStatus, let guardClient, (try? guardClient.publish(Self.mqttMessage(m))) != nil { continue }
             do { try mqtt.publish(Self.mqttMessage(m)) } catch {
-                if case .outboundQueueFull = error { return messages[i...] }
-                logger.debug("publish failed", metadata: ["mqtt.topic": m.topic, "error": "\(error)"])
+                switch error {
+                case .outboundQueueFull: return messages[i...]
+                case .notConnected, .shutDown:
+                    // The reconnect's refresh publishes the state in force again.
+                    logger.debug("publish failed", metadata: ["mqtt.topic": m.topic, "error": "\(error)"])
+                default:
+                    // A message the broker or the client will never take (too large for the
+                    // broker's maximum packet size, say): that topic is never updated, so say so.
+                    let (admit, suppressed) = publishFailureLog.admit(Self.failureKind(error), now: clock.now())
+                    if admit {
+                        logger.warning("publish failed; the message is skipped", metadata: [
+                            "mqtt.topic": m.topic, "error": "\(error)", "suppressed": "\(suppressed)"])
+                    }
+                }
             }
         }
         return []
+    }
+
+    /// Publish failures logged at most once a minute per kind.
+    private let publishFailureLog = RateLimitedLog(interval: 60)
+
+    static func failureKind(_ error: MQTTError) -> String {
+        switch error {
+        case .payloadTooLarge: "payload_too_large"
+        case .invalidTopic: "invalid_topic"
+        case .library(let call, let code, _): "\(call):\(code)"
+        default: "other"
+        }
     }
 
     static func mqttMessage(_ m: OutboundMessage) -> MQTTMessage {
