@@ -356,6 +356,15 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         return (now, tick(now: now))
     }
 
+    /// The timer's tick, its output handed to `send` on this actor, as `consume` hands over
+    /// what inbound messages cause: queued from outside, it could follow output decided after
+    /// it (a label's progress after its cancel, an older decision after a newer one).
+    public func tick(clock: any TimeSource, send: @Sendable ([OutboundMessage], Bool) -> Void) -> Double {
+        let (now, out) = tick(clock: clock)
+        send(out, isActive)
+        return now
+    }
+
     /// Timer: fusion ticks, lease renewal, periodic refresh, discovery clean-up.
     public func tick(now: Double) -> [OutboundMessage] {
         noticePause(now: now)

@@ -72,8 +72,7 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
             var drops = InboundDropReport()
             var lastPush = -Double.infinity
             while !Task.isCancelled {
-                let (now, out) = await runtime.tick(clock: clock)
-                self.enqueue(out, active: await runtime.isActive)
+                let now = await runtime.tick(clock: clock) { out, active in self.enqueue(out, active: active) }
                 // Open dashboards get the state once a second; nobody watching costs nothing.
                 if let http, http.hasWatchers, now - lastPush >= 1 {
                     lastPush = now
