@@ -58,4 +58,28 @@ import Testing
             #expect(all.filter { $0.hasPrefix("p\(p)/") } == (0..<500).map { "p\(p)/\($0)" })
         }
     }
+
+    /// Control messages (a lease renewal) go first, also while a batch is still going out and
+    /// when nothing else is queued: behind a big refresh a renewal waited for every message
+    /// before it, and a standby took over from an active instance that lived.
+    @Test func controlMessagesGoAheadOfEverythingElse() async {
+        let queue = OutboundQueue()
+        queue.append((0..<20_000).map { Self.message("roomcast/presence/tag-\($0)") })
+        let refresh = await queue.next()
+        #expect(refresh?.count == 20_000)
+        queue.append([Self.message("roomcast/presence/tag-7")])
+        queue.appendControl([Self.message("roomcast/aggregator/lease")])
+        // Taken between the refresh's chunks, before what was queued after it.
+        #expect(queue.takeControl().map(\.topic) == ["roomcast/aggregator/lease"])
+        #expect(queue.takeControl().isEmpty)
+        #expect(await queue.next()?.map(\.topic) == ["roomcast/presence/tag-7"])
+        // With nothing else queued, a control message wakes the sender.
+        async let woken = queue.next()
+        queue.appendControl([Self.message("roomcast/aggregator/lease")])
+        #expect(await woken == [])
+        #expect(queue.takeControl().count == 1)
+        // Bounded: the newest are kept.
+        queue.appendControl((0..<100).map { Self.message("lease-\($0)") })
+        #expect(queue.takeControl().map(\.topic) == (36..<100).map { "lease-\($0)" })
+    }
 }

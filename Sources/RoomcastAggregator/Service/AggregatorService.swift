@@ -107,7 +107,7 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
         await ticker.value
         inbound.cancel()
         // What was decided goes out before the final messages; a chunk the broker does not
-        // acknowledge within `flushWait` now is given up.
+        // acknowledge within `waitsWhenStopping` waits now is given up.
         stopping.store(true, ordering: .releasing)
         outbound.finish()
         await sender.value
@@ -164,13 +164,16 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
     private let stopping = Atomic<Bool>(false)
     /// One wait for the broker's acknowledgements while the client's queue is full; waits
     /// repeat until it acknowledges, except once stopping.
-    private static var flushWait: Duration { .seconds(2) }
+    private static var flushWait: Duration { .milliseconds(500) }
+    /// Once stopping, output the broker has not acknowledged after this many waits (2 s) is given up.
+    private static var waitsWhenStopping: Int { 4 }
 
     /// Queues what the runtime decided: lease and liveness messages always, everything else
     /// only from the active instance.
     private func enqueue(_ messages: [OutboundMessage], active: Bool) {
-        let wanted = active ? messages : messages.filter { runtime.isControlTopic($0.topic) }
-        let dropped = outbound.append(wanted)
+        outbound.appendControl(messages.filter { runtime.isControlTopic($0.topic) })
+        guard active else { return }
+        let dropped = outbound.append(messages.filter { !runtime.isControlTopic($0.topic) })
         if dropped > 0 {
             logger.warning("outbound queue full; output dropped", metadata: ["messages": "\(dropped)", "queued": "\(outbound.count)"])
         }
@@ -181,22 +184,41 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
     /// for the broker's acknowledgements and goes on, rather than dropping the rest.
     private func sendQueued() async {
         while let batch = await outbound.next() {
+            sendControl()
             var rest = batch[...]
-            var waiting: Duration = .zero
+            // Waits of `flushWait` for acknowledgements so far: short, so that the control lane
+            // goes out between them.
+            var waits = 0
             while !rest.isEmpty {
                 rest = send(rest)
                 guard !rest.isEmpty else { break }
+                sendControl()
                 if await mqtt.flush(timeout: Self.flushWait) { continue }
-                waiting += Self.flushWait
-                if stopping.load(ordering: .acquiring) {
+                sendControl()
+                waits += 1
+                if stopping.load(ordering: .acquiring) && waits >= Self.waitsWhenStopping {
                     logger.warning("the broker is not acknowledging; output not sent", metadata: [
                         "messages": "\(rest.count)", "mqtt.topic": "\(rest.first!.topic)"])
                     break
                 }
-                if waiting.components.seconds % 10 == 0 {
+                if waits % 20 == 0 {
                     logger.warning("the broker is not acknowledging; output waits", metadata: [
-                        "messages": "\(rest.count + outbound.count)", "waiting_s": "\(waiting.components.seconds)"])
+                        "messages": "\(rest.count + outbound.count)", "waiting_s": "\(waits / 2)"])
                 }
+            }
+        }
+    }
+
+    /// Sends the control lane. A message the client's QoS 1 queue has no room for (a refresh
+    /// fills it) goes at QoS 0: a lease is renewed again within a third of its duration, and a
+    /// liveness message is sent again at every connection.
+    private func sendControl() {
+        for m in outbound.takeControl() {
+            do { try mqtt.publish(Self.mqttMessage(m)) } catch {
+                guard case .outboundQueueFull = error else { continue }
+                var urgent = Self.mqttMessage(m)
+                urgent.qos = .atMostOnce
+                try? mqtt.publish(urgent)
             }
         }
     }

@@ -7,6 +7,11 @@ import Synchronization
 /// client. Sent on two paths, a refresh that waited for acknowledgements between its chunks went
 /// out after changes decided later and put the old rooms back on the retained topics until the
 /// next refresh, and a change that found the client's queue full was dropped.
+///
+/// Control messages (the lease, the instance's liveness, the drain marker) wait in a lane of
+/// their own that the sender empties first, between the chunks of a batch too: behind a big
+/// site's refresh a lease renewal reached the broker only once tens of thousands of messages
+/// had been acknowledged, and a standby took over from an active instance that lived.
 final class OutboundQueue: Sendable {
     /// Messages held at most. Beyond it new ones are dropped and counted: a broker that stays
     /// connected but stops acknowledging must not take the aggregator's memory with it.
@@ -14,6 +19,7 @@ final class OutboundQueue: Sendable {
 
     private struct State {
         var pending: [OutboundMessage] = []
+        var control: [OutboundMessage] = []
         var waiter: CheckedContinuation<[OutboundMessage]?, Never>?
         var finished = false
         var dropped: UInt64 = 0
@@ -23,6 +29,31 @@ final class OutboundQueue: Sendable {
 
     init(capacity: Int = 200_000) {
         self.capacity = capacity
+    }
+
+    /// Control messages kept at most; beyond it the oldest go (a renewal replaces an older one).
+    static let controlCapacity = 64
+
+    /// Queues control `messages` in their own lane, ahead of everything else.
+    func appendControl(_ messages: [OutboundMessage]) {
+        guard !messages.isEmpty else { return }
+        let waiter: CheckedContinuation<[OutboundMessage]?, Never>? = state.withLock { s in
+            guard !s.finished else { return nil }
+            s.control += messages
+            if s.control.count > Self.controlCapacity { s.control.removeFirst(s.control.count - Self.controlCapacity) }
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        // Woken with no batch: the sender takes the control lane first.
+        waiter?.resume(returning: [])
+    }
+
+    /// The control messages waiting, oldest first.
+    func takeControl() -> [OutboundMessage] {
+        state.withLock { s in
+            defer { s.control.removeAll() }
+            return s.control
+        }
     }
 
     /// Queues `messages` behind everything queued before; returns how many did not fit.
@@ -46,8 +77,9 @@ final class OutboundQueue: Sendable {
         return dropped
     }
 
-    /// Everything queued, in order, waiting while nothing is; nil once `finish()` was called and
-    /// the queue is empty. One consumer at a time.
+    /// Everything queued, in order, waiting while nothing is (an empty batch: only control
+    /// messages wait, for `takeControl()`); nil once `finish()` was called and the queue is
+    /// empty. One consumer at a time.
     func next() async -> [OutboundMessage]? {
         await withCheckedContinuation { (c: CheckedContinuation<[OutboundMessage]?, Never>) in
             let ready: [OutboundMessage]?? = state.withLock { s in
@@ -55,6 +87,7 @@ final class OutboundQueue: Sendable {
                     defer { s.pending.removeAll(keepingCapacity: true) }
                     return .some(s.pending)
                 }
+                if !s.control.isEmpty { return .some([]) }
                 if s.finished { return .some(nil) }
                 s.waiter = c
                 return nil
