@@ -196,6 +196,12 @@ extension LockedDownBrokerTests {
             #expect(kitchen.reconnects == 0)
             print("fault: takeover attempt (dashboard and office-pi as roomcast-aggregator-alpha and its guard, standby pair) "
                   + "site offline=\(statuses.filter { $0 == "offline" }.count); standby take-over after SIGKILL: lease after \(tookLease)")
+            // The last instance stopping says the site is offline, through its guard.
+            processes["beta"]!.send(SIGTERM)
+            await processes["beta"]!.waitForExit()
+            try await observer.waitFor("the site offline once the last instance stopped", timeout: .seconds(10)) { _ in
+                observer.last(status) == "offline"
+            }
         } catch {
             Issue.record("\(error)\n\(logs())")
         }

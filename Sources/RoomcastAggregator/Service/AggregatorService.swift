@@ -112,11 +112,22 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
         outbound.finish()
         await sender.value
         await runtime.persistLearnedAtStop(now: clock.now())
-        let final = await runtime.stopMessages()
+        var final = await runtime.stopMessages()
+        // With the guard armed the site status goes out on the guard's connection, whose Last
+        // Will says the same: sent on the main connection, a status that could not be sent (a
+        // full queue, a link down) was followed by the guard's clean disconnect, which cancelled
+        // its will, and the site stayed `online` for good.
+        let guardClient = statusGuard.withLock { $0 }
+        let siteStatus = guardClient == nil ? nil : final.last { $0.topic == topics.aggregatorStatus }
+        if guardClient != nil { final.removeAll { $0.topic == topics.aggregatorStatus } }
         for m in final.dropLast() { try? mqtt.publish(Self.mqttMessage(m)) }
         await mqtt.shutdown(publishing: final.last.map(Self.mqttMessage), timeout: .seconds(3))
-        // A clean disconnect: the guard's will must not fire (the final messages said what is true).
-        await updateStatusGuard(wanted: false)
+        if let guardClient {
+            statusGuard.withLock { $0 = nil }
+            // Confirmed, a clean disconnect; else it closes without one, and its will fires.
+            await guardClient.shutdown(publishing: siteStatus.map(Self.mqttMessage), timeout: .seconds(2))
+            logger.info("status guard disarmed")
+        }
         events.cancel()
         logger.info("aggregator stopped")
     }
