@@ -115,3 +115,45 @@ import TestSupport
         }
     }
 }
+
+extension BeaconFloodTests {
+    /// A full table evicts a placed beacon silent for a few seconds to make room. It was still
+    /// shown in its room: its presence, the room's occupancy and its person kept saying so until
+    /// it was heard again, and then it entered with no leave before. It now goes away.
+    @Test func aBeaconEvictedWhileShownInARoomGoesAway() throws {
+        var settings = FusionSettings()
+        settings.maxBeacons = 2
+        settings.learnCalibration = false
+        var core = AggregatorCore(engine: FusionEngine(site: Self.site, settings: settings), site: Self.site, topics: Self.topics,
+                                  discovery: nil)
+        var broker = Broker()
+        broker.take(try core.start(now: 0))
+        let cat = Self.id(1, major: 9), dog = Self.id(2, major: 9), owl = Self.id(3, major: 9)
+        var t = 0.0, seq: UInt64 = 0
+        var events: [String] = []
+        func step(_ heard: [BeaconID]) throws {
+            t += 0.5
+            seq += 1
+            var out: [OutboundMessage] = []
+            for id in heard {
+                let r = BeaconReading(id: id, node: "kitchen-pi", ts: t, seq: seq, rssi: -55, rssiFiltered: -55, power: -59,
+                                      distance: 1, proximity: .near, kind: .iBeacon, mac: "aa:bb:cc:dd:ee:ff")
+                out += try core.handle(topic: Self.topics.nodeBeacon("kitchen-pi", id), payload: WireFormat.encode(r), now: t).messages
+            }
+            out += try core.advance(to: t)
+            events += out.filter { $0.topic == Self.topics.events }.map { String(decoding: $0.payload, as: UTF8.self) }
+            broker.take(out)
+        }
+        while t < 10 { try step([cat, dog]) }
+        #expect(core.engine.decision(for: dog)?.room == "kitchen")
+        // The dog goes quiet; 6 s later the owl arrives and takes its place in the table.
+        while t < 16 { try step([cat]) }
+        while t < 20 { try step([cat, owl]) }
+        #expect(core.engine.decision(for: dog) == nil, "the dog was evicted")
+        let dogNow = try WireFormat.decode(PresenceDecision.self, from: try #require(broker.retained[Self.topics.presence(dog)]))
+        #expect(dogNow.room == nil && dogNow.reason == AggregatorCore<FusionEngine>.evictedReason)
+        let kitchen = try WireFormat.decode(RoomOccupancy.self, from: try #require(broker.retained[Self.topics.room("kitchen")]))
+        #expect(!kitchen.beacons.contains(dog), "the kitchen still lists the dog: \(kitchen.beacons)")
+        #expect(events.contains { $0.contains("\"leave\"") && $0.contains(dog.rawValue) }, "no leave for the dog: \(events)")
+    }
+}

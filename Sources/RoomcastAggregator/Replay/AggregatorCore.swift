@@ -164,7 +164,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                 nodeActivity.heard(r.node, now: now)
                 if feeds(r.id) {
                     engine.ingest(r, now: now)
-                    out += try tidyDropped()
+                    out += try tidyDropped(now: now)
                 }
                 return (out, nil)
             }
@@ -192,7 +192,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             }
             if feeds(r.id) {
                 engine.ingest(r, now: now)
-                out += try tidyDropped()
+                out += try tidyDropped(now: now)
             }
             return (out, note)
         case .success(.nodeStatus(let node, let online)):
@@ -225,7 +225,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                     publisher.resume(from: [d])
                     out += try announceResumed(d)
                 }
-                out += try tidyDropped()
+                out += try tidyDropped(now: now)
             } else {
                 publisher.resume(from: [d])
                 out += try announceResumed(d)
@@ -387,11 +387,21 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// Tidies up after the beacons the engine dropped: forgets what was published of them and,
     /// for evicted strangers (never placed in a room: a flood of random ids), clears the
     /// retained topics and discovery configs they left, so the broker does not keep them.
-    private mutating func tidyDropped() throws -> [OutboundMessage] {
+    private mutating func tidyDropped(now: Double) throws -> [OutboundMessage] {
         let dropped = engine.takeDropped()
         guard !dropped.isEmpty else { return [] }
         var out: [OutboundMessage] = []
         for d in dropped {
+            // Evicted from a full table while still shown in a room (silent a few seconds): it
+            // is not followed any more, so it goes away (`reason: evicted`). Left as it was, its
+            // presence, its room's occupancy and its person said it was there until it was
+            // heard again, and then it entered with no leave before.
+            if d.reason == .evictedSilent, case .some(.some) = publisher.publishedRoom(of: d.id), claims[d.id] == nil {
+                var away = PresenceDecision(id: d.id, name: knownBeacons[d.id]?.name, room: nil, floor: nil, distance: nil,
+                                            confidence: 0, node: nil, since: now, lastSeen: nil, evidence: [], ts: now)
+                away.reason = Self.evictedReason
+                out += try publisher.publish([away], now: now)
+            }
             let announced = announcedBeacons.remove(d.id) != nil
             let published = publisher.forget(d.id)
             presenceStats.forget(d.id)
@@ -405,12 +415,15 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         return out
     }
 
+    /// The presence reason of a beacon evicted from a full table while it was shown in a room.
+    public static var evictedReason: String { "evicted" }
+
     /// Strangers evicted at capacity so far (`tidyDropped`).
     public private(set) var evictedBeacons: UInt64 = 0
 
     private mutating func publishChanges(now: Double) throws -> [OutboundMessage] {
         var changed = engine.tick(now: now)
-        let tidied = try tidyDropped() + (learning.labelsRunning ? try labelsTicked(now: now) : [])
+        let tidied = try tidyDropped(now: now) + (learning.labelsRunning ? try labelsTicked(now: now) : [])
         let placesPeople = !site.people.isEmpty
         if placesPeople { observeOwnedBeacons() }
         guard !changed.isEmpty else { return placesPeople ? tidied + (try publisher.updatePeople(now: now)) : tidied }
