@@ -220,6 +220,32 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(out.contains { $0.topic == topics.person("alice") })
     }
 
+    /// Alice has a phone and a tag; her tag was left away (at work) and her phone is downstairs,
+    /// in the other partition. Upstairs resumed her tag's away decision, and as her phone was
+    /// never heard upstairs (so no handover applied), it published her `not_home` at every
+    /// refresh while downstairs published her home: her person flipped. A person another
+    /// partition has heard since any beacon of theirs here is that partition's to place.
+    @Test func aPersonAnotherPartitionHasIsNotPublishedAwayHere() throws {
+        let topics = Topics()
+        let phone = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-46")!
+        let site = SiteModel(rooms: [.init(name: "kitchen"), .init(name: "bedroom", floor: 1)],
+                             nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "bedroom-pi", room: "bedroom")],
+                             beacons: [.init(id: cat, name: "Tag"), .init(id: phone, name: "Phone")],
+                             people: [.init(name: "Alice", beacons: [cat, phone])])
+        var core = AggregatorConfig(site: site, partition: .init(floors: [1])).makeCore()
+        _ = try core.start(now: 100)
+        let tagAway = PresenceDecision(id: cat, name: "Tag", room: nil, floor: nil, distance: nil, confidence: 0,
+                                       node: nil, since: 20, lastSeen: 10, evidence: [], ts: 99)
+        _ = try core.handle(topic: topics.presence(cat), payload: WireFormat.encode(tagAway), now: 100)
+        let phoneDownstairs = PresenceDecision(id: phone, name: "Phone", room: "kitchen", floor: 0, distance: 1, confidence: 0.9,
+                                               node: "kitchen-pi", since: 90, lastSeen: 101, evidence: [], ts: 101)
+        core.otherPartitionsPresence(try WireFormat.encode(phoneDownstairs), id: phone)
+        var out = try core.advance(to: 110)
+        out += try core.refresh(now: 111)
+        #expect(!out.contains { $0.topic == topics.person("alice") }, "upstairs published Alice")
+        #expect(core.publisher.people.current["alice"] == nil)
+    }
+
     /// A site that lists no beacons announces each as it is placed. Resumed from the retained
     /// presence after a restart, a beacon is announced and refreshed again, and the clean-up
     /// after the start keeps its config; an aggregator that becomes active again (a standby

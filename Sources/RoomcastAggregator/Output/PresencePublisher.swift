@@ -44,6 +44,12 @@ public struct PresencePublisher: Sendable {
         _ = people.update(now: decisions.map(\.ts).max() ?? 0)
     }
 
+    /// Another partition placed `id`, heard at `seen`, in one of its rooms: its person is that
+    /// partition's to place while it heard them last.
+    public mutating func claimedElsewhere(_ id: BeaconID, seen: Double) {
+        people.claimedElsewhere(id, seen: seen)
+    }
+
     /// Forgets what was published of `id` (the engine no longer tracks it); true when it had
     /// been published or resumed.
     public mutating func forget(_ id: BeaconID) -> Bool {
@@ -114,9 +120,9 @@ public struct PresencePublisher: Sendable {
         var out: [OutboundMessage] = []
         var touchedRooms = rooms
         for (old, new) in people.update(now: now) {
-            out.append(try personMessage(new))
+            if let new { out.append(try personMessage(new)) }
             if let room = old?.room { touchedRooms.insert(room) }
-            if let room = new.room { touchedRooms.insert(room) }
+            if let room = new?.room { touchedRooms.insert(room) }
         }
         for room in touchedRooms.sorted() {
             out.append(try occupancy(room, now: now))

@@ -19,6 +19,10 @@ public struct PeopleTracker: Sendable {
     public static let switchMargin: Double = 0.1
 
     private var latest: [BeaconID: PresenceDecision] = [:]
+    /// Per person, the newest `last_seen` of a decision another partition published placing one
+    /// of their beacons in its rooms (`partition:`). A person heard there later than any of
+    /// their beacons here is that partition's to place: this one publishes nothing for them.
+    private var claimedElsewhere: [String: Double] = [:]
     /// Each person's presence as last worked out (nil until one of their beacons has a decision).
     public private(set) var current: [String: PersonPresence] = [:]
     private let rooms: [String: SiteModel.Room]
@@ -39,19 +43,28 @@ public struct PeopleTracker: Sendable {
         return true
     }
 
+    /// Another partition placed `beacon`, heard at `seen`, in one of its rooms.
+    public mutating func claimedElsewhere(_ beacon: BeaconID, seen: Double) {
+        guard let owner = ownerOf[beacon], seen.isFinite else { return }
+        claimedElsewhere[owner] = max(claimedElsewhere[owner] ?? -.infinity, seen)
+    }
+
     /// Forgets a beacon's decision (the engine no longer tracks it).
     public mutating func forget(_ id: BeaconID) { latest.removeValue(forKey: id) }
 
     /// Works everyone out again at `now`; returns the people whose state, room, deciding beacon or
-    /// reason changed, with what they were before (nil: never worked out).
-    public mutating func update(now: Double) -> [(old: PersonPresence?, new: PersonPresence)] {
-        var changed: [(old: PersonPresence?, new: PersonPresence)] = []
+    /// reason changed, with what they were before (nil: never worked out) and are now (nil: no
+    /// longer placed here).
+    public mutating func update(now: Double) -> [(old: PersonPresence?, new: PersonPresence?)] {
+        var changed: [(old: PersonPresence?, new: PersonPresence?)] = []
         for person in people {
             let old = current[person.id]
             guard let new = place(person, previous: old, now: now) else {
-                // None of their beacons has a decision here any more (handed over to another
-                // partition): not placed here, and nothing to publish.
+                // None of their beacons has a decision here any more, or another partition has
+                // them: not placed here, and nothing to publish for them; a room they were in
+                // here no longer lists them.
                 current[person.id] = nil
+                if old?.room != nil { changed.append((old, nil)) }
                 continue
             }
             current[person.id] = new
@@ -76,6 +89,7 @@ public struct PeopleTracker: Sendable {
         let decisions = person.beacons.compactMap { latest[$0] }
         guard !decisions.isEmpty else { return nil }
         let lastSeen = decisions.compactMap(\.lastSeen).max()
+        if let claimed = claimedElsewhere[person.id], claimed > lastSeen ?? -.infinity { return nil }
         let placed = decisions.filter { $0.room != nil }
         func seen(_ d: PresenceDecision) -> Double { d.lastSeen ?? -.infinity }
         guard let newest = placed.map(seen).max() else {

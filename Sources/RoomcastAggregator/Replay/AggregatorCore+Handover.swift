@@ -20,8 +20,11 @@ extension AggregatorCore {
     /// Records a decision of another partition that places a beacon this partition tracks in
     /// one of its rooms: when it last heard the beacon. Bounded by the beacons the engine tracks.
     mutating func noteClaim(_ d: PresenceDecision) {
-        guard let room = d.room, otherPartitionsRooms.contains(room), let seen = d.lastSeen, seen.isFinite,
-              engine.decision(for: d.id) != nil else { return }
+        guard let room = d.room, otherPartitionsRooms.contains(room), let seen = d.lastSeen, seen.isFinite else { return }
+        // A person of several beacons: one this partition does not track placed elsewhere
+        // still means the person is there (bounded by the people configured).
+        publisher.claimedElsewhere(d.id, seen: seen)
+        guard engine.decision(for: d.id) != nil else { return }
         claims[d.id] = max(claims[d.id] ?? -.infinity, seen)
     }
 

@@ -7,7 +7,7 @@ import Shared
 public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: Sendable {
     public internal(set) var engine: Engine
     public internal(set) var intake: InputIntake
-    public private(set) var publisher: PresencePublisher
+    public internal(set) var publisher: PresencePublisher
     public let discovery: HomeAssistantDiscovery?
     public let site: SiteModel
     public let topics: Topics
