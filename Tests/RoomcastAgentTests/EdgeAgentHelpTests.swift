@@ -80,8 +80,8 @@ import Testing
             OVERVIEW: Print the IRKs of the devices paired with this computer (BlueZ) as
             agent.yaml irks entries.
 
-            Pair the phone first (bluetoothctl; docs/beacons.md). BlueZ's pairing store is
-            readable by root only: run with sudo. With --write the keys not yet in the
+            Pair the phone first (bluetoothctl; docs/fingerprints.md). BlueZ's pairing store
+            is readable by root only: run with sudo. With --write the keys not yet in the
             --config file are added to its irks list; the old file is kept as <file>.bak.
 
             USAGE: edge-agent irks import [--bluetooth-dir <dir>] [--config <file>]
