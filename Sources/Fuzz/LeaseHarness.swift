@@ -19,30 +19,31 @@ enum LeaseHarness {
             FuzzCheck.require(again == lease, "lease changed in a round trip")
         }
         let t = FuzzSite.start
-        /// Whether `lease` keeps a standby off at `now`.
-        func holdsOff(_ now: Double) -> Bool {
+        /// Whether `lease`, read at `readAt`, keeps a standby off at `now`: another holder's lease
+        /// counts for one duration from when it is read, whatever its `expires` says.
+        func holdsOff(readAt: Double, _ now: Double) -> Bool {
             guard let lease else { return false }
-            return lease.holder != me && lease.expires > now
+            return lease.holder != me && lease.expires.isFinite && now < readAt + duration
         }
 
         // At start-up, before the first tick: the retained lease (possibly our own from a previous run).
         var early = election()
         early.observe(payload: input, now: t)
         FuzzCheck.require(early.tick(now: t, grace: 1) == nil, "published within the grace period")
-        expectRole(early.tick(now: t + 1.5, grace: 1), of: early, active: !holdsOff(t + 1.5), now: t + 1.5, "read at start-up")
+        expectRole(early.tick(now: t + 1.5, grace: 1), of: early, active: !holdsOff(readAt: t, t + 1.5), now: t + 1.5, "read at start-up")
 
         // As a standby: after the first tick, our own lease is an echo and ignored.
         var standby = election()
         FuzzCheck.require(standby.tick(now: t, grace: 1) == nil, "published within the grace period")
         standby.observe(payload: input, now: t + 0.5)
-        expectRole(standby.tick(now: t + 1.5, grace: 1), of: standby, active: !holdsOff(t + 1.5), now: t + 1.5, "read as standby")
+        expectRole(standby.tick(now: t + 1.5, grace: 1), of: standby, active: !holdsOff(readAt: t + 0.5, t + 1.5), now: t + 1.5, "read as standby")
 
         // While active: another live holder with a lower name wins the tie-break; a higher one
         // is overwritten at the next tick.
         var active = election()
         expectRole(active.tick(now: t, grace: 0), of: active, active: true, now: t, "first tick without grace")
         active.observe(payload: input, now: t + 1)
-        let rival = lease.map { $0.holder != me && $0.expires > t + 1 } ?? false
+        let rival = lease.map { $0.holder != me && $0.expires.isFinite } ?? false
         let yields = rival && lease!.holder < me
         FuzzCheck.require(active.isActive == !yields, "active after \(lease.map { "\($0)" } ?? "no lease"): \(active.isActive)")
         if rival && !yields {

@@ -293,7 +293,7 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
             state.interval = state.interval == 0 ? interval : state.interval + 0.2 * (interval - state.interval)
         }
         // The beacon's own power, as a Roomcast node decodes it, beats a node's reference: in a
-        // mixed fleet each message flipped it, moving every level the model compares by the difference.
+        // mixed fleet each message would flip it, moving every level the model compares.
         if state.powerOverride == nil && (!reading.powerIsNodesReference || !state.powerIsBeacons) {
             state.power = Double(reading.power)
             state.powerIsBeacons = !reading.powerIsNodesReference

@@ -114,14 +114,26 @@ import TestSupport
         inOffice.since = 50
         p.resume(from: [inOffice])
         #expect(p.people.current["alice"]?.since == 50)
-        var gone = PresencePublisher(topics: Topics(), site: Self.site)
         var left = decision(Self.tag, nil, lastSeen: 80, ts: 99)
         left.since = 90
         var leftEarlier = decision(Self.phone, nil, lastSeen: 60, ts: 99)
         leftEarlier.since = 70
-        gone.resume(from: [left, leftEarlier])
-        #expect(gone.people.current["alice"]?.state == .notHome)
-        #expect(gone.people.current["alice"]?.since == 90, "away since the last of her beacons left")
+        // Resumed one retained message at a time, as at a start, in either order.
+        for order in [[left, leftEarlier], [leftEarlier, left]] {
+            var gone = PresencePublisher(topics: Topics(), site: Self.site)
+            for d in order { gone.resume(from: [d]) }
+            #expect(gone.people.current["alice"]?.state == .notHome)
+            #expect(gone.people.current["alice"]?.since == 90, "away since the last of her beacons left")
+        }
+        // In a room by one beacon, away by the other: in the room since that beacon is.
+        var inKitchen = decision(Self.phone, "kitchen", lastSeen: 99, ts: 99)
+        inKitchen.since = 40
+        for order in [[left, inKitchen], [inKitchen, left]] {
+            var home = PresencePublisher(topics: Topics(), site: Self.site)
+            for d in order { home.resume(from: [d]) }
+            #expect(home.people.current["alice"]?.room == "kitchen")
+            #expect(home.people.current["alice"]?.since == 40)
+        }
     }
 
     /// At every reconnect the broker resends the retained presence. The stale copy was fed to

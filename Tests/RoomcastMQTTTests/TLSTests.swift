@@ -81,7 +81,7 @@ struct TLSTests {
 
     /// A broker going down or restarting closes connections mid-handshake. That says nothing about
     /// the client's certificate or trust, so it is retried: the one-shot commands (`aggregator
-    /// learn`, `calibrate`) gave up at once on such a close.
+    /// learn`, `calibrate`) must not give up at once on such a close.
     @Test func aConnectionClosedDuringTheHandshakeIsRetried() async throws {
         let tls = try await TLSMaterial.shared()
         let door = try ClosingListener()

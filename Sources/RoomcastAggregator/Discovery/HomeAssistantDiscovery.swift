@@ -40,7 +40,7 @@ public struct HomeAssistantDiscovery: Sendable {
     /// takes fit in `roomTableBudget` (an id → name map in two templates, and the names as the
     /// sensor's options); by id while the ids as options fit; beyond that as a plain text sensor
     /// showing the id. Every room is in every such config, and on a site of hundreds of rooms
-    /// they outgrew what a broker passes.
+    /// they would outgrow what a broker passes.
     enum RoomNaming { case titled, ids, plain }
 
     /// Bytes of room tables a device's config may carry: with the teaching selects'

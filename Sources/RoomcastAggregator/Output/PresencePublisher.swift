@@ -35,11 +35,13 @@ public struct PresencePublisher: Sendable {
     /// every reconnect, and a stale copy fed to the people tracker could move a person of two
     /// beacons silently, until the next refresh.
     public mutating func resume(from decisions: [PresenceDecision]) {
-        for d in decisions where roomOf[d.id] == nil {
+        let fresh = decisions.filter { roomOf[$0.id] == nil }
+        for d in fresh {
             roomOf[d.id] = .some(d.room)
             if let room = d.room { members[room, default: []].insert(d.id) }
             people.observe(d)
         }
+        people.rework(owning: fresh.map(\.id))
         // What was published before the restart, worked out again: nothing to publish now.
         _ = people.update(now: decisions.map(\.ts).max() ?? 0)
     }

@@ -49,6 +49,13 @@ public struct PeopleTracker: Sendable {
         claimedElsewhere[owner] = max(claimedElsewhere[owner] ?? -.infinity, seen)
     }
 
+    /// Works the owners of `beacons` out afresh at the next `update`, as if never placed: at a
+    /// start their beacons' decisions are resumed one retained message at a time, and each says
+    /// since when it has been where it is.
+    public mutating func rework(owning beacons: [BeaconID]) {
+        for id in beacons { if let owner = ownerOf[id] { current[owner] = nil } }
+    }
+
     /// Forgets a beacon's decision (the engine no longer tracks it).
     public mutating func forget(_ id: BeaconID) { latest.removeValue(forKey: id) }
 
@@ -93,7 +100,8 @@ public struct PeopleTracker: Sendable {
         let placed = decisions.filter { $0.room != nil }
         func seen(_ d: PresenceDecision) -> Double { d.lastSeen ?? -.infinity }
         guard let newest = placed.map(seen).max() else {
-            // Worked out for the first time (a restart): away since the last of them left.
+            // Worked out afresh (resumed at a start, or back from another partition): away
+            // since the last of them left.
             let since = previous.map { $0.state == .notHome ? $0.since : now }
                 ?? min(decisions.map(\.since).max() ?? now, now)
             let reason = decisions.max { ($0.since, $1.id.rawValue) < ($1.since, $0.id.rawValue) }?.reason ?? "timeout"
@@ -110,7 +118,7 @@ public struct PeopleTracker: Sendable {
             best = keep
         }
         let room = best.room!
-        // Worked out for the first time (a restart): in the room since its deciding beacon is.
+        // Worked out afresh: in the room since its deciding beacon is.
         let since = previous.map { $0.room == room ? $0.since : now } ?? min(best.since, now)
         return PersonPresence(id: person.id, name: person.name, state: .home, room: room,
                               roomName: rooms[room]?.title ?? DisplayName.title(for: room),

@@ -214,10 +214,6 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             }
             guard feeds(d.id) else { break }
             noteClaim(d)
-            // Read again at every reconnect (the broker resends what it retains): what was
-            // published since is newer, and a stale copy fed to the people tracker could move
-            // a person of two beacons silently, until the next refresh.
-            guard publisher.publishedRoom(of: d.id) == nil else { break }
             if withFusionEngine({ $0.resume(d, now: now) }) != nil {
                 // Resumed only when the engine took it (a full table, or a node's own beacon,
                 // leaves it out: an away decision would match its absence).
@@ -393,14 +389,14 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         var out: [OutboundMessage] = []
         for d in dropped {
             // Evicted from a full table while still shown in a room (silent a few seconds): it
-            // is not followed any more, so it goes away (`reason: evicted`). Left as it was, its
-            // presence, its room's occupancy and its person said it was there until it was
-            // heard again, and then it entered with no leave before.
-            if d.reason == .evictedSilent, case .some(.some) = publisher.publishedRoom(of: d.id), claims[d.id] == nil {
+            // is not followed any more, so it goes away (`reason: evicted`); left as it was, its
+            // presence, its room's occupancy and its person would say it is there until it is
+            // heard again. One another partition has leaves this partition's room only.
+            if d.reason == .evictedSilent, case .some(.some) = publisher.publishedRoom(of: d.id) {
                 var away = PresenceDecision(id: d.id, name: knownBeacons[d.id]?.name, room: nil, floor: nil, distance: nil,
                                             confidence: 0, node: nil, since: now, lastSeen: nil, evidence: [], ts: now)
                 away.reason = Self.evictedReason
-                out += try publisher.publish([away], now: now)
+                out += try publisher.publish([away], now: now, handedOver: claims[d.id] == nil ? [] : [d.id])
             }
             let announced = announcedBeacons.remove(d.id) != nil
             let published = publisher.forget(d.id)

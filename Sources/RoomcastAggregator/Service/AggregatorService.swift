@@ -114,9 +114,9 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
         await runtime.persistLearnedAtStop(now: clock.now())
         var final = await runtime.stopMessages()
         // With the guard armed the site status goes out on the guard's connection, whose Last
-        // Will says the same: sent on the main connection, a status that could not be sent (a
-        // full queue, a link down) was followed by the guard's clean disconnect, which cancelled
-        // its will, and the site stayed `online` for good.
+        // Will says the same: sent on the main connection, a status that cannot be sent (a full
+        // queue, a link down) would be followed by the guard's clean disconnect, which cancels
+        // its will, and the site would stay `online`.
         let guardClient = statusGuard.withLock { $0 }
         let siteStatus = guardClient == nil ? nil : final.last { $0.topic == topics.aggregatorStatus }
         if guardClient != nil { final.removeAll { $0.topic == topics.aggregatorStatus } }
@@ -246,7 +246,7 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
             do { try mqtt.publish(Self.mqttMessage(m)) } catch {
                 switch error {
                 case .outboundQueueFull: return messages[i...]
-                case .notConnected, .shutDown:
+                case .notConnected, .shutDown, .connectionLost:
                     // The reconnect's refresh publishes the state in force again.
                     logger.debug("publish failed", metadata: ["mqtt.topic": m.topic, "error": "\(error)"])
                 default:

@@ -10,8 +10,8 @@ import Synchronization
 ///
 /// Control messages (the lease, the instance's liveness, the drain marker) wait in a lane of
 /// their own that the sender empties first, between the chunks of a batch too: behind a big
-/// site's refresh a lease renewal reached the broker only once tens of thousands of messages
-/// had been acknowledged, and a standby took over from an active instance that lived.
+/// site's refresh a lease renewal would reach the broker only once tens of thousands of
+/// messages had been acknowledged, and a standby would take over from a live active instance.
 final class OutboundQueue: Sendable {
     /// Messages held at most. Beyond it new ones are dropped and counted: a broker that stays
     /// connected but stops acknowledging must not take the aggregator's memory with it.
@@ -31,7 +31,7 @@ final class OutboundQueue: Sendable {
         self.capacity = capacity
     }
 
-    /// Control messages kept at most; beyond it the oldest go (a renewal replaces an older one).
+    /// Control messages kept at most; beyond it the oldest go (each kind is sent again soon).
     static let controlCapacity = 64
 
     /// Queues control `messages` in their own lane, ahead of everything else.

@@ -50,8 +50,8 @@ public struct LeaseElection: Sendable {
             // Another holder's lease is timed on this clock, from when it is read: the holder
             // renews every `duration / 3`, and its own `expires` is on its clock, which on a Pi
             // without a real-time clock can be seconds or minutes off ours. Judged by it, a
-            // holder behind looked expired at every renewal (both active for good), and one
-            // ahead (or a forged lease) kept every standby out.
+            // holder behind would look expired at every renewal (both active), and one ahead
+            // (or a forged lease) would keep every standby out.
             if lease.holder != me { lease.expires = now + duration }
             lease.expires = min(lease.expires, now + duration)
             if lease.holder == me && role == .standby && startedAt != nil {
