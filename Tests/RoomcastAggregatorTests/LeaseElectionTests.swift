@@ -106,6 +106,33 @@ import Testing
 }
 
 extension InstanceLivenessTests {
+    /// An active instance cut off from the broker longer than its lease: a standby has taken
+    /// over meanwhile. Back, it kept the active role and, its name being lower, took the lease
+    /// back at once: a second handover. It now stands by until the backlog shows who holds the
+    /// lease, and takes it again only once that holder's lease runs out.
+    @Test func anActiveWhoseLeaseRanOutDuringAnOutageStandsByForTheNewHolder() async throws {
+        let r = Self.runtime("alpha")
+        func drain(at now: Double) async throws {
+            let marker = try #require(await r.tick(now: now).first { $0.topic == r.syncTopic })
+            _ = await r.handle(topic: marker.topic, payload: marker.payload, now: now)
+        }
+        await r.brokerConnected(now: 0)
+        try await drain(at: 0)
+        _ = await r.tick(now: 0)
+        _ = await r.tick(now: 2)
+        #expect(await r.isActive)
+        await r.brokerDisconnected()
+        await r.brokerConnected(now: 20)
+        let lease = try WireFormat.encode(LeaseElection.Lease(holder: "beta", expires: 25))
+        _ = await r.handle(topic: "roomcast/aggregator/lease", payload: lease, now: 20, retained: true)
+        try await drain(at: 20)
+        for t in stride(from: 20.5, through: 25, by: 0.5) { _ = await r.tick(now: t) }
+        #expect(await !r.isActive, "beta holds the lease it took during the outage")
+        // Beta gone without a word: once its lease has run out, alpha takes it again.
+        for t in stride(from: 25.5, through: 27, by: 0.5) { _ = await r.tick(now: t) }
+        #expect(await r.isActive)
+    }
+
     /// On a reconnect the peers' retained liveness topics come with the subscriptions, before
     /// the client reports the connection: a standby's `online` handled first must still count
     /// once `brokerConnected` has run (it was forgotten there, and the guard armed while the

@@ -497,6 +497,12 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             startedAt = now
         }
         wasActive = false
+        if let election, election.isActive, election.holdsUnexpiredLease(now: now) != true {
+            // Our lease ran out during the outage: a standby may hold it now, and taking it back
+            // would be a second handover. Stand by until the backlog shows who holds it.
+            self.election?.stepDown()
+            logger.warning("the lease expired while the broker was unreachable: standing by until the backlog is read")
+        }
         // The retained state (the lease among it) arrives again with the subscriptions: read
         // it before deciding or electing.
         startDraining(now: now)
