@@ -15,43 +15,51 @@ struct LearnSession: Sendable {
     /// The learn state this aggregator published last (under `partition:`, its own part of
     /// it), as its summary; nil before the first.
     var publishedPart: LearnState.Part?
-    /// Refusals published in the current window; more are only counted.
-    var refusalWindowStart = -Double.infinity
-    var refusalsInWindow = 0
+    /// Refusals published: at most `refusalsPerWindow` every `refusalWindow` seconds (a broken
+    /// automation must not flood the result topic); more are only counted.
+    var refusals = WindowLimit(most: Self.refusalsPerWindow, every: Self.refusalWindow)
     var refusalsSuppressed: UInt64 = 0
 
     static let refusalWindow = 10.0
     static let refusalsPerWindow = 5
 
-    /// Commands taken in the current window: each one taken publishes its results and the whole
-    /// retained state (up to 64 KiB), so a looping automation or any client the ACL lets write
-    /// the learn topic must not make the aggregator publish 64 KiB per message it sends.
-    var commandWindowStart = -Double.infinity
-    var commandsInWindow = 0
+    /// Commands taken: each one publishes its results and the whole retained state (up to
+    /// 64 KiB), so a looping automation or any client the ACL lets write the learn topic must
+    /// not make the aggregator publish 64 KiB per message it sends.
+    var commands = WindowLimit(most: Self.commandsPerWindow, every: Self.commandWindow)
     static let commandWindow = 10.0
     static let commandsPerWindow = 20
 
-    /// Whether a command at `now` may be taken (at most `commandsPerWindow` every `commandWindow` s).
-    mutating func admitCommand(now: Double) -> Bool {
-        if !(0..<Self.commandWindow).contains(now - commandWindowStart) {
-            commandWindowStart = now
-            commandsInWindow = 0
-        }
-        guard commandsInWindow < Self.commandsPerWindow else { return false }
-        commandsInWindow += 1
+    /// Whether a command at `now` may be taken.
+    mutating func admitCommand(now: Double) -> Bool { commands.admit(now: now) }
+
+    /// Whether a refusal at `now` may be published.
+    mutating func admitRefusal(now: Double) -> Bool {
+        guard refusals.admit(now: now) else { refusalsSuppressed &+= 1; return false }
         return true
     }
 
-    /// Whether a refusal at `now` may be published (at most `refusalsPerWindow` every
-    /// `refusalWindow` seconds: a broken automation must not flood the result topic).
-    mutating func admitRefusal(now: Double) -> Bool {
-        // A window that starts in the future (the wall clock stepped back) is over as well.
-        if !(0..<Self.refusalWindow).contains(now - refusalWindowStart) {
-            refusalWindowStart = now
-            refusalsInWindow = 0
+    /// At most `most` events in a window of `every` seconds that starts with the first of them.
+    struct WindowLimit: Sendable {
+        let most: Int
+        let every: Double
+        private var start = -Double.infinity
+        private var count = 0
+
+        init(most: Int, every: Double) {
+            self.most = most
+            self.every = every
         }
-        guard refusalsInWindow < Self.refusalsPerWindow else { refusalsSuppressed &+= 1; return false }
-        refusalsInWindow += 1
-        return true
+
+        mutating func admit(now: Double) -> Bool {
+            // A window that starts in the future (the wall clock stepped back) is over as well.
+            if !(0..<every).contains(now - start) {
+                start = now
+                count = 0
+            }
+            guard count < most else { return false }
+            count += 1
+            return true
+        }
     }
 }

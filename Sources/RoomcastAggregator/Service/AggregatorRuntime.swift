@@ -163,14 +163,21 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         guard lastActivity.isFinite, now - lastActivity > pauseThreshold, hearing != .deaf else { return }
         let gap = now - lastActivity
         var metadata: Logger.Metadata = ["paused_s": "\(Int(gap.rounded()))"]
-        if let election, election.isActive, election.holdsUnexpiredLease(now: now) != true {
-            // Our lease ran out while we were stopped: a standby may hold it now. Taking it back
-            // would split the site in two; wait for the backlog to show who holds it.
-            self.election?.stepDown()
+        if standByIfLeaseLapsed(now: now) {
             metadata["lease"] = "expired while paused: standing by until the backlog is read"
         }
         logger.warning("this process did not run for a while: reading the broker's backlog before deciding", metadata: metadata)
         startDraining(now: now)
+    }
+
+    /// After a time this instance could not renew its lease (a pause, a broker outage): when
+    /// the lease ran out meanwhile, a standby may hold it now, and taking it back would be a
+    /// second handover (or split the site in two). Stands by until the backlog shows who holds
+    /// it; true when it did.
+    private func standByIfLeaseLapsed(now: Double) -> Bool {
+        guard let election, election.isActive, election.holdsUnexpiredLease(now: now) != true else { return false }
+        self.election?.stepDown()
+        return true
     }
 
     private func startDraining(now: Double) {
@@ -349,19 +356,14 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         capacityLoggedAt = now
     }
 
-    /// `tick(now:)` at the time `clock` gives when this actor runs it: read before the hop, a
-    /// tick held up behind a long batch would run with a time older than the batch's.
-    public func tick(clock: any TimeSource) -> (now: Double, messages: [OutboundMessage]) {
-        let now = clock.now()
-        return (now, tick(now: now))
-    }
-
-    /// The timer's tick, its output handed to `send` on this actor, as `consume` hands over
-    /// what inbound messages cause: queued from outside, it could follow output decided after
-    /// it (a label's progress after its cancel, an older decision after a newer one).
+    /// The timer's tick at the time `clock` gives when this actor runs it (read before the hop,
+    /// a tick held up behind a long batch would run with a time older than the batch's), its
+    /// output handed to `send` on this actor, as `consume` hands over what inbound messages
+    /// cause: queued from outside, it could follow output decided after it (a label's progress
+    /// after its cancel, an older decision after a newer one). Returns that time.
     public func tick(clock: any TimeSource, send: @Sendable ([OutboundMessage], Bool) -> Void) -> Double {
-        let (now, out) = tick(clock: clock)
-        send(out, isActive)
+        let now = clock.now()
+        send(tick(now: now), isActive)
         return now
     }
 
@@ -497,10 +499,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             startedAt = now
         }
         wasActive = false
-        if let election, election.isActive, election.holdsUnexpiredLease(now: now) != true {
-            // Our lease ran out during the outage: a standby may hold it now, and taking it back
-            // would be a second handover. Stand by until the backlog shows who holds it.
-            self.election?.stepDown()
+        if standByIfLeaseLapsed(now: now) {
             logger.warning("the lease expired while the broker was unreachable: standing by until the backlog is read")
         }
         // The retained state (the lease among it) arrives again with the subscriptions: read
