@@ -195,12 +195,13 @@ import RoomcastLogging
         let events = EventStream(maxClients: 1)
         var router = HTTPRouter()
         router.get("/events") { _ in events.response { [ServerSentEvent(name: "state", data: "first")] } }
-        // A long request time: on a loaded machine (a sanitizer's pass) the reader's thread may
-        // send its request seconds after it connected, and a 408 would end the stream unopened.
-        let server = try Self.start(timeout: 120, router: router)
+        // Long bounds: under a sanitizer's pass with the whole suite at once, the reader's thread
+        // has sent its request more than a minute after it connected, and a 408 would end the
+        // stream unopened.
+        let server = try Self.start(timeout: 300, router: router)
         let port = server.port
         let reader = Task { try await onThread { try Self.exchange(port, Array("GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8), halfClose: false) } }
-        try await eventually("the stream to open", timeout: .seconds(60)) { events.clientCount == 1 }
+        try await eventually("the stream to open", timeout: .seconds(240)) { events.clientCount == 1 }
         // A second stream over the limit is refused.
         let second = try await onThread { try Self.exchange(port, Array("GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8)) }
         #expect(second.hasPrefix("HTTP/1.1 503 "))
