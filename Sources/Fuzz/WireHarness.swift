@@ -81,6 +81,7 @@ enum WireHarness {
         case let .nodeEvents(node): topics.nodeEvents(node)
         case let .presence(id): topics.presence(id)
         case let .room(room): topics.room(room)
+        case let .person(person): topics.person(person)
         case .events: topics.events
         case .aggregatorStatus: topics.aggregatorStatus
         case .aggregatorLease: topics.aggregatorLease

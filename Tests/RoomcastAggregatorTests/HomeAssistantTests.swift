@@ -253,12 +253,23 @@ struct HomeAssistantTests {
         // The cat leaves the config: after a restart none of its entities is left, Alice's are back.
         try Self.config(port: broker.port, beacons: Array(Self.beacons.dropFirst()), mode: mode)
             .write(toFile: configPath, atomically: true, encoding: .utf8)
+        let observer = try LiveRig.client(port: broker.port, id: "observer")
+        let catPresence = StreamCollector(observer.messages)
+        observer.start()
+        try await observer.subscribe(Topics().presence(Home.cat))
+        try await observer.waitUntilConnected(timeout: .seconds(10))
         aggregator = try LiveRig.startAggregator(configPath: configPath, instance: "a", in: dir)
         try await ha.waitFor("the cat's entities removed, Alice's available", timeout: .seconds(30)) { s in
             !s.keys.contains { $0.hasPrefix("device_tracker.cat") || ($0.hasPrefix("sensor.cat_") && $0 != "sensor.cat_mqtt_room") }
                 && s["device_tracker.alice"]?.state == "not_home" && s["binary_sensor.roomcast_aggregator_connectivity"]?.state == "on"
         }
         #expect(try await ha.render("{{ integration_entities('mqtt') | select('search', 'cat_r|cat_l|tracker.cat') | list | count }}") == "0")
+        // Its retained presence is cleared too, after Home Assistant has removed its entities
+        // (their templates would log errors on the empty payload).
+        try await catPresence.waitFor("the cat's retained presence cleared", timeout: .seconds(90)) { all in
+            all.contains { $0.payload.isEmpty }
+        }
+        await observer.shutdown()
 
         let problems = ha.problems()
         #expect(problems.isEmpty, "Home Assistant \(release.version) logged problems:\n\(problems.joined(separator: "\n"))")

@@ -155,7 +155,7 @@ public struct InputIntake: Sendable {
             }
         case .nodeTelemetry, .nodeEvents, .aggregatorLearnResult:
             return .success(.ignored)
-        case .room, .events:
+        case .room, .person, .events:
             return reject(.foreignTopic, "not an input topic")
         }
     }

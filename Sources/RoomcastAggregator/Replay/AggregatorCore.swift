@@ -50,8 +50,9 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// Under `partition:`, for beacons this partition tracks, when another partition last heard
     /// the beacon it placed in one of its rooms (`AggregatorCore+Handover`).
     var claims: [BeaconID: Double] = [:]
-    /// Under `partition:`, beacons the site does not list whose retained presence this partition
-    /// does not resume (another partition's, in its rooms or away): their Home Assistant devices
+    /// Under `partition:` on a site that lists no beacons (one that lists them has no stranger
+    /// of any partition's), beacons whose retained presence this partition does not resume
+    /// (another partition's, in its rooms or away): their Home Assistant devices
     /// are another partition's, which announces each once per run, so the clean-up after the
     /// start keeps them (`wantedDiscovery`). Bounded: retained topics come from the network.
     var othersBeacons: Set<BeaconID> = []
@@ -208,7 +209,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             // follows, and where the engine takes it, in a room the engine has. Another
             // partition's decision, or one in a room no longer configured, is not its own:
             // resumed, the next change would publish that room's occupancy.
-            if isPartition, knownBeacons[d.id] == nil, d.room.map(otherPartitionsRooms.contains) ?? true,
+            if isPartition, knownBeacons.isEmpty, d.room.map(otherPartitionsRooms.contains) ?? true,
                othersBeacons.count < Self.maximumOthersBeacons {
                 othersBeacons.insert(d.id)
             }

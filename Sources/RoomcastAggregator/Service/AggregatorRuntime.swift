@@ -17,6 +17,16 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// Our discovery configs seen on the broker and remembered (at most `maximumDiscoveryOnBroker`).
     public var discoveryConfigsOnBroker: Int { discoveryOnBroker.count }
     private var discoveryReconciled = false
+    /// Retained topics of rooms, people and beacons the config no longer has, cleared once,
+    /// `leftoverClearDelay` seconds after the discovery clean-up.
+    private var leftovers: RetainedLeftovers
+    private var leftoversCleared = false
+    /// Home Assistant removes an entity some time after its config is cleared: a state topic
+    /// cleared with it could still reach the entity's templates, which fail on an empty payload
+    /// and log an error. A generous wait, as nothing tells when the entity has gone.
+    private let leftoverClearDelay: Double
+    /// The subscriptions that read back the retained rooms and people; the service adds them.
+    public nonisolated let leftoverFilters: [String]
     /// Start-up time, moved to the first broker connection: the retained state arrives only then.
     private var startedAt: Double
     private var connectedOnce = false
@@ -81,8 +91,12 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// `learnedStore`: the learned-rooms state file, read here (a file that cannot be read is
     /// logged and left alone: this run learns without it and does not overwrite it).
     public init(core: AggregatorCore<Engine>, election: LeaseElection?, refreshInterval: Double, startedAt: Double,
-                resumeWindow: Double = 3, learnedStore: LearnedRoomsStore? = nil, logger: Logger) {
+                resumeWindow: Double = 3, leftoverClearDelay: Double = 30, learnedStore: LearnedRoomsStore? = nil,
+                logger: Logger) {
         self.core = core
+        self.leftovers = RetainedLeftovers(site: core.wholeSite, topics: core.topics)
+        self.leftoverFilters = leftovers.filters
+        self.leftoverClearDelay = leftoverClearDelay
         self.core.lostHearing()
         self.learnedStore = learnedStore
         if let learnedStore {
@@ -215,6 +229,10 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             if case .draining(let marker, _, _) = hearing, payload == marker { finishDraining(now: now) }
             return []
         }
+        if leftovers.isRoomOrPerson(topic) {
+            leftovers.observe(topic: topic, payload: payload, retained: retained)
+            return []
+        }
         if let discovery = core.discovery, discovery.isOurs(topic) {
             if payload.isEmpty || !discovery.isThisSites(payload) {
                 discoveryOnBroker.remove(topic)
@@ -246,6 +264,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         }
         var lateResume: BeaconID?
         if topic.hasPrefix(presencePrefix), case .presence(let id) = core.topics.parse(topic) {
+            leftovers.observe(topic: topic, payload: payload, retained: retained)
             // Retained presence is what we published before a restart: resume from it, however
             // long the broker takes to deliver a big site's. Live presence right after the start
             // is the active peer's (a standby warming up); later it is our own output echoed
@@ -421,6 +440,15 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             if active, !discoveryReconciled, now - startedAt > resumeWindow, let discovery = core.discovery {
                 discoveryReconciled = true
                 out += discovery.removals(existing: discoveryOnBroker, wanted: try core.wantedDiscovery())
+            }
+            if active, !leftoversCleared, now - startedAt > resumeWindow + leftoverClearDelay {
+                leftoversCleared = true
+                let cleared = leftovers.take()
+                if !cleared.isEmpty {
+                    logger.info("cleared the retained topics of rooms, people and beacons no longer in the config",
+                                metadata: ["topics": "\(cleared.count)"])
+                }
+                out += cleared
             }
         } catch {
             logger.error("could not encode output", metadata: ["error": "\(error)"])

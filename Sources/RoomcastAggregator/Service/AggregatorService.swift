@@ -43,7 +43,7 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
         [topics.allNodeBeacons, topics.allNodeStatus, topics.allPresence, topics.aggregatorCalibration, topics.aggregatorLearn,
          topics.aggregatorLearnState, runtime.leaseTopic, runtime.syncTopic]
             + (runtime.instanceTopic == nil ? [] : [LeaseElection.instanceTopic(topics, "+")])
-            + (discoveryFilter.map { [$0] } ?? []) + extraFilters
+            + (discoveryFilter.map { [$0] } ?? []) + runtime.leftoverFilters + extraFilters
     }
 
     public func run() async {

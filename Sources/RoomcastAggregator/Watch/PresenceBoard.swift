@@ -16,6 +16,7 @@ public struct PresenceBoard: Sendable {
             if payload.isEmpty { decisions.removeValue(forKey: id); return }
             if let d = try? WireFormat.decode(PresenceDecision.self, from: payload) { decisions[id] = d }
         case .room(let name):
+            if payload.isEmpty { rooms.removeValue(forKey: name); return }
             if let o = try? WireFormat.decode(RoomOccupancy.self, from: payload) { rooms[name] = o }
         default:
             break

@@ -52,6 +52,7 @@ public struct Topics: Sendable, Equatable {
         case nodeEvents(node: String)
         case presence(id: BeaconID)
         case room(String)
+        case person(String)
         case events
         case aggregatorStatus
         case aggregatorLease
@@ -78,6 +79,7 @@ public struct Topics: Sendable, Equatable {
         case 3 where rest[0] == "aggregator" && rest[1] == "learn" && rest[2] == "result": return .aggregatorLearnResult
         case 2 where rest[0] == "presence": return BeaconID(rest[1]).map { .presence(id: $0) }
         case 2 where rest[0] == "rooms": return .room(rest[1])
+        case 2 where rest[0] == "people": return .person(rest[1])
         case 3 where rest[0] == "nodes":
             switch rest[2] {
             case "status": return .nodeStatus(node: rest[1])

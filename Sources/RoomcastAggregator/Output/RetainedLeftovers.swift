@@ -1,0 +1,80 @@
+import Shared
+
+/// Retained topics of rooms, people and beacons that the site no longer has (taken out of the
+/// config), found among the retained messages the broker delivers at the start, and the empty
+/// retained payloads that clear them. Left alone they would stay on the broker for good: a
+/// dashboard or an automation reading `rooms/+`, `people/+` or `presence/+` would keep showing a
+/// room, a person or a beacon that is gone.
+///
+/// Only what the config decides is judged: rooms when the site lists its nodes (else rooms are
+/// made of the nodes heard, `auto_nodes`), beacons when it lists its beacons (else every beacon
+/// heard is tracked), people always. Under `partition:` the whole site counts, so one
+/// partition never clears another's rooms.
+struct RetainedLeftovers: Sendable {
+    private let topics: Topics
+    private let roomsPrefix: String
+    private let peoplePrefix: String
+    /// The rooms any partition of the site publishes; nil when the site makes rooms of its nodes.
+    private let rooms: Set<String>?
+    private let people: Set<String>
+    /// The beacons the site tracks; nil when it tracks every beacon heard.
+    private let beacons: Set<BeaconID>?
+    /// Topics to clear, as found so far.
+    private(set) var found: Set<String> = []
+
+    /// Leftovers remembered at most: retained topics come from the network.
+    static var maximumFound: Int { 65_536 }
+
+    init(site: SiteModel, topics: Topics) {
+        self.topics = topics
+        self.roomsPrefix = topics.prefix + "/rooms/"
+        self.peoplePrefix = topics.prefix + "/people/"
+        self.rooms = site.nodes.isEmpty ? nil : Set(site.rooms.map(\.name))
+        self.people = Set(site.people.map(\.id))
+        self.beacons = site.beacons.isEmpty ? nil : Set(site.beacons.map(\.id))
+    }
+
+    /// The subscriptions that read the retained rooms and people back (presence is read to
+    /// resume from it anyway).
+    var filters: [String] { [topics.allRooms, topics.allPeople] }
+
+    /// True for a room or person topic: nothing else reads those, and what arrives on them
+    /// live is our own output echoed back.
+    func isRoomOrPerson(_ topic: String) -> Bool {
+        topic.hasPrefix(roomsPrefix) || topic.hasPrefix(peoplePrefix)
+    }
+
+    /// Notes one inbound message. `retained`: the broker's retain flag; only a retained
+    /// message is what is left on the broker. An empty payload means the topic is clear.
+    mutating func observe(topic: String, payload: [UInt8], retained: Bool?) {
+        guard let stale = leftover(topic) else { return }
+        if payload.isEmpty {
+            for t in stale { found.remove(t) }
+        } else if retained == true, found.count + stale.count <= Self.maximumFound {
+            found.formUnion(stale)
+        }
+    }
+
+    /// The topics `topic` leaves to clear when the site no longer has what it names.
+    private func leftover(_ topic: String) -> [String]? {
+        switch topics.parse(topic) {
+        case .room(let room):
+            guard let rooms, !rooms.contains(room) else { return nil }
+            return [topic]
+        case .presence(let id):
+            guard let beacons, !beacons.contains(id) else { return nil }
+            return [topic, topics.presenceRoom(id)]
+        case .person(let person):
+            guard !people.contains(person) else { return nil }
+            return [topic]
+        default:
+            return nil
+        }
+    }
+
+    /// Empty retained payloads for every leftover found, which are then forgotten.
+    mutating func take() -> [OutboundMessage] {
+        defer { found.removeAll() }
+        return found.sorted().map { OutboundMessage(topic: $0, payload: [], retain: true, qos: 1) }
+    }
+}

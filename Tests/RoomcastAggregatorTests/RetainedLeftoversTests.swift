@@ -1,0 +1,146 @@
+import Foundation
+import RoomcastMQTT
+import Shared
+import Testing
+import TestSupport
+@testable import RoomcastAggregator
+
+/// Retained topics of rooms, people and beacons taken out of the config: found at the start and
+/// cleared, while everything the site still has stays.
+@Suite struct RetainedLeftoversTests {
+    static let kept = BeaconID("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-1")!
+    static let removed = BeaconID("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2")!
+
+    static func site(nodes: Bool = true, beacons: Bool = true) -> SiteModel {
+        SiteModel(rooms: [.init(name: "kitchen"), .init(name: "hall")],
+                  nodes: nodes ? [.init(name: "kitchen-pi", room: "kitchen")] : [],
+                  beacons: beacons ? [.init(id: kept, name: "Keys")] : [],
+                  people: [.init(name: "Alice", beacons: [kept])])
+    }
+
+    @Test func onlyWhatTheConfigNoLongerHasIsCleared() {
+        let topics = Topics()
+        var leftovers = RetainedLeftovers(site: Self.site(), topics: topics)
+        let payload = Array("{}".utf8)
+        for topic in [topics.room("kitchen"), topics.room("attic"), topics.person("alice"), topics.person("bob"),
+                      topics.presence(Self.kept), topics.presence(Self.removed), topics.events, topics.aggregatorStatus] {
+            leftovers.observe(topic: topic, payload: payload, retained: true)
+        }
+        // What arrives live is our own output echoed back, not what the broker keeps.
+        leftovers.observe(topic: topics.room("cellar"), payload: payload, retained: false)
+        let cleared = leftovers.take()
+        #expect(cleared.map(\.topic) == [topics.person("bob"), topics.presence(Self.removed), topics.presenceRoom(Self.removed),
+                                          topics.room("attic")].sorted())
+        #expect(cleared.allSatisfy { $0.payload.isEmpty && $0.retain })
+        #expect(leftovers.take().isEmpty, "what was cleared is forgotten")
+
+        // A topic cleared meanwhile (by hand, by another partition) is not cleared again.
+        leftovers.observe(topic: topics.room("attic"), payload: payload, retained: true)
+        leftovers.observe(topic: topics.room("attic"), payload: [], retained: false)
+        #expect(leftovers.take().isEmpty)
+    }
+
+    /// Rooms made of the nodes heard (`auto_nodes`) and beacons tracked because the site lists
+    /// none are not the config's to judge.
+    @Test func roomsAndBeaconsTheConfigDoesNotListAreNotJudged() {
+        let topics = Topics()
+        var leftovers = RetainedLeftovers(site: Self.site(nodes: false, beacons: false), topics: topics)
+        for topic in [topics.room("attic"), topics.presence(Self.removed), topics.person("bob")] {
+            leftovers.observe(topic: topic, payload: Array("{}".utf8), retained: true)
+        }
+        #expect(leftovers.take().map(\.topic) == [topics.person("bob")])
+    }
+
+    /// Under `partition:` a site that lists its beacons: a retained presence of a beacon it does
+    /// not list is nobody's, so its Home Assistant configs are not kept as another partition's.
+    @Test func aPartitionKeepsNoConfigOfABeaconTheSiteDoesNotList() throws {
+        let topics = Topics()
+        var site = Self.site()
+        site.rooms.append(.init(name: "bedroom", floor: 1))
+        site.nodes.append(.init(name: "bedroom-pi", room: "bedroom"))
+        var core = AggregatorConfig(site: site, partition: .init(floors: [0])).makeCore()
+        let discovery = try #require(core.discovery)
+        let removedConfigs = Set(try discovery.beaconConfigs(id: Self.removed, name: nil).map(\.topic))
+        for room in [nil, "bedroom"] {
+            let d = PresenceDecision(id: Self.removed, name: "Old tag", room: room, floor: room == nil ? nil : 1, distance: nil,
+                                     confidence: 0.9, node: nil, since: 1, lastSeen: 1, evidence: [], ts: 1)
+            _ = try core.handle(topic: topics.presence(Self.removed), payload: try WireFormat.encode(d), now: 2)
+        }
+        let wanted = Set(try core.wantedDiscovery().map(\.topic))
+        #expect(!removedConfigs.isEmpty && wanted.isDisjoint(with: removedConfigs))
+    }
+
+    /// Through the shipped broker config and ACL, the real aggregator: a room, a person and a
+    /// beacon left from an older config are cleared; the site's own are published as before, and
+    /// a beacon of the site is still placed.
+    @Test(.requiresMosquitto) func leftoversAreClearedThroughTheShippedACL() async throws {
+        let broker = try await LockedDownBroker.start()
+        let dir = broker.directory
+        let topics = Topics()
+        let old = try broker.client("aggregator", clientID: "old-aggregator")
+        old.start()
+        try await old.waitUntilConnected(timeout: .seconds(10))
+        var stale = PresenceDecision(id: Self.removed, name: "Old tag", room: "attic", floor: 0, distance: 1, confidence: 0.9,
+                                     node: "attic-pi", since: 1, lastSeen: 1, evidence: [], ts: 1)
+        stale.reason = nil
+        let leftovers = [topics.room("attic"), topics.person("bob"), topics.presence(Self.removed), topics.presenceRoom(Self.removed)]
+        for message in [
+            MQTTMessage(topic: topics.room("attic"), string: #"{"occupied":true,"count":1,"beacons":[]}"#, qos: .atLeastOnce, retain: true),
+            MQTTMessage(topic: topics.person("bob"), string: #"{"state":"home","room":"attic"}"#, qos: .atLeastOnce, retain: true),
+            MQTTMessage(topic: topics.presence(Self.removed), payload: try WireFormat.encode(stale), qos: .atLeastOnce, retain: true),
+            MQTTMessage(topic: topics.presenceRoom(Self.removed), string: "attic", qos: .atLeastOnce, retain: true),
+        ] { try old.publish(message) }
+        #expect(await old.flush(timeout: .seconds(10)), "the leftovers reached the broker")
+        await old.shutdown()
+
+        var config = try JSONSerialization.jsonObject(with: Data(LiveRig.config(
+            port: broker.port, rooms: [.init(name: "kitchen", floor: 0), .init(name: "hall", floor: 0)],
+            nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "hall-pi", room: "hall")],
+            beacons: [.init(id: Self.kept, name: "Keys")], discovery: false, mqtt: broker.mqttSection("aggregator")).utf8)) as! [String: Any]
+        config["people"] = [["name": "Alice", "beacons": [Self.kept.rawValue]]]
+        try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: "\(dir)/site.json"))
+        let aggregator = try ChildProcess("/usr/bin/env", [
+            "ROOMCAST_MQTT_PASSWORD=\(LockedDownBroker.users["aggregator"]!)", try LiveRig.executable("aggregator"), "run",
+            "--config", "\(dir)/site.json", "--instance", "leftovers",
+        ], stdoutPath: "\(dir)/aggregator.log", stderrPath: "\(dir)/aggregator.log")
+        // Each node under its own account: the ACL lets a node write its own topics only.
+        let kitchen = try await ReadingFeeder(client: broker.client("kitchen-pi"))
+        let hall = try await ReadingFeeder(client: broker.client("hall-pi"))
+        kitchen.set(Self.kept, node: "kitchen-pi", rssi: -55)
+
+        let dashboard = try broker.client("dashboard")
+        let seen = StreamCollector(dashboard.messages)
+        dashboard.start()
+        try await dashboard.subscribe("roomcast/#")
+        try await dashboard.waitUntilConnected(timeout: .seconds(10))
+        let logs = { "aggregator:\n\(aggregator.stdout.suffix(3000))\nbroker:\n\(broker.log.suffix(1500))" }
+        // The retained copies, then an empty payload on each once the aggregator clears them
+        // (30 s after its discovery clean-up, which it makes 3 s after its start).
+        try await eventually("every leftover cleared", timeout: .seconds(120), detail: logs) {
+            let all = seen.elements
+            return leftovers.allSatisfy { topic in all.contains { $0.topic == topic && $0.payload.isEmpty } }
+        }
+        #expect(aggregator.stdout.contains("cleared the retained topics of rooms, people and beacons no longer in the config"))
+        // The site's own topics are still published: the keys in the kitchen, Alice with them.
+        let all = seen.elements
+        #expect(all.contains { $0.topic == topics.presence(Self.kept) && $0.payloadString?.contains(#""room":"kitchen""#) == true })
+        #expect(all.contains { $0.topic == topics.person("alice") && !$0.payload.isEmpty })
+        #expect(all.contains { $0.topic == topics.room("kitchen") && !$0.payload.isEmpty })
+        #expect(!all.contains { $0.topic == topics.room("kitchen") && $0.payload.isEmpty }, "a room of the site was cleared")
+        // The keys still follow a move.
+        kitchen.set(Self.kept, node: "kitchen-pi", rssi: nil)
+        hall.set(Self.kept, node: "hall-pi", rssi: -55)
+        try await eventually("the keys in the hall", timeout: .seconds(30), detail: logs) {
+            seen.elements.contains { $0.topic == topics.presence(Self.kept) && $0.payloadString?.contains(#""room":"hall""#) == true }
+        }
+        let errors = aggregator.stdout.split(separator: "\n").filter { $0.hasPrefix("error ") || $0.hasPrefix("critical ") }
+        #expect(errors.isEmpty, "\(errors)")
+
+        await kitchen.stop()
+        await hall.stop()
+        await dashboard.shutdown()
+        aggregator.send(SIGTERM)
+        await aggregator.waitForExit()
+        await broker.stop()
+    }
+}
