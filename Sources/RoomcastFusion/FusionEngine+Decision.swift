@@ -15,7 +15,7 @@ extension FusionEngine {
             if evaluate(b, now: now) {
                 changed.append(makeDecision(b, at: now))
                 if beacons[b].room >= 0 { settle(b) }
-            } else if settings.forgetAfter > 0 && beacons[b].decided && beacons[b].room < 0
+            } else if settings.forgetAfter > 0 && (!beacons[b].decided || beacons[b].room < 0)
                         && now - beacons[b].lastSeen > settings.forgetAfter {
                 drop(b, reason: .forgotten)
                 counters.forgotten &+= 1
@@ -92,8 +92,13 @@ extension FusionEngine {
                 if nodes[n].offlineSince - slot.ts <= freshWindow(s, slot, awayAfter: away) { scratchStale.append(n) }
                 continue
             }
-            // A node that came back counts silence only from its return.
-            lastOnline = max(lastOnline, slot.ts, nodes[n].onlineSince)
+            // A node that came back counts silence only from its return, if it was hearing
+            // the beacon when it went down: one that had not heard it for long says nothing
+            // by coming back (a flaky node reconnecting every minute would keep it home).
+            lastOnline = max(lastOnline, slot.ts)
+            if nodes[n].offlineSince - slot.ts <= freshWindow(s, slot, awayAfter: away) {
+                lastOnline = max(lastOnline, nodes[n].onlineSince)
+            }
             if now - slot.ts <= freshWindow(s, slot, awayAfter: away) {
                 scratchNodes.append(n)
             } else if now - slot.ts <= away {
@@ -123,13 +128,19 @@ extension FusionEngine {
             let silence = now - silentSince
             guard silence > away || (s.room >= 0 && silence > leavingAfter(s) && departures.favoursLeaving(s.room))
             else { return false }
+            guard s.decided else {
+                // Never placed, and silent: not away, as it was never anywhere. Its initial
+                // wait starts again at its next reading, so an id heard once now and once
+                // later is no beacon in a room either.
+                s.firstSeen = .infinity
+                s.firstHeard = .infinity
+                return false
+            }
             if s.decided && s.room >= 0 {
                 departures.left(s.room)
                 s.leftRoom = s.room
                 s.leftSilentSince = silentSince
             }
-            let wasPresent = s.decided
-            s.decided = true
             s.room = -1
             s.since = now
             s.reason = "timeout"
@@ -145,7 +156,7 @@ extension FusionEngine {
             s.filter.reset(roomCount: roomCount)
             s.filter.roomLogPosterior(into: &s.logPosterior)
             for n in 0..<nodes.count where !nodes[n].online { slots[base + n] = EvidenceSlot() }
-            return wasPresent
+            return true
         }
 
         var newest = -Double.infinity
@@ -198,8 +209,9 @@ extension FusionEngine {
             guard s.leftRoom >= 0 else { return }
             if newest - s.leftSilentSince <= away { departures.returned(s.leftRoom, undoingDeparture: true) }
             s.leftRoom = -1
-        } else if s.decided && s.room >= 0 && s.countedUntil.isFinite
+        } else if s.decided && s.room >= 0 && s.countedUntil.isFinite && s.countedUntil >= hearingSince
                     && newest - s.countedUntil > leavingAfter(s) {
+            // (A gap that spans the aggregator's own deafness is no silence of the beacon's.)
             departures.returned(s.room, undoingDeparture: false)
         }
     }

@@ -264,9 +264,12 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         trackHearingFloor(n, adjusted)
         nodes[n].lastHeard = max(nodes[n].lastHeard, ts)
         if slot.count == 0 || ts - slot.ts > settings.maxAge {
+            // A link heard again after `max_age` starts over: its averages warm up again, and
+            // motion is not judged on it until it has a few readings.
             slot.fast = adjusted
             slot.slow = adjusted
             slot.gap = 0
+            slot.count = 0
         } else {
             let dt = max(0, ts - slot.ts)
             // Readings stamped at the same instant (two antennas, batching) still
@@ -289,6 +292,8 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         var state = beacons[b]
         state.lastSeen = max(state.lastSeen, ts)
         state.firstHeard = min(state.firstHeard, ts)
+        // Heard again after timing out never placed (`evaluate`): its initial wait starts now.
+        state.firstSeen = min(state.firstSeen, now)
         if let interval = reading.interval, interval.isFinite, interval > 0, interval < 3600 {
             state.interval = state.interval == 0 ? interval : state.interval + 0.2 * (interval - state.interval)
         }

@@ -401,6 +401,26 @@ struct FloorRaster {
         return result
     }
 
+    /// The first and last of the `steps + 1` samples along the segment that can fall on the
+    /// raster (nil: none does).
+    func samplesOverRaster(fromX: Double, fromY: Double, dx: Double, dy: Double, steps: Int) -> (first: Int, last: Int)? {
+        var t0 = 0.0, t1 = 1.0
+        for (from, d, low, high) in [(fromX, dx, x0, x0 + Double(width) * step), (fromY, dy, y0, y0 + Double(height) * step)] {
+            if d == 0 {
+                if from < low || from > high { return nil }
+            } else {
+                let a = (low - from) / d, b = (high - from) / d
+                t0 = max(t0, min(a, b))
+                t1 = min(t1, max(a, b))
+            }
+        }
+        guard t0 <= t1 else { return nil }
+        // One sample of margin either side: rounding at the box's edge must not lose one.
+        let first = max(0, Int((t0 * Double(steps)).rounded(.down)) - 1)
+        let last = min(steps, Int((t1 * Double(steps)).rounded(.up)) + 1)
+        return first <= last ? (first, last) : nil
+    }
+
     func space(_ x: Double, _ y: Double) -> Int32 {
         let i = Int(((x - x0) / step).rounded(.down)), j = Int(((y - y0) / step).rounded(.down))
         guard i >= 0, j >= 0, i < width, j < height else { return -1 }
@@ -418,7 +438,11 @@ struct FloorRaster {
         var last: Int32 = -1
         var lastX = fromX, lastY = fromY
         var changes = 0
-        for s in 0...steps {
+        // Only the part of the segment over the raster can cross a wall: a node placed far
+        // outside the plan (positions in millimetres, polygons in metres) must not cost a
+        // sample every few centimetres of kilometres.
+        guard let span = samplesOverRaster(fromX: fromX, fromY: fromY, dx: dx, dy: dy, steps: steps) else { return 0 }
+        for s in span.first...span.last {
             let t = Double(s) / Double(steps)
             let x = fromX + dx * t, y = fromY + dy * t
             let r = space(x, y)

@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+@testable import RoomcastFusion
+import Shared
+
+/// What silences say, and what they do not: a stranger never placed, a node that comes and
+/// goes, the aggregator's own deafness, a link heard again after a long gap, a node far off
+/// the plan.
+@Suite struct SilenceAndReturnTests {
+    /// A stranger (the site lists no beacons) heard once, silent past the away timeout, then
+    /// heard once more: still no beacon in a room. Its initial wait starts again; heard for it,
+    /// it is placed; silent for `forget_after` without a room, it is forgotten.
+    @Test func aStrangerNeverPlacedWaitsAgainWhenHeardAgain() throws {
+        var engine = FusionEngine(site: Synthetic.twoRooms, settings: FusionSettings())
+        var synth = Synthetic()
+        engine.ingest(synth.reading("n-kitchen", rssi: -60, at: 10), now: 10)
+        for t in stride(from: 10.5, through: 60, by: 0.5) { #expect(engine.tick(now: t).isEmpty) }
+        engine.ingest(synth.reading("n-kitchen", rssi: -60, at: 70), now: 70)
+        for t in stride(from: 70.5, through: 71.5, by: 0.5) {
+            #expect(engine.tick(now: t).isEmpty, "one more advertisement placed a stranger at \(t)")
+        }
+        #expect(engine.decision(for: Synthetic.tag) == nil)
+        // Heard over its initial wait: placed, as any newcomer.
+        var placed: [PresenceDecision] = []
+        for t in stride(from: 80, through: 84, by: 0.5) {
+            engine.ingest(synth.reading("n-kitchen", rssi: -60, at: t), now: t)
+            placed += engine.tick(now: t + 0.1)
+        }
+        #expect(placed.map(\.room) == ["kitchen"] && placed.first?.reason == "initial")
+
+        // Another stranger heard once and never again is forgotten, not kept for good.
+        engine.ingest(synth.reading("n-office", rssi: -60, at: 100, id: Synthetic.other), now: 100)
+        _ = engine.tick(now: 101)
+        #expect(engine.trackedBeacons == 2)
+        _ = engine.tick(now: 100 + engine.settings.forgetAfter + 1)
+        #expect(engine.trackedBeacons == 1, "the stranger never placed is forgotten")
+    }
+
+    /// A node that comes back says something about the beacons it was hearing when it went
+    /// down, nothing about one it had not heard for long: a flaky node reconnecting every 20 s
+    /// kept a beacon that had left at home for good.
+    @Test func aFlakyNodeDoesNotKeepABeaconThatLeftAtHome() throws {
+        var engine = FusionEngine(site: Synthetic.twoRooms, settings: FusionSettings())
+        // In the kitchen, then in the office for a while, heard there only.
+        _ = FusionEngineTests.drive(&engine, from: 0, to: 20, sigma: 1, seed: 1) { _ in ["n-kitchen": -60, "n-office": -75] }
+        _ = FusionEngineTests.drive(&engine, from: 20, to: 200, sigma: 1, seed: 2) { _ in ["n-office": -60] }
+        #expect(engine.decision(for: Synthetic.tag)?.room == "office")
+        // It leaves at 200; the kitchen's node drops off and comes back every 20 s.
+        var away: PresenceDecision?
+        for t in stride(from: 200.5, through: 400, by: 0.5) {
+            if t.truncatingRemainder(dividingBy: 20) == 0 { engine.nodeStatus("n-kitchen", online: false, now: t) }
+            if t.truncatingRemainder(dividingBy: 20) == 1 { engine.nodeStatus("n-kitchen", online: true, now: t) }
+            if let d = engine.tick(now: t).first(where: { $0.room == nil }) { away = d; break }
+        }
+        let left = try #require(away, "the beacon never went away")
+        #expect(left.reason == "timeout" && left.ts < 200 + engine.settings.awayTimeout + 2, "away at \(left.ts)")
+    }
+
+    /// The aggregator deaf for 40 s (a broker restart) while a beacon sits in the kitchen: when
+    /// it hears again, the gap is its own, not the beacon's; no return to the kitchen is
+    /// counted in the departure counts kept in the state file.
+    @Test func theAggregatorsDeafnessCountsNoReturn() throws {
+        var engine = FusionEngine(site: Synthetic.twoRooms, settings: FusionSettings())
+        _ = FusionEngineTests.drive(&engine, from: 0, to: 20, sigma: 1, seed: 3) { _ in ["n-kitchen": -60, "n-office": -75] }
+        #expect(engine.decision(for: Synthetic.tag)?.room == "kitchen")
+        engine.hearingRestored(at: 60)
+        let after = FusionEngineTests.drive(&engine, from: 60, to: 70, sigma: 1, seed: 4) { _ in ["n-kitchen": -60, "n-office": -75] }
+        #expect(after.isEmpty && engine.decision(for: Synthetic.tag)?.room == "kitchen")
+        let kitchen = engine.learnedRooms.departures.first { $0.room == "kitchen" }
+        #expect((kitchen?.returned ?? 0) == 0, "\(engine.learnedRooms.departures)")
+    }
+
+    /// A link heard again after `max_age` starts over: its averages warm up again, as a link
+    /// heard for the first time.
+    @Test func aLinkHeardAgainAfterMaxAgeWarmsUpAgain() throws {
+        var engine = FusionEngine(site: Synthetic.twoRooms, settings: FusionSettings())
+        _ = FusionEngineTests.drive(&engine, from: 0, to: 30, sigma: 1, seed: 5) { _ in ["n-kitchen": -60] }
+        let b = try #require(engine.beaconIndex[Synthetic.tag])
+        let n = try #require(engine.nodes.firstIndex { $0.name == "n-kitchen" })
+        #expect(engine.slots[b * engine.nodeStride + n].count > 100)
+        var synth = Synthetic()
+        synth.seq["n-kitchen"] = 1_000
+        engine.ingest(synth.reading("n-kitchen", rssi: -70, at: 30 + engine.settings.maxAge + 5), now: 30 + engine.settings.maxAge + 5)
+        #expect(engine.slots[b * engine.nodeStride + n].count == 1)
+        // The next reading moves the slow average as a running mean would (halfway), not by
+        // the slow time constant's sliver.
+        engine.ingest(synth.reading("n-kitchen", rssi: -60, at: 30 + engine.settings.maxAge + 5.2), now: 30 + engine.settings.maxAge + 5.2)
+        #expect(abs(engine.slots[b * engine.nodeStride + n].slow - -65) < 0.01)
+    }
+
+    /// A node placed far off the plan (positions in millimetres, polygons in metres) costs
+    /// the samples over the plan only, not one every few centimetres of kilometres.
+    @Test func wallsAreSampledOverThePlanOnly() throws {
+        let raster = try DoorwayTests.raster(doorways: [])
+        let steps = 200_000  // 6.5 km at the raster's half step
+        let span = try #require(raster.samplesOverRaster(fromX: 6_500, fromY: 2, dx: -6_498, dy: 0, steps: steps))
+        #expect(span.last - span.first < 300, "\(span)")
+        #expect(raster.samplesOverRaster(fromX: 100, fromY: 100, dx: 10, dy: 0, steps: 10) == nil)
+        // The same walls as sampling the whole segment.
+        #expect(raster.walls(fromX: 6_500, fromY: 2, toX: 2, toY: 2) == 1)
+        #expect(raster.walls(fromX: -3_000, fromY: 2, toX: 6, toY: 2) == 1)
+        #expect(raster.walls(fromX: 2, fromY: 2, toX: 3, toY: 3) == 0)
+    }
+}
