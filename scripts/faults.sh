@@ -64,7 +64,7 @@ printf 'output:\n  refresh_interval_s: 2\n' >> "$home/site.yaml"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 { echo "listener $port 127.0.0.1"; echo "listener $port $net.1"; echo "allow_anonymous true"; echo "persistence false"
   [ "$(id -u)" -eq 0 ] && echo "user root"; } > "$work/mosquitto.conf"
-mosquitto -c "$work/mosquitto.conf" > "$work/mosquitto.log" 2>&1 & pids+=($!)
+"${MOSQUITTO:-/usr/sbin/mosquitto}" -c "$work/mosquitto.conf" > "$work/mosquitto.log" 2>&1 & pids+=($!)
 for _ in $(seq 50); do (echo > /dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
 ip netns exec "$ns" bash -c "echo > /dev/tcp/$net.1/$port" 2>/dev/null || broken "the namespace cannot reach the broker over the veth"
 

@@ -8,6 +8,8 @@ case "${CI:-}:${ROOMCAST_HOME_ASSISTANT:-}" in true:*|True:*|TRUE:*|1:*|*:1) tra
 packages=(
   libmosquitto-dev libbluetooth-dev libyaml-dev libssl-dev pkg-config
   mosquitto mosquitto-clients bluez bluez-test-tools openssl iproute2
+  # scripts/lib/broker.sh picks the private broker's free port with it.
+  python3
   # the dashboard and metrics tests: a real browser and a real Prometheus.
   chromium fonts-dejavu-core prometheus
   # make dist / deb / package-test: objcopy, dpkg-shlibdeps, lintian, a clean root, systemd-analyze.

@@ -61,11 +61,17 @@ import Testing
         config.regions = [RegionConfig(name: "office", uuid: "e2c56db5-dffb-48d2-b060-d0f5a71096e0")]
         var core = AgentCore(settings: AgentSettings(node: "n", regionExitDelay: 10), decoder: try AdvertisementDecoder(config: config),
                              startTime: 0)
-        let enter = core.handle(report(t: 0, rssi: -60)).filter { $0.topic == "roomcast/nodes/n/events" }
+        let first = core.handle(report(t: 0, rssi: -60))
+        let enter = first.filter { $0.topic == "roomcast/nodes/n/events" }
         #expect(try enter.map { try WireFormat.decode(RegionEvent.self, from: $0.payload).event } == [.enter])
         #expect(core.tick(now: 5).filter { $0.topic.hasSuffix("/events") }.isEmpty)
         let exit = core.tick(now: 11).filter { $0.topic == "roomcast/nodes/n/events" }
         #expect(try exit.map { try WireFormat.decode(RegionEvent.self, from: $0.payload).event } == [.exit])
+        // Events are held through a broker outage; the first reading, at QoS 1 for the delivery
+        // check, is not: stale, it would pass for fresh.
+        #expect((enter + exit).allSatisfy { $0.qos == 1 && $0.heldThroughOutage })
+        let reading = try #require(first.first { $0.topic.hasPrefix("roomcast/nodes/n/beacons/") })
+        #expect(reading.qos == 1 && !reading.heldThroughOutage)
     }
 
     @Test func telemetryIsRetainedAndPeriodic() throws {

@@ -89,6 +89,27 @@ import TestSupport
         #expect(!seenByAggregator.elements.contains { $0.topic.hasPrefix("roomcast/nodes/hall-pi/") },
                 "a message kitchen-pi published as hall-pi reached the aggregator")
 
+        // The node patterns apply to every account: Home Assistant's and a dashboard's must not
+        // publish readings as a node of their own name.
+        try await aggregatorView.subscribe("roomcast/aggregator/learn")
+        try await aggregatorView.subscribe("espresense/devices/#")
+        let dashboard = try broker.client("dashboard")
+        dashboard.start()
+        try await dashboard.waitUntilConnected(timeout: .seconds(10))
+        for (client, user) in [(ha, "homeassistant"), (dashboard, "dashboard")] {
+            try client.publish(MQTTMessage(topic: "roomcast/nodes/\(user)/beacons/\(id)", string: "{\"forged\":true}", qos: .atLeastOnce))
+            try client.publish(MQTTMessage(topic: "espresense/devices/\(id)/\(user)", string: "{\"forged\":true}", qos: .atLeastOnce))
+            // Then one it may send: once it arrives, the ones before it would have too.
+            try client.publish(MQTTMessage(topic: "roomcast/aggregator/learn", string: "{\"from\":\"\(user)\"}", qos: .atLeastOnce))
+        }
+        try await seenByAggregator.waitFor("both accounts' learn commands") { all in
+            ["homeassistant", "dashboard"].allSatisfy { user in all.contains { $0.payloadString == "{\"from\":\"\(user)\"}" } }
+        }
+        #expect(!seenByAggregator.elements.contains { m in
+            ["homeassistant", "dashboard"].contains { m.topic.hasPrefix("roomcast/nodes/\($0)/") || m.topic.hasSuffix("/\($0)") }
+        }, "Home Assistant's or a dashboard's account published as a node")
+        await dashboard.shutdown()
+
         // Positive control: hall-pi itself may publish under its own name.
         let hall = try broker.client("hall-pi")
         hall.start()

@@ -12,8 +12,15 @@ persistence false
 CONF
   # Started as root, mosquitto drops to user mosquitto unless told otherwise.
   [ "$(id -u)" -eq 0 ] && echo "user root" >> "$work/mosquitto.conf"
-  mosquitto -c "$work/mosquitto.conf" > "$work/mosquitto.log" 2>&1 &
+  # By its path: /usr/sbin is not on a Debian user's PATH.
+  "${MOSQUITTO:-/usr/sbin/mosquitto}" -c "$work/mosquitto.conf" > "$work/mosquitto.log" 2>&1 &
   broker_pid=$!
-  for _ in $(seq 50); do (echo > /dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+  local listening=
+  for _ in $(seq 50); do (echo > /dev/tcp/127.0.0.1/$port) 2>/dev/null && { listening=1; break; }; sleep 0.1; done
+  if [ -z "$listening" ]; then
+    echo "mosquitto did not start listening on 127.0.0.1:$port:" >&2
+    cat "$work/mosquitto.log" >&2
+    return 1
+  fi
   broker="mqtt://127.0.0.1:$port"
 }

@@ -91,7 +91,7 @@ public struct AgentCore: Sendable {
         }
         var out: [OutboundMessage] = []
         for event in regions.heard(identity.id, inRegions: identity.regions, ts: ts) {
-            if let m = try? OutboundMessage(topic: settings.topics.nodeEvents(settings.node), json: event, qos: 1) { out.append(m) }
+            if let m = eventMessage(event) { out.append(m) }
         }
         let slot = track(identity, at: ts)
         let ranged = beacons.withEntry(slot) { e -> BeaconRanger.Range? in
@@ -134,7 +134,7 @@ public struct AgentCore: Sendable {
         observe(tick: now)
         var out: [OutboundMessage] = []
         for event in regions.expire(now: now) {
-            if let m = try? OutboundMessage(topic: settings.topics.nodeEvents(settings.node), json: event, qos: 1) { out.append(m) }
+            if let m = eventMessage(event) { out.append(m) }
         }
         beacons.expire(now: now, forgetAfter: settings.ranging.forgetAfter)
         if now - rateWindow.start >= 10 {
@@ -264,6 +264,13 @@ public struct AgentCore: Sendable {
             if evicted.retention == .known { stats.evictedKnown += 1 }
         }
         return slot
+    }
+
+    /// A region event as published: QoS 1 and held through a broker outage (`MQTTSink`).
+    private func eventMessage(_ event: RegionEvent) -> OutboundMessage? {
+        guard var m = try? OutboundMessage(topic: settings.topics.nodeEvents(settings.node), json: event, qos: 1) else { return nil }
+        m.heldThroughOutage = true
+        return m
     }
 
     mutating func makeReading(identity: TrackedIdentity, range: BeaconRanger.Range, interval: Double?, report: AdvertisingReport,

@@ -59,11 +59,12 @@ public final class DryRunSink: AgentSink {
 
 /// Publishes through an `MQTTClient`; drops (and counts) while disconnected, except events.
 ///
-/// An event (QoS 1, not retained: a region entered or left) says once that something happened,
-/// and nothing says it again: one refused while the broker is away is held, up to
-/// `maximumHeldEvents`, and sent before anything else once the client is connected again, with
-/// its own time. Readings are not held (stale, they would pass for fresh) and retained state goes
-/// out again on reconnect.
+/// An event (a region entered or left, `OutboundMessage.heldThroughOutage`) says once that
+/// something happened, and nothing says it again: one refused while the broker is away is held,
+/// up to `maximumHeldEvents`, and sent before anything else once the client is connected again,
+/// with its own time. Readings are not held, not even one raised to QoS 1 by `DeliveryCheck`
+/// (stale, they would pass for fresh, and crowd the events out), and retained state goes out
+/// again on reconnect.
 public final class MQTTSink: AgentSink {
     public let client: MQTTClient
     private let droppedCount = Atomic<UInt64>(0)
@@ -85,7 +86,7 @@ public final class MQTTSink: AgentSink {
                 try client.publish(MQTTMessage(topic: m.topic, payload: m.payload, qos: m.qos == 0 ? .atMostOnce : .atLeastOnce,
                                                retain: m.retain))
             } catch {
-                guard m.qos > 0 && !m.retain else {
+                guard m.heldThroughOutage else {
                     droppedCount.add(1, ordering: .relaxed)
                     continue
                 }

@@ -12,6 +12,11 @@ public struct OutboundMessage: Sendable, Equatable {
     /// `--dry-run` need not check its syntax again. A hint about where the bytes came from, not part
     /// of the message: `==` ignores it.
     public var payloadIsEncodedJSON: Bool
+    /// True for a message that says once that something happened (an agent's region event):
+    /// refused while the broker is away, the agent holds it and sends it after the reconnect.
+    /// Anything else is worth sending only now, even at QoS 1 (a reading raised to QoS 1 only
+    /// to learn of a refusal). How the sender treats it, not part of the message: `==` ignores it.
+    public var heldThroughOutage = false
 
     public init(topic: String, payload: [UInt8], retain: Bool = false, qos: Int = 0) {
         self.topic = topic
