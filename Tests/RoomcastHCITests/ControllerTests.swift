@@ -35,6 +35,20 @@ import Testing
         await controller.shutdown()
     }
 
+    /// On an adapter the kernel manages, its event masks stay: they also enable the events
+    /// BlueZ's own connections wait for. After a reset asked for there, ours are needed.
+    @Test func aKernelManagedAdapterKeepsTheKernelsEventMasks() async throws {
+        for (reset, expected) in [(false, [0x1001, 0x1009, 0x2003]), (true, [0x0C03, 0x0C01, 0x2001, 0x1001, 0x1009, 0x2003])] as [(Bool, [UInt16])] {
+            let fake = try ScriptedH4Controller(configuration: .init(extended: true))
+            defer { fake.stop() }
+            let (controller, _) = try makeController(fake)
+            await controller.start()
+            try await withTimeout(.seconds(60), "init") { try await controller.initialize(reset: reset, kernelManaged: true) }
+            #expect(fake.commands.map(\.opcode) == expected, "reset: \(reset)")
+            await controller.shutdown()
+        }
+    }
+
     @Test(arguments: [false, true])
     func scanCommandsFollowTheLEFeatures(extended: Bool) async throws {
         let rssi: [Int8] = [-40, -55, -70, -85, 127]

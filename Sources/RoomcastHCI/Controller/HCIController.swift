@@ -181,12 +181,17 @@ public actor HCIController {
 
     /// The init sequence: optional Reset, event masks, version, address and LE
     /// features, each checked. `reset` is for controllers the host owns (H4);
-    /// on a BlueZ-managed adapter the kernel has already initialised it.
+    /// on a BlueZ-managed adapter (`kernelManaged`) the kernel has already initialised it,
+    /// event masks included: they enable advertising reports, and also the events BlueZ's own
+    /// connections on that adapter wait for (LE Enhanced Connection Complete, Advertising Set
+    /// Terminated, ...), which ours would switch off. Only after a reset are ours needed there.
     @discardableResult
-    public func initialize(reset: Bool) async throws(RadioError) -> ControllerInfo {
+    public func initialize(reset: Bool, kernelManaged: Bool = false) async throws(RadioError) -> ControllerInfo {
         if reset { try await send(.reset) }
-        try await send(.setEventMask(HCICommand.defaultEventMask))
-        try await send(.leSetEventMask(HCICommand.defaultLEEventMask))
+        if reset || !kernelManaged {
+            try await send(.setEventMask(HCICommand.defaultEventMask))
+            try await send(.leSetEventMask(HCICommand.defaultLEEventMask))
+        }
         let version = try await send(.readLocalVersionInformation)
         let address = try await send(.readBDAddr)
         let features = try await send(.leReadLocalSupportedFeatures)

@@ -103,7 +103,7 @@ public final class LiveRadioSource: RadioSource {
                                        commandTimeout: options.commandTimeout)
         await controller.start()
         do throws(RadioError) {
-            try await controller.initialize(reset: options.resetOnOpen ?? !isKernelManaged)
+            try await controller.initialize(reset: options.resetOnOpen ?? !isKernelManaged, kernelManaged: isKernelManaged)
             try await startRadio(controller)
         } catch {
             await controller.shutdown()
