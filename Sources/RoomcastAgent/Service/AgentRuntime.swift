@@ -7,7 +7,10 @@ import RoomcastLogging
 /// reconnects all go through one lock, so the core has one owner. A lock and
 /// not an actor: the report path runs thousands of times a second and must
 /// not pay a suspension per advertisement; nothing under the lock blocks
-/// (sinks send or drop at once).
+/// (sinks send or drop at once). What the core decides is sent under the lock
+/// too, so it reaches the sink in the order decided: a region's exit on the
+/// timer's thread and its enter on the radio's must not cross, nor new
+/// messages pass the events held through an outage.
 public final class AgentRuntime: Sendable {
     private struct State {
         var core: AgentCore
@@ -33,18 +36,17 @@ public final class AgentRuntime: Sendable {
 
     /// Publishes the online status (and first telemetry).
     public func start(now: Double) {
-        let online = state.withLock { s in
+        state.withLock { s in
             s.lastTime = now
-            return s.core.onlineMessage
+            sink.send([s.core.onlineMessage], at: now)
         }
-        sink.send([online], at: now)
         tick(now: now)
     }
 
     public func handle(_ report: AdvertisingReport) {
         let ts = report.timestamp
         var stepped = false
-        let (due, warning, messages): ([OutboundMessage], CapacityWarning?, [OutboundMessage]) = state.withLock { s in
+        let warning: CapacityWarning? = state.withLock { s in
             var due: [OutboundMessage] = []
             var warning: CapacityWarning?
             if ticksFromReports {
@@ -62,23 +64,23 @@ public final class AgentRuntime: Sendable {
             let messages = s.core.handle(report)
             s.lastTime = s.core.latestTime
             if s.core.stats.clockSteps != steps { stepped = true }
-            return (due, warning, messages)
+            if !due.isEmpty { sink.send(due, at: ts) }
+            if !messages.isEmpty { sink.send(messages, at: ts) }
+            return warning
         }
         if stepped { warnClockStep() }
         if let warning { warn(warning) }
-        if !due.isEmpty { sink.send(due, at: ts) }
-        if !messages.isEmpty { sink.send(messages, at: ts) }
     }
 
     public func tick(now: Double) {
-        let (messages, warning, stepped) = state.withLock { s in
+        let (warning, stepped) = state.withLock { s in
             let steps = s.core.stats.clockSteps
             let (messages, warning) = tickLocked(&s, now: now)
-            return (messages, warning, s.core.stats.clockSteps != steps)
+            sink.send(messages, at: now)
+            return (warning, s.core.stats.clockSteps != steps)
         }
         if stepped { warnClockStep() }
         if let warning { warn(warning) }
-        sink.send(messages, at: now)
     }
 
     private func tickLocked(_ s: inout State, now: Double) -> ([OutboundMessage], CapacityWarning?) {
@@ -101,21 +103,20 @@ public final class AgentRuntime: Sendable {
 
     /// The broker came (back): status online, telemetry, then the current state with the next advertisements.
     public func brokerConnected() {
-        let (messages, at) = state.withLock { s in
+        state.withLock { s in
             s.core.brokerReconnected()
-            return ([s.core.onlineMessage, s.core.telemetry(now: s.lastTime, radio: counters?.snapshot, dropped: sink.dropped,
-                                                            brokerReconnects: sink.reconnects, refused: sink.refused)], s.lastTime)
+            sink.send([s.core.onlineMessage, s.core.telemetry(now: s.lastTime, radio: counters?.snapshot, dropped: sink.dropped,
+                                                              brokerReconnects: sink.reconnects, refused: sink.refused)], at: s.lastTime)
         }
-        sink.send(messages, at: at)
     }
 
     /// Final tick, then offline status, flush and disconnect.
     public func finish() async {
-        let (messages, offline, at) = state.withLock { s in
-            (s.core.tick(now: s.lastTime, radio: counters?.snapshot, dropped: sink.dropped, brokerReconnects: sink.reconnects, refused: sink.refused),
-             s.core.offlineMessage, s.lastTime)
+        let (offline, at) = state.withLock { s in
+            sink.send(s.core.tick(now: s.lastTime, radio: counters?.snapshot, dropped: sink.dropped, brokerReconnects: sink.reconnects,
+                                  refused: sink.refused), at: s.lastTime)
+            return (s.core.offlineMessage, s.lastTime)
         }
-        sink.send(messages, at: at)
         await sink.shutdown(final: offline, at: at)
     }
 

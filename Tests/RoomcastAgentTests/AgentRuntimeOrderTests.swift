@@ -1,0 +1,50 @@
+import Foundation
+import RoomcastAdvertising
+import RoomcastHCI
+import Shared
+import Synchronization
+import Testing
+@testable import RoomcastAgent
+
+/// What the core decides reaches the sink in the order decided, whichever thread decided it.
+extension AgentCoreTests {
+    /// A sink slow to take a region's exit (a busy client library, a slow stdout).
+    final class SlowExitSink: AgentSink {
+        private let events = Mutex<[RegionEvent.Kind]>([])
+        let exitSending = DispatchSemaphore(value: 0)
+
+        func send(_ messages: [OutboundMessage], at ts: Double) {
+            let batch = messages.compactMap { try? WireFormat.decode(RegionEvent.self, from: $0.payload).event }
+            if batch.contains(.exit) {
+                exitSending.signal()
+                Thread.sleep(forTimeInterval: 0.3)  // the window another thread's send could pass through
+            }
+            events.withLock { $0 += batch }
+        }
+
+        var sent: [RegionEvent.Kind] { events.withLock { $0 } }
+        var dropped: UInt64 { 0 }
+        var reconnects: UInt64 { 0 }
+        func shutdown(final: OutboundMessage?, at ts: Double) async {}
+    }
+
+    /// The timer decides a region's exit and the radio, at once, the beacon's enter: the enter
+    /// waits for the exit to be sent. Sent outside the lock, it passed it, and consumers were
+    /// left with the beacon outside while the agent had it inside.
+    @Test func aRegionsExitAndTheNextEnterAreSentInTheirOrder() throws {
+        var config = AdvertisingConfig()
+        config.regions = [RegionConfig(name: "office", uuid: "e2c56db5-dffb-48d2-b060-d0f5a71096e0")]
+        let core = AgentCore(settings: AgentSettings(node: "n", regionExitDelay: 10), decoder: try AdvertisementDecoder(config: config),
+                             startTime: 0)
+        let sink = SlowExitSink()
+        let runtime = AgentRuntime(core: core, sink: sink, counters: nil, ticksFromReports: false, startTime: 0)
+        runtime.handle(report(t: 0, rssi: -60))
+        let timer = Thread { runtime.tick(now: 11) }
+        timer.start()
+        sink.exitSending.wait()
+        runtime.handle(report(t: 11.1, rssi: -60))
+        // The timer's send ends 0.3 s after it began; a bound, not a pace.
+        for _ in 0..<1000 where sink.sent.count < 3 { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(sink.sent == [.enter, .exit, .enter])
+    }
+}
