@@ -41,7 +41,7 @@ test: setup home-assistant
 ## leaves them out.
 home-assistant:
 	@if [ "$${ROOMCAST_HOME_ASSISTANT:-1}" != 0 ]; then \
-	  for v in 2024.3.3 2025.4.4; do bash scripts/setup-home-assistant.sh $$v >/dev/null; done; fi
+	  for v in 2024.3.3 2025.4.4; do bash scripts/setup-home-assistant.sh $$v >/dev/null || exit 1; done; fi
 
 ## Benchmarks print numbers (release build).
 bench: release
