@@ -35,6 +35,21 @@ let tag = BeaconID("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2")!
         #expect(p.offer(&state, ts: 0.3, filtered: -72, distance: 8, proximity: .near)?.reason == .significantChange)
     }
 
+    /// Advertisements without an RSSI between measured ones (HCI's 127): their `unknown`
+    /// proximity is no news, so they do not publish at the advertising rate.
+    @Test func anAdvertisementWithoutRSSIIsNoSignificantChange() {
+        let p = PublishPolicy(reportInterval: 1.0, significantChangeDB: 6, significantChangeMeters: 1.5)
+        var state: PublishPolicy.State?
+        var published: [Double] = []
+        for i in 0..<30 {
+            let ts = Double(i) * 0.1, measured = i % 2 == 0
+            if p.offer(&state, ts: ts, filtered: -70, distance: 3.2, proximity: measured ? .far : .unknown, measured: measured) != nil {
+                published.append(ts)
+            }
+        }
+        #expect(published == [0, 1, 2])
+    }
+
     @Test func forgottenStateCountsAsFirst() {
         let p = PublishPolicy(reportInterval: 10)
         var state: PublishPolicy.State?

@@ -39,6 +39,13 @@ import Testing
         #expect(out[0].address == [0xC0, 0, 0, 0, 0, 0x01])
     }
 
+    /// The last fragment without an RSSI (127): the earlier fragment's stands.
+    @Test func aFragmentWithoutRSSIKeepsTheEarlierOne() throws {
+        let out = try reports([Self.fragment([1, 2], status: 1, rssi: -60), Self.fragment([3], status: 0, rssi: 127)])
+        try #require(out.count == 1)
+        #expect(out[0].data == [1, 2, 3] && out[0].rssi == -60)
+    }
+
     @Test func interleavedAdvertisersStayApart() throws {
         let out = try reports([
             Self.fragment([1], status: 1, rssi: -50, address: 1),

@@ -110,7 +110,7 @@ public struct AgentCore: Sendable {
                                       distance: settings.ranging.maxDistance, proximity: .unknown)
         }
         guard let due = policy.offer(&beacons[slot].published, ts: ts, filtered: range.rssiFiltered,
-                                     distance: range.distance, proximity: range.proximity) else { return out }
+                                     distance: range.distance, proximity: range.proximity, measured: report.rssi != nil) else { return out }
         // Only a reading needs the interval and the topic: the interval's median is taken now (nothing
         // was ingested since the range), the topic built at the beacon's first reading.
         let (topics, node) = (settings.topics, settings.node)

@@ -35,9 +35,12 @@ public struct PublishPolicy: Sendable {
 
     /// Called for each advertisement of a beacon at capture time `ts` with its publishing
     /// `state` (nil: never published, or forgotten); returns whether to publish now and, if
-    /// so, how many advertisements it covers. Updates `state` in place.
+    /// so, how many advertisements it covers. Updates `state` in place. `measured`: false for
+    /// an advertisement without an RSSI (HCI's 127): heard, but with no level of its own, it
+    /// counts towards the interval and is never a significant change (its `unknown` proximity
+    /// is no news, and one in every other report would publish at the advertising rate).
     public func offer(_ state: inout State?, ts: Double, filtered: Double, distance: Double,
-                      proximity: Proximity) -> (reason: Reason, samples: Int)? {
+                      proximity: Proximity, measured: Bool = true) -> (reason: Reason, samples: Int)? {
         guard let l = state else {
             state = State(at: ts, filtered: filtered, distance: distance, proximity: proximity, samplesSince: 0)
             return (.first, 1)
@@ -46,9 +49,9 @@ public struct PublishPolicy: Sendable {
         let reason: Reason?
         if ts - l.at >= reportInterval || ts < l.at {
             reason = .interval
-        } else if abs(filtered - l.filtered) >= significantChangeDB
-                    || abs(distance - l.distance) >= significantChangeMeters
-                    || proximity != l.proximity {
+        } else if measured && (abs(filtered - l.filtered) >= significantChangeDB
+                                   || abs(distance - l.distance) >= significantChangeMeters
+                                   || proximity != l.proximity) {
             reason = .significantChange
         } else {
             reason = nil

@@ -35,8 +35,9 @@ public struct ExtendedReportAssembler: Sendable {
         if var earlier = pending.removeValue(forKey: key) {
             order.removeAll { $0 == key }
             earlier.data.append(contentsOf: report.data)
-            // The last fragment's RSSI and time are the freshest.
-            earlier.rssi = report.rssi
+            // The last fragment's RSSI and time are the freshest (an RSSI an earlier fragment
+            // had beats none).
+            if let rssi = report.rssi { earlier.rssi = rssi }
             earlier.timestamp = report.timestamp
             earlier.eventType = earlier.eventType.with(dataStatus: status)
             joined = earlier
