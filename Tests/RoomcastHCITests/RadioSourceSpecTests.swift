@@ -43,6 +43,22 @@ import Testing
         #expect(RadioError.adapterBusy(device: "hci0").description.contains("busy"))
         #expect(!RadioError.permissionDenied(device: "hci0", call: "bind").isTransient)
         #expect(RadioError.adapterNotFound(device: "hci0", detail: "x").isTransient)
+        // A serial controller needs the device's group, not a capability.
+        let serial = RadioError.permissionDenied(device: "/dev/ttyAMA0", call: "open").description
+        #expect(serial.contains("dialout") && serial.contains("DeviceAllow=") && !serial.contains("setcap"))
+    }
+
+    /// A speed the agent cannot set opened the line at 115200, and the agent then retried
+    /// for good with "no answer" warnings that never named the speed.
+    @Test func anUnsupportedSerialSpeedIsRefusedWithTheOnesThatWork() throws {
+        #expect(try RadioSourceSpec.parse("h4:/dev/ttyAMA0@3000000") == .h4(path: "/dev/ttyAMA0", baud: 3_000_000))
+        #expect(throws: RadioError.self) { try RadioSourceSpec.parse("h4:/dev/ttyAMA0@1500000") }
+        do {
+            _ = try RadioSourceSpec.parse("h4:/dev/ttyAMA0@1500000")
+        } catch {
+            #expect(error.description.contains("1500000 baud") && error.description.contains("921600"))
+            #expect(!error.isTransient)
+        }
     }
 
     @Test func rawHCISocketWithoutKernelSupportSaysSo() async throws {

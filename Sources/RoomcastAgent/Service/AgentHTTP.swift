@@ -28,10 +28,10 @@ public final class AgentHTTP: Sendable {
             p.gauge("roomcast_agent_info", help: "Always 1; the node this agent reports as.", 1, labels: node)
             p.counter("roomcast_agent_advertisements_total", help: "Advertising reports received from the radio.",
                       Double(radio.reports), labels: node)
-            p.gauge("roomcast_agent_advertisements_per_second", help: "Advertising reports per second over the last telemetry window.",
+            p.gauge("roomcast_agent_advertisements_per_second", help: "Advertising reports per second over the last complete 10-s window.",
                     advertisementRate, labels: node)
             p.counter("roomcast_agent_untracked_total", help: "Reports of nothing this agent tracks.", Double(stats.untracked), labels: node)
-            p.counter("roomcast_agent_readings_total", help: "Readings published (or written by --dry-run).", Double(stats.readings),
+            p.counter("roomcast_agent_readings_total", help: "Readings made to publish (or written by --dry-run), including those dropped while the broker was away.", Double(stats.readings),
                       labels: node)
             p.gauge("roomcast_agent_beacons_tracked", help: "Beacons in the agent's table.", Double(trackedBeacons), labels: node)
             p.gauge("roomcast_agent_beacons_max", help: "The table's capacity (max_tracked_beacons).", Double(maxTrackedBeacons),

@@ -97,4 +97,7 @@ enum H4Device {
         default: speed_t(B115200)
         }
     }
+
+    /// The speeds a serial controller may be opened at (`h4:<path>@<baud>`).
+    static let supportedBauds: Set<Int> = [9600, 19200, 38400, 57600, 115_200, 230_400, 460_800, 921_600, 1_000_000, 2_000_000, 3_000_000]
 }

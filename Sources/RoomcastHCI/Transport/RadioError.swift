@@ -37,6 +37,11 @@ public enum RadioError: Error, Equatable, Sendable, CustomStringConvertible {
             return "Bluetooth adapter \(device) not found: \(detail). Check `hciconfig -a` or `btmgmt info`, and that the adapter is plugged in."
         case let .adapterDown(device):
             return "Bluetooth adapter \(device) is down or powered off. Power it on with `sudo btmgmt -i \(device) power on` (or `sudo hciconfig \(device) up`) and check `rfkill list` for a block."
+        case let .permissionDenied(device, "open"):
+            // A serial controller (`h4:/dev/ttyAMA0`): a device file's rights, not a capability.
+            return "permission denied on \(device) (open): the serial device belongs to a group (usually `dialout`). Add the agent's user to it (`sudo usermod -aG dialout <user>`), or give the packaged unit the device back with a drop-in (DeviceAllow= and SupplementaryGroups=dialout, docs/deployment.md)."
+        case let .permissionDenied(device, "connect"):
+            return "permission denied on \(device) (connect): the agent's user may not write to that socket; check its owner and mode."
         case let .permissionDenied(device, call):
             return "permission denied on \(device) (\(call)): the raw HCI socket needs CAP_NET_RAW. Grant it with `sudo setcap cap_net_raw+ep $(which edge-agent)`, or run the packaged systemd unit (roomcast-edge-agent.service), which sets `AmbientCapabilities=CAP_NET_RAW`."
         case let .adapterBusy(device):

@@ -27,6 +27,11 @@ public enum RadioSourceSpec: Sendable, Hashable, CustomStringConvertible {
             guard let rest, !rest.isEmpty else { throw .invalidSource(text) }
             if let at = Self.suffixAt(rest) {
                 guard let baud = Int(rest[rest.index(after: at)...]), baud > 0 else { throw .invalidSource(text) }
+                // Any other speed would open the line at 115200 and never hear the controller.
+                guard H4Device.supportedBauds.contains(baud) else {
+                    throw .invalidSettings("\(text): \(baud) baud is not a serial speed the agent can set; use one of "
+                                           + H4Device.supportedBauds.sorted().map(String.init).joined(separator: ", "))
+                }
                 return .h4(path: String(rest[..<at]), baud: baud)
             }
             return .h4(path: String(rest), baud: nil)
