@@ -48,3 +48,49 @@ extension AgentCoreTests {
         #expect(sink.sent == [.enter, .exit, .enter])
     }
 }
+
+extension AgentCoreTests {
+    /// A Pi boots on the time it last saved, then NTP steps the clock an hour forward while a
+    /// beacon in a region is heard. Taken for an hour passing, the step made the region exit
+    /// and the beacon be forgotten at once, only to be entered and heard again a moment later.
+    /// The runtime tells the step from time passing by a monotonic clock.
+    @Test func aClockSteppedForwardIsNoSilence() throws {
+        var config = AdvertisingConfig()
+        config.regions = [RegionConfig(name: "office", uuid: "e2c56db5-dffb-48d2-b060-d0f5a71096e0")]
+        let core = AgentCore(settings: AgentSettings(node: "n", regionExitDelay: 10), decoder: try AdvertisementDecoder(config: config),
+                             startTime: 0)
+        let sink = CollectingSink()
+        let boot = ManualTimeSource(500)
+        let runtime = AgentRuntime(core: core, sink: sink, counters: nil, ticksFromReports: false, startTime: 0, elapsed: boot)
+        func events() -> [String] { sink.topics.filter { $0.hasSuffix("/events") } }
+        var t = 0.0
+        for _ in 0..<20 {
+            runtime.handle(report(t: t, rssi: -60))
+            t += 0.5
+            boot.advance(by: 0.5)
+            if t.truncatingRemainder(dividingBy: 1) == 0 { runtime.tick(now: t) }
+        }
+        #expect(events().count == 1, "entered")
+        // One second later by the monotonic clock, an hour later by the wall clock.
+        t += 3600
+        boot.advance(by: 1)
+        runtime.tick(now: t)
+        #expect(events().count == 1, "no exit on the step")
+        #expect(runtime.stats.clockSteps == 1)
+        for _ in 0..<10 {
+            runtime.handle(report(t: t, rssi: -60))
+            t += 0.5
+            boot.advance(by: 0.5)
+            if t.truncatingRemainder(dividingBy: 1) == 0 { runtime.tick(now: t) }
+        }
+        #expect(events().count == 1, "no exit, no enter again")
+        #expect(runtime.metrics.trackedBeacons == 1)
+        // Silent for real: the region is left after its delay, timed on the stepped clock.
+        for _ in 0..<12 {
+            t += 1
+            boot.advance(by: 1)
+            runtime.tick(now: t)
+        }
+        #expect(events().count == 2, "left 10 s after the beacon fell silent")
+    }
+}

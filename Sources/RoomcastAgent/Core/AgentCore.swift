@@ -154,7 +154,8 @@ public struct AgentCore: Sendable {
     public static let clockStepTolerance = 10.0
 
     /// The timer's time: the one source read in order. A step back moves every kept time back
-    /// with it (`clockSteppedBack`); a step forward is time passing.
+    /// with it (`clockSteppedBack`); a step forward looks like time passing here, and only the
+    /// runtime, with a monotonic clock, can tell (`clockSteppedForward`).
     private mutating func observe(tick now: Double) {
         guard now.isFinite else { return }
         if now < latestTime - Self.clockStepTolerance { clockSteppedBack(by: latestTime - now) }
@@ -179,6 +180,21 @@ public struct AgentCore: Sendable {
     /// expiring and held telemetry back, all until the clock caught up.
     public mutating func clockSteppedBack(by seconds: Double) {
         guard seconds.isFinite, seconds > 0 else { return }
+        moveKeptTimes(back: seconds)
+    }
+
+    /// The wall clock stepped forward by `seconds` while the monotonic clock did not (a Pi
+    /// booted on the time it last saved, then set by NTP): every time the core keeps moves
+    /// forward by as much. Taken for time passing, the step made every region exit and every
+    /// beacon be forgotten at once, to be entered and heard again a moment later. The caller
+    /// tells (`AgentRuntime`): the core sees the wall clock only.
+    public mutating func clockSteppedForward(by seconds: Double) {
+        guard seconds.isFinite, seconds > 0 else { return }
+        moveKeptTimes(back: -seconds)
+    }
+
+    /// Moves every kept time back by `seconds` (forward when negative).
+    private mutating func moveKeptTimes(back seconds: Double) {
         beacons.clockSteppedBack(by: seconds)
         regions.clockSteppedBack(by: seconds)
         deliveryCheck.clockSteppedBack(by: seconds)

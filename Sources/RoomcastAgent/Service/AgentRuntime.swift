@@ -16,6 +16,8 @@ public final class AgentRuntime: Sendable {
         var core: AgentCore
         var nextTick: Double?
         var lastTime: Double
+        /// The latest tick's wall and monotonic times (`elapsed`).
+        var lastTick: (wall: Double, monotonic: Double)?
     }
 
     private let state: Mutex<State>
@@ -23,11 +25,16 @@ public final class AgentRuntime: Sendable {
     private let counters: RadioCounters?
     /// Replays tick on the capture's clock (deterministic); live runs tick on a timer.
     private let ticksFromReports: Bool
+    /// A monotonic clock, read at each tick: the wall clock running ahead of it between two
+    /// ticks is a step forward (`AgentCore.clockSteppedForward`). Nil: ticks' times are all
+    /// there is (replays, tests on a virtual clock).
+    private let elapsed: (any TimeSource)?
     private let logger: Logger
 
     public init(core: AgentCore, sink: any AgentSink, counters: RadioCounters?, ticksFromReports: Bool, startTime: Double,
-                logger: Logger = .silent) {
+                elapsed: (any TimeSource)? = nil, logger: Logger = .silent) {
         self.state = Mutex(State(core: core, nextTick: nil, lastTime: startTime))
+        self.elapsed = elapsed
         self.sink = sink
         self.counters = counters
         self.ticksFromReports = ticksFromReports
@@ -75,6 +82,14 @@ public final class AgentRuntime: Sendable {
     public func tick(now: Double) {
         let (warning, stepped) = state.withLock { s in
             let steps = s.core.stats.clockSteps
+            if let elapsed {
+                let monotonic = elapsed.now()
+                if let last = s.lastTick {
+                    let ahead = (now - last.wall) - (monotonic - last.monotonic)
+                    if ahead > AgentCore.clockStepTolerance { s.core.clockSteppedForward(by: ahead) }
+                }
+                s.lastTick = (now, monotonic)
+            }
             let (messages, warning) = tickLocked(&s, now: now)
             sink.send(messages, at: now)
             return (warning, s.core.stats.clockSteps != steps)
@@ -91,7 +106,7 @@ public final class AgentRuntime: Sendable {
     }
 
     private func warnClockStep() {
-        logger.warning("the wall clock stepped back: every time kept moves back by as much", metadata: [
+        logger.warning("the wall clock stepped: every time kept moves with it", metadata: [
             "clock_steps": "\(stats.clockSteps)"])
     }
 

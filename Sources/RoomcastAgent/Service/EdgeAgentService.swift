@@ -61,7 +61,7 @@ public final class EdgeAgentService: Sendable {
         let start = isReplay ? (first?.timestamp ?? clock.now()) : clock.now()
         let core = AgentCore(settings: settings, decoder: decoder, startTime: start)
         let runtime = AgentRuntime(core: core, sink: sink, counters: source.counters, ticksFromReports: isReplay, startTime: start,
-                                   logger: logger)
+                                   elapsed: isReplay ? nil : BootTimeSource(), logger: logger)
         runtime.start(now: start)
         logger.info("edge agent running", metadata: ["node": settings.node, "source": source.spec.description])
         let listener = startListener(runtime: runtime)

@@ -21,6 +21,14 @@ public struct MonotonicTimeSource: TimeSource {
     public func now() -> Double { Syscall.monotonicSeconds() }
 }
 
+/// Seconds since boot, suspended time included: what the wall clock should have advanced by,
+/// so a difference tells a step of the wall clock (NTP, a clock set by hand) from time passing,
+/// a suspend included. Not a Unix time.
+public struct BootTimeSource: TimeSource {
+    public init() {}
+    public func now() -> Double { Syscall.bootSeconds() }
+}
+
 /// A clock tests and replays set by hand.
 public final class ManualTimeSource: TimeSource {
     private let current: Mutex<Double>
