@@ -241,6 +241,7 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         }
         guard let n = node(named: reading.node) else { counters.count(.unknownNode); return }
         guard nodes[n].online else { counters.count(.nodeOffline); return }
+        nodes[n].heardSinceOnline = true
         if let tx = nodeOfBeacon[reading.id] {
             // Another node's own beacon: a link of known length, for calibration and fingerprints.
             calibration.observe(tx: tx, rx: n, rssi: rssi + nodes[n].rxAdjust)
@@ -335,7 +336,8 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         sweepForced = true
         if online {
             nodes[n].onlineSince = now
-        } else {
+            nodes[n].heardSinceOnline = false
+        } else if nodes[n].heardSinceOnline || !nodes[n].offlineSince.isFinite {
             nodes[n].offlineSince = now
         }
     }
@@ -430,6 +432,9 @@ struct NodeState {
     /// Capture time of the newest reading it sent of any beacon: a node that hears nothing at
     /// all is deaf (its radio stalled), not silent about one beacon.
     var lastHeard = -Double.infinity
+    /// A reading of it was taken since it last came online. A node that goes down again before
+    /// sending one was never back: its outage goes on from when it first went down.
+    var heardSinceOnline = true
 
     init(name: String, room: Int, rxAdjust: Double) {
         self.name = name

@@ -48,6 +48,16 @@ let tag = BeaconID("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2")!
             }
         }
         #expect(published == [0, 1, 2])
+        // The interval falling on one without an RSSI: the measured one after it is no change.
+        state = nil
+        published = []
+        for i in 0..<30 {
+            let ts = Double(i) * 0.1, measured = i % 10 != 0 || i == 0
+            if p.offer(&state, ts: ts, filtered: -70, distance: 3.2, proximity: measured ? .far : .unknown, measured: measured) != nil {
+                published.append(ts)
+            }
+        }
+        #expect(published == [0, 1, 2], "\(published)")
     }
 
     @Test func forgottenStateCountsAsFirst() {

@@ -51,6 +51,34 @@ import TestSupport
         #expect(leftovers.take().map(\.topic) == [topics.person("bob")])
     }
 
+    /// A hot standby that takes over long after its start clears the leftovers 30 s after its
+    /// discovery clean-up too, not with it: Home Assistant has not removed the entities yet.
+    @Test func aStandbyThatTakesOverClearsLeftoversAfterItsDiscoveryCleanUp() async throws {
+        let topics = Topics()
+        let runtime = AggregatorRuntime(core: AggregatorConfig(site: Self.site()).makeCore(),
+                                        election: LeaseElection(me: "beta", topics: topics, duration: 6), refreshInterval: .infinity,
+                                        startedAt: 0, logger: .silent)
+        func lease(at t: Double) async throws {
+            let payload = try WireFormat.encode(LeaseElection.Lease(holder: "alpha", expires: t + 6))
+            _ = await runtime.handle(topic: topics.aggregatorLease, payload: payload, now: t, retained: true)
+        }
+        await runtime.brokerConnected(now: 0)
+        try await lease(at: 0)
+        _ = await runtime.handle(topic: topics.room("attic"), payload: Array("{}".utf8), now: 0, retained: true)
+        let marker = try #require(await runtime.tick(now: 0).first { $0.topic == runtime.syncTopic })
+        _ = await runtime.handle(topic: marker.topic, payload: marker.payload, now: 0)
+        var activeAt: Double?, clearedAt: Double?
+        for t in stride(from: 0.5, through: 200, by: 0.5) {
+            if t < 100, t.truncatingRemainder(dividingBy: 2) == 0 { try await lease(at: t) }  // alpha renews until it dies
+            let out = await runtime.tick(now: t)
+            if activeAt == nil, await runtime.isActive { activeAt = t }
+            if out.contains(where: { $0.topic == topics.room("attic") && $0.payload.isEmpty }) { clearedAt = t }
+        }
+        let took = try #require(activeAt)
+        let cleared = try #require(clearedAt, "the leftover was never cleared")
+        #expect(took > 100 && cleared >= took + 30, "took over at \(took), cleared at \(cleared)")
+    }
+
     /// Under `partition:` a site that lists its beacons: a retained presence of a beacon it does
     /// not list is nobody's, so its Home Assistant configs are not kept as another partition's.
     @Test func aPartitionKeepsNoConfigOfABeaconTheSiteDoesNotList() throws {

@@ -38,7 +38,7 @@ import Shared
 
     /// A node that comes back says something about the beacons it was hearing when it went
     /// down, nothing about one it had not heard for long: a flaky node reconnecting every 20 s
-    /// kept a beacon that had left at home for good.
+    /// does not keep a beacon that has left at home.
     @Test func aFlakyNodeDoesNotKeepABeaconThatLeftAtHome() throws {
         var engine = FusionEngine(site: Synthetic.twoRooms, settings: FusionSettings())
         // In the kitchen, then in the office for a while, heard there only.
@@ -54,6 +54,29 @@ import Shared
         }
         let left = try #require(away, "the beacon never went away")
         #expect(left.reason == "timeout" && left.ts < 200 + engine.settings.awayTimeout + 2, "away at \(left.ts)")
+    }
+
+    /// The only node that hears a beacon drops out, comes back and drops out again before it
+    /// has sent anything: one outage, not a second one that began long after the beacon was
+    /// last heard. Back for good, its return counts, and the beacon stays in its room.
+    @Test func aNodeDroppingOutTwiceIsOneOutage() throws {
+        var engine = FusionEngine(site: Synthetic.twoRooms, settings: FusionSettings())
+        _ = FusionEngineTests.drive(&engine, from: 0, to: 20, sigma: 1, seed: 6) { _ in ["n-kitchen": -60] }
+        engine.nodeStatus("n-kitchen", online: false, now: 20)
+        #expect(engine.tick(now: 20.5).first?.reason == "nodes_offline")
+        engine.nodeStatus("n-kitchen", online: true, now: 80)
+        engine.nodeStatus("n-kitchen", online: false, now: 82)
+        engine.nodeStatus("n-kitchen", online: true, now: 90)
+        var synth = Synthetic()
+        synth.seq["n-kitchen"] = 10_000
+        // Back, and not yet heard from: its silence counts from its return.
+        var after = engine.tick(now: 90.1)
+        for t in stride(from: 90.5, through: 95, by: 0.5) {
+            engine.ingest(synth.reading("n-kitchen", rssi: -60, at: t), now: t)
+            after += engine.tick(now: t + 0.1)
+        }
+        #expect(!after.contains { $0.room == nil }, "\(after.map { ($0.ts, $0.room ?? "away", $0.reason ?? "") })")
+        #expect(engine.decision(for: Synthetic.tag)?.room == "kitchen")
     }
 
     /// The aggregator deaf for 40 s (a broker restart) while a beacon sits in the kitchen: when

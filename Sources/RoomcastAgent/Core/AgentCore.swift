@@ -185,9 +185,9 @@ public struct AgentCore: Sendable {
 
     /// The wall clock stepped forward by `seconds` while the monotonic clock did not (a Pi
     /// booted on the time it last saved, then set by NTP): every time the core keeps moves
-    /// forward by as much. Taken for time passing, the step made every region exit and every
-    /// beacon be forgotten at once, to be entered and heard again a moment later. The caller
-    /// tells (`AgentRuntime`): the core sees the wall clock only.
+    /// forward by as much. Taken for time passing, the step would make every region exit and
+    /// every beacon be forgotten at once, to be entered and heard again a moment later. The
+    /// caller tells (`AgentRuntime`): the core sees the wall clock only.
     public mutating func clockSteppedForward(by seconds: Double) {
         guard seconds.isFinite, seconds > 0 else { return }
         moveKeptTimes(back: -seconds)

@@ -60,7 +60,10 @@ public struct PublishPolicy: Sendable {
             state?.samplesSince = samples
             return nil
         }
-        state = State(at: ts, filtered: filtered, distance: distance, proximity: proximity, samplesSince: 0)
+        // Published at the interval, an advertisement without a level of its own leaves the
+        // level to compare with as it was: the next measured one is no change against `unknown`.
+        state = measured ? State(at: ts, filtered: filtered, distance: distance, proximity: proximity, samplesSince: 0)
+                         : State(at: ts, filtered: l.filtered, distance: l.distance, proximity: l.proximity, samplesSince: 0)
         return (reason, samples)
     }
 }

@@ -80,10 +80,12 @@ public final class AgentRuntime: Sendable {
     }
 
     public func tick(now: Double) {
+        // Read next to the caller's wall clock, not after waiting for the lock: the wait would
+        // count as the wall clock running ahead.
+        let monotonic = elapsed?.now()
         let (warning, stepped) = state.withLock { s in
             let steps = s.core.stats.clockSteps
-            if let elapsed {
-                let monotonic = elapsed.now()
+            if let monotonic {
                 if let last = s.lastTick {
                     let ahead = (now - last.wall) - (monotonic - last.monotonic)
                     if ahead > AgentCore.clockStepTolerance { s.core.clockSteppedForward(by: ahead) }

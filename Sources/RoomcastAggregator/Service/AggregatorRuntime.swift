@@ -16,7 +16,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     private var discoveryOnBroker: Set<String> = []
     /// Our discovery configs seen on the broker and remembered (at most `maximumDiscoveryOnBroker`).
     public var discoveryConfigsOnBroker: Int { discoveryOnBroker.count }
-    private var discoveryReconciled = false
+    /// When the discovery configs no longer wanted were cleared (once per run, when active).
+    private var discoveryReconciledAt: Double?
     /// Retained topics of rooms, people and beacons the config no longer has, cleared once,
     /// `leftoverClearDelay` seconds after the discovery clean-up.
     private var leftovers: RetainedLeftovers
@@ -230,7 +231,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             return []
         }
         if leftovers.isRoomOrPerson(topic) {
-            leftovers.observe(topic: topic, payload: payload, retained: retained)
+            if !leftoversCleared { leftovers.observe(topic: topic, payload: payload, retained: retained) }
             return []
         }
         if let discovery = core.discovery, discovery.isOurs(topic) {
@@ -264,7 +265,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         }
         var lateResume: BeaconID?
         if topic.hasPrefix(presencePrefix), case .presence(let id) = core.topics.parse(topic) {
-            leftovers.observe(topic: topic, payload: payload, retained: retained)
+            if !leftoversCleared { leftovers.observe(topic: topic, payload: payload, retained: retained) }
             // Retained presence is what we published before a restart: resume from it, however
             // long the broker takes to deliver a big site's. Live presence right after the start
             // is the active peer's (a standby warming up); later it is our own output echoed
@@ -437,11 +438,15 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 out += try refresh(now: now)
             }
             out += try reportCalibration(now: now)
-            if active, !discoveryReconciled, now - startedAt > resumeWindow, let discovery = core.discovery {
-                discoveryReconciled = true
-                out += discovery.removals(existing: discoveryOnBroker, wanted: try core.wantedDiscovery())
+            if active, discoveryReconciledAt == nil, now - startedAt > resumeWindow {
+                discoveryReconciledAt = now
+                if let discovery = core.discovery {
+                    out += discovery.removals(existing: discoveryOnBroker, wanted: try core.wantedDiscovery())
+                }
             }
-            if active, !leftoversCleared, now - startedAt > resumeWindow + leftoverClearDelay {
+            // Timed from the discovery clean-up, not the start: a standby that takes over later
+            // makes both then.
+            if active, !leftoversCleared, let reconciled = discoveryReconciledAt, now - reconciled >= leftoverClearDelay {
                 leftoversCleared = true
                 let cleared = leftovers.take()
                 if !cleared.isEmpty {

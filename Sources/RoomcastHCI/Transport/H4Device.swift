@@ -82,22 +82,17 @@ enum H4Device {
         return fd
     }
 
+    /// The speed constant for `baud` (`supportedBauds`); 115200 for a spec made elsewhere.
     private static func speedConstant(_ baud: Int) -> speed_t {
-        switch baud {
-        case 9600: speed_t(B9600)
-        case 19200: speed_t(B19200)
-        case 38400: speed_t(B38400)
-        case 57600: speed_t(B57600)
-        case 230_400: speed_t(B230400)
-        case 460_800: speed_t(B460800)
-        case 921_600: speed_t(B921600)
-        case 1_000_000: speed_t(B1000000)
-        case 2_000_000: speed_t(B2000000)
-        case 3_000_000: speed_t(B3000000)
-        default: speed_t(B115200)
-        }
+        speeds[baud] ?? speed_t(B115200)
     }
 
     /// The speeds a serial controller may be opened at (`h4:<path>@<baud>`).
-    static let supportedBauds: Set<Int> = [9600, 19200, 38400, 57600, 115_200, 230_400, 460_800, 921_600, 1_000_000, 2_000_000, 3_000_000]
+    static var supportedBauds: [Int] { speeds.keys.sorted() }
+
+    private static let speeds: [Int: speed_t] = [
+        9600: speed_t(B9600), 19200: speed_t(B19200), 38400: speed_t(B38400), 57600: speed_t(B57600),
+        115_200: speed_t(B115200), 230_400: speed_t(B230400), 460_800: speed_t(B460800), 921_600: speed_t(B921600),
+        1_000_000: speed_t(B1000000), 1_500_000: speed_t(B1500000), 2_000_000: speed_t(B2000000), 3_000_000: speed_t(B3000000),
+    ]
 }

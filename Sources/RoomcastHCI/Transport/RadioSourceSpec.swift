@@ -29,8 +29,8 @@ public enum RadioSourceSpec: Sendable, Hashable, CustomStringConvertible {
                 guard let baud = Int(rest[rest.index(after: at)...]), baud > 0 else { throw .invalidSource(text) }
                 // Any other speed would open the line at 115200 and never hear the controller.
                 guard H4Device.supportedBauds.contains(baud) else {
-                    throw .invalidSettings("\(text): \(baud) baud is not a serial speed the agent can set; use one of "
-                                           + H4Device.supportedBauds.sorted().map(String.init).joined(separator: ", "))
+                    throw .invalidSettings("\(text): the agent does not open serial lines at \(baud) baud; use one of "
+                                           + H4Device.supportedBauds.map(String.init).joined(separator: ", "))
                 }
                 return .h4(path: String(rest[..<at]), baud: baud)
             }
