@@ -8,7 +8,7 @@ DATASET_DIR is a checkout of philotuxo/Position-Annotated-BLE-RSSI-Dataset (CC0 
 A. T. Naskali, A. T. Cemgil, C. Ersoy, Pervasive and Mobile Computing 81, 2022). Its hst/set_*/
 folders hold, for each of 126 reference points, 30 minutes in which the beacon stood still on a
 tripod and all twelve receivers logged it (`sensorNN_<x>_<y>_<z>.mbd`: time, receiver MAC,
-beacon MAC, RSSI per packet). The tracks of the same office are ../shared/data/rssi/danis-office.
+beacon MAC, RSSI per packet). The tracks of the same office are Tests/RoomcastScenarioTests/Fixtures/danis-office.
 
 The scenario uses danis-office's rooms and ids, so the two can be compared and taught from one
 another: four quadrant zones split at x = 10.33 m and y = 8.82 m, each receiver in its quadrant

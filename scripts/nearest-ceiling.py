@@ -1,7 +1,7 @@
 """What a nearest-node rule could reach on a recording with hindsight (docs/fusion.md, Known limits).
 
 usage: python3 scripts/nearest-ceiling.py SCENARIO_DIR [WINDOW_S]
-SCENARIO_DIR is a recorded scenario with raw.jsonl.gz (../shared/data/rssi/kolakowski-calib, …).
+SCENARIO_DIR is a recorded scenario with raw.jsonl.gz (Tests/RoomcastScenarioTests/Fixtures/kolakowski-calib, …).
 
 Per settled second (the truth has held 10 s, after the first 30 s: the scorer's rule), the
 room of the node with the loudest median raw RSSI over a window centred on that second —

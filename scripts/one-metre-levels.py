@@ -1,7 +1,7 @@
 """The Kolakowski flat's receivers calibrated by hand, as `aggregator calibrate` would (docs/fusion.md, Known limits).
 
 usage: python3 scripts/one-metre-levels.py RSSI_DIR [TAG_HEIGHT_M]
-RSSI_DIR is ../shared/data/rssi (its kolakowski-original/ and kolakowski-calib/).
+RSSI_DIR holds kolakowski-original/ (the published dataset) and kolakowski-calib/ (as in Tests/RoomcastScenarioTests/Fixtures/).
 
 `aggregator calibrate` takes the median level a node reads of a beacon carried round it at
 1 m and suggests the rx_adjust that makes it read the beacon's 1 m power there. The flat's
