@@ -286,6 +286,34 @@ import Testing
         #expect(d["default_entity_id"] as? String == "sensor.kitchen_pi_cat_distance")
     }
 
+    /// The cat taken out of the config: the kitchen node's device stays, without the cat's
+    /// distance sensor. Home Assistant keeps a component left out, so the node's config goes
+    /// out once with that component as `{"p": "sensor"}` alone (Home Assistant removes it),
+    /// then as wanted, which stays retained. An unchanged device gets nothing extra.
+    @Test func aComponentADeviceNoLongerHasIsRemovedExplicitly() throws {
+        let before = HomeAssistantDiscovery(topics: Topics(), site: Self.site, nodeDistances: true)
+        var smaller = Self.site
+        smaller.beacons.removeAll { $0.id == cat }
+        let after = HomeAssistantDiscovery(topics: Topics(), site: smaller, nodeDistances: true)
+        var onBroker: [String: [String: String]] = [:]
+        for m in try before.siteConfigs(Self.site) {
+            if let components = before.deviceComponents(topic: m.topic, payload: m.payload) { onBroker[m.topic] = components }
+        }
+        let node = "homeassistant/device/roomcast_node_kitchen_pi/config"
+        let distance = "roomcast_node_kitchen_pi_distance_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1233_45"
+        #expect(onBroker[node]?[distance] == "sensor")
+        let wanted = try after.siteConfigs(smaller)
+        let removals = after.componentRemovals(onBroker: onBroker, wanted: wanted)
+        #expect(Set(removals.map(\.topic)) == [node, "homeassistant/device/roomcast_node_bath_pi/config"])
+        let patched = try json(try #require(removals.first { $0.topic == node }))
+        #expect((patched["cmps"] as? [String: Any])?[distance] as? [String: String] == ["p": "sensor"])
+        #expect(removals.last { $0.topic == node } == wanted.first { $0.topic == node }, "the wanted config goes last, and stays retained")
+        #expect(after.componentRemovals(onBroker: onBroker, wanted: try before.siteConfigs(Self.site)).isEmpty)
+        // An entity-mode topic, or not a config, is nothing to compare.
+        #expect(after.deviceComponents(topic: "homeassistant/sensor/roomcast_x/config", payload: Array("{}".utf8)) == nil)
+        #expect(after.deviceComponents(topic: node, payload: Array("not json".utf8)) == nil)
+    }
+
     @Test func entityModeWritesTheSameEntitiesOnePerTopic() throws {
         let old = try discovery(.entity).siteConfigs(Self.site)
         let topics = Set(old.map(\.topic))

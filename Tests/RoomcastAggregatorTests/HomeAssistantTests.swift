@@ -29,7 +29,7 @@ struct HomeAssistantTests {
             "beacons": beacons.map { ["id": $0.id.rawValue, "name": $0.name] },
             "people": [["name": "Alice", "beacons": [tag.rawValue, phone.rawValue]]],
             "fusion": ["away_timeout_s": 4],
-            "discovery": ["mode": mode],
+            "discovery": ["mode": mode, "node_distances": true],
             "output": ["mqtt_room": true, "refresh_interval_s": 60],
             "log": ["level": "debug"],
         ]
@@ -85,6 +85,7 @@ struct HomeAssistantTests {
         let everything: ([String: HomeAssistantInstance.EntityState]) -> Bool = { s in
             s["device_tracker.cat"]?.state == "home" && s["sensor.cat_room"]?.state == "Living Room"
                 && s["device_tracker.alice"]?.state == "home" && s["sensor.alice_room"]?.state == "Kitchen"
+                && s["sensor.living_pi_cat_distance"] != nil
                 && s["person.alice"]?.state == "home"
                 && s["binary_sensor.kitchen_occupancy"]?.state == "on" && s["binary_sensor.living_room_occupancy"]?.state == "on"
                 && s["sensor.kitchen_count"]?.state == "1" && s["sensor.kitchen_people"]?.state == "1"
@@ -135,8 +136,11 @@ struct HomeAssistantTests {
         #expect(s["binary_sensor.kitchen_occupancy"]?.attributes["friendly_name"] == .string("Kitchen Occupancy"))
         #expect(s["sensor.alice_room"]?.attributes["friendly_name"] == .string("Alice Room"))
         // Alice's beacons are hers: no trackers or sensors of their own, only her device's selects
-        // that teach rooms with each.
-        #expect(!s.keys.contains { !$0.hasPrefix("select.alice_teach_room_with_") && ($0.contains("alice_s_tag") || $0.contains("alice_s_phone")) })
+        // that teach rooms with each (and the nodes' distance sensors of them, on the nodes' devices).
+        let onANode = { (entity: String) in Self.nodes.contains { entity.hasPrefix("sensor.\($0.replacingOccurrences(of: "-", with: "_"))_") } }
+        #expect(!s.keys.contains { !$0.hasPrefix("select.alice_teach_room_with_") && !onANode($0)
+            && ($0.contains("alice_s_tag") || $0.contains("alice_s_phone")) })
+        #expect(s["sensor.kitchen_pi_alice_s_tag_distance"] != nil)
         #expect(s["select.alice_teach_room_with_alice_s_phone"] != nil)
         let tracker = try #require(s["device_tracker.cat"])
         #expect(tracker.attributes["source_type"] == .string("bluetooth_le"))
@@ -262,6 +266,9 @@ struct HomeAssistantTests {
         try await ha.waitFor("the cat's entities removed, Alice's available", timeout: .seconds(30)) { s in
             !s.keys.contains { $0.hasPrefix("device_tracker.cat") || ($0.hasPrefix("sensor.cat_") && $0 != "sensor.cat_mqtt_room") }
                 && s["device_tracker.alice"]?.state == "not_home" && s["binary_sensor.roomcast_aggregator_connectivity"]?.state == "on"
+                // The nodes' devices stay, without their distance sensor of the cat.
+                && s["sensor.kitchen_pi_cat_distance"] == nil && s["sensor.living_pi_cat_distance"] == nil
+                && s["binary_sensor.kitchen_pi_connectivity"] != nil
         }
         #expect(try await ha.render("{{ integration_entities('mqtt') | select('search', 'cat_r|cat_l|tracker.cat') | list | count }}") == "0")
         // Its retained presence is cleared too, after Home Assistant has removed its entities

@@ -148,7 +148,7 @@ import TestSupport
             let all = seen.elements
             return leftovers.allSatisfy { topic in all.contains { $0.topic == topic && $0.payload.isEmpty } }
         }
-        #expect(aggregator.stdout.contains("cleared the retained topics of rooms, people and beacons no longer in the config"))
+        #expect(aggregator.stdout.contains("clearing the retained topics of rooms, people and beacons no longer in the config"))
         // The site's own topics are still published: the keys in the kitchen, Alice with them.
         let all = seen.elements
         #expect(all.contains { $0.topic == topics.presence(Self.kept) && $0.payloadString?.contains(#""room":"kitchen""#) == true })

@@ -197,12 +197,14 @@ private func problems<T: Decodable>(_ type: T.Type, _ yaml: String) -> [String] 
         let yaml = """
             rooms: [{name: Office}, {name: office}, {name: kids-room}, {name: kids_room}, {name: кухня}, {name: спальня}]
             nodes: [{name: hall-pi, room: Office}, {name: hall_pi, room: office}]
+            beacons: [{id: "irk:anna-phone"}, {id: "irk:anna_phone"}]
             """
         #expect(problems(AggregatorConfig.self, yaml) == [
             "rooms[1].name: 'office' and rooms[0] 'Office' are one Home Assistant device (roomcast_room_office): rename one, using letters a-z and digits that differ",
             "rooms[3].name: 'kids_room' and rooms[2] 'kids-room' are one Home Assistant device (roomcast_room_kids_room): rename one, using letters a-z and digits that differ",
             "rooms[5].name: 'спальня' and rooms[4] 'кухня' are one Home Assistant device (roomcast_room__): rename one, using letters a-z and digits that differ",
             "nodes[1].name: 'hall_pi' and nodes[0] 'hall-pi' are one Home Assistant device (roomcast_node_hall_pi): rename one, using letters a-z and digits that differ",
+            "beacons[1].id: 'irk:anna_phone' and beacons[0] 'irk:anna-phone' are one Home Assistant device (roomcast_beacon_irk_anna_phone): rename one, using letters a-z and digits that differ",
         ])
         #expect(problems(AggregatorConfig.self, yaml + "\ndiscovery: {enabled: false}").isEmpty)
     }

@@ -80,6 +80,10 @@ extension AggregatorConfig {
             }
         }
         Self.validate(beacons, list: "beacons", into: &checks)
+        // `irk:alice-phone` and `irk:alice_phone` would be one device, their entities one.
+        if discovery.enabled {
+            Self.discoveryIDsDistinct(beacons.map(\.id.rawValue), list: "beacons", field: "id", kind: "beacon", into: &checks)
+        }
         validatePeople(tracked: tracked, nodeBeacons: Set(transmitter.keys), into: &checks)
 
         checks.add(contentsOf: fusion.tableProblems())

@@ -137,7 +137,11 @@ public struct HomeAssistantDiscovery: Sendable {
                 name: "Occupancy", uniqueID: "roomcast_room_\(slug)_occupancy", entityID: entityID("binary_sensor", title, "Occupancy"),
                 stateTopic: state, valueTemplate: "{{ 'ON' if value_json.occupied else 'OFF' }}",
                 jsonAttributesTopic: state,
-                jsonAttributesTemplate: "{{ {'people': value_json.get('people', []), 'beacons': value_json.beacons} | tojson }}",
+                // At most `attributeListLimit` each: Home Assistant's recorder drops attributes over
+                // 16 KB (with a warning each time), and a busy room on a site tracking every
+                // beacon heard lists hundreds. The count sensors say how many there are.
+                jsonAttributesTemplate: "{{ {'people': value_json.get('people', [])[:\(Self.attributeListLimit)], "
+                    + "'beacons': value_json.beacons[:\(Self.attributeListLimit)]} | tojson }}",
                 deviceClass: "occupancy")),
             component("sensor", "roomcast_room_\(slug)_count", EntityConfig(
                 name: "Count", uniqueID: "roomcast_room_\(slug)_count", entityID: entityID("sensor", title, "Count"),
@@ -293,6 +297,43 @@ public struct HomeAssistantDiscovery: Sendable {
         return existing.subtracting(keep).filter(isOurs).sorted().map { OutboundMessage(topic: $0, payload: [], retain: true, qos: 1) }
     }
 
+    /// The components (id → platform) of one of our device configs as read back from the
+    /// broker; nil for an entity-mode topic or a payload that is not one.
+    public func deviceComponents(topic: String, payload: [UInt8]) -> [String: String]? {
+        struct Device: Decodable {
+            struct Component: Decodable { let p: String? }
+            let cmps: [String: Component]?
+        }
+        guard deviceID(ofTopic: topic) != nil, let device = try? JSONDecoder().decode(Device.self, from: Data(payload)),
+              let cmps = device.cmps, cmps.count <= Self.maximumComponentsReadBack else { return nil }
+        return cmps.compactMapValues(\.p)
+    }
+
+    /// Components of one device config read back at most.
+    static var maximumComponentsReadBack: Int { 4096 }
+
+    /// The device configs of `wanted` that leave out components their copy on the broker had
+    /// (`onBroker`, from `deviceComponents`): a node's distance sensor of a beacon taken out of
+    /// the config, the teaching entities turned off. Home Assistant removes a component only
+    /// when its entry is `{"p": <platform>}` alone, and keeps one left out (live, on a state topic
+    /// that may be cleared). Each such config goes out with those entries added, then as wanted,
+    /// which is what stays retained.
+    public func componentRemovals(onBroker: [String: [String: String]], wanted: [OutboundMessage]) -> [OutboundMessage] {
+        var out: [OutboundMessage] = []
+        for message in wanted {
+            guard let had = onBroker[message.topic],
+                  var root = (try? JSONSerialization.jsonObject(with: Data(message.payload))) as? [String: Any],
+                  var cmps = root["cmps"] as? [String: Any] else { continue }
+            let dropped = had.filter { cmps[$0.key] == nil }
+            guard !dropped.isEmpty else { continue }
+            for (id, platform) in dropped { cmps[id] = ["p": platform] }
+            root["cmps"] = cmps
+            guard let data = try? JSONSerialization.data(withJSONObject: root, options: [.sortedKeys]) else { continue }
+            out += [OutboundMessage(topic: message.topic, payload: Array(data), retain: true, qos: 1), message]
+        }
+        return out
+    }
+
     /// `configs` (device mode) with Home Assistant's migration from per-entity configs around them:
     /// for every component whose per-entity config is in `legacy` (read back from the broker), first
     /// `{"migrate_discovery": true}` on that topic (HA unloads the entity but keeps its registry entry,
@@ -349,6 +390,9 @@ public struct HomeAssistantDiscovery: Sendable {
         return topic.hasPrefix(prefix + "/") && levels.count >= 3 && levels[levels.count - 2].hasPrefix("roomcast_")
             && levels.last == "config"
     }
+
+    /// Ids listed at most in a room's occupancy attributes (people, beacons).
+    static var attributeListLimit: Int { 100 }
 
     /// The messages of one device in the configured mode.
     func messages(_ d: DeviceConfig) throws -> [OutboundMessage] {

@@ -63,6 +63,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     public private(set) var presenceStats = PresenceStats()
     /// Learn commands in flight and what they changed (`AggregatorCore+Learning`).
     var learning = LearnSession()
+    /// State topics cleared once Home Assistant has removed the entities reading them.
+    private var deferredClears = DeferredClears()
 
     public init(engine: Engine, site: SiteModel, topics: Topics, discovery: HomeAssistantDiscovery?,
                 outputs: [DecisionOutput] = [], tickInterval: Double = 1.0, restrictToKnownNodes: Bool = true) {
@@ -281,7 +283,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             if due <= now { nextTick = gridTick(after: now) }
             return []
         }
-        var out: [OutboundMessage] = []
+        var out = deferredClears.due(now: now)
         var t = due
         if t <= now, let back = hearingBackAt {
             hearingBackAt = nil
@@ -345,6 +347,14 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         clocks.restart()
         nodeActivity.clockSteppedBack(by: seconds)
         presenceStats.clockSteppedBack(by: seconds)
+        deferredClears.clockSteppedBack(by: seconds)
+    }
+
+    /// Sends `clears` (empty retained payloads of state topics) `DeferredClears.delay` seconds
+    /// after `now`, once Home Assistant has removed the entities reading them, whose discovery
+    /// configs were cleared at `now`; returns any that cannot wait, to send at once.
+    public mutating func clearAfterEntitiesGo(_ clears: [OutboundMessage], now: Double) -> [OutboundMessage] {
+        deferredClears.add(clears, now: now)
     }
 
     /// Periodic refresh of every retained output.
@@ -406,8 +416,13 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             guard claims.removeValue(forKey: d.id) == nil else { continue }
             guard d.reason == .evictedStranger, knownBeacons[d.id] == nil else { continue }
             evictedBeacons &+= 1
-            if published { out += publisher.clearRetained(d.id) }
-            if announced, ownedBeacons[d.id] == nil, let discovery { out += try discovery.beaconRemovals(id: d.id) }
+            let clears = published ? publisher.clearRetained(d.id) : []
+            if announced, ownedBeacons[d.id] == nil, let discovery {
+                out += try discovery.beaconRemovals(id: d.id)
+                out += clearAfterEntitiesGo(clears, now: now)
+            } else {
+                out += clears
+            }
         }
         return out
     }

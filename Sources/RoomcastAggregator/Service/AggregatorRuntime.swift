@@ -14,18 +14,17 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     private let refreshInterval: Double
     private var nextRefresh: Double = 0
     private var discoveryOnBroker: Set<String> = []
+    /// The components of our device configs as the broker kept them from before this run
+    /// (retained copies): what the configs published now leave out is removed explicitly.
+    private var componentsOnBroker: [String: [String: String]] = [:]
     /// Our discovery configs seen on the broker and remembered (at most `maximumDiscoveryOnBroker`).
     public var discoveryConfigsOnBroker: Int { discoveryOnBroker.count }
-    /// When the discovery configs no longer wanted were cleared (once per run, when active).
-    private var discoveryReconciledAt: Double?
-    /// Retained topics of rooms, people and beacons the config no longer has, cleared once,
-    /// `leftoverClearDelay` seconds after the discovery clean-up.
+    /// The discovery configs no longer wanted were cleared (once per run, when active).
+    private var discoveryReconciled = false
+    /// Retained topics of rooms, people and beacons the config no longer has, found until the
+    /// discovery clean-up and cleared once Home Assistant has removed their entities.
     private var leftovers: RetainedLeftovers
     private var leftoversCleared = false
-    /// Home Assistant removes an entity some time after its config is cleared: a state topic
-    /// cleared with it could still reach the entity's templates, which fail on an empty payload
-    /// and log an error. A generous wait, as nothing tells when the entity has gone.
-    private let leftoverClearDelay: Double
     /// The subscriptions that read back the retained rooms and people; the service adds them.
     public nonisolated let leftoverFilters: [String]
     /// Start-up time, moved to the first broker connection: the retained state arrives only then.
@@ -92,12 +91,10 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// `learnedStore`: the learned-rooms state file, read here (a file that cannot be read is
     /// logged and left alone: this run learns without it and does not overwrite it).
     public init(core: AggregatorCore<Engine>, election: LeaseElection?, refreshInterval: Double, startedAt: Double,
-                resumeWindow: Double = 3, leftoverClearDelay: Double = 30, learnedStore: LearnedRoomsStore? = nil,
-                logger: Logger) {
+                resumeWindow: Double = 3, learnedStore: LearnedRoomsStore? = nil, logger: Logger) {
         self.core = core
         self.leftovers = RetainedLeftovers(site: core.wholeSite, topics: core.topics)
         self.leftoverFilters = leftovers.filters
-        self.leftoverClearDelay = leftoverClearDelay
         self.core.lostHearing()
         self.learnedStore = learnedStore
         if let learnedStore {
@@ -237,8 +234,13 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         if let discovery = core.discovery, discovery.isOurs(topic) {
             if payload.isEmpty || !discovery.isThisSites(payload) {
                 discoveryOnBroker.remove(topic)
+                componentsOnBroker[topic] = nil
             } else if discoveryOnBroker.count < Self.maximumDiscoveryOnBroker, topic.utf8.count <= Self.maximumDiscoveryTopicBytes {
                 discoveryOnBroker.insert(topic)
+                // Only what the broker kept: our own configs of this run echo back live.
+                if retained == true, !discoveryReconciled, let components = discovery.deviceComponents(topic: topic, payload: payload) {
+                    componentsOnBroker[topic] = components
+                }
             }
             return []
         }
@@ -438,22 +440,22 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 out += try refresh(now: now)
             }
             out += try reportCalibration(now: now)
-            if active, discoveryReconciledAt == nil, now - startedAt > resumeWindow {
-                discoveryReconciledAt = now
+            if active, !discoveryReconciled, now - startedAt > resumeWindow {
+                discoveryReconciled = true
                 if let discovery = core.discovery {
-                    out += discovery.removals(existing: discoveryOnBroker, wanted: try core.wantedDiscovery())
+                    let wanted = try core.wantedDiscovery()
+                    out += discovery.removals(existing: discoveryOnBroker, wanted: wanted)
+                    out += discovery.componentRemovals(onBroker: componentsOnBroker, wanted: wanted)
+                    componentsOnBroker = [:]
                 }
-            }
-            // Timed from the discovery clean-up, not the start: a standby that takes over later
-            // makes both then.
-            if active, !leftoversCleared, let reconciled = discoveryReconciledAt, now - reconciled >= leftoverClearDelay {
+                // Timed from here, not from the start: a standby that takes over later cleans up then.
                 leftoversCleared = true
-                let cleared = leftovers.take()
-                if !cleared.isEmpty {
-                    logger.info("cleared the retained topics of rooms, people and beacons no longer in the config",
-                                metadata: ["topics": "\(cleared.count)"])
+                let leftover = leftovers.take()
+                if !leftover.isEmpty {
+                    logger.info("clearing the retained topics of rooms, people and beacons no longer in the config",
+                                metadata: ["topics": "\(leftover.count)", "after_s": "\(Int(DeferredClears.delay))"])
                 }
-                out += cleared
+                out += core.clearAfterEntitiesGo(leftover, now: now)
             }
         } catch {
             logger.error("could not encode output", metadata: ["error": "\(error)"])

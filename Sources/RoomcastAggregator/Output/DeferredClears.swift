@@ -1,0 +1,43 @@
+import Shared
+
+/// Empty retained payloads held back until Home Assistant has removed the entities that read
+/// those topics. Home Assistant removes an entity some time after its discovery config is
+/// cleared; a state topic cleared with it could still reach the entity's templates, which fail
+/// on an empty payload and log an error. Nothing tells when the entity has gone, so the clears
+/// wait `delay` seconds: a generous margin over the milliseconds it takes.
+struct DeferredClears: Sendable {
+    /// Seconds between a discovery config's removal and the clearing of its state topics.
+    static var delay: Double { 30 }
+    /// Clears held at most; beyond it they go at once (a flood of evicted strangers).
+    static var maximum: Int { 65_536 }
+
+    private var queue: [(due: Double, message: OutboundMessage)] = []
+    private var head = 0
+
+    /// Holds `messages` until `delay` seconds after `now`; returns those that do not fit, to be
+    /// sent at once.
+    mutating func add(_ messages: [OutboundMessage], now: Double) -> [OutboundMessage] {
+        let room = max(0, Self.maximum - (queue.count - head))
+        for m in messages.prefix(room) { queue.append((now + Self.delay, m)) }
+        return Array(messages.dropFirst(room))
+    }
+
+    /// The clears due at `now`, in the order they were held.
+    mutating func due(now: Double) -> [OutboundMessage] {
+        var out: [OutboundMessage] = []
+        while head < queue.count, queue[head].due <= now {
+            out.append(queue[head].message)
+            head += 1
+        }
+        if head > 1024 && head * 2 > queue.count {
+            queue.removeFirst(head)
+            head = 0
+        }
+        return out
+    }
+
+    /// The wall clock stepped back by `seconds`: the waits keep their length.
+    mutating func clockSteppedBack(by seconds: Double) {
+        for i in head..<queue.count { queue[i].due -= seconds }
+    }
+}
