@@ -50,6 +50,9 @@ extension FusionEngine {
     /// Beacons currently tracked (heard and not yet forgotten).
     public var trackedBeacons: Int { beaconIndex.count }
 
+    /// Whether `id` is tracked (heard and not yet forgotten), placed or not yet.
+    public func isTracking(_ id: BeaconID) -> Bool { beaconIndex[id] != nil }
+
     /// Freshness window of one node's evidence for beacon `s`.
     func freshWindow(_ s: BeaconState, _ slot: EvidenceSlot, awayAfter: Double) -> Double {
         min(awayAfter, max(model.freshness, model.freshnessIntervals * max(s.interval, slot.gap)))

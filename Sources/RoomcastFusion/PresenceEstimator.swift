@@ -18,6 +18,9 @@ public protocol PresenceEstimator {
     /// The decision in force for `id`, if the beacon has been heard.
     func decision(for id: BeaconID) -> PresenceDecision?
 
+    /// Whether `id` is tracked: heard and not forgotten, placed or not yet.
+    func isTracking(_ id: BeaconID) -> Bool
+
     /// The aggregator could not hear the nodes until `now` (its broker connection was down, or
     /// the process was paused): the silence before `now` says nothing about the beacons, so it
     /// must not count towards away, nor let the room filter forget what it knew.
@@ -68,6 +71,8 @@ extension PresenceEstimator {
     public mutating func takeDropped() -> [DroppedBeacon] { [] }
     public var capacityUse: CapacityUse? { nil }
     public func switchEvidenceSince(for id: BeaconID) -> Double? { nil }
+    /// Estimators that decide at the first reading track what they have decided on.
+    public func isTracking(_ id: BeaconID) -> Bool { decision(for: id) != nil }
 }
 
 /// Resuming after a restart.

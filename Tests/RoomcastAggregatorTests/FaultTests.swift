@@ -1,5 +1,6 @@
 import Foundation
 import RoomcastAggregator
+import RoomcastFusion
 import RoomcastMQTT
 import Shared
 import Testing
@@ -61,8 +62,11 @@ import TestSupport
     }
 
     /// Beacons that went away (room null) at or after `since`.
+    /// Beacons published away since `since` (a listed beacon no node has heard at all is away
+    /// from the start: it did not go).
     static func wentAway(_ rig: FaultRig, since: Double) -> [String] {
-        rig.messages.filter { $0.at >= since }.compactMap(\.presence).filter { $0.room == nil }.map(\.id.rawValue)
+        rig.messages.filter { $0.at >= since }.compactMap(\.presence)
+            .filter { $0.room == nil && $0.reason != AggregatorCore<FusionEngine>.neverHeardReason }.map(\.id.rawValue)
     }
 
     @Test func aKilledAgentsLastWillFiresAndItsEvidenceDropsOut() async throws {

@@ -65,6 +65,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     var learning = LearnSession()
     /// State topics cleared once Home Assistant has removed the entities reading them.
     private var deferredClears = DeferredClears()
+    /// Listed beacons published away at the start as never heard, and when (`awayForNeverHeard`).
+    private var neverHeard: (since: Double, ids: Set<BeaconID>)?
 
     public init(engine: Engine, site: SiteModel, topics: Topics, discovery: HomeAssistantDiscovery?,
                 outputs: [DecisionOutput] = [], tickInterval: Double = 1.0, restrictToKnownNodes: Bool = true) {
@@ -167,6 +169,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                 nodeActivity.heard(r.node, now: now)
                 if feeds(r.id) {
                     engine.ingest(r, now: now)
+                    neverHeard?.ids.remove(r.id)
                     out += try tidyDropped(now: now)
                 }
                 return (out, nil)
@@ -195,6 +198,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             }
             if feeds(r.id) {
                 engine.ingest(r, now: now)
+                neverHeard?.ids.remove(r.id)
                 out += try tidyDropped(now: now)
             }
             return (out, note)
@@ -360,7 +364,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// Periodic refresh of every retained output.
     public func refresh(now: Double) throws -> [OutboundMessage] {
         let all = publishedDecisions()
-        return try publisher.refresh(all, now: now, handedOver: handedOver(all))
+        return try publisher.refresh(all + neverHeardDecisions(now: now), now: now, handedOver: handedOver(all))
     }
 
     /// The retained messages of one beacon's decision in force (none when it has none, or
@@ -429,6 +433,39 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
 
     /// The presence reason of a beacon evicted from a full table while it was shown in a room.
     public static var evictedReason: String { "evicted" }
+
+    /// The presence reason of a listed beacon away because no node has heard it since the start.
+    public static var neverHeardReason: String { "never_heard" }
+
+    /// Away decisions for the listed beacons nothing is known of: not heard since the start,
+    /// not being placed, no retained presence. Their Home Assistant entities follow the presence
+    /// topic's availability too, and would read unavailable while it holds nothing; away is what
+    /// the nodes say. Published once, when decisions are current. Not under `partition:`:
+    /// another partition may have the beacon.
+    public mutating func awayForNeverHeard(now: Double) throws -> [OutboundMessage] {
+        guard !isPartition else { return [] }
+        var ids: Set<BeaconID> = []
+        for b in site.beacons where !engine.isTracking(b.id) {
+            guard case .none = publisher.publishedRoom(of: b.id) else { continue }
+            ids.insert(b.id)
+        }
+        neverHeard = (now, ids)
+        return try publisher.publish(neverHeardDecisions(now: now), now: now)
+    }
+
+    /// The away decisions of the beacons published as never heard that no node has heard yet
+    /// (a reading takes a beacon off the list), refreshed with every other decision.
+    private func neverHeardDecisions(now: Double) -> [PresenceDecision] {
+        guard let neverHeard else { return [] }
+        return site.beacons.filter { b in
+            neverHeard.ids.contains(b.id) && !engine.isTracking(b.id)
+        }.map { b in
+            var d = PresenceDecision(id: b.id, name: b.name, room: nil, floor: nil, distance: nil, confidence: 0, node: nil,
+                                     since: neverHeard.since, lastSeen: nil, evidence: [], ts: now)
+            d.reason = Self.neverHeardReason
+            return d
+        }
+    }
 
     /// Strangers evicted at capacity so far (`tidyDropped`).
     public private(set) var evictedBeacons: UInt64 = 0

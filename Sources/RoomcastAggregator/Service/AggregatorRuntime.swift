@@ -38,6 +38,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// Became active, and every decision is to be republished once decisions are current.
     private var refreshPending = false
     private var resumeRefreshed = false
+    /// The listed beacons nothing is known of were published away (`AggregatorCore.awayForNeverHeard`).
+    private var neverHeardPublished = false
     private nonisolated let leaseTopicValue: String
     /// `<prefix>/presence/`: only topics starting so are parsed for the echo check.
     private let presencePrefix: String
@@ -438,6 +440,10 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 resumeRefreshed = true
                 nextRefresh = now + refreshInterval
                 out += try refresh(now: now)
+            }
+            if active, current, resumeRefreshed, !neverHeardPublished {
+                neverHeardPublished = true
+                out += try core.awayForNeverHeard(now: now)
             }
             out += try reportCalibration(now: now)
             if active, !discoveryReconciled, now - startedAt > resumeWindow {
