@@ -209,6 +209,20 @@ private func problems<T: Decodable>(_ type: T.Type, _ yaml: String) -> [String] 
         #expect(problems(AggregatorConfig.self, yaml + "\ndiscovery: {enabled: false}").isEmpty)
     }
 
+    /// A beacon's room sensor shows a room's title or `Away`: a room shown as `Away`, or two
+    /// rooms shown alike, could not be told apart there.
+    @Test func roomTitlesSayOneThingInHomeAssistant() throws {
+        let yaml = """
+            rooms: [{name: away}, {name: den, display_name: Study}, {name: study}, {name: porch, display_name: AWAY}]
+            """
+        #expect(problems(AggregatorConfig.self, yaml) == [
+            "rooms[0]: is shown in Home Assistant as 'Away', which a room sensor shows for away; give it a display_name",
+            "rooms[2]: is shown in Home Assistant as 'Study', as rooms[1] is; give one a display_name",
+            "rooms[3]: is shown in Home Assistant as 'Away', which a room sensor shows for away; give it a display_name",
+        ])
+        #expect(problems(AggregatorConfig.self, yaml + "\ndiscovery: {enabled: false}").isEmpty)
+    }
+
     @Test func peopleDisplayNamesAndDiscoveryMode() throws {
         let yaml = """
             rooms: [{name: living, area: "Ground floor"}, {name: kitchen, display_name: ""}]
