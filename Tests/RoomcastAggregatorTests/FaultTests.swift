@@ -61,7 +61,6 @@ import TestSupport
         return after
     }
 
-    /// Beacons that went away (room null) at or after `since`.
     /// Beacons published away since `since` (a listed beacon no node has heard at all is away
     /// from the start: it did not go).
     static func wentAway(_ rig: FaultRig, since: Double) -> [String] {

@@ -302,17 +302,25 @@ import Testing
 
 extension HearingTests {
     /// A listed beacon no node has heard since the start is published away (`never_heard`) once
-    /// decisions are current, and refreshed as such: its Home Assistant entities, which follow
-    /// the presence topic's availability, would read unavailable while the topic holds nothing.
-    /// One that is heard is placed as usual, and the one never heard is placed when it is.
+    /// the nodes have listened for the away timeout, and refreshed as such: its Home Assistant
+    /// entities, which follow the presence topic's availability, would read unavailable while the
+    /// topic holds nothing. One that is heard is placed as usual, one resumed from its retained
+    /// presence keeps what it had (even once forgotten), and the one never heard is placed when
+    /// it is.
     @Test func aListedBeaconNeverHeardIsPublishedAway() async throws {
         let dog = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-46")!
+        let owl = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-47")!
         var config = Self.config()
-        config.beacons.append(.init(id: dog, name: "Dog"))
+        config.beacons += [.init(id: dog, name: "Dog"), .init(id: owl, name: "Owl")]
         let runtime = AggregatorRuntime(core: config.makeCore(), election: nil, refreshInterval: 10, startedAt: 0, logger: .silent)
         var home = Home()
         var out: [OutboundMessage] = []
         await runtime.brokerConnected(now: 0)
+        // The owl left hours before this start: its retained presence says so.
+        var owlAway = PresenceDecision(id: owl, name: "Owl", room: nil, floor: nil, distance: nil, confidence: 0, node: "kitchen-pi",
+                                       since: -7200, lastSeen: -7300, evidence: [], ts: -7200)
+        owlAway.reason = "timeout"
+        _ = await runtime.handle(topic: Self.topics.presence(owl), payload: try WireFormat.encode(owlAway), now: 0.1, retained: true)
         func tick(_ now: Double) async {
             let messages = await runtime.tick(now: now)
             out += messages
@@ -320,31 +328,33 @@ extension HearingTests {
                 out += await runtime.handle(topic: m.topic, payload: m.payload, now: now + 0.01)
             }
         }
-        for step in 1...40 {
+        func presence(_ id: BeaconID) -> [PresenceDecision] {
+            out.filter { $0.topic == Self.topics.presence(id) }.compactMap { try? WireFormat.decode(PresenceDecision.self, from: $0.payload) }
+        }
+        for step in 1...80 {
             let now = Double(step) * 0.5
             if step % 2 == 0 { for r in home.readings(at: now) { out += await runtime.handle(topic: r.topic, payload: r.payload, now: now) } }
             await tick(now)
-        }
-        func presence(_ id: BeaconID) -> [PresenceDecision] {
-            out.filter { $0.topic == Self.topics.presence(id) }.compactMap { try? WireFormat.decode(PresenceDecision.self, from: $0.payload) }
+            if now == 30 { #expect(presence(dog).isEmpty, "away before the nodes listened for the away timeout") }
         }
         let unheard = presence(dog)
         #expect(!unheard.isEmpty && unheard.allSatisfy { $0.room == nil && $0.reason == "never_heard" }, "\(unheard)")
         #expect(Set(unheard.map(\.since)).count == 1, "away since the first: \(unheard.map(\.since))")
         #expect(presence(cat).last?.room == "kitchen" && !presence(cat).contains { $0.reason == "never_heard" })
+        #expect(!presence(owl).contains { $0.reason == "never_heard" }, "\(presence(owl))")
         // Heard at last, in the office: placed.
-        let dogReading = BeaconReading(id: dog, node: "office-pi", ts: 21, seq: 1, rssi: -55, rssiFiltered: -55, power: -59,
+        let dogReading = BeaconReading(id: dog, node: "office-pi", ts: 41, seq: 1, rssi: -55, rssiFiltered: -55, power: -59,
                                        distance: 1, proximity: .near, kind: .iBeacon, mac: "aa:bb:cc:dd:ee:01")
         for k in 0..<8 {
             var r = dogReading
-            r.ts = 21 + Double(k) * 0.5
+            r.ts = 41 + Double(k) * 0.5
             r.seq = UInt64(k + 1)
             out += await runtime.handle(topic: Self.topics.nodeBeacon("office-pi", dog), payload: try WireFormat.encode(r), now: r.ts)
             await tick(r.ts + 0.1)
         }
         #expect(presence(dog).last?.room == "office")
         // Heard, it is off the list: refreshed as placed, never as never heard again.
-        for k in 0..<24 { await tick(25 + Double(k) * 0.5) }
+        for k in 0..<24 { await tick(45 + Double(k) * 0.5) }
         #expect(presence(dog).count > unheard.count + 1 && presence(dog).dropFirst(unheard.count).allSatisfy { $0.reason != "never_heard" })
     }
 }

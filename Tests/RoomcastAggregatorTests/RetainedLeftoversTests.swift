@@ -172,3 +172,25 @@ import TestSupport
         await broker.stop()
     }
 }
+
+extension RetainedLeftoversTests {
+    /// Clears held until Home Assistant has removed the entities go out 30 s later, except a
+    /// beacon's presence published again meanwhile (a stranger evicted, then heard and placed):
+    /// clearing it would wipe the new presence.
+    @Test func aHeldClearOfAPresencePublishedAgainIsDropped() throws {
+        let topics = Topics()
+        var core = makeCore(discovery: false)
+        let held = core.publisher.clearRetained(cat) + core.publisher.clearRetained(Self.removed)
+        #expect(core.clearAfterEntitiesGo(held, now: 100).isEmpty)
+        var out = try core.advance(to: 100)
+        for k in 0..<10 {
+            let t = 101 + Double(k)
+            out += try core.handle(topic: topics.nodeBeacon("kitchen-pi", cat),
+                                   payload: try WireFormat.encode(reading("kitchen-pi", rssi: -50, ts: t, seq: UInt64(k + 1))), now: t).messages
+        }
+        #expect(out.contains { $0.topic == topics.presence(cat) && !$0.payload.isEmpty }, "the cat is placed again")
+        #expect(!out.contains { $0.payload.isEmpty }, "nothing cleared before its time")
+        out = try core.advance(to: 131)
+        #expect(out.filter { $0.payload.isEmpty }.map(\.topic) == [topics.presence(Self.removed), topics.presenceRoom(Self.removed)])
+    }
+}

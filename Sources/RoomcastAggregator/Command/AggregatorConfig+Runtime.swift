@@ -42,6 +42,7 @@ extension AggregatorConfig {
                                       : nil,
                                   outputs: output.enabled, restrictToKnownNodes: !site.nodes.isEmpty)
         core.acceptsESPresense = inputs.espresense
+        core.awayTimeout = fusion.awayTimeout
         // A partition hears its own nodes only, even where it has none: open to every node, it
         // would make each a room of its name (`auto_nodes`) and fight the partition that has it.
         if partitionName != nil { core.intake.knownNodes = Set(site.nodes.map(\.name)) }

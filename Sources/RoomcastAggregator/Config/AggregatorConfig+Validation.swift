@@ -33,18 +33,10 @@ extension AggregatorConfig {
         checks.unique(rooms.map(\.name), list: "rooms")
         if discovery.enabled {
             Self.discoveryIDsDistinct(rooms.map(\.name), list: "rooms", kind: "room", into: &checks)
-            // A beacon's room sensor shows the room's title, or `Away`: each must say one thing.
-            var titled: [String: Int] = [:]
-            for (i, room) in rooms.enumerated() {
-                let title = room.title
-                if title.caseInsensitiveCompare(HomeAssistantDiscovery.awayOption) == .orderedSame {
-                    checks.add("rooms[\(i)]", "is shown in Home Assistant as '\(HomeAssistantDiscovery.awayOption)', which a room sensor shows for away; give it a display_name")
-                } else if let j = titled[title.lowercased()],
-                          HomeAssistantDiscovery.slug(rooms[j].name) != HomeAssistantDiscovery.slug(room.name) {  // else said above
-                    checks.add("rooms[\(i)]", "is shown in Home Assistant as '\(ConfigNode.excerpt(title))', as rooms[\(j)] is; give one a display_name")
-                } else {
-                    titled[title.lowercased()] = i
-                }
+            // A beacon's room sensor shows a room's title, or `Away` when it is away.
+            for (i, room) in rooms.enumerated()
+            where room.title.caseInsensitiveCompare(HomeAssistantDiscovery.awayOption) == .orderedSame {
+                checks.add("rooms[\(i)]", "is shown in Home Assistant as '\(HomeAssistantDiscovery.awayOption)', which a room sensor shows for away; give it a display_name")
             }
         }
         // An open plan is where zones meet: one zone alone is most likely a misspelt name.

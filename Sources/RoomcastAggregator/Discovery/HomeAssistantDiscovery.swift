@@ -305,12 +305,13 @@ public struct HomeAssistantDiscovery: Sendable {
             let cmps: [String: Component]?
         }
         guard deviceID(ofTopic: topic) != nil, let device = try? JSONDecoder().decode(Device.self, from: Data(payload)),
-              let cmps = device.cmps, cmps.count <= Self.maximumComponentsReadBack else { return nil }
-        return cmps.compactMapValues(\.p)
+              let cmps = device.cmps, cmps.count <= Self.maximumComponentsPerDevice else { return nil }
+        // Ours are short; a longer id is none of ours to remove.
+        return cmps.filter { $0.key.utf8.count <= 255 }.compactMapValues(\.p)
     }
 
     /// Components of one device config read back at most.
-    static var maximumComponentsReadBack: Int { 4096 }
+    static var maximumComponentsPerDevice: Int { 4096 }
 
     /// The device configs of `wanted` that leave out components their copy on the broker had
     /// (`onBroker`, from `deviceComponents`): a node's distance sensor of a beacon taken out of
@@ -328,7 +329,7 @@ public struct HomeAssistantDiscovery: Sendable {
             guard !dropped.isEmpty else { continue }
             for (id, platform) in dropped { cmps[id] = ["p": platform] }
             root["cmps"] = cmps
-            guard let data = try? JSONSerialization.data(withJSONObject: root, options: [.sortedKeys]) else { continue }
+            guard let data = try? JSONSerialization.data(withJSONObject: root, options: [.sortedKeys, .withoutEscapingSlashes]) else { continue }
             out += [OutboundMessage(topic: message.topic, payload: Array(data), retain: true, qos: 1), message]
         }
         return out

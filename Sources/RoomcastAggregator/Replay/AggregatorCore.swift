@@ -67,6 +67,12 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     private var deferredClears = DeferredClears()
     /// Listed beacons published away at the start as never heard, and when (`awayForNeverHeard`).
     private var neverHeard: (since: Double, ids: Set<BeaconID>)?
+    /// Listed beacons heard, or resumed from retained presence, in this run: known, whatever the
+    /// engine has forgotten of them since.
+    private var knownThisRun: Set<BeaconID> = []
+    /// How long the nodes may not have heard a beacon before it is away (`fusion.away_timeout_s`):
+    /// a listed beacon is published as never heard no sooner after decisions are current.
+    public var awayTimeout: Double = 30
 
     public init(engine: Engine, site: SiteModel, topics: Topics, discovery: HomeAssistantDiscovery?,
                 outputs: [DecisionOutput] = [], tickInterval: Double = 1.0, restrictToKnownNodes: Bool = true) {
@@ -167,11 +173,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                     return (out, .init(reason: .unknownNode, message: "ESPresense node '\(r.node)' is not configured"))
                 }
                 nodeActivity.heard(r.node, now: now)
-                if feeds(r.id) {
-                    engine.ingest(r, now: now)
-                    neverHeard?.ids.remove(r.id)
-                    out += try tidyDropped(now: now)
-                }
+                if feeds(r.id) { out += try ingest(r, now: now) }
                 return (out, nil)
             }
         }
@@ -196,11 +198,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             if !decisionsHeld(at: now), let verdict = clocks.observe(node: r.node, captured: r.ts, now: now), verdict.off {
                 note = .init(reason: .clockSkew, message: "node '\(r.node)' is \(String(format: "%.0f", abs(verdict.offset))) s \(verdict.offset > 0 ? "behind" : "ahead"); check its clock (NTP)")
             }
-            if feeds(r.id) {
-                engine.ingest(r, now: now)
-                neverHeard?.ids.remove(r.id)
-                out += try tidyDropped(now: now)
-            }
+            if feeds(r.id) { out += try ingest(r, now: now) }
             return (out, note)
         case .success(.nodeStatus(let node, let online)):
             if online {
@@ -220,6 +218,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                 othersBeacons.insert(d.id)
             }
             guard feeds(d.id) else { break }
+            if knownBeacons[d.id] != nil { knownThisRun.insert(d.id) }
             noteClaim(d)
             if withFusionEngine({ $0.resume(d, now: now) }) != nil {
                 // Resumed only when the engine took it (a full table, or a node's own beacon,
@@ -244,6 +243,14 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             break
         }
         return (out, nil)
+    }
+
+    /// One reading of a beacon this aggregator follows, from a Roomcast or an ESPresense node.
+    private mutating func ingest(_ r: BeaconReading, now: Double) throws -> [OutboundMessage] {
+        engine.ingest(r, now: now)
+        if knownBeacons[r.id] != nil { knownThisRun.insert(r.id) }
+        neverHeard?.ids.remove(r.id)
+        return try tidyDropped(now: now)
     }
 
     /// Offline nodes remembered: status topics come from the network, so the set is bounded
@@ -287,7 +294,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             if due <= now { nextTick = gridTick(after: now) }
             return []
         }
-        var out = deferredClears.due(now: now)
+        var out = deferredClears.due(now: now).filter(isStillToClear)
         var t = due
         if t <= now, let back = hearingBackAt {
             hearingBackAt = nil
@@ -354,6 +361,16 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         deferredClears.clockSteppedBack(by: seconds)
     }
 
+    /// False for a held clear of a beacon's presence published again meanwhile (a stranger
+    /// evicted, heard again and placed): clearing it would wipe the new presence.
+    private func isStillToClear(_ clear: OutboundMessage) -> Bool {
+        let head = topics.prefix + "/presence/"
+        guard clear.topic.hasPrefix(head),
+              let id = BeaconID(String(clear.topic.dropFirst(head.count).prefix { $0 != "/" })) else { return true }
+        if case .none = publisher.publishedRoom(of: id) { return true }
+        return false
+    }
+
     /// Sends `clears` (empty retained payloads of state topics) `DeferredClears.delay` seconds
     /// after `now`, once Home Assistant has removed the entities reading them, whose discovery
     /// configs were cleared at `now`; returns any that cannot wait, to send at once.
@@ -408,9 +425,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             // presence, its room's occupancy and its person would say it is there until it is
             // heard again. One another partition has leaves this partition's room only.
             if d.reason == .evictedSilent, case .some(.some) = publisher.publishedRoom(of: d.id) {
-                var away = PresenceDecision(id: d.id, name: knownBeacons[d.id]?.name, room: nil, floor: nil, distance: nil,
-                                            confidence: 0, node: nil, since: now, lastSeen: nil, evidence: [], ts: now)
-                away.reason = Self.evictedReason
+                let away = Self.away(d.id, name: knownBeacons[d.id]?.name, reason: Self.evictedReason, since: now, now: now)
                 out += try publisher.publish([away], now: now, handedOver: claims[d.id] == nil ? [] : [d.id])
             }
             let announced = announcedBeacons.remove(d.id) != nil
@@ -437,33 +452,33 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// The presence reason of a listed beacon away because no node has heard it since the start.
     public static var neverHeardReason: String { "never_heard" }
 
-    /// Away decisions for the listed beacons nothing is known of: not heard since the start,
-    /// not being placed, no retained presence. Their Home Assistant entities follow the presence
-    /// topic's availability too, and would read unavailable while it holds nothing; away is what
-    /// the nodes say. Published once, when decisions are current. Not under `partition:`:
-    /// another partition may have the beacon.
-    public mutating func awayForNeverHeard(now: Double) throws -> [OutboundMessage] {
+    /// Away decisions for the listed beacons nothing is known of: not heard in this run, no
+    /// retained presence. Their Home Assistant entities follow the presence topic's availability
+    /// too, and would read unavailable while it holds nothing; away is what the nodes say, once
+    /// they have listened for the away timeout since decisions are current. Nil until then;
+    /// published once. Not under `partition:`: another partition may have the beacon.
+    public mutating func awayForNeverHeard(now: Double) throws -> [OutboundMessage]? {
+        guard now >= decisionsHeldUntil + awayTimeout else { return nil }
         guard !isPartition else { return [] }
-        var ids: Set<BeaconID> = []
-        for b in site.beacons where !engine.isTracking(b.id) {
-            guard case .none = publisher.publishedRoom(of: b.id) else { continue }
-            ids.insert(b.id)
-        }
+        let ids = Set(site.beacons.map(\.id)).subtracting(knownThisRun)
         neverHeard = (now, ids)
         return try publisher.publish(neverHeardDecisions(now: now), now: now)
+    }
+
+    /// An away decision published by the aggregator itself (evicted, never heard).
+    static func away(_ id: BeaconID, name: String?, reason: String, since: Double, now: Double) -> PresenceDecision {
+        var d = PresenceDecision(id: id, name: name, room: nil, floor: nil, distance: nil, confidence: 0, node: nil,
+                                 since: since, lastSeen: nil, evidence: [], ts: now)
+        d.reason = reason
+        return d
     }
 
     /// The away decisions of the beacons published as never heard that no node has heard yet
     /// (a reading takes a beacon off the list), refreshed with every other decision.
     private func neverHeardDecisions(now: Double) -> [PresenceDecision] {
         guard let neverHeard else { return [] }
-        return site.beacons.filter { b in
-            neverHeard.ids.contains(b.id) && !engine.isTracking(b.id)
-        }.map { b in
-            var d = PresenceDecision(id: b.id, name: b.name, room: nil, floor: nil, distance: nil, confidence: 0, node: nil,
-                                     since: neverHeard.since, lastSeen: nil, evidence: [], ts: now)
-            d.reason = Self.neverHeardReason
-            return d
+        return site.beacons.filter { neverHeard.ids.contains($0.id) }.map {
+            Self.away($0.id, name: $0.name, reason: Self.neverHeardReason, since: neverHeard.since, now: now)
         }
     }
 

@@ -17,6 +17,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// The components of our device configs as the broker kept them from before this run
     /// (retained copies): what the configs published now leave out is removed explicitly.
     private var componentsOnBroker: [String: [String: String]] = [:]
+    private var componentsReadBack = 0
+    /// Components of device configs read back at most (retained topics come from the network).
+    static var maximumComponentsReadBack: Int { 200_000 }
     /// Our discovery configs seen on the broker and remembered (at most `maximumDiscoveryOnBroker`).
     public var discoveryConfigsOnBroker: Int { discoveryOnBroker.count }
     /// The discovery configs no longer wanted were cleared (once per run, when active).
@@ -240,7 +243,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             } else if discoveryOnBroker.count < Self.maximumDiscoveryOnBroker, topic.utf8.count <= Self.maximumDiscoveryTopicBytes {
                 discoveryOnBroker.insert(topic)
                 // Only what the broker kept: our own configs of this run echo back live.
-                if retained == true, !discoveryReconciled, let components = discovery.deviceComponents(topic: topic, payload: payload) {
+                if retained == true, !discoveryReconciled, let components = discovery.deviceComponents(topic: topic, payload: payload),
+                   componentsReadBack + components.count <= Self.maximumComponentsReadBack {
+                    componentsReadBack += components.count
                     componentsOnBroker[topic] = components
                 }
             }
@@ -441,9 +446,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 nextRefresh = now + refreshInterval
                 out += try refresh(now: now)
             }
-            if active, current, resumeRefreshed, !neverHeardPublished {
+            if active, current, resumeRefreshed, !neverHeardPublished, let away = try core.awayForNeverHeard(now: now) {
                 neverHeardPublished = true
-                out += try core.awayForNeverHeard(now: now)
+                out += away
             }
             out += try reportCalibration(now: now)
             if active, !discoveryReconciled, now - startedAt > resumeWindow {
@@ -453,6 +458,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                     out += discovery.removals(existing: discoveryOnBroker, wanted: wanted)
                     out += discovery.componentRemovals(onBroker: componentsOnBroker, wanted: wanted)
                     componentsOnBroker = [:]
+                    componentsReadBack = 0
                 }
                 // Timed from here, not from the start: a standby that takes over later cleans up then.
                 leftoversCleared = true
