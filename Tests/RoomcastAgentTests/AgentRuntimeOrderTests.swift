@@ -70,12 +70,16 @@ extension AgentCoreTests {
         let runtime = AgentRuntime(core: core, sink: sink, counters: nil, ticksFromReports: false, startTime: 0, elapsed: boot)
         func events() -> [String] { sink.topics.filter { $0.hasSuffix("/events") } }
         var t = 0.0
-        for _ in 0..<20 {
-            runtime.handle(report(t: t, rssi: -60))
-            t += 0.5
-            boot.advance(by: 0.5)
-            if t.truncatingRemainder(dividingBy: 1) == 0 { runtime.tick(now: t) }
+        /// The beacon heard twice a second for `seconds`, the timer ticking every second.
+        func heard(for seconds: Int) {
+            for _ in 0..<(2 * seconds) {
+                runtime.handle(report(t: t, rssi: -60))
+                t += 0.5
+                boot.advance(by: 0.5)
+                if t.truncatingRemainder(dividingBy: 1) == 0 { runtime.tick(now: t) }
+            }
         }
+        heard(for: 10)
         #expect(events().count == 1, "entered")
         // One second later by the monotonic clock, an hour later by the wall clock.
         t += 3600
@@ -83,12 +87,7 @@ extension AgentCoreTests {
         runtime.tick(now: t)
         #expect(events().count == 1, "no exit on the step")
         #expect(runtime.stats.clockSteps == 1)
-        for _ in 0..<10 {
-            runtime.handle(report(t: t, rssi: -60))
-            t += 0.5
-            boot.advance(by: 0.5)
-            if t.truncatingRemainder(dividingBy: 1) == 0 { runtime.tick(now: t) }
-        }
+        heard(for: 5)
         #expect(events().count == 1, "no exit, no enter again")
         #expect(runtime.metrics.trackedBeacons == 1)
         // Silent for real: the region is left after its delay, timed on the stepped clock.
