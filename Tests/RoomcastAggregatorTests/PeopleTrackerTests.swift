@@ -31,6 +31,16 @@ import TestSupport
         try out.last { $0.topic == "roomcast/rooms/\(name)" }.map { try WireFormat.decode(RoomOccupancy.self, from: $0.payload) }
     }
 
+    /// Alice's phone timed out before a restart; her tag has not been heard since the start
+    /// (`never_heard`). She left when her phone did, for its reason: the tag says nothing of it.
+    @Test func aBeaconNeverHeardDoesNotSayWhenOrWhyAPersonLeft() throws {
+        var p = PresencePublisher(topics: Topics(), site: Self.site)
+        p.resume(from: [decision(Self.phone, nil, confidence: 0, lastSeen: 90, reason: "timeout", ts: 100)])
+        let out = try p.publish([decision(Self.tag, nil, confidence: 0, lastSeen: 0, reason: "never_heard", ts: 1000)], now: 1000)
+        let alice = try #require(try person(in: out) ?? p.people.everyone(now: 1000).first)
+        #expect(alice.state == .notHome && alice.reason == "timeout" && alice.since == 100, "\(alice)")
+    }
+
     @Test func aPersonWithTwoBeaconsInARoomCountsOnceAndBeaconsOfNobodyApart() throws {
         var p = PresencePublisher(topics: Topics(), site: Self.site)
         let out = try p.publish([decision(Self.tag, "kitchen", lastSeen: 10, ts: 10), decision(Self.phone, "kitchen", lastSeen: 10, ts: 10),

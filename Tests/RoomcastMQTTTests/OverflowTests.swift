@@ -18,11 +18,12 @@ struct OverflowTests {
                 try pub.publish(MQTTMessage(topic: "flood/\(i % 7)", string: "\(i)", qos: .atLeastOnce))
                 if i % 500 == 499 { #expect(await pub.flush(timeout: .seconds(10))) } // stay under the outbound limit
             }
-            // Nobody reads `messages` yet.
-            try await eventually("all \(total) messages to arrive", detail: { "received \(sub.receivedInbound)" }) {
-                sub.receivedInbound == total
+            // Nobody reads `messages` yet. A message is counted as received just before it is
+            // queued (or dropped): wait for the drops too.
+            try await eventually("all \(total) messages to arrive and the oldest to be dropped",
+                                 detail: { "received \(sub.receivedInbound), dropped \(sub.droppedInbound)" }) {
+                sub.receivedInbound == total && sub.droppedInbound == total - buffer
             }
-            #expect(sub.droppedInbound == total - buffer)
 
             // The stream holds exactly the newest `buffer` messages: memory stayed bounded.
             var kept: [String] = []
@@ -46,11 +47,12 @@ struct OverflowTests {
                 try pub.publish(MQTTMessage(topic: "flood/\(i % 7)", string: "\(i)", qos: .atLeastOnce))
                 if i % 500 == 499 { #expect(await pub.flush(timeout: .seconds(10))) }
             }
-            // Nobody takes a batch yet.
-            try await eventually("all \(total) messages to arrive", detail: { "received \(sub.receivedInbound)" }) {
-                sub.receivedInbound == total
+            // Nobody takes a batch yet. A message is counted as received when it arrives and as
+            // dropped when its loop turn hands the turn's messages over: wait for the drops too.
+            try await eventually("all \(total) messages to arrive and the oldest to be dropped",
+                                 detail: { "received \(sub.receivedInbound), dropped \(sub.droppedInbound)" }) {
+                sub.receivedInbound == total && sub.droppedInbound == total - buffer
             }
-            #expect(sub.droppedInbound == total - buffer)
             // The batches hold exactly the newest `buffer` messages, in order; `messages` stays empty.
             var kept: [String] = []
             var it = sub.inboundBatches.makeAsyncIterator()

@@ -131,7 +131,7 @@ in_root setpriv --reuid=roomcast --regid=roomcast --init-groups touch /var/lib/r
 # The broker passwords as the units say to keep them: purge takes them too.
 in_root install -m 0600 /dev/null /etc/roomcast/agent.env
 in_root install -m 0600 /dev/null /etc/roomcast/aggregator.env
-# What `edge-agent irks import --write` leaves beside the agent's config: purge takes it too.
+# What `edge-agent irks import --write` leaves beside agent.yaml: purge takes it too.
 in_root install -m 0640 /dev/null /etc/roomcast/agent.yaml.bak
 
 in_root dpkg --remove roomcast-sim-dbgsym roomcast-aggregator-dbgsym roomcast-edge-agent-dbgsym roomcast-sim roomcast-aggregator roomcast-edge-agent > "$root/../dpkg-remove.log" 2>&1 \

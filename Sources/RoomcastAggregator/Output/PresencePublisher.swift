@@ -61,6 +61,10 @@ public struct PresencePublisher: Sendable {
         return true
     }
 
+    /// The presence reason of a listed beacon away because no node has heard it since the
+    /// aggregator started (`AggregatorCore.awayForNeverHeard`).
+    public static var neverHeardReason: String { "never_heard" }
+
     /// Messages that clear the retained topics of `id` (presence and plain-text room).
     public func clearRetained(_ id: BeaconID) -> [OutboundMessage] {
         [OutboundMessage(topic: topics.presence(id), payload: [], retain: true, qos: 1),

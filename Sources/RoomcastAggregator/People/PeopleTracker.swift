@@ -101,10 +101,13 @@ public struct PeopleTracker: Sendable {
         func seen(_ d: PresenceDecision) -> Double { d.lastSeen ?? -.infinity }
         guard let newest = placed.map(seen).max() else {
             // Worked out afresh (resumed at a start, or back from another partition): away
-            // since the last of them left.
+            // since the last of them left. A beacon never heard left nothing: it counts only
+            // when all of them are.
+            let left = decisions.filter { $0.reason != PresencePublisher.neverHeardReason }
+            let away = left.isEmpty ? decisions : left
             let since = previous.map { $0.state == .notHome ? $0.since : now }
-                ?? min(decisions.map(\.since).max() ?? now, now)
-            let reason = decisions.max { ($0.since, $1.id.rawValue) < ($1.since, $0.id.rawValue) }?.reason ?? "timeout"
+                ?? min(away.map(\.since).max() ?? now, now)
+            let reason = away.max { ($0.since, $1.id.rawValue) < ($1.since, $0.id.rawValue) }?.reason ?? "timeout"
             return PersonPresence(id: person.id, name: person.name, state: .notHome, room: nil, roomName: nil, floor: nil,
                                   confidence: 0, beacon: nil, reason: reason, since: since, lastSeen: lastSeen, ts: now)
         }

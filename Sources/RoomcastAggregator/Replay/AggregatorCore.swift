@@ -450,7 +450,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     public static var evictedReason: String { "evicted" }
 
     /// The presence reason of a listed beacon away because no node has heard it since the start.
-    public static var neverHeardReason: String { "never_heard" }
+    public static var neverHeardReason: String { PresencePublisher.neverHeardReason }
 
     /// Away decisions for the listed beacons nothing is known of: not heard in this run, no
     /// retained presence. Their Home Assistant entities follow the presence topic's availability
