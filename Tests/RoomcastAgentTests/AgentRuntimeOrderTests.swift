@@ -35,14 +35,19 @@ extension AgentCoreTests {
         func shutdown(final: OutboundMessage?, at ts: Double) async {}
     }
 
+    /// A core at node `n` with the region `office` (the beacons' uuid), left 10 s after the last sighting.
+    func officeRegionCore() throws -> AgentCore {
+        var config = AdvertisingConfig()
+        config.regions = [RegionConfig(name: "office", uuid: "e2c56db5-dffb-48d2-b060-d0f5a71096e0")]
+        return AgentCore(settings: AgentSettings(node: "n", regionExitDelay: 10), decoder: try AdvertisementDecoder(config: config),
+                         startTime: 0)
+    }
+
     /// The timer decides a region's exit and the radio, at once, the beacon's enter: the enter
     /// waits for the exit to be sent. Passing it, it would leave consumers with the beacon
     /// outside while the agent has it inside.
     @Test func aRegionsExitAndTheNextEnterAreSentInTheirOrder() throws {
-        var config = AdvertisingConfig()
-        config.regions = [RegionConfig(name: "office", uuid: "e2c56db5-dffb-48d2-b060-d0f5a71096e0")]
-        let core = AgentCore(settings: AgentSettings(node: "n", regionExitDelay: 10), decoder: try AdvertisementDecoder(config: config),
-                             startTime: 0)
+        let core = try officeRegionCore()
         let sink = SlowExitSink()
         let runtime = AgentRuntime(core: core, sink: sink, counters: nil, ticksFromReports: false, startTime: 0)
         runtime.handle(report(t: 0, rssi: -60))
@@ -61,10 +66,7 @@ extension AgentCoreTests {
     /// beacon in a region is heard: no hour passed, so the region is not left and the beacon
     /// not forgotten. The runtime tells the step from time passing by the time since boot.
     @Test func aClockSteppedForwardIsNoSilence() throws {
-        var config = AdvertisingConfig()
-        config.regions = [RegionConfig(name: "office", uuid: "e2c56db5-dffb-48d2-b060-d0f5a71096e0")]
-        let core = AgentCore(settings: AgentSettings(node: "n", regionExitDelay: 10), decoder: try AdvertisementDecoder(config: config),
-                             startTime: 0)
+        let core = try officeRegionCore()
         let sink = CollectingSink()
         let boot = ManualTimeSource(500)
         let runtime = AgentRuntime(core: core, sink: sink, counters: nil, ticksFromReports: false, startTime: 0, elapsed: boot)

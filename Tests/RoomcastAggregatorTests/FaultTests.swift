@@ -1,6 +1,5 @@
 import Foundation
 import RoomcastAggregator
-import RoomcastFusion
 import RoomcastMQTT
 import Shared
 import Testing
@@ -65,7 +64,7 @@ import TestSupport
     /// from the start: it did not go).
     static func wentAway(_ rig: FaultRig, since: Double) -> [String] {
         rig.messages.filter { $0.at >= since }.compactMap(\.presence)
-            .filter { $0.room == nil && $0.reason != AggregatorCore<FusionEngine>.neverHeardReason }.map(\.id.rawValue)
+            .filter { $0.room == nil && $0.reason != PresencePublisher.neverHeardReason }.map(\.id.rawValue)
     }
 
     @Test func aKilledAgentsLastWillFiresAndItsEvidenceDropsOut() async throws {

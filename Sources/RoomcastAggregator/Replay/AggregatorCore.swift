@@ -67,8 +67,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     private var deferredClears = DeferredClears()
     /// Listed beacons published away at the start as never heard, and when (`awayForNeverHeard`).
     private var neverHeard: (since: Double, ids: Set<BeaconID>)?
-    /// Listed beacons heard, or resumed from retained presence, in this run: known, whatever the
-    /// engine has forgotten of them since.
+    /// Listed beacons heard, or resumed from retained presence, in this run until the never
+    /// heard were published: known, whatever the engine has forgotten of them since.
     private var knownThisRun: Set<BeaconID> = []
     /// How long the nodes may not have heard a beacon before it is away (`fusion.away_timeout_s`):
     /// a listed beacon is published as never heard no sooner after decisions are current.
@@ -218,7 +218,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                 othersBeacons.insert(d.id)
             }
             guard feeds(d.id) else { break }
-            if knownBeacons[d.id] != nil { knownThisRun.insert(d.id) }
+            noteHeard(d.id)
             noteClaim(d)
             if withFusionEngine({ $0.resume(d, now: now) }) != nil {
                 // Resumed only when the engine took it (a full table, or a node's own beacon,
@@ -248,9 +248,18 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// One reading of a beacon this aggregator follows, from a Roomcast or an ESPresense node.
     private mutating func ingest(_ r: BeaconReading, now: Double) throws -> [OutboundMessage] {
         engine.ingest(r, now: now)
-        if knownBeacons[r.id] != nil { knownThisRun.insert(r.id) }
-        neverHeard?.ids.remove(r.id)
+        noteHeard(r.id)
         return try tidyDropped(now: now)
+    }
+
+    /// A listed beacon heard or resumed: it is not published as never heard, or no longer. Only
+    /// the start pays for the bookkeeping: it stops once the list published is empty.
+    private mutating func noteHeard(_ id: BeaconID) {
+        if let listed = neverHeard {
+            if !listed.ids.isEmpty { neverHeard?.ids.remove(id) }
+        } else if knownBeacons[id] != nil {
+            knownThisRun.insert(id)
+        }
     }
 
     /// Offline nodes remembered: status topics come from the network, so the set is bounded
@@ -449,9 +458,6 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// The presence reason of a beacon evicted from a full table while it was shown in a room.
     public static var evictedReason: String { "evicted" }
 
-    /// The presence reason of a listed beacon away because no node has heard it since the start.
-    public static var neverHeardReason: String { PresencePublisher.neverHeardReason }
-
     /// Away decisions for the listed beacons nothing is known of: not heard in this run, no
     /// retained presence. Their Home Assistant entities follow the presence topic's availability
     /// too, and would read unavailable while it holds nothing; away is what the nodes say, once
@@ -462,6 +468,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         guard !isPartition else { return [] }
         let ids = Set(site.beacons.map(\.id)).subtracting(knownThisRun)
         neverHeard = (now, ids)
+        knownThisRun = []
         return try publisher.publish(neverHeardDecisions(now: now), now: now)
     }
 
@@ -478,7 +485,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     private func neverHeardDecisions(now: Double) -> [PresenceDecision] {
         guard let neverHeard else { return [] }
         return site.beacons.filter { neverHeard.ids.contains($0.id) }.map {
-            Self.away($0.id, name: $0.name, reason: Self.neverHeardReason, since: neverHeard.since, now: now)
+            Self.away($0.id, name: $0.name, reason: PresencePublisher.neverHeardReason, since: neverHeard.since, now: now)
         }
     }
 
