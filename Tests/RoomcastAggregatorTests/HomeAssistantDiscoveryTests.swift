@@ -314,6 +314,42 @@ import Testing
         #expect(after.deviceComponents(topic: node, payload: Array("not json".utf8)) == nil)
     }
 
+    /// The cat joins Alice and her phone becomes nobody's: each teaching select changes device.
+    @Test func anEntityNowOnAnotherDeviceIsLetGoFirst() throws {
+        var swapped = Self.site
+        swapped.people = [.init(name: "Alice Smith", beacons: [cat])]
+        let cat = "roomcast_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1233_45", phone = "roomcast_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1233_46"
+        // Device mode: the cat's device goes (its select is Alice's now); Alice's lets go of the phone's.
+        let before = discovery(), after = HomeAssistantDiscovery(topics: Topics(), site: swapped)
+        var components: [String: [String: String]] = [:]
+        for m in try before.siteConfigs(Self.site) { components[m.topic] = before.deviceComponents(topic: m.topic, payload: m.payload) }
+        let wanted = try after.siteConfigs(swapped)
+        let handover = after.handovers(components: components, devices: [:], wanted: wanted)
+        let catDevice = "homeassistant/device/roomcast_beacon_\(cat.dropFirst("roomcast_".count))/config"
+        let alice = "homeassistant/device/roomcast_person_alice_smith/config"
+        #expect(handover.messages.map(\.topic) == [catDevice, alice])
+        #expect(handover.messages.first?.payload.isEmpty == true)
+        let released = try json(try #require(handover.messages.last))
+        #expect((released["cmps"] as? [String: Any])?["\(phone)_teach"] as? [String: String] == ["p": "select"])
+        #expect((released["cmps"] as? [String: Any])?["\(cat)_teach"] != nil)
+        #expect(handover.components[catDevice] == nil && handover.components[alice]?["\(phone)_teach"] == nil)
+        #expect(handover.components[alice]?["roomcast_person_alice_smith"] == "device_tracker")
+        // Nothing to hand over when nothing changed owner.
+        var own: [String: [String: String]] = [:]
+        for m in wanted { own[m.topic] = after.deviceComponents(topic: m.topic, payload: m.payload) }
+        #expect(after.handovers(components: own, devices: [:], wanted: wanted).messages.isEmpty)
+
+        // Entity mode: each select's own topic is emptied, then written on its new device.
+        let oldEntities = discovery(.entity), newEntities = HomeAssistantDiscovery(topics: Topics(), mode: .entity, site: swapped)
+        var devices: [String: String] = [:]
+        for m in try oldEntities.siteConfigs(Self.site) { devices[m.topic] = oldEntities.entityDevice(topic: m.topic, payload: m.payload) }
+        #expect(devices["homeassistant/select/\(cat)_teach/config"] == "roomcast_beacon_\(cat.dropFirst("roomcast_".count))")
+        let entityHandover = newEntities.handovers(components: [:], devices: devices, wanted: try newEntities.siteConfigs(swapped))
+        #expect(Set(entityHandover.messages.map(\.topic)) == ["homeassistant/select/\(cat)_teach/config", "homeassistant/select/\(phone)_teach/config"])
+        #expect(entityHandover.messages.allSatisfy { $0.payload.isEmpty && $0.retain })
+        #expect(newEntities.entityDevice(topic: catDevice, payload: Array("{}".utf8)) == nil)
+    }
+
     @Test func entityModeWritesTheSameEntitiesOnePerTopic() throws {
         let old = try discovery(.entity).siteConfigs(Self.site)
         let topics = Set(old.map(\.topic))

@@ -335,6 +335,55 @@ public struct HomeAssistantDiscovery: Sendable {
         return out
     }
 
+    /// The device (its first identifier) of one of our entity-mode configs as read back from the
+    /// broker; nil for a device-mode topic or a payload that is not one.
+    public func entityDevice(topic: String, payload: [UInt8]) -> String? {
+        struct Entity: Decodable {
+            struct Device: Decodable { let identifiers: [String]? }
+            let device: Device?
+        }
+        guard deviceID(ofTopic: topic) == nil, let entity = try? JSONDecoder().decode(Entity.self, from: Data(payload)),
+              let id = entity.device?.identifiers?.first, id.utf8.count <= 255 else { return nil }
+        return id
+    }
+
+    /// What our configs on the broker must let go of before `wanted` goes out: an entity that
+    /// another device of `wanted` now carries. A beacon that joined a person has its teaching
+    /// select on the person's device; one a person gave away has it on its own again. Home
+    /// Assistant refuses a component whose unique id a live entity still holds, until it
+    /// restarts, and keeps a rediscovered entity on its first device, so the old holder lets go
+    /// first. Device mode (`components`, from `deviceComponents`): a device no longer wanted is
+    /// emptied, and one that stays goes out with those components as `{"p": <platform>}` (the
+    /// wanted config follows with the start's). Entity mode (`devices`, from `entityDevice`): the
+    /// entity's topic is emptied, and its config follows with the start's (HA takes one topic's
+    /// messages in order). Returns the messages and the device configs' components after them.
+    public func handovers(components: [String: [String: String]], devices: [String: String], wanted: [OutboundMessage])
+        -> (messages: [OutboundMessage], components: [String: [String: String]]) {
+        var holder: [String: String] = [:], wantedByTopic: [String: OutboundMessage] = [:]
+        var messages: [OutboundMessage] = []
+        for message in wanted {
+            if let cmps = deviceComponents(topic: message.topic, payload: message.payload) {
+                wantedByTopic[message.topic] = message
+                for id in cmps.keys { holder[id] = message.topic }
+            } else if let was = devices[message.topic], let now = entityDevice(topic: message.topic, payload: message.payload), was != now {
+                messages.append(OutboundMessage(topic: message.topic, payload: [], retain: true, qos: 1))
+            }
+        }
+        var after = components
+        for (topic, had) in components.sorted(by: { $0.key < $1.key }) {
+            let taken = had.filter { holder[$0.key].map { $0 != topic } ?? false }
+            guard !taken.isEmpty else { continue }
+            if let own = wantedByTopic[topic] {
+                messages += componentRemovals(onBroker: [topic: taken], wanted: [own]).prefix(1)
+                after[topic] = had.filter { taken[$0.key] == nil }
+            } else {
+                messages.append(OutboundMessage(topic: topic, payload: [], retain: true, qos: 1))
+                after[topic] = nil
+            }
+        }
+        return (messages, after)
+    }
+
     /// `configs` (device mode) with Home Assistant's migration from per-entity configs around them:
     /// for every component whose per-entity config is in `legacy` (read back from the broker), first
     /// `{"migrate_discovery": true}` on that topic (HA unloads the entity but keeps its registry entry,

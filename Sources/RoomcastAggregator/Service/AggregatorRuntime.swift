@@ -17,6 +17,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// The components of our device configs as the broker kept them from before this run
     /// (retained copies): what the configs published now leave out is removed explicitly.
     private var componentsOnBroker: [String: [String: String]] = [:]
+    /// The device of each of our entity-mode configs read back before the start (bounded with
+    /// `discoveryOnBroker`): an entity now on another device is handed over at the start.
+    private var entityDevicesOnBroker: [String: String] = [:]
     private var componentsReadBack = 0
     /// Components of device configs read back at most (retained topics come from the network).
     static var maximumComponentsReadBack: Int { 200_000 }
@@ -247,6 +250,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                    componentsReadBack + components.count <= Self.maximumComponentsReadBack {
                     componentsReadBack += components.count
                     componentsOnBroker[topic] = components
+                } else if retained == true, !wasActive, let device = discovery.entityDevice(topic: topic, payload: payload) {
+                    entityDevicesOnBroker[topic] = device
                 }
             }
             return []
@@ -424,6 +429,13 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 // Just became active (start, reconnect, or took over): announce at once, and
                 // republish every decision once they are current.
                 wasActive = true
+                if let discovery = core.discovery, !componentsOnBroker.isEmpty || !entityDevicesOnBroker.isEmpty {
+                    let handover = discovery.handovers(components: componentsOnBroker, devices: entityDevicesOnBroker,
+                                                       wanted: try core.wantedDiscovery())
+                    out += handover.messages
+                    componentsOnBroker = handover.components
+                    entityDevicesOnBroker = [:]
+                }
                 out += try core.start(now: now, existing: discoveryOnBroker)
                 refreshPending = true
             }
