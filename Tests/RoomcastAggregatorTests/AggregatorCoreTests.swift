@@ -280,6 +280,34 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(try restarted.start(now: 202).contains { $0.topic == config })
     }
 
+    /// A beacon the site does not list, with per-entity configs from an `entity`-mode run, is
+    /// migrated when it is announced: without it, Home Assistant refused its device's entities
+    /// (their unique ids still held) until it restarted, and the clean-up then removed the old ones.
+    @Test func anUnlistedBeaconsPerEntityConfigsAreMigratedWhenItIsAnnounced() throws {
+        let topics = Topics()
+        var unlisted = site
+        unlisted.beacons = []
+        let old = try HomeAssistantDiscovery(topics: topics, mode: .entity, site: unlisted).beaconConfigs(id: cat, name: nil).map(\.topic)
+        let device = "homeassistant/device/roomcast_beacon_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1233_45/config"
+        var core = AggregatorCore(engine: FusionEngine(site: unlisted), site: unlisted, topics: topics,
+                                  discovery: HomeAssistantDiscovery(topics: topics, site: unlisted))
+        #expect(try !core.start(now: 100, existing: Set(old)).contains { old.contains($0.topic) })
+        var out: [OutboundMessage] = []
+        for k in 0..<8 {
+            let t = 100 + 0.5 * Double(k)
+            out += try core.handle(topic: topics.nodeBeacon("kitchen-pi", cat),
+                                   payload: WireFormat.encode(reading("kitchen-pi", rssi: -55, ts: t, seq: UInt64(k + 1))), now: t).messages
+        }
+        let at = try #require(out.firstIndex { $0.topic == device })
+        #expect(old.count == 4)
+        for topic in old {
+            let migrate = try #require(out.firstIndex { $0.topic == topic && $0.payload == Array(#"{"migrate_discovery":true}"#.utf8) }, "\(topic)")
+            let cleared = try #require(out.firstIndex { $0.topic == topic && $0.payload.isEmpty }, "\(topic)")
+            #expect(migrate < at && at < cleared, "\(topic)")
+        }
+        #expect(core.migratedTopics == Set(old))
+    }
+
     /// On a site that lists no beacons, a partition starting keeps the Home Assistant device of a
     /// beacon another partition has (its retained presence in that partition's rooms, or away):
     /// that partition announces each beacon once per run, so a config cleared here stayed gone

@@ -395,6 +395,19 @@ import Testing
         let entity = discovery(.entity)
         let plain = try entity.siteConfigs(Self.site)
         #expect(entity.migrating(plain, legacy: legacy).messages.map(\.topic) == plain.map(\.topic))
+
+        // Back from `device` to `entity` mode: each device topic is migrated before the entities'
+        // configs and emptied after them, once.
+        let devices = Set(configs.map(\.topic))
+        let (back, rolledBack) = entity.migrating(plain, legacy: devices)
+        #expect(rolledBack == devices)
+        #expect(back.count == plain.count + 2 * devices.count)
+        for topic in devices {
+            let i = try #require(back.firstIndex { $0.topic == topic && $0.payload == migrate })
+            let j = try #require(back.firstIndex { $0.topic == topic && $0.payload.isEmpty })
+            #expect(i < devices.count && j >= devices.count + plain.count, "\(topic)")
+        }
+        #expect(back[devices.count..<(devices.count + plain.count)].map(\.topic) == plain.map(\.topic))
     }
 
     @Test func removalsClearOnlyOurConfigsNoLongerWanted() throws {

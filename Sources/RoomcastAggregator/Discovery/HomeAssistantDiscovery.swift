@@ -384,31 +384,33 @@ public struct HomeAssistantDiscovery: Sendable {
         return (messages, after)
     }
 
-    /// `configs` (device mode) with Home Assistant's migration from per-entity configs around them:
-    /// for every component whose per-entity config is in `legacy` (read back from the broker), first
-    /// `{"migrate_discovery": true}` on that topic (HA unloads the entity but keeps its registry entry,
-    /// its entity id and history), then the device config (HA adopts the entity by its unique_id), then
-    /// an empty retained payload there (nothing left to remove, so nothing is). Returns the topics used.
+    /// `configs` with Home Assistant's migration between the two discovery schemas around them,
+    /// for the configs of the other mode in `legacy` (read back from the broker): a site upgrading
+    /// from per-entity configs, or switching `discovery.mode` either way. First `{"migrate_discovery":
+    /// true}` on each old topic (HA unloads its entities but keeps their registry entries: entity
+    /// ids, areas, history), then the configs (HA adopts the entities by unique_id), then an empty
+    /// retained payload on the old topics (nothing left to remove, so nothing is). Returns the old
+    /// topics used.
     public func migrating(_ configs: [OutboundMessage], legacy: Set<String>) -> (messages: [OutboundMessage], migrated: Set<String>) {
-        guard mode == .device, !legacy.isEmpty else { return (configs, []) }
-        var before: [OutboundMessage] = [], after: [OutboundMessage] = []
-        var migrated: Set<String> = []
+        guard !legacy.isEmpty else { return (configs, []) }
+        var old: [String] = [], migrated: Set<String> = []
         for config in configs {
-            guard let id = deviceID(ofTopic: config.topic), let device = legacyTopics[id] else { continue }
-            for topic in device where legacy.contains(topic) {
-                migrated.insert(topic)
-                before.append(OutboundMessage(topic: topic, text: #"{"migrate_discovery":true}"#, retain: true, qos: 1))
-                after.append(OutboundMessage(topic: topic, payload: [], retain: true, qos: 1))
+            for topic in otherModeTopics(of: config) where legacy.contains(topic) && migrated.insert(topic).inserted {
+                old.append(topic)
             }
         }
+        let before = old.map { OutboundMessage(topic: $0, text: #"{"migrate_discovery":true}"#, retain: true, qos: 1) }
+        let after = old.map { OutboundMessage(topic: $0, payload: [], retain: true, qos: 1) }
         return (before + configs + after, migrated)
     }
 
-    /// Per device id, the per-entity topics its components had in `entity` mode (site devices only).
-    private var legacyTopics: [String: [String]] {
-        var out: [String: [String]] = [:]
-        for d in siteDevices(site) { out[d.id] = d.components.map { entityTopic($0) } }
-        return out
+    /// The topics one of our configs had in the other mode: a device config's per-entity topics,
+    /// an entity config's device topic.
+    private func otherModeTopics(of config: OutboundMessage) -> [String] {
+        if let components = deviceComponents(topic: config.topic, payload: config.payload) {
+            return components.sorted { $0.key < $1.key }.map { "\(prefix)/\($0.value)/\($0.key)/config" }
+        }
+        return entityDevice(topic: config.topic, payload: config.payload).map { ["\(prefix)/device/\($0)/config"] } ?? []
     }
 
     /// The device id of a device-mode config topic.

@@ -97,15 +97,14 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     }
 
     /// Messages to publish when the service starts: online status and discovery. `existing`: our
-    /// discovery configs read back from the broker; per-entity ones that device discovery replaces
-    /// are migrated (`HomeAssistantDiscovery.migrating`), not duplicated.
+    /// discovery configs read back from the broker; those of the other discovery mode that ours
+    /// replace are migrated (`HomeAssistantDiscovery.migrating`), not duplicated, now or when
+    /// their beacon is announced.
     public mutating func start(now: Double, existing: Set<String> = []) throws -> [OutboundMessage] {
         var out = [OutboundMessage(topic: topics.aggregatorStatus, text: "online", retain: true, qos: 1)]
         if let discovery {
-            let (messages, migrated) = discovery.migrating(try discovery.siteConfigs(site) + announcedConfigs(),
-                                                           legacy: existing.subtracting(migratedTopics))
-            migratedTopics.formUnion(migrated)
-            out += messages
+            legacyDiscovery = existing.subtracting(migratedTopics)
+            out += migrating(try discovery.siteConfigs(site) + announcedConfigs())
             announcedBeacons.formUnion(site.beacons.map(\.id))
         }
         out += try learnStateAtStart(now: now)
@@ -124,7 +123,17 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// configs go out (unless a person's device carries it).
     private mutating func announce(_ id: BeaconID, name: String?) throws -> [OutboundMessage] {
         guard announcedBeacons.insert(id).inserted, let discovery, ownedBeacons[id] == nil else { return [] }
-        return try discovery.beaconConfigs(id: id, name: name)
+        return migrating(try discovery.beaconConfigs(id: id, name: name))
+    }
+
+    /// `configs` with the migration of their configs of the other discovery mode found at the
+    /// start: a beacon the site does not list is migrated when it is announced.
+    private mutating func migrating(_ configs: [OutboundMessage]) -> [OutboundMessage] {
+        guard let discovery else { return configs }
+        let (messages, migrated) = discovery.migrating(configs, legacy: legacyDiscovery)
+        migratedTopics.formUnion(migrated)
+        legacyDiscovery.subtract(migrated)
+        return messages
     }
 
     /// Discovery configs of the beacons announced as they were placed that the site does not
@@ -151,8 +160,11 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// Beacons remembered in `othersBeacons` at most.
     static var maximumOthersBeacons: Int { 16_384 }
 
-    /// Per-entity discovery topics already migrated to device discovery in this run.
+    /// Discovery topics of the other mode already migrated in this run.
     public private(set) var migratedTopics: Set<String> = []
+    /// Our discovery configs on the broker at the start, less those migrated: the other mode's
+    /// configs of beacons announced later are among them.
+    private var legacyDiscovery: Set<String> = []
     /// Beacons that belong to a person: placed like any other, but in Home Assistant only through their person.
     private var ownedBeacons: [BeaconID: String] { publisher.people.ownerOf }
 
