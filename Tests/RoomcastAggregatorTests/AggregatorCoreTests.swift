@@ -587,6 +587,9 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(try core.handle(topic: "espresense/devices/x/office-pi", payload: [0xff], now: 12).rejection?.reason == .badPayload)
         #expect(try core.handle(topic: "espresense/devices/x/garage", payload: payload, now: 12).rejection?.reason == .unknownNode)
         #expect(try core.handle(topic: "espresense/devices/x/office-pi", payload: Array(#"{"rssi":1e9}"#.utf8), now: 12).rejection?.reason == .outOfRange)
+        // Counted as `/metrics` and the replay summary show them.
+        #expect(core.intake.rejected == [.badPayload: 1, .unknownNode: 1, .outOfRange: 1])
+        #expect(core.intake.accepted == 2)
     }
 
     /// ESPresense's `rssi@1m` carries the node's own adjustment. It overwrote the beacon's power
@@ -631,6 +634,7 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
                                       payload: echo, now: 5)
         #expect(outcome.rejection?.reason == .echo)
         #expect(outcome.rejection?.message.contains("office-pi") == true)
+        #expect(core.intake.rejected[.echo] == 1)
         let r = reading("office-pi", rssi: -60, ts: 5)
         // The same reading on the agent's own topic is taken.
         #expect(try core.handle(topic: Topics().nodeBeacon("office-pi", cat), payload: WireFormat.encode(r), now: 5).rejection == nil)
@@ -703,6 +707,7 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(notes.map(\.reason) == [.clockSkew, .clockSkew], "one verdict per closed window: \(notes)")
         #expect(notes.allSatisfy { $0.message.contains("'kitchen-pi' is 30 s behind") })
         #expect(core.skewedNodes == ["kitchen-pi": 30])
+        #expect(core.intake.rejected[.clockSkew] == 2, "each verdict counted on /metrics")
     }
 
     @Test func oneForgedTimestampBlamesNobody() throws {
@@ -763,6 +768,7 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         let note = try feed("kitchen-pi", -60, at: 3.2)
         #expect(note?.reason == .nodeBackOnline)
         #expect(try feed("kitchen-pi", -60, at: 3.4) == nil, "said once, not per reading")
+        #expect(core.intake.rejected[.nodeBackOnline] == 1)
         _ = try core.advance(to: 5)
         #expect(core.engine.decision(for: cat)?.room == "kitchen", "the live node's readings decide again")
     }

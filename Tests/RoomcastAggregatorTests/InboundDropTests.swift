@@ -18,7 +18,8 @@ import Testing
     }
 
     /// The wall clock stepped back: the last line's time lies ahead, and held every line back
-    /// until the clock caught up. The rate-limited log lines alike.
+    /// until the clock caught up. The rate-limited log lines and the dashboards' pushes alike
+    /// (open dashboards froze for as long as the step).
     @Test func aClockSteppedBackHoldsNoLineBack() {
         var report = InboundDropReport(interval: 10)
         #expect(report.due(dropped: 5, now: 10_000) != nil)
@@ -29,6 +30,9 @@ import Testing
         #expect(log.admit("reading refused", now: 10_005).admit == false)
         #expect(log.admit("reading refused", now: 6_400).admit)
         #expect(log.admit("reading refused", now: 6_405).admit == false)
+        var pushes = Pacer(interval: 1)
+        #expect(pushes.due(now: 10_000) && !pushes.due(now: 10_000.5))
+        #expect(pushes.due(now: 6_400) && !pushes.due(now: 6_400.5) && pushes.due(now: 6_401))
     }
 
     @Test func theCountIsExportedOnMetrics() async {

@@ -71,6 +71,12 @@ public struct InputIntake: Sendable {
         return result
     }
 
+    /// Counts what `accept` did not classify (an ESPresense message: nil when its reading was
+    /// taken), or a note on a reading it accepted (`clock_skew`, `node_back_online`).
+    public mutating func count(_ outcome: RejectionDetail?) {
+        if let outcome { rejected[outcome.reason, default: 0] += 1 } else { accepted += 1 }
+    }
+
     /// Why a message was rejected, for a rate-limited log line.
     public struct RejectionDetail: Error, Sendable, Equatable {
         public var reason: Rejection

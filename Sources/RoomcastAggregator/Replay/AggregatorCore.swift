@@ -178,16 +178,17 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     public mutating func handle(topic: String, payload: [UInt8], now: Double) throws -> (messages: [OutboundMessage], rejection: InputIntake.RejectionDetail?) {
         var out = try advance(to: now)
         if acceptsESPresense && topic.hasPrefix(Topics.Compatibility.espresenseDevicePrefix) {
+            var outcome: InputIntake.RejectionDetail?
             switch espresense.reading(topic: topic, payload: payload, now: now) {
-            case .failure(let why): return (out, why)
+            case .failure(let why): outcome = why
+            case .success(let r) where !intake.isKnown(node: r.node):
+                outcome = .init(reason: .unknownNode, message: "ESPresense node '\(r.node)' is not configured")
             case .success(let r):
-                if !intake.isKnown(node: r.node) {
-                    return (out, .init(reason: .unknownNode, message: "ESPresense node '\(r.node)' is not configured"))
-                }
                 nodeActivity.heard(r.node, now: now)
                 if feeds(r.id) { out += try ingest(r, now: now) }
-                return (out, nil)
             }
+            intake.count(outcome)
+            return (out, outcome)
         }
         switch intake.accept(topic: topic, payload: payload) {
         case .failure(let why):
@@ -210,6 +211,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             if !decisionsHeld(at: now), let verdict = clocks.observe(node: r.node, captured: r.ts, now: now), verdict.off {
                 note = .init(reason: .clockSkew, message: "node '\(r.node)' is \(String(format: "%.0f", abs(verdict.offset))) s \(verdict.offset > 0 ? "behind" : "ahead"); check its clock (NTP)")
             }
+            if let note { intake.count(note) }
             if feeds(r.id) { out += try ingest(r, now: now) }
             return (out, note)
         case .success(.nodeStatus(let node, let online)):

@@ -70,12 +70,11 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
                 }
             }
             var drops = InboundDropReport()
-            var lastPush = -Double.infinity
+            var pushes = Pacer(interval: 1)
             while !Task.isCancelled {
                 let now = await runtime.tick(clock: clock) { out, active in self.enqueue(out, active: active) }
                 // Open dashboards get the state once a second; nobody watching costs nothing.
-                if let http, http.hasWatchers, now - lastPush >= 1 {
-                    lastPush = now
+                if let http, http.hasWatchers, pushes.due(now: now) {
                     http.push(await runtime.dashboardSnapshot(now: now, connected: mqtt.isConnected))
                 }
                 await self.updateStatusGuard(wanted: await runtime.wantsStatusGuard)
