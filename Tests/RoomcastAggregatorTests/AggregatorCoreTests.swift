@@ -306,6 +306,16 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
             #expect(migrate < at && at < cleared, "\(topic)")
         }
         #expect(core.migratedTopics == Set(old))
+
+        // Resumed before the start (its retained presence read while draining), it goes out with
+        // the start's configs, migrated, not ahead of them.
+        let retained = try #require(out.last { $0.topic == topics.presence(cat) })
+        var restarted = AggregatorCore(engine: FusionEngine(site: unlisted), site: unlisted, topics: topics,
+                                       discovery: HomeAssistantDiscovery(topics: topics, site: unlisted))
+        #expect(try restarted.handle(topic: retained.topic, payload: retained.payload, now: 200).messages.isEmpty)
+        let started = try restarted.start(now: 201, existing: Set(old))
+        let device2 = try #require(started.firstIndex { $0.topic == device })
+        #expect(started.firstIndex { old.contains($0.topic) && !$0.payload.isEmpty }.map { $0 < device2 } == true)
     }
 
     /// On a site that lists no beacons, a partition starting keeps the Home Assistant device of a

@@ -133,6 +133,67 @@ extension InstanceLivenessTests {
         #expect(await r.isActive)
     }
 
+    /// A standby's wall clock stepped forward (NTP at a Pi's boot): the holder's lease, timed on
+    /// this clock when last read, looked expired at once, and the standby took over from a live
+    /// active. Nothing read meanwhile, the holder now has a full term from the step; a holder
+    /// that is really gone is still replaced once that runs out.
+    @Test func aStandbysClockSteppedForwardTakesNoLeaseFromALiveHolder() async throws {
+        let r = Self.runtime("beta")
+        func drain(at now: Double) async throws {
+            let marker = try #require(await r.tick(now: now).first { $0.topic == r.syncTopic })
+            _ = await r.handle(topic: marker.topic, payload: marker.payload, now: now)
+        }
+        func renewal(at now: Double, expires: Double) async throws {
+            _ = await r.handle(topic: "roomcast/aggregator/lease",
+                               payload: try WireFormat.encode(LeaseElection.Lease(holder: "alpha", expires: expires)), now: now)
+        }
+        await r.brokerConnected(now: 0)
+        try await renewal(at: 0, expires: 6)
+        try await drain(at: 0)
+        for t in stride(from: 0.5, through: 4, by: 0.5) {
+            if t == 2 || t == 4 { try await renewal(at: t, expires: t + 6) }
+            _ = await r.tick(now: t)
+        }
+        #expect(await !r.isActive)
+        // The step: 60 s on, and alpha renews on its own clock, as before.
+        try await drain(at: 64)
+        var taken: [Double] = []
+        for t in stride(from: 64.5, through: 68, by: 0.5) {
+            if t == 66 { try await renewal(at: t, expires: 12) }
+            if await r.tick(now: t).contains(where: { $0.topic == "roomcast/aggregator/lease" }) { taken.append(t) }
+        }
+        #expect(taken.isEmpty, "alpha renews its lease: beta must not take it (took it at \(taken))")
+        #expect(await !r.isActive)
+        // Alpha gone without a word: beta takes over once the lease it read last runs out.
+        for t in stride(from: 68.5, through: 73, by: 0.5) { _ = await r.tick(now: t) }
+        #expect(await r.isActive)
+    }
+
+    /// An active instance stalled for less than `pauseThreshold` under a short lease: its lease
+    /// ran out meanwhile and a standby may have taken it. It renewed at once, making two
+    /// holders (and a second handover by name); it now stands by and reads the backlog first.
+    @Test func anActiveWhoseLeaseRanOutInAShortStallRenewsNothingBeforeReadingTheBacklog() async throws {
+        let core = AggregatorCore(engine: StrongestLatest(roomOfNode: ["kitchen-pi": "kitchen"]), site: site, topics: Topics(),
+                                  discovery: nil)
+        let r = AggregatorRuntime(core: core, election: LeaseElection(me: "alpha", topics: Topics(), duration: 3),
+                                  refreshInterval: .infinity, startedAt: 0, logger: .silent)
+        await r.brokerConnected(now: 0)
+        let marker = try #require(await r.tick(now: 0).first { $0.topic == r.syncTopic })
+        _ = await r.handle(topic: marker.topic, payload: marker.payload, now: 0)
+        for t in stride(from: 0.5, through: 2, by: 0.5) { _ = await r.tick(now: t) }
+        #expect(await r.isActive)
+        // A 4.5-s stall: the lease (3 s) ran out, and beta took it; its lease is still queued.
+        let after = await r.tick(now: 6.5)
+        #expect(!after.contains { $0.topic == "roomcast/aggregator/lease" }, "renewed a lapsed lease: \(after.map(\.topic))")
+        #expect(await !r.isActive)
+        _ = await r.handle(topic: "roomcast/aggregator/lease",
+                           payload: try WireFormat.encode(LeaseElection.Lease(holder: "beta", expires: 9)), now: 6.6)
+        let again = try #require(await r.tick(now: 6.7).first { $0.topic == r.syncTopic })
+        _ = await r.handle(topic: again.topic, payload: again.payload, now: 6.8)
+        for t in stride(from: 7, through: 8, by: 0.5) { _ = await r.tick(now: t) }
+        #expect(await !r.isActive, "beta holds the lease")
+    }
+
     /// On a reconnect the peers' retained liveness topics come with the subscriptions, before
     /// the client reports the connection: a standby's `online` handled first must still count
     /// once `brokerConnected` has run (it was forgotten there, and the guard armed while the

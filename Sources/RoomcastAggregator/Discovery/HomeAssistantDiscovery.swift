@@ -293,7 +293,9 @@ public struct HomeAssistantDiscovery: Sendable {
     /// (a beacon removed from the config, a person's beacon that now belongs to them, the other
     /// mode's topics).
     public func removals(existing: Set<String>, wanted: [OutboundMessage]) -> [OutboundMessage] {
-        let keep = Set(wanted.map(\.topic))
+        // The other mode's configs of a wanted one are migrated by whoever publishes it (another
+        // partition, or this aggregator when it announces the beacon), not removed.
+        let keep = Set(wanted.map(\.topic) + wanted.flatMap(otherModeTopics))
         return existing.subtracting(keep).filter(isOurs).sorted().map { OutboundMessage(topic: $0, payload: [], retain: true, qos: 1) }
     }
 
@@ -347,41 +349,68 @@ public struct HomeAssistantDiscovery: Sendable {
         return id
     }
 
-    /// What our configs on the broker must let go of before `wanted` goes out: an entity that
-    /// another device of `wanted` now carries. A beacon that joined a person has its teaching
-    /// select on the person's device; one a person gave away has it on its own again. Home
-    /// Assistant refuses a component whose unique id a live entity still holds, until it
+    /// What our configs on the broker must let go of before `wanted` (the start's configs) goes
+    /// out: a component that another device now carries. A beacon that joined a person has its
+    /// teaching select on the person's device; one a person gave away has it on its own again.
+    /// Home Assistant refuses a component whose unique id a live entity still holds, until it
     /// restarts, and keeps a rediscovered entity on its first device, so the old holder lets go
-    /// first. Device mode (`components`, from `deviceComponents`): a device no longer wanted is
-    /// emptied, and one that stays goes out with those components as `{"p": <platform>}` (the
-    /// wanted config follows with the start's). Entity mode (`devices`, from `entityDevice`): the
-    /// entity's topic is emptied, and its config follows with the start's (HA takes one topic's
-    /// messages in order). Returns the messages and the device configs' components after them.
+    /// first. A device config (`components`, from `deviceComponents`) that no config of
+    /// `wanted` names is emptied; one that stays, in device mode, goes out once more with those
+    /// components as `{"p": <platform>}` (its wanted config follows with the start's). An
+    /// entity config (`devices`, from `entityDevice`) now on another device has its topic
+    /// emptied, then written again with the start's (HA takes one topic's messages in order).
+    /// Returns the messages and the device configs' components after them.
     public func handovers(components: [String: [String: String]], devices: [String: String], wanted: [OutboundMessage])
         -> (messages: [OutboundMessage], components: [String: [String: String]]) {
-        var holder: [String: String] = [:], wantedByTopic: [String: OutboundMessage] = [:]
+        var holder: [String: String] = [:], deviceConfigs: [String: OutboundMessage] = [:], named: Set<String> = []
         var messages: [OutboundMessage] = []
         for message in wanted {
-            if let cmps = deviceComponents(topic: message.topic, payload: message.payload) {
-                wantedByTopic[message.topic] = message
-                for id in cmps.keys { holder[id] = message.topic }
-            } else if let was = devices[message.topic], let now = entityDevice(topic: message.topic, payload: message.payload), was != now {
-                messages.append(OutboundMessage(topic: message.topic, payload: [], retain: true, qos: 1))
+            if let id = deviceID(ofTopic: message.topic) {
+                deviceConfigs[id] = message
+                named.insert(id)
+                for component in (deviceComponents(topic: message.topic, payload: message.payload) ?? [:]).keys {
+                    holder[component] = id
+                }
+            } else if let device = entityDevice(topic: message.topic, payload: message.payload) {
+                named.insert(device)
+                holder[Self.objectID(ofTopic: message.topic)] = device
+                if let was = devices[message.topic], was != device { messages.append(Self.emptied(message.topic)) }
             }
         }
         var after = components
         for (topic, had) in components.sorted(by: { $0.key < $1.key }) {
-            let taken = had.filter { holder[$0.key].map { $0 != topic } ?? false }
+            guard let id = deviceID(ofTopic: topic) else { continue }
+            let taken = had.filter { holder[$0.key].map { $0 != id } ?? false }
             guard !taken.isEmpty else { continue }
-            if let own = wantedByTopic[topic] {
-                messages += componentRemovals(onBroker: [topic: taken], wanted: [own]).prefix(1)
+            if let own = deviceConfigs[id] {
+                guard let removal = componentRemovals(onBroker: [topic: taken], wanted: [own]).first else { continue }
+                messages.append(removal)
                 after[topic] = had.filter { taken[$0.key] == nil }
-            } else {
-                messages.append(OutboundMessage(topic: topic, payload: [], retain: true, qos: 1))
+            } else if !named.contains(id) {
+                messages.append(Self.emptied(topic))
                 after[topic] = nil
             }
+            // Else an entity-mode site migrates the device with the configs that name it.
         }
         return (messages, after)
+    }
+
+    /// An empty retained payload on `topic`: Home Assistant removes what it configured.
+    private static func emptied(_ topic: String) -> OutboundMessage {
+        OutboundMessage(topic: topic, payload: [], retain: true, qos: 1)
+    }
+
+    /// The object id of a config topic (`<prefix>/<platform>/<object id>/config`): an entity
+    /// config's component id.
+    private static func objectID(ofTopic topic: String) -> String {
+        let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
+        return levels.count >= 2 ? String(levels[levels.count - 2]) : topic
+    }
+
+    /// True for a config topic of the mode this aggregator does not publish (what `migrating`
+    /// may replace).
+    public func isOtherModeTopic(_ topic: String) -> Bool {
+        (deviceID(ofTopic: topic) != nil) != (mode == .device)
     }
 
     /// `configs` with Home Assistant's migration between the two discovery schemas around them,
@@ -405,7 +434,7 @@ public struct HomeAssistantDiscovery: Sendable {
     }
 
     /// The topics one of our configs had in the other mode: a device config's per-entity topics,
-    /// an entity config's device topic.
+    /// an entity config's device topic (a device's first identifier is its config's id).
     private func otherModeTopics(of config: OutboundMessage) -> [String] {
         if let components = deviceComponents(topic: config.topic, payload: config.payload) {
             return components.sorted { $0.key < $1.key }.map { "\(prefix)/\($0.value)/\($0.key)/config" }

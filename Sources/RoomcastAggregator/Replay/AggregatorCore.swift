@@ -103,12 +103,25 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     public mutating func start(now: Double, existing: Set<String> = []) throws -> [OutboundMessage] {
         var out = [OutboundMessage(topic: topics.aggregatorStatus, text: "online", retain: true, qos: 1)]
         if let discovery {
-            legacyDiscovery = existing.subtracting(migratedTopics)
-            out += migrating(try discovery.siteConfigs(site) + announcedConfigs())
+            legacyDiscovery = existing.filter(discovery.isOtherModeTopic).subtracting(migratedTopics)
+            out += migrating(try startConfigs())
             announcedBeacons.formUnion(site.beacons.map(\.id))
+            started = true
         }
         out += try learnStateAtStart(now: now)
         return out
+    }
+
+    /// The discovery configs `start` publishes: the site's, and those of the beacons announced.
+    public func startConfigs() throws -> [OutboundMessage] {
+        guard let discovery else { return [] }
+        return try discovery.siteConfigs(site) + announcedConfigs()
+    }
+
+    /// The clean-up after the start has run: of the other mode's configs, only `remaining` are
+    /// still on the broker to migrate when their beacon is announced.
+    public mutating func discoveryCleanedUp(remaining: Set<String>) {
+        legacyDiscovery.formIntersection(remaining)
     }
 
     /// A beacon the site does not list, resumed from the retained presence: announced like one
@@ -120,9 +133,10 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     }
 
     /// Marks a beacon announced: from then on it is refreshed, and the first time its discovery
-    /// configs go out (unless a person's device carries it).
+    /// configs go out (unless a person's device carries it). Before the start they go out with
+    /// the start's, after what the broker holds has been handed over and migrated.
     private mutating func announce(_ id: BeaconID, name: String?) throws -> [OutboundMessage] {
-        guard announcedBeacons.insert(id).inserted, let discovery, ownedBeacons[id] == nil else { return [] }
+        guard announcedBeacons.insert(id).inserted, started, let discovery, ownedBeacons[id] == nil else { return [] }
         return migrating(try discovery.beaconConfigs(id: id, name: name))
     }
 
@@ -162,9 +176,11 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
 
     /// Discovery topics of the other mode already migrated in this run.
     public private(set) var migratedTopics: Set<String> = []
-    /// Our discovery configs on the broker at the start, less those migrated: the other mode's
-    /// configs of beacons announced later are among them.
+    /// The other discovery mode's configs on the broker at the start, less those migrated: a
+    /// beacon announced later has its among them.
     private var legacyDiscovery: Set<String> = []
+    /// Whether `start` has run (announced configs go out from then on).
+    private var started = false
     /// Beacons that belong to a person: placed like any other, but in Home Assistant only through their person.
     private var ownedBeacons: [BeaconID: String] { publisher.people.ownerOf }
 

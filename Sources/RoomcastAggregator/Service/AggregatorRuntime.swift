@@ -183,6 +183,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         guard lastActivity.isFinite, now - lastActivity > pauseThreshold, hearing != .deaf else { return }
         let gap = now - lastActivity
         var metadata: Logger.Metadata = ["paused_s": "\(Int(gap.rounded()))"]
+        election?.nothingReadUntil(now)
         if standByIfLeaseLapsed(now: now) {
             metadata["lease"] = "expired while paused: standing by until the backlog is read"
         }
@@ -243,6 +244,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             if payload.isEmpty || !discovery.isThisSites(payload) {
                 discoveryOnBroker.remove(topic)
                 componentsOnBroker[topic] = nil
+                entityDevicesOnBroker[topic] = nil
             } else if discoveryOnBroker.count < Self.maximumDiscoveryOnBroker, topic.utf8.count <= Self.maximumDiscoveryTopicBytes {
                 discoveryOnBroker.insert(topic)
                 // Only what the broker kept: our own configs of this run echo back live.
@@ -413,6 +415,15 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             // Deaf or draining: nothing is known to be current, so nothing is announced,
             // refreshed or taken; the lease is neither renewed nor grabbed.
             guard hearing == .hearing else { return out }
+            // Our own lease ran out unrenewed without a pause long enough to notice (a stall
+            // shorter than `pauseThreshold` under a short lease): a standby may hold it now, its
+            // lease not yet read. Renewing first would make two holders and a second handover.
+            if election?.holdsUnexpiredLease(now: now) == false {
+                election?.stepDown()
+                logger.warning("this instance's lease ran out before it was renewed: reading the broker's backlog before deciding")
+                startDraining(now: now)
+                return out
+            }
             if announceInstance, let instanceTopic {
                 announceInstance = false
                 out.append(OutboundMessage(topic: instanceTopic, text: "online", retain: true, qos: 1))
@@ -431,7 +442,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 wasActive = true
                 if let discovery = core.discovery, !componentsOnBroker.isEmpty || !entityDevicesOnBroker.isEmpty {
                     let handover = discovery.handovers(components: componentsOnBroker, devices: entityDevicesOnBroker,
-                                                       wanted: try core.wantedDiscovery())
+                                                       wanted: try core.startConfigs())
                     out += handover.messages
                     componentsOnBroker = handover.components
                     entityDevicesOnBroker = [:]
@@ -467,7 +478,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 discoveryReconciled = true
                 if let discovery = core.discovery {
                     let wanted = try core.wantedDiscovery()
-                    out += discovery.removals(existing: discoveryOnBroker, wanted: wanted)
+                    let removals = discovery.removals(existing: discoveryOnBroker, wanted: wanted)
+                    out += removals
+                    core.discoveryCleanedUp(remaining: discoveryOnBroker.subtracting(removals.map(\.topic)))
                     out += discovery.componentRemovals(onBroker: componentsOnBroker, wanted: wanted)
                     componentsOnBroker = [:]
                     componentsReadBack = 0

@@ -123,6 +123,15 @@ public struct LeaseElection: Sendable {
         seen?.expires -= seconds
     }
 
+    /// Nothing was read for a while (this process paused, or the wall clock stepped forward):
+    /// another holder's lease runs a full term from `now`, as if just read, rather than look
+    /// expired for renewals this instance could not have read. Its renewals in the backlog, or
+    /// its Last Will, tell the rest.
+    public mutating func nothingReadUntil(_ now: Double) {
+        guard let held = seen, held.holder != me else { return }
+        seen?.expires = max(held.expires, now + duration)
+    }
+
     public var isActive: Bool { role == .active }
 
     /// Whether the lease this instance last wrote is still valid at `now` (nil when it holds none).
