@@ -26,6 +26,11 @@ import Testing
         #expect(config.tokenProblem(environment: ["DASHBOARD_TOKEN": ""]) != nil, "empty is not set")
         #expect(config.tokenProblem(environment: ["DASHBOARD_TOKEN": "t0ken"]) == nil)
         #expect(HTTPConfig(tokenEnv: "DASHBOARD_TOKEN").tokenProblem(environment: [:]) == nil, "no listener, no token needed")
+        // Reads protected by no token at all: every page refused. An error, not a start.
+        let noToken = HTTPConfig(listen: "0.0.0.0:8267", protectReads: true)
+        #expect(noToken.tokenProblem(environment: [:])?.description.contains("http.protect_reads") == true)
+        #expect(noToken.tokenProblem(environment: ["ROOMCAST_HTTP_TOKEN": "t0ken"]) == nil)
+        #expect(HTTPConfig(protectReads: true).tokenProblem(environment: [:]) == nil, "no listener")
     }
 
     /// Dashboards may not hold every connection: `/metrics` and `/healthz` must still get one.

@@ -245,6 +245,8 @@ import RoomcastLogging
             lat_seconds_count 3
 
             """)
+        // A CR LF is one Character: its line feed is escaped all the same, and no line breaks.
+        #expect(PrometheusText.escape("a\r\nb") == "a\r\\nb")
     }
 }
 

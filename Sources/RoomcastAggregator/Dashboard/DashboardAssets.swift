@@ -318,6 +318,9 @@ enum DashboardAssets {
           }
           lastRoom.set(b.id, b.room);
         }
+        // A beacon the aggregator forgot leaves the page's memory too (a tablet left on for weeks).
+        const present = new Set(snap.beacons.map((b) => b.id));
+        for (const id of lastRoom.keys()) if (!present.has(id)) lastRoom.delete(id);
       }
 
       function render() {

@@ -46,11 +46,13 @@ public struct LearnedRoomsStore: Sendable {
         }
     }
 
-    /// Writes `learned` atomically (temporary file, fsync, rename).
+    /// Writes `learned` atomically (temporary file, fsync, rename, fsync of the folder). The
+    /// temporary file is this write's own (a random name, created exclusively): two containers
+    /// whose aggregators are both process 1 may share the folder.
     public func save(_ learned: LearnedRooms) throws(Failure) {
-        let temporary = path + ".tmp-\(getpid())"
+        let temporary = path + ".tmp-\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
         do throws(SystemCallError) {
-            let fd = try Syscall.call("open") { open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640) }
+            let fd = try Syscall.call("open") { open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640) }
             do {
                 try Syscall.writeAll(fd, learned.encoded() + Array("\n".utf8))
                 try Syscall.call("fsync") { fsync(fd) }
@@ -63,6 +65,14 @@ public struct LearnedRoomsStore: Sendable {
             do { try Syscall.call("rename") { rename(temporary, path) } } catch {
                 unlink(temporary)
                 throw error
+            }
+            // The rename lives in the folder: unsynced, a power cut can undo it, and after the
+            // first save there is no older file to fall back on.
+            let folder = (path as NSString).deletingLastPathComponent
+            let folderFD = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if folderFD >= 0 {
+                _ = fsync(folderFD)
+                close(folderFD)
             }
         } catch {
             throw Failure(path: path, message: error.description)

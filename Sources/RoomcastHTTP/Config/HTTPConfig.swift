@@ -117,13 +117,19 @@ public struct HTTPConfig: Codable, Sendable, Equatable {
         return token?.revealed
     }
 
-    /// A `token_env` that names no set variable, while the listener is on: an error at start, as
-    /// for `mqtt.password_env`. Left to run, the listener had no token: every change refused,
-    /// reads under `protect_reads` refused too, with a warning that said they were exposed.
+    /// A `token_env` that names no set variable, or `protect_reads` with no token at all, while
+    /// the listener is on: an error at start, as for `mqtt.password_env`. Left to run, the
+    /// listener had no token: every change refused, every read under `protect_reads` refused
+    /// too, with a warning that said reads were exposed.
     public func tokenProblem(at path: String = "http", environment: [String: String] = ProcessInfo.processInfo.environment) -> ConfigProblem? {
-        guard listen != nil, let name = tokenEnv, environment[name].map({ $0.isEmpty }) ?? true else { return nil }
-        return ConfigProblem(path: path + ".token_env",
-                             message: "environment variable \(Secret.shownVariableName(name, key: "token_env")) is not set or empty; export it or remove token_env")
+        guard listen != nil else { return nil }
+        if let name = tokenEnv, environment[name].map({ $0.isEmpty }) ?? true {
+            return ConfigProblem(path: path + ".token_env",
+                                 message: "environment variable \(Secret.shownVariableName(name, key: "token_env")) is not set or empty; export it or remove token_env")
+        }
+        guard protectReads, resolvedToken(environment: environment) == nil else { return nil }
+        return ConfigProblem(path: path + ".protect_reads",
+                             message: "needs a token, and none is set: set http.token_env (or export \(Self.tokenEnvironmentVariable)), or turn protect_reads off")
     }
 
     /// True when what the listener serves can be read from the network by anyone: it listens

@@ -50,17 +50,19 @@ public struct PrometheusText: Sendable {
         sample(name + "_count", labels, Double(h.count))
     }
 
+    /// A label value as the exposition format quotes it. By scalar: "\r\n" is one Character,
+    /// and its line feed would have gone out raw, ending the line.
     static func escape(_ value: String) -> String {
-        var out = ""
-        for c in value {
+        var out = String.UnicodeScalarView()
+        for c in value.unicodeScalars {
             switch c {
-            case "\\": out += "\\\\"
-            case "\"": out += "\\\""
-            case "\n": out += "\\n"
+            case "\\": out.append(contentsOf: "\\\\".unicodeScalars)
+            case "\"": out.append(contentsOf: "\\\"".unicodeScalars)
+            case "\n": out.append(contentsOf: "\\n".unicodeScalars)
             default: out.append(c)
             }
         }
-        return out
+        return String(out)
     }
 
     static func format(_ value: Double) -> String {
