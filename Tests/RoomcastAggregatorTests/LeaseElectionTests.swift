@@ -133,6 +133,40 @@ extension InstanceLivenessTests {
         #expect(await r.isActive)
     }
 
+    /// A brief broker blip: the broker fired alpha's Last Will, beta took the lease, and alpha,
+    /// back within its own lease, stayed active and took it back by name (two handovers in a few
+    /// seconds, both publishing between them). Alpha now stands by until the backlog shows the
+    /// holder; alone, it takes its lease back as soon as the backlog is read.
+    @Test func anActiveBackFromABriefBlipLeavesTheLeaseToAStandbyThatTookIt() async throws {
+        for alone in [false, true] {
+            let r = Self.runtime("alpha")
+            func drain(at now: Double) async throws -> [OutboundMessage] {
+                let out = await r.tick(now: now)
+                let marker = try #require(out.first { $0.topic == r.syncTopic })
+                _ = await r.handle(topic: marker.topic, payload: marker.payload, now: now)
+                return out
+            }
+            await r.brokerConnected(now: 0)
+            _ = try await drain(at: 0)
+            _ = await r.tick(now: 0)
+            _ = await r.tick(now: 2)
+            #expect(await r.isActive)
+            await r.brokerDisconnected()
+            await r.brokerConnected(now: 3)
+            let holder = alone ? "alpha" : "beta"
+            _ = await r.handle(topic: "roomcast/aggregator/lease", payload: try WireFormat.encode(LeaseElection.Lease(holder: holder, expires: 8)),
+                               now: 3, retained: true)
+            var leases = try await drain(at: 3).filter { $0.topic == "roomcast/aggregator/lease" }
+            for t in stride(from: 3.5, through: 6, by: 0.5) { leases += await r.tick(now: t).filter { $0.topic == "roomcast/aggregator/lease" } }
+            if alone {
+                #expect(await r.isActive, "its own lease, nobody else's: taken back")
+            } else {
+                #expect(leases.isEmpty, "alpha took the lease back from beta")
+                #expect(await !r.isActive)
+            }
+        }
+    }
+
     /// A standby's wall clock stepped forward (NTP at a Pi's boot): the holder's lease, timed on
     /// this clock when last read, looked expired at once, and the standby took over from a live
     /// active. Nothing read meanwhile, the holder now has a full term from the step; a holder

@@ -571,8 +571,13 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             startedAt = now
         }
         wasActive = false
-        if standByIfLeaseLapsed(now: now) {
-            logger.warning("the lease expired while the broker was unreachable: standing by until the backlog is read")
+        if let election, election.isActive {
+            // The broker fired our Last Will when the link dropped: a standby may have taken the
+            // lease, even one that has not yet run out. Taking it back by name would be a second
+            // handover; the backlog read first shows who holds it (our own lease, or none, is
+            // taken back at once).
+            self.election?.stepDown()
+            logger.warning("reconnected: standing by until the backlog shows who holds the lease")
         }
         // The retained state (the lease among it) arrives again with the subscriptions: read
         // it before deciding or electing.
