@@ -169,7 +169,14 @@ extension AggregatorCore {
             guard engine is any TrainableEstimator, learning.publishedPart == nil else { return [] }
             let heard = state.part([], inside: false).summary
             let ours = LearnState(ts: now, active: activeLabels, learned: learnedRooms).part([], inside: false).summary
-            return heard == ours ? [] : [try learnState(now: now)]
+            guard heard != ours else { return [] }
+            // Heard before the start (the backlog read first, a standby's whole wait), an answer
+            // would not go out, yet count as published: the start answers it.
+            guard started else {
+                learning.staleStateHeard = true
+                return []
+            }
+            return [try learnState(now: now)]
         }
         learning.othersPart = state.part(otherPartitionsRooms, inside: true)
         let ours = state.part(otherPartitionsRooms, inside: false).summary
@@ -177,12 +184,14 @@ extension AggregatorCore {
         return [try learnState(now: now)]
     }
 
-    /// The learn state to announce when the service starts: once something is learned, or when
+    /// The learn state to announce when the service starts: once something is learned, when
     /// Home Assistant has teaching selects (whose state it is: without it they read unknown until
-    /// the first label), so sites that neither teach nor offer it publish nothing new.
+    /// the first label), or when a state that is not this run's was heard retained, so sites
+    /// that neither teach nor offer it publish nothing new.
     mutating func learnStateAtStart(now: Double) throws -> [OutboundMessage] {
         let offered = discovery?.offersTeaching == true
-        guard engine is any TrainableEstimator, offered || !learnedRooms.isEmpty || !activeLabels.isEmpty else { return [] }
+        guard engine is any TrainableEstimator,
+              offered || !learnedRooms.isEmpty || !activeLabels.isEmpty || learning.staleStateHeard else { return [] }
         return [try learnState(now: now)]
     }
 }

@@ -15,6 +15,9 @@ struct LearnSession: Sendable {
     /// The learn state this aggregator published last (under `partition:`, its own part of
     /// it), as its summary; nil before the first.
     var publishedPart: LearnState.Part?
+    /// A retained learn state that is not this run's was heard before the start: the start
+    /// publishes this run's over it.
+    var staleStateHeard = false
     /// Refusals published: at most `refusalsPerWindow` every `refusalWindow` seconds (a broken
     /// automation must not flood the result topic); more are only counted.
     var refusals = WindowLimit(most: Self.refusalsPerWindow, every: Self.refusalWindow)

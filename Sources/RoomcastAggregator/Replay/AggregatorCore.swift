@@ -106,8 +106,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             legacyDiscovery = existing.filter(discovery.isOtherModeTopic).subtracting(migratedTopics)
             out += migrating(try startConfigs())
             announcedBeacons.formUnion(site.beacons.map(\.id))
-            started = true
         }
+        started = true
         out += try learnStateAtStart(now: now)
         return out
     }
@@ -179,8 +179,10 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// The other discovery mode's configs on the broker at the start, less those migrated: a
     /// beacon announced later has its among them.
     private var legacyDiscovery: Set<String> = []
-    /// Whether `start` has run (announced configs go out from then on).
-    private var started = false
+    /// Whether `start` has run: what the core answers before it (announced configs, a stale
+    /// learn state) goes out with the start's messages, which a standby publishes only when it
+    /// takes over.
+    private(set) var started = false
     /// Beacons that belong to a person: placed like any other, but in Home Assistant only through their person.
     private var ownedBeacons: [BeaconID: String] { publisher.people.ownerOf }
 
