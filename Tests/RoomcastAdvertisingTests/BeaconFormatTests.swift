@@ -146,6 +146,16 @@ import Shared
         #expect(s.beacons.first?.referencePower == nil)
     }
 
+    /// No 1 m RSSI is 0 dBm or more, or below −127: such a power reached readings (and fusion)
+    /// through the paths that do not range (a report without an RSSI, `edge-agent decode`).
+    @Test func anImplausibleAdvertisedPowerIsNoReference() {
+        let quiet = scan("0201060303aafe1716aafe0080123456789012346789010000000000010000").beacons.first
+        #expect(quiet?.kind == .eddystoneUID && quiet?.referencePower == nil, "tx −128 dBm at 0 m: −169 at 1 m")
+        let loud = scan("1aff4c000215426c7565436861726d426561636f6e730efe135514").beacons.first
+        #expect(loud?.kind == .iBeacon && loud?.referencePower == nil)
+        #expect(scan("1aff4c000215426c7565436861726d426561636f6e730efe1355c5").beacons.first?.referencePower == -59)
+    }
+
     /// Truncating a beacon frame anywhere gives no beacon or a valid one, never a trap.
     @Test(arguments: [iBeaconHex, "0201060303aafe1716aafe00e3123456789012346789010000000000010000",
                       "02010403039afe17169afe2247a038d5eb03264001d842ed73492566bc2e50",

@@ -47,7 +47,7 @@ import RoomcastConfig
             "regions[2].name: 'a' used twice",
             "regions[2].namespace: not 20 hex digits: '1234'",
             "regions[2].instance: not 12 hex digits: 'zz'",
-            "known_beacons[1].power: 40 dBm is not a plausible 1 m RSSI (-127...20)",
+            "known_beacons[1].power: 40 dBm is not a plausible 1 m RSSI (-127...-1)",
             "irks[0].name: 'Phone One' must be lowercase letters, digits, '-', '_' or '.'",
             "irks[0].key: not 32 hex digits",
             "irks[0].byte_order: 'middle' is not msb_first or lsb_first",

@@ -226,5 +226,26 @@ struct RangingTests {
         c.medianWindow = 0
         #expect(c.problems().count == 2)
     }
-}
 
+    /// A `mac:` identity (an Eddystone-URL beacon's) hears URL frames, which carry its power,
+    /// between TLM frames, which do not: the power fell back to the default at each TLM frame,
+    /// and at a steady −70 dBm the distance jumped between 6.9 m and 2.75 m.
+    @Test("a frame without a power keeps the power last advertised")
+    func aFrameWithoutPowerKeepsThePowerLastAdvertised() throws {
+        let id = try #require(BeaconID("mac:c81f660a1b2c"))
+        var ranger = BeaconRanger(id: id, config: RangingConfig())
+        var powers: Set<Int> = [], distances: Set<Double> = []
+        for k in 0..<20 {
+            ranger.ingest(rssi: -70, advertised: k % 2 == 0 ? -49 : nil, at: Double(k) * 0.5)
+            powers.insert(ranger.power)
+            if k >= 10, let e = ranger.estimate(now: Double(k) * 0.5) { distances.insert((e.distance * 10).rounded() / 10) }
+        }
+        #expect(powers == [-49])
+        #expect(distances.count == 1, "\(distances)")
+        ranger.ingest(rssi: -70, advertised: 20, at: 10)
+        #expect(ranger.power == -49, "an implausible power is none")
+        var never = BeaconRanger(id: id, config: RangingConfig())
+        never.ingest(rssi: -70, advertised: nil, at: 0)
+        #expect(never.power == RangingConfig().defaultPower)
+    }
+}

@@ -224,7 +224,7 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
             "nodes[1].name: duplicate name 'kitchen-pi' (also nodes[0])",
             "nodes[4].beacon: duplicate beacon 'ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-900-1' (also nodes[3])",
             "nodes[5].beacon: 'mac:a4c138aabbcc' is also under beacons:; a node's own beacon calibrates the receivers and is never tracked",
-            "beacons[1].power: must be between -127 and 20 dBm, found -300",
+            "beacons[1].power: must be between -127 and -1 dBm, found -300",
             "fusion.away_timeout_s: must be between 1 and 86400 s, found -5.0",
             "fusion.floor_loss_db: must be between 0 and 60 dB, found 90.0",
         ])

@@ -78,18 +78,21 @@ public enum Beacon: Sendable, Equatable {
     ///
     /// iBeacon measured power and AltBeacon reference RSSI are already at 1 m. Eddystone and
     /// UriBeacon advertise TX power at 0 m, converted here by subtracting 41 dB. A measured
-    /// power of 0 means "not calibrated" (seen on cheap tags), so it gives nil.
+    /// power of 0 means "not calibrated" (seen on cheap tags), and one outside −127 ... −1 dBm
+    /// is no 1 m RSSI either: both give nil, for the readings as for the ranging.
     public var referencePower: Int? {
+        let power: Int?
         switch self {
-        case .iBeacon, .altBeacon:
-            guard let p = advertisedPower, p != 0 else { return nil }
-            return p
-        case .eddystone, .uriBeacon:
-            return advertisedPower.map { $0 - Eddystone.oneMetreLoss }
-        default:
-            return nil
+        case .iBeacon, .altBeacon: power = advertisedPower
+        case .eddystone, .uriBeacon: power = advertisedPower.map { $0 - Eddystone.oneMetreLoss }
+        default: power = nil
         }
+        guard let power, Self.plausibleReferencePower ~= power else { return nil }
+        return power
     }
+
+    /// 1 m RSSI values a reference can have.
+    public static let plausibleReferencePower = -127...(-1)
 
     /// Telemetry in the wire contract's shape, for frames that carry any.
     public var telemetry: BeaconTelemetry? {

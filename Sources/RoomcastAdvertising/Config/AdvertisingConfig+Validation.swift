@@ -34,7 +34,7 @@ extension AdvertisingConfig {
             } else if !ids.insert(k.id).inserted {
                 out.append("\(p).id: '\(k.id)' listed twice")
             }
-            if let pw = k.power, !(-127...20).contains(pw) { out.append("\(p).power: \(pw) dBm is not a plausible 1 m RSSI (-127...20)") }
+            if let pw = k.power, !(-127...(-1)).contains(pw) { out.append("\(p).power: \(pw) dBm is not a plausible 1 m RSSI (-127...-1)") }
         }
         var irkNames = Set<String>()
         for (i, k) in irks.enumerated() {

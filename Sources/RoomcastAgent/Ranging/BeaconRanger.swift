@@ -1,4 +1,5 @@
 import Shared
+import RoomcastAdvertising
 
 /// Ranging state of one beacon at one node: filter, interval, last sample.
 public struct BeaconRanger: Sendable, Equatable {
@@ -10,6 +11,9 @@ public struct BeaconRanger: Sendable, Equatable {
     public private(set) var lastSeen: Double = -.infinity
     public private(set) var power: Int
     public private(set) var samples: Int = 0
+    /// The beacon's own 1 m power as last advertised: a `mac:`, `irk:` or `fp:` identity's
+    /// frames without one (an Eddystone-TLM between URL frames, a scan response) keep it.
+    public private(set) var advertisedPower: Int?
 
     public init(id: BeaconID, config: RangingConfig) {
         self.id = id
@@ -23,11 +27,13 @@ public struct BeaconRanger: Sendable, Equatable {
     public static let validRSSI = -127...20
 
     /// Folds in one advertisement heard with `rssi` at `t`. `advertised` is the beacon's
-    /// own 1 m power, if it carries one (0 or an implausible value counts as none).
+    /// own 1 m power, if it carries one (0 or an implausible value counts as none); one
+    /// without keeps the power last advertised, or the distance would jump with each frame.
     /// A packet without a usable RSSI still counts as heard but leaves the filter alone.
     public mutating func ingest(rssi: Int, advertised: Int?, at t: Double) {
         guard t.isFinite else { return }
-        power = BeaconRanger.referencePower(id: id, advertised: advertised, config: config)
+        if let a = advertised, Beacon.plausibleReferencePower ~= a { advertisedPower = a }
+        power = BeaconRanger.referencePower(id: id, advertised: advertisedPower, config: config)
         lastSeen = max(t, lastSeen)
         intervals.record(at: t)
         guard BeaconRanger.validRSSI ~= rssi else { return }
@@ -47,7 +53,7 @@ public struct BeaconRanger: Sendable, Equatable {
     public static func referencePower(id: BeaconID, advertised: Int?, config: RangingConfig) -> Int {
         // Checked for emptiness first: hashing the id on every advertisement is measurable.
         if !config.powerOverrides.isEmpty, let o = config.powerOverrides[id] { return o }
-        if let a = advertised, (-127)...(-1) ~= a { return a }
+        if let a = advertised, Beacon.plausibleReferencePower ~= a { return a }
         return config.defaultPower
     }
 

@@ -180,7 +180,8 @@ extension AggregatorConfig {
     static func validate(_ beacons: [SiteModel.KnownBeacon], list: String, into checks: inout ConfigChecks) {
         for (i, beacon) in beacons.enumerated() {
             if let name = beacon.name { checks.topicName(name, at: "\(list)[\(i)].name") }
-            if let power = beacon.power { checks.range(power, -127...20, at: "\(list)[\(i)].power", unit: " dBm") }
+            // A 1 m RSSI of 0 or more is no reference: 0 put the beacon 100 m away for good.
+            if let power = beacon.power { checks.range(power, -127...(-1), at: "\(list)[\(i)].power", unit: " dBm") }
         }
         checks.unique(beacons.map(\.id.rawValue), list: list, field: "id")
     }
