@@ -14,10 +14,15 @@ public struct DroppedBeacon: Sendable, Equatable {
     }
     public var id: BeaconID
     public var reason: Reason
+    /// Its name and newest capture time when dropped: the away it is published with keeps them.
+    public var name: String?
+    public var lastSeen: Double?
 
-    public init(id: BeaconID, reason: Reason) {
+    public init(id: BeaconID, reason: Reason, name: String? = nil, lastSeen: Double? = nil) {
         self.id = id
         self.reason = reason
+        self.name = name
+        self.lastSeen = lastSeen
     }
 }
 
@@ -161,7 +166,8 @@ extension FusionEngine {
         beacons[b].logPosterior = []
         freeBeacons.append(b)
         if dropped.count < Self.maximumDroppedReports {
-            dropped.append(DroppedBeacon(id: beacons[b].id, reason: reason))
+            let seen = beacons[b].lastSeen
+            dropped.append(DroppedBeacon(id: beacons[b].id, reason: reason, name: beacons[b].name, lastSeen: seen.isFinite ? seen : nil))
         } else {
             counters.droppedUnreported &+= 1
         }

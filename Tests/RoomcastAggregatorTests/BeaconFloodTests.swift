@@ -136,8 +136,9 @@ extension BeaconFloodTests {
             seq += 1
             var out: [OutboundMessage] = []
             for id in heard {
-                let r = BeaconReading(id: id, node: "kitchen-pi", ts: t, seq: seq, rssi: -55, rssiFiltered: -55, power: -59,
+                var r = BeaconReading(id: id, node: "kitchen-pi", ts: t, seq: seq, rssi: -55, rssiFiltered: -55, power: -59,
                                       distance: 1, proximity: .near, kind: .iBeacon, mac: "aa:bb:cc:dd:ee:ff")
+                if id == dog { r.name = "Dog" }
                 out += try core.handle(topic: Self.topics.nodeBeacon("kitchen-pi", id), payload: WireFormat.encode(r), now: t).messages
             }
             out += try core.advance(to: t)
@@ -152,6 +153,8 @@ extension BeaconFloodTests {
         #expect(core.engine.decision(for: dog) == nil, "the dog was evicted")
         let dogNow = try WireFormat.decode(PresenceDecision.self, from: try #require(broker.retained[Self.topics.presence(dog)]))
         #expect(dogNow.room == nil && dogNow.reason == AggregatorCore<FusionEngine>.evictedReason)
+        // Its name and when it was last heard stay (its Last seen does not go unknown).
+        #expect(dogNow.name == "Dog" && dogNow.lastSeen == 10, "\(dogNow)")
         let kitchen = try WireFormat.decode(RoomOccupancy.self, from: try #require(broker.retained[Self.topics.room("kitchen")]))
         #expect(!kitchen.beacons.contains(dog), "the kitchen still lists the dog: \(kitchen.beacons)")
         #expect(events.contains { $0.contains("\"leave\"") && $0.contains(dog.rawValue) }, "no leave for the dog: \(events)")

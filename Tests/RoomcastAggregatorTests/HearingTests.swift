@@ -310,8 +310,9 @@ extension HearingTests {
     @Test func aListedBeaconNeverHeardIsPublishedAway() async throws {
         let dog = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-46")!
         let owl = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-47")!
+        let hen = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-48")!
         var config = Self.config()
-        config.beacons += [.init(id: dog, name: "Dog"), .init(id: owl, name: "Owl")]
+        config.beacons += [.init(id: dog, name: "Dog"), .init(id: owl, name: "Owl"), .init(id: hen, name: "Hen")]
         let runtime = AggregatorRuntime(core: config.makeCore(), election: nil, refreshInterval: 10, startedAt: 0, logger: .silent)
         var home = Home()
         var out: [OutboundMessage] = []
@@ -321,6 +322,11 @@ extension HearingTests {
                                        since: -7200, lastSeen: -7300, evidence: [], ts: -7200)
         owlAway.reason = "timeout"
         _ = await runtime.handle(topic: Self.topics.presence(owl), payload: try WireFormat.encode(owlAway), now: 0.1, retained: true)
+        // The hen was in the garage, a room since taken out of the config: not resumed, and
+        // without a word its retained room stood for good (its tracker home).
+        let henInGarage = PresenceDecision(id: hen, name: "Hen", room: "garage", floor: 0, distance: 1, confidence: 0.9, node: "garage-pi",
+                                           since: -7200, lastSeen: -10, evidence: [], ts: -10)
+        _ = await runtime.handle(topic: Self.topics.presence(hen), payload: try WireFormat.encode(henInGarage), now: 0.1, retained: true)
         func tick(_ now: Double) async {
             let messages = await runtime.tick(now: now)
             out += messages
@@ -342,6 +348,7 @@ extension HearingTests {
         #expect(Set(unheard.map(\.since)).count == 1, "away since the first: \(unheard.map(\.since))")
         #expect(presence(cat).last?.room == "kitchen" && !presence(cat).contains { $0.reason == "never_heard" })
         #expect(!presence(owl).contains { $0.reason == "never_heard" }, "\(presence(owl))")
+        #expect(presence(hen).last.map { $0.room == nil && $0.reason == "never_heard" } == true, "\(presence(hen))")
         // Heard at last, in the office: placed.
         let dogReading = BeaconReading(id: dog, node: "office-pi", ts: 41, seq: 1, rssi: -55, rssiFiltered: -55, power: -59,
                                        distance: 1, proximity: .near, kind: .iBeacon, mac: "aa:bb:cc:dd:ee:01")

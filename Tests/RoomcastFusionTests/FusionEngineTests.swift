@@ -315,7 +315,7 @@ import Shared
         _ = engine.tick(now: 40)     // away
         _ = engine.tick(now: 200)    // forgotten: its slot is free again
         #expect(engine.trackedBeacons == 0 && engine.counters.forgotten == 1)
-        #expect(engine.takeDropped() == [DroppedBeacon(id: Synthetic.tag, reason: .forgotten)])
+        #expect(engine.takeDropped() == [DroppedBeacon(id: Synthetic.tag, reason: .forgotten, lastSeen: 3)])
         #expect(engine.decision(for: Synthetic.tag) == nil)
         for t in stride(from: 200.0, through: 203, by: 1) {
             engine.ingest(synth.reading("n-kitchen", rssi: -60, at: t, id: Synthetic.other), now: t)
@@ -333,7 +333,7 @@ import Shared
         #expect(engine.tick(now: 3).isEmpty)
         engine.ingest(synth.reading("n-office", rssi: -60, at: 3.1, id: Synthetic.other), now: 3.1)
         #expect(engine.counters.evicted == 1 && engine.counters.rejected(.capacity) == 0)
-        #expect(engine.takeDropped() == [DroppedBeacon(id: Synthetic.tag, reason: .evictedStranger)])
+        #expect(engine.takeDropped() == [DroppedBeacon(id: Synthetic.tag, reason: .evictedStranger, lastSeen: 0)])
         for t in stride(from: 4.0, through: 6, by: 1) {
             engine.ingest(synth.reading("n-office", rssi: -60, at: t, id: Synthetic.other), now: t)
         }

@@ -38,6 +38,10 @@ import TestSupport
     @Test func otherPayloadsMatchSchemas() throws {
         #expect(try problems(RoomOccupancy(room: "kitchen", floor: 0, beacons: [id], ts: 1), "room.schema.json") == [])
         #expect(try problems(RoomEvent(ts: 1, event: .enter, id: id, name: "Cat", room: "kitchen", other: nil), "room-event.schema.json") == [])
+        // Back from away: `other` is null, as the docs say, not a missing key.
+        let back = try #require(try JSONSerialization.jsonObject(
+            with: Data(WireFormat.encode(RoomEvent(ts: 1, event: .enter, id: id, name: nil, room: "kitchen", other: nil)))) as? [String: Any])
+        #expect(back["other"] is NSNull && back["name"] == nil)
         #expect(try problems(RegionEvent(ts: 1, node: "n", region: "r", event: .exit, id: id), "region-event.schema.json") == [])
         #expect(try problems(NodeTelemetry(node: "n", ts: 1, version: "0.1.0", uptime: 5, adapter: "hci0", advertisementsPerSecond: 3,
                                            beaconsInView: 2, dropped: 0, hciErrors: 0, hciResets: 0, brokerReconnects: 1),

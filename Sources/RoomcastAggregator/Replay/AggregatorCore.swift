@@ -250,17 +250,19 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                 othersBeacons.insert(d.id)
             }
             guard feeds(d.id) else { break }
-            noteHeard(d.id)
             noteClaim(d)
             if withFusionEngine({ $0.resume(d, now: now) }) != nil {
                 // Resumed only when the engine took it (a full table, or a node's own beacon,
-                // leaves it out: an away decision would match its absence).
+                // leaves it out: an away decision would match its absence). One not resumed (in
+                // a room taken out of the config) counts as never heard: its retained room goes.
                 if let resumed = engine.decision(for: d.id), resumed.room == d.room {
+                    noteHeard(d.id)
                     publisher.resume(from: [d])
                     out += try announceResumed(d)
                 }
                 out += try tidyDropped(now: now)
             } else {
+                noteHeard(d.id)
                 publisher.resume(from: [d])
                 out += try announceResumed(d)
             }
@@ -466,7 +468,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             // presence, its room's occupancy and its person would say it is there until it is
             // heard again. One another partition has leaves this partition's room only.
             if d.reason == .evictedSilent, case .some(.some) = publisher.publishedRoom(of: d.id) {
-                let away = Self.away(d.id, name: knownBeacons[d.id]?.name, reason: Self.evictedReason, since: now, now: now)
+                let away = Self.away(d.id, name: knownBeacons[d.id]?.name ?? d.name, reason: Self.evictedReason, since: now, now: now,
+                                     lastSeen: d.lastSeen)
                 out += try publisher.publish([away], now: now, handedOver: claims[d.id] == nil ? [] : [d.id])
             }
             let announced = announcedBeacons.remove(d.id) != nil
@@ -505,9 +508,9 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     }
 
     /// An away decision published by the aggregator itself (evicted, never heard).
-    static func away(_ id: BeaconID, name: String?, reason: String, since: Double, now: Double) -> PresenceDecision {
+    static func away(_ id: BeaconID, name: String?, reason: String, since: Double, now: Double, lastSeen: Double? = nil) -> PresenceDecision {
         var d = PresenceDecision(id: id, name: name, room: nil, floor: nil, distance: nil, confidence: 0, node: nil,
-                                 since: since, lastSeen: nil, evidence: [], ts: now)
+                                 since: since, lastSeen: lastSeen, evidence: [], ts: now)
         d.reason = reason
         return d
     }

@@ -63,6 +63,21 @@ public struct RoomEvent: Codable, Sendable, Equatable {
         self.room = room
         self.other = other
     }
+
+    private enum CodingKeys: String, CodingKey { case v, ts, event, id, name, room, other }
+
+    /// `other` always written, null when away: a template or script reads `other is none`
+    /// rather than a key that may be missing.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(v, forKey: .v)
+        try c.encode(ts, forKey: .ts)
+        try c.encode(event, forKey: .event)
+        try c.encode(id, forKey: .id)
+        try c.encodeIfPresent(name, forKey: .name)
+        try c.encode(room, forKey: .room)
+        try c.encode(other, forKey: .other)
+    }
 }
 
 /// A region enter/exit at one node on `<prefix>/nodes/<node>/events`
