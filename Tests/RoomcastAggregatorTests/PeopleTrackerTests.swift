@@ -41,6 +41,18 @@ import TestSupport
         #expect(alice.state == .notHome && alice.reason == "timeout" && alice.since == 100, "\(alice)")
     }
 
+    /// Alice's phone, away for `forget_after_s`, is forgotten by the engine; her tag was never
+    /// heard. Worked out from the tag alone she read `never_heard`, with no `last_seen`.
+    @Test func aForgottenAwayBeaconStillSaysWhenAndWhyItsPersonLeft() throws {
+        var p = PresencePublisher(topics: Topics(), site: Self.site)
+        _ = try p.publish([decision(Self.phone, nil, confidence: 0, lastSeen: 90, reason: "timeout", ts: 100),
+                           decision(Self.tag, nil, confidence: 0, lastSeen: 0, reason: "never_heard", ts: 100)], now: 100)
+        _ = p.forget(Self.phone)
+        let out = try p.publish([decision(Self.tag, nil, confidence: 0, lastSeen: 0, reason: "never_heard", ts: 3700)], now: 3700)
+        let alice = try #require(try person(in: out) ?? p.people.everyone(now: 3700).first)
+        #expect(alice.state == .notHome && alice.reason == "timeout" && alice.lastSeen == 90, "\(alice)")
+    }
+
     @Test func aPersonWithTwoBeaconsInARoomCountsOnceAndBeaconsOfNobodyApart() throws {
         var p = PresencePublisher(topics: Topics(), site: Self.site)
         let out = try p.publish([decision(Self.tag, "kitchen", lastSeen: 10, ts: 10), decision(Self.phone, "kitchen", lastSeen: 10, ts: 10),

@@ -53,9 +53,10 @@ public struct PresencePublisher: Sendable {
     }
 
     /// Forgets what was published of `id` (the engine no longer tracks it); true when it had
-    /// been published or resumed.
+    /// been published or resumed. A person keeps the last away of a beacon of theirs: it says
+    /// when and why they left, which their other beacons (never heard, say) may not.
     public mutating func forget(_ id: BeaconID) -> Bool {
-        people.forget(id)
+        if roomOf[id] != .some(nil) { people.forget(id) }
         guard let room = roomOf.removeValue(forKey: id) else { return false }
         if let room { members[room]?.remove(id) }
         return true
