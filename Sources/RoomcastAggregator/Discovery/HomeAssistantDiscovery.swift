@@ -286,17 +286,17 @@ public struct HomeAssistantDiscovery: Sendable {
 
     /// Empty retained configs that remove one beacon's entities.
     public func beaconRemovals(id: BeaconID) throws -> [OutboundMessage] {
-        try beaconConfigs(id: id, name: nil).map { OutboundMessage(topic: $0.topic, payload: [], retain: true, qos: 1) }
+        try beaconConfigs(id: id, name: nil).map { Self.emptied($0.topic) }
     }
 
     /// Empty retained payloads for Roomcast configs on the broker that are no longer wanted
     /// (a beacon removed from the config, a person's beacon that now belongs to them, the other
-    /// mode's topics).
+    /// mode's configs that no wanted one replaces).
     public func removals(existing: Set<String>, wanted: [OutboundMessage]) -> [OutboundMessage] {
         // The other mode's configs of a wanted one are migrated by whoever publishes it (another
         // partition, or this aggregator when it announces the beacon), not removed.
         let keep = Set(wanted.map(\.topic) + wanted.flatMap(otherModeTopics))
-        return existing.subtracting(keep).filter(isOurs).sorted().map { OutboundMessage(topic: $0, payload: [], retain: true, qos: 1) }
+        return existing.subtracting(keep).filter(isOurs).sorted().map(Self.emptied)
     }
 
     /// The components (id → platform) of one of our device configs as read back from the
@@ -429,7 +429,7 @@ public struct HomeAssistantDiscovery: Sendable {
             }
         }
         let before = old.map { OutboundMessage(topic: $0, text: #"{"migrate_discovery":true}"#, retain: true, qos: 1) }
-        let after = old.map { OutboundMessage(topic: $0, payload: [], retain: true, qos: 1) }
+        let after = old.map(Self.emptied)
         return (before + configs + after, migrated)
     }
 
