@@ -280,6 +280,33 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(try restarted.start(now: 202).contains { $0.topic == config })
     }
 
+    /// A beacon forgotten in this run (away past `forget_after_s`): the broker sends its retained
+    /// presence again at every reconnect, and each time it was tracked anew, announced to Home
+    /// Assistant again, and gave its person the retained message's old time. It stays forgotten.
+    @Test func aBeaconForgottenInThisRunIsNotResumedAtAReconnect() throws {
+        let topics = Topics()
+        var unlisted = site
+        unlisted.beacons = []
+        var settings = FusionSettings()
+        settings.awayTimeout = 5
+        settings.forgetAfter = 10
+        var core = AggregatorCore(engine: FusionEngine(site: unlisted, settings: settings), site: unlisted, topics: topics,
+                                  discovery: HomeAssistantDiscovery(topics: topics, site: unlisted))
+        _ = try core.start(now: 100)
+        var out: [OutboundMessage] = []
+        for k in 0..<10 {
+            let t = 100 + 0.5 * Double(k)
+            out += try core.handle(topic: topics.nodeBeacon("kitchen-pi", cat),
+                                   payload: WireFormat.encode(reading("kitchen-pi", rssi: -55, ts: t, seq: UInt64(k + 1))), now: t).messages
+        }
+        for t in stride(from: 105.0, through: 140, by: 0.5) { out += try core.advance(to: t) }
+        let retained = try #require(out.last { $0.topic == topics.presence(cat) })
+        #expect(try WireFormat.decode(PresenceDecision.self, from: retained.payload).room == nil, "away")
+        #expect(core.engine.decision(for: cat) == nil, "forgotten")
+        let again = try core.handle(topic: retained.topic, payload: retained.payload, now: 141).messages + core.advance(to: 142)
+        #expect(core.engine.decision(for: cat) == nil && again.isEmpty, "\(again.map(\.topic))")
+    }
+
     /// A beacon the site does not list, with per-entity configs from an `entity`-mode run, is
     /// migrated when it is announced: without it, Home Assistant refused its device's entities
     /// (their unique ids still held) until it restarted, and the clean-up then removed the old ones.

@@ -179,6 +179,12 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// The other discovery mode's configs on the broker at the start, less those migrated: a
     /// beacon announced later has its among them.
     private var legacyDiscovery: Set<String> = []
+    /// Beacons the engine dropped in this run (forgotten, evicted): their retained presence,
+    /// which the broker sends again at every reconnect, is not resumed again. Resumed, each was
+    /// tracked anew, announced again, and gave its person the retained message's old time.
+    private var droppedThisRun: Set<BeaconID> = []
+    /// Beacons remembered in `droppedThisRun` at most (a flood of strangers fills it).
+    static var maximumDroppedThisRun: Int { 65_536 }
     /// Whether `start` has run: what the core answers before it (announced configs, a stale
     /// learn state) goes out with the start's messages, which a standby publishes only when it
     /// takes over.
@@ -249,7 +255,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                othersBeacons.count < Self.maximumOthersBeacons {
                 othersBeacons.insert(d.id)
             }
-            guard feeds(d.id) else { break }
+            guard feeds(d.id), !droppedThisRun.contains(d.id) else { break }
             noteClaim(d)
             if withFusionEngine({ $0.resume(d, now: now) }) != nil {
                 // Resumed only when the engine took it (a full table, or a node's own beacon,
@@ -472,6 +478,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                                      lastSeen: d.lastSeen)
                 out += try publisher.publish([away], now: now, handedOver: claims[d.id] == nil ? [] : [d.id])
             }
+            if droppedThisRun.count < Self.maximumDroppedThisRun { droppedThisRun.insert(d.id) }
             let announced = announcedBeacons.remove(d.id) != nil
             let published = publisher.forget(d.id)
             presenceStats.forget(d.id)
