@@ -45,6 +45,18 @@ func reading(_ node: String, rssi: Double, ts: Double, seq: UInt64 = 1) -> Beaco
                   distance: 1, proximity: .near, kind: .iBeacon, mac: "aa:bb:cc:dd:ee:ff")
 }
 
+/// The cat heard at `node` at -55 dBm every half second from 100 s, `count` times, as the
+/// node publishes it; returns what the core published.
+func hearCat<Engine>(_ core: inout AggregatorCore<Engine>, at node: String, count: Int) throws -> [OutboundMessage] {
+    var out: [OutboundMessage] = []
+    for k in 0..<count {
+        let t = 100 + 0.5 * Double(k)
+        out += try core.handle(topic: Topics().nodeBeacon(node, cat),
+                               payload: WireFormat.encode(reading(node, rssi: -55, ts: t, seq: UInt64(k + 1))), now: t).messages
+    }
+    return out
+}
+
 func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
     let topics = Topics()
     return AggregatorCore(engine: StrongestLatest(roomOfNode: ["kitchen-pi": "kitchen", "office-pi": "office"]),
@@ -262,12 +274,7 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
             return core
         }
         var first = try fresh()
-        var out: [OutboundMessage] = []
-        for k in 0..<8 {
-            let t = 100 + 0.5 * Double(k)
-            out += try first.handle(topic: topics.nodeBeacon("kitchen-pi", cat),
-                                    payload: WireFormat.encode(reading("kitchen-pi", rssi: -55, ts: t, seq: UInt64(k + 1))), now: t).messages
-        }
+        let out = try hearCat(&first, at: "kitchen-pi", count: 8)
         #expect(out.contains { $0.topic == config })
         let retained = try #require(out.last { $0.topic == topics.presence(cat) })
 
@@ -293,12 +300,7 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         var core = AggregatorCore(engine: FusionEngine(site: unlisted, settings: settings), site: unlisted, topics: topics,
                                   discovery: HomeAssistantDiscovery(topics: topics, site: unlisted))
         _ = try core.start(now: 100)
-        var out: [OutboundMessage] = []
-        for k in 0..<10 {
-            let t = 100 + 0.5 * Double(k)
-            out += try core.handle(topic: topics.nodeBeacon("kitchen-pi", cat),
-                                   payload: WireFormat.encode(reading("kitchen-pi", rssi: -55, ts: t, seq: UInt64(k + 1))), now: t).messages
-        }
+        var out = try hearCat(&core, at: "kitchen-pi", count: 10)
         for t in stride(from: 105.0, through: 140, by: 0.5) { out += try core.advance(to: t) }
         let retained = try #require(out.last { $0.topic == topics.presence(cat) })
         #expect(try WireFormat.decode(PresenceDecision.self, from: retained.payload).room == nil, "away")
@@ -319,12 +321,7 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         var core = AggregatorCore(engine: FusionEngine(site: unlisted), site: unlisted, topics: topics,
                                   discovery: HomeAssistantDiscovery(topics: topics, site: unlisted))
         #expect(try !core.start(now: 100, existing: Set(old)).contains { old.contains($0.topic) })
-        var out: [OutboundMessage] = []
-        for k in 0..<8 {
-            let t = 100 + 0.5 * Double(k)
-            out += try core.handle(topic: topics.nodeBeacon("kitchen-pi", cat),
-                                   payload: WireFormat.encode(reading("kitchen-pi", rssi: -55, ts: t, seq: UInt64(k + 1))), now: t).messages
-        }
+        let out = try hearCat(&core, at: "kitchen-pi", count: 8)
         let at = try #require(out.firstIndex { $0.topic == device })
         #expect(old.count == 4)
         for topic in old {
@@ -359,12 +356,7 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         }
         var upstairs = AggregatorConfig(site: site, partition: .init(floors: [1])).makeCore()
         _ = try upstairs.start(now: 100)
-        var out: [OutboundMessage] = []
-        for k in 0..<8 {
-            let t = 100 + 0.5 * Double(k)
-            out += try upstairs.handle(topic: topics.nodeBeacon("bedroom-pi", cat),
-                                       payload: WireFormat.encode(reading("bedroom-pi", rssi: -55, ts: t, seq: UInt64(k + 1))), now: t).messages
-        }
+        let out = try hearCat(&upstairs, at: "bedroom-pi", count: 8)
         #expect(out.contains { $0.topic == config(cat) })
         let catPresence = try #require(out.last { $0.topic == topics.presence(cat) })
         #expect(try WireFormat.decode(PresenceDecision.self, from: catPresence.payload).room == "bedroom")

@@ -99,12 +99,12 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// Messages to publish when the service starts: online status and discovery. `existing`: our
     /// discovery configs read back from the broker; those of the other discovery mode that ours
     /// replace are migrated (`HomeAssistantDiscovery.migrating`), not duplicated, now or when
-    /// their beacon is announced.
-    public mutating func start(now: Double, existing: Set<String> = []) throws -> [OutboundMessage] {
+    /// their beacon is announced. `configs`: `startConfigs()`, when the caller has them already.
+    public mutating func start(now: Double, existing: Set<String> = [], configs: [OutboundMessage]? = nil) throws -> [OutboundMessage] {
         var out = [OutboundMessage(topic: topics.aggregatorStatus, text: "online", retain: true, qos: 1)]
         if let discovery {
             legacyDiscovery = existing.filter(discovery.isOtherModeTopic).subtracting(migratedTopics)
-            out += migrating(try startConfigs())
+            out += migrating(try configs ?? startConfigs())
             announcedBeacons.formUnion(site.beacons.map(\.id))
         }
         started = true

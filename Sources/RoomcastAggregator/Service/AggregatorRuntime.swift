@@ -440,14 +440,15 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 // Just became active (start, reconnect, or took over): announce at once, and
                 // republish every decision once they are current.
                 wasActive = true
+                // The start's configs, built once: what the broker holds is handed over to them first.
+                let configs = try core.startConfigs()
                 if let discovery = core.discovery, !componentsOnBroker.isEmpty || !entityDevicesOnBroker.isEmpty {
-                    let handover = discovery.handovers(components: componentsOnBroker, devices: entityDevicesOnBroker,
-                                                       wanted: try core.startConfigs())
+                    let handover = discovery.handovers(components: componentsOnBroker, devices: entityDevicesOnBroker, wanted: configs)
                     out += handover.messages
                     componentsOnBroker = handover.components
                     entityDevicesOnBroker = [:]
                 }
-                out += try core.start(now: now, existing: discoveryOnBroker)
+                out += try core.start(now: now, existing: discoveryOnBroker, configs: configs)
                 refreshPending = true
             }
             if active && current && refreshPending {
