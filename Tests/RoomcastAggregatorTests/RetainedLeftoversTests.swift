@@ -51,6 +51,65 @@ import TestSupport
         #expect(leftovers.take().map(\.topic) == [topics.person("bob")])
     }
 
+    /// A site that lists its nodes but no beacons: a beacon's presence in a room the site no
+    /// longer has is left over (nothing resumes it); one in a room it has, or away, is not, and
+    /// the beacon placed again takes its presence off the list.
+    @Test func anUnlistedBeaconsPresenceInARoomTakenOutIsALeftover() throws {
+        let topics = Topics()
+        var leftovers = RetainedLeftovers(site: Self.site(beacons: false), topics: topics)
+        func presence(_ id: BeaconID, in room: String?) throws -> [UInt8] {
+            try WireFormat.encode(PresenceDecision(id: id, name: nil, room: room, floor: nil, distance: nil, confidence: 0.9,
+                                                   node: nil, since: 1, lastSeen: 1, evidence: [], ts: 1))
+        }
+        let away = BeaconID("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-3")!
+        leftovers.observe(topic: topics.presence(Self.kept), payload: try presence(Self.kept, in: "kitchen"), retained: true)
+        leftovers.observe(topic: topics.presence(Self.removed), payload: try presence(Self.removed, in: "attic"), retained: true)
+        leftovers.observe(topic: topics.presence(away), payload: try presence(away, in: nil), retained: true)
+        // Live, our own output: not what the broker keeps.
+        leftovers.observe(topic: topics.presence(away), payload: try presence(away, in: "cellar"), retained: false)
+        #expect(leftovers.take().map(\.topic) == [topics.presence(Self.removed), topics.presenceRoom(Self.removed)])
+
+        leftovers.observe(topic: topics.presence(Self.removed), payload: try presence(Self.removed, in: "attic"), retained: true)
+        leftovers.observe(topic: topics.presence(Self.removed), payload: try presence(Self.removed, in: "hall"), retained: false)
+        #expect(leftovers.take().isEmpty, "placed again in a room the site has")
+    }
+
+    /// Through the runtime, on a site that lists no beacons: the presence of a beacon left in a
+    /// room taken out of the config goes after the discovery clean-up, with its Home Assistant
+    /// configs; a beacon heard in a room the site has is placed and kept.
+    @Test func anUnlistedBeaconLeftInARoomTakenOutIsClearedWithItsEntities() async throws {
+        let topics = Topics()
+        let core = AggregatorConfig(site: Self.site(beacons: false)).makeCore()
+        let discovery = try #require(core.discovery)
+        let runtime = AggregatorRuntime(core: core, election: nil, refreshInterval: .infinity, startedAt: 0, logger: .silent)
+        await runtime.brokerConnected(now: 0)
+        let stale = PresenceDecision(id: Self.removed, name: "Old tag", room: "attic", floor: 0, distance: 1, confidence: 0.9,
+                                     node: "attic-pi", since: 1, lastSeen: 1, evidence: [], ts: 1)
+        _ = await runtime.handle(topic: topics.presence(Self.removed), payload: try WireFormat.encode(stale), now: 0, retained: true)
+        let retainedConfigs = try discovery.beaconConfigs(id: Self.removed, name: "Old tag")
+        for config in retainedConfigs {
+            _ = await runtime.handle(topic: config.topic, payload: config.payload, now: 0, retained: true)
+        }
+        let configs = retainedConfigs.map(\.topic)
+        var out: [(t: Double, message: OutboundMessage)] = []
+        for t in stride(from: 0.5, through: 120, by: 0.5) {
+            if t <= 20 {
+                let r = BeaconReading(id: Self.kept, node: "kitchen-pi", ts: t, seq: UInt64(t * 2), rssi: -50, rssiFiltered: -50,
+                                      power: -59, distance: 1, proximity: .near, kind: .iBeacon, mac: "aa:bb:cc:dd:ee:ff")
+                _ = await runtime.handle(topic: topics.nodeBeacon("kitchen-pi", Self.kept), payload: try WireFormat.encode(r), now: t)
+            }
+            out += await runtime.tick(now: t).map { (t, $0) }
+        }
+        let removedConfigsAt = out.filter { configs.contains($0.message.topic) && $0.message.payload.isEmpty }.map(\.t)
+        let clearedAt = out.filter { $0.message.topic == topics.presence(Self.removed) && $0.message.payload.isEmpty }.map(\.t)
+        #expect(Set(out.filter { $0.message.payload.isEmpty }.map(\.message.topic))
+                == Set(configs + [topics.presence(Self.removed), topics.presenceRoom(Self.removed)]))
+        let configsGone = try #require(removedConfigsAt.max(), "its Home Assistant configs were not removed")
+        let cleared = try #require(clearedAt.first, "its presence was never cleared")
+        #expect(cleared >= configsGone + 30, "configs removed at \(configsGone), presence cleared at \(cleared)")
+        #expect(out.contains { $0.message.topic == topics.presence(Self.kept) && String(decoding: $0.message.payload, as: UTF8.self).contains(#""room":"kitchen""#) })
+    }
+
     /// A hot standby that takes over long after its start clears the leftovers 30 s after its
     /// discovery clean-up too, not with it: Home Assistant has not removed the entities yet.
     @Test func aStandbyThatTakesOverClearsLeftoversAfterItsDiscoveryCleanUp() async throws {

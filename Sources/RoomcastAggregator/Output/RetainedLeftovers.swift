@@ -7,9 +7,11 @@ import Shared
 /// room, a person or a beacon that is gone.
 ///
 /// Only what the config decides is judged: rooms when the site lists its nodes (else rooms are
-/// made of the nodes heard, `auto_nodes`), beacons when it lists its beacons (else every beacon
-/// heard is tracked), people always. Under `partition:` the whole site counts, so one
-/// partition never clears another's rooms.
+/// made of the nodes heard, `auto_nodes`), beacons when it lists its beacons, people always. A
+/// site that lists no beacons tracks every beacon heard, so only a beacon's presence in a room
+/// the site no longer has is left over: the engine does not resume it, and nothing else would
+/// ever replace it if the beacon is not heard again. Under `partition:` the whole site counts,
+/// so one partition never clears another's rooms.
 struct RetainedLeftovers: Sendable {
     private let topics: Topics
     private let roomsPrefix: String
@@ -46,27 +48,33 @@ struct RetainedLeftovers: Sendable {
 
     /// Notes one inbound message. `retained`: the broker's retain flag; only a retained
     /// message is what is left on the broker. An empty payload means the topic is clear.
+    /// A presence that is no leftover (a beacon placed again in a room the site has) takes its
+    /// topics off the list.
     mutating func observe(topic: String, payload: [UInt8], retained: Bool?) {
-        guard let stale = leftover(topic) else { return }
-        if payload.isEmpty {
-            for t in stale { found.remove(t) }
-        } else if retained == true, found.count + stale.count <= Self.maximumFound {
-            found.formUnion(stale)
+        guard let stale = leftover(topic, payload: payload) else { return }
+        if stale.isLeftover, !payload.isEmpty, retained == true {
+            if found.count + stale.topics.count <= Self.maximumFound { found.formUnion(stale.topics) }
+        } else if !stale.isLeftover || payload.isEmpty {
+            for t in stale.topics { found.remove(t) }
         }
     }
 
-    /// The topics `topic` leaves to clear when the site no longer has what it names.
-    private func leftover(_ topic: String) -> [String]? {
+    /// The topics of what `topic` names, and whether the site no longer has it (so they are
+    /// to clear); nil for a topic that is never judged.
+    private func leftover(_ topic: String, payload: [UInt8]) -> (topics: [String], isLeftover: Bool)? {
         switch topics.parse(topic) {
         case .room(let room):
             guard let rooms, !rooms.contains(room) else { return nil }
-            return [topic]
+            return ([topic], true)
         case .presence(let id):
-            guard let beacons, !beacons.contains(id) else { return nil }
-            return [topic, topics.presenceRoom(id)]
+            let stale = [topic, topics.presenceRoom(id)]
+            if let beacons { return beacons.contains(id) ? nil : (stale, true) }
+            guard let rooms else { return nil }
+            guard let room = (try? WireFormat.decode(PresenceDecision.self, from: payload))?.room else { return (stale, false) }
+            return (stale, !rooms.contains(room))
         case .person(let person):
             guard !people.contains(person) else { return nil }
-            return [topic]
+            return ([topic], true)
         default:
             return nil
         }
