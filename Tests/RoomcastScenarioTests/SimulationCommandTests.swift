@@ -211,6 +211,31 @@ struct SimulationCommandTests {
         #expect(badErr.contains("first difference"))
     }
 
+    @Test("score ends as its inputs say: a bad agent.yaml 78, no bound or unreadable decisions 65, options --decisions ignores 64")
+    func scoreExitCodes() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-sim-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (code, _, err) = await run(["generate", "--layout", "flat", "--seed", "3", "--duration", "60", "--out", dir.path])
+        #expect(code == .success, "\(err)")
+        let agentConfig = dir.appendingPathComponent("agent.yaml")
+        let original = try Data(contentsOf: agentConfig)
+        try (original + Data("bogus_key: 1\n".utf8)).write(to: agentConfig)
+        let (badConfig, _, badConfigErr) = await run(["score", "--scenario", dir.path, "--estimator", "roomcast"])
+        #expect(badConfig == .config && badConfigErr.contains("bogus_key"), "\(badConfigErr)")
+        try original.write(to: agentConfig)
+
+        let garbage = dir.appendingPathComponent("garbage.jsonl")
+        try Data("not a replay\n{\"ts\":\n".utf8).write(to: garbage)
+        let (badDecisions, _, badDecisionsErr) = await run(["score", "--scenario", dir.path, "--decisions", garbage.path])
+        #expect(badDecisions == .dataError && badDecisionsErr.contains("2 lines are not replay output lines"), "\(badDecisionsErr)")
+        let (mixed, _, mixedErr) = await run(["score", "--scenario", dir.path, "--decisions", garbage.path, "--sessions", "1"])
+        #expect(mixed == .usage && mixedErr.contains("not with --sessions"), "\(mixedErr)")
+
+        try FileManager.default.removeItem(at: dir.appendingPathComponent("bound.jsonl"))
+        let (noBound, _, noBoundErr) = await run(["score", "--scenario", dir.path, "--estimator", "bound"])
+        #expect(noBound == .dataError && noBoundErr.contains("no bound.jsonl"), "\(noBoundErr)")
+    }
+
     @Test("capture writes captures from raw.jsonl that replay to the same decisions as the recording's own")
     func captureFromRawPackets() async throws {
         let fm = FileManager.default

@@ -180,10 +180,12 @@ public enum EdgeAgentCLI {
     }
 
     /// Why an in-process `edge-agent` run failed: the message the binary would print, and its exit code.
-    public struct RunFailure: Error, CustomStringConvertible {
+    public struct RunFailure: Error, CustomStringConvertible, ExitCodeProviding {
         public var message: String
         public var code: ExitCode
         public var description: String { "edge-agent: \(message) (exit \(code.rawValue))" }
+        /// A tool that runs the agent in process (`roomcast-sim score`) ends as the binary would.
+        public var exitCode: ExitCode { code }
     }
 
     /// `edge-agent <arguments>` with `--dry-run`, in this process: the same config loading,

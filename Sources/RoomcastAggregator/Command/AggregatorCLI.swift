@@ -115,6 +115,10 @@ public enum AggregatorCLI {
         do { lines = try ReplayRunner.mergedInputs(paths: inputs, report: &report) } catch {
             return fail("cannot read input: \(error)", .dataError)
         }
+        if lines.isEmpty, report.badLineCount > 0 {
+            // Nothing to replay: a wrong file, not a run where nothing happened.
+            return fail("no line of the input could be read (\(report.badLineCount) bad), first: \(report.badLines[0])", .dataError)
+        }
         var core = config.makeCore()
         if let file = command[ReplayOptions.learned] {
             do {
@@ -140,7 +144,7 @@ public enum AggregatorCLI {
             do { try LearnedRoomsStore(path: file).save(core.learnedRooms) } catch { return fail("\(error)", .failure) }
         }
         for bad in report.badLines.prefix(10) { logger.warning("skipped a bad input line", metadata: ["line": bad]) }
-        logger.info("replay done", metadata: ["lines": "\(report.linesRead)", "bad_lines": "\(report.badLines.count)",
+        logger.info("replay done", metadata: ["lines": "\(report.linesRead)", "bad_lines": "\(report.badLineCount)",
                                               "rejected": "\(report.rejected.values.reduce(0, +))", "published": "\(report.published)"])
         return .success
     }

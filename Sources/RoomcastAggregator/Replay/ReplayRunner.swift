@@ -9,35 +9,58 @@ public enum ReplayRunner {
     /// Problems met while reading the inputs (bad lines are skipped, not fatal).
     public struct Report: Sendable, Equatable {
         public var linesRead = 0
+        /// Lines skipped because they do not decode, counted; `badLines` keeps the first few.
+        public var badLineCount = 0
+        /// The first `maximumBadLinesKept` bad lines, each with its file and line number.
         public var badLines: [String] = []
         public var rejected: [InputIntake.Rejection: UInt64] = [:]
         public var published = 0
 
         public init() {}
+
+        /// Bad lines described at most (the rest are counted only).
+        public static var maximumBadLinesKept: Int { 100 }
+
+        mutating func skipped(_ line: String) {
+            badLineCount += 1
+            if badLines.count < Self.maximumBadLinesKept { badLines.append(line) }
+        }
     }
 
     /// Reads and merges several JSONL files by `ts` (stable: ties keep file order).
+    /// A line that is not UTF-8 is a bad line of its own; the rest of its file is read.
     public static func mergedInputs(paths: [String], report: inout Report) throws -> [MessageLogLine] {
-        try mergedInputs(logs: paths.map { path in (name: path, text: try String(contentsOfFile: path, encoding: .utf8)) },
-                         report: &report)
+        try merged(logs: paths.map { path in (name: path, bytes: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))) },
+                   report: &report)
     }
 
     /// Merges several JSONL logs, each named for the problems it reports (a file's path), by
     /// `ts` (stable: ties keep log order). What `aggregator replay` does with its files, for
     /// logs already in memory (an evaluation's in-process `edge-agent --dry-run` runs).
     public static func mergedInputs(logs: [(name: String, text: String)], report: inout Report) -> [MessageLogLine] {
+        merged(logs: logs.map { (name: $0.name, bytes: Array($0.text.utf8)) }, report: &report)
+    }
+
+    /// Lines end at LF; a CR before it (a file saved with Windows line ends) is part of the end.
+    private static func merged(logs: [(name: String, bytes: [UInt8])], report: inout Report) -> [MessageLogLine] {
         var all: [(MessageLogLine, Int)] = []
         var order = 0
-        for (path, text) in logs {
+        for (path, bytes) in logs {
             var lineNo = 0
-            for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
+            for raw in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
                 lineNo += 1
+                let line = raw.last == UInt8(ascii: "\r") ? raw.dropLast() : raw
+                guard !line.isEmpty else { continue }
                 report.linesRead += 1
+                guard let text = String(validating: line, as: UTF8.self) else {
+                    report.skipped("\(path):\(lineNo): not UTF-8")
+                    continue
+                }
                 do {
-                    all.append((try MessageLogLine.decode(String(line)), order))
+                    all.append((try MessageLogLine.decode(text), order))
                     order += 1
                 } catch {
-                    if report.badLines.count < 100 { report.badLines.append("\(path):\(lineNo): \(error)") }
+                    report.skipped("\(path):\(lineNo): \(error)")
                 }
             }
         }

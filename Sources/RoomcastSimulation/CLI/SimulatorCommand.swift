@@ -172,6 +172,10 @@ public enum SimulatorCommand {
         } catch let e as ConfigError {
             errorOutput("error: \(e)\n")
             return .config
+        } catch let e as any ExitCodeProviding {
+            // The agent run in process (a scenario's agent.yaml, a capture) ends as the binary would.
+            errorOutput("error: \(e)\n")
+            return e.exitCode
         } catch {
             errorOutput("error: \(error)\n")
             return .failure
@@ -250,11 +254,19 @@ public enum SimulatorCommand {
             throw c.usageError("--\(O.rxAdjust.spec.name) scores untaught Roomcast on a replay of its own; not with --\(other.spec.name)")
         }
         if let file = c[O.decisions] {
+            // A replay's output is scored as it is: what would pick sessions, teach or run the agents does not apply.
+            let given = [O.sessions, O.learned, O.trainFrom, O.trainSessions, O.saveLearned].first { c[$0] != nil }?.spec.name
+            if let other = given ?? (c[O.noPositions] ? O.noPositions.spec.name : nil) {
+                throw c.usageError("--\(O.decisions.spec.name) scores a replay's output as it is; not with --\(other)")
+            }
             let scenario = try Scenario.load(from: dir)
             var report = ReplayRunner.Report()
             let published: [MessageLogLine]
             do { published = try ReplayRunner.mergedInputs(paths: [file], report: &report) } catch {
                 throw Scenario.LoadError(description: "\(file): cannot read (\(error))")
+            }
+            if let first = report.badLines.first {
+                throw Scenario.LoadError(description: "\(report.badLineCount) lines are not replay output lines, first: \(first)")
             }
             let timeline = Evaluation.timeline(published: published)
             try emit(scenario, "replay", Scorer().score(timeline, truth: scenario.truth, start: scenario.layout.t0))
@@ -290,7 +302,11 @@ public enum SimulatorCommand {
         for name in names {
             switch name {
             case "bound":
-                guard let bound = try DecisionTimeline.load(boundIn: dir) else { continue }
+                guard let bound = try DecisionTimeline.load(boundIn: dir) else {
+                    // A recording has no bound: `all` leaves it out, asking for it alone is an error.
+                    if which == "all" { continue }
+                    throw Scenario.LoadError(description: "\(dir.path): no bound.jsonl (recordings have no bound; simulated scenarios do)")
+                }
                 try emit(scored.scenario, name, Scorer().score(bound, truth: scored.scenario.truth, start: run.scenario.layout.t0))
             case "roomcast":
                 try emit(scored.scenario, name, try scored.roomcast(positions: positions, rxAdjust: rxAdjust).score)

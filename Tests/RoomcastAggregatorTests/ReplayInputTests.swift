@@ -1,0 +1,73 @@
+import Foundation
+import Shared
+import Testing
+import TestSupport
+@testable import RoomcastAggregator
+
+/// What `aggregator replay` makes of its input files: every readable line is replayed whatever
+/// the line ends, and every line that cannot be read is counted and named.
+@Suite struct ReplayInputTests {
+    static func lines(_ count: Int) throws -> [String] {
+        try (0..<count).map { k in
+            MessageLogLine(ts: 100 + Double(k), topic: Topics().nodeBeacon("kitchen-pi", cat),
+                           payload: try WireFormat.encode(reading("kitchen-pi", rssi: -55, ts: 100 + Double(k), seq: UInt64(k + 1))))
+                .encoded()
+        }
+    }
+
+    static func write(_ bytes: [UInt8]) throws -> String {
+        let path = try LiveRig.workDirectory() + "/input.jsonl"
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test func windowsLineEndsReadAsTheSameLines() throws {
+        let good = try Self.lines(5)
+        var unix = ReplayRunner.Report(), windows = ReplayRunner.Report()
+        let expected = try ReplayRunner.mergedInputs(paths: [Self.write(Array(good.joined(separator: "\n").utf8))], report: &unix)
+        let read = try ReplayRunner.mergedInputs(paths: [Self.write(Array((good.joined(separator: "\r\n") + "\r\n").utf8))],
+                                                 report: &windows)
+        #expect(read.count == 5 && read == expected)
+        #expect(windows.badLineCount == 0 && windows.linesRead == 5)
+    }
+
+    /// A line that is not UTF-8 is one bad line, named; the lines around it are read.
+    @Test func aLineThatIsNotUTF8IsSkippedAlone() throws {
+        let good = try Self.lines(3)
+        var bytes = Array((good[0] + "\n").utf8) + Array(#"{"ts":101,"topic":"roomcast/"#.utf8) + [0xFF, 0xFE]
+        bytes += Array(#"","payload":""}"#.utf8) + [0x0A] + Array((good[1] + "\n" + good[2] + "\n").utf8)
+        var report = ReplayRunner.Report()
+        let path = try Self.write(bytes)
+        let read = try ReplayRunner.mergedInputs(paths: [path], report: &report)
+        #expect(read.count == 3)
+        #expect(report.badLineCount == 1 && report.badLines == ["\(path):2: not UTF-8"])
+    }
+
+    /// Every bad line is counted, though only the first hundred are described.
+    @Test func everyBadLineIsCounted() throws {
+        let text = (try Self.lines(1) + Array(repeating: "not json", count: 150)).joined(separator: "\n")
+        var report = ReplayRunner.Report()
+        _ = ReplayRunner.mergedInputs(logs: [(name: "log", text: text)], report: &report)
+        #expect(report.badLineCount == 150 && report.badLines.count == ReplayRunner.Report.maximumBadLinesKept)
+        #expect(report.badLines.first == "log:2: invalid payload: not a JSON object")
+    }
+
+    /// Through the binary: the count goes to the log, and a file with no readable line at all
+    /// (the wrong file) is bad data, not a run where nothing happened.
+    @Test func theBinaryCountsBadLinesAndRefusesAFileWithNoneReadable() async throws {
+        let mixed = try Self.write(Array(((try Self.lines(3)) + Array(repeating: "{\"ts\":", count: 120)).joined(separator: "\n").utf8))
+        let garbage = try Self.write(Array(String(repeating: "PK\u{3}\u{4} binary\n", count: 10).utf8))
+        func replay(_ input: String) async throws -> (Int32, String) {
+            let dir = (input as NSString).deletingLastPathComponent
+            let child = try ChildProcess(try LiveRig.executable("aggregator"), ["replay", input],
+                                         stdoutPath: "\(dir)/out", stderrPath: "\(dir)/err")
+            let status = try await withTimeout(.seconds(60), "aggregator replay to exit") { await child.waitForExit() }
+            return (status, child.stderr)
+        }
+        let (mixedStatus, mixedLog) = try await replay(mixed)
+        #expect(mixedStatus == 0 && mixedLog.contains("bad_lines=120"), "\(mixedLog.suffix(600))")
+        let (garbageStatus, garbageLog) = try await replay(garbage)
+        #expect(garbageStatus == 65, "\(garbageLog.suffix(600))")
+        #expect(garbageLog.contains("no line of the input could be read (10 bad)") && garbageLog.contains("input.jsonl:1:"))
+    }
+}
