@@ -76,9 +76,17 @@ public struct ConfigNode: Sendable, Equatable {
     }
 
     /// `kindDescription`, without the text of a scalar that is or holds a secret
-    /// (`ConfigPath.holdsSecret`): a key put where a mapping belongs must not reach the log.
+    /// (`ConfigPath.holdsSecret`): a key put where a mapping belongs must not reach the log. Nor
+    /// a scalar that reads as a secret's entry run together (`password:hunter2`, with no space
+    /// after the colon, is one string in YAML, found where the `mqtt` mapping belongs).
     package func kindDescription(at path: String) -> String {
-        if case .scalar = kind, ConfigPath.holdsSecret(path) { return "a value (not shown: \(path) holds a secret)" }
+        if case .scalar(let text, _) = kind {
+            if ConfigPath.holdsSecret(path) { return "a value (not shown: \(path) holds a secret)" }
+            if let end = text.firstIndex(where: { $0 == ":" || $0 == "=" }),
+               ConfigPath.holdsSecret(text[..<end].filter { $0 != " " }.lowercased()) {
+                return "a value (not shown: it reads as a secret's entry; a mapping's entries need a space after the colon)"
+            }
+        }
         return kindDescription
     }
 

@@ -42,9 +42,18 @@ extension Secret {
     /// variable name (`MQTT_PASSWORD`), otherwise not at all, since a secret written there in its
     /// place must not reach the log.
     public static func shownVariableName(_ name: String, key: String) -> String {
-        let conventional = name.first.map { $0 == "_" || ("A"..."Z").contains($0) } == true
-            && name.allSatisfy { $0 == "_" || ("A"..."Z").contains($0) || ("0"..."9").contains($0) }
-        return conventional && name.count <= 64 ? "'\(name)'"
+        readsLikeVariableName(name) ? "'\(name)'"
             : "named by \(key) (not shown: it does not read like a variable name, and may be the secret itself)"
+    }
+
+    /// A `*_env` key's value as the effective config shows it: as written when it reads like a
+    /// variable name, otherwise `***` (it may be the secret itself).
+    public static func shownInConfig(variableName name: String) -> String {
+        readsLikeVariableName(name) ? name : "***"
+    }
+
+    private static func readsLikeVariableName(_ name: String) -> Bool {
+        name.first.map { $0 == "_" || ("A"..."Z").contains($0) } == true && name.count <= 64
+            && name.allSatisfy { $0 == "_" || ("A"..."Z").contains($0) || ("0"..."9").contains($0) }
     }
 }

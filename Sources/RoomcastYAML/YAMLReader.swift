@@ -90,6 +90,16 @@ private struct TreeBuilder {
 
     init(limits: YAMLReader.Limits) { self.limits = limits }
 
+    /// YAML's own tags (`!!str`, `!!int`, …, and `!`) are read; any other is an error. Ignored, a
+    /// tag would turn `password: !secret mqtt_pw` (Home Assistant's form) into the password
+    /// `mqtt_pw`.
+    static func checkTag(_ tag: String?, at location: ConfigLocation) throws(ConfigProblem) {
+        guard let tag, tag != "!", !tag.hasPrefix("tag:yaml.org,2002:") else { return }
+        let shown = tag.count <= 40 ? tag : String(tag.prefix(37)) + "..."
+        throw ConfigProblem(path: "", message: "the YAML tag '\(shown)' is not supported: write the value itself, or name an "
+                            + "environment variable with password_env or token_env for a secret", location: location)
+    }
+
     mutating func handle(_ event: yaml_event_t) throws(ConfigProblem) {
         let location = ConfigLocation.position(line: Int(event.start_mark.line) + 1,
                                                column: Int(event.start_mark.column) + 1)
@@ -103,6 +113,7 @@ private struct TreeBuilder {
             let s = event.data.scalar
             let text = s.value.map { String(decoding: UnsafeBufferPointer(start: $0, count: s.length), as: UTF8.self) } ?? ""
             let tag = s.tag.map { String(cString: $0) }
+            try Self.checkTag(tag, at: location)
             let node: ConfigNode
             if s.style == YAML_PLAIN_SCALAR_STYLE && tag == nil {
                 node = ConfigNode(Self.isNull(text) ? .null : .scalar(text, .plain), at: location)
@@ -117,10 +128,12 @@ private struct TreeBuilder {
             try count(1, at: location)
             try add(node, anchor: Self.anchor(s.anchor), size: 1, height: 1)
         case YAML_SEQUENCE_START_EVENT:
+            try Self.checkTag(event.data.sequence_start.tag.map { String(cString: $0) }, at: location)
             try open(at: location)
             stack.append(.sequence(anchor: Self.anchor(event.data.sequence_start.anchor), location: location, items: []))
             metrics.append((1, 0))
         case YAML_MAPPING_START_EVENT:
+            try Self.checkTag(event.data.mapping_start.tag.map { String(cString: $0) }, at: location)
             try open(at: location)
             stack.append(.mapping(anchor: Self.anchor(event.data.mapping_start.anchor), location: location,
                                   entries: [], pendingKey: nil, seen: [:]))

@@ -133,4 +133,39 @@ import RoomcastYAML
         let message = try #require(throws: ConfigError.self) { try named.mqtt.credentials(environment: [:]) }
         #expect(message.description.contains("'MQTT_PASSWORD'"))
     }
+
+    /// The effective-config line shows a `*_env` key's variable name, not a secret written there
+    /// in its place; it is logged before the variable is looked up.
+    @Test func theEffectiveConfigShowsNoSecretWrittenAsAVariableName() throws {
+        let yaml = "node: kitchen-pi\nmqtt:\n  username: alice\n  password_env: \(Self.envPassword)\n"
+        let agent = try ConfigLoader.parse(AgentConfig.self, yaml: yaml)
+        let aggregator = try ConfigLoader.parse(AggregatorConfig.self, yaml: "mqtt:\n  password_env: \(Self.envPassword)\n"
+                                                + "http:\n  token_env: \(Self.httpToken)\n")
+        Self.expectNoSecret([ConfigLoader.describe(agent), ConfigLoader.describe(aggregator)], "the effective config")
+        #expect(ConfigLoader.describe(agent).contains(#""password_env":"***""#))
+        let conventional = try ConfigLoader.parse(AggregatorConfig.self, yaml: "http:\n  token_env: ROOMCAST_TOKEN\n")
+        #expect(ConfigLoader.describe(conventional).contains(#""token_env":"ROOMCAST_TOKEN""#))
+    }
+
+    /// `password:hunter2`, with no space after the colon, is one string where the `mqtt`
+    /// mapping belongs: the error says so without the string.
+    @Test func aSecretsEntryRunTogetherIsNotEchoed() throws {
+        for (yaml, path) in [("node: kitchen-pi\nmqtt:\n  password:\(Self.filePassword)\n", "mqtt"),
+                             ("node: kitchen-pi\nhttp:\n  token=\(Self.httpToken)\n", "http")] {
+            let error = try #require(throws: ConfigError.self) { try ConfigLoader.parse(AggregatorConfig.self, yaml: yaml) }
+            #expect(error.description.contains("\(path): expected a mapping"), "\(error)")
+            Self.expectNoSecret([error.description], "the config error")
+        }
+    }
+
+    /// Home Assistant's `!secret` is no YAML Roomcast reads: ignored, the tag's argument became the
+    /// password. It is an error at its line.
+    @Test func aYAMLTagIsAnErrorNotALiteral() throws {
+        for yaml in ["mqtt:\n  password: !secret mqtt_pw\n", "mqtt: !include mqtt.yaml\n", "rooms: !list\n  - name: hall\n"] {
+            let error = try #require(throws: ConfigError.self) { try ConfigLoader.parse(AggregatorConfig.self, yaml: yaml) }
+            #expect(error.description.contains("is not supported") && error.description.contains("line "), "\(error)")
+        }
+        let core = try ConfigLoader.parse(AggregatorConfig.self, yaml: "mqtt:\n  password: !!str 1234\n  keepalive: !!int 60\n")
+        #expect(core.mqtt.password?.revealed == "1234" && core.mqtt.keepalive == 60)
+    }
 }

@@ -47,6 +47,20 @@ public struct HTTPConfig: Codable, Sendable, Equatable {
              tokenEnv = "token_env", protectReads = "protect_reads"
     }
 
+    /// Encodes for showing: the token, a `Secret`, encodes as `***`, and so does a `token_env`
+    /// that may be the token itself.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(listen, forKey: .listen)
+        try c.encode(maxConnections, forKey: .maxConnections)
+        try c.encode(maxRequestBytes, forKey: .maxRequestBytes)
+        try c.encode(requestTimeoutS, forKey: .requestTimeoutS)
+        try c.encode(maxEventStreams, forKey: .maxEventStreams)
+        try c.encodeIfPresent(token, forKey: .token)
+        try c.encodeIfPresent(tokenEnv.map { Secret.shownInConfig(variableName: $0) }, forKey: .tokenEnv)
+        try c.encode(protectReads, forKey: .protectReads)
+    }
+
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = HTTPConfig()

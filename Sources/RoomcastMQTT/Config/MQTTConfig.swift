@@ -107,13 +107,14 @@ public struct MQTTConfig: Codable, Sendable, Equatable {
         maxPacketBytes = try c.decode(Int.self, forKey: .maxPacketBytes, default: Self.defaultMaxPacketBytes)
     }
 
-    /// Encodes for showing: the password, a `Secret`, encodes as `***`.
+    /// Encodes for showing: the password, a `Secret`, encodes as `***`, and so does a
+    /// `password_env` that may be the password itself.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(broker, forKey: .broker)
         try c.encodeIfPresent(username, forKey: .username)
         try c.encodeIfPresent(password, forKey: .password)
-        try c.encodeIfPresent(passwordEnv, forKey: .passwordEnv)
+        try c.encodeIfPresent(passwordEnv.map { Secret.shownInConfig(variableName: $0) }, forKey: .passwordEnv)
         try c.encodeIfPresent(clientID, forKey: .clientID)
         try c.encode(keepalive, forKey: .keepalive)
         try c.encode(topicPrefix, forKey: .topicPrefix)
