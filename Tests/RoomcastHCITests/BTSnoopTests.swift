@@ -53,6 +53,22 @@ func collect(_ source: any RadioSource) async throws -> [AdvertisingReport] {
         #expect(reports == 2157)
     }
 
+    /// btsnoop stamps count microseconds from 0 AD: 2024-01-01T00:00Z is 0x00E2EB8A1F50A000, in
+    /// what we write, what we read and what btmon shows.
+    @Test func timestampsCountFromTheYearZeroAsBlueZAndWiresharkDo() {
+        #expect(BTSnoopFormat.timestamp(unix: 1_704_067_200) == 0x00E2_EB8A_1F50_A000)
+        #expect(BTSnoopFormat.unixTime(0x00E2_EB8A_1F50_A000) == 1_704_067_200)
+    }
+
+    @Test(.requiresBtmon) func btmonShowsTheCapturesOwnDate() throws {
+        let btmon = try RequiredTool.btmon.require()
+        var env = ProcessInfo.processInfo.environment
+        env["TZ"] = "UTC"  // btmon shows local time
+        let text = try ChildProcess.runBlocking(btmon, ["-T", "-r", try fixturePath(Self.anchor1)], environment: env).stdout
+        let first = try #require(text.split(separator: "\n").first { $0.contains("LE Meta Event") })
+        #expect(first.hasSuffix("#1 2021-08-03 16:28:06.883000"), "\(first)")
+    }
+
     @Test func replayIsDeterministicAtAnySpeed() async throws {
         let path = try fixturePath(Self.anchor1)
         let a = try await collect(ReplayRadioSource(path: path, speed: .max))

@@ -7,8 +7,10 @@ public enum BTSnoopFormat {
     public static let magic: [UInt8] = Array("btsnoop\0".utf8)
     public static let headerLength = 16
     public static let recordHeaderLength = 24
-    /// Microseconds from 0 AD to the unix epoch, as BlueZ and Wireshark use.
-    public static let epochDelta: UInt64 = 0x00E0_3AB4_4A67_6000
+    /// Microseconds from 0 AD to the unix epoch, as Wireshark uses (`KUnixTimeBase`). BlueZ
+    /// writes the same stamps another way: 0x00E03AB44A676000 (0 AD to the year 2000) added to
+    /// the microseconds since 2000.
+    public static let epochDelta: UInt64 = 0x00DC_DDB3_0F2F_8000
 
     /// Which packet encapsulation a capture uses.
     public enum Datalink: UInt32, Sendable, Hashable {
