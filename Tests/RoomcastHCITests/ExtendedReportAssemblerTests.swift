@@ -62,6 +62,48 @@ import Testing
         #expect(out.first?.eventType.dataStatus == .incompleteTruncated)
     }
 
+    /// A partial advertisement whose end was lost (a scan restarted mid-chain) is not put before
+    /// the same advertiser's next advertisement a minute later.
+    @Test func aFragmentWhoseEndWasLostIsDroppedInTime() throws {
+        var assembler = ExtendedReportAssembler()
+        func add(_ packet: [UInt8], at t: Double) throws -> AdvertisingReport? {
+            var r = try #require(try HCIPacket.decode(h4: packet).eventReports.first)
+            r.timestamp = t
+            return assembler.add(r)
+        }
+        #expect(try add(Self.fragment([1, 2], status: 1, rssi: -60), at: 0) == nil)
+        #expect(try add(Self.fragment([3], status: 0, rssi: -60), at: 60)?.data == [3])
+        #expect(assembler.discarded == 1 && assembler.pendingCount == 0)
+        // Within the gap a chain still joins.
+        #expect(try add(Self.fragment([4], status: 1, rssi: -60), at: 61) == nil)
+        #expect(try add(Self.fragment([5], status: 0, rssi: -60), at: 62)?.data == [4, 5])
+    }
+
+    /// An advertisement that outgrows the limit is dropped whole: its last fragment is not
+    /// handed on as an advertisement of its own.
+    @Test func anAdvertisementTooLongIsDroppedUpToItsEnd() throws {
+        var assembler = ExtendedReportAssembler(maxDataLength: 4)
+        var out: [[UInt8]] = []
+        for p in [Self.fragment([1, 2, 3], status: 1, rssi: -50), Self.fragment([4, 5], status: 1, rssi: -50),
+                  Self.fragment([6], status: 1, rssi: -50), Self.fragment([7], status: 0, rssi: -50),
+                  Self.fragment([8], status: 0, rssi: -50)] {
+            for r in try HCIPacket.decode(h4: p).eventReports { if let done = assembler.add(r) { out.append(done.data) } }
+        }
+        #expect(out == [[8]] && assembler.discarded == 1 && assembler.pendingCount == 0)
+    }
+
+    /// RSSI −127…+20 dBm is a measurement; 127 (not available) and the reserved 21…126 are not.
+    @Test func aReservedRSSIIsNoMeasurement() throws {
+        func legacy(rssi: UInt8) throws -> Int? {
+            let p: [UInt8] = [0x02, 0x01, 0x03, 0x01, 1, 2, 3, 4, 5, 6, 0x00, rssi]
+            return try #require(try HCIPacket.decode(h4: [0x04, 0x3E, UInt8(p.count)] + p).eventReports.first).rssi
+        }
+        #expect(try legacy(rssi: 0x14) == 20 && legacy(rssi: 0xB0) == -80)
+        #expect(try legacy(rssi: 0x64) == nil && legacy(rssi: 0x15) == nil && legacy(rssi: 0x7F) == nil)
+        let extended = try #require(try HCIPacket.decode(h4: Self.fragment([1], status: 0, rssi: 100)).eventReports.first)
+        #expect(extended.rssi == nil)
+    }
+
     @Test func pendingAdvertisersAreBounded() throws {
         var assembler = ExtendedReportAssembler(maxPending: 4)
         for a in 0..<10 {

@@ -76,10 +76,16 @@ public enum LEMetaEvent: Sendable, Hashable {
                 let rssi = try r.readInt8()
                 reports.append(AdvertisingReport(
                     addressValue: address, addressType: AddressType(rawValue: addressType),
-                    eventType: AdvertisingEventType(legacy: type), rssi: rssi == 127 ? nil : Int(rssi),
+                    eventType: AdvertisingEventType(legacy: type), rssi: measuredRSSI(rssi),
                     data: data, timestamp: timestamp))
             }
         }
+    }
+
+    /// A report's RSSI: −127…+20 dBm; 127 means not available, and 21…126 are reserved, so no
+    /// measurement either (published, +100 dBm would be a reading the aggregator refuses).
+    static func measuredRSSI(_ raw: Int8) -> Int? {
+        raw <= 20 ? Int(raw) : nil
     }
 
     static func decodeExtendedReports(from r: inout ByteReader, timestamp: Double) throws(HCIDecodeError) -> [AdvertisingReport] {
@@ -112,7 +118,7 @@ public enum LEMetaEvent: Sendable, Hashable {
                     directAddressType: eventType.isDirected ? AddressType(rawValue: directType) : nil)
                 reports.append(AdvertisingReport(
                     addressValue: address, addressType: AddressType(rawValue: addressType), eventType: eventType,
-                    rssi: rssi == 127 ? nil : Int(rssi), data: data, timestamp: timestamp, extended: ext))
+                    rssi: measuredRSSI(rssi), data: data, timestamp: timestamp, extended: ext))
             }
             return reports
         }
