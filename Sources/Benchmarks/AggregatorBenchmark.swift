@@ -199,6 +199,12 @@ enum AggregatorBenchmark {
 
     // MARK: the decision path alone (no broker), for comparison
 
+    struct LoadMissesTheDecisionPath: Error, CustomStringConvertible {
+        var placed: Int
+        var beacons: Int
+        var description: String { "the core placed \(placed) of \(beacons) beacons: the load does not reach the decision path" }
+    }
+
     static func measureCore(_ o: Options) throws -> [(String, String)] {
         let topics = Topics()
         let nodes = (0..<o.nodes).map { "node-\($0)" }
@@ -209,14 +215,25 @@ enum AggregatorBenchmark {
         var core = config.makeCore()
         // Millisecond precision, as the agent stamps readings (WireFormat.milliseconds).
         let start = WireFormat.milliseconds(Date().timeIntervalSince1970)
+        // Every node hears every beacon once per round, each reading stamped with the virtual time
+        // it is handled at and a fresh sequence number, as the agents publish them: the rounds
+        // span 10 s, past the first room's wait, so beacons are placed and presence goes out.
+        let rounds = 5, perRound = o.beacons * o.nodes
+        let virtualTime = { (i: Int) in WireFormat.milliseconds(start + 10 * Double(i) / Double(rounds * perRound)) }
         var messages: [(String, [UInt8])] = []
         var ids: [BeaconID] = []
-        for b in 0..<o.beacons {
-            let id = BeaconID.iBeacon(uuid: loadUUID, major: 0, minor: UInt16(b % 60000))
-            for n in 0..<o.nodes {
-                let r = reading(id, node: nodes[n], rssi: n == b % o.nodes ? -55 : -70 - Double((b + n) % 15), ts: start)
-                messages.append((topics.nodeBeacon(nodes[n], id), try WireFormat.encode(r)))
-                ids.append(id)
+        var times: [Double] = []
+        for round in 0..<rounds {
+            for b in 0..<o.beacons {
+                let id = BeaconID.iBeacon(uuid: loadUUID, major: 0, minor: UInt16(b % 60000))
+                for n in 0..<o.nodes {
+                    let t = virtualTime(messages.count)
+                    var r = reading(id, node: nodes[n], rssi: n == b % o.nodes ? -55 : -70 - Double((b + n) % 15), ts: t)
+                    r.seq = UInt64(round + 1)
+                    messages.append((topics.nodeBeacon(nodes[n], id), try WireFormat.encode(r)))
+                    ids.append(id)
+                    times.append(t)
+                }
             }
         }
         var decodeOnly = 0
@@ -232,16 +249,21 @@ enum AggregatorBenchmark {
         var published = 0
         let c0 = Date().timeIntervalSince1970
         for (i, (topic, payload)) in messages.enumerated() {
-            // A virtual clock spreading the readings over 10 s, so ticks fall due as they would live.
-            published += try core.handle(topic: topic, payload: payload, now: start + 10 * Double(i) / Double(messages.count)).messages.count
+            published += try core.handle(topic: topic, payload: payload, now: times[i]).messages.count
         }
         let c1 = Date().timeIntervalSince1970
         let n = Double(messages.count)
-        print("core: \(messages.count) readings; Codable decode \(Int(n / (d1 - d0)))/s; decodeWire \(Int(n / (f1 - f0)))/s; AggregatorCore.handle \(Int(n / (c1 - c0)))/s; \(published) messages out")
+        let placed = core.currentDecisions().filter { $0.room != nil }.count
+        print("core: \(messages.count) readings; Codable decode \(Int(n / (d1 - d0)))/s; decodeWire \(Int(n / (f1 - f0)))/s; AggregatorCore.handle \(Int(n / (c1 - c0)))/s; \(published) messages out; \(placed) of \(o.beacons) beacons placed")
+        guard placed == o.beacons else {
+            // A run that places nothing times decoding and empty ticks, not the decision path.
+            throw LoadMissesTheDecisionPath(placed: placed, beacons: o.beacons)
+        }
         return [
             ("reading decode with JSONDecoder (WireFormat.decode), one core", "\(Int(n / (d1 - d0)))/s"),
             ("reading decode with BeaconReading.decodeWire, one core", "\(Int(n / (f1 - f0)))/s"),
             ("AggregatorCore.handle (decode + checks + fusion + output), one core", "\(Int(n / (c1 - c0)))/s"),
+            ("beacons placed by the core", "\(placed) of \(o.beacons)"),
         ]
     }
 
