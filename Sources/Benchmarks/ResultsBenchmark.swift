@@ -270,7 +270,7 @@ enum ResultsBenchmark {
             add("ceil-nearest", home.ceilingNearest)
             add("roomcast, membership", try home.run.roomcast(positions: false).score)
             add(Self.positionsRow, try home.run.roomcast(positions: true).score)
-            let taught = try home.otherDay.train(positions: false)
+            let taught = try home.otherDay.train(positions: false, beacons: home.otherDay.carriedBeacons)
             add("roomcast, membership, taught from another day ²", try home.run.roomcast(positions: false, learned: taught).score)
             let toured = try home.tourDay.train(positions: false)
             add("roomcast, membership, taught by a 30-s tour ²", try home.run.roomcast(positions: false, learned: toured).score)
@@ -288,8 +288,9 @@ enum ResultsBenchmark {
         out += """
 
             ² Taught on another day in the same home (the same nodes and radio: `roomcast-sim generate
-            --day 1`), then scored on the day above: from that day's stays of 20 s or more, as `roomcast-sim
-            labels` gives them; or from one person alone walking every room in turn for 30 s, as a user
+            --day 1`), then scored on the day above: from that day's stays of 20 s or more of the tags people
+            carry, as `roomcast-sim labels` gives them (not the still tags, which lie on the same spots both
+            days: their labels would teach the very spots scored); or from one person alone walking every room in turn for 30 s, as a user
             teaching with `aggregator learn --seconds 30` would (`--day 1 --teaching-tour`).
 
             \(Self.transmittingNote)

@@ -33,6 +33,22 @@ import Testing
         #expect(HTTPConfig(protectReads: true).tokenProblem(environment: [:]) == nil, "no listener")
     }
 
+    /// A listen address the listener cannot bind is a config error, not a failure at start (which
+    /// systemd would restart every few seconds).
+    @Test func aListenAddressIsCheckedAsTheListenerBindsIt() {
+        func problems(_ listen: String) -> [String] {
+            var checks = ConfigChecks()
+            HTTPConfig(listen: listen).validate(at: "http", into: &checks)
+            return checks.problems.map(\.description)
+        }
+        for good in ["127.0.0.1:8267", "0.0.0.0:80", "localhost:8267", "[::1]:8267", "[::]:8267", "[fe80::1]:1", "[::ffff:127.0.0.1]:8267"] {
+            #expect(problems(good).isEmpty, "\(good)")
+        }
+        for bad in ["127.0.0.01:8267", "256.0.0.1:80", "1.2.3:80", "[1::2::3]:8267", "[::::]:80", "[12345::1]:80", "kitchen:80"] {
+            #expect(problems(bad).contains { $0.contains("http.listen") && $0.contains("host must be an IP address") }, "\(bad)")
+        }
+    }
+
     /// Dashboards may not hold every connection: `/metrics` and `/healthz` must still get one.
     @Test func eventStreamsStayBelowTheConnectionLimit() {
         func problems(_ c: HTTPConfig) -> [String] {

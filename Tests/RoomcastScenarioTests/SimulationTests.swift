@@ -30,7 +30,7 @@ struct SimulationTests {
     }
 
     @Test("another day in the same home: the same nodes, receivers and tags, the people walk elsewhere")
-    func anotherDay() async {
+    func anotherDay() async throws {
         let (today, tomorrow) = await offPool { () -> (GeneratedScenario, GeneratedScenario) in
             var s = SimulationSettings(plan: .house, seed: 7, duration: 300)
             let today = ScenarioSimulator(settings: s).run()
@@ -54,6 +54,17 @@ struct SimulationTests {
         }
         // Day 0 is the home as drawn without a day.
         #expect(today.scenario.packets == Self.generate(.house, seed: 7, duration: 300).scenario.packets)
+
+        // Taught from that other day, the labels are the carried tags' only: a still tag's would
+        // teach the very spot it is scored at today.
+        let run = try await ScenarioRun.generated(tomorrow)
+        let still = Set(tomorrow.scenario.beacons.filter { !$0.mobile }.map(\.id))
+        #expect(!still.isEmpty && run.carriedBeacons.isDisjoint(with: still))
+        let labelled = Set(run.labels(beacons: run.carriedBeacons).compactMap { line -> BeaconID? in
+            guard case .success(let command) = LearnCommand.decode(line.payload), case .label(_, let beacon, _) = command.action else { return nil }
+            return beacon
+        })
+        #expect(!labelled.isEmpty && labelled.isSubset(of: run.carriedBeacons))
     }
 
     @Test("a teaching tour walks every room in turn, floor by floor, 30 s in each")

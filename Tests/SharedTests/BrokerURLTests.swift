@@ -81,6 +81,8 @@ import Testing
         mqtt.password = "file-pw"
         #expect(try mqtt.credentials(environment: [:]).password == "file-pw")
         #expect(try mqtt.credentials(environment: ["ROOMCAST_MQTT_PASSWORD": "env-pw"]).password == "env-pw")
+        // `ROOMCAST_MQTT_PASSWORD=` left empty in an env file is no password.
+        #expect(try mqtt.credentials(environment: ["ROOMCAST_MQTT_PASSWORD": ""]).password == "file-pw")
         mqtt.passwordEnv = "MY_PW"
         mqtt.password = nil
         mqtt.username = "other"

@@ -89,6 +89,9 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         #expect(messages("max_tracked_beacons: 0\n") == ["max_tracked_beacons: must be between 1 and 1000000, found 0"])
         #expect(messages("max_tracked_beacons: 5000000\n") == ["max_tracked_beacons: must be between 1 and 1000000, found 5000000"])
         #expect(messages("max_tracked_beacons: lots\n") == ["max_tracked_beacons: expected an integer, found 'lots'"])
+        // The IRK cache takes an entry per address any stranger advertises: bounded too.
+        #expect(messages("irk_cache_size: 100000000\n") == ["irk_cache_size: must be 1 ... 1000000"])
+        #expect(messages("irk_cache_size: 0\n") == ["irk_cache_size: must be 1 ... 1000000"])
         let listed = """
             beacons:
               - id: mac:a4c138aabbcc

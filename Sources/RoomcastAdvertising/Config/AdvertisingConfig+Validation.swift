@@ -56,7 +56,8 @@ extension AdvertisingConfig {
         for (i, c) in ibeaconCompanyIds.enumerated() where !(0...0xFFFF).contains(c.value ?? -1) {
             out.append("ibeacon_company_ids[\(i)]: '\(c)' is not a company id 0...0xFFFF")
         }
-        if irkCacheSize < 1 { out.append("irk_cache_size: must be at least 1") }
+        // Any address a stranger advertises takes an entry: the table must stay small.
+        if !(1...1_000_000).contains(irkCacheSize) { out.append("irk_cache_size: must be 1 ... 1000000") }
         return out
     }
 

@@ -104,9 +104,11 @@ public struct HTTPConfig: Codable, Sendable, Equatable {
             }
             guard let port = UInt16(portText), port > 0 else { return .failure(.init("port must be 1...65535, found '\(portText)'")) }
             if host == "localhost" { host = "127.0.0.1" }
-            let isV4 = host.split(separator: ".", omittingEmptySubsequences: false).count == 4
-                && host.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { UInt8($0) != nil }
-            let isV6 = host.contains(":") && host.allSatisfy { $0.isHexDigit || $0 == ":" }
+            // What the listener binds with: `127.0.0.01` or `1::2::3` pass a look at their
+            // characters and fail there, a restart loop rather than a config error.
+            var v4 = in_addr(), v6 = in6_addr()
+            let isV4 = !host.contains(":") && inet_pton(AF_INET, String(host), &v4) == 1
+            let isV6 = host.contains(":") && inet_pton(AF_INET6, String(host), &v6) == 1
             guard isV4 || isV6 else {
                 return .failure(.init("host must be an IP address (127.0.0.1, 0.0.0.0, [::1]) or localhost, found '\(ConfigNode.excerpt(String(host)))'"))
             }

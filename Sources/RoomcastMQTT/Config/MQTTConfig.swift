@@ -138,7 +138,7 @@ public struct MQTTConfig: Codable, Sendable, Equatable {
     }
 
     /// Resolves the credentials. The password comes from, in order: the
-    /// variable named by `password_env`, then `ROOMCAST_MQTT_PASSWORD`, then
+    /// variable named by `password_env`, then `ROOMCAST_MQTT_PASSWORD` (when not empty), then
     /// `password`, then the broker URL. A `password_env` naming an unset
     /// variable is an error rather than a silent anonymous login.
     public func credentials(environment: [String: String] = ProcessInfo.processInfo.environment,
@@ -160,7 +160,9 @@ public struct MQTTConfig: Codable, Sendable, Equatable {
             }
             return try withUser(Secret(value), from: "environment variable \(name)")
         }
-        if let value = environment[Self.passwordEnvironmentVariable] {
+        // Set but empty (`ROOMCAST_MQTT_PASSWORD=` left in an env file) counts as unset, as the
+        // HTTP token's variable does: an empty password would override the file's.
+        if let value = environment[Self.passwordEnvironmentVariable], !value.isEmpty {
             return try withUser(Secret(value), from: "environment variable \(Self.passwordEnvironmentVariable)")
         }
         return try withUser(password ?? broker.password, from: password != nil ? ConfigPath.child(path, "password") : "in the broker URL")

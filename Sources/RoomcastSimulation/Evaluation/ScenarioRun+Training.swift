@@ -8,10 +8,15 @@ import Shared
 /// core learns from them as `aggregator replay` would; what it learned can then be carried
 /// into the scoring of another run (`aggregator replay --learned`).
 extension ScenarioRun {
-    /// The learn messages for the sessions `sessions` (nil: all of them).
-    public func labels(sessions: Set<Int>? = nil, labels: TruthLabels = TruthLabels()) -> [MessageLogLine] {
-        labels.messages(truth(sessions: sessions))
+    /// The learn messages for the sessions `sessions` (nil: all of them), of the beacons
+    /// `beacons` (nil: every beacon).
+    public func labels(sessions: Set<Int>? = nil, labels: TruthLabels = TruthLabels(), beacons: Set<BeaconID>? = nil) -> [MessageLogLine] {
+        labels.messages(truth(sessions: sessions).filter { beacons?.contains($0.id) ?? true })
     }
+
+    /// The beacons people carry: what a user teaching walks the rooms with. A still tag lies on
+    /// the same spot whatever the day, so labels of it would teach that spot itself.
+    public var carriedBeacons: Set<BeaconID> { Set(scenario.beacons.filter(\.mobile).map(\.id)) }
 
     /// The truth of `sessions` (nil: all of it).
     public func truth(sessions: Set<Int>?) -> [TruthSpan] {
@@ -19,8 +24,8 @@ extension ScenarioRun {
         return ScenarioSessions(truth: scenario.truth).truth(scenario.truth, in: sessions)
     }
 
-    /// Replays the agents' readings with the labels of `sessions` merged in; returns the rooms
-    /// the aggregator was taught (starting from `from`).
+    /// Replays the agents' readings with the labels of `sessions` (of `beacons`; nil: all)
+    /// merged in; returns the rooms the aggregator was taught (starting from `from`).
     ///
     /// The departure counts the replay gathered (`LearnedRooms.departures`) are left behind:
     /// they record when this run's beacons came and went (a recording's sessions end with the
@@ -28,10 +33,10 @@ extension ScenarioRun {
     /// first silences by this one's. A taught run and an untaught one then start alike, with
     /// no departures, and differ only in what was taught.
     public func train(sessions: Set<Int>? = nil, positions: Bool = true, labels: TruthLabels = TruthLabels(),
-                      from learned: LearnedRooms = LearnedRooms()) throws -> LearnedRooms {
+                      beacons: Set<BeaconID>? = nil, from learned: LearnedRooms = LearnedRooms()) throws -> LearnedRooms {
         var core = try site(positions: positions).makeCore()
         core.restoreLearned(learned)
-        var merged = inputs.merged + self.labels(sessions: sessions, labels: labels)
+        var merged = inputs.merged + self.labels(sessions: sessions, labels: labels, beacons: beacons)
         // Stable: a label at the same time as a reading comes after it, as in a merged file read later.
         merged = merged.enumerated().sorted { $0.element.ts != $1.element.ts ? $0.element.ts < $1.element.ts : $0.offset < $1.offset }.map(\.element)
         var report = ReplayRunner.Report()
