@@ -97,3 +97,16 @@ import Testing
         }
     }
 }
+
+/// "hciN" names the kernel's device N without asking libbluetooth (whose `hci_devid` fails alike
+/// for an adapter that is down and one that is absent): `HCIGETDEVINFO` then tells them apart.
+/// No Bluetooth in this machine's kernel, so the ioctl itself is exercised on a Pi only.
+@Suite struct HCIDeviceNameTests {
+    @Test func hciNIsReadAsTheDeviceIndex() {
+        #expect(HCISocket.deviceNumber("hci0") == 0 && HCISocket.deviceNumber("hci12") == 12)
+        #expect(HCISocket.deviceNumber("hci65535") == 65535)
+        for other in ["hci", "hci+1", "hci-1", "hci1a", "hci65536", "00:11:22:33:44:55", "hci１"] {
+            #expect(HCISocket.deviceNumber(other) == nil, "\(other)")
+        }
+    }
+}

@@ -64,18 +64,30 @@ enum HCISocket {
         }
     }
 
-    /// The adapter number for "hciN", or the first adapter that is up.
+    /// The adapter number for "hciN", or the first adapter that is up. libbluetooth's
+    /// `hci_devid` fails for an adapter that is down (ENETDOWN) as for one that is absent, so
+    /// "hciN" is read here and `HCIGETDEVINFO` (in `open`) tells the two apart: an adapter
+    /// powered off or blocked by rfkill is reported as down, not as missing.
     private static func resolve(device: String?) throws(RadioError) -> Int32 {
         if let device {
-            let id = hci_devid(device)
+            if let id = deviceNumber(device) { return id }
+            let id = hci_devid(device)  // an adapter's address
             if id < 0 { throw .adapterNotFound(device: device, detail: "no such adapter") }
             return id
         }
         let id = hci_get_route(nil)
         if id >= 0 { return id }
         // No adapter is up: tell "down" apart from "absent".
-        if hci_devid("hci0") >= 0 { throw .adapterDown(device: "hci0") }
+        var info = hci_dev_info()
+        if hci_devinfo(0, &info) == 0 { throw .adapterDown(device: "hci0") }
         throw .adapterNotFound(device: "hci", detail: "no Bluetooth adapter is present")
+    }
+
+    /// N of "hciN" (0 ... 65535: the kernel's device index), nil for any other name.
+    static func deviceNumber(_ name: String) -> Int32? {
+        let digits = name.dropFirst(3)
+        guard name.hasPrefix("hci"), digits.allSatisfy({ ("0"..."9").contains($0) }), let n = UInt16(digits) else { return nil }
+        return Int32(n)
     }
 
     /// Passes events only (and the commands' answers among them), like hcitool lescan.
