@@ -147,8 +147,19 @@ import Testing
         #expect(source.description == text)
     }
 
-    @Test(arguments: ["", "usb:1", "hci:", "hci:eth0", "btsnoop:"])
+    @Test(arguments: ["", "usb:1", "hci:", "hci:eth0", "btsnoop:", "h4:/dev/ttyAMA0@12345", "btsnoop:/x@fast2", "btsnoop:/x@0"])
     func badSourcesAreRejected(_ text: String) {
         #expect(throws: ConfigValueError.self) { try SourceSpec(parsing: text) }
+    }
+
+    /// A `@baud` or `@speed` the radio would refuse at start is a config error with its path.
+    @Test func aSourcesSuffixIsCheckedWithTheConfig() throws {
+        #expect(try SourceSpec(parsing: "h4:/dev/ttyAMA0@3000000") == .h4(path: "/dev/ttyAMA0@3000000"))
+        #expect(try SourceSpec(parsing: "btsnoop:/tmp/a.btsnoop@max") == .btsnoop(path: "/tmp/a.btsnoop@max"))
+        let error = try #require(throws: ConfigError.self) {
+            try ConfigLoader.parse(AgentConfig.self, yaml: "node: n\nsource: h4:/dev/ttyAMA0@12345\n")
+        }
+        #expect(error.messages.count == 1 && error.messages[0].hasPrefix("source: ") && error.messages[0].contains("12345 baud"),
+                "\(error.messages)")
     }
 }

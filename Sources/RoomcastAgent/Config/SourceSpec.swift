@@ -1,4 +1,5 @@
 import RoomcastConfig
+import RoomcastHCI
 
 /// Where an agent reads BLE advertisements from: `hci` (the first adapter
 /// that is up), `hci:hci0`, `h4:/dev/ttyAMA0` (a UART controller) or
@@ -32,6 +33,11 @@ public enum SourceSpec: Sendable, Equatable, ConfigStringValue, CustomStringConv
         case "h4": self = .h4(path: value)
         case "btsnoop": self = .btsnoop(path: value)
         default: throw ConfigValueError(message: "unknown source kind '\(ConfigNode.excerpt(String(kind)))'; \(forms)")
+        }
+        // The radio reads the source with its `@baud` or `@speed`: what it would refuse at start
+        // is refused here, with the key's path.
+        do throws(RadioError) { _ = try RadioSourceSpec.parse(text) } catch {
+            throw ConfigValueError(message: error.description)
         }
     }
 
