@@ -52,6 +52,49 @@ import TestSupport
         #expect(report.badLines.first == "log:2: invalid payload: not a JSON object")
     }
 
+    /// A replay takes each line as the live aggregator takes the message, by its retain flag: a
+    /// retained learn command is refused, presence that is not retained after the resume window
+    /// resumes nothing, and a listed beacon never heard is published away once the nodes have
+    /// listened for the away timeout.
+    @Test func aReplayTakesEachLineAsTheLiveAggregatorWould() throws {
+        let topics = Topics()
+        let keys = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-46")!
+        var listed = site
+        listed.beacons.append(.init(id: keys, name: "Keys"))
+        func replay(retainedLearn: Bool, livePresenceAt: Double) throws -> (lines: [MessageLogLine], report: ReplayRunner.Report) {
+            var inputs = try (0..<120).map { k -> MessageLogLine in
+                let t = 100 + 0.5 * Double(k)
+                return MessageLogLine(ts: t, topic: topics.nodeBeacon("kitchen-pi", cat),
+                                      payload: try WireFormat.encode(reading("kitchen-pi", rssi: -55, ts: t, seq: UInt64(k + 1))))
+            }
+            let learn = LearnCommand(.label(room: "kitchen", beacon: cat, seconds: 5))
+            inputs.append(MessageLogLine(ts: 110, topic: topics.aggregatorLearn, payload: learn.encoded(), retain: retainedLearn))
+            let elsewhere = PresenceDecision(id: keys, name: "Keys", room: "office", floor: 1, distance: 1, confidence: 0.9,
+                                             node: "office-pi", since: 1, lastSeen: 1, evidence: [], ts: livePresenceAt)
+            inputs.append(MessageLogLine(ts: livePresenceAt, topic: topics.presence(keys), payload: try WireFormat.encode(elsewhere)))
+            inputs.sort { $0.ts < $1.ts }
+            var core = AggregatorConfig(site: listed, discovery: .init(enabled: false)).makeCore()
+            var report = ReplayRunner.Report(), lines: [MessageLogLine] = []
+            try ReplayRunner.run(core: &core, inputs: inputs, report: &report) { lines.append($0) }
+            return (lines, report)
+        }
+        func keysPresence(_ lines: [MessageLogLine]) -> [(ts: Double, text: String)] {
+            lines.filter { $0.topic == topics.presence(keys) }.map { ($0.ts, String(decoding: $0.payload, as: UTF8.self)) }
+        }
+
+        let live = try replay(retainedLearn: true, livePresenceAt: 150)
+        #expect(live.report.retainedLearnRefused == 1 && !live.lines.contains { $0.topic == topics.aggregatorLearnResult })
+        let keysLines = keysPresence(live.lines)
+        #expect(!keysLines.contains { $0.text.contains(#""room":"office""#) }, "live presence resumed nothing")
+        let away = try #require(keysLines.first, "the keys, never heard, were never published away")
+        #expect(away.ts == 130 && away.text.contains(#""reason":"never_heard""#), "\(away)")
+
+        let taught = try replay(retainedLearn: false, livePresenceAt: 101)
+        #expect(taught.report.retainedLearnRefused == 0 && taught.lines.contains { $0.topic == topics.aggregatorLearnResult })
+        // Within the resume window, presence is a peer's state to resume from: the keys are not never heard.
+        #expect(!keysPresence(taught.lines).contains { $0.text.contains("never_heard") })
+    }
+
     /// Through the binary: the count goes to the log, and a file with no readable line at all
     /// (the wrong file) is bad data, not a run where nothing happened.
     @Test func theBinaryCountsBadLinesAndRefusesAFileWithNoneReadable() async throws {

@@ -144,6 +144,10 @@ public enum AggregatorCLI {
             do { try LearnedRoomsStore(path: file).save(core.learnedRooms) } catch { return fail("\(error)", .failure) }
         }
         for bad in report.badLines.prefix(10) { logger.warning("skipped a bad input line", metadata: ["line": bad]) }
+        if report.retainedLearnRefused > 0 {
+            logger.warning("ignored retained learn commands, as the aggregator does live; learn commands are published without the retain flag",
+                           metadata: ["count": "\(report.retainedLearnRefused)"])
+        }
         logger.info("replay done", metadata: ["lines": "\(report.linesRead)", "bad_lines": "\(report.badLineCount)",
                                               "rejected": "\(report.rejected.values.reduce(0, +))", "published": "\(report.published)"])
         return .success

@@ -14,6 +14,8 @@ public enum ReplayRunner {
         /// The first `maximumBadLinesKept` bad lines, each with its file and line number.
         public var badLines: [String] = []
         public var rejected: [InputIntake.Rejection: UInt64] = [:]
+        /// Retained learn commands refused, as live (they would run again at every start).
+        public var retainedLearnRefused = 0
         public var published = 0
 
         public init() {}
@@ -68,27 +70,41 @@ public enum ReplayRunner {
         return all.map(\.0)
     }
 
-    /// Runs `core` over `inputs`, handing each output line to `emit`.
+    /// Runs `core` over `inputs`, handing each output line to `emit`. Each line is taken as the
+    /// live aggregator takes a message with its retain flag (`AggregatorCore.retainRule`), and
+    /// the listed beacons never heard are published away when live they would be.
     public static func run<E: PresenceEstimator & Sendable>(
         core: inout AggregatorCore<E>, inputs: [MessageLogLine], report: inout Report,
         emit: (MessageLogLine) -> Void
     ) throws {
         guard let first = inputs.first else { return }
-        for m in try core.start(now: first.ts) {
-            emit(MessageLogLine(ts: first.ts, message: m)); report.published += 1
-        }
-        for line in inputs {
-            let (messages, _) = try core.handle(topic: line.topic, payload: line.payload, now: line.ts)
+        func out(_ messages: [OutboundMessage], at t: Double) {
             for m in messages {
-                emit(MessageLogLine(ts: Self.messageTime(m, fallback: line.ts), message: m)); report.published += 1
+                emit(MessageLogLine(ts: Self.messageTime(m, fallback: t), message: m)); report.published += 1
+            }
+        }
+        out(try core.start(now: first.ts), at: first.ts)
+        // Live, once the resume window is over and the nodes have listened for the away timeout.
+        var neverHeardAt: Double? = first.ts + max(AggregatorCore<E>.resumeWindow, core.awayTimeout)
+        for line in inputs {
+            if let due = neverHeardAt, line.ts >= due {
+                neverHeardAt = nil
+                out(try core.advance(to: due), at: due)
+                out(try core.awayForNeverHeard(now: due) ?? [], at: due)
+            }
+            switch core.retainRule(topic: line.topic, retained: line.retain, sinceStart: line.ts - first.ts) {
+            case .refuseRetainedLearn:
+                report.retainedLearnRefused += 1
+            case .livePresence(let id):
+                core.otherPartitionsPresence(line.payload, id: id)
+            case .handle:
+                out(try core.handle(topic: line.topic, payload: line.payload, now: line.ts).messages, at: line.ts)
             }
         }
         if let last = inputs.last {
             // Let the final decisions (including going away) settle.
             let end = last.ts + core.tickInterval
-            for m in try core.advance(to: end) {
-                emit(MessageLogLine(ts: Self.messageTime(m, fallback: end), message: m)); report.published += 1
-            }
+            out(try core.advance(to: end), at: end)
         }
         report.rejected = core.intake.rejected
     }

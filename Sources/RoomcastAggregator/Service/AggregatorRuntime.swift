@@ -99,7 +99,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// `learnedStore`: the learned-rooms state file, read here (a file that cannot be read is
     /// logged and left alone: this run learns without it and does not overwrite it).
     public init(core: AggregatorCore<Engine>, election: LeaseElection?, refreshInterval: Double, startedAt: Double,
-                resumeWindow: Double = 3, learnedStore: LearnedRoomsStore? = nil, logger: Logger) {
+                resumeWindow: Double = AggregatorCore<Engine>.resumeWindow, learnedStore: LearnedRoomsStore? = nil, logger: Logger) {
         self.core = core
         self.leftovers = RetainedLeftovers(site: core.wholeSite, topics: core.topics)
         self.leftoverFilters = leftovers.filters
@@ -262,8 +262,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             election?.observe(payload: payload, now: now)
             return []
         }
-        if retained == true, topic == core.topics.aggregatorLearn {
-            // A retained command would run again at every start: refuse it.
+        let rule = core.retainRule(topic: topic, retained: retained, sinceStart: now - startedAt, resumeWindow: resumeWindow)
+        if rule == .refuseRetainedLearn {
             if learnLog.admit("retained", now: now).admit {
                 logger.warning("ignored a retained learn command; publish learn commands without the retain flag, and clear this one", metadata: [
                     "mqtt.topic": topic, "hint": "mosquitto_pub -r -n -t \(topic)"])
@@ -286,7 +286,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             // long the broker takes to deliver a big site's. Live presence right after the start
             // is the active peer's (a standby warming up); later it is our own output echoed
             // back: nothing to learn.
-            guard retained == true || now - startedAt <= resumeWindow else {
+            if case .livePresence = rule {
                 // Under `partition:` another partition's live presence says where a beacon
                 // went that this one has lost (`AggregatorCore.otherPartitionsPresence`).
                 core.otherPartitionsPresence(payload, id: id)
