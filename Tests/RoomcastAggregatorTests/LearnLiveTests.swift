@@ -133,6 +133,36 @@ import TestSupport
     /// retained learn state shows both labels running and then both rooms taught (each
     /// partition's alone, the last one published winning, were they not merged), and
     /// `aggregator learn --show` on either partition's config lists the whole site.
+    /// Ctrl-C during `aggregator learn` cancels the label on the aggregator and is a clean stop
+    /// (exit 0), not "no answer from the aggregator".
+    @Test func aLabelStoppedWithCtrlCIsCancelledAndEndsCleanly() async throws {
+        let broker = try await MosquittoBroker.start()
+        let dir = try LiveRig.workDirectory()
+        let (config, _) = try Self.writeConfig(port: broker.port, in: dir)
+        let observer = try await Observer(port: broker.port)
+        let feeder = try await ReadingFeeder(port: broker.port)
+        let aggregator = try LiveRig.startAggregator(configPath: config, instance: "a", in: dir)
+        defer { aggregator.send(SIGKILL) }
+        feeder.set(Home.cat, node: "kitchen-pi", rssi: -60)
+        try await observer.waitForRoom(Home.cat, "kitchen", timeout: .seconds(20))
+
+        let learn = try ChildProcess(try LiveRig.executable("aggregator"),
+                                     ["learn", "--config", config, "--room", "kitchen", "--beacon", Home.cat.rawValue, "--seconds", "60"],
+                                     stdoutPath: "\(dir)/learn.out", stderrPath: "\(dir)/learn.err")
+        defer { learn.send(SIGKILL) }
+        try await eventually("the label started", timeout: .seconds(20), detail: { learn.stderr }) { learn.stderr.contains("Learning kitchen") }
+        learn.send(SIGINT)
+        let code = try await withTimeout(.seconds(30), "aggregator learn to stop") { await learn.waitForExit() }
+        #expect(code == 0, "\(learn.stdout)\(learn.stderr)")
+        #expect(learn.stdout.contains("Stopped: the label is cancelled on the aggregator"), "\(learn.stdout)\(learn.stderr)")
+        try await observer.waitFor("the label cancelled on the aggregator") { _ in
+            Self.results(observer).contains { $0.status == .cancelled && $0.beacon == Home.cat }
+        }
+        #expect(!Self.results(observer).contains { $0.status == .learned })
+        await feeder.stop()
+        await observer.stop()
+    }
+
     @Test func partitionsTeachingAtOnceShareOneLearnState() async throws {
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()

@@ -82,12 +82,19 @@ extension AggregatorCLI {
         let follower = SharedFollower(LearnFollower(request: request))
         let lifecycle = ServiceLifecycle(logger: Logger(label: "aggregator", level: .warning))
         lifecycle.onShutdown("cancel the label") {
+            let (pending, unanswered) = follower.state.withLock { ($0.outcome == nil, $0.deadlinePassed) }
             // Ctrl-C during a label stops it on the aggregator too: nothing half-taught is learned.
-            if case .label(_, let beacon, _) = request.action, follower.state.withLock({ $0.outcome == nil }) {
+            if case .label(_, let beacon, _) = request.action, pending {
                 try? client.publish(MQTTMessage(topic: topics.aggregatorLearn,
                                                 payload: LearnCommand(.cancel(beacon: beacon), request: request.request).encoded(),
                                                 qos: .atLeastOnce, retain: false))
                 _ = await client.flush(timeout: .seconds(2))
+            }
+            // Stopped by the user (the answer's reader is gone): a clean stop, not a missing aggregator.
+            if pending, !unanswered {
+                let what = if case .label = request.action { "the label is cancelled on the aggregator, and nothing is learned from it" }
+                    else { "the command was sent; `aggregator learn --show` says what became of it" }
+                follower.state.withLock { $0.outcome = ("Stopped: \(what).", .success) }
             }
             await client.shutdown()
         }
@@ -104,7 +111,10 @@ extension AggregatorCLI {
             while !lifecycle.isShuttingDown {
                 let deadline = follower.state.withLock { $0.deadline }
                 let now = Date().timeIntervalSince1970
-                if now >= deadline { break }
+                if now >= deadline {
+                    follower.state.withLock { $0.deadlinePassed = true }
+                    break
+                }
                 try? await Task.sleep(for: .seconds(min(0.25, deadline - now)))
             }
             reader.cancel()
@@ -188,6 +198,8 @@ struct LearnFollower: Sendable {
     /// When to give up waiting.
     var deadline: Double
     var outcome: (report: String, code: ExitCode)?
+    /// The wait ended with no answer (else a signal ended it).
+    var deadlinePassed = false
     private var lastProgress = -Double.infinity
     private var ends: Double?
 
