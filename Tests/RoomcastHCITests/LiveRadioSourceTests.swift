@@ -127,6 +127,23 @@ extension LiveRadioSourceTests {
         #expect(fake.commands.last?.parameters == [0])
     }
 
+    /// An adapter BlueZ drives with extended advertising refuses legacy advertising with Command
+    /// Disallowed: the node goes on scanning (extended, as nothing legacy is running) and hears.
+    @Test func legacyAdvertisingRefusedLeavesTheNodeScanning() async throws {
+        let fake = try ScriptedH4Controller(configuration: .init(extended: true, scanBatches: [ControllerTests.script([-58])],
+                                                                 failingOpcodes: [0x2006: 0x0C]))
+        defer { fake.stop() }
+        var options = Self.options(stall: 30)
+        options.advertise = AdvertisingSettings(data: ControllerTests.beacon, interval: 0.5)
+        options.resetOnOpen = false
+        let source = LiveRadioSource(spec: .h4(path: fake.path, baud: nil), options: options)
+        try await withTimeout(.seconds(60), "start") { try await source.start() }
+        let got = try await withTimeout(.seconds(60), "a report") { try await first(1, of: source.reports) }
+        #expect(got.map(\.rssi) == [-58])
+        #expect(fake.commands.map(\.opcode).contains(0x2042), "scanning with the extended commands")
+        await source.shutdown()
+    }
+
     @Test func aHardwareErrorResetsTheAdapter() async throws {
         let fake = try ScriptedH4Controller()
         defer { fake.stop() }
@@ -175,5 +192,15 @@ extension LiveRadioSourceTests {
         await #expect(throws: RadioError.invalidSettings("scan window 1.0 s is longer than the interval 0.5 s")) {
             try await source.start()
         }
+    }
+}
+
+/// A refused command says why in words, not only its code.
+@Suite struct RadioErrorTextTests {
+    @Test func commandDisallowedNamesItsLikelyCause() {
+        let parameters = HCIOpcode(rawValue: 0x2006)
+        let text = RadioError.commandFailed(opcode: parameters, status: 0x0C).description
+        #expect(text.contains("Command Disallowed") && text.contains("extended advertising"), "\(text)")
+        #expect(RadioError.commandFailed(opcode: parameters, status: 0x12).description.hasSuffix("failed with status 0x12"))
     }
 }

@@ -125,9 +125,22 @@ public final class LiveRadioSource: RadioSource {
     }
 
     private func startRadio(_ controller: HCIController) async throws(RadioError) {
-        if let advertise = options.advertise { try await controller.startAdvertising(advertise) }
+        if let advertise = options.advertise {
+            do throws(RadioError) {
+                try await controller.startAdvertising(advertise)
+            } catch .commandFailed(let opcode, Self.commandDisallowed) {
+                // BlueZ drives an adapter that has extended advertising with the extended
+                // commands from its start, and the controller then refuses the legacy ones (Core
+                // 5.4 Vol 4 Part E §3.1.1). Retrying cannot help; the node stays a scanner.
+                logger.error("the adapter refused legacy advertising (Command Disallowed): BlueZ uses extended advertising on it; scanning without advertising. Advertise from another adapter, or an H4 controller the agent resets",
+                             metadata: ["hci.device": "\(spec)", "hci.opcode": "\(opcode)"])
+            }
+        }
         try await controller.startScanning(options.scan)
     }
+
+    /// HCI error code 0x0C, Command Disallowed (Core 5.4 Vol 1 Part F §2.12).
+    static var commandDisallowed: UInt8 { 0x0C }
 
     private func supervise(opened: Bool) async {
         var machine = RecoveryMachine(policy: options.recovery)
