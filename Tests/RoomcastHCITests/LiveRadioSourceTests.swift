@@ -144,6 +144,23 @@ extension LiveRadioSourceTests {
         await source.shutdown()
     }
 
+    /// Another program's scan command on the shared adapter (the kernel's passive scan turning
+    /// ours off) starts our scan again at once, not after a silent stall.
+    @Test func aScanAnotherProgramChangedIsStartedAgain() async throws {
+        let fake = try ScriptedH4Controller()
+        defer { fake.stop() }
+        let source = LiveRadioSource(spec: .h4(path: fake.path, baud: nil), options: Self.options(stall: 30))
+        try await withTimeout(.seconds(60), "start") { try await source.start() }
+        try await awaitCommands(fake, opcode: 0x200C, count: 2)  // disable, enable
+        let before = fake.commands.filter { $0.opcode == 0x200C }.count
+        // Command Complete of LE Set Scan Enable that the agent did not send.
+        fake.emitRaw([0x04, 0x0E, 0x04, 0x01, 0x0C, 0x20, 0x00])
+        try await awaitCommands(fake, opcode: 0x200C, count: before + 2)
+        #expect(fake.commands.last { $0.opcode == 0x200C }?.parameters.first == 1, "our scan is on again")
+        #expect(source.counters.snapshot.scanRestarts == 0, "not a stall")
+        await source.shutdown()
+    }
+
     @Test func aHardwareErrorResetsTheAdapter() async throws {
         let fake = try ScriptedH4Controller()
         defer { fake.stop() }

@@ -39,6 +39,15 @@ public actor HCIController {
         var lastReportAt: Double?
         var hardwareErrors = 0
         var ended = false
+        /// Scan commands completed that this controller did not send (`isScanCommand`).
+        var foreignScanChanges = 0
+    }
+
+    /// The scan commands, legacy and extended: parameters and enable. On a BlueZ adapter the
+    /// kernel sees ours as its own scan state, and its next passive-scan update (a connection,
+    /// `bluetoothctl scan`, a paired device added) may disable ours or set its own filter.
+    static func isScanCommand(_ opcode: HCIOpcode) -> Bool {
+        [0x200B, 0x200C, 0x2041, 0x2042].contains(opcode.rawValue)
     }
 
     final class ActivityBox: Sendable {
@@ -89,7 +98,8 @@ public actor HCIController {
                     case let .leMeta(.advertisingReports(reports)), let .leMeta(.extendedAdvertisingReports(reports)):
                         route.collect(reports, into: &complete)
                     case let .commandComplete(cc):
-                        await self?.complete(opcode: cc.opcode, status: cc.status ?? 0, returned: Array(cc.returnParameters.dropFirst()))
+                        let ours = await self?.complete(opcode: cc.opcode, status: cc.status ?? 0, returned: Array(cc.returnParameters.dropFirst()))
+                        if ours == false, Self.isScanCommand(cc.opcode) { activity.withLock { $0.foreignScanChanges += 1 } }
                     case let .commandStatus(cs):
                         if cs.status != 0 { await self?.complete(opcode: cs.opcode, status: cs.status, returned: []) }
                     case let .hardwareError(code):
@@ -115,10 +125,10 @@ public actor HCIController {
         failPending(.transportClosed("\(transport.name) shut down"))
     }
 
-    /// Time of the newest report (source clock), hardware errors seen, and
-    /// whether the transport has ended — what the supervisor polls.
-    public nonisolated var health: (lastReportAt: Double?, hardwareErrors: Int, transportEnded: Bool) {
-        activity.withLock { ($0.lastReportAt, $0.hardwareErrors, $0.ended) }
+    /// Time of the newest report (source clock), hardware errors seen, whether the transport
+    /// has ended, and scan commands another program completed — what the supervisor polls.
+    public nonisolated var health: (lastReportAt: Double?, hardwareErrors: Int, transportEnded: Bool, foreignScanChanges: Int) {
+        activity.withLock { ($0.lastReportAt, $0.hardwareErrors, $0.ended, $0.foreignScanChanges) }
     }
 
     /// Sends `command` and waits for its Command Complete; returns the return
@@ -159,11 +169,15 @@ public actor HCIController {
         if commandWaiters.isEmpty { commandBusy = false } else { commandWaiters.removeFirst().resume() }
     }
 
-    private func complete(opcode: HCIOpcode, status: UInt8, returned: [UInt8]) {
-        guard let p = pending, p.opcode == opcode else { return }
+    /// Hands a Command Complete to the command waiting for it; false when none was (another
+    /// program's command, seen on the shared adapter).
+    @discardableResult
+    private func complete(opcode: HCIOpcode, status: UInt8, returned: [UInt8]) -> Bool {
+        guard let p = pending, p.opcode == opcode else { return false }
         pending = nil
         p.timer.cancel()
         p.continuation.resume(returning: status == 0 ? .success(returned) : .failure(.commandFailed(opcode: opcode, status: status)))
+        return true
     }
 
     private func failPending(_ error: RadioError) {

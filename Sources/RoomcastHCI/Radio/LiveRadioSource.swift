@@ -139,6 +139,9 @@ public final class LiveRadioSource: RadioSource {
         try await controller.startScanning(options.scan)
     }
 
+    /// Seconds between two restarts of the scan after another program changed it.
+    static var scanReassertInterval: Double { 5 }
+
     /// HCI error code 0x0C, Command Disallowed (Core 5.4 Vol 1 Part F §2.12).
     static var commandDisallowed: UInt8 { 0x0C }
 
@@ -148,6 +151,8 @@ public final class LiveRadioSource: RadioSource {
         var action = machine.handle(opened ? .opened : .openFailed(transient: true), now: deadlines.now())
         var lastReport: Double? = nil
         var hardwareErrors = 0
+        var foreignScanChanges = 0
+        var scanReassertedAt = -Double.infinity
         var tracked: ObjectIdentifier?
         while !Task.isCancelled {
             if let a = action {
@@ -164,6 +169,7 @@ public final class LiveRadioSource: RadioSource {
                     tracked = ObjectIdentifier(controller)
                     lastReport = nil
                     hardwareErrors = 0
+                    foreignScanChanges = 0
                 }
                 let health = controller.health
                 if health.transportEnded {
@@ -179,6 +185,20 @@ public final class LiveRadioSource: RadioSource {
                     hardwareErrors = health.hardwareErrors
                     action = .resetAdapter
                     continue
+                }
+                // Another program (the kernel's passive scan, bluetoothd) disabled or set the
+                // scan: ours would stay off, or see only its accept list, until a stall showed.
+                // Started again at once, at most every `scanReassertInterval` seconds, so two
+                // programs that each want the scan do not take turns at the supervisor's pace.
+                if health.foreignScanChanges > foreignScanChanges, now - scanReassertedAt >= Self.scanReassertInterval {
+                    foreignScanChanges = health.foreignScanChanges
+                    scanReassertedAt = now
+                    logger.notice("another program changed the scan (the kernel or bluetoothd); starting ours again",
+                                  metadata: ["hci.device": spec.description])
+                    do throws(RadioError) { try await controller.startScanning(options.scan) } catch {
+                        action = machine.handle(.scanRestartFailed, now: now)
+                        continue
+                    }
                 }
             }
             action = machine.handle(.tick, now: now)
