@@ -49,6 +49,25 @@ import Testing
         }
     }
 
+    /// The supervisor's reset of an adapter the kernel manages sends no HCI Reset and none of
+    /// our event masks (they would wipe BlueZ's state); of an H4 controller, both.
+    @Test func aRecoveryResetLeavesAKernelManagedAdapterToTheKernel() async throws {
+        for kernelManaged in [true, false] {
+            let fake = try ScriptedH4Controller()
+            defer { fake.stop() }
+            let (controller, _) = try makeController(fake)
+            await controller.start()
+            try await withTimeout(.seconds(60), "init") { try await controller.initialize(reset: !kernelManaged, kernelManaged: kernelManaged) }
+            let before = fake.commands.count
+            try await withTimeout(.seconds(60), "reset") { try await controller.resetAndInitialize() }
+            let sent = fake.commands.dropFirst(before).map(\.opcode)
+            #expect(sent == (kernelManaged ? [0x1001, 0x1009, 0x2003] : [0x0C03, 0x0C01, 0x2001, 0x1001, 0x1009, 0x2003]),
+                    "kernel managed: \(kernelManaged)")
+            #expect(controller.counters.snapshot.resets == 1)
+            await controller.shutdown()
+        }
+    }
+
     @Test(arguments: [false, true])
     func scanCommandsFollowTheLEFeatures(extended: Bool) async throws {
         let rssi: [Int8] = [-40, -55, -70, -85, 127]

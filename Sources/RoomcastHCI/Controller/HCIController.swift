@@ -201,6 +201,7 @@ public actor HCIController {
     /// Terminated, ...), which ours would switch off. Only after a reset are ours needed there.
     @discardableResult
     public func initialize(reset: Bool, kernelManaged: Bool = false) async throws(RadioError) -> ControllerInfo {
+        isKernelManaged = kernelManaged
         if reset { try await send(.reset) }
         if reset || !kernelManaged {
             try await send(.setEventMask(HCICommand.defaultEventMask))
@@ -287,13 +288,20 @@ public actor HCIController {
         isAdvertising = false
     }
 
+    /// Whether the kernel manages this adapter (BlueZ's `hci:`), as the last `initialize` said.
+    private var isKernelManaged = false
+
     /// Resets the controller (HCI Reset) and runs the init sequence again; scanning
-    /// and advertising must be restarted by the caller.
+    /// and advertising must be restarted by the caller. An adapter the kernel manages is not
+    /// reset: HCI Reset under BlueZ would wipe what the kernel set up (accept and resolving
+    /// lists, its event masks, live connections, which vanish without a disconnection) and
+    /// race the kernel's own reset after a hardware error; the init sequence runs again
+    /// without it, and the caller's scan and advertising commands start afresh.
     public func resetAndInitialize() async throws(RadioError) {
         counters.resets.add(1, ordering: .relaxed)
         scanMode = nil
         isAdvertising = false
-        try await initialize(reset: true)
+        try await initialize(reset: !isKernelManaged, kernelManaged: isKernelManaged)
     }
 }
 
