@@ -85,9 +85,13 @@ enum ResultsBenchmark {
     static func loadRecordings(_ directory: URL, still: URL,
                                agentConfig: String? = nil) throws -> [(name: String, run: ScenarioRun)] {
         let found = ["kolakowski-robot", "kolakowski-calib", "danis-office"].map { directory.appendingPathComponent($0) } + [still]
-        return try found.compactMap { dir in
-            guard FileManager.default.fileExists(atPath: dir.path) else { return nil }
-            return (dir.lastPathComponent, try awaitResult {
+        // One missing would drop its column and its goal rows from every table without a word.
+        let missing = found.filter { !FileManager.default.fileExists(atPath: $0.path) }
+        guard missing.isEmpty else {
+            throw HCIBenchmark.BenchmarkError.usage("no recording at \(missing.map(\.path).joined(separator: ", ")) (run from the package's root, or give --recordings and --still)")
+        }
+        return try found.map { dir in
+            (dir.lastPathComponent, try awaitResult {
                 try await ScenarioRun.loadWritingCaptures(directory: dir, agentConfig: agentConfig)
             })
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import RoomcastAggregator
 import RoomcastSimulation
 import Shared
 import TestSupport
@@ -76,6 +77,14 @@ struct EvaluationPathTests {
 
     /// The bench compares agent settings (docs/results.md, the agent's RSSI filter) by adding a
     /// config to the agents' own: it must reach every node's agent.
+    @Test("agents' output that does not decode is no score of a partial feed")
+    func undecodableAgentOutputIsAnError() throws {
+        let scenario = try SimulationFixtures.scenario("kolakowski-robot")
+        let inputs = Evaluation.Inputs(logs: [.init(node: "anchor1", text: "{\"ts\":1,\"topic\":\"roomcast/nodes/anchor1/status\",\"payload\":\"online\",\"retain\":true}\nnot json\n")])
+        var core = AggregatorConfig().makeCore()
+        #expect(throws: Evaluation.CaptureError.self) { try Evaluation.replay(scenario: scenario, inputs: inputs, core: &core) }
+    }
+
     @Test("a config added to the agents reaches every node's agent")
     func addedAgentConfigReachesTheAgents() async throws {
         let fixture = try SimulationFixtures.directory("kolakowski-robot")

@@ -28,6 +28,11 @@ public enum Evaluation {
         public struct NodeLog: Sendable {
             public var node: String
             public var text: String
+
+            public init(node: String, text: String) {
+                self.node = node
+                self.text = text
+            }
         }
 
         public init(logs: [NodeLog]) {
@@ -121,6 +126,11 @@ public enum Evaluation {
     public static func replay<E: PresenceEstimator & Sendable>(scenario: Scenario, inputs: Inputs,
                                                                core: inout AggregatorCore<E>,
                                                                scorer: Scorer = Scorer()) throws -> Result {
+        // The agents' own output: a line that does not decode means a broken format, and a score
+        // on the rest would be a score of a partial feed.
+        if let bad = inputs.badLines.first {
+            throw CaptureError(description: "\(inputs.badLines.count) lines of the agents' output do not decode, first: \(bad)")
+        }
         var report = ReplayRunner.Report()
         var published: [MessageLogLine] = []
         try ReplayRunner.run(core: &core, inputs: inputs.merged, report: &report) { published.append($0) }
