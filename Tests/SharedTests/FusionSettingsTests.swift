@@ -41,6 +41,22 @@ import RoomcastYAML
         ])
     }
 
+    /// Listed beacons are never evicted and listed nodes never refused: a table smaller than
+    /// the lists would leave some silently untracked.
+    @Test func theTablesHoldWhatTheSiteLists() throws {
+        let yaml = """
+            fusion: {max_beacons: 1, max_nodes: 1}
+            rooms: [{name: kitchen}]
+            nodes: [{name: a, room: kitchen}, {name: b, room: kitchen}]
+            beacons: [{id: "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-1"}, {id: "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2"}]
+
+            """
+        let error = try #require(throws: ConfigError.self) { try ConfigLoader.parse(AggregatorConfig.self, yaml: yaml) }
+        #expect(error.messages.sorted() == ["fusion.max_beacons: must be at least the number of beacons listed (2)",
+                                            "fusion.max_nodes: must be at least the number of nodes listed (2)"])
+        _ = try ConfigLoader.parse(AggregatorConfig.self, yaml: yaml.replacingOccurrences(of: "max_beacons: 1, max_nodes: 1", with: "max_beacons: 2, max_nodes: 2"))
+    }
+
     @Test func anUnknownOrRetiredKeyIsAnErrorWithTheClosestKey() throws {
         let yaml = "fusion:\n  away_timout_s: 20\n  motion_gate: true\n"
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("fusion-\(UUID().uuidString).yaml")

@@ -94,6 +94,14 @@ extension AggregatorConfig {
         validatePeople(tracked: tracked, nodeBeacons: Set(transmitter.keys), into: &checks)
 
         checks.add(contentsOf: fusion.tableProblems())
+        // Listed beacons are never evicted, and listed nodes never refused: past the table's
+        // size, the rest would be silently never tracked.
+        if beacons.count > fusion.maxBeacons, (1...1_000_000).contains(fusion.maxBeacons) {
+            checks.add("fusion.max_beacons", "must be at least the number of beacons listed (\(beacons.count))")
+        }
+        if nodes.count > fusion.maxNodes, (1...4096).contains(fusion.maxNodes) {
+            checks.add("fusion.max_nodes", "must be at least the number of nodes listed (\(nodes.count))")
+        }
 
         checks.topicPrefix(discovery.prefix, at: "discovery.prefix")
         checks.range(output.refreshIntervalS, 0...86400, at: "output.refresh_interval_s", unit: " s")
