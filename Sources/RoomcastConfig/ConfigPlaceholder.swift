@@ -11,3 +11,8 @@ package protocol ConfigPlaceholder {
 extension BeaconID: ConfigPlaceholder {
     package static var configPlaceholder: BeaconID { BeaconID.mac([0, 0, 0, 0, 0, 0]) }
 }
+
+extension Secret: ConfigPlaceholder {
+    /// An IRK entry missing its `key` still decodes, so a misspelt `kye:` beside it is reported.
+    package static var configPlaceholder: Secret { Secret("") }
+}

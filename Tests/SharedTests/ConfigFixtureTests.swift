@@ -105,6 +105,16 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         #expect(messages(listed + "max_tracked_beacons: 3\n") == [])
     }
 
+    /// An IRK entry missing its key still decodes far enough that a misspelt key beside it is
+    /// named, with what it likely meant.
+    @Test func aMisspeltIRKKeyIsNamedBesideTheMissingOne() throws {
+        let yaml = "node: hall-pi\nirks:\n  - name: alice-phone\n    kye: ec0234a357c8ad05341010a60a397d9b\n"
+        let error = try #require(throws: ConfigError.self) { try ConfigLoader.parse(AgentConfig.self, yaml: yaml) }
+        #expect(error.messages.contains("irks[0]: missing required key 'key'"), "\(error.messages)")
+        #expect(error.messages.contains("irks[0].kye: unknown key; did you mean 'key'?"), "\(error.messages)")
+        #expect(!error.description.contains("ec0234a357c8ad05341010a60a397d9b"))
+    }
+
     @Test func aRoomsDoorwaysAreCheckedWithTheirPaths() throws {
         func messages(_ doorways: String) -> [String] {
             let yaml = "rooms:\n  - name: hall\n    polygon: [[0,0],[4,0],[4,2],[0,2]]\n    doorways: \(doorways)\n"
