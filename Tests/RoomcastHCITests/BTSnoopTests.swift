@@ -171,6 +171,20 @@ func collect(_ source: any RadioSource) async throws -> [AdvertisingReport] {
         #expect(reports.count == 10)
     }
 
+    /// A record whose length no HCI packet has (a corrupt length field mid-file) is an error at
+    /// its offset: read as it says, it would swallow the records after it and end in silence.
+    @Test func aRecordLongerThanAnyHCIPacketIsCorrupt() throws {
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try fixturePath(Self.anchor1))).prefix(16 + 69 * 3))
+        bytes += [0, 0x10, 0, 0, 0, 0x10, 0, 0] + [UInt8](repeating: 0, count: 16) + [UInt8](repeating: 0x04, count: 100)  // 1 MiB said
+        bytes += [UInt8](try Data(contentsOf: URL(fileURLWithPath: try fixturePath(Self.anchor1))).dropFirst(16).prefix(69 * 3))
+        let path = temporaryPath(".btsnoop")
+        defer { unlink(path) }
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        let reader = try BTSnoopReader(path: path)
+        for _ in 0..<3 { #expect(try reader.next() != nil) }
+        #expect(throws: BTSnoopError.corruptRecord(offset: UInt64(16 + 69 * 3), why: "included length 1048576")) { try reader.next() }
+    }
+
     @Test func notACaptureIsRejected() throws {
         let path = temporaryPath(".txt")
         defer { unlink(path) }

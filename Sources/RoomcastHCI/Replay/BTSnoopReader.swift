@@ -79,6 +79,9 @@ public final class BTSnoopReader {
         if !closed { closed = true; close(fd) }
     }
 
+    /// Bytes a record may hold at most: the longest HCI packet, with room to spare.
+    static var longestRecord: Int { 1 << 17 }
+
     /// The next HCI record, or nil at the end of the file.
     public func next() throws(BTSnoopError) -> Record? {
         while true {
@@ -90,7 +93,10 @@ public final class BTSnoopReader {
             let included = Int(Self.u32(buffer, start + 4))
             let flags = Self.u32(buffer, start + 8)
             let ts = Self.u64(buffer, start + 16)
-            guard included <= 1 << 24 else {
+            // No HCI packet is longer than an ACL packet's 4-byte header and 65,535 bytes (plus
+            // H4's indicator); a longer record is a corrupt length that would swallow the records
+            // after it, and the replay would end early without a word.
+            guard included <= Self.longestRecord else {
                 throw .corruptRecord(offset: fileOffset, why: "included length \(included)")
             }
             let total = BTSnoopFormat.recordHeaderLength + included
