@@ -16,7 +16,8 @@ public struct ConfigNumber: Codable, Sendable, Equatable, ExpressibleByIntegerLi
     public init(_ text: String) {
         self.text = text
         let t = text.trimmingCharacters(in: .whitespaces).lowercased()
-        value = t.hasPrefix("0x") ? Int(t.dropFirst(2), radix: 16) : Int(t)
+        // The forms every other integer key takes (`DecodingState`): decimal, `0x` hex, `0o` octal.
+        value = t.hasPrefix("0x") ? Int(t.dropFirst(2), radix: 16) : t.hasPrefix("0o") ? Int(t.dropFirst(2), radix: 8) : Int(t)
     }
 
     public init(from decoder: Decoder) throws {

@@ -44,14 +44,20 @@ private func problems<T: Decodable>(_ type: T.Type, _ yaml: String) -> [String] 
 
     /// Company ids may be written as numbers or as text such as "0x0059" (docs/fingerprints.md);
     /// the quoted form was refused as "expected an integer".
+    /// `mqtt.protocol` names the versions it takes, as every other choice does.
+    @Test func anUnknownProtocolVersionListsTheKnownOnes() {
+        let found = problems(AgentConfig.self, "node: kitchen-pi\nmqtt:\n  protocol: \"3.1\"\n")
+        #expect(found.contains { $0.contains("mqtt.protocol") && $0.contains("expected one of 5, 3.1.1") }, "\(found)")
+    }
+
     @Test func companyIdsReadAsNumbersOrQuotedText() throws {
         let yaml = """
             node: kitchen-pi
-            ibeacon_company_ids: ["0x0059", 0x004C, 76, "89"]
+            ibeacon_company_ids: ["0x0059", 0x004C, 76, "89", 0o131]
             fingerprints: {rules: [{name: bike, company_id: "0x0059", id: address}]}
             """
         let c = try ConfigLoader.parse(AgentConfig.self, yaml: yaml)
-        #expect(c.ibeaconCompanyIds.map(\.value) == [0x59, 0x4C, 76, 89])
+        #expect(c.ibeaconCompanyIds.map(\.value) == [0x59, 0x4C, 76, 89, 0x59])
         #expect(c.fingerprints.rules.first?.companyId?.value == 0x59)
         #expect(problems(AgentConfig.self, "node: kitchen-pi\nibeacon_company_ids: [{a: 1}]").count == 1)
     }

@@ -35,7 +35,7 @@ public struct MQTTConfig: Codable, Sendable, Equatable {
     public static let defaultMaxPacketBytes = 128 * 1024
 
     /// The protocol revisions a program can speak.
-    public enum ProtocolVersion: String, Codable, Sendable, Equatable, CaseIterable {
+    public enum ProtocolVersion: String, ConfigEnum, Equatable {
         case v5 = "5"
         case v311 = "3.1.1"
     }
