@@ -75,6 +75,20 @@ import Testing
     }
 }
 
+/// `--speed` is checked as a usage error that names the option: a bad pace, or a pace for a
+/// source that is not a replay (it was ignored).
+@Suite struct SpeedOptionTests {
+    @Test(arguments: [(["--source", "btsnoop:/tmp/x.btsnoop", "--speed", "0"], "--speed '0': use realtime, max or a factor above 0"),
+                      (["--source", "hci:hci0", "--speed", "max"], "--speed sets a btsnoop replay's pace; the source is hci:hci0")])
+    func aBadSpeedIsAUsageError(_ arguments: [String], _ message: String) async {
+        let failure = await #expect(throws: EdgeAgentCLI.RunFailure.self) {
+            _ = try await EdgeAgentCLI.dryRun(arguments: ["run", "--node", "hall-pi", "--dry-run"] + arguments, write: { _ in })
+        }
+        #expect(failure?.code == .usage)
+        #expect(failure?.message.contains(message) == true, "\(failure?.message ?? "")")
+    }
+}
+
 /// Keeps every topic sent, and the dry run's lines.
 final class CollectingSink: AgentSink {
     private let state = Mutex<(topics: [String], lines: [String])>(([], []))

@@ -138,7 +138,8 @@ public enum EdgeAgentCLI {
     static func radioSpec(_ config: AgentConfig, _ command: ParsedCommand) throws(RadioError) -> RadioSourceSpec {
         var spec = try RadioSourceSpec.parse(config.source.description)
         if let text = command[speed] {
-            guard let speed = ReplaySpeed(text) else { throw .invalidSource("--speed '\(text)': use realtime, max or a factor") }
+            guard case .btsnoop = spec else { throw .invalidSettings("--speed sets a btsnoop replay's pace; the source is \(spec)") }
+            guard let speed = ReplaySpeed(text) else { throw .invalidSettings("--speed '\(text)': use realtime, max or a factor above 0") }
             spec = spec.with(speed: speed)
         }
         return spec
