@@ -129,10 +129,6 @@ import TestSupport
         await broker.stop()
     }
 
-    /// Two partitions of one site, each a real aggregator on one broker, teach at once: the
-    /// retained learn state shows both labels running and then both rooms taught (each
-    /// partition's alone, the last one published winning, were they not merged), and
-    /// `aggregator learn --show` on either partition's config lists the whole site.
     /// Ctrl-C during `aggregator learn` cancels the label on the aggregator and is a clean stop
     /// (exit 0), not "no answer from the aggregator".
     @Test func aLabelStoppedWithCtrlCIsCancelledAndEndsCleanly() async throws {
@@ -163,6 +159,10 @@ import TestSupport
         await observer.stop()
     }
 
+    /// Two partitions of one site, each a real aggregator on one broker, teach at once: the
+    /// retained learn state shows both labels running and then both rooms taught (each
+    /// partition's alone, the last one published winning, were they not merged), and
+    /// `aggregator learn --show` on either partition's config lists the whole site.
     @Test func partitionsTeachingAtOnceShareOneLearnState() async throws {
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()

@@ -21,11 +21,12 @@ import TestSupport
         return path
     }
 
+    /// Windows line ends and a byte-order mark, as a Windows editor saves a file.
     @Test func windowsLineEndsReadAsTheSameLines() throws {
         let good = try Self.lines(5)
         var unix = ReplayRunner.Report(), windows = ReplayRunner.Report()
         let expected = try ReplayRunner.mergedInputs(paths: [Self.write(Array(good.joined(separator: "\n").utf8))], report: &unix)
-        let read = try ReplayRunner.mergedInputs(paths: [Self.write(Array((good.joined(separator: "\r\n") + "\r\n").utf8))],
+        let read = try ReplayRunner.mergedInputs(paths: [Self.write([0xEF, 0xBB, 0xBF] + Array((good.joined(separator: "\r\n") + "\r\n").utf8))],
                                                  report: &windows)
         #expect(read.count == 5 && read == expected)
         #expect(windows.badLineCount == 0 && windows.linesRead == 5)
@@ -111,6 +112,8 @@ import TestSupport
         #expect(mixedStatus == 0 && mixedLog.contains("bad_lines=120"), "\(mixedLog.suffix(600))")
         let (garbageStatus, garbageLog) = try await replay(garbage)
         #expect(garbageStatus == 65, "\(garbageLog.suffix(600))")
-        #expect(garbageLog.contains("no line of the input could be read (10 bad)") && garbageLog.contains("input.jsonl:1:"))
+        #expect(garbageLog.contains("no line of the input could be read (10 bad of 10)") && garbageLog.contains("input.jsonl:1:"))
+        let (emptyStatus, emptyLog) = try await replay(try Self.write(Array("\n\n".utf8)))
+        #expect(emptyStatus == 65 && emptyLog.contains("no line of the input could be read (0 bad of 0)"), "\(emptyLog.suffix(600))")
     }
 }

@@ -49,6 +49,28 @@ import Testing
         }
     }
 
+    /// A scan command's Command Complete that no command of ours waits for is another
+    /// program's; the late answer of one of ours that timed out is not.
+    @Test func onlyAnotherProgramsScanCommandCountsAsForeign() async throws {
+        let fake = try ScriptedH4Controller(configuration: .init(silentOpcodes: [0x200C]))
+        defer { fake.stop() }
+        let (controller, _) = try makeController(fake)
+        await controller.start()
+        try await withTimeout(.seconds(60), "init") { try await controller.initialize(reset: false) }
+        await #expect(throws: RadioError.commandTimeout(opcode: HCIOpcode(rawValue: 0x200C))) {
+            try await controller.send(.leSetScanEnable(enable: false, filterDuplicates: false))
+        }
+        let complete: [UInt8] = [0x04, 0x0E, 0x04, 0x01, 0x0C, 0x20, 0x00]
+        fake.emitRaw(complete)  // the late answer of ours
+        fake.emitRaw(complete)  // another program's
+        fake.emitRaw([0x04, 0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00])  // another's HCI Reset: not a scan command
+        fake.emitRaw(complete)  // another program's
+        // Events are read in order: once a command sent after them is answered, all are counted.
+        _ = try await withTimeout(.seconds(60), "a command after them") { try await controller.send(.readBDAddr) }
+        #expect(controller.health.foreignScanChanges == 2)
+        await controller.shutdown()
+    }
+
     /// The supervisor's reset of an adapter the kernel manages sends no HCI Reset and none of
     /// our event masks (they would wipe BlueZ's state); of an H4 controller, both.
     @Test func aRecoveryResetLeavesAKernelManagedAdapterToTheKernel() async throws {

@@ -90,6 +90,12 @@ import Testing
             for r in try HCIPacket.decode(h4: p).eventReports { if let done = assembler.add(r) { out.append(done.data) } }
         }
         #expect(out == [[8]] && assembler.discarded == 1 && assembler.pendingCount == 0)
+        // One whose last fragment takes it past the limit is dropped too.
+        out = []
+        for p in [Self.fragment([1, 2, 3], status: 1, rssi: -50), Self.fragment([4, 5], status: 0, rssi: -50)] {
+            for r in try HCIPacket.decode(h4: p).eventReports { if let done = assembler.add(r) { out.append(done.data) } }
+        }
+        #expect(out.isEmpty && assembler.discarded == 2 && assembler.pendingCount == 0)
     }
 
     /// RSSI −127…+20 dBm is a measurement; 127 (not available) and the reserved 21…126 are not.

@@ -219,5 +219,7 @@ extension LiveRadioSourceTests {
         let text = RadioError.commandFailed(opcode: parameters, status: 0x0C).description
         #expect(text.contains("Command Disallowed") && text.contains("extended advertising"), "\(text)")
         #expect(RadioError.commandFailed(opcode: parameters, status: 0x12).description.hasSuffix("failed with status 0x12"))
+        let scan = RadioError.commandFailed(opcode: HCIOpcode(rawValue: 0x200C), status: 0x0C).description
+        #expect(scan.contains("Command Disallowed") && !scan.contains("advertising"), "\(scan)")
     }
 }

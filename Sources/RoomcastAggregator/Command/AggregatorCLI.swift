@@ -115,9 +115,11 @@ public enum AggregatorCLI {
         do { lines = try ReplayRunner.mergedInputs(paths: inputs, report: &report) } catch {
             return fail("cannot read input: \(error)", .dataError)
         }
-        if lines.isEmpty, report.badLineCount > 0 {
-            // Nothing to replay: a wrong file, not a run where nothing happened.
-            return fail("no line of the input could be read (\(report.badLineCount) bad), first: \(report.badLines[0])", .dataError)
+        if lines.isEmpty {
+            // Nothing to replay: a wrong or empty file, not a run where nothing happened (an
+            // agent's dry run writes its status line at least).
+            let first = report.badLines.first.map { ", first: \($0)" } ?? ""
+            return fail("no line of the input could be read (\(report.badLineCount) bad of \(report.linesRead))\(first)", .dataError)
         }
         var core = config.makeCore()
         if let file = command[ReplayOptions.learned] {

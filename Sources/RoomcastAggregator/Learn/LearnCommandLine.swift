@@ -84,16 +84,19 @@ extension AggregatorCLI {
         lifecycle.onShutdown("cancel the label") {
             let (pending, unanswered) = follower.state.withLock { ($0.outcome == nil, $0.deadlinePassed) }
             // Ctrl-C during a label stops it on the aggregator too: nothing half-taught is learned.
+            var cancelSent = false
             if case .label(_, let beacon, _) = request.action, pending {
-                try? client.publish(MQTTMessage(topic: topics.aggregatorLearn,
-                                                payload: LearnCommand(.cancel(beacon: beacon), request: request.request).encoded(),
-                                                qos: .atLeastOnce, retain: false))
-                _ = await client.flush(timeout: .seconds(2))
+                let cancel = MQTTMessage(topic: topics.aggregatorLearn, payload: LearnCommand(.cancel(beacon: beacon), request: request.request).encoded(),
+                                         qos: .atLeastOnce, retain: false)
+                if (try? client.publish(cancel)) != nil { cancelSent = await client.flush(timeout: .seconds(2)) }
             }
             // Stopped by the user (the answer's reader is gone): a clean stop, not a missing aggregator.
             if pending, !unanswered {
-                let what = if case .label = request.action { "the label is cancelled on the aggregator, and nothing is learned from it" }
-                    else { "the command was sent; `aggregator learn --show` says what became of it" }
+                let what = switch (request.action, cancelSent) {
+                case (.label, true): "the label is cancelled on the aggregator, and nothing is learned from it"
+                case (.label, false): "the cancel could not be sent, so the label runs on to its end on the aggregator"
+                default: "the command was sent; `aggregator learn --show` says what became of it"
+                }
                 follower.state.withLock { $0.outcome = ("Stopped: \(what).", .success) }
             }
             await client.shutdown()

@@ -22,7 +22,10 @@ extension AggregatorCore {
     /// taken, `sinceStart` seconds after the start.
     public func retainRule(topic: String, retained: Bool?, sinceStart: Double, resumeWindow: Double = Self.resumeWindow) -> InboundRetainRule {
         if retained == true, topic == topics.aggregatorLearn { return .refuseRetainedLearn }
-        if retained != true, sinceStart > resumeWindow, case .presence(let id) = topics.parse(topic) { return .livePresence(id) }
+        // The prefix first: every reading passes here, and parsing a topic makes strings.
+        if retained != true, sinceStart > resumeWindow, topic.utf8.starts(with: topics.prefix.utf8),
+           topic.utf8.dropFirst(topics.prefix.utf8.count).starts(with: "/presence/".utf8),
+           case .presence(let id) = topics.parse(topic) { return .livePresence(id) }
         return .handle
     }
 }

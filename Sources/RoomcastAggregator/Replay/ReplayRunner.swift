@@ -49,7 +49,9 @@ public enum ReplayRunner {
         var order = 0
         for (path, bytes) in logs {
             var lineNo = 0
-            for raw in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            // A byte-order mark (a file saved by a Windows editor) is not part of the first line.
+            let text = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? bytes.dropFirst(3) : bytes[...]
+            for raw in text.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
                 lineNo += 1
                 let line = raw.last == UInt8(ascii: "\r") ? raw.dropLast() : raw
                 guard !line.isEmpty else { continue }

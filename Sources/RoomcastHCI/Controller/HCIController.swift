@@ -98,8 +98,8 @@ public actor HCIController {
                     case let .leMeta(.advertisingReports(reports)), let .leMeta(.extendedAdvertisingReports(reports)):
                         route.collect(reports, into: &complete)
                     case let .commandComplete(cc):
-                        let ours = await self?.complete(opcode: cc.opcode, status: cc.status ?? 0, returned: Array(cc.returnParameters.dropFirst()))
-                        if ours == false, Self.isScanCommand(cc.opcode) { activity.withLock { $0.foreignScanChanges += 1 } }
+                        let another = await self?.complete(opcode: cc.opcode, status: cc.status ?? 0, returned: Array(cc.returnParameters.dropFirst()))
+                        if another == true, Self.isScanCommand(cc.opcode) { activity.withLock { $0.foreignScanChanges += 1 } }
                     case let .commandStatus(cs):
                         if cs.status != 0 { await self?.complete(opcode: cs.opcode, status: cs.status, returned: []) }
                     case let .hardwareError(code):
@@ -169,16 +169,24 @@ public actor HCIController {
         if commandWaiters.isEmpty { commandBusy = false } else { commandWaiters.removeFirst().resume() }
     }
 
-    /// Hands a Command Complete to the command waiting for it; false when none was (another
-    /// program's command, seen on the shared adapter).
+    /// Hands a Command Complete to the command waiting for it; true when it is another
+    /// program's (seen on an adapter the kernel shares): not ours, nor the late answer of one of
+    /// ours that timed out.
     @discardableResult
     private func complete(opcode: HCIOpcode, status: UInt8, returned: [UInt8]) -> Bool {
-        guard let p = pending, p.opcode == opcode else { return false }
+        guard let p = pending, p.opcode == opcode else {
+            guard let late = lateAnswers.firstIndex(of: opcode) else { return true }
+            lateAnswers.remove(at: late)
+            return false
+        }
         pending = nil
         p.timer.cancel()
         p.continuation.resume(returning: status == 0 ? .success(returned) : .failure(.commandFailed(opcode: opcode, status: status)))
-        return true
+        return false
     }
+
+    /// Opcodes of our commands that timed out, whose answers may still come (the latest 16).
+    private var lateAnswers: [HCIOpcode] = []
 
     private func failPending(_ error: RadioError) {
         guard let p = pending else { return }
@@ -190,6 +198,8 @@ public actor HCIController {
     private func timeOut(token: Int) {
         guard let p = pending, p.token == token else { return }
         pending = nil
+        lateAnswers.append(p.opcode)
+        if lateAnswers.count > 16 { lateAnswers.removeFirst() }
         p.continuation.resume(returning: .failure(.commandTimeout(opcode: p.opcode)))
     }
 

@@ -48,7 +48,7 @@ public struct ExtendedReportAssembler: Sendable {
         if let earlier = pending.removeValue(forKey: key) {
             order.removeAll { $0 == key }
             if !(report.timestamp - earlier.report.timestamp <= Self.maxFragmentGap) {
-                discarded += 1  // its end was lost: this report starts afresh
+                if !earlier.overflowed { discarded += 1 }  // its end was lost: this report starts afresh
             } else if earlier.overflowed {
                 joined = earlier
                 joined.report.timestamp = report.timestamp
@@ -63,12 +63,13 @@ public struct ExtendedReportAssembler: Sendable {
                 joined.report.eventType = joined.report.eventType.with(dataStatus: status)
             }
         }
-        if status != .incompleteMoreToCome { return joined.report }
         if !joined.overflowed, joined.report.data.count > maxDataLength {
             discarded += 1
+            guard status == .incompleteMoreToCome else { return nil }
             joined.overflowed = true
             joined.report.data = []
         }
+        if status != .incompleteMoreToCome { return joined.report }
         if pending.count >= maxPending, let oldest = order.first {
             order.removeFirst()
             pending.removeValue(forKey: oldest)

@@ -153,6 +153,8 @@ public final class LiveRadioSource: RadioSource {
         var hardwareErrors = 0
         var foreignScanChanges = 0
         var scanReassertedAt = -Double.infinity
+        var scanReassertLoggedAt = -Double.infinity
+        var scanReasserts = 0
         var tracked: ObjectIdentifier?
         while !Task.isCancelled {
             if let a = action {
@@ -193,8 +195,14 @@ public final class LiveRadioSource: RadioSource {
                 if health.foreignScanChanges > foreignScanChanges, now - scanReassertedAt >= Self.scanReassertInterval {
                     foreignScanChanges = health.foreignScanChanges
                     scanReassertedAt = now
-                    logger.notice("another program changed the scan (the kernel or bluetoothd); starting ours again",
-                                  metadata: ["hci.device": spec.description])
+                    scanReasserts += 1
+                    // Logged at most every 10 minutes: a program that keeps changing it (a
+                    // discovery run by another app) shows in the count.
+                    if now - scanReassertLoggedAt >= 600 {
+                        scanReassertLoggedAt = now
+                        logger.notice("another program changed the scan (the kernel or bluetoothd); starting ours again",
+                                      metadata: ["hci.device": spec.description, "times": "\(scanReasserts)"])
+                    }
                     do throws(RadioError) { try await controller.startScanning(options.scan) } catch {
                         action = machine.handle(.scanRestartFailed, now: now)
                         continue

@@ -52,8 +52,10 @@ public enum RadioError: Error, Equatable, Sendable, CustomStringConvertible {
             return "radio transport closed: \(what)"
         case let .system(what, e):
             return "\(what): \(e)"
+        case let .commandFailed(opcode, 0x0C) where (0x2006...0x200A).contains(opcode.rawValue):
+            return "HCI command \(opcode) was refused (Command Disallowed, 0x0c): on an adapter BlueZ drives with the extended advertising commands, legacy advertising is refused"
         case let .commandFailed(opcode, 0x0C):
-            return "HCI command \(opcode) was refused (Command Disallowed, 0x0c): the controller's state forbids it; on an adapter BlueZ drives with the extended advertising commands, legacy advertising is refused so"
+            return "HCI command \(opcode) was refused (Command Disallowed, 0x0c): the controller's state forbids it now"
         case let .commandFailed(opcode, status):
             return "HCI command \(opcode) failed with status 0x\(String(status, radix: 16))"
         case let .commandTimeout(opcode):

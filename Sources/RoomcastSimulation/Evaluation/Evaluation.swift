@@ -21,8 +21,10 @@ public enum Evaluation {
         public var logs: [NodeLog]
         /// The merged lines `aggregator replay` would read from those files, given in that order.
         public var merged: [MessageLogLine]
-        /// Lines of the logs that did not decode (none, unless the agent's output format broke).
+        /// Lines of the logs that did not decode (none, unless the agent's output format broke):
+        /// the first hundred, and how many in all.
         public var badLines: [String]
+        public var badLineCount: Int
 
         /// One node's output.
         public struct NodeLog: Sendable {
@@ -40,6 +42,7 @@ public enum Evaluation {
             var report = ReplayRunner.Report()
             merged = ReplayRunner.mergedInputs(logs: logs.map { (name: $0.node, text: $0.text) }, report: &report)
             badLines = report.badLines
+            badLineCount = report.badLineCount
         }
 
         /// Beacon readings among the merged lines.
@@ -129,7 +132,7 @@ public enum Evaluation {
         // The agents' own output: a line that does not decode means a broken format, and a score
         // on the rest would be a score of a partial feed.
         if let bad = inputs.badLines.first {
-            throw CaptureError(description: "\(inputs.badLines.count) lines of the agents' output do not decode, first: \(bad)")
+            throw CaptureError(description: "\(inputs.badLineCount) lines of the agents' output do not decode, first: \(bad)")
         }
         var report = ReplayRunner.Report()
         var published: [MessageLogLine] = []
