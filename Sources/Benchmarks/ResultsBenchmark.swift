@@ -293,8 +293,8 @@ enum ResultsBenchmark {
 
             ² Taught on another day in the same home (the same nodes and radio: `roomcast-sim generate
             --day 1`), then scored on the day above: from that day's stays of 20 s or more of the tags people
-            carry, as `roomcast-sim labels` gives them (not the still tags, which lie on the same spots both
-            days: their labels would teach the very spots scored); or from one person alone walking every
+            carry (`roomcast-sim labels` gives every tag's; the still tags lie on the same spots both days,
+            so their labels would teach the very spots scored); or from one person alone walking every
             room in turn for 30 s, as a user teaching with `aggregator learn --seconds 30` would (`--day 1
             --teaching-tour`).
 
