@@ -91,7 +91,7 @@ public struct StderrLogHandler: LogHandler {
         // journald reads a "<N>" syslog priority prefix on the lines of a unit's
         // stderr (JOURNAL_STREAM is set there); a terminal gets plain lines.
         if Self.underJournald { line += "<\(Self.syslogPriority(record.level))>" }
-        line += "\(record.level) \(record.label): \(record.message)"
+        line += "\(record.level) \(record.label): \(Self.escaped(record.message, quotes: false))"
         for key in record.metadata.keys.sorted() {
             line += " \(key)=\(Self.quote(record.metadata[key]!))"
         }
@@ -112,13 +112,37 @@ public struct StderrLogHandler: LogHandler {
         }
     }
 
+    /// A metadata value as logfmt writes it: bare when it can be, else quoted, with every
+    /// control character escaped. Values come from the network (a node name in a rejected
+    /// reading): a raw NUL would end journald's record and start a forged one, and CR or ESC
+    /// would rewrite a terminal's line.
     static func quote(_ value: String) -> String {
-        if !value.isEmpty && !value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" || $0.isNewline }) {
+        if !value.isEmpty && !value.unicodeScalars.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" || isControl($0) }) {
             return value
         }
-        return "\"" + value.replacingOccurrences(of: "\\", with: "\\\\")
-            .replacingOccurrences(of: "\"", with: "\\\"")
-            .replacingOccurrences(of: "\n", with: "\\n") + "\""
+        return "\"" + escaped(value, quotes: true) + "\""
+    }
+
+    /// `value` with `\` (and `"` when `quotes`) escaped and every control character written
+    /// as `\n` or `\u{..}`.
+    static func escaped(_ value: String, quotes: Bool) -> String {
+        var out = ""
+        out.unicodeScalars.reserveCapacity(value.unicodeScalars.count)
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\\": out += "\\\\"
+            case "\"" where quotes: out += "\\\""
+            case "\n": out += "\\n"
+            case _ where isControl(scalar): out += "\\u{" + String(scalar.value, radix: 16) + "}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    /// C0 and C1 controls, DEL, and the Unicode line and paragraph separators.
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
     }
 }
 

@@ -168,6 +168,12 @@ extension MQTTClient {
             return .connectionLost(endpoint: endpoint, detail: Self.closedDuringHandshake(tlsDetail))
         }
         let base = Mosquitto.error(rc, call: call, errnoValue: err, endpoint: endpoint, host: configuration.host)
+        // libmosquitto sets EPROTO for any TLS read or write error: on a session already open
+        // that is the connection breaking (a broker killed mid-write), retried, not a handshake
+        // that failed over a certificate.
+        if !handshaking, case .tlsHandshakeFailed(_, let detail) = base {
+            return .connectionLost(endpoint: endpoint, detail: "TLS connection broken (\(detail))")
+        }
         guard handshaking, case .connectionLost(_, let detail) = base else { return base }
         if configuration.tls != nil {
             // A bare close says nothing about trust: a broker going down or restarting closes

@@ -43,9 +43,22 @@ public struct MQTTInboundBatches: AsyncSequence, Sendable {
                 if head == items.count {
                     items.removeAll(keepingCapacity: true)
                     head = 0
+                } else {
+                    compactIfHalfGone()
                 }
                 return out
             }
+
+            /// Frees the messages before `head` (taken or dropped) once they are at least half the
+            /// storage: amortised O(1), and the storage stays within twice what is waiting. Left
+            /// there, a backlog that never empties would keep every message it ever held.
+            mutating func compactIfHalfGone() {
+                guard head > 0, head * 2 >= items.count else { return }
+                items.removeFirst(head)
+                head = 0
+            }
+
+            var stored: Int { items.count }
         }
 
         private let state = Mutex(State())
@@ -58,6 +71,9 @@ public struct MQTTInboundBatches: AsyncSequence, Sendable {
         }
 
         static func size(of message: MQTTMessage) -> Int { message.payload.count + message.topic.utf8.count }
+
+        /// Messages held in storage, waiting or not yet freed.
+        var storedCount: Int { state.withLock { $0.stored } }
 
         /// Appends `batch`; returns how many of the oldest messages were dropped to stay within capacity.
         func push(_ batch: [MQTTMessage]) -> Int {
@@ -73,13 +89,7 @@ public struct MQTTInboundBatches: AsyncSequence, Sendable {
                     s.head += 1
                     over += 1
                 }
-                if over > 0 {
-                    // Compact once the dropped front is at least half the storage (amortised O(1)).
-                    if s.head * 2 >= s.items.count {
-                        s.items.removeFirst(s.head)
-                        s.head = 0
-                    }
-                }
+                if over > 0 { s.compactIfHalfGone() }
                 guard let w = s.waiter else { return (nil, [], Swift.max(0, over)) }
                 s.waiter = nil
                 return (w, s.takeSome(), Swift.max(0, over))

@@ -1,4 +1,6 @@
 @testable import RoomcastMQTT
+import Foundation
+import RoomcastLogging
 import Testing
 
 @Suite struct MQTTErrorTests {
@@ -34,6 +36,20 @@ import Testing
         #expect(MQTTError.tlsHandshakeFailed(endpoint: Self.ep, detail: "certificate verify failed").description
             .contains("CA file"))
         #expect(MQTTError.notConnected.description.contains("not sent"))
+    }
+
+    /// libmosquitto says EPROTO for any TLS read or write error: on an open session that is the
+    /// connection breaking, retried; only during the handshake is it a handshake that failed.
+    @Test func aTLSErrorOnAnOpenSessionIsALostConnection() throws {
+        let client = try MQTTClient(configuration: .testing(port: 1883, id: "tls-classify"), logger: .silent)
+        client.state.withLock { $0.phase = .connected }
+        let errnoCode: Int32 = 14  // MOSQ_ERR_ERRNO: the call failed, errno says why
+        let open = client.classify(errnoCode, EPROTO, call: "mosquitto_loop")
+        guard case .connectionLost = open else { Issue.record("\(open)"); return }
+        #expect(!open.isPermanent)
+        client.state.withLock { $0.phase = .connecting(since: .now) }
+        let handshaking = client.classify(errnoCode, EPROTO, call: "mosquitto_loop")
+        guard case .tlsHandshakeFailed = handshaking else { Issue.record("\(handshaking)"); return }
     }
 
     @Test func transientFailuresAreNotPermanent() {

@@ -109,34 +109,35 @@ public final class ScriptedH4Controller: Sendable {
 
     /// Sends reports now (legacy format) to the connected client.
     public func emit(_ reports: [Report], extended: Bool = false) {
-        let fd = state.withLock { $0.client }
-        guard fd >= 0 else { return }
-        for packet in Self.reportPackets(reports, extended: extended, fragment: nil) { Self.writeAll(fd, packet) }
+        for packet in Self.reportPackets(reports, extended: extended, fragment: nil) { emitRaw(packet) }
     }
 
-    /// Sends raw H4 bytes (e.g. a Hardware Error event) to the connected client.
+    /// Sends raw H4 bytes (e.g. a Hardware Error event) to the connected client. Under the lock
+    /// the accept loop closes the client with, so the bytes never go to a number reused since.
     public func emitRaw(_ bytes: [UInt8]) {
-        let fd = state.withLock { $0.client }
-        if fd >= 0 { Self.writeAll(fd, bytes) }
+        state.withLock { s in
+            if s.client >= 0 { Self.writeAll(s.client, bytes) }
+        }
     }
 
     /// Drops the client connection (the adapter "vanishes"); new connections are still accepted.
     public func disconnectClient() {
-        let fd = state.withLock { s -> Int32 in
-            defer { s.client = -1 }
-            return s.client
+        // Under the lock, as in `stop()`: the accept loop closes the client's fd with it held.
+        state.withLock { s in
+            if s.client >= 0 { shutdown(s.client, Int32(SHUT_RDWR)) }
         }
-        if fd >= 0 { shutdown(fd, Int32(SHUT_RDWR)) }
     }
 
     /// Stops listening and closes everything.
     public func stop() {
-        let (already, client) = state.withLock { s -> (Bool, Int32) in
+        // Under the lock the accept loop closes the client with: a number already closed may be
+        // another test's socket by now, and shutting that down breaks its connection.
+        let already = state.withLock { s -> Bool in
             defer { s.stopped = true }
-            return (s.stopped, s.client)
+            if !s.stopped, s.client >= 0 { shutdown(s.client, Int32(SHUT_RDWR)) }
+            return s.stopped
         }
         guard !already else { return }
-        if client >= 0 { shutdown(client, Int32(SHUT_RDWR)) }
         shutdown(listenFD, Int32(SHUT_RDWR))
         close(listenFD)
         unlink(path)
@@ -152,7 +153,10 @@ public final class ScriptedH4Controller: Sendable {
             }
             state.withLock { $0.client = fd; $0.connections += 1 }
             serve(fd)
-            close(fd)
+            state.withLock { s in
+                s.client = -1
+                close(fd)
+            }
         }
     }
 
