@@ -128,7 +128,7 @@ public final class LiveRadioSource: RadioSource {
         if let advertise = options.advertise {
             do throws(RadioError) {
                 try await controller.startAdvertising(advertise)
-            } catch .commandFailed(let opcode, Self.commandDisallowed) {
+            } catch .commandFailed(let opcode, RadioError.commandDisallowed) {
                 // BlueZ drives an adapter that has extended advertising with the extended
                 // commands from its start, and the controller then refuses the legacy ones (Core
                 // 5.4 Vol 4 Part E §3.1.1). Retrying cannot help; the node stays a scanner.
@@ -141,9 +141,6 @@ public final class LiveRadioSource: RadioSource {
 
     /// Seconds between two restarts of the scan after another program changed it.
     static var scanReassertInterval: Double { 5 }
-
-    /// HCI error code 0x0C, Command Disallowed (Core 5.4 Vol 1 Part F §2.12).
-    static var commandDisallowed: UInt8 { 0x0C }
 
     private func supervise(opened: Bool) async {
         var machine = RecoveryMachine(policy: options.recovery)

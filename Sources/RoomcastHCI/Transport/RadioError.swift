@@ -52,9 +52,9 @@ public enum RadioError: Error, Equatable, Sendable, CustomStringConvertible {
             return "radio transport closed: \(what)"
         case let .system(what, e):
             return "\(what): \(e)"
-        case let .commandFailed(opcode, 0x0C) where (0x2006...0x200A).contains(opcode.rawValue):
+        case let .commandFailed(opcode, Self.commandDisallowed) where Self.isLegacyAdvertising(opcode):
             return "HCI command \(opcode) was refused (Command Disallowed, 0x0c): on an adapter BlueZ drives with the extended advertising commands, legacy advertising is refused"
-        case let .commandFailed(opcode, 0x0C):
+        case let .commandFailed(opcode, Self.commandDisallowed):
             return "HCI command \(opcode) was refused (Command Disallowed, 0x0c): the controller's state forbids it now"
         case let .commandFailed(opcode, status):
             return "HCI command \(opcode) failed with status 0x\(String(status, radix: 16))"
@@ -72,6 +72,12 @@ public enum RadioError: Error, Equatable, Sendable, CustomStringConvertible {
             return "invalid radio settings: \(problem)"
         }
     }
+
+    /// HCI error code 0x0C, Command Disallowed (Core 5.4 Vol 1 Part F §2.12).
+    public static var commandDisallowed: UInt8 { 0x0C }
+
+    /// The legacy advertising commands (LE Set Advertising Parameters … Enable, 0x2006–0x200A).
+    static func isLegacyAdvertising(_ opcode: HCIOpcode) -> Bool { (0x2006...0x200A).contains(opcode.rawValue) }
 
     /// Whether retrying later may help (the adapter may come back); false for
     /// configuration and permission problems that need a person.

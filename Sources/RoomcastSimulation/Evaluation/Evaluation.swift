@@ -45,6 +45,14 @@ public enum Evaluation {
             badLineCount = report.badLineCount
         }
 
+        /// Throws when lines of the agents' own output did not decode: a broken format, and a
+        /// score or a teaching from the rest would be of a partial feed.
+        public func requireEveryLineDecoded() throws(CaptureError) {
+            if let bad = badLines.first {
+                throw CaptureError(description: "\(badLineCount) lines of the agents' output do not decode, first: \(bad)")
+            }
+        }
+
         /// Beacon readings among the merged lines.
         public func readings(topics: Topics = Topics()) -> Int {
             merged.reduce(0) { n, line in
@@ -129,11 +137,7 @@ public enum Evaluation {
     public static func replay<E: PresenceEstimator & Sendable>(scenario: Scenario, inputs: Inputs,
                                                                core: inout AggregatorCore<E>,
                                                                scorer: Scorer = Scorer()) throws -> Result {
-        // The agents' own output: a line that does not decode means a broken format, and a score
-        // on the rest would be a score of a partial feed.
-        if let bad = inputs.badLines.first {
-            throw CaptureError(description: "\(inputs.badLineCount) lines of the agents' output do not decode, first: \(bad)")
-        }
+        try inputs.requireEveryLineDecoded()
         var report = ReplayRunner.Report()
         var published: [MessageLogLine] = []
         try ReplayRunner.run(core: &core, inputs: inputs.merged, report: &report) { published.append($0) }

@@ -34,15 +34,12 @@ extension ScenarioRun {
     /// no departures, and differ only in what was taught.
     public func train(sessions: Set<Int>? = nil, positions: Bool = true, labels: TruthLabels = TruthLabels(),
                       beacons: Set<BeaconID>? = nil, from learned: LearnedRooms = LearnedRooms()) throws -> LearnedRooms {
+        try inputs.requireEveryLineDecoded()
         var core = try site(positions: positions).makeCore()
         core.restoreLearned(learned)
         var merged = inputs.merged + self.labels(sessions: sessions, labels: labels, beacons: beacons)
         // Stable: a label at the same time as a reading comes after it, as in a merged file read later.
         merged = merged.enumerated().sorted { $0.element.ts != $1.element.ts ? $0.element.ts < $1.element.ts : $0.offset < $1.offset }.map(\.element)
-        if let bad = inputs.badLines.first {
-            // As scoring does: taught from a partial feed, the rooms would be too.
-            throw Evaluation.CaptureError(description: "\(inputs.badLineCount) lines of the agents' output do not decode, first: \(bad)")
-        }
         var report = ReplayRunner.Report()
         try ReplayRunner.run(core: &core, inputs: merged, report: &report) { _ in }
         var taught = core.learnedRooms
