@@ -36,16 +36,23 @@ extension ConfigLoader {
         // JSON forbids raw tabs inside strings, so every tab in valid JSON is
         // whitespace; libyaml rejects tabs used as indentation, so blank them.
         let text = json ? yaml.replacingOccurrences(of: "\t", with: " ") : yaml
-        let root: ConfigNode?
+        let document: YAMLReader.Document
         do {
-            root = try YAMLReader(limits: limits).parse(text)
+            document = try YAMLReader(limits: limits).read(text)
         } catch {
             throw ConfigError(problems: [error])
         }
-        if let root, !Self.isMappingOrNull(root) {
+        if let root = document.root, !Self.isMappingOrNull(root) {
             throw ConfigError(problems: [ConfigProblem(path: "", message: "the top level must be a mapping of keys to values, found \(root.kindDescription)", location: root.location)])
         }
-        return try decode(T.self, tree: overrides.apply(to: root))
+        // A repeated key is reported beside whatever else is wrong, so one run names every problem.
+        do {
+            let value = try decode(T.self, tree: overrides.apply(to: document.root))
+            if document.problems.isEmpty { return value }
+        } catch {
+            throw ConfigError(problems: document.problems + error.problems)
+        }
+        throw ConfigError(problems: document.problems)
     }
 
     // MARK: Helpers

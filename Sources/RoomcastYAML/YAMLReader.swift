@@ -8,6 +8,10 @@ import RoomcastConfig
 /// of nodes aliases may expand to are limited (a "billion laughs" file fails
 /// fast instead of growing memory), duplicate keys are rejected, and only
 /// one document is accepted.
+///
+/// A duplicate key does not end the read: the first value is kept, the
+/// repeat is reported, and the rest of the file is still read and checked,
+/// so one run names every problem.
 public struct YAMLReader: Sendable {
     /// Limits that keep a hostile document from exhausting memory or stack.
     public struct Limits: Sendable {
@@ -29,17 +33,33 @@ public struct YAMLReader: Sendable {
         self.limits = limits
     }
 
-    /// Parses `text`; an empty document yields nil. Throws a `ConfigProblem`
-    /// describing the first syntax error (a parser cannot go on after one).
+    /// A parsed document: its tree (nil when empty) and the problems found
+    /// that did not stop the read (duplicate keys).
+    public struct Document: Sendable {
+        public var root: ConfigNode?
+        public var problems: [ConfigProblem]
+    }
+
+    /// Parses `text`; an empty document yields nil. Throws the first problem,
+    /// a duplicate key included.
     public func parse(_ text: String) throws(ConfigProblem) -> ConfigNode? {
+        let document = try read(text)
+        if let problem = document.problems.first { throw problem }
+        return document.root
+    }
+
+    /// Parses `text`, returning the tree with the duplicate keys found. Throws a
+    /// `ConfigProblem` for the first syntax error or limit passed (a parser
+    /// cannot go on after one).
+    public func read(_ text: String) throws(ConfigProblem) -> Document {
         var bytes = Array(text.utf8)
-        if bytes.isEmpty { return nil }
+        if bytes.isEmpty { return Document(root: nil, problems: []) }
         var parser = yaml_parser_t()
         guard yaml_parser_initialize(&parser) != 0 else {
             throw ConfigProblem(path: "", message: "cannot initialise the YAML parser (out of memory)")
         }
         defer { yaml_parser_delete(&parser) }
-        return try bytes.withUnsafeMutableBufferPointer { (buffer) throws(ConfigProblem) -> ConfigNode? in
+        return try bytes.withUnsafeMutableBufferPointer { (buffer) throws(ConfigProblem) -> Document in
             yaml_parser_set_input_string(&parser, buffer.baseAddress, buffer.count)
             var builder = TreeBuilder(limits: limits)
             while true {
@@ -52,7 +72,7 @@ public struct YAMLReader: Sendable {
                 try builder.handle(event)
                 if done { break }
             }
-            return builder.root
+            return Document(root: builder.root, problems: builder.duplicates)
         }
     }
 
@@ -68,8 +88,15 @@ public struct YAMLReader: Sendable {
 /// Turns the event stream into a tree, one open collection per stack frame.
 private struct TreeBuilder {
     enum Frame {
-        case mapping(anchor: String?, location: ConfigLocation, entries: [ConfigNode.Entry], pendingKey: (String, ConfigLocation)?, seen: [String: ConfigLocation])
+        case mapping(anchor: String?, location: ConfigLocation, entries: [ConfigNode.Entry], pendingKey: PendingKey?, seen: [String: ConfigLocation])
         case sequence(anchor: String?, location: ConfigLocation, items: [ConfigNode])
+    }
+
+    /// The key whose value comes next; a repeated key's value is read and dropped.
+    struct PendingKey {
+        var key: String
+        var location: ConfigLocation
+        var isDuplicate: Bool
     }
 
     struct Anchored {
@@ -82,6 +109,8 @@ private struct TreeBuilder {
     var stack: [Frame] = []
     var anchors: [String: Anchored] = [:]
     var root: ConfigNode?
+    /// Repeated keys, each reported once; the first value is the one kept.
+    var duplicates: [ConfigProblem] = []
     var documents = 0
     var nodeCount = 0
     var expanded = 0
@@ -202,8 +231,10 @@ private struct TreeBuilder {
             items.append(node)
             stack.append(.sequence(anchor: a, location: loc, items: items))
         case .mapping(let a, let loc, var entries, let pending, var seen):
-            if let (key, keyLocation) = pending {
-                entries.append(ConfigNode.Entry(key: key, keyLocation: keyLocation, value: node))
+            if let pending {
+                if !pending.isDuplicate {
+                    entries.append(ConfigNode.Entry(key: pending.key, keyLocation: pending.location, value: node))
+                }
                 stack.append(.mapping(anchor: a, location: loc, entries: entries, pendingKey: nil, seen: seen))
             } else {
                 let key: String
@@ -216,13 +247,16 @@ private struct TreeBuilder {
                 if key == "<<" {
                     throw ConfigProblem(path: currentPath(), message: "merge keys ('<<') are not supported; repeat the values or use an alias for the whole value", location: node.location)
                 }
-                if let first = seen[key] {
+                let first = seen[key]
+                if let first {
                     let where_ = first.line.map { " (first at line \($0))" } ?? ""
-                    stack.append(.mapping(anchor: a, location: loc, entries: entries, pendingKey: pending, seen: seen))
-                    throw ConfigProblem(path: ConfigPath.child(currentPath(), key), message: "duplicate key\(where_)", location: node.location)
+                    duplicates.append(ConfigProblem(path: ConfigPath.child(currentPath(), key), message: "duplicate key\(where_)",
+                                                    location: node.location))
+                } else {
+                    seen[key] = node.location
                 }
-                seen[key] = node.location
-                stack.append(.mapping(anchor: a, location: loc, entries: entries, pendingKey: (key, node.location), seen: seen))
+                stack.append(.mapping(anchor: a, location: loc, entries: entries,
+                                      pendingKey: PendingKey(key: key, location: node.location, isDuplicate: first != nil), seen: seen))
             }
         }
     }
@@ -233,7 +267,7 @@ private struct TreeBuilder {
         for frame in stack {
             switch frame {
             case .mapping(_, _, _, let pending, _):
-                if let (key, _) = pending { path = ConfigPath.child(path, key) }
+                if let pending { path = ConfigPath.child(path, pending.key) }
             case .sequence(_, _, let items):
                 path = ConfigPath.child(path, items.count)
             }

@@ -259,6 +259,34 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
                                                  location: .position(line: 5, column: 3))])
     }
 
+    /// A repeated key does not end the load: every repeat and every other problem is reported in one run.
+    @Test func duplicateKeysAreReportedBesideEveryOtherProblem() throws {
+        let yaml = "node: a\nmqtt:\n  broker: mqtt://a\n  keepalive: -1\n  broker: mqtt://b\nnode: b\nrestart_aftr_s: 5\n"
+        do {
+            _ = try ConfigLoader.parse(AgentConfig.self, yaml: yaml)
+            Issue.record("a config with repeated keys loaded")
+        } catch {
+            #expect(error.problems.contains(ConfigProblem(path: "mqtt.broker", message: "duplicate key (first at line 3)",
+                                                          location: .position(line: 5, column: 3))))
+            #expect(error.problems.contains(ConfigProblem(path: "node", message: "duplicate key (first at line 1)",
+                                                          location: .position(line: 6, column: 1))))
+            #expect(error.messages.contains { $0.hasPrefix("mqtt.keepalive:") })
+            #expect(error.messages.contains { $0.hasPrefix("restart_aftr_s: unknown key") })
+        }
+    }
+
+    /// The first value of a repeated key is the one read, so the rest is checked as it will run.
+    @Test func theFirstOfARepeatedKeyIsKept() throws {
+        let document = try YAMLReader().read("a: 1\nb:\n  c: 2\na:\n  d: 3\n")
+        #expect(document.problems.map(\.path) == ["a"])
+        guard case .mapping(let entries)? = document.root?.kind else {
+            Issue.record("not a mapping")
+            return
+        }
+        #expect(entries.map(\.key) == ["a", "b"])
+        #expect(entries[0].value.kind == .scalar("1", .plain))
+    }
+
     @Test func aliasBombsAreRefused() throws {
         let error = try loadError(AgentConfig.self, "alias-bomb.yaml")
         #expect(error.messages == ["aliases expand to more than 10000 nodes; refusing the document"])
