@@ -166,4 +166,122 @@ import TestSupport
         }
         #expect(overlaps == 0, "\(overlaps) pairs of kitchen markers overlap")
     }
+    /// Serves `snapshot(k)` to a real page, pushing the next one every 0.3 s, for `body`.
+    static func withLivePage(_ snapshot: @escaping @Sendable (Int) -> DashboardSnapshot,
+                             _ body: (HeadlessBrowser, String) async throws -> Void) async throws {
+        let idle = AggregatorRuntime(core: AggregatorConfig(site: SiteModel()).makeCore(), election: nil, refreshInterval: 60,
+                                     startedAt: 0, logger: .silent)
+        let port = try freePort()
+        let http = AggregatorHTTP(configuration: HTTPServer.Configuration(HTTPConfig(listen: "127.0.0.1:\(port)"))!,
+                                  config: HTTPConfig(listen: "127.0.0.1:\(port)"),
+                                  sources: .init(snapshot: { snapshot(0) }, metrics: { await idle.metricsSample(now: 30) }),
+                                  logger: .silent)
+        try http.start()
+        let pusher = Task {
+            var k = 1
+            while !Task.isCancelled {
+                http.push(snapshot(k))
+                k += 1
+                try? await Task.sleep(for: .milliseconds(300))
+            }
+        }
+        let browser = try HeadlessBrowser(chromium: try RequiredTool.chromium.require(), directory: try Self.directory())
+        defer { pusher.cancel(); browser.shutdown(); http.shutdown() }
+        let session = try await offPool { try browser.open("http://127.0.0.1:\(port)/") }
+        try await body(browser, session)
+    }
+
+    /// The number of updates the page has drawn.
+    static func updates(_ browser: HeadlessBrowser, _ session: String) async throws -> Int {
+        try await offPool { (try browser.evaluate("Number(document.body.dataset.updates)", session: session) as? NSNumber)?.intValue ?? 0 }
+    }
+
+    /// Waits until the page has drawn `count` more updates.
+    static func waitForUpdates(_ browser: HeadlessBrowser, _ session: String, _ count: Int) async throws {
+        let target = try await updates(browser, session) + count
+        _ = try await DashboardLiveTests.waitForPage(browser, session, "\(count) more updates") { dom in
+            guard let match = dom.firstMatch(of: /data-updates="(\d+)"/), let n = Int(match.1) else { return false }
+            return n >= target
+        }
+    }
+
+    /// An L-shaped bedroom with the hall in its notch. The mean of its corners lies in the hall,
+    /// and the bedroom's name and its beacons without a position were drawn there.
+    @Test func anLShapedRoomHoldsItsNameAndBeacons() async throws {
+        let bedroom: [[Double]] = [[0, 0], [6, 0], [6, 2], [2, 2], [2, 6], [0, 6]]
+        let beacons = (0..<9).map { k in
+            PresenceDecision(id: BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-7-\(k)")!, name: "tag \(k)", room: "bedroom",
+                             floor: 0, distance: nil, confidence: 0.9, node: "bedroom-pi", since: 0, lastSeen: 29, evidence: [], ts: 30)
+        }
+        let snapshot = DashboardSnapshot(
+            ts: 30, active: true, connected: true,
+            rooms: [.init(name: "bedroom", floor: 0, polygon: bedroom),
+                    .init(name: "hall", floor: 0, polygon: [[2, 2], [6, 2], [6, 6], [2, 6]])],
+            nodes: [.init(name: "bedroom-pi", room: "bedroom", position: [1, 1, 2], status: "online", lastSeen: 29, readings: 10)],
+            beacons: beacons)
+        try await Self.withLivePage({ k in var s = snapshot; s.ts += Double(k); return s }) { browser, session in
+            try await Self.waitForUpdates(browser, session, 1)
+            // Each point in the plan's own coordinates, tested against the two outlines.
+            let script = """
+            JSON.stringify((() => {
+              const outline = (room) => document.querySelector(`#plan g.room[data-room="${room}"] polygon`);
+              const inside = (room, x, y) => outline(room).isPointInFill(new DOMPoint(x, y));
+              const label = document.querySelector('#plan g.room[data-room="bedroom"] text');
+              const points = [[Number(label.getAttribute("x")), Number(label.getAttribute("y"))]];
+              for (const g of document.querySelectorAll('#plan g.beacon[data-room="bedroom"]')) {
+                const m = g.transform.baseVal.consolidate().matrix;
+                points.push([m.e, m.f]);
+              }
+              return points.map(([x, y]) => [inside("bedroom", x, y), inside("hall", x, y)]);
+            })())
+            """
+            let json = try #require(try await offPool { try browser.evaluate(script, session: session) as? String })
+            let places = try JSONDecoder().decode([[Bool]].self, from: Data(json.utf8))
+            #expect(places.count == 10, "the bedroom's name and its nine beacons")
+            for (k, place) in places.enumerated() {
+                #expect(place == [true, false], "\(k == 0 ? "the name" : "beacon \(k - 1)") is not in the bedroom")
+            }
+        }
+    }
+
+    /// The page redraws every update. A keyboard user's focus on a beacon stays on it, the Details
+    /// card keeps its heading until something is picked, and a node's count that starts again
+    /// (an aggregator restart) gives no negative rate.
+    @Test func focusAndDetailsSurviveUpdates() async throws {
+        let tag = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-7-1")!
+        let snapshot: @Sendable (Int) -> DashboardSnapshot = { k in
+            DashboardSnapshot(
+                ts: 30 + Double(k), active: true, connected: true,
+                rooms: [.init(name: "kitchen", floor: 0, polygon: [[0, 0], [4, 0], [4, 4], [0, 4]])],
+                nodes: [.init(name: "kitchen-pi", room: "kitchen", position: [2, 2, 2], status: "online", lastSeen: 29,
+                              readings: UInt64(10_000 - 10 * k))],
+                beacons: [PresenceDecision(id: tag, name: "keys", room: "kitchen", floor: 0, distance: nil, confidence: 0.9,
+                                           node: "kitchen-pi", since: 0, lastSeen: 29, evidence: [], ts: 30)])
+        }
+        try await Self.withLivePage(snapshot) { browser, session in
+            try await Self.waitForUpdates(browser, session, 2)
+            let details = try await offPool {
+                try browser.evaluate(##"document.querySelector("#details h2")?.textContent + "|" + (document.querySelector("#details .hint") !== null)"##,
+                                     session: session) as? String
+            }
+            #expect(details == "Details|true")
+            let rates = try await offPool {
+                try browser.evaluate(##"[...document.querySelectorAll("#nodes tbody td")].map((td) => td.textContent).join("|")"##,
+                                     session: session) as? String
+            }
+            #expect(rates?.contains("|-") == false, "a negative rate: \(rates ?? "")")
+            let marker = ##"#plan g.beacon[data-beacon="\##(tag.rawValue)"]"##
+            let label = try await offPool {
+                try browser.evaluate(#"document.querySelector('\#(marker)').getAttribute("aria-label")"#, session: session) as? String
+            }
+            #expect(label == "keys in kitchen")
+            // Focus without a pointer event (which would select it too).
+            try await offPool { _ = try browser.evaluate(#"document.querySelector('\#(marker)').focus()"#, session: session) }
+            try await Self.waitForUpdates(browser, session, 3)
+            let focused = try await offPool {
+                try browser.evaluate("document.activeElement && document.activeElement.getAttribute('data-beacon')", session: session) as? String
+            }
+            #expect(focused == tag.rawValue)
+        }
+    }
 }

@@ -32,14 +32,14 @@ enum DashboardAssets {
     <noscript><p class="note">The live map needs JavaScript; <a href="/api/state">/api/state</a> has the same data as JSON.</p></noscript>
     <main>
       <section id="view" aria-label="Rooms">
-        <svg id="plan" role="img" aria-label="Floor plan" hidden></svg>
+        <svg id="plan" role="group" aria-label="Floor plan" hidden></svg>
         <div id="board" hidden></div>
         <div id="away" class="away"></div>
       </section>
       <aside>
-        <section id="details" class="card" aria-live="polite"><h2>Details</h2><p class="hint">Tap a beacon to see why it is where it is.</p></section>
+        <section id="details" class="card"><h2>Details</h2><p class="hint">Tap a beacon to see why it is where it is.</p></section>
         <section class="card"><h2>Nodes</h2><table id="nodes"><thead><tr><th>node</th><th>room</th><th>status</th><th>last seen</th><th>readings/s</th></tr></thead><tbody></tbody></table></section>
-        <section class="card"><h2>Recent moves</h2><ol id="moves"></ol></section>
+        <section class="card"><h2>Recent moves</h2><ol id="moves" aria-live="polite"></ol></section>
       </aside>
     </main>
     </body>
@@ -116,10 +116,39 @@ enum DashboardAssets {
       const roomByName = () => new Map(snap.rooms.map((r) => [r.name, r]));
       const hasGeometry = () => snap.rooms.some((r) => r.polygon && r.polygon.length >= 3);
 
-      function centroid(poly) {
-        let x = 0, y = 0;
-        for (const p of poly) { x += p[0]; y += p[1]; }
-        return [x / poly.length, y / poly.length];
+      // Where a line across the polygon is inside it: the [from, to] stretches, along x at height
+      // `at` (axis 0) or along y at `at` (axis 1). Half-open crossings, so a vertex counts once.
+      function spans(poly, axis, at) {
+        const other = 1 - axis, cuts = [];
+        for (let i = 0; i < poly.length; i++) {
+          const a = poly[i], b = poly[(i + 1) % poly.length];
+          if ((a[other] <= at) !== (b[other] <= at)) cuts.push(a[axis] + (at - a[other]) / (b[other] - a[other]) * (b[axis] - a[axis]));
+        }
+        cuts.sort((p, q) => p - q);
+        const out = [];
+        for (let i = 0; i + 1 < cuts.length; i += 2) out.push([cuts[i], cuts[i + 1]]);
+        return out;
+      }
+
+      // A point inside the room for its name and its unplaced beacons, with the room's width and
+      // height through it. The corners' mean lies outside an L-shaped room (in the room in its
+      // notch), so: the widest stretch across the room at the height of its area's centre, then
+      // the middle of the stretch up and down through that.
+      function anchor(poly) {
+        let area = 0, cx = 0, cy = 0;
+        for (let i = 0; i < poly.length; i++) {
+          const a = poly[i], b = poly[(i + 1) % poly.length], cross = a[0] * b[1] - b[0] * a[1];
+          area += cross; cx += (a[0] + b[0]) * cross; cy += (a[1] + b[1]) * cross;
+        }
+        const ys = poly.map((p) => p[1]);
+        const y0 = Math.abs(area) > 1e-9 ? cy / (3 * area) : (Math.min(...ys) + Math.max(...ys)) / 2;
+        const widest = (list) => list.reduce((best, s) => (s[1] - s[0] > best[1] - best[0] ? s : best), [0, 0]);
+        const across = widest(spans(poly, 0, y0));
+        const x = (across[0] + across[1]) / 2;
+        const up = spans(poly, 1, x).find((s) => s[0] <= y0 && y0 <= s[1]) || [y0, y0];
+        const y = (up[0] + up[1]) / 2;
+        const width = widest(spans(poly, 0, y).filter((s) => s[0] <= x && x <= s[1]));
+        return { x, y, w: width[1] - width[0], h: up[1] - up[0] };
       }
 
       function renderFloors() {
@@ -155,8 +184,8 @@ enum DashboardAssets {
         for (const r of rooms) {
           const g = el("g", { class: "room" + (occupied.has(r.name) ? " occupied" : ""), "data-room": r.name }, undefined, true);
           g.append(el("polygon", { points: r.polygon.map((p) => `${sx(p[0])},${sy(p[1])}`).join(" ") }, undefined, true));
-          const c = centroid(r.polygon);
-          g.append(el("text", { x: sx(c[0]), y: sy(c[1]) }, r.name, true));
+          const c = anchor(r.polygon);
+          g.append(el("text", { x: sx(c.x), y: sy(c.y) }, r.name, true));
           svg.append(g);
         }
         // Doorways over every room's walls: a gap in the outline where the wall is open.
@@ -193,9 +222,7 @@ enum DashboardAssets {
           } else if (r.polygon) {
             const n = unplaced.get(r.name), k = slot.get(r.name) || 0;
             slot.set(r.name, k + 1);
-            const c = centroid(r.polygon);
-            const px = r.polygon.map((p) => p[0]), py = r.polygon.map((p) => p[1]);
-            const w = Math.max(...px) - Math.min(...px), h = Math.max(...py) - Math.min(...py);
+            const c = anchor(r.polygon), w = c.w, h = c.h;
             const below = Math.min(0.5, 0.15 * h);
             const reach = Math.max(0.3, 0.45 * Math.min(w, h) - below);
             const spread = Math.min(0.36 * Math.sqrt(n), reach);
@@ -203,10 +230,10 @@ enum DashboardAssets {
             size = Math.min(0.22, 0.6 * spread / Math.sqrt(n));
             labelled = n <= 6;
             const d = spread * Math.sqrt((k + 0.5) / n), a = k * 2.39996;
-            x = c[0] + d * Math.cos(a); y = c[1] - below + d * Math.sin(a);
+            x = c.x + d * Math.cos(a); y = c.y - below + d * Math.sin(a);
           } else continue;
           const g = el("g", { class: "beacon" + (selected === b.id ? " selected" : ""), "data-beacon": b.id, "data-room": b.room,
-                              tabindex: 0, transform: `translate(${sx(x).toFixed(3)} ${sy(y).toFixed(3)})` }, undefined, true);
+                              tabindex: 0, role: "button", "aria-label": `${label(b)} in ${b.room}`, transform: `translate(${sx(x).toFixed(3)} ${sy(y).toFixed(3)})` }, undefined, true);
           g.append(el("title", {}, `${label(b)} in ${b.room} (${Math.round(b.confidence * 100)} %)`, true));
           g.append(el("circle", { cx: 0, cy: 0, r: size.toFixed(3) }, undefined, true));
           if (labelled) g.append(el("text", { x: 0.3, y: -0.2 }, label(b), true));
@@ -247,7 +274,8 @@ enum DashboardAssets {
 
       function rate(n) {
         const p = prev && prev.nodes.find((m) => m.name === n.name);
-        if (!p || snap.ts <= prev.ts) return "–";
+        // After an aggregator restart its count starts again from 0: no rate from that pair.
+        if (!p || snap.ts <= prev.ts || n.readings < p.readings) return "–";
         return ((n.readings - p.readings) / (snap.ts - prev.ts)).toFixed(1);
       }
 
@@ -266,7 +294,7 @@ enum DashboardAssets {
       function renderDetails() {
         const box = $("details");
         const b = snap.beacons.find((b) => b.id === selected);
-        if (!b) { box.replaceChildren(); return; }
+        if (!b) { box.replaceChildren(el("h2", {}, "Details"), el("p", { class: "hint" }, "Tap a beacon to see why it is where it is.")); return; }
         box.replaceChildren(el("h2", {}, label(b)));
         const dl = el("dl", { "data-beacon": b.id });
         const row = (k, v) => { if (v !== undefined && v !== null) dl.append(el("dt", {}, k), el("dd", {}, String(v))); };
@@ -323,8 +351,24 @@ enum DashboardAssets {
         for (const id of lastRoom.keys()) if (!present.has(id)) lastRoom.delete(id);
       }
 
+      // Each update redraws the page; the control that had the keyboard's focus (a beacon, a floor)
+      // is focused again in its new drawing, or a keyboard user is thrown back to the top every second.
+      function focusKey() {
+        const e = document.activeElement;
+        if (!e || !e.dataset) return null;
+        if (e.dataset.beacon !== undefined) return `[data-beacon="${CSS.escape(e.dataset.beacon)}"].${e.tagName === "BUTTON" ? "chip" : "beacon:not(.chip)"}`;
+        if (e.dataset.floor !== undefined) return `#floors button[data-floor="${CSS.escape(e.dataset.floor)}"]`;
+        return null;
+      }
+
       function render() {
         if (!snap) return;
+        const focused = focusKey();
+        draw();
+        if (focused) { const e = document.querySelector(focused); if (e) e.focus({ preventScroll: true }); }
+      }
+
+      function draw() {
         renderFloors();
         if (hasGeometry()) {
           renderPlan();
