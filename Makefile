@@ -5,21 +5,26 @@ BUILD_FLAGS ?=
 
 .PHONY: setup build release demo test home-assistant bench clean
 
+## The Debian packages each job needs (scripts/setup.sh names the groups): a build or a package
+## installs no test servers.
 setup:
-	@bash scripts/setup.sh
+	@bash scripts/setup.sh test
 
-build: setup
+build:
+	@bash scripts/setup.sh build
 	$(SWIFT) build $(BUILD_FLAGS)
 
 ## Release build. edge-agent, aggregator and roomcast-sim come out linked for deployment: Swift runtime
 ## and Foundation linked in, relocations packed; edge-agent's functions placed together (Package.swift,
 ## docs/performance.md).
-release: setup
+release:
+	@bash scripts/setup.sh build
 	$(SWIFT) build -c release $(BUILD_FLAGS)
 
 ## The main job: the whole system on an embedded default, no radio needed.
 demo: release
-	@bash scripts/demo.sh
+	@bash scripts/setup.sh run
+	@SWIFT="$(SWIFT)" bash scripts/demo.sh
 
 ## Every test. Unit and integration tests (real mosquitto brokers, processes and faults, btvirt, a real
 ## Home Assistant) in a debug build; then the scenario evaluations (Tests/RoomcastScenarioTests: the
@@ -27,7 +32,8 @@ demo: release
 ## release build of their own (.build/scenario-release, so `make release` keeps its build), where the
 ## replays run several times faster and leave the timing-bound tests alone.
 ## Installs (once) the Home Assistant releases the HA tests run against first (`home-assistant`
-## below); with ROOMCAST_HOME_ASSISTANT=0 those tests skip with a message.
+## below); with ROOMCAST_HOME_ASSISTANT=0, or without a Python a release needs, those tests skip
+## with a message (under CI=true they fail instead).
 SCENARIO_BUILD = -c release --scratch-path .build/scenario-release
 test: setup home-assistant
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
@@ -38,10 +44,16 @@ test: setup home-assistant
 
 ## The Home Assistant releases the HA tests run against, 2024.3.3 and 2025.4.4, each installed once
 ## into its own virtualenv from PyPI (scripts/setup-home-assistant.sh); ROOMCAST_HOME_ASSISTANT=0
-## leaves them out.
+## leaves them out. A release whose Python this machine lacks (2025.4.4 needs 3.13, which Debian 12
+## does not ship) is left out with a message, its tests skipping; under CI=true that is an error.
 home-assistant:
 	@if [ "$${ROOMCAST_HOME_ASSISTANT:-1}" != 0 ]; then \
-	  for v in 2024.3.3 2025.4.4; do bash scripts/setup-home-assistant.sh $$v >/dev/null || exit 1; done; fi
+	  for v in 2024.3.3 2025.4.4; do \
+	    bash scripts/setup-home-assistant.sh $$v >/dev/null && continue; rc=$$?; \
+	    case "$${CI:-}" in true|True|TRUE|1) exit $$rc ;; esac; \
+	    if [ $$rc -ne 69 ]; then exit $$rc; fi; \
+	    echo "home-assistant: Home Assistant $$v left out (no Python for it); its tests will skip" >&2; \
+	  done; fi
 
 ## Benchmarks print numbers (release build).
 bench: release
@@ -74,8 +86,9 @@ agent-link-order: setup
 ## .build/dist/bin, their debug info in .build/dist/debug/<program>.debug (found through a gnu_debuglink).
 ## dist-test runs them with the toolchain hidden: --version, a whole replay, config errors (a few seconds).
 .PHONY: dist dist-test
-dist: setup
-	@bash scripts/package/dist.sh
+dist:
+	@bash scripts/setup.sh build package
+	@SWIFT="$(SWIFT)" BUILD_FLAGS="$(BUILD_FLAGS)" bash scripts/package/dist.sh
 
 dist-test: dist
 	@bash scripts/package/test-binaries.sh

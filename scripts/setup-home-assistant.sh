@@ -9,7 +9,8 @@
 #   ROOMCAST_HA_VENV    where to put it (default ~/.cache/roomcast/ha-<version>)
 #   ROOMCAST_HA_PYTHON  the interpreter (default: the first supported python3.x on PATH or in pyenv)
 #
-# Prints the virtualenv's path as the last line of stdout.
+# Prints the virtualenv's path as the last line of stdout. Exits 69 when no Python the release
+# supports is found.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,7 +47,7 @@ if [ -z "$python" ]; then
 fi
 if [ -z "$python" ] || ! supported "$python"; then
   echo "setup-home-assistant: Home Assistant $version needs Python 3.$minor_lo…3.$minor_hi (set ROOMCAST_HA_PYTHON)" >&2
-  exit 1
+  exit 69  # EX_UNAVAILABLE: `make home-assistant` leaves this release out, outside CI
 fi
 
 # Debian's own Python needs python3-venv for `-m venv`.

@@ -1,25 +1,41 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Roomcast needs to build, test and run. Idempotent:
-# it asks apt only for what is missing, so a second run is quick and offline.
+# Installs the Debian packages Roomcast needs. Idempotent: it asks apt only for what is missing,
+# so a second run is quick and offline.
+#
+#   scripts/setup.sh [GROUP...]    (no group: all of them)
+#     build    the C libraries the programs link (make build, make release)
+#     run      what the demo runs beside them: a broker (make demo)
+#     package  make dist / deb / package-test: objcopy, dpkg-shlibdeps, lintian, a clean root,
+#              systemd-analyze
+#     test     everything the tests use (make test): the above, and the radio emulation, a browser
+#              and a Prometheus
+# Building a package on a Pi installs no test servers: Debian's prometheus package, for one,
+# starts a server on port 9090 of every interface.
 set -euo pipefail
-# With CI=true or ROOMCAST_HOME_ASSISTANT=1, also (once) the Home Assistant the HA tests run against.
-case "${CI:-}:${ROOMCAST_HOME_ASSISTANT:-}" in true:*|True:*|TRUE:*|1:*|*:1) trap 'bash "$(dirname "$0")/setup-home-assistant.sh" >/dev/null || exit 1' EXIT ;; esac
 
-packages=(
-  libmosquitto-dev libbluetooth-dev libyaml-dev libssl-dev pkg-config
-  mosquitto mosquitto-clients bluez bluez-test-tools openssl iproute2
-  # scripts/lib/broker.sh picks the private broker's free port with it.
-  python3
-  # the dashboard and metrics tests: a real browser and a real Prometheus.
-  chromium fonts-dejavu-core prometheus
-  # make dist / deb / package-test: objcopy, dpkg-shlibdeps, lintian, a clean root, systemd-analyze.
-  binutils dpkg-dev lintian debootstrap systemd
-)
+build=(libmosquitto-dev libbluetooth-dev libyaml-dev libssl-dev pkg-config)
+# scripts/lib/broker.sh picks the private broker's free port with python3.
+run=(mosquitto python3)
+package=(binutils dpkg-dev lintian debootstrap systemd)
+# The dashboard and metrics tests: a real browser and a real Prometheus.
+test=("${build[@]}" "${run[@]}" "${package[@]}" mosquitto-clients bluez bluez-test-tools openssl iproute2
+      chromium fonts-dejavu-core prometheus)
+
+packages=()
+for group in "${@:-test}"; do
+  case "$group" in
+    build) packages+=("${build[@]}") ;;
+    run) packages+=("${run[@]}") ;;
+    package) packages+=("${package[@]}") ;;
+    test|all) packages+=("${test[@]}") ;;
+    *) echo "setup: no group '$group' (have: build, run, package, test)" >&2; exit 64 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
+    case " ${missing[*]} " in *" $p "*) ;; *) missing+=("$p") ;; esac
   fi
 done
 

@@ -14,7 +14,7 @@ SWIFT=${SWIFT:-swift}
 for p in "${programs[@]}"; do
   $SWIFT build -c release --product "$p" ${BUILD_FLAGS:-} >&2
 done
-bin=$($SWIFT build -c release --show-bin-path)
+bin=$($SWIFT build -c release --show-bin-path ${BUILD_FLAGS:-})
 out=.build/dist
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/debug"

@@ -30,6 +30,23 @@ for p in "${packages[@]}"; do
   done
 done
 
+# Depends names the package of every library each program loads. The root below has those
+# libraries already (debootstrap's --include), so installing there could not tell.
+for pair in roomcast-edge-agent:edge-agent roomcast-aggregator:aggregator roomcast-sim:roomcast-sim; do
+  pkg=${pair%%:*} program=${pair#*:}
+  deb="$out/${pkg}_${version}_${arch}.deb"
+  depends=" $(dpkg-deb -f "$deb" Depends | tr ',|' '  ') "
+  unpacked=$(mktemp -d)
+  dpkg-deb -x "$deb" "$unpacked"
+  for soname in $(readelf -d "$unpacked/usr/bin/$program" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+    owner=$(dpkg -S "*/$soname" 2> /dev/null | grep ":$arch: " | head -1 | cut -d: -f1 || true)
+    [ -n "$owner" ] || { rm -rf "$unpacked"; fail "$program needs $soname, which no installed $arch package holds"; }
+    case "$depends" in *" $owner "*) ;; *) rm -rf "$unpacked"; fail "$pkg does not depend on $owner ($program needs $soname)" ;; esac
+  done
+  rm -rf "$unpacked"
+done
+ok "each package depends on the packages of the libraries its program loads"
+
 # What the packages need from Debian (their Depends) and what the test runs there (systemd-analyze).
 include=adduser,systemd,libmosquitto1,libbluetooth3,libyaml-0-2,libssl3
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/roomcast
