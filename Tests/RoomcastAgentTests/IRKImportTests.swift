@@ -106,6 +106,18 @@ import RoomcastYAML
         #expect(BlueZPairingStore.denied("/var/lib/bluetooth").description.contains("sudo"))
     }
 
+    /// A device's `info` that cannot be read is named with its own cause, not called "permission
+    /// denied" (nor, for a device folder that cannot be searched, silently skipped).
+    @Test func anUnreadableInfoIsNamedWithItsCause() throws {
+        let root = try Self.store(["4C:57:CA:11:22:33": Self.iPhoneInfo])
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let adapter = try #require(try FileManager.default.contentsOfDirectory(atPath: root).first)
+        let odd = "\(root)/\(adapter)/4C:57:CA:11:22:44/info"
+        try FileManager.default.createDirectory(atPath: odd, withIntermediateDirectories: true)
+        let error = #expect(throws: BlueZPairingStore.ReadError.self) { try BlueZPairingStore.read(directory: root) }
+        #expect(error?.description == "cannot read \(odd): not a regular file")
+    }
+
     static let agentYAML = """
         # Hall receiver.
         node: hall-pi
@@ -143,6 +155,36 @@ import RoomcastYAML
         #expect(try String(contentsOfFile: path, encoding: .utf8) == merged)
     }
 
+    /// A config reached through a symbolic link: the file it names is rewritten and keeps its
+    /// mode, and the link stays a link. Read from the link, the mode was 0777, put on both files.
+    @Test func writeThroughASymlinkKeepsTheTargetPrivate() throws {
+        let root = try Self.store(["4C:57:CA:11:22:33": Self.iPhoneInfo])
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let target = root + "/managed-agent.yaml", link = root + "/agent.yaml"
+        try Self.agentYAML.write(toFile: target, atomically: true, encoding: .utf8)
+        chmod(target, 0o600)
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        let parsed = try EdgeAgentCLI.spec.parse(["irks", "import", "--bluetooth-dir", root, "-c", link, "--write"])
+        guard case .run(let command) = parsed else { Issue.record("not a command: \(parsed)"); return }
+        #expect(EdgeAgentCLI.importIRKs(command) == .success)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == target)
+        let config = try ConfigLoader.parse(AgentConfig.self, yaml: try String(contentsOfFile: target, encoding: .utf8))
+        #expect(config.irks.map(\.name) == ["bob-watch", "alice-s-iphone"])
+        #expect(try FileManager.default.attributesOfItem(atPath: target)[.posixPermissions] as? Int == 0o600)
+        #expect(try FileManager.default.attributesOfItem(atPath: target + ".bak")[.posixPermissions] as? Int == 0o600)
+    }
+
+    /// A device name is the radio's: control characters in it (an escape sequence) are not copied
+    /// into the printed YAML, which libyaml would refuse and the terminal would act on.
+    @Test func aDeviceNameWithControlCharactersPrintsLoadableYAML() throws {
+        let device = BlueZPairingStore.Device(adapter: "00:1A:7D:DA:71:13", address: "4C:57:CA:11:22:33",
+                                              name: "Bob\u{1B}[2J\u{07}\r\u{85}watch", key: Array(repeating: 7, count: 16))
+        let text = IRKImport.yaml(IRKImport.entries([device]))
+        #expect(!text.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" || (0x7F...0x9F).contains($0.value) })
+        let config = try ConfigLoader.parse(AgentConfig.self, yaml: "node: hall-pi\n" + text)
+        #expect(config.irks.map(\.name) == ["bob-2j-watch"])
+    }
+
     /// The files `--write` creates (the backup, the new config before it takes the old one's
     /// mode) are readable by their owner only from the start, whatever the umask, and never
     /// written through something already at their path.
@@ -159,6 +201,10 @@ import RoomcastYAML
         ("node: hall-pi\n", ["alice-s-iphone"]),
         ("node: hall-pi\nirks: []\nlog:\n  level: debug\n", ["alice-s-iphone"]),
         ("node: hall-pi\nirks:\n- name: w\n  key: \"00112233445566778899aabbccddeeff\"\nlog:\n  level: debug\n", ["w", "alice-s-iphone"]),
+        // An `irks:` with no item under it yet: nothing, the file's end, or only a comment.
+        ("node: hall-pi\nirks:\nlog:\n  level: info\n", ["alice-s-iphone"]),
+        ("node: hall-pi\nirks:\n", ["alice-s-iphone"]),
+        ("node: hall-pi\nirks:\n  # paste keys here\n", ["alice-s-iphone"]),
     ])
     func mergesIntoEveryFormOfTheList(_ yaml: String, _ names: [String]) throws {
         let entries = [IRKImport.Entry(name: "alice-s-iphone", key: Self.sampleKey, source: "test")]

@@ -39,20 +39,15 @@ public enum BlueZPairingStore {
 
     /// Reads every adapter's paired devices under `directory`.
     public static func read(directory: String = defaultDirectory) throws(ReadError) -> Contents {
-        let fm = FileManager.default
         var isDir: ObjCBool = false
-        guard fm.fileExists(atPath: directory, isDirectory: &isDir), isDir.boolValue else {
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDir), isDir.boolValue else {
             throw ReadError(description: "no BlueZ pairing store at \(directory): install bluez and pair the phone with bluetoothctl first (docs/beacons.md), or give the folder with --bluetooth-dir")
         }
         let adapters = try list(directory).filter(isAddress).sorted()
         var contents = Contents(devices: [], withoutKey: [])
         for adapter in adapters {
             for device in try list("\(directory)/\(adapter)").filter(isAddress).sorted() {
-                let path = "\(directory)/\(adapter)/\(device)/info"
-                guard fm.fileExists(atPath: path) else { continue }
-                guard let text = fm.contents(atPath: path).map({ String(decoding: $0, as: UTF8.self) }) else {
-                    throw denied(path)
-                }
+                guard let text = try info("\(directory)/\(adapter)/\(device)/info") else { continue }
                 let file = KeyFile(text)
                 guard let hex = file["IdentityResolvingKey", "Key"], let key = parseKey(hex) else {
                     contents.withoutKey.append(device)
@@ -62,6 +57,29 @@ public enum BlueZPairingStore {
             }
         }
         return contents
+    }
+
+    /// A device's `info` file, nil when it has none. A device folder that cannot be searched is
+    /// a permission problem, not a device without a file; anything else names its own cause.
+    static func info(_ path: String) throws(ReadError) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let e = errno
+            if e == ENOENT { return nil }
+            if e == EACCES || e == EPERM { throw denied(path) }
+            throw ReadError(description: "cannot read \(path): \(String(cString: strerror(e)))")
+        }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            throw ReadError(description: "cannot read \(path): not a regular file")
+        }
+        do {
+            let data = try FileHandle(fileDescriptor: fd, closeOnDealloc: false).readToEnd() ?? Data()
+            return String(decoding: data, as: UTF8.self)
+        } catch {
+            throw ReadError(description: "cannot read \(path): \(error.localizedDescription)")
+        }
     }
 
     /// The key of a `Key=` value, most significant byte first; nil unless 32 hex digits.

@@ -49,8 +49,20 @@ public enum IRKImport {
     static func items(_ entries: [Entry], indent: Int) -> String {
         let pad = String(repeating: " ", count: indent)
         return entries.map { e in
-            "\(pad)- name: \"\(e.name)\"  # \(e.source.replacingOccurrences(of: "\n", with: " "))\n\(pad)  key: \"\(e.key)\"\n"
+            "\(pad)- name: \"\(e.name)\"  # \(printable(e.source))\n\(pad)  key: \"\(e.key)\"\n"
         }.joined()
+    }
+
+    /// `text` with every character YAML does not allow in a file (control characters, from a
+    /// device name the radio gave BlueZ) and every line break made a space: libyaml refuses a file
+    /// with one even in a comment, and an escape sequence would reach the terminal.
+    static func printable(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { s in
+            let v = s.value
+            let printable = (0x20...0x7E).contains(v) || (0xA0...0xD7FF).contains(v) || (0xE000...0xFFFD).contains(v) || v >= 0x10000
+            // U+2028 and U+2029 break lines; libyaml takes U+FEFF only as a byte-order mark, first.
+            return printable && v != 0x2028 && v != 0x2029 && v != 0xFEFF ? s : " "
+        }))
     }
 
     /// What `irks import` prints: an `irks:` section ready to paste into agent.yaml.
@@ -87,7 +99,8 @@ public enum IRKImport {
                     last = end
                     end += 1
                 }
-                let indent = lines[(i + 1)...last].first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("-") }
+                // `last == i` when the block holds no item yet (`irks:` with nothing, or comments, under it).
+                let indent = lines[i...last].dropFirst().first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("-") }
                     .map { $0.prefix { $0 == " " }.count } ?? 2
                 lines.insert(contentsOf: Self.items(entries, indent: indent).split(separator: "\n").map(String.init), at: last + 1)
             } else {
@@ -118,12 +131,16 @@ public enum IRKImport {
     }
 
     /// Writes `text` over `path`, keeping the old file as `<path>.bak` and the file's mode and owner.
+    /// A `path` that is a symbolic link (`/etc/roomcast/agent.yaml` pointing into a managed tree) is
+    /// followed: the file it names is rewritten, and the link stays. Read from the link itself, the
+    /// mode would be 0777, copied onto both files, and the link replaced by a world-readable copy.
     /// The config holds every IRK and maybe the broker's password: the backup and the new file are
     /// created readable by their owner only, and take the old file's mode and owner once written,
     /// so neither is ever readable by more than the config was (created with the umask, under
     /// sudo's 022, they were world-readable until their mode was copied over).
-    public static func replace(_ path: String, with text: String) throws -> String {
+    public static func replace(_ link: String, with text: String) throws -> String {
         let fm = FileManager.default
+        let path = URL(fileURLWithPath: link).resolvingSymlinksInPath().path
         let backup = path + ".bak"
         let attributes = try fm.attributesOfItem(atPath: path)
         var keep: [FileAttributeKey: Any] = [:]
