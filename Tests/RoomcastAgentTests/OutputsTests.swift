@@ -21,14 +21,33 @@ func sampleReading(_ id: BeaconID = tag, distance: Double = 2.5, name: String? =
         let room = try #require(out.first { $0.topic == "room_presence/kitchen" })
         let r = try #require(try JSONSerialization.jsonObject(with: Data(room.payload)) as? [String: Any])
         #expect(r["id"] as? String == tag.rawValue && r["name"] as? String == "Keys" && r["distance"] as? Double == 2.5)
-        let esp = try #require(out.first { $0.topic == "espresense/devices/\(tag.rawValue)/kitchen" })
+        // ESPresense's own spelling of the id (topics match case-sensitively), and its raw level.
+        let espresenseID = "iBeacon:" + tag.rawValue.dropFirst("ibeacon:".count)
+        let esp = try #require(out.first { $0.topic == "espresense/devices/\(espresenseID)/kitchen" })
         let e = try #require(try JSONSerialization.jsonObject(with: Data(esp.payload)) as? [String: Any])
+        #expect(e["id"] as? String == espresenseID)
+        #expect(e["rssi"] as? Int == -70)
         #expect(e["rssi@1m"] as? Int == -59)
         #expect(e["mac"] as? String == "aabbccddeeff")
         // ESPresense's name for the mean interval (ms), which ESPresense's own tools read.
         #expect(e["int"] as? Int == 100 && e["interval"] == nil)
         // Marked as this node's, so an aggregator reading ESPresense topics does not count it twice.
         #expect(e["roomcast_node"] as? String == "kitchen-pi")
+    }
+}
+
+extension CompatibilityOutputsTests {
+    /// Each id in the form an ESPresense node gives it, which the aggregator's ESPresense input
+    /// reads back as the same beacon.
+    @Test(arguments: [
+        ("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-675-23", "iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-675-23"),
+        ("altbeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2", "altBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2"),
+        ("eddystone:edd1ebeac04e5defa017-0bdb87539b67", "eddy:edd1ebeac04e5defa017-0bdb87539b67"),
+        ("irk:alice-phone", "irk:alice-phone"),
+        ("mac:a4c138aabbcc", "mac:a4c138aabbcc"),
+    ])
+    func idsInESPresensesSpelling(_ ours: String, _ theirs: String) throws {
+        #expect(CompatibilityOutput.espresenseID(try #require(BeaconID(ours))) == theirs)
     }
 }
 

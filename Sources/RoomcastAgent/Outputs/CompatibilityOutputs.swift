@@ -40,12 +40,28 @@ public struct CompatibilityOutput: Sendable, Equatable, CustomStringConvertible 
             id: r.id.rawValue, name: r.name ?? r.id.rawValue, distance: rounded(r.distance)))
     }
 
-    /// `espresense/devices/<id>/<room>` in ESPresense's field names.
+    /// `espresense/devices/<id>/<room>` as an ESPresense node publishes it: its ids, its field names.
     public static let espresense = CompatibilityOutput(key: "espresense") { r, room in
-        try? OutboundMessage(topic: Topics.Compatibility.espresenseDevice(r.id.rawValue, room: room), json: ESPresense(
-            id: r.id.rawValue, name: r.name, rssiAt1m: r.power, rssi: rounded(r.rssiFiltered), raw: rounded(r.distance),
+        let id = espresenseID(r.id)
+        return try? OutboundMessage(topic: Topics.Compatibility.espresenseDevice(id, room: room), json: ESPresense(
+            id: id, name: r.name, rssiAt1m: r.power, rssi: r.rssi, raw: rounded(r.distance),
             distance: rounded(r.distance), mac: r.mac.replacingOccurrences(of: ":", with: ""),
             interval: r.interval.map { Int(($0 * 1000).rounded()) }, roomcastNode: r.node))
+    }
+
+    /// ESPresense's spelling of an id: `iBeacon:<uuid>-<major>-<minor>`, `altBeacon:…` and
+    /// `eddy:<namespace>-<instance>`. Topics are matched case-sensitively, so an `mqtt_room` sensor
+    /// or an ESPresense-companion setup written for ESPresense nodes hears a Roomcast node only
+    /// under these. Other ids (a phone's `irk:<name>`, `mac:`, `fp:`) have no ESPresense form
+    /// Roomcast could give (ESPresense names a phone by its key) and go as they are.
+    static func espresenseID(_ id: BeaconID) -> String {
+        let body = id.rawValue.dropFirst(id.scheme.count + 1)
+        switch id.scheme {
+        case "ibeacon": return "iBeacon:" + body
+        case "altbeacon": return "altBeacon:" + body
+        case "eddystone": return "eddy:" + body
+        default: return id.rawValue
+        }
     }
 
     /// Every output, in the order their messages are published.
@@ -58,7 +74,9 @@ public struct CompatibilityOutput: Sendable, Equatable, CustomStringConvertible 
         var id: String
         var name: String?
         var rssiAt1m: Int
-        var rssi: Double
+        /// The newest packet's level, as ESPresense sends it (not the filtered one).
+        var rssi: Int
+        /// ESPresense's unfiltered distance; Roomcast ranges once, from the filtered level.
         var raw: Double
         var distance: Double
         var mac: String
