@@ -35,6 +35,18 @@ let tag = BeaconID("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2")!
         #expect(p.offer(&state, ts: 0.3, filtered: -72, distance: 8, proximity: .near)?.reason == .significantChange)
     }
 
+    /// A threshold of 0 turns its criterion off. Read as "any change", it published every
+    /// advertisement, unchanged ones included.
+    @Test func aThresholdOfZeroIsOff() {
+        let p = PublishPolicy(reportInterval: 1.0, significantChangeDB: 0, significantChangeMeters: 0)
+        var state: PublishPolicy.State?
+        #expect(p.offer(&state, ts: 0, filtered: -80, distance: 8, proximity: .far)?.reason == .first)
+        #expect(p.offer(&state, ts: 0.1, filtered: -80, distance: 8, proximity: .far) == nil)
+        #expect(p.offer(&state, ts: 0.2, filtered: -60, distance: 30, proximity: .far) == nil)
+        #expect(p.offer(&state, ts: 0.3, filtered: -60, distance: 30, proximity: .near)?.reason == .significantChange)
+        #expect(p.offer(&state, ts: 1.3, filtered: -60, distance: 30, proximity: .near)?.reason == .interval)
+    }
+
     /// Advertisements without an RSSI between measured ones (HCI's 127): their `unknown`
     /// proximity is no news, so they do not publish at the advertising rate.
     @Test func anAdvertisementWithoutRSSIIsNoSignificantChange() {

@@ -3,7 +3,7 @@ import Shared
 /// Decides when a beacon's reading goes out: the first time it is heard, then
 /// at most once per `reportInterval`, plus at once on a significant change
 /// (filtered RSSI moved by `significantChangeDB`, distance by
-/// `significantChangeMeters`, or the proximity class changed).
+/// `significantChangeMeters`, or the proximity class changed; a threshold of 0 is off).
 ///
 /// It is only asked when an advertisement arrives, so it never publishes more
 /// often than the radio gives and never republishes a stale value on a timer.
@@ -49,8 +49,8 @@ public struct PublishPolicy: Sendable {
         let reason: Reason?
         if ts - l.at >= reportInterval || ts < l.at {
             reason = .interval
-        } else if measured && (abs(filtered - l.filtered) >= significantChangeDB
-                                   || abs(distance - l.distance) >= significantChangeMeters
+        } else if measured && (Self.moved(filtered - l.filtered, by: significantChangeDB)
+                                   || Self.moved(distance - l.distance, by: significantChangeMeters)
                                    || proximity != l.proximity) {
             reason = .significantChange
         } else {
@@ -65,5 +65,11 @@ public struct PublishPolicy: Sendable {
         state = measured ? State(at: ts, filtered: filtered, distance: distance, proximity: proximity, samplesSince: 0)
                          : State(at: ts, filtered: l.filtered, distance: l.distance, proximity: l.proximity, samplesSince: 0)
         return (reason, samples)
+    }
+
+    /// A change of `change` is significant against `threshold`; a threshold of 0 turns that
+    /// criterion off (read as "every change", it published every advertisement).
+    static func moved(_ change: Double, by threshold: Double) -> Bool {
+        threshold > 0 && abs(change) >= threshold
     }
 }
