@@ -2,6 +2,7 @@ import Foundation
 import Shared
 import Testing
 @testable import RoomcastAgent
+import RoomcastCLI
 
 func sampleReading(_ id: BeaconID = tag, distance: Double = 2.5, name: String? = "Keys") -> BeaconReading {
     var r = BeaconReading(id: id, node: "kitchen-pi", ts: 100, seq: 1, rssi: -70, rssiFiltered: -69.5, power: -59,
@@ -65,5 +66,26 @@ extension CompatibilityOutputsTests {
         #expect(ScanTable.abbreviate("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-675-23", to: 20) == "ibeacon:e2…e0-675-23")
         t.expire(now: 200, forgetAfter: 30)
         #expect(t.render(now: 200).contains("(no beacons in view)"))
+    }
+
+    /// Every row fits the terminal it is drawn for: at 100 columns it was 97 wide, so the view
+    /// took that width on every terminal and an 80-column console wrapped each row.
+    @Test(arguments: [80, 100, 160])
+    func rowsFitTheTerminal(_ width: Int) {
+        var t = ScanTable()
+        t.update(sampleReading(BeaconID("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-675-23")!, distance: 12.25, name: nil))
+        let lines = t.render(now: 101, width: width).split(separator: "\n")
+        #expect(lines.allSatisfy { $0.count <= width }, "\(lines.map(\.count)) for \(width)")
+        #expect(lines[1].contains("675-23"))
+    }
+
+    /// Piped, the scan view has no terminal to ask: `COLUMNS`, else 80.
+    @Test func theWidthWithoutATerminal() throws {
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        defer { close(ends[0]); close(ends[1]) }
+        #expect(TerminalScreen.columns(of: ends[1], environment: ["COLUMNS": "132"]) == 132)
+        #expect(TerminalScreen.columns(of: ends[1], environment: ["COLUMNS": "wide"]) == 80)
+        #expect(TerminalScreen.columns(of: ends[1], environment: [:]) == 80)
     }
 }

@@ -49,9 +49,10 @@ public struct ScanTable: Sendable {
         rows.values.sorted { $0.distance != $1.distance ? $0.distance < $1.distance : $0.label < $1.label }
     }
 
-    /// The table as text at `now`, `width` columns wide.
-    public func render(now: Double, width: Int = 100) -> String {
-        let labelWidth = max(12, min(60, width - 58))
+    /// The table as text at `now`, at most `width` columns wide (the label column gives way, down
+    /// to 12 characters: 67 columns in all).
+    public func render(now: Double, width: Int = 80) -> String {
+        let labelWidth = max(12, min(60, width - 55))
         var out = pad("BEACON", labelWidth) + " " + pad("KIND", 13) + pad("RSSI", 6, right: true) + pad("FILT", 8, right: true)
             + pad("DIST", 8, right: true) + "  " + pad("PROXIMITY", 10) + pad("SEEN", 7, right: true) + "\n"
         for r in sorted {

@@ -25,7 +25,7 @@ public final class ScanView: AgentSink {
     /// Redraws the table (not in JSON mode); called once a second.
     public func render(_ table: ScanTable, now: Double) {
         guard !json else { return }
-        let frame = table.render(now: now)
+        let frame = table.render(now: now, width: TerminalScreen.columns())
         let changed = lastFrame.withLock { last in
             defer { last = frame }
             return last != frame
