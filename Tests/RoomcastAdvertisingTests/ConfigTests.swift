@@ -81,6 +81,44 @@ import RoomcastConfig
         #expect(FingerprintRule.hexSlice([0xAA, 0xBB][...], 1, 1) == "bb")
     }
 
+    /// Configs that loaded and then silently tracked the wrong thing, or nothing.
+    @Test func rulesAndKeysThatCouldNeverWorkAreRefused() {
+        var c = AdvertisingConfig()
+        // A known beacon in a shape no advertisement gives (the hyphen left out) never matched,
+        // and a list of known beacons turns tracking everything else off.
+        c.knownBeacons = [KnownBeaconConfig(id: "eddystone:edd1ebeac04e5defa0170bdb87539b67")]
+        // One key under two names: the second never resolves.
+        c.irks = [IRKConfig(name: "alice", key: "ec0234a357c8ad05341010a60a397d9b"),
+                  IRKConfig(name: "bob", key: "9b7d390aa6101034 05adc857a33402ec".replacingOccurrences(of: " ", with: ""), byteOrder: "lsb_first")]
+        // Fullwidth digits passed the check and were dropped by the parser: a rule with no condition.
+        var fullwidth = FingerprintRuleConfig(name: "x", id: "address")
+        fullwidth.serviceUuid = "ＦＥ９５"
+        // offset and length under id address: ignored, the rule identifies by address.
+        var ignored = FingerprintRuleConfig(name: "bike", id: "address")
+        ignored.companyId = 0x0059
+        ignored.offset = 2
+        ignored.length = 4
+        // fp:<140 characters>-<64 hex digits> is over an id's 200 bytes: the rule never matches.
+        var long = FingerprintRuleConfig(name: String(repeating: "n", count: 140), id: "manufacturer_bytes")
+        long.companyId = 0x0059
+        long.offset = 0
+        long.length = 32
+        c.fingerprints = FingerprintConfig(rules: [fullwidth, ignored, long])
+        let problems = c.validate()
+        #expect(problems.contains { $0.hasPrefix("known_beacons[0].id: not a beacon id") })
+        #expect(problems.contains("irks[1].key: the same key as irks[0]"))
+        #expect(!problems.joined().contains("ec0234"), "a key is never echoed")
+        #expect(problems.contains("fingerprints.rules[0].service_uuid: not a UUID: 'ＦＥ９５'"))
+        #expect(problems.contains("fingerprints.rules[1].offset: only read with id manufacturer_bytes or service_data_bytes (id is 'address')"))
+        #expect(problems.contains("fingerprints.rules[1].length: only read with id manufacturer_bytes or service_data_bytes (id is 'address')"))
+        #expect(problems.contains("fingerprints.rules[2].name: its ids would be up to 208 bytes, over an id's 200: shorten the name"))
+        #expect(problems.count == 6, "\(problems)")
+        long.length = 20
+        c = AdvertisingConfig()
+        c.fingerprints = FingerprintConfig(rules: [long])
+        #expect(c.validate().isEmpty, "fp:<140>-<40 hex digits> fits")
+    }
+
     @Test func identifierRefusesInvalidConfig() {
         var c = AdvertisingConfig()
         c.regions = [RegionConfig(name: "x")]

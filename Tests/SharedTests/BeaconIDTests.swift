@@ -31,6 +31,10 @@ import Testing
         "", "ibeacon:", "IBEACON:x", "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-65536-1",
         "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-01-1", "mac:a4c138aabb", "mac:zzzzzzzzzzzz",
         "irk:a/b", "irk:a+b", "irk:a#b", "unknown:x", "irk:Upper",
+        // Shapes no advertisement gives, which a known beacon listed so would never match:
+        "eddystone:edd1ebeac04e5defa0170bdb87539b67", "eddystone:edd1ebeac04e5defa017-0bdb87539b6",
+        "altbeacon:2f234454cf6d4a0fadf2f4911ba9ffa6-1-2", "altbeacon:0102-1-2", "mac:aa-bb-cc-dd-", "mac:a4c138aabbcc-",
+        "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096eg-1-2",
     ])
     func invalidIDsAreRejected(_ text: String) {
         #expect(BeaconID(text) == nil)

@@ -37,11 +37,19 @@ extension AdvertisingConfig {
             if let pw = k.power, !(-127...(-1)).contains(pw) { out.append("\(p).power: \(pw) dBm is not a plausible 1 m RSSI (-127...-1)") }
         }
         var irkNames = Set<String>()
+        var irkKeys: [[UInt8]: Int] = [:]
         for (i, k) in irks.enumerated() {
             let p = "irks[\(i)]"
             if BeaconID.irk(k.name) == nil { out.append("\(p).name: '\(k.name)' must be lowercase letters, digits, '-', '_' or '.'") }
             else if !irkNames.insert(k.name.lowercased()).inserted { out.append("\(p).name: '\(k.name)' used twice") }
-            if Self.hexBytes(k.key.revealed, 16) == nil { out.append("\(p).key: not 32 hex digits") } // never echo a key
+            if let key = Self.hexBytes(k.key.revealed, 16) {
+                // One device under two names: the first resolves every address, the second never.
+                let ordered = k.byteOrder == "lsb_first" ? Array(key.reversed()) : key
+                if let first = irkKeys[ordered] { out.append("\(p).key: the same key as irks[\(first)]") }
+                else { irkKeys[ordered] = i }
+            } else {
+                out.append("\(p).key: not 32 hex digits")  // never echo a key
+            }
             if let o = k.byteOrder, o != "msb_first", o != "lsb_first" {
                 out.append("\(p).byte_order: '\(o)' is not msb_first or lsb_first")
             }
@@ -67,6 +75,10 @@ extension AdvertisingConfig {
             out.append("\(p).name: '\(r.name)' must be lowercase letters, digits, '-', '_' or '.'")
         } else if !names.insert(r.name).inserted {
             out.append("\(p).name: '\(r.name)' used twice")
+        } else if let longest = Self.longestValue(r), BeaconID.fingerprint(r.name, longest) == nil {
+            // The ids it makes, fp:<name>-<value>, must fit an id's 200 bytes, or the rule never matches.
+            let bytes = "fp:\(r.name)-\(longest)".utf8.count
+            out.append("\(p).name: its ids would be up to \(bytes) bytes, over an id's 200: shorten the name")
         }
         if let c = r.companyId, !(0...0xFFFF).contains(c.value ?? -1) { out.append("\(p).company_id: '\(c)' is not 0...0xFFFF") }
         if let m = r.manufacturerPrefix {
@@ -96,6 +108,23 @@ extension AdvertisingConfig {
         default:
             out.append("\(p).id: '\(r.id)' is not address, local_name, constant, manufacturer_bytes or service_data_bytes")
         }
+        // Keys the chosen id does not read: left there, the rule identifies by something else.
+        let bytesID = r.id == "manufacturer_bytes" || r.id == "service_data_bytes"
+        if r.offset != nil, !bytesID { out.append("\(p).offset: only read with id manufacturer_bytes or service_data_bytes (id is '\(r.id)')") }
+        if r.length != nil, !bytesID { out.append("\(p).length: only read with id manufacturer_bytes or service_data_bytes (id is '\(r.id)')") }
+        if r.value != nil, r.id != "constant" { out.append("\(p).value: only read with id constant (id is '\(r.id)')") }
         return out
+    }
+
+    /// The longest value a rule's ids carry: 12 hex digits of an address, 64 characters of a
+    /// name, the constant, or two hex digits a byte; nil when the rule is wrong anyway.
+    private static func longestValue(_ r: FingerprintRuleConfig) -> String? {
+        switch r.id {
+        case "address": String(repeating: "0", count: 12)
+        case "local_name": String(repeating: "_", count: 64)
+        case "constant": r.value
+        case "manufacturer_bytes", "service_data_bytes": (1...32).contains(r.length ?? 0) ? String(repeating: "0", count: 2 * r.length!) : nil
+        default: nil
+        }
     }
 }

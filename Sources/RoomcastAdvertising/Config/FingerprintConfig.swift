@@ -24,7 +24,9 @@ public struct FingerprintConfig: Codable, Sendable, Equatable {
     public static func isServiceUUID(_ text: String) -> Bool {
         var t = text.lowercased()
         if t.hasPrefix("0x") { t.removeFirst(2) }
-        if (t.count == 4 || t.count == 8) && t.allSatisfy(\.isHexDigit) { return true }
+        // ASCII digits only: `isHexDigit` takes fullwidth ones too, which the parser does not, and the
+        // rule would lose its only condition and match every device.
+        if (t.count == 4 || t.count == 8) && t.allSatisfy({ $0.isASCII && $0.isHexDigit }) { return true }
         let parts = t.split(separator: "-", omittingEmptySubsequences: false)
         return parts.map(\.count) == [8, 4, 4, 4, 12] && Hex.decode(t)?.count == 16
     }

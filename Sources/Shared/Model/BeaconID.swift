@@ -76,19 +76,29 @@ public struct BeaconID: Hashable, Comparable, Sendable, CustomStringConvertible 
             default: return nil
             }
         }
+        // The shape each decoder gives, so a hand-written id (a config's known beacon) that
+        // no advertisement can ever produce is refused rather than silently never matched.
+        let hex = { (part: Substring, count: Int) in part.count == count && part.unicodeScalars.allSatisfy(isLowerHex) }
         switch scheme {
-        case "ibeacon":
-            // uuid (36 chars) - major - minor
+        case "ibeacon", "altbeacon":
+            // uuid (36 chars) - major - minor (AltBeacon: its 16-byte id1, then id2 and id3)
             let parts = rest.split(separator: "-", omittingEmptySubsequences: false)
-            guard parts.count == 7, UUID(uuidString: parts[0..<5].joined(separator: "-")) != nil,
+            guard parts.count == 7, zip(parts[0..<5], [8, 4, 4, 4, 12]).allSatisfy(hex),
                   let major = UInt16(parts[5]), let minor = UInt16(parts[6]),
                   String(major) == parts[5], String(minor) == parts[6] else { return nil }
+        case "eddystone":
+            let parts = rest.split(separator: "-", omittingEmptySubsequences: false)
+            guard parts.count == 2, hex(parts[0], 20), hex(parts[1], 12) else { return nil }
         case "mac":
-            guard rest.count == 12, Hex.decode(String(rest)) != nil else { return nil }
+            guard hex(rest, 12) else { return nil }
         default:
             break
         }
         return text
+    }
+
+    private static func isLowerHex(_ c: Unicode.Scalar) -> Bool {
+        ("0"..."9").contains(c) || ("a"..."f").contains(c)
     }
 }
 
