@@ -96,11 +96,12 @@ dist-test: dist
 ## Debian packages for this machine's architecture into build/deb/ (docs/deployment.md):
 ## roomcast-edge-agent, roomcast-aggregator, roomcast-sim and their -dbgsym; lintian must pass.
 ## package-test: dist-test, then the packages installed, run and purged in a clean debootstrapped
-## Debian root (cached under ~/.cache/roomcast; needs root).
+## Debian root (cached under ~/.cache/roomcast; that step runs through sudo when not root).
 .PHONY: deb package-test
 deb: dist
 	@bash scripts/package/deb.sh
 
 package-test: deb
 	@bash scripts/package/test-binaries.sh
-	@bash scripts/package/test-debs.sh
+	@# A clean root and chroot need root; only that step runs as root, so the build stays the user's.
+	@if [ "$$(id -u)" -eq 0 ]; then bash scripts/package/test-debs.sh; else sudo -E bash scripts/package/test-debs.sh; fi
