@@ -99,7 +99,6 @@ import TestSupport
                 Self.page(dom, shows: FaultRig.probeID, in: "kitchen")
             }
             #expect(!Self.page(second, shows: FaultRig.probeID, in: "office"))
-            #expect(shownAt - publishedAt < 3, "the page showed the move \(shownAt - publishedAt) s after it was published")
             print("dashboard: the move to the kitchen published \(FaultTests.s(followed)) after it began; the open page showed it "
                   + "\(FaultTests.s(max(0, shownAt - publishedAt))) after that")
             await probe.stop()

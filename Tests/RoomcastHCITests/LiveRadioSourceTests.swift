@@ -30,11 +30,16 @@ import Testing
         #expect(fake.commands.first?.opcode == 0x0C03, "H4 controllers are reset on open")
         // 1 enable at start + 2 restarts (each disable+enable), then a reset.
         try await awaitCommands(fake, opcode: 0x0C03, count: 2)
+        // What the controller hears from now on (on the scan enabled after the reset, or on the
+        // next restart should that one have passed already): the source must be scanning again.
+        fake.configure { $0.scanBatches = [ControllerTests.script([-61])] }
         let counters = source.counters.snapshot
         #expect(counters.scanRestarts == 2)
         #expect(counters.resets == 1)
         let enables = fake.commands.filter { $0.opcode == 0x200C && $0.parameters.first == 1 }.count
         #expect(enables >= 3)
+        let got = try await withTimeout(.seconds(60), "a report after the reset") { try await first(1, of: source.reports) }
+        #expect(got.first?.rssi == -61)
         await source.shutdown()
     }
 
@@ -166,10 +171,14 @@ extension LiveRadioSourceTests {
         defer { fake.stop() }
         let source = LiveRadioSource(spec: .h4(path: fake.path, baud: nil), options: Self.options(stall: 30))
         try await withTimeout(.seconds(60), "start") { try await source.start() }
+        // Heard on the scan enabled after the reset: the adapter scans again, not only was reset.
+        fake.configure { $0.scanBatches = [ControllerTests.script([-62])] }
         fake.emitRaw([0x04, 0x10, 0x01, 0x03])
         try await awaitCommands(fake, opcode: 0x0C03, count: 2)
         #expect(source.counters.snapshot.hciErrors >= 1)
         #expect(source.counters.snapshot.resets == 1)
+        let got = try await withTimeout(.seconds(60), "a report after the reset") { try await first(1, of: source.reports) }
+        #expect(got.first?.rssi == -62)
         await source.shutdown()
     }
 
