@@ -283,6 +283,7 @@ extension FusionEngine {
             guard let offset else { continue }
             nodes[n].learnedOffset = min(bound, max(-bound, offset))
             nodes[n].calibratedByLinks = true
+            nodes[n].offsetSource = .nodeBeacons
         }
     }
 

@@ -203,6 +203,7 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
             let bound = model.maxLearnedOffset
             // Node links solved in this run replace it.
             nodes[n].learnedOffset = min(bound, max(-bound, entry.offsetDb))
+            nodes[n].offsetSource = entry.source
         }
     }
 
@@ -211,9 +212,11 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         nodeIndex[node].map { nodes[$0].learnedOffset }
     }
 
-    /// Every node's learned offset, in node order.
+    /// The learned offset of every node that has one, in node order, with where it came from. A
+    /// node nothing was learned for is left out: labelled `node_beacons` at 0 dB, every site
+    /// published (and logged) a calibration from node beacons it does not have.
     public var receiverCalibration: [ReceiverCalibrationReport.Node] {
-        nodes.map { .init(node: $0.name, offsetDb: $0.learnedOffset, source: .nodeBeacons) }
+        nodes.compactMap { n in n.offsetSource.map { .init(node: n.name, offsetDb: n.learnedOffset, source: $0) } }
     }
 
     /// Whether `node`'s offset was learned from the nodes' own beacons.
@@ -423,6 +426,9 @@ struct NodeState {
     var learnedOffset = 0.0
     /// The offset comes from the nodes' own beacons (`NodeCalibration`) in this run.
     var calibratedByLinks = false
+    /// Where the offset in force came from: links in this run, or the retained report it was
+    /// resumed from (that report's word); nil while nothing was learned (the offset is 0).
+    var offsetSource: ReceiverCalibrationReport.Node.Source?
     /// It transmits a beacon of its own (`nodes[].beacon`).
     var transmits = false
     /// The weakest level this node reports (with rx_adjust, dBm; NaN until it reports one): a

@@ -808,3 +808,26 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(core.engine.decision(for: cat)?.room == "kitchen", "the live node's readings decide again")
     }
 }
+
+/// Node names come from the network: the clock verdicts are bounded like the windows, which
+/// start afresh each time the aggregator stops listening (names rotated across such restarts
+/// added verdicts without end).
+@Suite struct NodeClockWatchTests {
+    @Test func verdictsStayBoundedAcrossRestartedWindows() {
+        var watch = NodeClockWatch(maximumNodes: 8)
+        var now = 1000.0
+        for round in 0..<5 {
+            for k in 0..<8 {
+                let node = "n\(round)-\(k)"
+                for step in 0...6 { _ = watch.observe(node: node, captured: now + Double(step) * 2 - 30, now: now + Double(step) * 2) }
+            }
+            now += 20
+            watch.restartWindows()
+        }
+        #expect(watch.offNodes.count == 8)
+        // A node already named is still judged: its clock put right, it is dropped.
+        let named = watch.offNodes.keys.sorted()[0]
+        for step in 0...12 { _ = watch.observe(node: named, captured: now + Double(step), now: now + Double(step)) }
+        #expect(watch.offNodes[named] == nil)
+    }
+}

@@ -160,6 +160,32 @@ import Testing
         #expect(zip(times, times.dropFirst()).allSatisfy { $1 - $0 <= 10 + 1e-9 }, "\(times)")
     }
 
+    /// A site whose nodes have no beacons of their own learns no offsets: it publishes no
+    /// calibration. Every node was reported at 0 dB "from node beacons", retained, every refresh.
+    /// A resumed offset is reported with the source its report gave.
+    @Test func nothingLearnedIsNoCalibrationReport() async throws {
+        let runtime = AggregatorRuntime(core: AggregatorConfig(site: site, discovery: .init(enabled: false)).makeCore(),
+                                        election: nil, refreshInterval: 10, startedAt: 0, logger: .silent)
+        await runtime.brokerConnected(now: 0)
+        var reports: [ReceiverCalibrationReport] = []
+        func run(_ from: Double, _ to: Double) async throws {
+            var now = from
+            while now < to {
+                var out = await runtime.tick(now: now)
+                for m in out where m.topic == runtime.syncTopic { out += await runtime.handle(topic: m.topic, payload: m.payload, now: now) }
+                reports += try out.filter { $0.topic == Self.topics.aggregatorCalibration }
+                    .map { try WireFormat.decode(ReceiverCalibrationReport.self, from: $0.payload) }
+                now += 0.5
+            }
+        }
+        try await run(0, 25)
+        #expect(reports.isEmpty, "\(reports)")
+        let resumed = ReceiverCalibrationReport(ts: -50, nodes: [.init(node: "office-pi", offsetDb: -2, source: .beacons)])
+        _ = await runtime.handle(topic: Self.topics.aggregatorCalibration, payload: try WireFormat.encode(resumed), now: 25, retained: true)
+        try await run(25, 40)
+        #expect(reports.last?.nodes.map { "\($0.node) \($0.offsetDb) \($0.source.rawValue)" } == ["office-pi -2.0 beacons"])
+    }
+
     @Test(arguments: [5.0, 20.0, 60.0])
     func afterABrokerOutageDecisionsResumeAndAMoveIsFollowed(outage: Double) async throws {
         let normal = try await Self.normalSwitchTime()
@@ -301,6 +327,33 @@ import Testing
 }
 
 extension HearingTests {
+    /// A listed beacon whose every reading the engine refuses (too old for it: a node whose clock
+    /// runs behind) has not been heard: it is published never heard, not left without presence.
+    @Test func aListedBeaconWhoseReadingsAreAllTooOldIsPublishedNeverHeard() async throws {
+        let fox = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-49")!
+        var config = Self.config()
+        config.fusion.maxAge = 20
+        config.beacons += [.init(id: fox, name: "Fox")]
+        let runtime = AggregatorRuntime(core: config.makeCore(), election: nil, refreshInterval: 10, startedAt: 0, logger: .silent)
+        await runtime.brokerConnected(now: 0)
+        var home = Home()
+        var out: [OutboundMessage] = []
+        for step in 1...80 {
+            let now = Double(step) * 0.5
+            if step % 2 == 0 {
+                for r in home.readings(at: now) { out += await runtime.handle(topic: r.topic, payload: r.payload, now: now) }
+                let late = BeaconReading(id: fox, node: "office-pi", ts: now - 30, seq: UInt64(step), rssi: -55, rssiFiltered: -55,
+                                         power: -59, distance: 1, proximity: .near, kind: .iBeacon, mac: "aa:bb:cc:dd:ee:02")
+                out += await runtime.handle(topic: Self.topics.nodeBeacon("office-pi", fox), payload: try WireFormat.encode(late), now: now)
+            }
+            let messages = await runtime.tick(now: now)
+            out += messages
+            for m in messages where m.topic == runtime.syncTopic { out += await runtime.handle(topic: m.topic, payload: m.payload, now: now + 0.01) }
+        }
+        let presence = out.filter { $0.topic == Self.topics.presence(fox) }.compactMap { try? WireFormat.decode(PresenceDecision.self, from: $0.payload) }
+        #expect(presence.last.map { $0.room == nil && $0.reason == "never_heard" } == true, "\(presence)")
+    }
+
     /// A listed beacon no node has heard since the start is published away (`never_heard`) once
     /// the nodes have listened for the away timeout, and refreshed as such: its Home Assistant
     /// entities, which follow the presence topic's availability, would read unavailable while the

@@ -50,4 +50,23 @@ import Testing
         #expect(try reports(p.refresh([decision("office", distance: 2)], now: 103)).map(\.room) == ["office"])
         #expect(try reports(PresencePublisher(topics: topics, site: site).refresh([decision("office")], now: 103)).isEmpty)
     }
+
+    /// mqtt_room is told nothing of an away, so it still shows the kitchen: back in the office,
+    /// the kitchen hears first that the beacon is out of range, or the office, no closer, waits
+    /// for the kitchen's report to age (the next refresh, a minute by default). Back in the
+    /// kitchen, the kitchen alone.
+    @Test func mqttRoomAfterAnAwayStillMovesFromTheRoomItShows() throws {
+        var p = PresencePublisher(topics: topics, site: site, outputs: [.mqttRoom])
+        _ = try p.publish([decision("kitchen", distance: 1.5)], now: 100)
+        #expect(try reports(p.publish([decision(nil, distance: nil)], now: 101)).isEmpty)
+        let back = try reports(p.publish([decision("office", distance: 2)], now: 103))
+        #expect(back.map(\.room) == ["kitchen", "office"])
+        #expect(back.first?.distance == MQTTRoomReport.outOfRange)
+        _ = try p.publish([decision(nil, distance: nil)], now: 104)
+        #expect(try reports(p.publish([decision("office", distance: 2)], now: 105)).map(\.room) == ["office"])
+        // Forgotten, it starts again: nothing to move from.
+        let forgotten = p.forget(cat)
+        #expect(forgotten)
+        #expect(try reports(p.publish([decision("kitchen", distance: 1)], now: 200)).map(\.room) == ["kitchen"])
+    }
 }

@@ -23,7 +23,8 @@ public struct NodeClockWatch: Sendable {
         var seen = 0
     }
     private var windows: [String: Window] = [:]
-    /// The latest judged offset per node whose clock is off (seconds, positive: behind).
+    /// The latest judged offset per node whose clock is off (seconds, positive: behind), for at
+    /// most `maximumNodes` nodes.
     public private(set) var offNodes: [String: Double] = [:]
 
     /// Lags kept per window: a fixed sample keeps the cost per reading constant.
@@ -61,7 +62,9 @@ public struct NodeClockWatch: Sendable {
             return nil
         }
         let off = abs(offset) > limit
-        if off { offNodes[node] = offset } else { offNodes[node] = nil }
+        // Bounded too: the windows start afresh whenever the aggregator stops listening, so names
+        // rotated across reconnects would otherwise add verdicts without end.
+        if !off { offNodes[node] = nil } else if offNodes[node] != nil || offNodes.count < maximumNodes { offNodes[node] = offset }
         return Verdict(node: node, offset: offset, off: off)
     }
 

@@ -7,8 +7,8 @@ import Shared
 public struct DecisionOutput: Sendable, Equatable, CustomStringConvertible {
     /// The key under `output:` that turns it on (`mqtt_room`).
     public let key: String
-    /// The messages for a decision that changed, with the room published before it and whether
-    /// it moved from a room to another.
+    /// The messages for a decision that changed, with the room it was last published in (an away
+    /// since not counted: these layouts are told of rooms only) and whether that room differs.
     let changed: @Sendable (_ decision: PresenceDecision, _ previous: String?, _ moved: Bool) throws -> [OutboundMessage]
     /// The messages of a periodic refresh, for every decision.
     let refresh: @Sendable (_ decisions: [PresenceDecision]) throws -> [OutboundMessage]

@@ -13,6 +13,9 @@ public struct PresencePublisher: Sendable {
 
     /// The room each beacon was last published in (nil = away).
     private var roomOf: [BeaconID: String?] = [:]
+    /// The room each beacon was last published in, an away since not counted: the room other
+    /// ecosystems' layouts (mqtt_room) still show it in, as they are told nothing of an away.
+    private var lastRoom: [BeaconID: String] = [:]
     /// Members per room, as last published.
     private var members: [String: Set<BeaconID>] = [:]
     private let floorOf: [String: Int]
@@ -38,7 +41,10 @@ public struct PresencePublisher: Sendable {
         let fresh = decisions.filter { roomOf[$0.id] == nil }
         for d in fresh {
             roomOf[d.id] = .some(d.room)
-            if let room = d.room { members[room, default: []].insert(d.id) }
+            if let room = d.room {
+                members[room, default: []].insert(d.id)
+                lastRoom[d.id] = room
+            }
             people.observe(d)
         }
         people.rework(owning: fresh.map(\.id))
@@ -57,6 +63,7 @@ public struct PresencePublisher: Sendable {
     /// when and why they left, which their other beacons (never heard, say) may not.
     public mutating func forget(_ id: BeaconID) -> Bool {
         if roomOf[id] != .some(nil) { people.forget(id) }
+        lastRoom[id] = nil
         guard let room = roomOf.removeValue(forKey: id) else { return false }
         if let room { members[room]?.remove(id) }
         return true
@@ -109,7 +116,11 @@ public struct PresencePublisher: Sendable {
                 continue
             }
             people.observe(d)
-            for output in outputs { out += try output.changed(d, previous, moved) }
+            // Told of rooms only, they still show the room before an away: kitchen, away, office
+            // is a move from the kitchen to them.
+            let shown = lastRoom[d.id]
+            if let room = d.room { lastRoom[d.id] = room }
+            for output in outputs { out += try output.changed(d, shown, shown != d.room) }
         }
         return out + (try updatePeople(now: now, touching: touchedRooms))
     }

@@ -288,7 +288,9 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// One reading of a beacon this aggregator follows, from a Roomcast or an ESPresense node.
     private mutating func ingest(_ r: BeaconReading, now: Double) throws -> [OutboundMessage] {
         engine.ingest(r, now: now)
-        noteHeard(r.id)
+        // Heard is taken in by the engine: a reading it refused (too old for it) leaves a listed
+        // beacon to be published never heard, not with no presence at all.
+        if engine.isTracking(r.id) { noteHeard(r.id) }
         return try tidyDropped(now: now)
     }
 
