@@ -18,6 +18,7 @@ enum HCIHarness {
                                   "HCIEvent.decode differs from HCIPacket.decode")
             }
         }
+        if input.first == HCIPacketType.event.rawValue { checkReportFastPath(Array(input.dropFirst())) }
 
         // A stream: framing must not depend on how reads cut it.
         let packets = frames(input, chunk: input.count)
@@ -35,6 +36,27 @@ enum HCIHarness {
             }
         }
         FuzzCheck.require(assembler.pendingCount <= 4, "assembler holds \(assembler.pendingCount) > maxPending")
+    }
+
+    /// The reader threads take report events by a path of their own (`LEMetaEvent.appendReports`),
+    /// which must give what `HCIEvent.decode` gives: the same reports, the same refusals, and
+    /// nothing left behind of an event it refused.
+    static func checkReportFastPath(_ event: [UInt8]) {
+        let decoded = Result { () throws(HCIDecodeError) in try HCIEvent.decode(event, timestamp: 1) }
+        let earlier = AdvertisingReport(address: [1, 2, 3, 4, 5, 6], addressType: .public, eventType: AdvertisingEventType(legacy: 0),
+                                        rssi: -60, data: [], timestamp: 0)
+        var reports = [earlier]
+        do {
+            guard try LEMetaEvent.appendReports(ofEvent: ByteReader(event), timestamp: 1, into: &reports) else { return }
+            guard case .success(.leMeta(.advertisingReports(let slow))) = decoded else {
+                FuzzCheck.require(false, "the report fast path took an event HCIEvent.decode does not read as reports")
+                return
+            }
+            FuzzCheck.require(reports == [earlier] + slow, "the report fast path differs from HCIEvent.decode")
+        } catch {
+            FuzzCheck.require(reports == [earlier], "the report fast path kept reports of an event it refused")
+            if case .success(let e) = decoded { FuzzCheck.require(false, "the report fast path refused an event HCIEvent.decode reads: \(e)") }
+        }
     }
 
     struct Framed: Equatable {

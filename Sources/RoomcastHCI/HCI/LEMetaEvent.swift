@@ -38,7 +38,7 @@ public enum LEMetaEvent: Sendable, Hashable {
     /// it was; returns false for any other event, which the caller decodes with `HCIEvent.decode`.
     /// The reader threads (live and replay) take report events this way, without an event value
     /// and an array per event.
-    static func appendReports(ofEvent event: ByteReader, timestamp: Double,
+    package static func appendReports(ofEvent event: ByteReader, timestamp: Double,
                               into reports: inout [AdvertisingReport]) throws(HCIDecodeError) -> Bool {
         var r = event
         let o = r.offset
