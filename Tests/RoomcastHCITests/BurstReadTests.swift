@@ -109,6 +109,22 @@ import TestSupport
         let burst = try #require(await frames.nextBatch())
         #expect(burst.map(\.bytes) == [Array(Self.report(rssi: -42).dropFirst())])
     }
+
+    /// A datagram shorter than its packet's header says ends with it: the packets after it
+    /// arrive as they are. Joined to the next datagram, it took that report's bytes as its own
+    /// and the rest of the stream was framed wrong.
+    @Test func aShortDatagramIsNotJoinedToTheNext() async throws {
+        let (controller, host) = try Self.pair()
+        defer { close(controller) }
+        let short = Array(Self.report(rssi: -41).prefix(10))
+        #expect(send(controller, short, short.count, 0) == short.count)
+        for rssi in [-42, -43] as [Int8] { #expect(send(controller, Self.report(rssi: rssi), 18, 0) == 18) }
+        let transport = try FileDescriptorTransport(fd: host, name: "seqpacket", timestamps: .socket, burstWindow: 0.05)
+        defer { transport.shutdown() }
+        var frames = transport.frames.makeAsyncIterator()
+        let burst = try #require(await frames.nextBatch())
+        #expect(burst.map(\.bytes) == [Array(Self.report(rssi: -42).dropFirst()), Array(Self.report(rssi: -43).dropFirst())])
+    }
 }
 
 /// The rest after a burst where none is configured follows how the link stamps its reports.

@@ -50,6 +50,16 @@ public struct H4Framer: Sendable {
         return (type, reader)
     }
 
+    /// Drops the bytes of a packet begun but not complete; returns how many. A link that keeps
+    /// packet boundaries calls it after each datagram: there a packet shorter than its header
+    /// says is lost, and joined to the next datagram it would make every packet after it wrong.
+    @discardableResult
+    public mutating func discardPending() -> Int {
+        let dropped = pendingCount
+        start = buffer.count
+        return dropped
+    }
+
     /// The fixed header length after the indicator.
     static func headerLength(_ type: HCIPacketType) -> Int {
         switch type {

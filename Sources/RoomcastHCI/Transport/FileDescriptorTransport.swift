@@ -238,6 +238,8 @@ public final class FileDescriptorTransport: HCITransport {
                     datagrams.receptionTime(i, level: $0.level, type: $0.type, fractionsPerSecond: $0.fractionsPerSecond)
                 }
                 packets += try takePackets(from: &framer, at: time ?? readTime, into: &burst)
+                // One datagram, one packet: what it left incomplete ends with it.
+                framer.discardPending()
             }
             return packets
         }
