@@ -156,6 +156,36 @@ func collect(_ source: any RadioSource) async throws -> [AdvertisingReport] {
         #expect(reports.allSatisfy { $0.timestamp == 6 })
     }
 
+    /// A btmon capture of two adapters: one node is one adapter, so the replay follows the
+    /// first adapter heard, skips the other's reports, and says so. Merged, a beacon both heard
+    /// was one node hearing it twice, at two levels.
+    @Test func aMonitorCaptureOfTwoAdaptersReplaysTheFirst() async throws {
+        var file = Array("btsnoop\0".utf8) + [0, 0, 0, 1, 0, 0, 0x07, 0xD1]
+        func record(_ data: [UInt8], adapter: UInt32, ts: Double) {
+            let n = UInt32(data.count), flags = adapter << 16 | 3
+            for v in [n, n, flags, 0] { file += [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+            let t = BTSnoopFormat.timestamp(unix: ts)
+            for i in (0..<8).reversed() { file.append(UInt8(t >> (8 * UInt64(i)) & 0xFF)) }
+            file += data
+        }
+        let event = bytes(String(HCIEventTests.twoReports.dropFirst(2)))
+        record(event, adapter: 1, ts: 6)
+        record(event, adapter: 0, ts: 7)
+        record(event, adapter: 1, ts: 8)
+        let path = temporaryPath(".btsnoop")
+        defer { unlink(path) }
+        _ = FileManager.default.createFile(atPath: path, contents: Data(file))
+        let source = ReplayRadioSource(path: path, speed: .max)
+        let reports = try await collect(source)
+        #expect(reports.map(\.timestamp) == [6, 6, 8, 8])
+        #expect(source.notice?.hasPrefix("the capture holds more than one adapter's records: replayed hci1's") == true)
+        #expect(source.notice?.contains("skipped 1 ") == true)
+        // One adapter's capture has nothing to say.
+        let single = ReplayRadioSource(path: try fixturePath(Self.anchor1), speed: .max)
+        _ = try await collect(single)
+        #expect(single.notice == nil)
+    }
+
     @Test func aFileCutInsideARecordEndsCleanly() async throws {
         let full = try Data(contentsOf: URL(fileURLWithPath: try fixturePath(Self.anchor1)))
         let path = temporaryPath(".btsnoop")

@@ -111,6 +111,7 @@ public final class EdgeAgentService: Sendable {
         connectionWatcher.cancel()
         await source.shutdown()
         let stats = runtime.stats
+        if let notice = source.notice { logger.warning("\(notice)", metadata: ["source": "\(source.spec)"]) }
         logger.info("edge agent stopped", metadata: ["reports": "\(stats.reports)", "readings": "\(stats.readings)",
                                                      "beacons.evicted": "\(stats.evicted)"])
         if let error = source.terminationError { throw error }

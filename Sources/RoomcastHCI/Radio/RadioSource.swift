@@ -15,4 +15,11 @@ public protocol RadioSource: AnyObject, Sendable {
     func shutdown() async
     /// Why `reports` ended early, if it did.
     var terminationError: RadioError? { get }
+    /// What the user should know about what was read, once `reports` has ended (a capture of two
+    /// adapters replayed as one of them); nil when nothing.
+    var notice: String? { get }
+}
+
+extension RadioSource {
+    public var notice: String? { nil }
 }

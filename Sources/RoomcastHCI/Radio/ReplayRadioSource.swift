@@ -12,7 +12,7 @@ public final class ReplayRadioSource: RadioSource {
     private let producer: BoundedStream<AdvertisingReport>.Producer
     private let path: String
     private let speed: ReplaySpeed
-    private let state = Mutex<(started: Bool, error: RadioError?)>((false, nil))
+    private let state = Mutex<(started: Bool, error: RadioError?, notice: String?)>((false, nil, nil))
 
     /// A replay of `path` at `speed`; nothing is read before `start()`.
     public init(path: String, speed: ReplaySpeed, bufferCapacity: Int = 4096) {
@@ -28,6 +28,15 @@ public final class ReplayRadioSource: RadioSource {
 
     public var terminationError: RadioError? { state.withLock { $0.error } }
 
+    public var notice: String? { state.withLock { $0.notice } }
+
+    /// What to say about a capture of more than one adapter, replayed as the first of them.
+    static func notice(_ reader: BTSnoopReader) -> String? {
+        guard reader.otherAdapterRecords > 0, let adapter = reader.followedAdapter else { return nil }
+        return "the capture holds more than one adapter's records: replayed hci\(adapter)'s, the first heard, and skipped "
+            + "\(reader.otherAdapterRecords) of the others (one node is one adapter; capture one with btmon -i)"
+    }
+
     public func start() async throws(RadioError) {
         guard !state.withLock({ s in defer { s.started = true }; return s.started }) else { return }
         let reader: BTSnoopReader
@@ -40,7 +49,11 @@ public final class ReplayRadioSource: RadioSource {
         let producer = self.producer, counters = self.counters, speed = self.speed
         let thread = Thread { [weak self] in
             let error = Self.run(reader: box.value, speed: speed, producer: producer, counters: counters)
-            if let error { self?.state.withLock { $0.error = error } }
+            let notice = Self.notice(box.value)
+            self?.state.withLock { s in
+                s.error = error
+                s.notice = notice
+            }
             producer.finish()
         }
         thread.name = "btsnoop-replay"

@@ -32,6 +32,13 @@ public final class BTSnoopReader {
     public private(set) var endedInsideRecord = false
     /// Records skipped because they are not HCI packets (monitor notes, index events, bad H4 types).
     public private(set) var skippedRecords = 0
+    /// A monitor (btmon) capture records every adapter of the machine, each record with its
+    /// controller index. One node is one adapter: the reader follows the adapter of the first HCI
+    /// packet, and skips and counts the others' (read as one, two adapters' reports of one beacon
+    /// would be one node hearing it twice, at two levels).
+    public private(set) var followedAdapter: UInt16?
+    /// Records of other adapters than `followedAdapter`, skipped.
+    public private(set) var otherAdapterRecords = 0
 
     private let fd: Int32
     private var buffer: [UInt8]
@@ -113,6 +120,14 @@ public final class BTSnoopReader {
                   included >= kind.skip else {
                 skippedRecords += 1
                 continue
+            }
+            if datalink == .monitor {
+                let adapter = UInt16(flags >> 16)
+                if followedAdapter == nil { followedAdapter = adapter }
+                guard adapter == followedAdapter else {
+                    otherAdapterRecords += 1
+                    continue
+                }
             }
             return Record(type: kind.type, direction: kind.direction, timestamp: BTSnoopFormat.unixTime(ts),
                           reader: ByteReader(buffer, range: dataStart + kind.skip ..< dataStart + included))
