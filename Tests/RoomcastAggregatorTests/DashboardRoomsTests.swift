@@ -284,4 +284,31 @@ import TestSupport
             #expect(focused == tag.rawValue)
         }
     }
+
+    /// A page just connected can be sent, after the state it got first, a snapshot built before
+    /// it (queued while the first was being made). It keeps the later one: shown, the older
+    /// would undo a move, and list it twice in Recent moves.
+    @Test func anOlderSnapshotAfterANewerOneIsNotShown() async throws {
+        let snapshot: @Sendable (Int) -> DashboardSnapshot = { k in
+            let (seq, room): (UInt64, String) = k == 0 ? (100, "kitchen") : k < 5 ? (UInt64(k), "office") : (UInt64(100 + k), "hall")
+            var s = DashboardSnapshot(
+                ts: 30 + Double(k), active: true, connected: true,
+                rooms: ["kitchen", "office", "hall"].map { .init(name: $0, floor: 0, polygon: nil) },
+                nodes: [],
+                beacons: [PresenceDecision(id: cat, name: "cat", room: room, floor: 0, distance: nil, confidence: 0.9,
+                                           node: "\(room)-pi", since: 0, lastSeen: 29, evidence: [], ts: 30 + Double(k))])
+            s.seq = seq
+            return s
+        }
+        try await Self.withLivePage(snapshot) { browser, session in
+            _ = try await DashboardLiveTests.waitForPage(browser, session, "the cat in the hall") { dom in
+                DashboardLiveTests.page(dom, shows: cat, in: "hall")
+            }
+            let moves = try await offPool {
+                try browser.evaluate(##"[...document.querySelectorAll("#moves li")].map((li) => li.dataset.room).join(",")"##,
+                                     session: session) as? String
+            }
+            #expect(moves == "hall", "moves shown: \(moves ?? "")")
+        }
+    }
 }

@@ -102,6 +102,9 @@ enum DashboardAssets {
       // `#floor=1` opens that floor (a link per floor for a phone on each landing).
       const hashFloor = /floor=(-?\d+)/.exec(location.hash);
       let snap = null, prev = null, floor = hashFloor ? Number(hashFloor[1]) : null, selected = null, updates = 0;
+      // The newest snapshot's `seq` on this connection; a new connection (the aggregator may have
+      // restarted and counts from 1 again) takes whatever comes first.
+      let lastSeq = null;
       const lastRoom = new Map();
 
       function el(tag, attrs, text, ns) {
@@ -384,9 +387,15 @@ enum DashboardAssets {
 
       function connect() {
         const source = new EventSource("/events");
+        source.addEventListener("open", () => { lastSeq = null; });
         source.addEventListener("state", (e) => {
+          const next = JSON.parse(e.data);
+          // One built before the state this page already shows (it was queued while the first
+          // was being made): showing it would undo a move, and list it twice in Recent moves.
+          if (next.seq != null && lastSeq != null && next.seq <= lastSeq) return;
+          if (next.seq != null) lastSeq = next.seq;
           prev = snap;
-          snap = JSON.parse(e.data);
+          snap = next;
           updates += 1;
           document.body.dataset.updates = String(updates);
           document.body.dataset.connected = "true";

@@ -7,6 +7,10 @@ public struct DashboardSnapshot: Codable, Sendable, Equatable {
     public var v: Int = 1
     /// Aggregator time of the snapshot.
     public var ts: Double
+    /// Which snapshot this is, counted from 1 since the aggregator started, in the order they were
+    /// built. A page just connected can be sent one built before the state it got first; it keeps
+    /// the later (the clock, `ts`, can step back; this count cannot).
+    public var seq: UInt64?
     /// True when this instance publishes (false: a standby, or the broker is unreachable).
     public var active: Bool
     public var connected: Bool

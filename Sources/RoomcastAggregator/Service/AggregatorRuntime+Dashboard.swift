@@ -4,6 +4,7 @@ import Shared
 extension AggregatorRuntime {
     /// The dashboard's view at `now` (see `DashboardSnapshot`).
     public func dashboardSnapshot(now: Double, connected: Bool) -> DashboardSnapshot {
+        dashboardSnapshots += 1
         let activity = core.nodeActivity.nodes
         let offline = core.offline
         let skew = core.skewedNodes
@@ -29,7 +30,9 @@ extension AggregatorRuntime {
         var made: [String: Int] = [:]
         for d in beacons { if let room = d.room, !configured.contains(room), made[room] == nil { made[room] = d.floor ?? 0 } }
         rooms += made.sorted { $0.key < $1.key }.map { DashboardSnapshot.Room(name: $0.key, floor: $0.value, polygon: nil, doorways: nil) }
-        return DashboardSnapshot(ts: now, active: isActive, connected: connected, rooms: rooms, nodes: nodes, beacons: beacons)
+        var snapshot = DashboardSnapshot(ts: now, active: isActive, connected: connected, rooms: rooms, nodes: nodes, beacons: beacons)
+        snapshot.seq = dashboardSnapshots
+        return snapshot
     }
 
     /// The core's counters for `/metrics`; the service adds the MQTT client's.

@@ -60,6 +60,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// False when the state file could not be read at start: it is left as it is, never
     /// overwritten by what this run learns.
     private var learnedWritable = true
+    /// Dashboard snapshots built so far: each one's `seq`, in the order the actor built them.
+    var dashboardSnapshots: UInt64 = 0
     private var learnedSavedRevision: UInt64 = 0
     /// The departure counts (`RoomDepartures`) as last written, and when.
     private var learnedSavedDepartures: UInt64 = 0
