@@ -24,7 +24,7 @@ release:
 ## The main job: the whole system on an embedded default, no radio needed.
 demo: release
 	@bash scripts/setup.sh run
-	@SWIFT="$(SWIFT)" bash scripts/demo.sh
+	@SWIFT="$(SWIFT)" BUILD_FLAGS="$(BUILD_FLAGS)" bash scripts/demo.sh
 
 ## Every test. Unit and integration tests (real mosquitto brokers, processes and faults, btvirt, a real
 ## Home Assistant) in a debug build; then the scenario evaluations (Tests/RoomcastScenarioTests: the
@@ -56,7 +56,8 @@ home-assistant:
 	  done; fi
 
 ## Benchmarks print numbers (release build).
-bench: release
+## (A broker, btmon and the controller emulation beside the build: the test group.)
+bench: setup release
 	@bash scripts/bench.sh
 
 clean:
@@ -65,7 +66,7 @@ clean:
 ## Soak: an hour of a busy simulated home at x60 through mosquitto, agents and aggregator
 ## (about a minute): memory and file-descriptor curves, error-level log lines.
 .PHONY: soak
-soak: build
+soak: setup
 	@bash scripts/soak.sh
 
 ## Reliability (docs/reliability.md): libFuzzer harnesses for a bounded time (FUZZ_SECONDS per
@@ -104,4 +105,5 @@ deb: dist
 package-test: deb
 	@bash scripts/package/test-binaries.sh
 	@# A clean root and chroot need root; only that step runs as root, so the build stays the user's.
-	@if [ "$$(id -u)" -eq 0 ]; then bash scripts/package/test-debs.sh; else sudo -E bash scripts/package/test-debs.sh; fi
+	@# root's own HOME: its cache must not land, root-owned, in the user's ~/.cache.
+	@if [ "$$(id -u)" -eq 0 ]; then bash scripts/package/test-debs.sh; else sudo -E HOME=/root bash scripts/package/test-debs.sh; fi

@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/broker.sh
-bin=$(${SWIFT:-swift} build -c release --show-bin-path)
+bin=$(${SWIFT:-swift} build -c release --show-bin-path ${BUILD_FLAGS:-})
 home=${DEMO_HOME:-.build/demo-home-v3}
 work=$(mktemp -d /tmp/roomcast-demo.XXXXXX)
 pids=()

@@ -24,6 +24,7 @@ struct DecisionTrace<Inner: PresenceEstimator & Sendable>: PresenceEstimator, Se
     mutating func ingest(_ reading: BeaconReading, now: Double) { inner.ingest(reading, now: now) }
     mutating func nodeStatus(_ node: String, online: Bool, now: Double) { inner.nodeStatus(node, online: online, now: now) }
     func decision(for id: BeaconID) -> PresenceDecision? { inner.decision(for: id) }
+    func isTracking(_ id: BeaconID) -> Bool { inner.isTracking(id) }
     mutating func hearingRestored(at now: Double) { inner.hearingRestored(at: now) }
     mutating func takeDropped() -> [DroppedBeacon] { inner.takeDropped() }
     var capacityUse: CapacityUse? { inner.capacityUse }

@@ -213,8 +213,8 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     }
 
     /// The learned offset of every node that has one, in node order, with where it came from. A
-    /// node nothing was learned for is left out: labelled `node_beacons` at 0 dB, every site
-    /// published (and logged) a calibration from node beacons it does not have.
+    /// node nothing was learned for is left out, so a site whose nodes have no beacons reports
+    /// no calibration from node beacons it does not have.
     public var receiverCalibration: [ReceiverCalibrationReport.Node] {
         nodes.compactMap { n in n.offsetSource.map { .init(node: n.name, offsetDb: n.learnedOffset, source: $0) } }
     }

@@ -112,6 +112,9 @@ import RoomcastYAML
         let root = try Self.store(["4C:57:CA:11:22:33": Self.iPhoneInfo])
         defer { try? FileManager.default.removeItem(atPath: root) }
         let adapter = try #require(try FileManager.default.contentsOfDirectory(atPath: root).first)
+        // A file named like a device is no device: skipped, not an error.
+        try "x".write(toFile: "\(root)/\(adapter)/4C:57:CA:11:22:55", atomically: true, encoding: .utf8)
+        #expect(try BlueZPairingStore.read(directory: root).devices.map(\.address) == ["4C:57:CA:11:22:33"])
         let odd = "\(root)/\(adapter)/4C:57:CA:11:22:44/info"
         try FileManager.default.createDirectory(atPath: odd, withIntermediateDirectories: true)
         let error = #expect(throws: BlueZPairingStore.ReadError.self) { try BlueZPairingStore.read(directory: root) }

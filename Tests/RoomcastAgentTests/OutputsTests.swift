@@ -38,8 +38,18 @@ func sampleReading(_ id: BeaconID = tag, distance: Double = 2.5, name: String? =
 }
 
 extension CompatibilityOutputsTests {
-    /// Each id in the form an ESPresense node gives it, which the aggregator's ESPresense input
-    /// reads back as the same beacon.
+    /// A reading of a packet without a level goes out on Roomcast's topic (heard, not ranged), not
+    /// as an ESPresense report, whose `rssi` is the packet's level.
+    @Test func aPacketWithoutALevelIsNoESPresenseReport() {
+        var r = sampleReading()
+        r.rssi = -127
+        r.proximity = .unknown
+        let out = CompatibilityOutputs(room: "kitchen", enabled: CompatibilityOutput.all).messages(for: r)
+        #expect(out.map(\.topic) == ["room_presence/kitchen"])
+    }
+
+    /// Each id in the form an ESPresense node gives it; the aggregator's ESPresense input reads
+    /// the iBeacon, AltBeacon and Eddystone ones back as the same beacon.
     @Test(arguments: [
         ("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-675-23", "iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-675-23"),
         ("altbeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2", "altBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2"),
@@ -77,6 +87,8 @@ extension CompatibilityOutputsTests {
         let lines = t.render(now: 101, width: width).split(separator: "\n")
         #expect(lines.allSatisfy { $0.count <= width }, "\(lines.map(\.count)) for \(width)")
         #expect(lines[1].contains("675-23"))
+        // Not told a width (piped, no COLUMNS): a console's 80.
+        #expect(t.render(now: 101).split(separator: "\n").allSatisfy { $0.count <= 80 })
     }
 
     /// Piped, the scan view has no terminal to ask: `COLUMNS`, else 80.

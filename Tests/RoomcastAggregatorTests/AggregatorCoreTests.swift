@@ -678,6 +678,7 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
     @Test func idsMapOntoOursOrAFingerprint() {
         #expect(ESPresenseInput.beaconID("iBeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45") == cat)
         #expect(ESPresenseInput.beaconID("apple:1005:9-26").rawValue == "fp:espresense-apple-1005-9-26")
+        #expect(ESPresenseInput.beaconID("eddy:edd1ebeac04e5defa017-0bdb87539b67").rawValue == "eddystone:edd1ebeac04e5defa017-0bdb87539b67")
         // ESPresense names a phone by its key's hex; passed through, it was a second id for a
         // phone Roomcast's agents name by the key's name.
         #expect(ESPresenseInput.beaconID("irk:9b7d0f1e2a3b4c5d6e7f8091a2b3c4d5").rawValue == "fp:espresense-irk-9b7d0f1e2a3b4c5d6e7f8091a2b3c4d5")

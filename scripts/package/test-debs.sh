@@ -39,9 +39,13 @@ for pair in roomcast-edge-agent:edge-agent roomcast-aggregator:aggregator roomca
   unpacked=$(mktemp -d)
   dpkg-deb -x "$deb" "$unpacked"
   for soname in $(readelf -d "$unpacked/usr/bin/$program" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
-    owner=$(dpkg -S "*/$soname" 2> /dev/null | grep ":$arch: " | head -1 | cut -d: -f1 || true)
-    [ -n "$owner" ] || { rm -rf "$unpacked"; fail "$program needs $soname, which no installed $arch package holds"; }
-    case "$depends" in *" $owner "*) ;; *) rm -rf "$unpacked"; fail "$pkg does not depend on $owner ($program needs $soname)" ;; esac
+    # Every installed package of this architecture with a file of that name (multilib packages
+    # such as lib32stdc++6 hold the same names): one of them must be a dependency.
+    owners=$(dpkg -S "*/$soname" 2> /dev/null | grep ":$arch: " | cut -d: -f1 | sort -u || true)
+    [ -n "$owners" ] || { rm -rf "$unpacked"; fail "$program needs $soname, which no installed $arch package holds"; }
+    found=
+    for owner in $owners; do case "$depends" in *" $owner "*) found=$owner ;; esac; done
+    [ -n "$found" ] || { rm -rf "$unpacked"; fail "$pkg depends on none of $(echo $owners) ($program needs $soname)"; }
   done
   rm -rf "$unpacked"
 done

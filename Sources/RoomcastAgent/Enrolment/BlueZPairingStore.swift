@@ -65,7 +65,8 @@ public enum BlueZPairingStore {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             let e = errno
-            if e == ENOENT { return nil }
+            // None there, or an entry named like a device that is not a folder: no device.
+            if e == ENOENT || e == ENOTDIR { return nil }
             if e == EACCES || e == EPERM { throw denied(path) }
             throw ReadError(description: "cannot read \(path): \(String(cString: strerror(e)))")
         }

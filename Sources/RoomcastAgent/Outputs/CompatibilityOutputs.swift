@@ -42,6 +42,9 @@ public struct CompatibilityOutput: Sendable, Equatable, CustomStringConvertible 
 
     /// `espresense/devices/<id>/<room>` as an ESPresense node publishes it: its ids, its field names.
     public static let espresense = CompatibilityOutput(key: "espresense") { r, room in
+        // A packet without a level (HCI's 127; the agent's reading says -127 and `unknown`):
+        // ESPresense sends the packet's level, and a node of its never reports without one.
+        if r.rssi == -127 && r.proximity == .unknown { return nil }
         let id = espresenseID(r.id)
         return try? OutboundMessage(topic: Topics.Compatibility.espresenseDevice(id, room: room), json: ESPresense(
             id: id, name: r.name, rssiAt1m: r.power, rssi: r.rssi, raw: rounded(r.distance),

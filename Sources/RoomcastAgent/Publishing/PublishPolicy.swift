@@ -68,7 +68,7 @@ public struct PublishPolicy: Sendable {
     }
 
     /// A change of `change` is significant against `threshold`; a threshold of 0 turns that
-    /// criterion off (read as "every change", it published every advertisement).
+    /// criterion off (read as "every change", it would publish every advertisement).
     static func moved(_ change: Double, by threshold: Double) -> Bool {
         threshold > 0 && abs(change) >= threshold
     }

@@ -147,6 +147,12 @@ enum DashboardAssets {
         const y0 = Math.abs(area) > 1e-9 ? cy / (3 * area) : (Math.min(...ys) + Math.max(...ys)) / 2;
         const widest = (list) => list.reduce((best, s) => (s[1] - s[0] > best[1] - best[0] ? s : best), [0, 0]);
         const across = widest(spans(poly, 0, y0));
+        if (!(across[1] > across[0])) {
+          // No area to be inside (every corner on one line): the corners' mean, within the drawing.
+          const xs = poly.map((p) => p[0]);
+          return { x: xs.reduce((a, b) => a + b, 0) / poly.length, y: ys.reduce((a, b) => a + b, 0) / poly.length,
+                   w: Math.max(...xs) - Math.min(...xs), h: Math.max(...ys) - Math.min(...ys) };
+        }
         const x = (across[0] + across[1]) / 2;
         const up = spans(poly, 1, x).find((s) => s[0] <= y0 && y0 <= s[1]) || [y0, y0];
         const y = (up[0] + up[1]) / 2;

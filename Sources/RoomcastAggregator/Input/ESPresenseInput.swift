@@ -71,14 +71,15 @@ public struct ESPresenseInput: Sendable {
         return .success(r)
     }
 
-    /// ESPresense ids: `iBeacon:<uuid>-<major>-<minor>` and `altBeacon:…` name what ours do
-    /// and become ours; anything else a fingerprint id. Not `irk:`: ESPresense names a phone by
-    /// its key's hex, Roomcast by the name the agent's config gives the key, so the two never
-    /// meet, and an ESPresense `irk:<hex>` passed through would be a second id for one phone
-    /// (and `mac:`, `eddystone:` are not ESPresense's forms).
+    /// ESPresense ids: `iBeacon:<uuid>-<major>-<minor>`, `altBeacon:…` and
+    /// `eddy:<namespace>-<instance>` name what ours do and become ours; anything else a
+    /// fingerprint id. Not `irk:`: ESPresense names a phone by its key's hex, Roomcast by the name
+    /// the agent's config gives the key, so the two never meet, and an ESPresense `irk:<hex>`
+    /// passed through would be a second id for one phone (and `mac:` is not ESPresense's form).
     static func beaconID(_ text: String) -> BeaconID {
         let lower = text.lowercased()
         if let id = BeaconID(lower), id.scheme == "ibeacon" || id.scheme == "altbeacon" { return id }
+        if lower.hasPrefix("eddy:"), let id = BeaconID("eddystone:" + lower.dropFirst("eddy:".count)) { return id }
         var safe = ""
         for c in lower.unicodeScalars {
             switch c {

@@ -33,9 +33,9 @@ public final class BTSnoopReader {
     /// Records skipped because they are not HCI packets (monitor notes, index events, bad H4 types).
     public private(set) var skippedRecords = 0
     /// A monitor (btmon) capture records every adapter of the machine, each record with its
-    /// controller index. One node is one adapter: the reader follows the adapter of the first HCI
-    /// packet, and skips and counts the others' (read as one, two adapters' reports of one beacon
-    /// would be one node hearing it twice, at two levels).
+    /// controller index. One node is one adapter: from the first LE Meta event on, the reader
+    /// follows that event's adapter, and skips and counts the others' records (read as one, two
+    /// adapters' reports of one beacon would be one node hearing it twice, at two levels).
     public private(set) var followedAdapter: UInt16?
     /// Records of other adapters than `followedAdapter`, skipped.
     public private(set) var otherAdapterRecords = 0
@@ -123,10 +123,15 @@ public final class BTSnoopReader {
             }
             if datalink == .monitor {
                 let adapter = UInt16(flags >> 16)
-                if followedAdapter == nil { followedAdapter = adapter }
-                guard adapter == followedAdapter else {
-                    otherAdapterRecords += 1
-                    continue
+                if let followed = followedAdapter {
+                    guard adapter == followed else {
+                        otherAdapterRecords += 1
+                        continue
+                    }
+                } else if kind.type == .event, first == HCIEvent.leMetaCode {
+                    // The first adapter to report (an LE Meta event), not the first to be talked
+                    // to: bluetoothd commands every adapter at start, an idle one included.
+                    followedAdapter = adapter
                 }
             }
             return Record(type: kind.type, direction: kind.direction, timestamp: BTSnoopFormat.unixTime(ts),

@@ -380,6 +380,7 @@ public enum SimulatorCommand {
         let agent = try ConfigLoader.load(AgentConfig.self, from: dir.appendingPathComponent("agent.yaml").path,
                                           overrides: overrides)
         let result = try await CaptureReplay.run(directory: dir, nodes: nodes, config: agent.advertising)
+        for (node, notice) in result.notices.sorted(by: { $0.key < $1.key }) { errorOutput("warning: \(node): \(notice)\n") }
         let trackedIDs = Set(scenario.beacons.map(\.id))
         let expected = scenario.packets.filter { trackedIDs.contains($0.id) }
         let untracked = scenario.packets.count - expected.count

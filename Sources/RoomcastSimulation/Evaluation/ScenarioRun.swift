@@ -126,6 +126,7 @@ public struct AnyPresenceEstimator: PresenceEstimator, Sendable {
     public mutating func nodeStatus(_ node: String, online: Bool, now: Double) { base.nodeStatus(node, online: online, now: now) }
     public mutating func tick(now: Double) -> [PresenceDecision] { base.tick(now: now) }
     public func decision(for id: BeaconID) -> PresenceDecision? { base.decision(for: id) }
+    public func isTracking(_ id: BeaconID) -> Bool { base.isTracking(id) }
     public mutating func hearingRestored(at now: Double) { base.hearingRestored(at: now) }
     public mutating func takeDropped() -> [DroppedBeacon] { base.takeDropped() }
     public var capacityUse: CapacityUse? { base.capacityUse }

@@ -18,6 +18,9 @@ public enum CaptureReplay {
         public var untracked: [String: Int]
         /// Reports without an RSSI (127, "not available"), per node.
         public var withoutRSSI: [String: Int]
+        /// What a replay had to say about a capture (`RadioSource.notice`: a btmon capture of
+        /// several adapters, of which one was replayed), per node.
+        public var notices: [String: String] = [:]
 
         public init(packets: [RawPacket] = [], untracked: [String: Int] = [:], withoutRSSI: [String: Int] = [:]) {
             self.packets = packets
@@ -59,6 +62,7 @@ public enum CaptureReplay {
             }
             await source.shutdown()
             if let error = source.terminationError { throw ReplayError(path: path, reason: "\(error)") }
+            if let notice = source.notice { result.notices[node] = notice }
         }
         result.packets.sort { a, b in
             a.t != b.t ? a.t < b.t : (a.node != b.node ? a.node < b.node : a.id < b.id)
