@@ -169,6 +169,70 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
     /// topics stay the other partition's, also at a refresh. Heard here again, it is published
     /// here again; and where the other partition has not heard it since this one did, this one
     /// publishes away as before.
+    /// Across the border the partition left behind hears the beacon a little longer than the one
+    /// that placed it last said, so its away, later, overwrites the room on the shared topic. The
+    /// partition that has the beacon, having heard it since, puts its room and person back at
+    /// once; its own refresh (a minute by default) left the away standing that long. An away it
+    /// has not heard the beacon since is left alone, and so is its own away echoed back.
+    @Test func aPartitionStillHearingABeaconAnswersAnotherPartitionsOlderAway() throws {
+        let topics = Topics()
+        let site = SiteModel(rooms: [.init(name: "kitchen"), .init(name: "bedroom", floor: 1)],
+                             nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "bedroom-pi", room: "bedroom")],
+                             beacons: [.init(id: cat, name: "Cat")], people: [.init(name: "Alice", beacons: [cat])])
+        var downstairs = AggregatorConfig(site: site, partition: .init(floors: [0])).makeCore()
+        _ = try downstairs.start(now: 100)
+        var seq: UInt64 = 0
+        for k in 0..<20 {
+            let t = 100 + 0.5 * Double(k)
+            seq += 1
+            _ = try downstairs.handle(topic: topics.nodeBeacon("kitchen-pi", cat),
+                                      payload: WireFormat.encode(reading("kitchen-pi", rssi: -55, ts: t, seq: seq)), now: t)
+        }
+        _ = try downstairs.advance(to: 110)
+        #expect(downstairs.engine.decision(for: cat)?.room == "kitchen")
+        func away(lastSeen: Double) throws -> [UInt8] {
+            var d = PresenceDecision(id: cat, name: "Cat", room: nil, floor: nil, distance: nil, confidence: 0, node: nil,
+                                     since: lastSeen + 30, lastSeen: lastSeen, evidence: [], ts: lastSeen + 30)
+            d.reason = "timeout"
+            return try WireFormat.encode(d)
+        }
+        // Upstairs last heard it at 105; downstairs at 109.5: its room and Alice go out again.
+        let answer = try downstairs.otherPartitionsPresence(away(lastSeen: 105), id: cat, now: 135)
+        let rooms = answer.filter { $0.topic == topics.presence(cat) }.compactMap { try? WireFormat.decode(PresenceDecision.self, from: $0.payload).room }
+        #expect(rooms == ["kitchen"])
+        #expect(answer.contains { $0.topic == topics.presenceRoom(cat) && String(decoding: $0.payload, as: UTF8.self) == "kitchen" })
+        #expect(answer.contains { $0.topic == topics.person("alice") && String(decoding: $0.payload, as: UTF8.self).contains("\"kitchen\"") })
+        // An away from after downstairs last heard it is that partition's word: no answer.
+        #expect(try downstairs.otherPartitionsPresence(away(lastSeen: 200), id: cat, now: 230).isEmpty)
+    }
+
+    /// A claim is capped at the time it arrives: one from the future (a peer's clock ahead, or
+    /// a forged presence) kept this partition from saying away, and from placing the person,
+    /// until that time came.
+    @Test func aClaimFromTheFutureDoesNotSilenceThisPartition() throws {
+        let topics = Topics()
+        let site = SiteModel(rooms: [.init(name: "kitchen"), .init(name: "bedroom", floor: 1)],
+                             nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "bedroom-pi", room: "bedroom")],
+                             beacons: [.init(id: cat, name: "Cat")])
+        var upstairs = AggregatorConfig(site: site, partition: .init(floors: [1])).makeCore()
+        _ = try upstairs.start(now: 100)
+        var seq: UInt64 = 0
+        for k in 0..<20 {
+            let t = 100 + 0.5 * Double(k)
+            seq += 1
+            _ = try upstairs.handle(topic: topics.nodeBeacon("bedroom-pi", cat),
+                                    payload: WireFormat.encode(reading("bedroom-pi", rssi: -55, ts: t, seq: seq)), now: t)
+        }
+        _ = try upstairs.advance(to: 110)
+        let future = PresenceDecision(id: cat, name: "Cat", room: "kitchen", floor: 0, distance: 1, confidence: 0.9,
+                                      node: "kitchen-pi", since: 1e9, lastSeen: 2e9, evidence: [], ts: 2e9)
+        _ = try upstairs.otherPartitionsPresence(WireFormat.encode(future), id: cat, now: 108)
+        // Heard upstairs after the claim arrived, then silent: away is this partition's to say.
+        let out = try upstairs.advance(to: 160)
+        let rooms: [String?] = out.filter { $0.topic == topics.presence(cat) }.compactMap { try? WireFormat.decode(PresenceDecision.self, from: $0.payload).room }
+        #expect(rooms == [nil], "\(rooms)")
+    }
+
     @Test func aBeaconThatWalksIntoAnotherPartitionIsHandedOverNotDeclaredAway() throws {
         let topics = Topics()
         let site = SiteModel(rooms: [.init(name: "kitchen"), .init(name: "bedroom", floor: 1)],
@@ -205,7 +269,7 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         var core = try upstairs()
         #expect(presence(try heard(&core, from: 100, to: 110)).last == "bedroom")
         // Downstairs places it in the kitchen, having heard it after upstairs last did.
-        core.otherPartitionsPresence(try WireFormat.encode(downstairs(lastSeen: 113)), id: cat)
+        _ = try core.otherPartitionsPresence(try WireFormat.encode(downstairs(lastSeen: 113)), id: cat, now: 113.5)
         var out = try core.advance(to: 150)
         #expect(core.engine.decision(for: cat)?.room == nil)
         #expect(presence(out).isEmpty)
@@ -226,7 +290,7 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         // Downstairs last heard it before upstairs did: away is this partition's to say.
         var other = try upstairs()
         _ = try heard(&other, from: 100, to: 110)
-        other.otherPartitionsPresence(try WireFormat.encode(downstairs(lastSeen: 105)), id: cat)
+        _ = try other.otherPartitionsPresence(try WireFormat.encode(downstairs(lastSeen: 105)), id: cat, now: 110)
         out = try other.advance(to: 150)
         #expect(presence(out) == [nil])
         #expect(out.contains { $0.topic == topics.person("alice") })
@@ -251,7 +315,7 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         _ = try core.handle(topic: topics.presence(cat), payload: WireFormat.encode(tagAway), now: 100)
         let phoneDownstairs = PresenceDecision(id: phone, name: "Phone", room: "kitchen", floor: 0, distance: 1, confidence: 0.9,
                                                node: "kitchen-pi", since: 90, lastSeen: 101, evidence: [], ts: 101)
-        core.otherPartitionsPresence(try WireFormat.encode(phoneDownstairs), id: phone)
+        _ = try core.otherPartitionsPresence(try WireFormat.encode(phoneDownstairs), id: phone, now: 101)
         var out = try core.advance(to: 110)
         out += try core.refresh(now: 111)
         #expect(!out.contains { $0.topic == topics.person("alice") }, "upstairs published Alice")

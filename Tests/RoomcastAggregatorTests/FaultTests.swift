@@ -74,17 +74,15 @@ import TestSupport
             let warm = FaultRig.now
             try await rig.waitFor("one refresh of every decision") { _ in rig.latestPresence(since: warm).count >= before.count }
             before = rig.latestPresence()
-            // The node that decides most beacons is the one whose loss matters most.
-            let deciders = before.values.compactMap(\.node)
-            let victim = try #require(Dictionary(grouping: deciders, by: { $0 }).max { $0.value.count < $1.value.count }?.key)
+            // The node that hears most beacons, of those the probe does not use: its loss matters
+            // most, and the probe's move between two other rooms after it shows the rest still decide.
+            let hearers = before.values.flatMap { $0.evidence.map(\.node) }.filter { !Self.probeNodes.contains($0) }
+            let victim = try #require(Dictionary(grouping: hearers, by: { $0 }).max { $0.value.count < $1.value.count }?.key)
             let heardByVictim = before.values.filter { $0.evidence.contains { $0.node == victim } }.map(\.id.rawValue)
-            try #require(!heardByVictim.isEmpty, "the node that decides most beacons hears some")
+            try #require(!heardByVictim.isEmpty, "the node that hears most beacons hears some")
             let status = "roomcast/nodes/\(victim)/status"
-            // A probe the surviving nodes hear, in a room of theirs before the kill.
-            let survivors = Array(Self.probeNodes.filter { $0 != victim }.prefix(2))
-            let room = { (node: String) in String(node.dropLast("-pi".count)) }
-            let probe = try rig.startProbe(nodes: survivors, loudAt: survivors[0])
-            _ = try await rig.follow(probe, to: survivors[0], room: room(survivors[0]))
+            let probe = try rig.startProbe(nodes: Self.probeNodes, loudAt: "kitchen-pi")
+            _ = try await rig.follow(probe, to: "kitchen-pi", room: "kitchen")
 
             let killedAt = FaultRig.now
             await rig.killAgent(victim, signal: SIGKILL)
@@ -115,7 +113,7 @@ import TestSupport
             let away = Self.wentAway(rig, since: killedAt)
             #expect(away.isEmpty, "beacons other nodes still hear must not go away: \(away)")
             // Without the dead node the rest still decide: a move between two others is followed.
-            let followed = try await rig.follow(probe, to: survivors[1], room: room(survivors[1]))
+            let followed = try await rig.follow(probe, to: "office-pi", room: "office")
             await probe.stop()
             let now = rig.latestPresence()
             let moves = before.keys.sorted().map { id in

@@ -12,15 +12,28 @@ import Shared
 extension AggregatorCore {
     /// Another partition's presence heard live on the shared topic (the service passes every
     /// presence after the start; our own echo places the beacon in none of the other rooms).
-    public mutating func otherPartitionsPresence(_ payload: [UInt8], id: BeaconID) {
-        guard isPartition, let d = try? WireFormat.decode(PresenceDecision.self, from: payload), d.id == id else { return }
-        noteClaim(d)
+    /// Returns what to publish in answer: when it says away a beacon this partition has in one of
+    /// its rooms, heard here since that partition last heard it (a walk across the border: the
+    /// partition left behind heard the beacon a little longer than this one's last word), this
+    /// partition's presence and person go out again at once. Left to the next refresh (a minute
+    /// by default), the overwritten away stood that long.
+    public mutating func otherPartitionsPresence(_ payload: [UInt8], id: BeaconID, now: Double) throws -> [OutboundMessage] {
+        guard isPartition, let d = try? WireFormat.decode(PresenceDecision.self, from: payload), d.id == id else { return [] }
+        noteClaim(d, now: now)
+        guard d.room == nil, let ours = engine.decision(for: id), let room = ours.room, !otherPartitionsRooms.contains(room),
+              (ours.lastSeen ?? -.infinity) > (d.lastSeen ?? -.infinity) else { return [] }
+        let owner = publisher.people.ownerOf[id]
+        let person = owner.flatMap { publisher.people.current[$0] }
+        return try republish(id) + (try person.map { [try publisher.personMessage($0)] } ?? [])
     }
 
     /// Records a decision of another partition that places a beacon this partition tracks in
-    /// one of its rooms: when it last heard the beacon. Bounded by the beacons the engine tracks.
-    mutating func noteClaim(_ d: PresenceDecision) {
-        guard let room = d.room, otherPartitionsRooms.contains(room), let seen = d.lastSeen, seen.isFinite else { return }
+    /// one of its rooms: when it last heard the beacon, at most `now` (a claim from the future,
+    /// a peer's clock ahead or a forged message, would silence this partition's word until then).
+    /// Bounded by the beacons the engine tracks.
+    mutating func noteClaim(_ d: PresenceDecision, now: Double) {
+        guard let room = d.room, otherPartitionsRooms.contains(room), let heard = d.lastSeen, heard.isFinite else { return }
+        let seen = min(heard, now)
         // A person of several beacons: one this partition does not track placed elsewhere
         // still means the person is there (bounded by the people configured).
         publisher.claimedElsewhere(d.id, seen: seen)

@@ -256,7 +256,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                 othersBeacons.insert(d.id)
             }
             guard feeds(d.id), !droppedThisRun.contains(d.id) else { break }
-            noteClaim(d)
+            noteClaim(d, now: now)
             if withFusionEngine({ $0.resume(d, now: now) }) != nil {
                 // Resumed only when the engine took it (a full table, or a node's own beacon,
                 // leaves it out: an away decision would match its absence). One not resumed (in

@@ -98,7 +98,7 @@ public enum ReplayRunner {
             case .refuseRetainedLearn:
                 report.retainedLearnRefused += 1
             case .livePresence(let id):
-                core.otherPartitionsPresence(line.payload, id: id)
+                out(try core.otherPartitionsPresence(line.payload, id: id, now: line.ts), at: line.ts)
             case .handle:
                 out(try core.handle(topic: line.topic, payload: line.payload, now: line.ts).messages, at: line.ts)
             }

@@ -291,8 +291,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             if case .livePresence = rule {
                 // Under `partition:` another partition's live presence says where a beacon
                 // went that this one has lost (`AggregatorCore.otherPartitionsPresence`).
-                core.otherPartitionsPresence(payload, id: id)
-                return []
+                return (try? core.otherPartitionsPresence(payload, id: id, now: now)) ?? []
             }
             if resumeRefreshed && core.engine.decision(for: id) == nil { lateResume = id }
         }
