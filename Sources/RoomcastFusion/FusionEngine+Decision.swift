@@ -282,8 +282,7 @@ extension FusionEngine {
         for (n, offset) in offsets.enumerated() {
             guard let offset else { continue }
             nodes[n].learnedOffset = min(bound, max(-bound, offset))
-            nodes[n].calibratedByLinks = true
-            nodes[n].offsetSource = .nodeBeacons
+            nodes[n].offsetOrigin = .links
         }
     }
 

@@ -203,7 +203,7 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
             let bound = model.maxLearnedOffset
             // Node links solved in this run replace it.
             nodes[n].learnedOffset = min(bound, max(-bound, entry.offsetDb))
-            nodes[n].offsetSource = entry.source
+            nodes[n].offsetOrigin = .resumed(entry.source)
         }
     }
 
@@ -216,7 +216,7 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     /// node nothing was learned for is left out, so a site whose nodes have no beacons reports
     /// no calibration from node beacons it does not have.
     public var receiverCalibration: [ReceiverCalibrationReport.Node] {
-        nodes.compactMap { n in n.offsetSource.map { .init(node: n.name, offsetDb: n.learnedOffset, source: $0) } }
+        nodes.compactMap { n in n.offsetOrigin.map { .init(node: n.name, offsetDb: n.learnedOffset, source: $0.source) } }
     }
 
     /// Whether `node`'s offset was learned from the nodes' own beacons.
@@ -424,11 +424,23 @@ struct NodeState {
     var offlineSince = -Double.infinity
     /// Learned bias (dB) subtracted from this node's RSSI.
     var learnedOffset = 0.0
-    /// The offset comes from the nodes' own beacons (`NodeCalibration`) in this run.
-    var calibratedByLinks = false
-    /// Where the offset in force came from: links in this run, or the retained report it was
-    /// resumed from (that report's word); nil while nothing was learned (the offset is 0).
-    var offsetSource: ReceiverCalibrationReport.Node.Source?
+    /// Where the offset in force came from; nil while nothing was learned (the offset is 0).
+    var offsetOrigin: OffsetOrigin?
+    enum OffsetOrigin {
+        /// The nodes' own beacons (`NodeCalibration`), in this run.
+        case links
+        /// A retained report read at start, with the source that report gave.
+        case resumed(ReceiverCalibrationReport.Node.Source)
+
+        var source: ReceiverCalibrationReport.Node.Source {
+            switch self {
+            case .links: .nodeBeacons
+            case .resumed(let source): source
+            }
+        }
+    }
+    /// The offset comes from the nodes' own beacons in this run.
+    var calibratedByLinks: Bool { if case .links? = offsetOrigin { true } else { false } }
     /// It transmits a beacon of its own (`nodes[].beacon`).
     var transmits = false
     /// The weakest level this node reports (with rx_adjust, dBm; NaN until it reports one): a

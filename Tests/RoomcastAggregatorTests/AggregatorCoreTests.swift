@@ -169,6 +169,23 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
     /// topics stay the other partition's, also at a refresh. Heard here again, it is published
     /// here again; and where the other partition has not heard it since this one did, this one
     /// publishes away as before.
+    /// The partition of `floor` of a kitchen (floor 0) and bedroom (floor 1) home, where Alice
+    /// carries the cat's tag, having heard the cat at `node` from 100 s to 109.5 s.
+    static func partitionThatHeardTheCat(floor: Int, at node: String) throws -> AggregatorCore<FusionEngine> {
+        let site = SiteModel(rooms: [.init(name: "kitchen"), .init(name: "bedroom", floor: 1)],
+                             nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "bedroom-pi", room: "bedroom")],
+                             beacons: [.init(id: cat, name: "Cat")], people: [.init(name: "Alice", beacons: [cat])])
+        var core = AggregatorConfig(site: site, partition: .init(floors: [floor])).makeCore()
+        _ = try core.start(now: 100)
+        for k in 0..<20 {
+            let t = 100 + 0.5 * Double(k)
+            _ = try core.handle(topic: Topics().nodeBeacon(node, cat),
+                                payload: WireFormat.encode(reading(node, rssi: -55, ts: t, seq: UInt64(k + 1))), now: t)
+        }
+        _ = try core.advance(to: 110)
+        return core
+    }
+
     /// Across the border the partition left behind hears the beacon a little longer than the one
     /// that placed it last said, so its away, later, overwrites the room on the shared topic. The
     /// partition that has the beacon, having heard it since, puts its room and person back at
@@ -176,19 +193,7 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
     /// has not heard the beacon since is left alone, and so is its own away echoed back.
     @Test func aPartitionStillHearingABeaconAnswersAnotherPartitionsOlderAway() throws {
         let topics = Topics()
-        let site = SiteModel(rooms: [.init(name: "kitchen"), .init(name: "bedroom", floor: 1)],
-                             nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "bedroom-pi", room: "bedroom")],
-                             beacons: [.init(id: cat, name: "Cat")], people: [.init(name: "Alice", beacons: [cat])])
-        var downstairs = AggregatorConfig(site: site, partition: .init(floors: [0])).makeCore()
-        _ = try downstairs.start(now: 100)
-        var seq: UInt64 = 0
-        for k in 0..<20 {
-            let t = 100 + 0.5 * Double(k)
-            seq += 1
-            _ = try downstairs.handle(topic: topics.nodeBeacon("kitchen-pi", cat),
-                                      payload: WireFormat.encode(reading("kitchen-pi", rssi: -55, ts: t, seq: seq)), now: t)
-        }
-        _ = try downstairs.advance(to: 110)
+        var downstairs = try Self.partitionThatHeardTheCat(floor: 0, at: "kitchen-pi")
         #expect(downstairs.engine.decision(for: cat)?.room == "kitchen")
         func away(lastSeen: Double) throws -> [UInt8] {
             var d = PresenceDecision(id: cat, name: "Cat", room: nil, floor: nil, distance: nil, confidence: 0, node: nil,
@@ -211,19 +216,7 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
     /// until that time came.
     @Test func aClaimFromTheFutureDoesNotSilenceThisPartition() throws {
         let topics = Topics()
-        let site = SiteModel(rooms: [.init(name: "kitchen"), .init(name: "bedroom", floor: 1)],
-                             nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "bedroom-pi", room: "bedroom")],
-                             beacons: [.init(id: cat, name: "Cat")])
-        var upstairs = AggregatorConfig(site: site, partition: .init(floors: [1])).makeCore()
-        _ = try upstairs.start(now: 100)
-        var seq: UInt64 = 0
-        for k in 0..<20 {
-            let t = 100 + 0.5 * Double(k)
-            seq += 1
-            _ = try upstairs.handle(topic: topics.nodeBeacon("bedroom-pi", cat),
-                                    payload: WireFormat.encode(reading("bedroom-pi", rssi: -55, ts: t, seq: seq)), now: t)
-        }
-        _ = try upstairs.advance(to: 110)
+        var upstairs = try Self.partitionThatHeardTheCat(floor: 1, at: "bedroom-pi")
         let future = PresenceDecision(id: cat, name: "Cat", room: "kitchen", floor: 0, distance: 1, confidence: 0.9,
                                       node: "kitchen-pi", since: 1e9, lastSeen: 2e9, evidence: [], ts: 2e9)
         _ = try upstairs.otherPartitionsPresence(WireFormat.encode(future), id: cat, now: 108)

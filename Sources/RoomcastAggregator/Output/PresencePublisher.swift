@@ -148,6 +148,13 @@ public struct PresencePublisher: Sendable {
         return out
     }
 
+    /// The retained presence of the person `id` belongs to, as now placed (none for a beacon of
+    /// nobody's, or a person not placed).
+    func personMessages(owning id: BeaconID) throws -> [OutboundMessage] {
+        guard let owner = people.ownerOf[id], let person = people.current[owner] else { return [] }
+        return [try personMessage(person)]
+    }
+
     /// A person's retained presence message.
     func personMessage(_ p: PersonPresence) throws -> OutboundMessage {
         try OutboundMessage(topic: topics.person(p.id), json: p, retain: true, qos: 1)

@@ -22,9 +22,7 @@ extension AggregatorCore {
         noteClaim(d, now: now)
         guard d.room == nil, let ours = engine.decision(for: id), let room = ours.room, !otherPartitionsRooms.contains(room),
               (ours.lastSeen ?? -.infinity) > (d.lastSeen ?? -.infinity) else { return [] }
-        let owner = publisher.people.ownerOf[id]
-        let person = owner.flatMap { publisher.people.current[$0] }
-        return try republish(id) + (try person.map { [try publisher.personMessage($0)] } ?? [])
+        return try republish(id) + publisher.personMessages(owning: id)
     }
 
     /// Records a decision of another partition that places a beacon this partition tracks in
