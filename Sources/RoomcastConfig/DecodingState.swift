@@ -156,8 +156,15 @@ final class DecodingState {
 
     static func integer<I: FixedWidthInteger>(_ type: I.Type, _ node: ConfigNode) -> Swift.Result<I, ScalarMismatch> {
         let range = "\(I.min)...\(I.max)"
-        guard case .scalar(let s, .plain) = node.kind, let wide = parseInteger(s) else {
+        guard case .scalar(let s, .plain) = node.kind else {
             return .failure(ScalarMismatch(message: "expected an integer, found \(node.kindDescription)"))
+        }
+        // Digits too many for 64 bits are still an integer, out of range: say the range.
+        guard let wide = parseInteger(s) else {
+            let digits = s.first == "-" || s.first == "+" ? s.dropFirst() : Substring(s)
+            let outOfRange = !digits.isEmpty && digits.allSatisfy(\.isASCII) && digits.allSatisfy(\.isNumber)
+            return .failure(ScalarMismatch(message: outOfRange ? "expected an integer in \(range), found \(node.kindDescription)"
+                                                                : "expected an integer, found \(node.kindDescription)"))
         }
         guard let v = I(exactly: wide) else {
             return .failure(ScalarMismatch(message: "expected an integer in \(range), found \(node.kindDescription)"))

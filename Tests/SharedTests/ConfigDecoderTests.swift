@@ -64,7 +64,9 @@ private func problems<T: Decodable>(_ type: T.Type, _ yaml: String) -> [String] 
 
     @Test(arguments: [
         ("count: 1.5", "count: expected an integer, found '1.5'"),
-        ("count: 99999999999999999999", "count: expected an integer, found '99999999999999999999'"),
+        ("count: 99999999999999999999", "count: expected an integer in \(Int.min)...\(Int.max), found '99999999999999999999'"),
+        ("small: -99999999999999999999", "small: expected an integer in 0...255, found '-99999999999999999999'"),
+        ("small: +-5", "small: expected an integer, found '+-5'"),
         ("small: 256", "small: expected an integer in 0...255, found '256'"),
         ("small: -1", "small: expected an integer in 0...255, found '-1'"),
         ("ratio: .nan", "ratio: expected a finite number, found '.nan'"),
