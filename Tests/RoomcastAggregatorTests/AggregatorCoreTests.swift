@@ -274,11 +274,14 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(try core.republish(cat).isEmpty)
         // Not away in this partition's dashboard and metrics: not there at all.
         #expect(core.currentDecisions().isEmpty)
+        #expect((core.presenceStats.aways, core.presenceStats.handovers) == (0, 1))
         // Back upstairs: published here again.
         out = try heard(&core, from: 160, to: 170)
         #expect(presence(out).last == "bedroom")
         #expect(core.currentDecisions().map(\.room) == ["bedroom"])
         #expect(out.contains { $0.topic == topics.person("alice") })
+        // Back from the other partition: not a return home.
+        #expect((core.presenceStats.returns, core.presenceStats.handovers) == (0, 2))
 
         // Downstairs last heard it before upstairs did: away is this partition's to say.
         var other = try upstairs()
@@ -287,6 +290,7 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         out = try other.advance(to: 150)
         #expect(presence(out) == [nil])
         #expect(out.contains { $0.topic == topics.person("alice") })
+        #expect((other.presenceStats.aways, other.presenceStats.handovers) == (1, 0))
     }
 
     /// Alice has a phone and a tag; her tag was left away (at work) and her phone is downstairs,

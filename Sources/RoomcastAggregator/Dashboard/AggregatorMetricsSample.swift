@@ -56,10 +56,12 @@ public struct AggregatorMetricsSample: Sendable {
         for (n, offset) in clockOffsets.sorted(by: { $0.key < $1.key }) { p.sample("roomcast_node_clock_offset_seconds", [("node", n)], offset) }
 
         p.counter("roomcast_decisions_total", help: "Presence decisions published (changes).", Double(stats.decisions))
-        p.family("roomcast_room_changes_total", .counter, help: "Room changes published: switch (room to room), away, return.")
+        p.family("roomcast_room_changes_total", .counter,
+                 help: "Room changes published: switch (room to room), away, return, handover (to or from another partition's rooms).")
         p.sample("roomcast_room_changes_total", [("kind", "switch")], Double(stats.switches))
         p.sample("roomcast_room_changes_total", [("kind", "away")], Double(stats.aways))
         p.sample("roomcast_room_changes_total", [("kind", "return")], Double(stats.returns))
+        p.sample("roomcast_room_changes_total", [("kind", "handover")], Double(stats.handovers))
         p.counter("roomcast_flaps_total", help: "Switches back to the room left within \(Int(stats.flapWindow)) s.", Double(stats.flaps))
         p.histogram("roomcast_away_latency_seconds", help: "Seconds from a beacon's last reading to its away decision.", stats.awayLatency)
         p.histogram("roomcast_switch_latency_seconds", help: "Seconds from when the new room's evidence began to lead to the switch.",

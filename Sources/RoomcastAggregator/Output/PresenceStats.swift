@@ -2,7 +2,7 @@ import RoomcastHTTP
 import Shared
 
 /// Counts what the published decisions did, for `/metrics`: room switches, goings away and
-/// returns, flaps (a switch undone within `flapWindow`), and how long after a beacon's last
+/// returns, hand-overs to and from another partition's rooms, flaps (a switch undone within `flapWindow`), and how long after a beacon's last
 /// reading it was declared away. Pure: fed each tick's changed decisions with the tick time.
 /// One small entry per beacon with a decision, dropped with the beacon (`forget`).
 public struct PresenceStats: Sendable, Equatable {
@@ -10,6 +10,9 @@ public struct PresenceStats: Sendable, Equatable {
     public private(set) var switches: UInt64 = 0
     public private(set) var aways: UInt64 = 0
     public private(set) var returns: UInt64 = 0
+    /// A beacon that walked into another partition's rooms (`partition:`), or back: it left no
+    /// building, so neither an away nor a return.
+    public private(set) var handovers: UInt64 = 0
     public private(set) var flaps: UInt64 = 0
     /// Seconds from the last reading to the away decision.
     public private(set) var awayLatency = Histogram(bounds: [5, 10, 15, 20, 30, 45, 60, 90, 120, 300])
@@ -23,6 +26,7 @@ public struct PresenceStats: Sendable, Equatable {
         var room: String?
         var previous: String?
         var changedAt: Double
+        var handedOver = false
     }
     private var last: [BeaconID: Last] = [:]
 
@@ -36,7 +40,9 @@ public struct PresenceStats: Sendable, Equatable {
         for id in last.keys { last[id]!.changedAt -= seconds }
     }
 
-    mutating func observe(_ changed: [PresenceDecision], now: Double, ledSince: (BeaconID) -> Double? = { _ in nil }) {
+    /// `handedOver`: the beacons of `changed` whose away is a hand-over to another partition.
+    mutating func observe(_ changed: [PresenceDecision], now: Double, handedOver: Set<BeaconID> = [],
+                          ledSince: (BeaconID) -> Double? = { _ in nil }) {
         for d in changed {
             decisions += 1
             guard let before = last[d.id] else {
@@ -44,20 +50,25 @@ public struct PresenceStats: Sendable, Equatable {
                 continue
             }
             guard before.room != d.room else { continue }
+            let handed = d.room == nil && handedOver.contains(d.id)
             switch (before.room, d.room) {
             case (.some, .some(let room)):
                 switches += 1
                 if room == before.previous, now - before.changedAt <= flapWindow { flaps += 1 }
                 if let lead = ledSince(d.id), lead <= now { switchLatency.observe(now - lead) }
+            case (.some, .none) where handed:
+                handovers += 1
             case (.some, .none):
                 aways += 1
                 if let seen = d.lastSeen { awayLatency.observe(max(0, d.ts - seen)) }
+            case (.none, .some) where before.handedOver:
+                handovers += 1
             case (.none, .some):
                 returns += 1
             case (.none, .none):
                 break
             }
-            last[d.id] = Last(room: d.room, previous: before.room, changedAt: now)
+            last[d.id] = Last(room: d.room, previous: before.room, changedAt: now, handedOver: handed)
         }
     }
 

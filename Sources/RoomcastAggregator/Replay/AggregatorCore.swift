@@ -547,8 +547,9 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         }
         var out = tidied
         for d in changed { out += try announce(d.id, name: d.name) }
-        presenceStats.observe(changed, now: now) { engine.switchEvidenceSince(for: $0) }
-        out += try publisher.publish(changed, now: now, handedOver: handedOver(changed))
+        let handed = handedOver(changed)
+        presenceStats.observe(changed, now: now, handedOver: handed) { engine.switchEvidenceSince(for: $0) }
+        out += try publisher.publish(changed, now: now, handedOver: handed)
         return out
     }
 }
