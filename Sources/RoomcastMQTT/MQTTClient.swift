@@ -178,6 +178,11 @@ public final class MQTTClient: Sendable {
     /// Remembers a subscription and, when connected, sends it and waits (up to `connectTimeout`) for the
     /// broker's acknowledgement; throws `.subscriptionRejected` when the broker refuses it.
     /// Remembered subscriptions are sent again after every reconnect.
+    ///
+    /// Returning means the filter is remembered: granted, or to be sent again at the next connect.
+    /// A connection lost before the acknowledgement, or a broker silent past the wait, returns
+    /// too. Failing then would drop a filter the broker may still grant; a broker that stopped
+    /// answering loses the connection to the keep-alive, and the reconnect sends the filter again.
     public func subscribe(_ filter: String, qos: MQTTQoS = .atLeastOnce) async throws(MQTTError) {
         guard !filter.isEmpty, mosquitto_sub_topic_check(filter) == Mosquitto.success else { throw .invalidTopic(filter) }
         let connected = try state.withLock { s throws(MQTTError) -> Bool in
@@ -211,6 +216,7 @@ public final class MQTTClient: Sendable {
             if let early {
                 c.resume(returning: early >= 0x80 ? .failure(.subscriptionRejected(filter: filter)) : .success(()))
             } else {
+                // Still remembered: see above.
                 timer.start(after: timeout) { [weak self] in self?.resolveSubscribeWaiter(mid, .success(())) }
             }
         }
@@ -220,8 +226,10 @@ public final class MQTTClient: Sendable {
         }
     }
 
-    /// Waits until every published message has been handed to the broker (QoS 1: acknowledged);
-    /// false when `timeout` passed first.
+    /// Waits until no published message is pending: QoS 1 ones acknowledged, QoS 0 ones written
+    /// out or lost with a connection (libmosquitto never re-sends those, so waiting on them would
+    /// hold every later flush for good); false when `timeout` passed first. True therefore does
+    /// not promise that a QoS 0 message arrived: publish at QoS 1 what must.
     public func flush(timeout: Duration) async -> Bool {
         let id = state.withLock { s in s.allocateID() }
         let timer = WaitTimer()

@@ -165,6 +165,23 @@ struct ResilienceTests {
         }
     }
 
+    @Test func aSubscriptionAFrozenBrokerNeverAcknowledgedIsSentAgainAfterTheReconnect() async throws {
+        try await withRig { rig in
+            let c = try await rig.connectedClient("late-subscriber") { c in c.keepAlive = 5; c.connectTimeout = 2 }
+            let inbox = StreamCollector(c.messages)
+            let events = StreamCollector(c.connectionEvents)
+            rig.broker.pause()
+            // No SUBACK: the call returns after its wait, the filter remembered, not dropped.
+            try await c.subscribe("roomcast/subscribed-while-frozen")
+            try await events.waitFor("the keep-alive to expire", timeout: .seconds(20)) { $0.contains(where: \.isDisconnected) }
+            rig.broker.resume()
+            let sender = try await rig.connectedClient("sender")
+            try sender.publish(MQTTMessage(topic: "roomcast/subscribed-while-frozen", string: "granted", qos: .atLeastOnce, retain: true))
+            let got = try await inbox.waitFor("the message on the subscription", timeout: .seconds(20)) { !$0.isEmpty }
+            #expect(got.map(\.payloadString) == ["granted"])
+        }
+    }
+
     @Test func connectTimeoutAppliesToASilentPeer() async throws {
         // A listener that accepts TCP but never answers CONNECT (the kernel completes the handshake).
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
