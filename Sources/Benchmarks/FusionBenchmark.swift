@@ -5,7 +5,7 @@ import RoomcastCLI
 
 /// Replay throughput and memory of the fusion engine: many beacons heard by many
 /// nodes, readings generated ahead of time-critical code, virtual time ticked once
-/// a second as the aggregator does. Prints readings/s and the process RSS.
+/// a second as the aggregator does. Prints readings/s, the process RSS and its peak.
 enum FusionBenchmark {
     static let beacons = Option<Count>("beacons", value: "n", help: "Beacons tracked.", default: 10_000)
     static let nodes = Option<Count>("nodes", value: "n", help: "Receiver nodes.", default: 50)
@@ -53,7 +53,8 @@ enum FusionBenchmark {
                          (Double(run.readings) / run.total) / (Double(reference.readings) / reference.total)))
         }
         print("  decisions changed: \(run.changes); tracked \(run.tracked); geometry evaluations \(run.geometryEvaluations)")
-        print(String(format: "  RSS: %.0f MB with the engine (%.0f MB before it)", run.residentMegabytes, rssBefore))
+        print(String(format: "  RSS: %.0f MB with the engine (%.0f MB before it); peak (VmHWM) %.0f MB, the pre-generated readings included",
+                     run.residentMegabytes, rssBefore, residentMegabytes(field: "VmHWM:")))
     }
 
     /// What one replay measured.
@@ -156,10 +157,10 @@ enum FusionBenchmark {
         }
     }
 
-    /// Resident set size from /proc/self/status (0 where unavailable).
-    static func residentMegabytes() -> Double {
+    /// Resident set size (`VmRSS:`), or its peak (`VmHWM:`), from /proc/self/status (0 where unavailable).
+    static func residentMegabytes(field: String = "VmRSS:") -> Double {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        for line in status.split(separator: "\n") where line.hasPrefix(field) {
             let kb = line.split(separator: " ").compactMap { Double($0) }.first ?? 0
             return kb / 1024
         }
