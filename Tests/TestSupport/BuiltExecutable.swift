@@ -22,13 +22,17 @@ public enum BuiltExecutable {
     }
 
     /// Runs `name` with `arguments` to completion; returns exit status, stdout and stderr.
-    public static func run(_ name: String, _ arguments: [String], timeout: Duration = .seconds(60)) async throws
+    /// `environment` is added to this process's own.
+    public static func run(_ name: String, _ arguments: [String], environment: [String: String] = [:],
+                           timeout: Duration = .seconds(60)) async throws
         -> (status: Int32, stdout: String, stderr: String) {
         guard let path = path(name) else { throw CocoaError(.fileNoSuchFile) }
         let dir = NSTemporaryDirectory() + "roomcast-run-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let child = try ChildProcess(path, arguments, stdoutPath: dir + "/out", stderrPath: dir + "/err")
+        let child = try ChildProcess(path, arguments, stdoutPath: dir + "/out", stderrPath: dir + "/err",
+                                     environment: environment.isEmpty ? nil
+                                         : ProcessInfo.processInfo.environment.merging(environment) { $1 })
         let status = try await withTimeout(timeout, "\(name) to exit") { await child.waitForExit() }
         return (status, child.stdout, child.stderr)
     }
