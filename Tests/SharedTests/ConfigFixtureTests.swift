@@ -38,7 +38,7 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         #expect(c.mqtt.topics.prefix == "home/roomcast")
         #expect(c.mqtt.tls == MQTTConfig.TLSConfig(caFile: "/etc/roomcast/ca.pem", certFile: "/etc/roomcast/kitchen.pem",
                                                     keyFile: "/etc/roomcast/kitchen.key", insecure: false))
-        #expect(c.source == .hci(device: "hci1"))
+        #expect(c.source.radio == .hci(device: "hci1"))
         #expect(c.scan == AgentConfig.Scan(active: true, intervalMs: 160, windowMs: 80, restartAfterS: 120))
         #expect(c.ranging.filter == AgentConfig.Filter(kind: .medianKalman, window: 7, processNoise: 0.02,
                                                         measurementNoise: 3.5, outlierDb: 12))
@@ -73,7 +73,7 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         #expect(c == AgentConfig(node: "hall-pi"))
         #expect(c.mqtt.broker.redacted == "mqtt://localhost:1883")
         #expect(c.mqtt.topicPrefix == "roomcast")
-        #expect(c.source == .hci(device: nil))
+        #expect(c.source == .firstAdapter)
         #expect(c.ranging.defaultPower == -59 && c.ranging.pathLossExponent == 2.5)
         #expect(c.ranging.immediateM == 0.5 && c.ranging.nearM == 3.0)
         #expect(c.publish.reportIntervalS == 1.0)

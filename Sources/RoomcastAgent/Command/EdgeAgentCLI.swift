@@ -136,7 +136,7 @@ public enum EdgeAgentCLI {
     }
 
     static func radioSpec(_ config: AgentConfig, _ command: ParsedCommand) throws(RadioError) -> RadioSourceSpec {
-        var spec = try RadioSourceSpec.parse(config.source.description)
+        var spec = config.source.radio
         if let text = command[speed] {
             guard case .btsnoop = spec else { throw .invalidSettings("--speed sets a btsnoop replay's pace; the source is \(spec)") }
             guard let speed = ReplaySpeed(text) else { throw .invalidSettings("--speed '\(text)': use realtime, max or a factor above 0") }

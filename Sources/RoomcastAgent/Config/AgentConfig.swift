@@ -38,7 +38,7 @@ public struct AgentConfig: Codable, Sendable, Equatable, ConfigValidating {
     public var http: HTTPConfig
     public var log: LogConfig
 
-    public init(node: String, room: String? = nil, mqtt: MQTTConfig = MQTTConfig(), source: SourceSpec = .hci(device: nil),
+    public init(node: String, room: String? = nil, mqtt: MQTTConfig = MQTTConfig(), source: SourceSpec = .firstAdapter,
                 scan: Scan = Scan(), ranging: Ranging = Ranging(), publish: Publish = Publish(),
                 regions: [RegionConfig] = [], beacons: [KnownBeaconConfig] = [], irks: [IRKConfig] = [],
                 fingerprints: FingerprintConfig = FingerprintConfig(), ibeaconCompanyIds: [ConfigNumber] = [],
@@ -77,7 +77,7 @@ public struct AgentConfig: Codable, Sendable, Equatable, ConfigValidating {
         node = try c.decode(String.self, forKey: .node)
         room = try c.decodeIfPresent(String.self, forKey: .room)
         mqtt = try c.decode(MQTTConfig.self, forKey: .mqtt, default: MQTTConfig())
-        source = try c.decode(SourceSpec.self, forKey: .source, default: .hci(device: nil))
+        source = try c.decode(SourceSpec.self, forKey: .source, default: .firstAdapter)
         scan = try c.decode(Scan.self, forKey: .scan, default: Scan())
         ranging = try c.decode(Ranging.self, forKey: .ranging, default: Ranging())
         publish = try c.decode(Publish.self, forKey: .publish, default: Publish())

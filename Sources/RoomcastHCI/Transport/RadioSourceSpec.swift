@@ -19,7 +19,9 @@ public enum RadioSourceSpec: Sendable, Hashable, CustomStringConvertible {
         switch scheme {
         case "hci":
             guard let rest else { return .hci(device: nil) }
-            guard rest.hasPrefix("hci"), rest.count > 3, rest.dropFirst(3).allSatisfy(\.isNumber) else {
+            // Adapter indexes are 16-bit in the kernel; BlueZ numbers them from 0.
+            guard rest.hasPrefix("hci"), let index = Int(rest.dropFirst(3)), index >= 0, index <= Int(UInt16.max),
+                  rest.dropFirst(3).allSatisfy(\.isNumber) else {
                 throw .invalidSource(text)
             }
             return .hci(device: String(rest))
@@ -70,6 +72,8 @@ public enum RadioSourceSpec: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case let .hci(device): device.map { "hci:\($0)" } ?? "hci"
         case let .h4(path, baud): "h4:\(path)" + (baud.map { "@\($0)" } ?? "")
+        // Real time is what a capture plays at unless told: written as it is read.
+        case let .btsnoop(path, .realtime): "btsnoop:\(path)"
         case let .btsnoop(path, speed): "btsnoop:\(path)@\(speed)"
         }
     }
