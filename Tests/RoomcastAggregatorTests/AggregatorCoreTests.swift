@@ -319,6 +319,76 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(core.publisher.people.current["alice"] == nil)
     }
 
+    /// Alice's phone is downstairs and her tag upstairs, each heard by one partition. Both placed
+    /// her, each at its changes and refreshes, so her person flipped between the floors. The
+    /// partition whose beacon of hers arrived in its room last places her; the other publishes
+    /// nothing for her, at a change or a refresh. When that beacon goes away, the other places her.
+    @Test func aPersonWithBeaconsInTwoPartitionsIsPlacedByOne() throws {
+        let topics = Topics()
+        let phone = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-46")!
+        let site = SiteModel(rooms: [.init(name: "kitchen"), .init(name: "bedroom", floor: 1)],
+                             nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "bedroom-pi", room: "bedroom")],
+                             beacons: [.init(id: cat, name: "Tag"), .init(id: phone, name: "Phone")],
+                             people: [.init(name: "Alice", beacons: [cat, phone])])
+        var partitions = [AggregatorConfig(site: site, partition: .init(floors: [0])).makeCore(),
+                          AggregatorConfig(site: site, partition: .init(floors: [1])).makeCore()]
+        for p in partitions.indices { _ = try partitions[p].start(now: 100) }
+        // Alice's person as each partition last published it (nil: never).
+        var alice: [PersonPresence?] = [nil, nil]
+        // Delivers what partition `from` published to itself and the other, as the broker does,
+        // and the other's answers back; notes Alice's person.
+        func deliver(_ out: [OutboundMessage], from: Int, now: Double) throws {
+            var queue = [(out, from)]
+            while let (messages, sender) = queue.popLast() {
+                for m in messages {
+                    if m.topic == topics.person("alice") { alice[sender] = try WireFormat.decode(PersonPresence.self, from: m.payload) }
+                    for (id, topic) in [(cat, topics.presence(cat)), (phone, topics.presence(phone))] where m.topic == topic {
+                        for p in partitions.indices {
+                            let answer = try partitions[p].otherPartitionsPresence(m.payload, id: id, now: now)
+                            if !answer.isEmpty { queue.append((answer, p)) }
+                        }
+                    }
+                }
+            }
+        }
+        var seq: UInt64 = 0
+        // The phone is heard downstairs from 100 s, the tag upstairs from 120 s until `tagUntil`.
+        func run(from: Double, to: Double, tagUntil: Double) throws {
+            var t = from
+            while t < to {
+                seq += 1
+                var phoneReading = reading("kitchen-pi", rssi: -55, ts: t, seq: seq)
+                phoneReading.id = phone
+                try deliver(try partitions[0].handle(topic: topics.nodeBeacon("kitchen-pi", phone),
+                                                     payload: WireFormat.encode(phoneReading), now: t).messages, from: 0, now: t)
+                if t >= 120 && t < tagUntil {
+                    try deliver(try partitions[1].handle(topic: topics.nodeBeacon("bedroom-pi", cat),
+                                                         payload: WireFormat.encode(reading("bedroom-pi", rssi: -55, ts: t, seq: seq)),
+                                                         now: t).messages, from: 1, now: t)
+                }
+                for p in partitions.indices { try deliver(try partitions[p].advance(to: t), from: p, now: t) }
+                t += 0.5
+            }
+        }
+        try run(from: 100, to: 118, tagUntil: .infinity)
+        #expect(alice[0]?.room == "kitchen" && alice[1] == nil)
+        // The tag arrives upstairs after the phone arrived in the kitchen: upstairs places her.
+        try run(from: 118, to: 140, tagUntil: .infinity)
+        #expect(alice[1]?.room == "bedroom")
+        #expect(partitions[0].publisher.people.current["alice"] == nil && partitions[1].publisher.people.current["alice"]?.room == "bedroom")
+        // Refreshes: only upstairs speaks for her.
+        alice = [nil, nil]
+        for p in partitions.indices { try deliver(try partitions[p].refresh(now: 140), from: p, now: 140) }
+        #expect(alice[0] == nil && alice[1]?.room == "bedroom")
+        // The tag is gone from 150 s: once upstairs says it away, downstairs places her again, and
+        // upstairs does not say she left.
+        alice = [nil, nil]
+        try run(from: 140, to: 200, tagUntil: 150)
+        #expect(partitions[1].engine.decision(for: cat)?.room == nil)
+        #expect(alice[0]?.room == "kitchen" && alice[1] == nil)
+        #expect(partitions[0].publisher.people.current["alice"]?.room == "kitchen" && partitions[1].publisher.people.current["alice"] == nil)
+    }
+
     /// A site that lists no beacons announces each as it is placed. Resumed from the retained
     /// presence after a restart, a beacon is announced and refreshed again, and the clean-up
     /// after the start keeps its config; an aggregator that becomes active again (a standby

@@ -52,10 +52,14 @@ public struct PresencePublisher: Sendable {
         _ = people.update(now: decisions.map(\.ts).max() ?? 0)
     }
 
-    /// Another partition placed `id`, heard at `seen`, in one of its rooms: its person is that
-    /// partition's to place while it heard them last.
-    public mutating func claimedElsewhere(_ id: BeaconID, seen: Double) {
-        people.claimedElsewhere(id, seen: seen)
+    /// Another partition has `id` in one of its rooms since `since`, heard at `seen` (`PeopleTracker`).
+    public mutating func placedElsewhere(_ id: BeaconID, since: Double, seen: Double) {
+        people.placedElsewhere(id, since: since, seen: seen)
+    }
+
+    /// A partition said `id` away, last heard at `seen`.
+    public mutating func awayElsewhere(_ id: BeaconID, seen: Double) {
+        people.awayElsewhere(id, seen: seen)
     }
 
     /// Forgets what was published of `id` (the engine no longer tracks it); true when it had

@@ -19,10 +19,14 @@ public struct PeopleTracker: Sendable {
     public static let switchMargin: Double = 0.1
 
     private var latest: [BeaconID: PresenceDecision] = [:]
-    /// Per person, the newest `last_seen` of a decision another partition published placing one
-    /// of their beacons in its rooms (`partition:`). A person heard there later than any of
-    /// their beacons here is that partition's to place: this one publishes nothing for them.
-    private var claimedElsewhere: [String: Double] = [:]
+    /// Per assigned beacon, since when another partition has it in one of its rooms
+    /// (`partition:`) and when it heard it then, as that partition said, until it says away or
+    /// this partition hears the beacon later. A person is placed by the partition whose beacon
+    /// of theirs arrived in its room last: every partition hears every room change at once, so
+    /// all make the same choice and one places the person. A person none of whose beacons is
+    /// placed here is the other partition's while it has one: this one publishes nothing for
+    /// them, not even away. Bounded by the beacons assigned to people.
+    private var placedElsewhere: [BeaconID: (since: Double, seen: Double)] = [:]
     /// Each person's presence as last worked out (nil until one of their beacons has a decision).
     public private(set) var current: [String: PersonPresence] = [:]
     private let rooms: [String: SiteModel.Room]
@@ -43,10 +47,17 @@ public struct PeopleTracker: Sendable {
         return true
     }
 
-    /// Another partition placed `beacon`, heard at `seen`, in one of its rooms.
-    public mutating func claimedElsewhere(_ beacon: BeaconID, seen: Double) {
-        guard let owner = ownerOf[beacon], seen.isFinite else { return }
-        claimedElsewhere[owner] = max(claimedElsewhere[owner] ?? -.infinity, seen)
+    /// Another partition has `beacon` in one of its rooms since `since`, heard at `seen`.
+    public mutating func placedElsewhere(_ beacon: BeaconID, since: Double, seen: Double) {
+        guard ownerOf[beacon] != nil, since.isFinite, seen.isFinite else { return }
+        placedElsewhere[beacon] = (since, seen)
+    }
+
+    /// Another partition said `beacon` is away, last heard at `seen`: its placement there, if
+    /// older, no longer holds.
+    public mutating func awayElsewhere(_ beacon: BeaconID, seen: Double) {
+        guard let placed = placedElsewhere[beacon], seen >= placed.since else { return }
+        placedElsewhere[beacon] = nil
     }
 
     /// Works the owners of `beacons` out afresh at the next `update`, as if never placed: at a
@@ -96,8 +107,14 @@ public struct PeopleTracker: Sendable {
         let decisions = person.beacons.compactMap { latest[$0] }
         guard !decisions.isEmpty else { return nil }
         let lastSeen = decisions.compactMap(\.lastSeen).max()
-        if let claimed = claimedElsewhere[person.id], claimed > lastSeen ?? -.infinity { return nil }
         let placed = decisions.filter { $0.room != nil }
+        // Another partition has one of their beacons placed since after every one here arrived
+        // (or none is placed here): the person is that partition's to place.
+        let arrived = placed.map { ($0.since, $0.id.rawValue) }.max { $0 < $1 }
+        if person.beacons.contains(where: { b in
+            guard let there = placedElsewhere[b], latest[b].map({ ($0.lastSeen ?? -.infinity) <= there.seen }) ?? true else { return false }
+            return arrived.map { (there.since, b.rawValue) > $0 } ?? true
+        }) { return nil }
         func seen(_ d: PresenceDecision) -> Double { d.lastSeen ?? -.infinity }
         guard let newest = placed.map(seen).max() else {
             // Worked out afresh (resumed at a start, or back from another partition): away

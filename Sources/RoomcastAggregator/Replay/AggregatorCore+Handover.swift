@@ -28,13 +28,21 @@ extension AggregatorCore {
     /// Records a decision of another partition that places a beacon this partition tracks in
     /// one of its rooms: when it last heard the beacon, at most `now` (a claim from the future,
     /// a peer's clock ahead or a forged message, would silence this partition's word until then).
-    /// Bounded by the beacons the engine tracks.
+    /// Bounded by the beacons the engine tracks. For people, also where any beacon of theirs is
+    /// placed elsewhere, and another partition's away that ends such a placement.
     mutating func noteClaim(_ d: PresenceDecision, now: Double) {
-        guard let room = d.room, otherPartitionsRooms.contains(room), let heard = d.lastSeen, heard.isFinite else { return }
+        guard let room = d.room else {
+            // Another partition's away: its placement, heard no later, no longer holds. This
+            // partition's own away, echoed, says nothing of another's.
+            if let ours = engine.decision(for: d.id), ours.room == nil, ours.lastSeen == d.lastSeen { return }
+            publisher.awayElsewhere(d.id, seen: min(d.lastSeen ?? -.infinity, now))
+            return
+        }
+        guard otherPartitionsRooms.contains(room), let heard = d.lastSeen, heard.isFinite else { return }
         let seen = min(heard, now)
         // A person of several beacons: one this partition does not track placed elsewhere
-        // still means the person is there (bounded by the people configured).
-        publisher.claimedElsewhere(d.id, seen: seen)
+        // still means the person may be there (bounded by the people configured).
+        publisher.placedElsewhere(d.id, since: min(d.since, now), seen: seen)
         guard engine.decision(for: d.id) != nil else { return }
         claims[d.id] = max(claims[d.id] ?? -.infinity, seen)
     }
