@@ -123,3 +123,34 @@ import Testing
         #expect(uptime > 230 && uptime < 275, "uptime runs on across the step (the last telemetry came 240 s after the start): \(uptime) s")
     }
 }
+
+/// An Eddystone beacon sends its telemetry in TLM advertisements of their own, which carry no id.
+@Suite struct EddystoneTelemetryTests {
+    static let uid = Hex.decode("0201060303aafe1716aafe00e3123456789012346789010000000000010000")!
+    /// Battery 2840 mV, 24.5 °C.
+    static let tlm = Hex.decode("0201060303aafe1116aafe" + "20000b1818800000146700002ac4")!
+
+    static func report(_ data: [UInt8], t: Double, address: [UInt8] = [0xD1, 0x2, 0x3, 0x4, 0x5, 0x6]) -> AdvertisingReport {
+        AdvertisingReport(address: address, addressType: .random, eventType: AdvertisingEventType(legacy: 0x03), rssi: -60,
+                          data: data, timestamp: t)
+    }
+
+    /// The TLM frame's battery and temperature reach the readings of the Eddystone-UID beacon
+    /// its address advertises; a TLM frame from another address does not.
+    @Test func tlmTelemetryGoesWithTheUIDBeaconOfItsAddress() throws {
+        var core = AgentCore(settings: AgentSettings(node: "n"), decoder: try AdvertisementDecoder(), startTime: 0)
+        func readings(_ out: [OutboundMessage]) throws -> [BeaconReading] {
+            try out.filter { $0.topic.contains("/beacons/") }.map { try WireFormat.decode(BeaconReading.self, from: $0.payload) }
+        }
+        var before = try readings(core.handle(Self.report(Self.uid, t: 0)))
+        #expect(before.count == 1 && before[0].id.rawValue.hasPrefix("eddystone:") && before[0].telemetry == nil)
+        // Another device's TLM: nothing of it.
+        _ = core.handle(Self.report(Self.tlm, t: 0.5, address: [0xD9, 9, 9, 9, 9, 9]))
+        before = try readings(core.handle(Self.report(Self.uid, t: 1.2)))
+        #expect(before.count == 1 && before[0].telemetry == nil)
+        #expect(try readings(core.handle(Self.report(Self.tlm, t: 1.5))).isEmpty, "a TLM frame is no reading of its own")
+        let after = try readings(core.handle(Self.report(Self.uid, t: 2.4)))
+        let telemetry = try #require(after.first?.telemetry)
+        #expect(telemetry.batteryMillivolts == 2840 && telemetry.temperature == 24.5, "\(telemetry)")
+    }
+}

@@ -24,6 +24,11 @@ public struct AgentCore: Sendable {
     public private(set) var deliveryCheck = DeliveryCheck()
     /// Every advertisement is decoded in these (their arrays allocated once, not per advertisement).
     private var decodeBuffers = AdvertisementDecoder.Buffers()
+    /// The Eddystone-UID or -URL beacon each address last advertised. An Eddystone beacon sends
+    /// its telemetry (TLM) in advertisements of its own, without an id, from the address of its
+    /// other frames: this is how a TLM frame's telemetry reaches that beacon's readings. Pruned
+    /// to the beacons still tracked when it outgrows the table.
+    private var eddystoneAtAddress: [UInt64: BeaconID] = [:]
     private var startTime: Double
     /// The newest time seen from the timer or the radio (`observe`).
     public private(set) var latestTime: Double
@@ -87,6 +92,7 @@ public struct AgentCore: Sendable {
                                               addressType: BLEAddressType(hci: report.addressType.rawValue),
                                               buffers: &decodeBuffers) else {
             stats.untracked += 1
+            if !eddystoneAtAddress.isEmpty { keepSeparateTelemetry(from: report.addressValue) }
             return []
         }
         var out: [OutboundMessage] = []
@@ -94,6 +100,10 @@ public struct AgentCore: Sendable {
             if let m = eventMessage(event) { out.append(m) }
         }
         let slot = track(identity, at: ts)
+        switch identity.beacon {
+        case .eddystone(.uid)?, .eddystone(.url)?: noteEddystone(identity.id, at: report.addressValue)
+        default: break
+        }
         let ranged = beacons.withEntry(slot) { e -> BeaconRanger.Range? in
             if let rssi = report.rssi { e.ranger.ingest(rssi: rssi, advertised: identity.referencePower, at: ts) }
             return e.ranger.range(now: ts)
@@ -114,13 +124,14 @@ public struct AgentCore: Sendable {
         // Only a reading needs the interval and the topic: the interval's median is taken now (nothing
         // was ingested since the range), the topic built at the beacon's first reading.
         let (topics, node) = (settings.topics, settings.node)
-        let (interval, topic) = beacons.withEntry(slot) { e -> (Double?, String) in
+        let (interval, topic, separateTelemetry) = beacons.withEntry(slot) { e -> (Double?, String, BeaconTelemetry?) in
             if e.readingTopic == nil { e.readingTopic = topics.nodeBeacon(node, identity.id) }
-            return (e.ranger.intervals.interval, e.readingTopic!)
+            return (e.ranger.intervals.interval, e.readingTopic!, e.separateTelemetry)
         }
         // The floor (no filter estimate yet) has no interval.
-        let reading = makeReading(identity: identity, range: range, interval: ranged != nil ? interval : nil,
+        var reading = makeReading(identity: identity, range: range, interval: ranged != nil ? interval : nil,
                                   report: report, samples: due.samples)
+        if reading.telemetry == nil { reading.telemetry = separateTelemetry }
         stats.readings += 1
         var published = [OutboundMessage(topic: topic, encodedJSON: reading.fastJSON())]
         published += outputs.messages(for: reading)
@@ -280,6 +291,33 @@ public struct AgentCore: Sendable {
             if evicted.retention == .known { stats.evictedKnown += 1 }
         }
         return slot
+    }
+
+    /// Remembers that `address` advertises Eddystone beacon `id` (`eddystoneAtAddress`).
+    private mutating func noteEddystone(_ id: BeaconID, at address: UInt64) {
+        guard eddystoneAtAddress[address] != id else { return }
+        if eddystoneAtAddress.count >= beacons.capacity {
+            var tracked: [UInt64: BeaconID] = [:]
+            for (a, b) in eddystoneAtAddress where beacons.lookUp(b) != nil { tracked[a] = b }
+            // Every one still tracked: those addresses rotated (one beacon, many addresses).
+            eddystoneAtAddress = tracked.count < beacons.capacity ? tracked : [:]
+        }
+        eddystoneAtAddress[address] = id
+    }
+
+    /// An advertisement without an id from `address`: when it is an Eddystone-TLM frame of a
+    /// beacon that address advertises, its telemetry goes with that beacon's readings from now.
+    private mutating func keepSeparateTelemetry(from address: UInt64) {
+        guard let id = eddystoneAtAddress[address], let slot = beacons.lookUp(id) else { return }
+        for b in decodeBuffers.scan.beacons {
+            switch b {
+            case .eddystone(.tlm), .eddystone(.encryptedTLM):
+                if let telemetry = b.telemetry { beacons.withEntry(slot) { $0.separateTelemetry = telemetry } }
+                return
+            default:
+                continue
+            }
+        }
     }
 
     /// A region event as published: QoS 1 and held through a broker outage (`MQTTSink`).

@@ -44,6 +44,9 @@ public struct BeaconTable: Sendable {
         public var published: PublishPolicy.State?
         /// The topic of its readings, built at its first reading (the id and node do not change).
         public var readingTopic: String? = nil
+        /// The newest telemetry its address sent in advertisements of their own (an Eddystone
+        /// beacon's TLM frames, which carry no id), for its readings (`AgentCore`).
+        public var separateTelemetry: BeaconTelemetry? = nil
     }
 
     private struct Slot: Sendable {
