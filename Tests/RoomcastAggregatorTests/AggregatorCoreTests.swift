@@ -291,6 +291,18 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(presence(out) == [nil])
         #expect(out.contains { $0.topic == topics.person("alice") })
         #expect((other.presenceStats.aways, other.presenceStats.handovers) == (1, 0))
+
+        // Handed over, and then gone from downstairs too (its away, heard after its claim): back
+        // upstairs later is a return, not a hand-back.
+        var third = try upstairs()
+        _ = try heard(&third, from: 100, to: 110)
+        _ = try third.otherPartitionsPresence(try WireFormat.encode(downstairs(lastSeen: 113)), id: cat, now: 113.5)
+        _ = try third.advance(to: 150)
+        var gone = downstairs(lastSeen: 120)
+        (gone.room, gone.floor, gone.ts) = (nil, nil, 150)
+        _ = try third.otherPartitionsPresence(try WireFormat.encode(gone), id: cat, now: 150)
+        #expect(presence(try heard(&third, from: 200, to: 210)).last == "bedroom")
+        #expect((third.presenceStats.returns, third.presenceStats.handovers) == (1, 1))
     }
 
     /// Alice has a phone and a tag; her tag was left away (at work) and her phone is downstairs,
@@ -319,74 +331,126 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(core.publisher.people.current["alice"] == nil)
     }
 
-    /// Alice's phone is downstairs and her tag upstairs, each heard by one partition. Both placed
-    /// her, each at its changes and refreshes, so her person flipped between the floors. The
-    /// partition whose beacon of hers arrived in its room last places her; the other publishes
-    /// nothing for her, at a change or a refresh. When that beacon goes away, the other places her.
-    @Test func aPersonWithBeaconsInTwoPartitionsIsPlacedByOne() throws {
+    /// Alice's home in two partitions: her phone heard downstairs (partition 0, the kitchen), her
+    /// tag upstairs (partition 1, the bedroom). What each partition publishes reaches both, as
+    /// the broker delivers it, and their answers go round too. `clockAhead`: how far each
+    /// aggregator's clock is ahead of the nodes'.
+    struct AliceOnTwoFloors {
         let topics = Topics()
-        let phone = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-46")!
-        let site = SiteModel(rooms: [.init(name: "kitchen"), .init(name: "bedroom", floor: 1)],
-                             nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "bedroom-pi", room: "bedroom")],
-                             beacons: [.init(id: cat, name: "Tag"), .init(id: phone, name: "Phone")],
-                             people: [.init(name: "Alice", beacons: [cat, phone])])
-        var partitions = [AggregatorConfig(site: site, partition: .init(floors: [0])).makeCore(),
+        static let phone = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-46")!
+        var partitions: [AggregatorCore<FusionEngine>]
+        let clockAhead: [Double]
+        /// Alice's person as each partition last published it (nil: not since `forgetPublished`).
+        var published: [PersonPresence?] = [nil, nil]
+        var seq: UInt64 = 0
+
+        init(clockAhead: [Double] = [0, 0]) throws {
+            let site = SiteModel(rooms: [.init(name: "kitchen"), .init(name: "bedroom", floor: 1)],
+                                 nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "bedroom-pi", room: "bedroom")],
+                                 beacons: [.init(id: cat, name: "Tag"), .init(id: Self.phone, name: "Phone")],
+                                 people: [.init(name: "Alice", beacons: [cat, Self.phone])])
+            partitions = [AggregatorConfig(site: site, partition: .init(floors: [0])).makeCore(),
                           AggregatorConfig(site: site, partition: .init(floors: [1])).makeCore()]
-        for p in partitions.indices { _ = try partitions[p].start(now: 100) }
-        // Alice's person as each partition last published it (nil: never).
-        var alice: [PersonPresence?] = [nil, nil]
-        // Delivers what partition `from` published to itself and the other, as the broker does,
-        // and the other's answers back; notes Alice's person.
-        func deliver(_ out: [OutboundMessage], from: Int, now: Double) throws {
+            self.clockAhead = clockAhead
+            for p in partitions.indices { _ = try partitions[p].start(now: 100 + clockAhead[p]) }
+        }
+
+        /// Where each partition places Alice now (nil: it does not place her).
+        var placedBy: [String?] { partitions.map { $0.publisher.people.current["alice"]?.room } }
+
+        mutating func forgetPublished() { published = [nil, nil] }
+
+        mutating func deliver(_ out: [OutboundMessage], from: Int, at t: Double) throws {
             var queue = [(out, from)]
             while let (messages, sender) = queue.popLast() {
                 for m in messages {
-                    if m.topic == topics.person("alice") { alice[sender] = try WireFormat.decode(PersonPresence.self, from: m.payload) }
-                    for (id, topic) in [(cat, topics.presence(cat)), (phone, topics.presence(phone))] where m.topic == topic {
+                    if m.topic == topics.person("alice") { published[sender] = try WireFormat.decode(PersonPresence.self, from: m.payload) }
+                    for id in [cat, Self.phone] where m.topic == topics.presence(id) {
                         for p in partitions.indices {
-                            let answer = try partitions[p].otherPartitionsPresence(m.payload, id: id, now: now)
+                            let answer = try partitions[p].otherPartitionsPresence(m.payload, id: id, now: t + clockAhead[p])
                             if !answer.isEmpty { queue.append((answer, p)) }
                         }
                     }
                 }
             }
         }
-        var seq: UInt64 = 0
-        // The phone is heard downstairs from 100 s, the tag upstairs from 120 s until `tagUntil`.
-        func run(from: Double, to: Double, tagUntil: Double) throws {
+
+        /// Node time `from` to `to`: the phone heard downstairs from `phone.lowerBound`, the tag
+        /// upstairs over `tag`, every half second.
+        mutating func run(from: Double, to: Double, phone: Range<Double> = 100..<Double.infinity,
+                          tag: Range<Double>) throws {
             var t = from
             while t < to {
                 seq += 1
-                var phoneReading = reading("kitchen-pi", rssi: -55, ts: t, seq: seq)
-                phoneReading.id = phone
-                try deliver(try partitions[0].handle(topic: topics.nodeBeacon("kitchen-pi", phone),
-                                                     payload: WireFormat.encode(phoneReading), now: t).messages, from: 0, now: t)
-                if t >= 120 && t < tagUntil {
+                if phone.contains(t) {
+                    var r = reading("kitchen-pi", rssi: -55, ts: t, seq: seq)
+                    r.id = Self.phone
+                    try deliver(try partitions[0].handle(topic: topics.nodeBeacon("kitchen-pi", Self.phone),
+                                                         payload: WireFormat.encode(r), now: t + clockAhead[0]).messages, from: 0, at: t)
+                }
+                if tag.contains(t) {
                     try deliver(try partitions[1].handle(topic: topics.nodeBeacon("bedroom-pi", cat),
                                                          payload: WireFormat.encode(reading("bedroom-pi", rssi: -55, ts: t, seq: seq)),
-                                                         now: t).messages, from: 1, now: t)
+                                                         now: t + clockAhead[1]).messages, from: 1, at: t)
                 }
-                for p in partitions.indices { try deliver(try partitions[p].advance(to: t), from: p, now: t) }
+                for p in partitions.indices { try deliver(try partitions[p].advance(to: t + clockAhead[p]), from: p, at: t) }
                 t += 0.5
             }
         }
-        try run(from: 100, to: 118, tagUntil: .infinity)
-        #expect(alice[0]?.room == "kitchen" && alice[1] == nil)
+
+        mutating func refresh(at t: Double) throws {
+            for p in partitions.indices { try deliver(try partitions[p].refresh(now: t + clockAhead[p]), from: p, at: t) }
+        }
+    }
+
+    /// Alice's phone is downstairs and her tag upstairs. Both partitions placed her, each at its
+    /// changes and refreshes, so her person flipped between the floors. The partition whose
+    /// beacon of hers arrived in its room last places her; the other publishes nothing for her,
+    /// at a change or a refresh. When that beacon goes away, the other places her.
+    @Test func aPersonWithBeaconsInTwoPartitionsIsPlacedByOne() throws {
+        var home = try AliceOnTwoFloors()
+        try home.run(from: 100, to: 118, tag: 120..<Double.infinity)
+        #expect(home.published[0]?.room == "kitchen" && home.published[1] == nil)
         // The tag arrives upstairs after the phone arrived in the kitchen: upstairs places her.
-        try run(from: 118, to: 140, tagUntil: .infinity)
-        #expect(alice[1]?.room == "bedroom")
-        #expect(partitions[0].publisher.people.current["alice"] == nil && partitions[1].publisher.people.current["alice"]?.room == "bedroom")
+        try home.run(from: 118, to: 140, tag: 120..<Double.infinity)
+        #expect(home.published[1]?.room == "bedroom")
+        #expect(home.placedBy == [nil, "bedroom"])
         // Refreshes: only upstairs speaks for her.
-        alice = [nil, nil]
-        for p in partitions.indices { try deliver(try partitions[p].refresh(now: 140), from: p, now: 140) }
-        #expect(alice[0] == nil && alice[1]?.room == "bedroom")
+        home.forgetPublished()
+        try home.refresh(at: 140)
+        #expect(home.published[0] == nil && home.published[1]?.room == "bedroom")
         // The tag is gone from 150 s: once upstairs says it away, downstairs places her again, and
         // upstairs does not say she left.
-        alice = [nil, nil]
-        try run(from: 140, to: 200, tagUntil: 150)
-        #expect(partitions[1].engine.decision(for: cat)?.room == nil)
-        #expect(alice[0]?.room == "kitchen" && alice[1] == nil)
-        #expect(partitions[0].publisher.people.current["alice"]?.room == "kitchen" && partitions[1].publisher.people.current["alice"] == nil)
+        home.forgetPublished()
+        try home.run(from: 140, to: 200, tag: 120..<150)
+        #expect(home.partitions[1].engine.decision(for: cat)?.room == nil)
+        #expect(home.published[0]?.room == "kitchen" && home.published[1] == nil)
+        #expect(home.placedBy == ["kitchen", nil])
+    }
+
+    /// The two partitions' clocks differ (each aggregator's own, and both from the nodes'), and
+    /// the two beacons arrive within that difference of each other: still one places Alice, and
+    /// only that one speaks for her at a refresh.
+    @Test(arguments: [[1.5, 0], [0, 1.5]])
+    func aPersonIsPlacedByOnePartitionWhateverTheirClocks(_ clockAhead: [Double]) throws {
+        var home = try AliceOnTwoFloors(clockAhead: clockAhead)
+        try home.run(from: 100, to: 130, tag: 100.5..<Double.infinity)
+        #expect(home.placedBy.compactMap { $0 }.count == 1, "\(home.placedBy)")
+        home.forgetPublished()
+        try home.refresh(at: 130)
+        #expect(home.published.compactMap { $0?.room }.count == 1, "\(home.published)")
+    }
+
+    /// The tag was heard upstairs only briefly, and its room there dates from after its last
+    /// reading (that aggregator's clock is ahead of the nodes'). Its away, last heard before the
+    /// room's date, still ends its placement there: downstairs places Alice again.
+    @Test func anAwayLastHeardBeforeItsRoomsDateEndsThePlacementThere() throws {
+        var home = try AliceOnTwoFloors(clockAhead: [0, 1.5])
+        try home.run(from: 100, to: 140, tag: 120..<122)
+        #expect(home.placedBy == [nil, "bedroom"])
+        try home.run(from: 140, to: 200, tag: 120..<122)
+        #expect(home.partitions[1].engine.decision(for: cat)?.room == nil)
+        #expect(home.placedBy == ["kitchen", nil])
     }
 
     /// A site that lists no beacons announces each as it is placed. Resumed from the retained

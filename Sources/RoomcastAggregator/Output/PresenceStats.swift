@@ -26,7 +26,6 @@ public struct PresenceStats: Sendable, Equatable {
         var room: String?
         var previous: String?
         var changedAt: Double
-        var handedOver = false
     }
     private var last: [BeaconID: Last] = [:]
 
@@ -40,8 +39,9 @@ public struct PresenceStats: Sendable, Equatable {
         for id in last.keys { last[id]!.changedAt -= seconds }
     }
 
-    /// `handedOver`: the beacons of `changed` whose away is a hand-over to another partition.
-    mutating func observe(_ changed: [PresenceDecision], now: Double, handedOver: Set<BeaconID> = [],
+    /// `crossings`: the beacons of `changed` that leave for another partition's rooms, or come
+    /// back from them.
+    mutating func observe(_ changed: [PresenceDecision], now: Double, crossings: Set<BeaconID> = [],
                           ledSince: (BeaconID) -> Double? = { _ in nil }) {
         for d in changed {
             decisions += 1
@@ -50,25 +50,25 @@ public struct PresenceStats: Sendable, Equatable {
                 continue
             }
             guard before.room != d.room else { continue }
-            let handed = d.room == nil && handedOver.contains(d.id)
+            let crossing = crossings.contains(d.id)
             switch (before.room, d.room) {
             case (.some, .some(let room)):
                 switches += 1
                 if room == before.previous, now - before.changedAt <= flapWindow { flaps += 1 }
                 if let lead = ledSince(d.id), lead <= now { switchLatency.observe(now - lead) }
-            case (.some, .none) where handed:
+            case (.some, .none) where crossing:
                 handovers += 1
             case (.some, .none):
                 aways += 1
                 if let seen = d.lastSeen { awayLatency.observe(max(0, d.ts - seen)) }
-            case (.none, .some) where before.handedOver:
+            case (.none, .some) where crossing:
                 handovers += 1
             case (.none, .some):
                 returns += 1
             case (.none, .none):
                 break
             }
-            last[d.id] = Last(room: d.room, previous: before.room, changedAt: now, handedOver: handed)
+            last[d.id] = Last(room: d.room, previous: before.room, changedAt: now)
         }
     }
 

@@ -20,12 +20,11 @@ public struct PeopleTracker: Sendable {
 
     private var latest: [BeaconID: PresenceDecision] = [:]
     /// Per assigned beacon, since when another partition has it in one of its rooms
-    /// (`partition:`) and when it heard it then, as that partition said, until it says away or
-    /// this partition hears the beacon later. A person is placed by the partition whose beacon
-    /// of theirs arrived in its room last: every partition hears every room change at once, so
-    /// all make the same choice and one places the person. A person none of whose beacons is
-    /// placed here is the other partition's while it has one: this one publishes nothing for
-    /// them, not even away. Bounded by the beacons assigned to people.
+    /// (`partition:`) and when it heard it then, as that partition said, until it says away. A
+    /// person is placed by the partition whose beacon of theirs arrived in its room last
+    /// (`isPlacedElsewhere`): every partition hears every room change as it is published, so
+    /// all compare the same stamps and one places the person. Bounded by the beacons assigned
+    /// to people.
     private var placedElsewhere: [BeaconID: (since: Double, seen: Double)] = [:]
     /// Each person's presence as last worked out (nil until one of their beacons has a decision).
     public private(set) var current: [String: PersonPresence] = [:]
@@ -53,10 +52,10 @@ public struct PeopleTracker: Sendable {
         placedElsewhere[beacon] = (since, seen)
     }
 
-    /// Another partition said `beacon` is away, last heard at `seen`: its placement there, if
-    /// older, no longer holds.
+    /// Another partition said `beacon` is away, last heard at `seen`: a placement there heard no
+    /// later no longer holds (both stamps are capture times, on the nodes' clocks).
     public mutating func awayElsewhere(_ beacon: BeaconID, seen: Double) {
-        guard let placed = placedElsewhere[beacon], seen >= placed.since else { return }
+        guard let placed = placedElsewhere[beacon], seen >= placed.seen else { return }
         placedElsewhere[beacon] = nil
     }
 
@@ -103,18 +102,26 @@ public struct PeopleTracker: Sendable {
         current.values.filter { $0.room == room }.map(\.id).sorted()
     }
 
+    /// Whether another partition places `person` (`placedElsewhere`). With beacons of theirs
+    /// placed here: when one arrived in a room there after every one here did. Both partitions
+    /// compare the same two stamps, so exactly one places them, whatever their clocks say.
+    /// With none placed here: while another partition has one placed that it heard after this
+    /// one last did.
+    func isPlacedElsewhere(_ person: SiteModel.Person, placedHere: [PresenceDecision]) -> Bool {
+        let elsewhere = person.beacons.compactMap { b in placedElsewhere[b].map { (beacon: b, since: $0.since, seen: $0.seen) } }
+        guard !elsewhere.isEmpty else { return false }
+        if let arrived = placedHere.map({ ($0.since, $0.id.rawValue) }).max(by: <) {
+            return elsewhere.contains { ($0.since, $0.beacon.rawValue) > arrived }
+        }
+        return elsewhere.contains { there in latest[there.beacon].map { ($0.lastSeen ?? -.infinity) <= there.seen } ?? true }
+    }
+
     func place(_ person: SiteModel.Person, previous: PersonPresence?, now: Double) -> PersonPresence? {
         let decisions = person.beacons.compactMap { latest[$0] }
         guard !decisions.isEmpty else { return nil }
         let lastSeen = decisions.compactMap(\.lastSeen).max()
         let placed = decisions.filter { $0.room != nil }
-        // Another partition has one of their beacons placed since after every one here arrived
-        // (or none is placed here): the person is that partition's to place.
-        let arrived = placed.map { ($0.since, $0.id.rawValue) }.max { $0 < $1 }
-        if person.beacons.contains(where: { b in
-            guard let there = placedElsewhere[b], latest[b].map({ ($0.lastSeen ?? -.infinity) <= there.seen }) ?? true else { return false }
-            return arrived.map { (there.since, b.rawValue) > $0 } ?? true
-        }) { return nil }
+        if isPlacedElsewhere(person, placedHere: placed) { return nil }
         func seen(_ d: PresenceDecision) -> Double { d.lastSeen ?? -.infinity }
         guard let newest = placed.map(seen).max() else {
             // Worked out afresh (resumed at a start, or back from another partition): away

@@ -35,14 +35,18 @@ extension AggregatorCore {
             // Another partition's away: its placement, heard no later, no longer holds. This
             // partition's own away, echoed, says nothing of another's.
             if let ours = engine.decision(for: d.id), ours.room == nil, ours.lastSeen == d.lastSeen { return }
-            publisher.awayElsewhere(d.id, seen: min(d.lastSeen ?? -.infinity, now))
+            let seen = min(d.lastSeen ?? -.infinity, now)
+            publisher.awayElsewhere(d.id, seen: seen)
+            // Nobody has it since: a return here is a return, not a hand-back.
+            if let claimed = claims[d.id], seen >= claimed { claims[d.id] = nil }
             return
         }
         guard otherPartitionsRooms.contains(room), let heard = d.lastSeen, heard.isFinite else { return }
         let seen = min(heard, now)
         // A person of several beacons: one this partition does not track placed elsewhere
-        // still means the person may be there (bounded by the people configured).
-        publisher.placedElsewhere(d.id, since: min(d.since, now), seen: seen)
+        // still means the person may be there (bounded by the people configured). Its `since`
+        // as sent: every partition must compare the same stamps.
+        publisher.placedElsewhere(d.id, since: d.since, seen: seen)
         guard engine.decision(for: d.id) != nil else { return }
         claims[d.id] = max(claims[d.id] ?? -.infinity, seen)
     }
@@ -56,5 +60,12 @@ extension AggregatorCore {
 
     func handedOver(_ decisions: [PresenceDecision]) -> Set<BeaconID> {
         claims.isEmpty ? [] : Set(decisions.filter(isHandedOver).map(\.id))
+    }
+
+    /// The decisions of `decisions` that cross to or from another partition's rooms: an away
+    /// that is a hand-over, and a room for a beacon another partition has placed and not said
+    /// away since (handed back).
+    func crossings(_ decisions: [PresenceDecision]) -> Set<BeaconID> {
+        claims.isEmpty ? [] : Set(decisions.filter { $0.room == nil ? isHandedOver($0) : claims[$0.id] != nil }.map(\.id))
     }
 }

@@ -547,9 +547,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         }
         var out = tidied
         for d in changed { out += try announce(d.id, name: d.name) }
-        let handed = handedOver(changed)
-        presenceStats.observe(changed, now: now, handedOver: handed) { engine.switchEvidenceSince(for: $0) }
-        out += try publisher.publish(changed, now: now, handedOver: handed)
+        presenceStats.observe(changed, now: now, crossings: crossings(changed)) { engine.switchEvidenceSince(for: $0) }
+        out += try publisher.publish(changed, now: now, handedOver: handedOver(changed))
         return out
     }
 }
