@@ -54,7 +54,7 @@ enum FusionBenchmark {
         }
         print("  decisions changed: \(run.changes); tracked \(run.tracked); geometry evaluations \(run.geometryEvaluations)")
         print(String(format: "  RSS: %.0f MB with the engine (%.0f MB before it); peak (VmHWM) %.0f MB, the pre-generated readings included",
-                     run.residentMegabytes, rssBefore, residentMegabytes(field: "VmHWM:")))
+                     run.residentMegabytes, rssBefore, run.peakMegabytes))
     }
 
     /// What one replay measured.
@@ -63,8 +63,8 @@ enum FusionBenchmark {
         var geometryEvaluations: UInt64 = 0
         var ingestTime = 0.0, tickTime = 0.0
         var usedGeometry = false
-        /// Process RSS with the engine still alive (MB).
-        var residentMegabytes = 0.0
+        /// Process RSS with the engine still alive, and the process's peak so far (MB).
+        var residentMegabytes = 0.0, peakMegabytes = 0.0
         var total: Double { ingestTime + tickTime }
     }
 
@@ -153,6 +153,7 @@ enum FusionBenchmark {
             run.geometryEvaluations = engine.counters.geometryEvaluations
             run.usedGeometry = engine.usesGeometry
             run.residentMegabytes = FusionBenchmark.residentMegabytes()
+            run.peakMegabytes = FusionBenchmark.residentMegabytes(field: "VmHWM:")
             return run
         }
     }

@@ -156,36 +156,43 @@ final class DecodingState {
 
     static func integer<I: FixedWidthInteger>(_ type: I.Type, _ node: ConfigNode) -> Swift.Result<I, ScalarMismatch> {
         let range = "\(I.min)...\(I.max)"
+        let outOfRange = Swift.Result<I, ScalarMismatch>.failure(
+            ScalarMismatch(message: "expected an integer in \(range), found \(node.kindDescription)"))
         guard case .scalar(let s, .plain) = node.kind else {
             return .failure(ScalarMismatch(message: "expected an integer, found \(node.kindDescription)"))
         }
-        // Digits too many for 64 bits are still an integer, out of range: say the range.
-        guard let wide = parseInteger(s) else {
-            let digits = s.first == "-" || s.first == "+" ? s.dropFirst() : Substring(s)
-            let outOfRange = !digits.isEmpty && digits.allSatisfy(\.isASCII) && digits.allSatisfy(\.isNumber)
-            return .failure(ScalarMismatch(message: outOfRange ? "expected an integer in \(range), found \(node.kindDescription)"
-                                                                : "expected an integer, found \(node.kindDescription)"))
+        switch readInteger(s) {
+        case .value(let wide): return I(exactly: wide).map { .success($0) } ?? outOfRange
+        // More digits than 64 bits hold is still an integer, out of range.
+        case .tooLarge: return outOfRange
+        case .notAnInteger: return .failure(ScalarMismatch(message: "expected an integer, found \(node.kindDescription)"))
         }
-        guard let v = I(exactly: wide) else {
-            return .failure(ScalarMismatch(message: "expected an integer in \(range), found \(node.kindDescription)"))
-        }
-        return .success(v)
     }
 
-    /// Decimal, `0x` hex and `0o` octal, with an optional sign (YAML 1.2 core schema).
-    static func parseInteger(_ text: String) -> Int64? {
+    enum IntegerText: Equatable {
+        case value(Int128)
+        case tooLarge
+        case notAnInteger
+    }
+
+    /// Decimal, `0x` hex and `0o` octal, with an optional sign (YAML 1.2 core schema): the value
+    /// of any 64-bit integer type, signed or not.
+    static func readInteger(_ text: String) -> IntegerText {
         var s = Substring(text)
         var negative = false
         if s.first == "-" || s.first == "+" { negative = s.first == "-"; s = s.dropFirst() }
         var radix = 10
         if s.hasPrefix("0x") || s.hasPrefix("0X") { radix = 16; s = s.dropFirst(2) }
         else if s.hasPrefix("0o") { radix = 8; s = s.dropFirst(2) }
-        guard !s.isEmpty, s.allSatisfy({ $0.isHexDigit }), let magnitude = UInt64(s, radix: radix) else { return nil }
-        if negative {
-            guard magnitude <= UInt64(Int64.max) + 1 else { return nil }
-            return magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude)
-        }
-        return Int64(exactly: magnitude)
+        guard !s.isEmpty, s.allSatisfy({ $0.isASCII && $0.isHexDigit && Int(String($0), radix: radix) != nil }) else { return .notAnInteger }
+        guard let magnitude = UInt64(s, radix: radix) else { return .tooLarge }
+        return .value(negative ? -Int128(magnitude) : Int128(magnitude))
+    }
+
+    /// `readInteger`'s value when a 64-bit signed integer holds it.
+    static func parseInteger(_ text: String) -> Int64? {
+        if case .value(let v) = readInteger(text) { return Int64(exactly: v) }
+        return nil
     }
 
     static func float<F: BinaryFloatingPoint>(_ type: F.Type, _ node: ConfigNode) -> Swift.Result<F, ScalarMismatch> {

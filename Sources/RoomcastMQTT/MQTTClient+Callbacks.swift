@@ -125,6 +125,14 @@ extension MQTTClient {
                 return (nil, nil)
             }
             if let w = s.subscribeWaiters.removeValue(forKey: mid) { return (nil, w) }
+            // Late, after its `subscribe` returned: a refusal drops the filter it remembered.
+            if let filter = s.lateSubscribeMids.removeValue(forKey: mid) {
+                if granted >= 0x80 {
+                    rejected = filter
+                    s.subscriptions.removeAll { $0.filter == filter }
+                }
+                return (nil, nil)
+            }
             // The SUBACK beat `subscribe` to registering its id; keep it for it (bounded, ids are 16-bit).
             if s.earlySubscribeAcks.count > 1024 { s.earlySubscribeAcks.removeAll() }
             s.earlySubscribeAcks[mid] = granted

@@ -48,6 +48,7 @@ extension MQTTClient {
                 let connected = s.phase == .connected
                 s.phase = .idle
                 s.resubscribeMids.removeAll()
+                s.lateSubscribeMids.removeAll()
                 var o = AttemptOutcome(wasConnected: connected)
                 o.flushWaiters = s.forgetUnconfirmableAfterDisconnect()
                 o.subscribeWaiters = Array(s.subscribeWaiters.values)

@@ -75,6 +75,9 @@ extension MQTTClient {
         var resubscribeMids: [Int32: String] = [:]
         var subscribeWaiters: [Int32: SubscribeWaiter] = [:]
         var earlySubscribeAcks: [Int32: Int32] = [:]
+        /// Subscriptions whose wait for a SUBACK ran out, by id: a SUBACK that comes later is
+        /// theirs, not one that beat a later `subscribe` reusing the id (ids are 16-bit).
+        var lateSubscribeMids: [Int32: String] = [:]
 
         init(subscriptions: [Subscription]) { self.subscriptions = subscriptions }
 

@@ -217,7 +217,7 @@ public final class MQTTClient: Sendable {
                 c.resume(returning: early >= 0x80 ? .failure(.subscriptionRejected(filter: filter)) : .success(()))
             } else {
                 // Still remembered: see above.
-                timer.start(after: timeout) { [weak self] in self?.resolveSubscribeWaiter(mid, .success(())) }
+                timer.start(after: timeout) { [weak self] in self?.subscribeWaitRanOut(mid) }
             }
         }
         if case .failure(let e) = result {
@@ -359,9 +359,16 @@ public final class MQTTClient: Sendable {
         if let (c, r) = found { c.resume(returning: r) }
     }
 
-    func resolveSubscribeWaiter(_ mid: Int32, _ result: Result<Void, MQTTError>) {
-        let w = state.withLock { s in s.subscribeWaiters.removeValue(forKey: mid) }
-        w?.continuation.resume(returning: result)
+    /// No SUBACK for `mid` within the wait: the call returns, and the SUBACK, should it come, is
+    /// recognised as this subscription's.
+    func subscribeWaitRanOut(_ mid: Int32) {
+        let w = state.withLock { s -> SubscribeWaiter? in
+            guard let w = s.subscribeWaiters.removeValue(forKey: mid) else { return nil }
+            if s.lateSubscribeMids.count > 1024 { s.lateSubscribeMids.removeAll() }
+            s.lateSubscribeMids[mid] = w.filter
+            return w
+        }
+        w?.continuation.resume(returning: .success(()))
     }
 
     func resolveFlushWaiter(_ id: UInt64, _ result: Bool) {

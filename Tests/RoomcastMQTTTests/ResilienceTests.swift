@@ -182,6 +182,23 @@ struct ResilienceTests {
         }
     }
 
+    /// A SUBACK that comes after `subscribe` stopped waiting is that subscription's: granted, the
+    /// subscription delivers on the same connection.
+    @Test func aSubscriptionAcknowledgedLateDeliversWithoutAReconnect() async throws {
+        try await withRig { rig in
+            let c = try await rig.connectedClient("slow-suback") { c in c.keepAlive = 30; c.connectTimeout = 1 }
+            let inbox = StreamCollector(c.messages)
+            rig.broker.pause()
+            try await c.subscribe("roomcast/acknowledged-late")
+            rig.broker.resume()
+            let sender = try await rig.connectedClient("sender")
+            try sender.publish(MQTTMessage(topic: "roomcast/acknowledged-late", string: "late", qos: .atLeastOnce, retain: true))
+            let got = try await inbox.waitFor("the message on the subscription", timeout: .seconds(20)) { !$0.isEmpty }
+            #expect(got.map(\.payloadString) == ["late"])
+            #expect(c.reconnects == 0)
+        }
+    }
+
     @Test func connectTimeoutAppliesToASilentPeer() async throws {
         // A listener that accepts TCP but never answers CONNECT (the kernel completes the handshake).
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -145,7 +145,8 @@ import RoomcastHCI
                       ("h4:/dev/ttyAMA0", .h4(path: "/dev/ttyAMA0", baud: nil)), ("h4:/dev/ttyAMA0@3000000", .h4(path: "/dev/ttyAMA0", baud: 3_000_000)),
                       ("btsnoop:/tmp/a.btsnoop", .btsnoop(path: "/tmp/a.btsnoop", speed: .realtime)),
                       ("btsnoop:/tmp/a.btsnoop@max", .btsnoop(path: "/tmp/a.btsnoop", speed: .max)),
-                      ("btsnoop:/srv/u@host/a.btsnoop", .btsnoop(path: "/srv/u@host/a.btsnoop", speed: .realtime))])
+                      ("btsnoop:/srv/u@host/a.btsnoop", .btsnoop(path: "/srv/u@host/a.btsnoop", speed: .realtime)),
+                      ("btsnoop:/tmp/cap@2@realtime", .btsnoop(path: "/tmp/cap@2", speed: .realtime))])
     func sourcesRoundTrip(_ text: String, _ radio: RadioSourceSpec) throws {
         let source = SourceSpec(radio)
         #expect(try SourceSpec(parsing: text) == source)

@@ -62,11 +62,22 @@ private func problems<T: Decodable>(_ type: T.Type, _ yaml: String) -> [String] 
         #expect(problems(AgentConfig.self, "node: kitchen-pi\nibeacon_company_ids: [{a: 1}]").count == 1)
     }
 
+    /// Every 64-bit integer type's values are read, the unsigned ones' top half included.
+    @Test func integersOfEveryWidthAreRead() {
+        #expect(DecodingState.readInteger("18446744073709551615") == .value(Int128(UInt64.max)))
+        #expect(DecodingState.readInteger("-9223372036854775808") == .value(Int128(Int64.min)))
+        #expect(DecodingState.readInteger("18446744073709551616") == .tooLarge)
+        #expect(DecodingState.readInteger("0x10") == .value(16) && DecodingState.readInteger("-0o17") == .value(-15))
+        #expect(DecodingState.readInteger("12a") == .notAnInteger && DecodingState.readInteger("") == .notAnInteger)
+    }
+
     @Test(arguments: [
         ("count: 1.5", "count: expected an integer, found '1.5'"),
         ("count: 99999999999999999999", "count: expected an integer in \(Int.min)...\(Int.max), found '99999999999999999999'"),
         ("small: -99999999999999999999", "small: expected an integer in 0...255, found '-99999999999999999999'"),
         ("small: +-5", "small: expected an integer, found '+-5'"),
+        ("count: 0x1FFFFFFFFFFFFFFFFF", "count: expected an integer in \(Int.min)...\(Int.max), found '0x1FFFFFFFFFFFFFFFFF'"),
+        ("count: 0o19", "count: expected an integer, found '0o19'"),
         ("small: 256", "small: expected an integer in 0...255, found '256'"),
         ("small: -1", "small: expected an integer in 0...255, found '-1'"),
         ("ratio: .nan", "ratio: expected a finite number, found '.nan'"),

@@ -24,10 +24,11 @@ public struct AgentCore: Sendable {
     public private(set) var deliveryCheck = DeliveryCheck()
     /// Every advertisement is decoded in these (their arrays allocated once, not per advertisement).
     private var decodeBuffers = AdvertisementDecoder.Buffers()
-    /// The Eddystone-UID or -URL beacon each address last advertised. An Eddystone beacon sends
-    /// its telemetry (TLM) in advertisements of its own, without an id, from the address of its
+    /// The Eddystone-UID beacon each address last advertised. An Eddystone beacon sends its
+    /// telemetry (TLM) in advertisements of its own, without an id, from the address of its
     /// other frames: this is how a TLM frame's telemetry reaches that beacon's readings. Pruned
-    /// to the beacons still tracked when it outgrows the table.
+    /// to the beacons still tracked when it reaches twice the table's capacity, so a flood of
+    /// ids costs one pass per capacity's worth of new addresses.
     private var eddystoneAtAddress: [UInt64: BeaconID] = [:]
     private var startTime: Double
     /// The newest time seen from the timer or the radio (`observe`).
@@ -100,10 +101,7 @@ public struct AgentCore: Sendable {
             if let m = eventMessage(event) { out.append(m) }
         }
         let slot = track(identity, at: ts)
-        switch identity.beacon {
-        case .eddystone(.uid)?, .eddystone(.url)?: noteEddystone(identity.id, at: report.addressValue)
-        default: break
-        }
+        if case .eddystone(.uid)? = identity.beacon { noteEddystone(identity.id, at: report.addressValue) }
         let ranged = beacons.withEntry(slot) { e -> BeaconRanger.Range? in
             if let rssi = report.rssi { e.ranger.ingest(rssi: rssi, advertised: identity.referencePower, at: ts) }
             return e.ranger.range(now: ts)
@@ -296,10 +294,10 @@ public struct AgentCore: Sendable {
     /// Remembers that `address` advertises Eddystone beacon `id` (`eddystoneAtAddress`).
     private mutating func noteEddystone(_ id: BeaconID, at address: UInt64) {
         guard eddystoneAtAddress[address] != id else { return }
-        if eddystoneAtAddress.count >= beacons.capacity {
+        if eddystoneAtAddress.count >= 2 * beacons.capacity {
             var tracked: [UInt64: BeaconID] = [:]
             for (a, b) in eddystoneAtAddress where beacons.lookUp(b) != nil { tracked[a] = b }
-            // Every one still tracked: those addresses rotated (one beacon, many addresses).
+            // Still as many: addresses that rotated (one beacon, many addresses); start again.
             eddystoneAtAddress = tracked.count < beacons.capacity ? tracked : [:]
         }
         eddystoneAtAddress[address] = id

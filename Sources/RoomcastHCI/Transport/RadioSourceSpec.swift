@@ -19,9 +19,7 @@ public enum RadioSourceSpec: Sendable, Hashable, CustomStringConvertible {
         switch scheme {
         case "hci":
             guard let rest else { return .hci(device: nil) }
-            // Adapter indexes are 16-bit in the kernel; BlueZ numbers them from 0.
-            guard rest.hasPrefix("hci"), let index = Int(rest.dropFirst(3)), index >= 0, index <= Int(UInt16.max),
-                  rest.dropFirst(3).allSatisfy(\.isNumber) else {
+            guard HCISocket.deviceNumber(String(rest)) != nil else {
                 throw .invalidSource(text)
             }
             return .hci(device: String(rest))
@@ -72,8 +70,9 @@ public enum RadioSourceSpec: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case let .hci(device): device.map { "hci:\($0)" } ?? "hci"
         case let .h4(path, baud): "h4:\(path)" + (baud.map { "@\($0)" } ?? "")
-        // Real time is what a capture plays at unless told: written as it is read.
-        case let .btsnoop(path, .realtime): "btsnoop:\(path)"
+        // Real time is what a capture plays at unless told, so it goes unsaid, unless the path
+        // itself ends like a speed (`/tmp/cap@2`), which would be read back as one.
+        case let .btsnoop(path, .realtime) where Self.suffixAt(Substring(path)) == nil: "btsnoop:\(path)"
         case let .btsnoop(path, speed): "btsnoop:\(path)@\(speed)"
         }
     }
