@@ -108,6 +108,28 @@ import Testing
     }
 
     /// Partitions share the retained learn state's topic, and Home Assistant's selects and
+    /// A room taught before the site lost it (renamed, say) is still in one partition's state
+    /// file. It is no partition's: neither publishes it, and they do not answer one another for
+    /// ever over it, each taking it for its own and dropping it from the other's state.
+    @Test func aTaughtRoomTheSiteNoLongerHasSetsNoPartitionsArguing() throws {
+        let site = SiteModel(
+            rooms: [.init(name: "kitchen"), .init(name: "bedroom", floor: 1)],
+            nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "bedroom-pi", room: "bedroom")],
+            beacons: [.init(id: Self.tag, name: "Tag")])
+        func taught(_ rooms: String...) -> LearnedRooms {
+            LearnedRooms(rooms: rooms.map { .init(name: $0, seconds: 30, nodes: [.init(node: "kitchen-pi", seconds: 30, mean: -2, spread: 2)]) })
+        }
+        var cores = [AggregatorConfig(site: site, partition: .init(floors: [0])).makeCore(),
+                     AggregatorConfig(site: site, partition: .init(floors: [1])).makeCore()]
+        cores[0].restoreLearned(taught("attic", "kitchen"))
+        cores[1].restoreLearned(taught("bedroom"))
+        var broker = SharedTopicBroker(topics.aggregatorLearnState, of: LearnState.self)
+        try broker.deliver(try cores[0].start(now: 100) + cores[1].start(now: 100), to: &cores, at: 100)
+        #expect(broker.retained?.rooms.map(\.name) == ["bedroom", "kitchen"])
+        // Clearing a retained command (`mosquitto_pub -r -n`) reaches the partitions empty: no answer.
+        #expect(try cores[0].handle(topic: topics.aggregatorLearn, payload: [], now: 101).messages.isEmpty)
+    }
+
     /// `aggregator learn --show` read the whole site's labels and rooms from it: each partition
     /// publishes its own part with the others' as heard there, and publishes again when a state
     /// that went out after its own lacks it. Delivered in the order a broker would, the

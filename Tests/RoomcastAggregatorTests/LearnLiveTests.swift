@@ -199,6 +199,14 @@ import TestSupport
         await late.stop()
         let shown = try await Self.cli(["--show"], config: "\(dir)/floor0.json", in: dir, name: "show")
         #expect(shown.code == 0 && shown.stdout.contains("kitchen: ") && shown.stdout.contains("office: "), "\(shown)")
+        // `aggregator learn` with the ground floor's config teaches a room upstairs: the
+        // partition that has it answers.
+        let upstairsRoom = try await Self.cli(["--room", "office", "--beacon", Home.cat.rawValue, "--seconds", "5"],
+                                              config: "\(dir)/floor0.json", in: dir, name: "teach-upstairs")
+        #expect(upstairsRoom.code == 0 && upstairsRoom.stdout.hasPrefix("office: "), "\(upstairsRoom)")
+        // Cancelling a label that runs nowhere: no partition answers, and the command says why.
+        let cancel = try await Self.cli(["--cancel", "--beacon", Home.dog.rawValue], config: "\(dir)/floor0.json", in: dir, name: "cancel")
+        #expect(cancel.code == 1 && cancel.stderr.contains("none runs a label for \(Home.dog.rawValue)"), "\(cancel)")
 
         await observer.stop()
         await feeder.stop()

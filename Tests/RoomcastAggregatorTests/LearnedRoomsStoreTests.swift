@@ -28,6 +28,18 @@ import RoomcastLogging
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["learned-rooms.json"])
     }
 
+    /// A write a crash cut short leaves its temporary file, a name of its own each time: the
+    /// next write removes those over a minute old, and leaves a younger one (a write in progress).
+    @Test func temporaryFilesOfCrashedWritesAreRemovedByTheNextWrite() throws {
+        let dir = try directory()
+        let store = LearnedRoomsStore(path: dir + "/learned-rooms.json")
+        let old = dir + "/learned-rooms.json.tmp-41-crashed", young = dir + "/learned-rooms.json.tmp-42-writing"
+        for leftover in [old, young] { #expect(FileManager.default.createFile(atPath: leftover, contents: Data("{".utf8))) }
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-120)], ofItemAtPath: old)
+        try store.save(learned)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir).sorted() == ["learned-rooms.json", "learned-rooms.json.tmp-42-writing"])
+    }
+
     @Test func aCorruptFileIsAnErrorNamingTheFileAndTheValue() throws {
         let dir = try directory()
         let path = dir + "/learned-rooms.json"

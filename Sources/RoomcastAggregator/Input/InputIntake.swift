@@ -148,6 +148,8 @@ public struct InputIntake: Sendable {
                 return reject(.badPayload, error.description)
             }
         case .aggregatorLearn:
+            // Clearing a retained command (`mosquitto_pub -r -n`) is forwarded live, empty.
+            guard !payload.isEmpty else { return .success(.ignored) }
             switch LearnCommand.decode(payload) {
             case .success(let command): return .success(.learnCommand(command))
             case .failure(let error): return reject(.badPayload, error.message)

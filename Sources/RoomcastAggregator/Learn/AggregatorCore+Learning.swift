@@ -136,6 +136,11 @@ extension AggregatorCore {
         return out
     }
 
+    /// This partition's rooms. A room taught before the site lost it (renamed, removed) is no
+    /// partition's: none publishes it, where each taking it for its own would have them answer
+    /// one another for ever, each dropping it from the other's state.
+    var ownRooms: Set<String> { Set(site.rooms.map(\.name)) }
+
     /// The retained learn state at `now`. Under `partition:` the partitions share its topic:
     /// each publishes its own rooms' part with the others' as last heard there, so Home
     /// Assistant's selects and `aggregator learn --show` see the whole site.
@@ -143,7 +148,7 @@ extension AggregatorCore {
         var state = LearnState(ts: now, active: activeLabels, learned: learnedRooms)
         if !isPartition { learning.publishedPart = state.part([], inside: false).summary }
         if isPartition {
-            let mine = state.part(otherPartitionsRooms, inside: false)
+            let mine = state.part(ownRooms, inside: true)
             learning.publishedPart = mine.summary
             state.active = mine.active
             state.rooms = mine.rooms
@@ -179,7 +184,7 @@ extension AggregatorCore {
             return [try learnState(now: now)]
         }
         learning.othersPart = state.part(otherPartitionsRooms, inside: true)
-        let ours = state.part(otherPartitionsRooms, inside: false).summary
+        let ours = state.part(ownRooms, inside: true).summary
         guard ours != learning.publishedPart ?? LearnState.Part() else { return [] }
         return [try learnState(now: now)]
     }

@@ -48,7 +48,9 @@ extension AggregatorCLI {
                 request = LearnCommand(.cancel(beacon: try beacon()), request: token)
             } else {
                 let room = command[LearnOptions.room] ?? ""
-                let rooms = config.partitionedSite.rooms.map(\.name)
+                // Every room of the site: a partition's config teaches the others' rooms too
+                // (every partition hears the command; the one that has the room answers).
+                let rooms = config.site.rooms.map(\.name)
                 if !rooms.isEmpty && !rooms.contains(room) {
                     var message = "unknown room '\(room)'"
                     if let guess = Suggestion.closest(to: room, in: rooms) { message += "; did you mean '\(guess)'?" }
@@ -125,6 +127,11 @@ extension AggregatorCLI {
         await client.shutdown()
         guard let outcome = follower.state.withLock({ $0.outcome }) else {
             if code != .success { return code }
+            // A partition answers a cancel only for a label it runs (another may run it).
+            if case .cancel(let beacon) = request.action, config.partitionName != nil {
+                return fail("no partition answered on \(topics.aggregatorLearnResult): none runs a label for \(beacon), "
+                            + "or no aggregator is running", .failure)
+            }
             return fail("no answer from the aggregator on \(topics.aggregatorLearnResult): is it running, and may this account publish \(topics.aggregatorLearn)?", .failure)
         }
         print(outcome.report)

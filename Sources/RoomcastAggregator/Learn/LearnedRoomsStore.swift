@@ -50,6 +50,7 @@ public struct LearnedRoomsStore: Sendable {
     /// temporary file is this write's own (a random name, created exclusively): two containers
     /// whose aggregators are both process 1 may share the folder.
     public func save(_ learned: LearnedRooms) throws(Failure) {
+        removeLeftovers()
         let temporary = path + ".tmp-\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
         do throws(SystemCallError) {
             let fd = try Syscall.call("open") { open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640) }
@@ -76,6 +77,21 @@ public struct LearnedRoomsStore: Sendable {
             }
         } catch {
             throw Failure(path: path, message: error.description)
+        }
+    }
+
+    /// Removes the temporary files of writes a crash cut short (killed between creating one
+    /// and its rename), each with a name of its own: older than a minute, for a write in
+    /// progress, even another process's, is younger.
+    func removeLeftovers(now: Date = Date()) {
+        let file = URL(fileURLWithPath: path)
+        let folder = file.deletingLastPathComponent().path, prefix = file.lastPathComponent + ".tmp-"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            let leftover = folder + "/" + name
+            guard let modified = (try? FileManager.default.attributesOfItem(atPath: leftover))?[.modificationDate] as? Date,
+                  now.timeIntervalSince(modified) > 60 else { continue }
+            try? FileManager.default.removeItem(atPath: leftover)
         }
     }
 }
