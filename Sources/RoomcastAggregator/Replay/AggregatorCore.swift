@@ -233,7 +233,10 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             // A node whose clock is off is worth a warning: fusion judges readings by capture
             // time. Not while deaf: what arrives then (a backlog) is late because of us.
             if !decisionsHeld(at: now), let verdict = clocks.observe(node: r.node, captured: r.ts, now: now), verdict.off {
-                note = .init(reason: .clockSkew, message: "node '\(r.node)' is \(String(format: "%.0f", abs(verdict.offset))) s \(verdict.offset > 0 ? "behind" : "ahead"); check its clock (NTP)")
+                let seconds = String(format: "%.0f", abs(verdict.offset))
+                note = .init(reason: .clockSkew, message: verdict.offset > 0
+                    ? "node '\(r.node)' is \(seconds) s behind: its readings arrive that old, and fusion counts a reading 4 s from its capture; check its clock (NTP)"
+                    : "node '\(r.node)' is \(seconds) s ahead: its readings are taken as captured on arrival; check its clock (NTP)")
             }
             if let note { intake.count(note) }
             if feeds(r.id) { out += try ingest(r, now: now) }
