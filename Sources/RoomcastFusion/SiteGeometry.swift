@@ -51,6 +51,23 @@ struct SiteGeometry {
             }
             return b
         }
+
+        /// A point inside the outline, nearest the middle of its bounds of a 16 × 16 sample
+        /// (an L-shaped room's middle may be outside it); nil for an outline with no inside.
+        func interiorPoint() -> (x: Double, y: Double)? {
+            let b = bounds
+            let mid = (x: (b.x0 + b.x1) / 2, y: (b.y0 + b.y1) / 2)
+            if contains(mid.x, mid.y) { return mid }
+            var best: (x: Double, y: Double)?, bestDistance = Double.infinity
+            for i in 0..<16 {
+                for j in 0..<16 {
+                    let x = b.x0 + (Double(i) + 0.5) / 16 * (b.x1 - b.x0), y = b.y0 + (Double(j) + 0.5) / 16 * (b.y1 - b.y0)
+                    let d = (x - mid.x) * (x - mid.x) + (y - mid.y) * (y - mid.y)
+                    if d < bestDistance, contains(x, y) { best = (x, y); bestDistance = d }
+                }
+            }
+            return best
+        }
     }
 
     let resolution: Double
@@ -149,6 +166,8 @@ struct SiteGeometry {
         // neighbouring rooms share one lattice.
         var cx: [Double] = [], cy: [Double] = [], cz: [Double] = [], cr: [Int] = []
         var start = [Int](repeating: 0, count: roomCount), end = [Int](repeating: 0, count: roomCount)
+        // Cells of rooms no lattice centre falls in, off the lattice (see below).
+        var offLattice = Set<Int>()
         for r in 0..<roomCount {
             start[r] = cx.count
             for o in outlines where o.room == r {
@@ -169,6 +188,16 @@ struct SiteGeometry {
                     i += 1
                 }
             }
+            // A room narrower than the lattice's step (a closet or a hall on a site whose
+            // garden coarsens the grid) gets no centre, and a room with no cell could never be
+            // shown. It gets one cell, at a point inside it; the lattice's slot there, if any,
+            // stays its neighbour's.
+            if cx.count == start[r], let o = outlines.first(where: { $0.room == r }), let p = o.interiorPoint() {
+                offLattice.insert(cx.count)
+                cx.append(p.x); cy.append(p.y)
+                cz.append(Double(o.floor) * model.floorHeight + model.beaconHeight)
+                cr.append(r)
+            }
             end[r] = cx.count
         }
         guard !cx.isEmpty else { return nil }
@@ -178,7 +207,8 @@ struct SiteGeometry {
         cellFloor = floors
         var lattices: [Int: Lattice] = [:]
         for floor in Set(floors) {
-            let members = (0..<cx.count).filter { floors[$0] == floor }
+            let members = (0..<cx.count).filter { floors[$0] == floor && !offLattice.contains($0) }
+            guard !members.isEmpty else { continue }
             let iOf = { (c: Int) in Int((cx[c] / res).rounded(.down)) }
             let jOf = { (c: Int) in Int((cy[c] / res).rounded(.down)) }
             let i0 = members.map(iOf).min()!, i1 = members.map(iOf).max()!

@@ -56,6 +56,31 @@ import Shared
         #expect(engine.decision(for: Synthetic.tag)?.room == "near")
     }
 
+    /// A garden coarsens the grid to about 1.27 m (a grid of at most 6,000 cells), and a hall
+    /// 0.8 m wide between the kitchen and the garden's far edge holds no lattice centre. With no
+    /// cell it could never be shown: a tag beside the hall's node was shown in the kitchen. It
+    /// has one cell, inside it.
+    @Test func aRoomNarrowerThanTheGridsStepCanBeShown() throws {
+        let site = SiteModel(
+            rooms: [.init(name: "garden", polygon: [[0, 0], [120, 0], [120, 80], [0, 80]]),
+                    .init(name: "kitchen", polygon: [[120, 0], [126.2, 0], [126.2, 5], [120, 5]]),
+                    .init(name: "hall", polygon: [[126.2, 0], [127, 0], [127, 5], [126.2, 5]])],
+            nodes: [.init(name: "garden-pi", room: "garden", position: [60, 40, 2]),
+                    .init(name: "kitchen-pi", room: "kitchen", position: [123, 2.5, 2]),
+                    .init(name: "hall-pi", room: "hall", position: [126.6, 2.5, 2])])
+        var engine = FusionEngine(site: site, settings: FusionSettings())
+        #expect(engine.usesGeometry)
+        var synth = Synthetic()
+        var t = 0.0
+        while t < 30 {
+            engine.ingest(synth.reading("hall-pi", rssi: -52, at: t), now: t)
+            engine.ingest(synth.reading("kitchen-pi", rssi: -74, at: t), now: t)
+            _ = engine.tick(now: t)
+            t += 0.5
+        }
+        #expect(engine.decision(for: Synthetic.tag)?.room == "hall")
+    }
+
     @Test func geometryBeatsNearestNodeNearASharedWall() throws {
         // In the left room, 0.7 m from the wall: r1 (other side, 1.6 m) is the
         // strongest node even through the wall; l1 and l2 are 3.6 m away.
