@@ -348,7 +348,8 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     /// Evidence slots (64 bytes each, one per beacon and node) that nodes made automatically may
     /// ask for at most: `max_beacons` and `max_nodes` each bound a table, but the slots are
     /// their product, and 512 nodes announced by any client on an open site made 655 MB of them
-    /// at the default table size. 128 MiB.
+    /// at the default table size. 128 MiB of slots; each beacon's filter has a few numbers per
+    /// room besides (an automatic node is a room), about 50 bytes a room.
     static let automaticSlotBudget = 2_097_152
 
     /// Nodes at most once nodes are made automatically (`auto_nodes`): `max_nodes`, and no more
@@ -366,7 +367,9 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         if !known { departures.roomAdded(name, at: room) }
         nodeIndex[name] = nodes.count
         nodes.append(NodeState(name: name, room: room, rxAdjust: 0))
-        if nodes.count > nodeStride { growStride(to: max(nodeStride * 2, nodes.count)) }
+        // Doubled, amortising the copy, but never past the limit: at 65 of 104 nodes a stride
+        // of 128 would spend the budget's slots 23 % over.
+        if nodes.count > nodeStride { growStride(to: min(max(nodeStride * 2, nodes.count), max(automaticNodeLimit, nodes.count))) }
         return nodes.count - 1
     }
 

@@ -52,6 +52,8 @@ import Shared
         for n in 0..<300 { engine.ingest(synth.reading("pi-\(n)", rssi: -60, at: 10), now: 10) }
         #expect(engine.nodes.count == 104, "2097152 slots ÷ 20000 beacons: \(engine.nodes.count) nodes")
         #expect(engine.automaticNodeLimit * engine.settings.maxBeacons <= FusionEngine.automaticSlotBudget)
+        // The slots per beacon grow by doubling, but stop at the limit.
+        #expect(engine.nodeStride * engine.settings.maxBeacons <= FusionEngine.automaticSlotBudget, "stride \(engine.nodeStride)")
     }
 
     @Test func exactTieFlapsRarely() {
