@@ -156,13 +156,18 @@ struct ResilienceTests {
                 return e[i...].contains(where: \.isConnected)
             }
             #expect(c.reconnects == 1)
-            // Recovered, not only reconnected: its subscription delivers again. Retained, so it
-            // arrives whether the client has subscribed again before or after the publish.
-            let sender = try await rig.connectedClient("sender")
-            try sender.publish(MQTTMessage(topic: "roomcast/after-freeze", string: "hello", qos: .atLeastOnce, retain: true))
-            let got = try await inbox.waitFor("the message on its subscription", timeout: .seconds(20)) { !$0.isEmpty }
-            #expect(got.map(\.payloadString) == ["hello"])
+            // Recovered, not only reconnected: its subscription delivers again.
+            try await Self.expectDelivery(rig, on: "roomcast/after-freeze", to: inbox)
         }
+    }
+
+    /// Another client publishes a retained message on `topic`, and `inbox` must get it: retained,
+    /// it arrives whether the subscription reached the broker before or after the publish.
+    static func expectDelivery(_ rig: BrokerRig, on topic: String, to inbox: StreamCollector<MQTTMessage>) async throws {
+        let sender = try await rig.connectedClient("sender")
+        try sender.publish(MQTTMessage(topic: topic, string: "hello", qos: .atLeastOnce, retain: true))
+        let got = try await inbox.waitFor("the message on \(topic)", timeout: .seconds(20)) { !$0.isEmpty }
+        #expect(got.map(\.payloadString) == ["hello"])
     }
 
     @Test func aSubscriptionAFrozenBrokerNeverAcknowledgedIsSentAgainAfterTheReconnect() async throws {
@@ -175,10 +180,7 @@ struct ResilienceTests {
             try await c.subscribe("roomcast/subscribed-while-frozen")
             try await events.waitFor("the keep-alive to expire", timeout: .seconds(20)) { $0.contains(where: \.isDisconnected) }
             rig.broker.resume()
-            let sender = try await rig.connectedClient("sender")
-            try sender.publish(MQTTMessage(topic: "roomcast/subscribed-while-frozen", string: "granted", qos: .atLeastOnce, retain: true))
-            let got = try await inbox.waitFor("the message on the subscription", timeout: .seconds(20)) { !$0.isEmpty }
-            #expect(got.map(\.payloadString) == ["granted"])
+            try await Self.expectDelivery(rig, on: "roomcast/subscribed-while-frozen", to: inbox)
         }
     }
 
@@ -191,10 +193,7 @@ struct ResilienceTests {
             rig.broker.pause()
             try await c.subscribe("roomcast/acknowledged-late")
             rig.broker.resume()
-            let sender = try await rig.connectedClient("sender")
-            try sender.publish(MQTTMessage(topic: "roomcast/acknowledged-late", string: "late", qos: .atLeastOnce, retain: true))
-            let got = try await inbox.waitFor("the message on the subscription", timeout: .seconds(20)) { !$0.isEmpty }
-            #expect(got.map(\.payloadString) == ["late"])
+            try await Self.expectDelivery(rig, on: "roomcast/acknowledged-late", to: inbox)
             #expect(c.reconnects == 0)
         }
     }
