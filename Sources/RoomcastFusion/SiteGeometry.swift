@@ -74,16 +74,6 @@ struct SiteGeometry {
     let cellCount: Int
     let cellX: [Double], cellY: [Double], cellZ: [Double]
     let cellRoom: [Int]
-    /// Floor of each cell, and per floor the lattice index → cell (for moving a
-    /// position estimate to its neighbouring cell).
-    let cellFloor: [Int]
-    let lattices: [Int: Lattice]
-
-    /// Cells of one floor on the shared lattice.
-    struct Lattice {
-        let i0: Int, j0: Int, width: Int, height: Int
-        let cells: [Int32]   // -1 where there is no cell
-    }
     let cellXf: [Float], cellYf: [Float], cellZf: [Float]
     /// Per column: rooms with a cell within `geometry_radius` of the node — the only
     /// rooms evaluated when that node hears the beacon best (bounds the cost on large sites).
@@ -166,8 +156,6 @@ struct SiteGeometry {
         // neighbouring rooms share one lattice.
         var cx: [Double] = [], cy: [Double] = [], cz: [Double] = [], cr: [Int] = []
         var start = [Int](repeating: 0, count: roomCount), end = [Int](repeating: 0, count: roomCount)
-        // Cells of rooms no lattice centre falls in, off the lattice (see below).
-        var offLattice = Set<Int>()
         for r in 0..<roomCount {
             start[r] = cx.count
             for o in outlines where o.room == r {
@@ -190,10 +178,8 @@ struct SiteGeometry {
             }
             // A room narrower than the lattice's step (a closet or a hall on a site whose
             // garden coarsens the grid) gets no centre, and a room with no cell could never be
-            // shown. It gets one cell, at a point inside it; the lattice's slot there, if any,
-            // stays its neighbour's.
+            // shown. It gets one cell, at a point inside it.
             if cx.count == start[r], let o = outlines.first(where: { $0.room == r }), let p = o.interiorPoint() {
-                offLattice.insert(cx.count)
                 cx.append(p.x); cy.append(p.y)
                 cz.append(Double(o.floor) * model.floorHeight + model.beaconHeight)
                 cr.append(r)
@@ -204,21 +190,6 @@ struct SiteGeometry {
         cellCount = cx.count
         cellX = cx; cellY = cy; cellZ = cz; cellRoom = cr
         let floors = cz.map { Int((($0 - model.beaconHeight) / model.floorHeight).rounded()) }
-        cellFloor = floors
-        var lattices: [Int: Lattice] = [:]
-        for floor in Set(floors) {
-            let members = (0..<cx.count).filter { floors[$0] == floor && !offLattice.contains($0) }
-            guard !members.isEmpty else { continue }
-            let iOf = { (c: Int) in Int((cx[c] / res).rounded(.down)) }
-            let jOf = { (c: Int) in Int((cy[c] / res).rounded(.down)) }
-            let i0 = members.map(iOf).min()!, i1 = members.map(iOf).max()!
-            let j0 = members.map(jOf).min()!, j1 = members.map(jOf).max()!
-            let width = i1 - i0 + 1, height = j1 - j0 + 1
-            var table = [Int32](repeating: -1, count: width * height)
-            for c in members { table[(jOf(c) - j0) * width + (iOf(c) - i0)] = Int32(c) }
-            lattices[floor] = Lattice(i0: i0, j0: j0, width: width, height: height, cells: table)
-        }
-        self.lattices = lattices
         cellXf = cx.map(Float.init); cellYf = cy.map(Float.init); cellZf = cz.map(Float.init)
         var near: [[Int]] = []
         for node in nodes {
@@ -359,15 +330,6 @@ struct SiteGeometry {
 
     /// Rooms worth evaluating when `column` hears the beacon best.
     func rooms(near column: Int) -> [Int] { roomsNear[column] }
-
-    /// The cell containing (x, y) on the floor of cell `reference`, or -1 (a wall gap,
-    /// outside every room).
-    func cell(atX x: Double, y: Double, floorOf reference: Int) -> Int {
-        guard let l = lattices[cellFloor[reference]] else { return -1 }
-        let i = Int((x / resolution).rounded(.down)) - l.i0, j = Int((y / resolution).rounded(.down)) - l.j0
-        guard i >= 0, j >= 0, i < l.width, j < l.height else { return -1 }
-        return Int(l.cells[j * l.width + i])
-    }
 
     /// Distance (metres, in plan) from (x, y) to the nearest cell of `room` on the floor at
     /// height `z`; infinity when the room has no cell there.
