@@ -184,7 +184,7 @@ final class DecodingState {
         var radix = 10
         if s.hasPrefix("0x") || s.hasPrefix("0X") { radix = 16; s = s.dropFirst(2) }
         else if s.hasPrefix("0o") { radix = 8; s = s.dropFirst(2) }
-        guard !s.isEmpty, s.allSatisfy({ $0.isASCII && $0.isHexDigit && Int(String($0), radix: radix) != nil }) else { return .notAnInteger }
+        guard !s.isEmpty, s.allSatisfy({ $0.isASCII && ($0.hexDigitValue ?? radix) < radix }) else { return .notAnInteger }
         guard let magnitude = UInt64(s, radix: radix) else { return .tooLarge }
         return .value(negative ? -Int128(magnitude) : Int128(magnitude))
     }

@@ -1,3 +1,5 @@
+import RoomcastFusion
+
 /// Estimates each node's clock offset from its readings and says which node's clock is off.
 ///
 /// A reading's lag (arrival at the aggregator − capture time at the node) is the node's clock
@@ -8,10 +10,12 @@
 /// limit. The caller leaves out readings that arrive while the aggregator itself was not
 /// listening: their lag is ours.
 public struct NodeClockWatch: Sendable {
-    /// How far the offset may be before a node is named (seconds). Half of the 4 s fusion counts
-    /// a reading from its capture: a node further behind brings its readings stale, or nearly,
-    /// so it counts for little or nothing, and that is worth saying.
+    /// How far the offset may be before a node is named (seconds). Half of `readingLife`: a node
+    /// further behind brings its readings stale, or nearly, so it counts for little or nothing,
+    /// and that is worth saying.
     public let limit: Double
+    /// Seconds fusion counts a reading from its capture (`FusionModel.freshness`).
+    public static let readingLife = FusionModel().freshness
     /// Arrival time one estimate covers (seconds).
     public let window: Double
     /// Readings a window needs before it is judged.
@@ -32,7 +36,7 @@ public struct NodeClockWatch: Sendable {
     /// Lags kept per window: a fixed sample keeps the cost per reading constant.
     static let sampleSize = 64
 
-    public init(limit: Double = 2, window: Double = 10, minimumReadings: Int = 5, maximumNodes: Int = 4096) {
+    public init(limit: Double = readingLife / 2, window: Double = 10, minimumReadings: Int = 5, maximumNodes: Int = 4096) {
         self.limit = limit
         self.window = window
         self.minimumReadings = minimumReadings

@@ -2,8 +2,8 @@ import RoomcastHTTP
 import Shared
 
 /// Counts what the published decisions did, for `/metrics`: room switches, goings away and
-/// returns, hand-overs to and from another partition's rooms, flaps (a switch undone within `flapWindow`), and how long after a beacon's last
-/// reading it was declared away. Pure: fed each tick's changed decisions with the tick time.
+/// returns, hand-overs to and from another partition's rooms, flaps (a switch undone within
+/// `flapWindow`), and how long after a beacon's last reading it was declared away. Pure: fed each tick's changed decisions with the tick time.
 /// One small entry per beacon with a decision, dropped with the beacon (`forget`).
 public struct PresenceStats: Sendable, Equatable {
     public private(set) var decisions: UInt64 = 0

@@ -62,10 +62,9 @@ extension AggregatorCore {
         claims.isEmpty ? [] : Set(decisions.filter(isHandedOver).map(\.id))
     }
 
-    /// The decisions of `decisions` that cross to or from another partition's rooms: an away
-    /// that is a hand-over, and a room for a beacon another partition has placed and not said
-    /// away since (handed back).
-    func crossings(_ decisions: [PresenceDecision]) -> Set<BeaconID> {
-        claims.isEmpty ? [] : Set(decisions.filter { $0.room == nil ? isHandedOver($0) : claims[$0.id] != nil }.map(\.id))
+    /// The decisions of `decisions` that place here a beacon another partition has placed and
+    /// not said away since: handed back, not a return.
+    func handedBack(_ decisions: [PresenceDecision]) -> Set<BeaconID> {
+        claims.isEmpty ? [] : Set(decisions.filter { $0.room != nil && claims[$0.id] != nil }.map(\.id))
     }
 }

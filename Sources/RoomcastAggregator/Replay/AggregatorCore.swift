@@ -235,7 +235,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             if !decisionsHeld(at: now), let verdict = clocks.observe(node: r.node, captured: r.ts, now: now), verdict.off {
                 let seconds = String(format: "%.0f", abs(verdict.offset))
                 note = .init(reason: .clockSkew, message: verdict.offset > 0
-                    ? "node '\(r.node)' is \(seconds) s behind: its readings arrive that old, and fusion counts a reading 4 s from its capture; check its clock (NTP)"
+                    ? "node '\(r.node)' is \(seconds) s behind: its readings arrive that old, and fusion counts a reading \(Int(NodeClockWatch.readingLife)) s from its capture; check its clock (NTP)"
                     : "node '\(r.node)' is \(seconds) s ahead: its readings are taken as captured on arrival; check its clock (NTP)")
             }
             if let note { intake.count(note) }
@@ -550,8 +550,9 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         }
         var out = tidied
         for d in changed { out += try announce(d.id, name: d.name) }
-        presenceStats.observe(changed, now: now, crossings: crossings(changed)) { engine.switchEvidenceSince(for: $0) }
-        out += try publisher.publish(changed, now: now, handedOver: handedOver(changed))
+        let handed = handedOver(changed)
+        presenceStats.observe(changed, now: now, crossings: handed.union(handedBack(changed))) { engine.switchEvidenceSince(for: $0) }
+        out += try publisher.publish(changed, now: now, handedOver: handed)
         return out
     }
 }
