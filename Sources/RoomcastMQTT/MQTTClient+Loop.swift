@@ -23,6 +23,7 @@ extension MQTTClient {
                 s.phase = .connecting(since: .now)
                 s.attemptError = nil
                 s.attemptTLSDetail = nil
+                s.inConnectCall = true
                 return true
             }
             guard proceed else { break }
@@ -36,6 +37,7 @@ extension MQTTClient {
                 ? mosquitto_connect_async(h, cfg.host, Int32(cfg.port), Int32(cfg.keepAlive))
                 : mosquitto_reconnect_async(h)
             let err = errno
+            state.withLock { $0.inConnectCall = false }
             let call = firstAttempt ? "mosquitto_connect_async" : "mosquitto_reconnect_async"
             firstAttempt = false
             if rc != Mosquitto.success {
@@ -189,7 +191,8 @@ extension MQTTClient {
         "the broker closed the connection during the TLS handshake (\(detail)); if it keeps doing so, it may require a client certificate or have rejected this one"
     }
 
-    /// Releases the handle and wakes everyone still waiting; runs once, on the loop thread (or in shutdown if never started).
+    /// Releases the handle and finishes the client; runs once, on the loop thread (or in shutdown
+    /// if never started).
     func finishAfterLoop(wasConnected: Bool) {
         handleAlive.withLock { alive in
             if alive {
@@ -197,7 +200,16 @@ extension MQTTClient {
                 alive = false
             }
         }
-        let (connectW, flushW, subscribeW, exitW) = state.withLock { s in
+        flushInbound()
+        finishClient(wasConnected: wasConnected)
+    }
+
+    /// Ends both streams and wakes everyone still waiting, once: from the loop thread as it ends,
+    /// or from `shutdown` while the loop thread is still in its connect call.
+    func finishClient(wasConnected: Bool) {
+        let finished = state.withLock { s -> ([CheckedContinuation<Result<Void, MQTTError>, Never>], [CheckedContinuation<Bool, Never>],
+                                              [SubscribeWaiter], [CheckedContinuation<Void, Never>])? in
+            guard !s.exited else { return nil }
             s.exited = true
             s.phase = .idle
             defer {
@@ -207,9 +219,9 @@ extension MQTTClient {
             return (Array(s.connectWaiters.values), Array(s.flushWaiters.values),
                     Array(s.subscribeWaiters.values), s.exitWaiters)
         }
+        guard let (connectW, flushW, subscribeW, exitW) = finished else { return }
         if wasConnected { eventSink.yield(.disconnected(reason: .shutDown)) }
         eventSink.finish()
-        flushInbound()
         messageSink.finish()
         inboundQueue.finish()
         for w in connectW { w.resume(returning: .failure(.shutDown)) }

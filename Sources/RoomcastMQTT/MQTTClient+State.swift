@@ -39,6 +39,11 @@ extension MQTTClient {
         /// Shutdown found a live connection: keep pumping until the DISCONNECT is written.
         var drainOnStop = false
         var stopDeadline: ContinuousClock.Instant?
+        /// The loop thread is inside libmosquitto's connect call, whose name lookup blocks for as
+        /// long as the resolver takes (seconds to minutes when DNS or mDNS does not answer).
+        var inConnectCall = false
+        /// The client is finished: streams ended, waiters woken (the loop thread may still be in
+        /// its connect call, and releases the handle when that returns).
         var exited = false
         var exitWaiters: [CheckedContinuation<Void, Never>] = []
 

@@ -259,13 +259,13 @@ public final class MQTTClient: Sendable {
     /// retained `online` stayed for good).
     public func shutdown(publishing finalMessage: MQTTMessage? = nil, timeout: Duration = .seconds(5)) async {
         let deadline = ContinuousClock.now + timeout + .seconds(1)
-        let (first, started, connected) = state.withLock { s in
-            if s.stopping { return (false, s.started, false) }
+        let (first, started, connected, inConnectCall) = state.withLock { s in
+            if s.stopping { return (false, s.started, false, false) }
             s.stopping = true
             let connected = s.phase == .connected || s.phase.isSubscribing
             s.drainOnStop = connected
             s.stopDeadline = deadline
-            return (true, s.started, connected)
+            return (true, s.started, connected, s.inConnectCall)
         }
         guard first else {
             await waitForExit()
@@ -300,6 +300,14 @@ public final class MQTTClient: Sendable {
             }
         }
         wakeup.signal()
+        if inConnectCall {
+            // The connect call cannot be interrupted, and its name lookup may take minutes: the
+            // client ends now, with nothing sent (it never connected), and the loop thread
+            // releases the handle when the call returns.
+            finishClient(wasConnected: false)
+            logger.info("mqtt client stopped while still resolving the broker's name (the lookup ends on its own)")
+            return
+        }
         await waitForExit()
         logger.info("mqtt client stopped")
     }

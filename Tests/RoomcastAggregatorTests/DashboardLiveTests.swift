@@ -75,8 +75,7 @@ import TestSupport
             _ = try await Self.waitForPage(b, session, "the refused stream") { $0.contains(#"data-connected="false""#) }
             for fd in held { close(fd) }
             // Floor 0 of the house: its rooms, its nodes online, and the probe in the office. The
-            // page retries 3 s after the refusal, and a freed slot is found at the second push to
-            // a closed stream: with the whole suite running on two cores that took over 20 s once.
+            // page retries 3 s after the refusal; the closed streams' slots are free within a second.
             let (first, _) = try await Self.waitForPage(b, session, "the probe in the office", timeout: 45) { dom in
                 Self.page(dom, shows: FaultRig.probeID, in: "office")
             }

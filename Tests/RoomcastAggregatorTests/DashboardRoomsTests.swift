@@ -41,15 +41,21 @@ import TestSupport
         return dir
     }
 
-    /// Serves `runtime`'s dashboard and waits until the page shows the cat in `room`.
-    static func expectPage(of runtime: AggregatorRuntime<FusionEngine>, showsCatIn room: String, directory: String) async throws {
-        let port = try freePort()
-        let http = AggregatorHTTP(configuration: HTTPServer.Configuration(HTTPConfig(listen: "127.0.0.1:\(port)"))!,
-                                  config: HTTPConfig(listen: "127.0.0.1:\(port)"),
-                                  sources: .init(snapshot: { await runtime.dashboardSnapshot(now: 30, connected: true) },
-                                                 metrics: { await runtime.metricsSample(now: 30) }),
+    /// The dashboard's listener on a port the kernel picks as it binds: a port chosen free beforehand
+    /// can be taken by another test before the listener binds it.
+    static func serve(_ sources: AggregatorHTTP.Sources) throws -> (AggregatorHTTP, port: Int) {
+        var configuration = HTTPServer.Configuration(HTTPConfig(listen: "127.0.0.1:8267"))!
+        configuration.endpoint.port = 0
+        let http = AggregatorHTTP(configuration: configuration, config: HTTPConfig(listen: "127.0.0.1:8267"), sources: sources,
                                   logger: .silent)
         try http.start()
+        return (http, Int(http.server.port))
+    }
+
+    /// Serves `runtime`'s dashboard and waits until the page shows the cat in `room`.
+    static func expectPage(of runtime: AggregatorRuntime<FusionEngine>, showsCatIn room: String, directory: String) async throws {
+        let (http, port) = try Self.serve(.init(snapshot: { await runtime.dashboardSnapshot(now: 30, connected: true) },
+                                          metrics: { await runtime.metricsSample(now: 30) }))
         // As the service does: the state pushed once a second to open pages (what a page gets
         // when it connects waits for the runtime at most 3 s, which a loaded machine can miss).
         let pusher = Task {
@@ -107,12 +113,7 @@ import TestSupport
             beacons: crowd + [far])
         let idle = AggregatorRuntime(core: AggregatorConfig(site: SiteModel()).makeCore(), election: nil, refreshInterval: 60,
                                      startedAt: 0, logger: .silent)
-        let port = try freePort()
-        let http = AggregatorHTTP(configuration: HTTPServer.Configuration(HTTPConfig(listen: "127.0.0.1:\(port)"))!,
-                                  config: HTTPConfig(listen: "127.0.0.1:\(port)"),
-                                  sources: .init(snapshot: { snapshot }, metrics: { await idle.metricsSample(now: 30) }),
-                                  logger: .silent)
-        try http.start()
+        let (http, port) = try Self.serve(.init(snapshot: { snapshot }, metrics: { await idle.metricsSample(now: 30) }))
         let browser = try HeadlessBrowser(chromium: try RequiredTool.chromium.require(), directory: try Self.directory())
         defer { browser.shutdown(); http.shutdown() }
         let session = try await offPool { try browser.open("http://127.0.0.1:\(port)/") }
@@ -171,12 +172,7 @@ import TestSupport
                              _ body: (HeadlessBrowser, String) async throws -> Void) async throws {
         let idle = AggregatorRuntime(core: AggregatorConfig(site: SiteModel()).makeCore(), election: nil, refreshInterval: 60,
                                      startedAt: 0, logger: .silent)
-        let port = try freePort()
-        let http = AggregatorHTTP(configuration: HTTPServer.Configuration(HTTPConfig(listen: "127.0.0.1:\(port)"))!,
-                                  config: HTTPConfig(listen: "127.0.0.1:\(port)"),
-                                  sources: .init(snapshot: { snapshot(0) }, metrics: { await idle.metricsSample(now: 30) }),
-                                  logger: .silent)
-        try http.start()
+        let (http, port) = try Self.serve(.init(snapshot: { snapshot(0) }, metrics: { await idle.metricsSample(now: 30) }))
         let pusher = Task {
             var k = 1
             while !Task.isCancelled {

@@ -213,6 +213,36 @@ import RoomcastLogging
         server.shutdown()
     }
 
+    /// A page that closed its stream while nothing was published kept its slot until a write
+    /// failed: a keep-alive away, and a write after a close may succeed once. A page reconnecting
+    /// with every slot taken was refused by its own old stream. The slot is now free within a
+    /// second of the close, with nothing written.
+    @Test func aClosedStreamFreesItsSlotWithNothingPublished() async throws {
+        let events = EventStream(maxClients: 1, keepAlive: 600)
+        var router = HTTPRouter()
+        router.get("/events") { _ in events.response { [] } }
+        let server = try Self.start(timeout: 300, router: router)
+        defer { events.finish(); server.shutdown() }
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = server.port.bigEndian
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let ok = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        try #require(ok == 0)
+        let request = Array("GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8)
+        _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        try await eventually("the stream to open", timeout: .seconds(240)) { events.clientCount == 1 }
+        close(fd)
+        try await eventually("the closed stream's slot to be free", timeout: .seconds(30)) { events.clientCount == 0 }
+        // The page's next stream is served.
+        let port = server.port
+        let next = Task { try await onThread { try Self.exchange(port, request, halfClose: false) } }
+        try await eventually("the next stream to open", timeout: .seconds(240)) { events.clientCount == 1 }
+        events.finish()
+        #expect(try await next.value.hasPrefix("HTTP/1.1 200 OK\r\n"))
+    }
+
     /// A dashboard's events are each the whole state. A slow page was sent its backlog of up to
     /// 16 states, oldest first, before the current one; the newest now replaces one still queued.
     @Test func aNewerStateReplacesOneStillQueued() {

@@ -22,9 +22,11 @@ public final class EventStream: Sendable {
     /// Event names whose newest event replaces one still queued for a client: each is the whole
     /// state, and a slow client gets the current one, not a backlog of the states before it.
     public let replacing: Set<String>
-    /// Seconds between keep-alive comments: they find clients that went away, and keep proxies from
-    /// closing an idle stream.
+    /// Seconds between keep-alive comments: they keep proxies from closing an idle stream.
     public let keepAlive: Double
+    /// Seconds between looks for a client that closed its side while nothing was sent: its slot is
+    /// free again within this, so a page that reconnects is not refused by its own old stream.
+    static let hangUpCheckInterval = 0.5
 
     public init(maxClients: Int = 8, maxQueued: Int = 16, keepAlive: Double = 15, replacing: Set<String> = []) {
         self.maxClients = maxClients
@@ -97,7 +99,7 @@ public final class EventStream: Sendable {
             try writer.write(Array("retry: 2000\n\n".utf8))
             for event in initial() { try writer.write(event.encoded) }
             while true {
-                let woke = wake.wait(timeout: .now() + keepAlive) == .success
+                guard let woke = waitForEvents(wake, writer) else { return }
                 let (events, finished) = state.withLock { s -> ([ServerSentEvent], Bool) in
                     let q = s.clients[id]?.queue ?? []
                     s.clients[id]?.queue = []
@@ -109,6 +111,18 @@ public final class EventStream: Sendable {
             }
         } catch {
             return  // the client went away
+        }
+    }
+
+    /// Waits for `wake` up to `keepAlive`: true when woken, false at the keep-alive, nil when the
+    /// client closed meanwhile.
+    private func waitForEvents(_ wake: DispatchSemaphore, _ writer: HTTPBodyWriter) -> Bool? {
+        let keepAliveAt = DispatchTime.now() + keepAlive
+        while true {
+            let sliceEnd = min(keepAliveAt, .now() + Self.hangUpCheckInterval)
+            if wake.wait(timeout: sliceEnd) == .success { return true }
+            if writer.clientHasClosed { return nil }
+            if sliceEnd >= keepAliveAt { return false }
         }
     }
 }

@@ -38,6 +38,9 @@ public struct HTTPResponse: Sendable {
 /// Writes a streamed body; throws once the client has gone.
 public protocol HTTPBodyWriter: Sendable {
     func write(_ bytes: [UInt8]) throws
+    /// True once the client has closed its side: a stream with nothing to write finds out here,
+    /// not at its next write (which may succeed once after the close, and may be many seconds away).
+    var clientHasClosed: Bool { get }
 }
 
 /// The status codes Roomcast answers with (RFC 9110 §15).

@@ -317,6 +317,14 @@ public final class HTTPServer: Sendable {
     private struct SocketWriter: HTTPBodyWriter {
         let fd: Int32
         func write(_ bytes: [UInt8]) throws { try Syscall.send(fd, bytes) }
+
+        /// A peek that reads end of stream, or a socket error. Bytes waiting are not a close: a
+        /// client may send more after its request, and it is still there.
+        var clientHasClosed: Bool {
+            var byte: UInt8 = 0
+            let n = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+            return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+        }
     }
 
     private static func bind(_ fd: Int32, _ endpoint: HTTPConfig.Endpoint) throws(SystemCallError) {
