@@ -153,4 +153,28 @@ import Testing
         let telemetry = try #require(after.first?.telemetry)
         #expect(telemetry.batteryMillivolts == 2840 && telemetry.temperature == 24.5, "\(telemetry)")
     }
+
+    /// A beacon that stops sending TLM frames (reconfigured to UID only) had its last
+    /// temperature and battery level sent with its readings for as long as it was heard. They
+    /// go with its readings for five minutes after the frame, then no more.
+    @Test func tlmTelemetryNotHeardForFiveMinutesIsNoLongerSent() throws {
+        var core = AgentCore(settings: AgentSettings(node: "n"), decoder: try AdvertisementDecoder(), startTime: 0)
+        func telemetry(at t: Double) throws -> BeaconTelemetry? {
+            let out = core.handle(Self.report(Self.uid, t: t)).filter { $0.topic.contains("/beacons/") }
+            try #require(out.count == 1, "a reading at \(t) s")
+            return try WireFormat.decode(BeaconReading.self, from: out[0].payload).telemetry
+        }
+        _ = core.handle(Self.report(Self.uid, t: 0))
+        _ = core.handle(Self.report(Self.tlm, t: 0.5))
+        var t = 1.5
+        while t < 300 {
+            #expect(try telemetry(at: t)?.temperature == 24.5, "at \(t) s")
+            _ = core.tick(now: t)
+            t += 10
+        }
+        #expect(try telemetry(at: 301) == nil)
+        // The next TLM frame brings it back.
+        _ = core.handle(Self.report(Self.tlm, t: 302))
+        #expect(try telemetry(at: 312)?.batteryMillivolts == 2840)
+    }
 }

@@ -30,6 +30,11 @@ public struct AgentCore: Sendable {
     /// to the beacons still tracked when it reaches twice the table's capacity, so a flood of
     /// ids costs one pass per capacity's worth of new addresses.
     private var eddystoneAtAddress: [UInt64: BeaconID] = [:]
+    /// Seconds a TLM frame's telemetry goes with the readings after it. Beacons send one every
+    /// few seconds to a minute; telemetry not heard for longer is no longer the beacon's own
+    /// (it stopped sending TLM frames, or its address is now another beacon's), and a reading
+    /// goes without it rather than with an old temperature or battery level.
+    static let separateTelemetryLifetime = 300.0
     private var startTime: Double
     /// The newest time seen from the timer or the radio (`observe`).
     public private(set) var latestTime: Double
@@ -93,7 +98,7 @@ public struct AgentCore: Sendable {
                                               addressType: BLEAddressType(hci: report.addressType.rawValue),
                                               buffers: &decodeBuffers) else {
             stats.untracked += 1
-            if !eddystoneAtAddress.isEmpty { keepSeparateTelemetry(from: report.addressValue) }
+            if !eddystoneAtAddress.isEmpty { keepSeparateTelemetry(from: report.addressValue, at: ts) }
             return []
         }
         var out: [OutboundMessage] = []
@@ -124,7 +129,8 @@ public struct AgentCore: Sendable {
         let (topics, node) = (settings.topics, settings.node)
         let (interval, topic, separateTelemetry) = beacons.withEntry(slot) { e -> (Double?, String, BeaconTelemetry?) in
             if e.readingTopic == nil { e.readingTopic = topics.nodeBeacon(node, identity.id) }
-            return (e.ranger.intervals.interval, e.readingTopic!, e.separateTelemetry)
+            let current = ts - e.separateTelemetryHeard <= Self.separateTelemetryLifetime
+            return (e.ranger.intervals.interval, e.readingTopic!, current ? e.separateTelemetry : nil)
         }
         // The floor (no filter estimate yet) has no interval.
         var reading = makeReading(identity: identity, range: range, interval: ranged != nil ? interval : nil,
@@ -305,12 +311,17 @@ public struct AgentCore: Sendable {
 
     /// An advertisement without an id from `address`: when it is an Eddystone-TLM frame of a
     /// beacon that address advertises, its telemetry goes with that beacon's readings from now.
-    private mutating func keepSeparateTelemetry(from address: UInt64) {
+    private mutating func keepSeparateTelemetry(from address: UInt64, at ts: Double) {
         guard let id = eddystoneAtAddress[address], let slot = beacons.lookUp(id) else { return }
         for b in decodeBuffers.scan.beacons {
             switch b {
             case .eddystone(.tlm), .eddystone(.encryptedTLM):
-                if let telemetry = b.telemetry { beacons.withEntry(slot) { $0.separateTelemetry = telemetry } }
+                if let telemetry = b.telemetry {
+                    beacons.withEntry(slot) {
+                        $0.separateTelemetry = telemetry
+                        $0.separateTelemetryHeard = ts
+                    }
+                }
                 return
             default:
                 continue

@@ -47,6 +47,8 @@ public struct BeaconTable: Sendable {
         /// The newest telemetry its address sent in advertisements of their own (an Eddystone
         /// beacon's TLM frames, which carry no id), for its readings (`AgentCore`).
         public var separateTelemetry: BeaconTelemetry? = nil
+        /// When that telemetry was heard: readings carry it only while it is current.
+        public var separateTelemetryHeard: Double = 0
     }
 
     private struct Slot: Sendable {
@@ -206,6 +208,7 @@ public struct BeaconTable: Sendable {
             slots[i].entry!.lastHeard -= seconds
             slots[i].entry!.ranger.clockSteppedBack(by: seconds)
             slots[i].entry!.published?.at -= seconds
+            slots[i].entry!.separateTelemetryHeard -= seconds
         }
     }
 
