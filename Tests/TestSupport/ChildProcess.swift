@@ -54,6 +54,11 @@ public final class ChildProcess: Sendable {
         for (childFD, ours) in descriptors.sorted(by: { $0.key < $1.key }) {
             posix_spawn_file_actions_adddup2(&actions, ours, childFD)
         }
+        // Nothing else of ours: a socket a test holds (or closes to hang up) must not live on in
+        // a broker or browser another test starts meanwhile, which keeps the connection open.
+        if let closeFrom = Self.addCloseFrom {
+            _ = closeFrom(&actions, max(3, (descriptors.keys.max() ?? 2) + 1))
+        }
 
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for a in argv { free(a) } }
@@ -85,6 +90,13 @@ public final class ChildProcess: Sendable {
         reaper.name = "reap \(spawned)"
         reaper.start()
     }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 on), which Swift's Glibc module
+    /// does not declare.
+    private static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
 
     deinit {
         if exitBox.state.withLock({ $0.status == nil }) { Foundation.kill(pid, SIGKILL) }
