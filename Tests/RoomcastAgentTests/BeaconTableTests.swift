@@ -42,11 +42,11 @@ import Testing
 
     @Test func fullTableEvictsTheLeastRecentlyHeard() {
         var table = BeaconTable(capacity: 3)
-        for n in 0..<3 { #expect(table.insert(Self.entry(n)).evicted == nil) }
+        for n in 0..<3 { #expect(table.insert(Self.entry(n))?.evicted == nil) }
         Self.hear(&table, 0, at: 1)
-        #expect(table.insert(Self.entry(3)).evicted?.id == Self.id(1), "1 is now the least recently heard")
-        #expect(table.insert(Self.entry(4)).evicted?.id == Self.id(2))
-        #expect(table.insert(Self.entry(5)).evicted?.id == Self.id(0))
+        #expect(table.insert(Self.entry(3))?.evicted?.id == Self.id(1), "1 is now the least recently heard")
+        #expect(table.insert(Self.entry(4))?.evicted?.id == Self.id(2))
+        #expect(table.insert(Self.entry(5))?.evicted?.id == Self.id(0))
         #expect(table.count == 3 && table.evictedTotal == 3)
         #expect(Set(table.entries.map(\.id)) == [Self.id(3), Self.id(4), Self.id(5)])
         #expect(table.entry(Self.id(0)) == nil && table.slot(of: Self.id(0)) == nil)
@@ -58,14 +58,30 @@ import Testing
         _ = table.insert(Self.entry(1, .region))
         _ = table.insert(Self.entry(2, .ordinary))
         // A flood of unlisted beacons replaces unlisted ones only.
-        for n in 3..<100 { #expect(table.insert(Self.entry(n)).evicted?.retention == .ordinary) }
+        for n in 3..<100 { #expect(table.insert(Self.entry(n))?.evicted?.retention == .ordinary) }
         #expect(table.entry(Self.id(0)) != nil && table.entry(Self.id(1)) != nil)
         // Region members take the unlisted slot, then each other's; the known beacon stays.
-        #expect(table.insert(Self.entry(200, .region)).evicted?.id == Self.id(99))
-        #expect(table.insert(Self.entry(201, .region)).evicted?.id == Self.id(1))
-        #expect(table.insert(Self.entry(202)).evicted?.id == Self.id(200), "no unlisted beacon left: the oldest region member")
+        #expect(table.insert(Self.entry(200, .region))?.evicted?.id == Self.id(99))
+        #expect(table.insert(Self.entry(201, .region))?.evicted?.id == Self.id(1))
+        #expect(table.insert(Self.entry(202))?.evicted?.id == Self.id(200), "no unlisted beacon left: the oldest region member")
         #expect(table.entry(Self.id(0))?.retention == .known)
         #expect(table.evicted == [0, 98, 2, 0])
+    }
+
+    /// A table with room for exactly the configured beacons (`max_tracked_beacons` may equal
+    /// their number) filled with them: a stranger (a region member, a fingerprint match)
+    /// evicted the oldest known beacon, whose filter started again at its next advertisement,
+    /// when it evicted the stranger in turn. A stranger never takes a known beacon's place: it
+    /// is not tracked.
+    @Test func aStrangerNeverTakesAKnownBeaconsPlace() {
+        var table = BeaconTable(capacity: 2)
+        _ = table.insert(Self.entry(0, .known))
+        _ = table.insert(Self.entry(1, .known))
+        #expect(table.insert(Self.entry(2, .heardOnce)) == nil)
+        #expect(table.insert(Self.entry(3, .region)) == nil)
+        #expect(table.entry(Self.id(0)) != nil && table.entry(Self.id(1)) != nil && table.evictedTotal == 0)
+        // A known beacon still takes another's place when the list is longer than the table.
+        #expect(table.insert(Self.entry(4, .known))?.evicted?.id == Self.id(0))
     }
 
     @Test func expiryForgetsOnlyTheSilentAndTheirSlotsAreReused() {
@@ -74,7 +90,7 @@ import Testing
         Self.hear(&table, 0, at: 10)
         #expect(table.expire(now: 12.5, forgetAfter: 10) == 2, "1 (heard at 1) and 2 (at 2) are past 10 s, 3 is not")
         #expect(Set(table.entries.map(\.id)) == [Self.id(0), Self.id(3)])
-        #expect(table.insert(Self.entry(7, at: 12.5)).evicted == nil && table.insert(Self.entry(8, at: 12.5)).evicted == nil,
+        #expect(table.insert(Self.entry(7, at: 12.5))?.evicted == nil && table.insert(Self.entry(8, at: 12.5))?.evicted == nil,
                 "room again: nothing evicted")
         #expect(table.count == 4 && table.evictedTotal == 0)
         #expect(table.expire(now: 100, forgetAfter: 10) == 4 && table.count == 0)
@@ -87,7 +103,7 @@ import Testing
         _ = table.insert(Self.entry(1, .heardOnce))
         _ = table.insert(Self.entry(2, .heardOnce))
         table.touch(table.slot(of: Self.id(0))!, retention: .ordinary)
-        for n in 3..<50 { #expect(table.insert(Self.entry(n, .heardOnce)).evicted?.retention == .heardOnce) }
+        for n in 3..<50 { #expect(table.insert(Self.entry(n, .heardOnce))?.evicted?.retention == .heardOnce) }
         #expect(table.entry(Self.id(0))?.retention == .ordinary, "heard twice: kept through a flood of one-off advertisers")
         #expect(table.evicted == [47, 0, 0, 0])
     }
@@ -97,8 +113,8 @@ import Testing
         _ = table.insert(Self.entry(0))
         _ = table.insert(Self.entry(1))
         table.touch(table.slot(of: Self.id(0))!, retention: .known)
-        #expect(table.insert(Self.entry(2)).evicted?.id == Self.id(1))
-        #expect(table.insert(Self.entry(3)).evicted?.id == Self.id(2))
+        #expect(table.insert(Self.entry(2))?.evicted?.id == Self.id(1))
+        #expect(table.insert(Self.entry(3))?.evicted?.id == Self.id(2))
         #expect(table.entry(Self.id(0))?.retention == .known)
     }
 }

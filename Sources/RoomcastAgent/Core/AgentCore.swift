@@ -105,7 +105,11 @@ public struct AgentCore: Sendable {
         for event in regions.heard(identity.id, inRegions: identity.regions, ts: ts) {
             if let m = eventMessage(event) { out.append(m) }
         }
-        let slot = track(identity, at: ts)
+        guard let slot = track(identity, at: ts) else {
+            // A stranger with every place taken by known beacons.
+            stats.untracked += 1
+            return out
+        }
         if case .eddystone(.uid)? = identity.beacon { noteEddystone(identity.id, at: report.addressValue) }
         let ranged = beacons.withEntry(slot) { e -> BeaconRanger.Range? in
             if let rssi = report.rssi { e.ranger.ingest(rssi: rssi, advertised: identity.referencePower, at: ts) }
@@ -273,7 +277,7 @@ public struct AgentCore: Sendable {
 
     /// The slot of `identity`'s beacon, heard at `ts`: found and marked heard, or added
     /// (evicting the least recently heard when the table is full).
-    mutating func track(_ identity: TrackedIdentity, at ts: Double) -> Int {
+    mutating func track(_ identity: TrackedIdentity, at ts: Double) -> Int? {
         let retention: BeaconTable.Retention = identity.isKnown ? .known : identity.regions.isEmpty ? .ordinary : .region
         if let slot = beacons.lookUp(identity.id) {
             beacons.touch(slot, retention: retention)
@@ -289,7 +293,7 @@ public struct AgentCore: Sendable {
                                       name: identity.name, kind: identity.kind,
                                       lastHeard: ts, ranger: BeaconRanger(id: identity.id, config: settings.ranging),
                                       published: nil)
-        let (slot, evicted) = beacons.insert(entry)
+        guard let (slot, evicted) = beacons.insert(entry) else { return nil }
         if let evicted {
             stats.evicted += 1
             if evicted.retention == .known { stats.evictedKnown += 1 }

@@ -156,12 +156,14 @@ public struct BeaconTable: Sendable {
 
     /// Adds `entry` as the most recently heard of its class; when the table is full, first
     /// drops the least recently heard beacon of the lowest class holding any and returns
-    /// it. `entry.id` must not be tracked already.
-    public mutating func insert(_ entry: Entry) -> (slot: Int, evicted: Entry?) {
+    /// it. A beacon that is not known never takes a known one's place: with only known
+    /// beacons tracked, it is not added (nil). `entry.id` must not be tracked already.
+    public mutating func insert(_ entry: Entry) -> (slot: Int, evicted: Entry?)? {
         var dropped: Entry?
         let s: Int32
         if index.count >= capacity, let victim = victim() {
             let v = slots[Int(victim)].entry!
+            if v.retention == .known && entry.retention != .known { return nil }
             unlink(victim, from: v.retention)
             index.removeValue(forKey: v.id)
             evicted[v.retention.rawValue] += 1
