@@ -89,6 +89,10 @@ extension AgentCoreTests {
         runtime.tick(now: t)
         #expect(events().count == 1, "no exit on the step")
         #expect(runtime.stats.clockSteps == 1)
+        // A report the radio captured just before the step, handled after the tick that saw it:
+        // late, not a step back across the hour.
+        runtime.handle(report(t: t - 3600 - 0.05, rssi: -60))
+        #expect(runtime.stats.clockSteps == 1, "a late report is no step back")
         heard(for: 5)
         #expect(events().count == 1, "no exit, no enter again")
         #expect(runtime.metrics.trackedBeacons == 1)

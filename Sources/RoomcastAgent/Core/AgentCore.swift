@@ -35,6 +35,8 @@ public struct AgentCore: Sendable {
     /// (it stopped sending TLM frames, or its address is now another beacon's), and a reading
     /// goes without it rather than with an old temperature or battery level.
     static let separateTelemetryLifetime = 300.0
+    /// The latest forward step of the wall clock (`clockSteppedForward`), 0 after a step back.
+    private var forwardStep = 0.0
     private var startTime: Double
     /// The newest time seen from the timer or the radio (`observe`).
     public private(set) var latestTime: Double
@@ -187,6 +189,11 @@ public struct AgentCore: Sendable {
     /// replay across one, a quiet timer) is a step.
     private mutating func observe(report ts: Double) -> Double {
         guard ts.isFinite, latestTime.isFinite else { return ts }
+        // Captured before the latest forward step and handled after the tick that saw it (the
+        // radio's reports wait in a queue): late, on the clock before the step.
+        if ts < latestTime - Self.clockStepTolerance, ts + forwardStep >= latestTime - Self.clockStepTolerance {
+            return min(ts + forwardStep, latestTime)
+        }
         if ts < latestTime - Self.clockStepTolerance { clockSteppedBack(by: latestTime - ts) }
         if ts > latestTime + Self.clockStepTolerance { return latestTime }
         latestTime = max(latestTime, ts)
@@ -200,6 +207,7 @@ public struct AgentCore: Sendable {
     public mutating func clockSteppedBack(by seconds: Double) {
         guard seconds.isFinite, seconds > 0 else { return }
         moveKeptTimes(back: seconds)
+        forwardStep = 0
     }
 
     /// The wall clock stepped forward by `seconds` while the monotonic clock did not (a Pi
@@ -210,6 +218,7 @@ public struct AgentCore: Sendable {
     public mutating func clockSteppedForward(by seconds: Double) {
         guard seconds.isFinite, seconds > 0 else { return }
         moveKeptTimes(back: -seconds)
+        forwardStep = seconds
     }
 
     /// Moves every kept time back by `seconds` (forward when negative).
