@@ -214,6 +214,34 @@ import Testing
         print("fault broker-outage-\(Int(outage))s (virtual clock): switch \(switchTime) s after, \(normal) s without the fault; went away: 0")
     }
 
+    /// A stalled link (Wi-Fi gone quiet without a reset) or a frozen broker keeps the connection
+    /// up with nothing arriving until the keep-alive gives up, a minute or so. Every node's
+    /// silence was read as the cat leaving: it was published away, and Home Assistant saw it go
+    /// and come back. The heartbeats stop coming back: decisions are held until they do.
+    @Test(arguments: [8.0, 40.0])
+    func aStalledBrokerIsNoDeparture(stall: Double) async throws {
+        let normal = try await Self.normalSwitchTime()
+        let rig = Rig()
+        await rig.connect()
+        await rig.run(60)
+        #expect(await rig.room == "kitchen")
+
+        // Nothing arrives: no readings, nothing published comes back. The timer ticks on.
+        let stalledAt = rig.now
+        while rig.now < stalledAt + stall {
+            rig.now += 0.5
+            rig.record(await rig.runtime.tick(now: rig.now))
+        }
+        // The broker answers again: what it held comes, the readings go on.
+        let heldSync = rig.out.filter { $0.at > stalledAt && $0.message.topic == rig.runtime.syncTopic }.map(\.message)
+        for m in heldSync { rig.record(await rig.runtime.handle(topic: m.topic, payload: m.payload, now: rig.now)) }
+        await rig.run(15)
+        let after = rig.presence(since: stalledAt)
+        #expect(after.allSatisfy { $0.room == "kitchen" }, "nobody goes away because the broker stalled: \(after.map(\.room))")
+        let switchTime = try #require(await rig.move(to: "office"), "a move after a \(stall) s stall is followed")
+        #expect(switchTime <= normal + 1, "switch after the stall \(switchTime) s, without it \(normal) s")
+    }
+
     @Test(arguments: [30.0, 60.0])
     func aPausedProcessReadsTheBacklogBeforeDeciding(pause: Double) async throws {
         let normal = try await Self.normalSwitchTime()
@@ -283,6 +311,38 @@ import Testing
         let awayTime = try #require(await rig.leave(), "a departure after the clock stepped back is followed")
         #expect(awayTime <= normalAway + 1, "away after the step \(awayTime) s, without it \(normalAway) s")
         print("fault clock-stepped-back-\(Int(step))s (virtual clock): switch \(switchTime) s (fault-free \(normal) s), away \(awayTime) s (fault-free \(normalAway) s)")
+    }
+
+    /// A stall of the active instance's link hides its renewals from the standby, which takes the
+    /// lease once it runs out; the stalled instance, renewing in its own view all along, held on
+    /// to it too. Noticing the stall, it stands by until the backlog shows who holds the lease.
+    @Test func aStalledActiveInstanceStandsByForTheInstanceThatTookOver() async throws {
+        let alpha = Rig(standbyAs: "alpha")
+        await alpha.connect()
+        await alpha.run(30)
+        #expect(await alpha.runtime.isActive)
+        let stalledAt = alpha.now
+        while alpha.now < stalledAt + 30 {
+            alpha.now += 0.5
+            alpha.record(await alpha.runtime.tick(now: alpha.now))
+        }
+        #expect(await !alpha.runtime.isActive, "a stalled instance stands by")
+        let standingBy = alpha.now
+        // The broker answers: beta's lease comes first, then what alpha sent meanwhile.
+        let betaLease = try WireFormat.encode(LeaseElection.Lease(holder: "beta", expires: alpha.now + 6))
+        _ = await alpha.runtime.handle(topic: Self.topics.aggregatorLease, payload: betaLease, now: alpha.now)
+        for m in alpha.out.filter({ $0.at > stalledAt && $0.message.topic == alpha.runtime.syncTopic }).map(\.message) {
+            alpha.record(await alpha.runtime.handle(topic: m.topic, payload: m.payload, now: alpha.now))
+        }
+        for _ in 0..<10 {
+            await alpha.run(1)
+            let lease = try WireFormat.encode(LeaseElection.Lease(holder: "beta", expires: alpha.now + 6))
+            _ = await alpha.runtime.handle(topic: Self.topics.aggregatorLease, payload: lease, now: alpha.now)
+        }
+        let taken = alpha.out.filter { $0.at >= standingBy && $0.message.topic == Self.topics.aggregatorLease && !$0.message.payload.isEmpty }
+        #expect(taken.isEmpty, "alpha wrote the lease while beta held it: \(taken.map { String(decoding: $0.message.payload, as: UTF8.self) })")
+        #expect(await !alpha.runtime.isActive)
+        #expect(!alpha.presence(since: stalledAt).contains { $0.room == nil }, "nobody went away because the broker stalled")
     }
 
     @Test func aPausedActiveInstanceDoesNotTakeTheLeaseBackFromTheStandby() async throws {

@@ -133,7 +133,7 @@ import RoomcastLogging
             }
             var t = to, away: Double?
             while t < until {
-                _ = await r.tick(now: t)
+                _ = await r.tickAnswered(now: t)
                 if away == nil, await r.decision(for: AggregatorLearningTests.tag)?.room == nil { away = t - to }
                 t += 0.5
             }

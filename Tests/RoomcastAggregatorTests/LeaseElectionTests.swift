@@ -126,10 +126,10 @@ extension InstanceLivenessTests {
         let lease = try WireFormat.encode(LeaseElection.Lease(holder: "beta", expires: 25))
         _ = await r.handle(topic: "roomcast/aggregator/lease", payload: lease, now: 20, retained: true)
         try await drain(at: 20)
-        for t in stride(from: 20.5, through: 25, by: 0.5) { _ = await r.tick(now: t) }
+        for t in stride(from: 20.5, through: 25, by: 0.5) { _ = await r.tickAnswered(now: t) }
         #expect(await !r.isActive, "beta holds the lease it took during the outage")
         // Beta gone without a word: once its lease has run out, alpha takes it again.
-        for t in stride(from: 25.5, through: 27, by: 0.5) { _ = await r.tick(now: t) }
+        for t in stride(from: 25.5, through: 27, by: 0.5) { _ = await r.tickAnswered(now: t) }
         #expect(await r.isActive)
     }
 
@@ -186,7 +186,7 @@ extension InstanceLivenessTests {
         try await drain(at: 0)
         for t in stride(from: 0.5, through: 4, by: 0.5) {
             if t == 2 || t == 4 { try await renewal(at: t, expires: t + 6) }
-            _ = await r.tick(now: t)
+            _ = await r.tickAnswered(now: t)
         }
         #expect(await !r.isActive)
         // The step: 60 s on, and alpha renews on its own clock, as before.
@@ -194,12 +194,12 @@ extension InstanceLivenessTests {
         var taken: [Double] = []
         for t in stride(from: 64.5, through: 68, by: 0.5) {
             if t == 66 { try await renewal(at: t, expires: 12) }
-            if await r.tick(now: t).contains(where: { $0.topic == "roomcast/aggregator/lease" }) { taken.append(t) }
+            if await r.tickAnswered(now: t).contains(where: { $0.topic == "roomcast/aggregator/lease" }) { taken.append(t) }
         }
         #expect(taken.isEmpty, "alpha renews its lease: beta must not take it (took it at \(taken))")
         #expect(await !r.isActive)
         // Alpha gone without a word: beta takes over once the lease it read last runs out.
-        for t in stride(from: 68.5, through: 73, by: 0.5) { _ = await r.tick(now: t) }
+        for t in stride(from: 68.5, through: 73, by: 0.5) { _ = await r.tickAnswered(now: t) }
         #expect(await r.isActive)
     }
 
@@ -214,7 +214,7 @@ extension InstanceLivenessTests {
         await r.brokerConnected(now: 0)
         let marker = try #require(await r.tick(now: 0).first { $0.topic == r.syncTopic })
         _ = await r.handle(topic: marker.topic, payload: marker.payload, now: 0)
-        for t in stride(from: 0.5, through: 2, by: 0.5) { _ = await r.tick(now: t) }
+        for t in stride(from: 0.5, through: 2, by: 0.5) { _ = await r.tickAnswered(now: t) }
         #expect(await r.isActive)
         // A 4.5-s stall: the lease (3 s) ran out, and beta took it; its lease is still queued.
         let after = await r.tick(now: 6.5)

@@ -129,7 +129,7 @@ import TestSupport
         var activeAt: Double?, clearedAt: Double?
         for t in stride(from: 0.5, through: 200, by: 0.5) {
             if t < 100, t.truncatingRemainder(dividingBy: 2) == 0 { try await lease(at: t) }  // alpha renews until it dies
-            let out = await runtime.tick(now: t)
+            let out = await runtime.tickAnswered(now: t)
             if activeAt == nil, await runtime.isActive { activeAt = t }
             if out.contains(where: { $0.topic == topics.room("attic") && $0.payload.isEmpty }) { clearedAt = t }
         }

@@ -93,6 +93,19 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// Deaf until the first connection (`brokerConnected`).
     private var hearing: Hearing = .deaf
     private var markers: UInt64 = 0
+    /// While hearing: the marker sent to `syncTopic` and not yet back, and when it went. A
+    /// stalled link or a frozen broker keeps the connection up, with nothing arriving, until the
+    /// keep-alive gives up (about two `mqtt.keepalive` periods): without this the silence of every
+    /// node would be read as every beacon leaving.
+    private var heartbeat: (marker: [UInt8], sentAt: Double)?
+    private var lastHeartbeatAt = -Double.infinity
+    /// Whether a marker came back on this connection: only then does one that does not come back
+    /// say the broker stopped answering (a broker or ACL may drop them all).
+    private var markersComeBack = false
+    /// When the heartbeat that did not come back was sent (for the log when the broker answers).
+    private var stalledSince: Double?
+    /// The latest inbound message of any kind: a broker that delivers anything has not stalled.
+    private var lastInbound = -Double.infinity
     private nonisolated let syncTopicValue: String
     /// The latest `tick` or `handle`: a longer gap than `pauseThreshold` before the next one
     /// means this process did not run (SIGSTOP, a suspended VM, a starved machine).
@@ -150,6 +163,13 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// that drops it must not stop the aggregator for good).
     public let drainTimeout: Double = 10
 
+    /// Seconds between heartbeats while hearing (`heartbeat`).
+    public let heartbeatInterval: Double = 1
+    /// A heartbeat not back after this long, with nothing else delivered since it was sent, means
+    /// the broker stopped answering: decisions are held until it answers again. Shorter than the shortest silence fusion reads as a beacon
+    /// leaving (4 s, docs/fusion.md), so a stall is noticed before anyone is declared away.
+    public let stallTimeout: Double = 3
+
     /// A `now` earlier than the latest run of this actor by more than this is the wall clock
     /// stepped back (an NTP correction, a clock set by hand): every caller reads the clock on
     /// the actor, so runs see it in order otherwise.
@@ -174,6 +194,10 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         if case .draining(let marker, let since, let sentAt) = hearing {
             hearing = .draining(marker: marker, since: since - step, sentAt: sentAt - step)
         }
+        heartbeat?.sentAt -= step
+        lastHeartbeatAt -= step
+        lastInbound -= step
+        stalledSince = stalledSince.map { $0 - step }
         lastActivity = now
     }
 
@@ -205,6 +229,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
 
     private func startDraining(now: Double) {
         core.lostHearing()
+        heartbeat = nil
         markers &+= 1
         hearing = .draining(marker: Array("\(markers)-\(UInt64.random(in: 0...UInt64.max))".utf8), since: now, sentAt: -.infinity)
     }
@@ -212,7 +237,10 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// The drain marker to (re)send at `now`, and the end of a drain that took too long.
     private func drainStep(now: Double) -> [OutboundMessage] {
         guard case .draining(let marker, let since, let sentAt) = hearing else { return [] }
-        if now - since > drainTimeout {
+        // Once a marker came back on this connection, the broker delivers them: this one is
+        // late because the broker stalled, not dropped, and is waited for (sent again every 2 s,
+        // in case the inbound queue dropped it). A link that stays dead ends with the keep-alive.
+        if !markersComeBack, now - since > drainTimeout {
             logger.warning("the drain marker did not come back; deciding again without it", metadata: [
                 "mqtt.topic": syncTopic, "waited_s": "\(Int((now - since).rounded()))",
                 "hint": "the broker must let the aggregator publish and subscribe to \(core.topics.prefix)/aggregator/#"])
@@ -227,6 +255,40 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     private func finishDraining(now: Double) {
         hearing = .hearing
         core.regainedHearing(at: now, grace: reconnectGrace)
+        lastHeartbeatAt = now
+        if let since = stalledSince {
+            stalledSince = nil
+            logger.notice("the broker answers again: deciding after the backlog", metadata: ["stalled_s": "\(Int((now - since).rounded()))"])
+        }
+    }
+
+    /// While hearing: sends the next heartbeat when due, and notices one that did not come back
+    /// in time. A stall is handled as a reconnect is: decisions held, the lease given up until
+    /// the backlog shows who holds it (a standby may take it meanwhile), the backlog read.
+    private func heartbeatStep(now: Double) -> [OutboundMessage] {
+        guard hearing == .hearing else { return [] }
+        if let outstanding = heartbeat {
+            guard markersComeBack, now - outstanding.sentAt > stallTimeout, lastInbound < outstanding.sentAt else {
+                if lastInbound >= outstanding.sentAt, now - outstanding.sentAt > stallTimeout { heartbeat = nil }  // lost, not stalled
+                return []
+            }
+            var metadata: Logger.Metadata = ["waited_s": "\(Int((now - outstanding.sentAt).rounded()))"]
+            if let election, election.isActive {
+                self.election?.stepDown()
+                metadata["lease"] = "standing by until the backlog shows who holds it"
+            }
+            logger.warning("the broker stopped answering (a stalled link or a frozen broker): holding decisions until it does",
+                           metadata: metadata)
+            stalledSince = outstanding.sentAt
+            startDraining(now: now)
+            return drainStep(now: now)
+        }
+        guard now - lastHeartbeatAt >= heartbeatInterval else { return [] }
+        markers &+= 1
+        let marker = Array("\(markers)-\(UInt64.random(in: 0...UInt64.max))".utf8)
+        heartbeat = (marker, now)
+        lastHeartbeatAt = now
+        return [OutboundMessage(topic: syncTopic, payload: marker, retain: false, qos: 1)]
     }
 
     /// An inbound MQTT message at `now`; returns what to publish. `retained`: the broker's
@@ -234,8 +296,15 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// start, and later when retained.
     public func handle(topic: String, payload: [UInt8], now: Double, retained: Bool? = nil) -> [OutboundMessage] {
         noticePause(now: now)
+        lastInbound = max(lastInbound, now)
         if topic == syncTopicValue {
-            if case .draining(let marker, _, _) = hearing, payload == marker { finishDraining(now: now) }
+            if case .draining(let marker, _, _) = hearing, payload == marker {
+                markersComeBack = true
+                finishDraining(now: now)
+            } else if let h = heartbeat, payload == h.marker {
+                markersComeBack = true
+                heartbeat = nil
+            }
             return []
         }
         if leftovers.isRoomOrPerson(topic) {
@@ -413,6 +482,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         do {
             out += try core.advance(to: now)
             out += drainStep(now: now)
+            out += heartbeatStep(now: now)
             // Deaf or draining: nothing is known to be current, so nothing is announced,
             // refreshed or taken; the lease is neither renewed nor grabbed.
             guard hearing == .hearing else { return out }
@@ -583,6 +653,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         }
         // The retained state (the lease among it) arrives again with the subscriptions: read
         // it before deciding or electing.
+        markersComeBack = false
         startDraining(now: now)
         lastActivity = max(lastActivity, now)
         // A broker without persistence forgot our liveness topic: announce it again.
@@ -600,6 +671,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// the broker, restarted without persistence, forgot its topic is not heard again.
     public func brokerDisconnected() {
         hearing = .deaf
+        heartbeat = nil
+        stalledSince = nil
         core.lostHearing()
         peersOnline = []
     }
