@@ -119,6 +119,40 @@ extension LockedDownBrokerTests {
         await broker.stop()
     }
 
+    /// Hot standby with the guard's account never made on the shipped broker: the guard keeps
+    /// failing to log in. The site status was left out of the main connection's last messages
+    /// for the guard to send, which it could not: the last instance's stop left the site
+    /// `online` for good.
+    @Test(.requiresMosquitto) func aStopWithAGuardThatNeverConnectedStillSaysTheSiteIsOffline() async throws {
+        let broker = try await LockedDownBroker.start(leavingOut: ["aggregator-guard"])
+        let dir = broker.directory
+        let observer = try await Observer(client: broker.client("homeassistant"), filters: ["roomcast/#"])
+        try await observer.client.waitUntilConnected(timeout: .seconds(10))
+        let path = "\(dir)/site.json"
+        try LiveRig.config(port: broker.port, rooms: Self.homeRooms, nodes: Self.homeNodes,
+                           beacons: [LiveRig.Beacon(id: Self.pet, name: "Pet")], standbyLease: 3, discovery: false, refresh: 1,
+                           mqtt: broker.mqttSection("aggregator"))
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        let log = "\(dir)/aggregator.log"
+        let aggregator = try ChildProcess(try LiveRig.executable("aggregator"), ["run", "--config", path, "--instance", "alpha"],
+                                          stdoutPath: log, stderrPath: log, environment: LockedDownBroker.environment("aggregator"))
+        defer { aggregator.send(SIGKILL) }
+        let status = "roomcast/aggregator/status"
+        try await observer.waitFor("alpha to hold the lease and say online", timeout: .seconds(20)) { _ in
+            StandbyAndScaleTests.leaseHolder(observer) == "alpha" && observer.last(status) == "online"
+        }
+        try await eventually("the guard's login to be refused", timeout: .seconds(20), detail: { aggregator.stderr.suffix(2000).description }) {
+            aggregator.stderr.contains("roomcast-aggregator-alpha-guard mqtt.error=\"MQTT broker 127.0.0.1:\(broker.port) refused the connection: not authorised")
+        }
+        aggregator.send(SIGTERM)
+        #expect(await aggregator.waitForExit() == 0)
+        try await observer.waitFor("the site offline once the last instance stopped", timeout: .seconds(10)) { _ in
+            observer.last(status) == "offline"
+        }
+        await observer.stop()
+        await broker.stop()
+    }
+
     /// Hot standby on the shipped broker: each instance logs in with its own account
     /// (`aggregator`, `aggregator-standby`) and its status guard with `<account>-guard`, so no
     /// two of its connections share a client id; the take-over keeps the site status `online`,

@@ -93,6 +93,8 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
                     logger.info("broker connected", metadata: ["mqtt.endpoint": mqtt.configuration.endpoint])
                     await runtime.brokerConnected(clock: clock)
                 case .disconnected(let why):
+                    // The client's own end at a stop is no lost connection.
+                    if case .shutDown = why { continue }
                     logger.warning("broker connection lost", metadata: ["error": "\(why)"])
                     await runtime.brokerDisconnected()
                 case .connectFailed(let why, let retry):
@@ -116,9 +118,12 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
         // Will says the same: sent on the main connection, a status that cannot be sent (a full
         // queue, a link down) would be followed by the guard's clean disconnect, which cancels
         // its will, and the site would stay `online`.
+        // A guard that is not connected (its account missing on the broker, or still connecting)
+        // has no will to fire: the status then goes on the main connection.
         let guardClient = statusGuard.withLock { $0 }
-        let siteStatus = guardClient == nil ? nil : final.last { $0.topic == topics.aggregatorStatus }
-        if guardClient != nil { final.removeAll { $0.topic == topics.aggregatorStatus } }
+        let guardCarriesStatus = guardClient?.isConnected == true
+        let siteStatus = guardCarriesStatus ? final.last { $0.topic == topics.aggregatorStatus } : nil
+        if guardCarriesStatus { final.removeAll { $0.topic == topics.aggregatorStatus } }
         for m in final.dropLast() { try? mqtt.publish(Self.mqttMessage(m)) }
         await mqtt.shutdown(publishing: final.last.map(Self.mqttMessage), timeout: .seconds(3))
         if let guardClient {
@@ -184,7 +189,8 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
         outbound.appendControl(messages.filter { runtime.isControlTopic($0.topic) })
         guard active else { return }
         let dropped = outbound.append(messages.filter { !runtime.isControlTopic($0.topic) })
-        if dropped > 0 {
+        // Once stopping, the queue is closed: what is decided now is left for the stop's own messages.
+        if dropped > 0, !stopping.load(ordering: .acquiring) {
             logger.warning("outbound queue full; output dropped", metadata: ["messages": "\(dropped)", "queued": "\(outbound.count)"])
         }
     }
