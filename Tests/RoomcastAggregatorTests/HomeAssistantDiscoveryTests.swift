@@ -440,6 +440,30 @@ import Testing
         #expect(DisplayName.title(for: id) == title)
     }
 
+    /// Entity ids kept only ASCII letters: `Küche` gave `binary_sensor.k_che_occupancy`, and
+    /// rooms named in Cyrillic all gave `binary_sensor.occupancy`, numbered `_2`, `_3` by Home
+    /// Assistant in whatever order it read them. Letters are spelled in ASCII as Home Assistant
+    /// spells them; where a name has letters with no ASCII form, Home Assistant builds the id.
+    @Test func entityIDsOfNamesBeyondASCII() throws {
+        let names = ["kuche": "Küche", "strasse": "Straße", "salle": "Salle à manger", "kok": "Kök", "kitchen_ru": "Кухня",
+                     "bedroom_ru": "Спальня"]
+        let site = SiteModel(rooms: names.keys.sorted().map { .init(name: $0, displayName: names[$0]) })
+        let all = try discovery().siteConfigs(site)
+        func occupancy(_ room: String) throws -> [String: Any] {
+            try component("roomcast_room_\(room)_occupancy", of: try device("roomcast_room_\(room)", in: all))
+        }
+        #expect(try occupancy("kuche")["default_entity_id"] as? String == "binary_sensor.kuche_occupancy")
+        #expect(try occupancy("kuche")["object_id"] as? String == "kuche_occupancy")
+        #expect(try occupancy("strasse")["default_entity_id"] as? String == "binary_sensor.strasse_occupancy")
+        #expect(try occupancy("salle")["default_entity_id"] as? String == "binary_sensor.salle_a_manger_occupancy")
+        #expect(try occupancy("kok")["default_entity_id"] as? String == "binary_sensor.kok_occupancy")
+        for room in ["kitchen_ru", "bedroom_ru"] {
+            let entity = try occupancy(room)
+            #expect(entity["default_entity_id"] == nil && entity["object_id"] == nil, "\(room): \(entity)")
+            #expect(entity["unique_id"] as? String == "roomcast_room_\(room)_occupancy")
+        }
+    }
+
     @Test func slugsForEntityIDs() {
         #expect(DisplayName.slug("Kitchen Occupancy") == "kitchen_occupancy")
         #expect(DisplayName.slug("Alice's phone!") == "alice_s_phone")

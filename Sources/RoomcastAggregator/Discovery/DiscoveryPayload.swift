@@ -35,7 +35,9 @@ struct EntityConfig: Encodable {
     var platform: String?
     var name: String?
     var uniqueID: String
-    var entityID: String
+    /// Nil when the names hold letters with no ASCII form (Cyrillic, Greek, CJK): Home Assistant
+    /// then builds the id itself, transliterating them.
+    var entityID: String?
     /// Nil for a button, which has no state.
     var stateTopic: String?
     var valueTemplate: String?
@@ -61,7 +63,7 @@ struct EntityConfig: Encodable {
     /// A button's: what Home Assistant publishes on the command topic when it is pressed.
     var payloadPress: String?
 
-    init(name: String?, uniqueID: String, entityID: String, stateTopic: String?, valueTemplate: String? = nil,
+    init(name: String?, uniqueID: String, entityID: String?, stateTopic: String?, valueTemplate: String? = nil,
          jsonAttributesTopic: String? = nil, jsonAttributesTemplate: String? = nil, sourceType: String? = nil,
          payloadHome: String? = nil, payloadNotHome: String? = nil, payloadOn: String? = nil, payloadOff: String? = nil,
          availability: [Availability]? = nil, deviceClass: String? = nil, icon: String? = nil,
@@ -120,8 +122,8 @@ struct EntityConfig: Encodable {
         try c.encode(uniqueID, forKey: .uniqueID)
         // default_entity_id is what HA 2025.10 and later read; object_id (the part after the
         // platform) is what earlier releases read. Both name the same entity id.
-        try c.encode(entityID, forKey: .defaultEntityID)
-        try c.encode(String(entityID.split(separator: ".", maxSplits: 1).last ?? ""), forKey: .objectID)
+        try c.encodeIfPresent(entityID, forKey: .defaultEntityID)
+        try c.encodeIfPresent(entityID.map { String($0.split(separator: ".", maxSplits: 1).last ?? "") }, forKey: .objectID)
         try c.encodeIfPresent(stateTopic, forKey: .stateTopic)
         try c.encodeIfPresent(valueTemplate, forKey: .valueTemplate)
         try c.encodeIfPresent(jsonAttributesTopic, forKey: .jsonAttributesTopic)

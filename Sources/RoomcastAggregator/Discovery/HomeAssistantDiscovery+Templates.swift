@@ -39,12 +39,32 @@ extension HomeAssistantDiscovery {
     }
 
     /// `<platform>.<slug of device name and entity name>`: what HA would build from the names, fixed.
-    func entityID(_ platform: String, _ deviceName: String, _ entityName: String) -> String {
-        "\(platform).\(entitySlug(deviceName + " " + entityName))"
+    /// Nil when the names hold letters with no ASCII form: HA builds that id itself.
+    func entityID(_ platform: String, _ deviceName: String, _ entityName: String) -> String? {
+        entitySlug(deviceName + " " + entityName).map { "\(platform).\($0)" }
     }
 
-    func entitySlug(_ name: String) -> String {
-        let s = DisplayName.slug(name)
+    /// The slug of `name` with its letters in ASCII, as Home Assistant's own (`Küche` → `kuche`,
+    /// `Straße` → `strasse`); nil when a letter has no ASCII form (`Кухня`), where a slug of what
+    /// is left would give unrelated rooms one id. `roomcast` when the name has no letter or digit.
+    func entitySlug(_ name: String) -> String? {
+        let ascii = Self.asciiLetters(name)
+        guard ascii.unicodeScalars.allSatisfy({ $0.isASCII || !$0.properties.isAlphabetic }) else { return nil }
+        let s = DisplayName.slug(ascii)
         return s.isEmpty ? "roomcast" : s
+    }
+
+    /// `text` with accents and marks taken off its letters, and the Latin letters that have none
+    /// to take off spelled as ASCII.
+    static func asciiLetters(_ text: String) -> String {
+        let spelled: [Character: String] = ["ß": "ss", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "œ": "oe", "Œ": "OE",
+                                            "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "þ": "th", "Þ": "Th", "ð": "d", "Ð": "D",
+                                            "ı": "i"]
+        var out = ""
+        for c in text { out += spelled[c] ?? String(c) }
+        // Canonical decomposition splits a letter from its marks (ü → u + ¨); the marks go.
+        return String(String.UnicodeScalarView(out.decomposedStringWithCanonicalMapping.unicodeScalars.filter {
+            $0.properties.generalCategory != .nonspacingMark
+        }))
     }
 }

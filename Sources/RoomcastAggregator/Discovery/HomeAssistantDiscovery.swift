@@ -510,7 +510,7 @@ public struct HomeAssistantDiscovery: Sendable {
         // The template always yields payload_home or payload_not_home: HA's MQTT device_tracker takes
         // any other result's raw payload (the whole JSON) as its state.
         component("device_tracker", id, EntityConfig(
-            name: nil, uniqueID: uniqueID, entityID: "device_tracker.\(entitySlug(deviceName))",
+            name: nil, uniqueID: uniqueID, entityID: entitySlug(deviceName).map { "device_tracker.\($0)" },
             stateTopic: stateTopic, valueTemplate: state, jsonAttributesTopic: stateTopic, jsonAttributesTemplate: attributes,
             sourceType: "bluetooth_le", payloadHome: "home", payloadNotHome: PersonPresence.State.notHome.rawValue,
             availability: heldAvailability(stateTopic), icon: "mdi:bluetooth"))
