@@ -39,6 +39,35 @@ import Testing
         #expect(takeover > 20 && takeover <= 20 + 6 + 0.5, "standby takes over once the lease expires: \(takeover)")
     }
 
+    /// Two processes with one instance name (Pis cloned from one image keep one host name, the
+    /// default name): the second read the first's retained lease as its own, and from then each
+    /// took the other's renewals for its own echo. Both stayed active for good, both publishing.
+    /// A lease carries its process's token: one of the two stands by, knowing of the clash.
+    @Test func twoProcessesOfOneNameAreNeverBothActive() throws {
+        let topics = Topics()
+        var a = LeaseElection(me: "raspberrypi", topics: topics, duration: 6)
+        var b = LeaseElection(me: "raspberrypi", topics: topics, duration: 6)
+        var t = 0.0
+        var lease: [UInt8] = []
+        a.observe(payload: lease, now: t)
+        while t < 2 {
+            if let m = a.tick(now: t) { lease = m.payload }
+            t += 0.5
+        }
+        #expect(a.isActive)
+        b.observe(payload: lease, now: t)  // the retained lease, as b subscribes
+        var bothActive: [Double] = []
+        while t < 30 {
+            if let m = a.tick(now: t) { lease = m.payload; b.observe(payload: lease, now: t) }
+            if let m = b.tick(now: t) { lease = m.payload; a.observe(payload: lease, now: t) }
+            if a.isActive && b.isActive { bothActive.append(t) }
+            t += 0.5
+        }
+        #expect(bothActive.count <= 2, "both active at \(bothActive)")
+        #expect(a.isActive != b.isActive)
+        #expect(a.sameNameSeen || b.sameNameSeen, "the clash is noticed, and logged")
+    }
+
     @Test func releasedLeaseIsTakenAtOnce() {
         let topics = Topics()
         var a = LeaseElection(me: "a", topics: topics, duration: 30)

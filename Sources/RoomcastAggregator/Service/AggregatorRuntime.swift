@@ -330,7 +330,13 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             return []
         }
         if topic == leaseTopic {
+            let clashed = election?.sameNameSeen ?? false
             election?.observe(payload: payload, now: now)
+            if !clashed, let election, election.sameNameSeen {
+                logger.error("another aggregator process runs under this instance's name: one of the two stands by", metadata: [
+                    "instance": "\(election.me)",
+                    "hint": "give each instance its own name (--instance, or a distinct host name)"])
+            }
             return []
         }
         let rule = core.retainRule(topic: topic, retained: retained, sinceStart: now - startedAt, resumeWindow: resumeWindow)

@@ -15,16 +15,22 @@ public struct LeaseElection: Sendable {
         public var v: Int = WireFormat.version
         public var holder: String
         public var expires: Double
+        /// The holder's process: two processes started with one instance name (Pis cloned from
+        /// one image keep one host name) are told apart by it. Nil from a holder that sends none.
+        public var token: String?
 
-        public init(holder: String, expires: Double) {
+        public init(holder: String, expires: Double, token: String? = nil) {
             self.holder = holder
             self.expires = expires
+            self.token = token
         }
     }
 
     public enum Role: String, Sendable { case standby, active }
 
     public let me: String
+    /// This process's `Lease.token`.
+    public let token: String
     public let duration: Double
     public let topic: String
     public private(set) var role: Role = .standby
@@ -33,11 +39,15 @@ public struct LeaseElection: Sendable {
     /// arrives at once on subscribe; before that we must not grab the lease).
     private var startedAt: Double?
     private var lastRenewal: Double = -.infinity
+    /// Set when a lease of another process under this instance's name was read: the two would
+    /// otherwise each take the other's renewals for their own echo, and both stay active.
+    public private(set) var sameNameSeen = false
 
     /// `scope` names a partition: partitions elect independently, each on
     /// `<prefix>/aggregator/lease/<scope>`; nil uses the site's one lease topic.
     public init(me: String, topics: Topics, duration: Double = 6, scope: String? = nil) {
         self.me = me
+        self.token = String(UInt64.random(in: 0...UInt64.max), radix: 36)
         self.duration = duration
         self.topic = scope.map { "\(topics.aggregatorLease)/\($0)" } ?? topics.aggregatorLease
     }
@@ -47,25 +57,32 @@ public struct LeaseElection: Sendable {
         if payload.isEmpty {
             seen = nil
         } else if var lease = try? WireFormat.decode(Lease.self, from: payload), lease.expires.isFinite {
+            // Our name with another process's token, once running: another process started with
+            // this name, a holder like any other. Read at start-up (before the first tick), it is
+            // the lease of our own previous run, taken back at once.
+            let ours = lease.holder == me && (startedAt == nil || lease.token == nil || lease.token == token)
+            if lease.holder == me && !ours { sameNameSeen = true }
+            if ours { lease.token = token }
             // Another holder's lease is timed on this clock, from when it is read: the holder
             // renews every `duration / 3`, and its own `expires` is on its clock, which on a Pi
             // without a real-time clock can be seconds or minutes off ours. Judged by it, a
             // holder behind would look expired at every renewal (both active), and one ahead
             // (or a forged lease) would keep every standby out.
-            if lease.holder != me { lease.expires = now + duration }
+            if !ours { lease.expires = now + duration }
             lease.expires = min(lease.expires, now + duration)
-            if lease.holder == me && role == .standby && startedAt != nil {
+            if ours && role == .standby && startedAt != nil {
                 // The echo of a lease we published before stepping down. Only the retained
                 // lease read at start-up (before the first tick) may be our own from a
                 // previous run, which we take back at once.
                 return
             }
             seen = lease
-            if lease.holder != me && lease.expires > now && role == .active {
+            if !ours && lease.expires > now && role == .active {
                 // Two active at once (both started together, or a split brain after a
                 // partition): both see both leases, so a rule both apply picks one. The
-                // lower name keeps the lease and renews at once to overwrite the other's.
-                if lease.holder < me {
+                // lower name keeps the lease and renews at once to overwrite the other's;
+                // between two processes of one name, the lower token.
+                if (lease.holder, lease.token ?? "") < (me, token) {
                     role = .standby
                 } else {
                     lastRenewal = -.infinity
@@ -94,11 +111,15 @@ public struct LeaseElection: Sendable {
             return now - lastRenewal >= duration / 3 ? renew(now: now) : nil
         case .standby:
             guard now - (startedAt ?? now) >= grace else { return nil }
-            if let held = seen, held.holder != me, held.expires > now { return nil }
+            if let held = seen, !isOurs(held), held.expires > now { return nil }
             role = .active
             return renew(now: now)
         }
     }
+
+    /// Whether `lease` is this process's own.
+    private func isOurs(_ lease: Lease) -> Bool { lease.holder == me && (lease.token == nil || lease.token == token) }
+
 
     /// The Last Will to register: an empty retained lease releases it at once
     /// when this instance dies, so the standby need not wait for expiry.
@@ -106,7 +127,7 @@ public struct LeaseElection: Sendable {
 
     private mutating func renew(now: Double) -> OutboundMessage {
         lastRenewal = now
-        let lease = Lease(holder: me, expires: now + duration)
+        let lease = Lease(holder: me, expires: now + duration, token: token)
         seen = lease
         // Encoding a two-field struct of finite values cannot fail.
         return (try? OutboundMessage(topic: topic, json: lease, retain: true, qos: 1))
@@ -128,7 +149,7 @@ public struct LeaseElection: Sendable {
     /// expired for renewals this instance could not have read. Its renewals in the backlog, or
     /// its Last Will, tell the rest.
     public mutating func nothingReadUntil(_ now: Double) {
-        guard let held = seen, held.holder != me else { return }
+        guard let held = seen, !isOurs(held) else { return }
         seen?.expires = max(held.expires, now + duration)
     }
 
@@ -136,7 +157,7 @@ public struct LeaseElection: Sendable {
 
     /// Whether the lease this instance last wrote is still valid at `now` (nil when it holds none).
     public func holdsUnexpiredLease(now: Double) -> Bool? {
-        guard role == .active, let seen, seen.holder == me else { return nil }
+        guard role == .active, let seen, isOurs(seen) else { return nil }
         return seen.expires > now
     }
 
@@ -144,7 +165,7 @@ public struct LeaseElection: Sendable {
     /// it): the next `tick` takes it again only if no other holder is seen by then.
     public mutating func stepDown() {
         role = .standby
-        if seen?.holder == me { seen = nil }
+        if let held = seen, isOurs(held) { seen = nil }
         lastRenewal = -.infinity
     }
 }
