@@ -262,6 +262,39 @@ extension InstanceLivenessTests {
     /// once `brokerConnected` has run (it was forgotten there, and the guard armed while the
     /// standby lived, so the active one's death marked the site offline). Peers are forgotten
     /// when the connection is lost, so one the new session does not bring back is gone.
+    /// The status guard while the broker connection is down or being read again. It was armed
+    /// the moment the connection dropped (the peers are forgotten with it), so a death then fired
+    /// its will and marked the site offline while the standby ran; and disarmed at the reconnect
+    /// (which stands the instance by), so an instance alone dying before the backlog was read
+    /// left the site online. It stays as it was until hearing again.
+    @Test func theStatusGuardStaysAsItWasWhileNotHearing() async throws {
+        func activeRuntime() async throws -> AggregatorRuntime<StrongestLatest> {
+            let r = Self.runtime("alpha")
+            await r.brokerConnected(now: 0)
+            let marker = try #require(await r.tick(now: 0).first { $0.topic == r.syncTopic })
+            _ = await r.handle(topic: marker.topic, payload: marker.payload, now: 0)
+            _ = await r.tick(now: 0)
+            _ = await r.tick(now: 2)
+            #expect(await r.isActive)
+            return r
+        }
+        let withStandby = try await activeRuntime()
+        _ = await withStandby.handle(topic: "roomcast/aggregator/instances/beta", payload: Array("online".utf8), now: 3)
+        #expect(await !withStandby.wantsStatusGuard)
+        await withStandby.brokerDisconnected()
+        #expect(await !withStandby.wantsStatusGuard, "a standby lived when the connection dropped")
+
+        let alone = try await activeRuntime()
+        #expect(await alone.wantsStatusGuard)
+        await alone.brokerDisconnected()
+        await alone.brokerConnected(now: 10)
+        #expect(await !alone.isActive, "stands by until the backlog is read")
+        #expect(await alone.wantsStatusGuard, "alone when the connection dropped: the guard stays armed")
+        // A peer heard in the backlog switches it off.
+        _ = await alone.handle(topic: "roomcast/aggregator/instances/beta", payload: Array("online".utf8), now: 10, retained: true)
+        #expect(await !alone.wantsStatusGuard)
+    }
+
     @Test func aPeerHeardBeforeTheReconnectIsReportedStillCounts() async throws {
         let r = Self.runtime("alpha")
         await r.brokerConnected(now: 0)

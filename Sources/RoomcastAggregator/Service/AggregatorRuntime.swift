@@ -106,6 +106,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     private var stalledSince: Double?
     /// The latest inbound message of any kind: a broker that delivers anything has not stalled.
     private var lastInbound = -Double.infinity
+    /// `wantsStatusGuard` when hearing was last lost, kept until hearing again.
+    private var guardWhenHearingLost = false
     private nonisolated let syncTopicValue: String
     /// The latest `tick` or `handle`: a longer gap than `pauseThreshold` before the next one
     /// means this process did not run (SIGSTOP, a suspended VM, a starved machine).
@@ -228,6 +230,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     }
 
     private func startDraining(now: Double) {
+        if hearing == .hearing { guardWhenHearingLost = wantsStatusGuard }
         core.lostHearing()
         heartbeat = nil
         markers &+= 1
@@ -676,6 +679,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// forgotten there, arming the status guard while a standby lives). A peer that died while
     /// the broker, restarted without persistence, forgot its topic is not heard again.
     public func brokerDisconnected() {
+        if hearing == .hearing { guardWhenHearingLost = wantsStatusGuard }
         hearing = .deaf
         heartbeat = nil
         stalledSince = nil
@@ -727,6 +731,11 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// mark the site offline (the standby takes over), and when the last one dies it must.
     public var wantsStatusGuard: Bool {
         guard let election else { return false }
+        // Not hearing, the peers and the role are not known: the guard stays as it was when
+        // hearing was lost. Armed then for a peer forgotten with the connection, its Last Will
+        // would mark the site offline while the standby runs; disarmed by the step-down at a
+        // reconnect, an instance alone dying meanwhile would leave the site online.
+        if hearing != .hearing { return guardWhenHearingLost && peersOnline.isEmpty }
         return election.isActive && peersOnline.isEmpty
     }
 
