@@ -504,6 +504,29 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(core.engine.decision(for: cat) == nil && again.isEmpty, "\(again.map(\.topic))")
     }
 
+    /// A beacon the site does not list, away for longer than `forget_after_s` when the aggregator
+    /// restarts: its retained away is resumed and its device announced again, then the engine
+    /// forgets it. It was then no longer wanted, and the start's clean-up removed its device from
+    /// Home Assistant (or not, as the tick and the clean-up fell), though within a run a forgotten
+    /// beacon keeps its device. It stays wanted.
+    @Test func aBeaconForgottenAfterARestartKeepsItsDevice() throws {
+        let topics = Topics()
+        var unlisted = site
+        unlisted.beacons = []
+        var settings = FusionSettings()
+        settings.forgetAfter = 10
+        var core = AggregatorCore(engine: FusionEngine(site: unlisted, settings: settings), site: unlisted, topics: topics,
+                                  discovery: HomeAssistantDiscovery(topics: topics, site: unlisted))
+        let device = "homeassistant/device/roomcast_beacon_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1233_45/config"
+        let away = PresenceDecision(id: cat, name: nil, room: nil, floor: nil, distance: nil, confidence: 0.9, node: nil,
+                                    since: 0, lastSeen: 0, evidence: [], ts: 0)
+        _ = try core.handle(topic: topics.presence(cat), payload: try WireFormat.encode(away), now: 100)
+        #expect(try core.start(now: 100).contains { $0.topic == device }, "announced again with the start")
+        for t in stride(from: 100.5, through: 110, by: 0.5) { _ = try core.advance(to: t) }
+        #expect(core.engine.decision(for: cat) == nil, "forgotten")
+        #expect(try core.wantedDiscovery().contains { $0.topic == device }, "its device stays wanted")
+    }
+
     /// A beacon the site does not list, with per-entity configs from an `entity`-mode run, is
     /// migrated when it is announced: without it, Home Assistant refused its device's entities
     /// (their unique ids still held) until it restarted, and the clean-up then removed the old ones.

@@ -173,6 +173,9 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
 
     /// Beacons remembered in `othersBeacons` at most.
     static var maximumOthersBeacons: Int { 16_384 }
+    /// Announced beacons past which one forgotten is no longer kept announced (its device then
+    /// goes at the next start's clean-up): beacons a site does not list come from the air.
+    static var maximumAnnouncedBeacons: Int { 16_384 }
 
     /// Discovery topics of the other mode already migrated in this run.
     public private(set) var migratedTopics: Set<String> = []
@@ -484,7 +487,12 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                 out += try publisher.publish([away], now: now, handedOver: claims[d.id] == nil ? [] : [d.id])
             }
             if droppedThisRun.count < Self.maximumDroppedThisRun { droppedThisRun.insert(d.id) }
-            let announced = announcedBeacons.remove(d.id) != nil
+            // A forgotten beacon, or one evicted silent, leaves its presence and its device on the
+            // broker: it stays announced, so the clean-up after a start (this run's, or the next
+            // one's, which resumes and then forgets it) and a standby's take-over keep its
+            // device, up to a bound. An evicted stranger's go.
+            let announced = announcedBeacons.contains(d.id)
+            if d.reason == .evictedStranger || announcedBeacons.count > Self.maximumAnnouncedBeacons { announcedBeacons.remove(d.id) }
             let published = publisher.forget(d.id)
             presenceStats.forget(d.id)
             // Another partition's retained presence is its own to clear.
