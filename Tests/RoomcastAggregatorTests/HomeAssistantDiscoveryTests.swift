@@ -440,6 +440,25 @@ import Testing
         #expect(DisplayName.title(for: id) == title)
     }
 
+    /// `node_distances` put a distance sensor per listed beacon on every node's config, about
+    /// 700 bytes each: from some 95 named beacons the config passed 64 KiB, and on the shipped
+    /// broker (128 KiB packets) from some 190 it was refused, every node device with it.
+    @Test func nodeDistancesKeepEveryConfigWithinItsSize() throws {
+        let beacons = (1...250).map { k in
+            SiteModel.KnownBeacon(id: BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-7-\(k)")!, name: "Named tag \(k)")
+        }
+        let site = SiteModel(rooms: [.init(name: "kitchen")], nodes: [.init(name: "kitchen-pi", room: "kitchen")], beacons: beacons)
+        let discovery = HomeAssistantDiscovery(topics: Topics(), site: site, nodeDistances: true)
+        let configs = try discovery.siteConfigs(site)
+        #expect(configs.allSatisfy { $0.payload.count <= WireFormat.maxPayloadBytes },
+                "\(configs.map(\.payload.count).max() ?? 0) bytes")
+        let node = try device("roomcast_node_kitchen_pi", in: configs)
+        let distances = ((node["cmps"] as? [String: Any]) ?? [:]).keys.filter { $0.contains("_distance_") }
+        #expect(distances.count >= 60, "\(distances.count) distance sensors")
+        // The first listed beacons keep theirs.
+        #expect(distances.contains("roomcast_node_kitchen_pi_distance_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_7_1"))
+    }
+
     /// Entity ids kept only ASCII letters: `Küche` gave `binary_sensor.k_che_occupancy`, and
     /// rooms named in Cyrillic all gave `binary_sensor.occupancy`, numbered `_2`, `_3` by Home
     /// Assistant in whatever order it read them. Letters are spelled in ASCII as Home Assistant

@@ -47,6 +47,10 @@ public struct HomeAssistantDiscovery: Sendable {
     /// `teachBudget`, a config stays within `WireFormat.maxPayloadBytes`.
     static let roomTableBudget = 32 * 1024
 
+    /// Bytes of distance sensors (`node_distances`) a node's config may carry: with its device
+    /// and its telemetry sensors, a config stays within `WireFormat.maxPayloadBytes`.
+    static let distanceBudget = 56 * 1024
+
     static func roomNaming(_ rooms: [SiteModel.Room]) -> RoomNaming {
         let map = rooms.reduce(0) { $0 + templateString($1.name).utf8.count + templateString($1.title).utf8.count + 8 }
         let titles = rooms.reduce(0) { $0 + $1.title.utf8.count + 3 }
@@ -207,16 +211,22 @@ public struct HomeAssistantDiscovery: Sendable {
                 entityCategory: "diagnostic")),
         ]
         if nodeDistances {
+            var bytes = 0
             for b in site.beacons {
                 let bslug = Self.slug(b.id.rawValue)
                 let label = "\(b.name ?? b.id.rawValue) distance"
                 // The node's own evidence in the beacon's presence; None (unknown) when it has none.
                 let pick = "{% set e = value_json.evidence | selectattr('node', 'eq', '\(Self.templateString(node.name))') | list %}"
                     + "{{ (e[0].distance | round(2)) if e and e[0].distance is not none else 'None' }}"
-                components.append(component("sensor", "roomcast_node_\(slug)_distance_\(bslug)", EntityConfig(
+                let sensor = component("sensor", "roomcast_node_\(slug)_distance_\(bslug)", EntityConfig(
                     name: label, uniqueID: "roomcast_node_\(slug)_distance_\(bslug)", entityID: entityID("sensor", title, label),
                     stateTopic: topics.presence(b.id), valueTemplate: pick, deviceClass: "distance", stateClass: "measurement",
-                    unit: "m")))
+                    unit: "m"))
+                // Each is about 700 bytes: past the budget (some 70 beacons) the rest are left
+                // out, and the config stays one a broker passes.
+                bytes += ((try? WireFormat.encode(sensor.config))?.count ?? 0) + sensor.id.utf8.count + 8
+                guard bytes <= Self.distanceBudget else { break }
+                components.append(sensor)
             }
         }
         return DeviceConfig(id: "roomcast_node_\(slug)", device: device, availability: availability, components: components)
