@@ -194,6 +194,23 @@ import Testing
         #expect((phone["command_template"] as? String)?.contains("'Bedroom (bedroom2)': 'bedroom2'") == true)
     }
 
+    /// Rooms of one display name (a bathroom on each floor) gave a room sensor one state for
+    /// both, and a room shown as `Away` the away state: a trigger on it fired for either. They
+    /// are told apart as the teaching selects tell them apart.
+    @Test func roomSensorsTellRoomsOfOneDisplayNameApart() throws {
+        let site = SiteModel(
+            rooms: [.init(name: "bath", displayName: "Bathroom"), .init(name: "bath2", floor: 1, displayName: "Bathroom"),
+                    .init(name: "porch", displayName: "Away")],
+            nodes: [.init(name: "bath-pi", room: "bath")],
+            beacons: [.init(id: Self.phone, name: "Phone")],
+            people: [.init(name: "Bob", beacons: [Self.phone])])
+        let bob = try device("roomcast_person_bob", in: try HomeAssistantDiscovery(topics: Topics(), site: site).siteConfigs(site))
+        let room = try component("roomcast_person_bob_room", of: bob)
+        let options = try #require(room["options"] as? [String])
+        #expect(options == ["Bathroom (bath)", "Bathroom (bath2)", "Away (porch)", "Away"])
+        #expect((room["value_template"] as? String)?.contains("'bath2': 'Bathroom (bath2)'") == true, "\(room["value_template"] ?? "")")
+    }
+
     /// Each select carries the rooms; on a site of hundreds of rooms the display names' tables
     /// would crowd a person's config (the wire contract's payloads are at most 64 KiB): the
     /// options are the room ids then, and beyond that there is no select (`aggregator learn`

@@ -68,19 +68,19 @@ extension HomeAssistantDiscovery {
     /// True when tracked beacons get a teaching select: teaching is on and there are rooms to pick.
     public var offersTeaching: Bool { teaching && !siteRooms.isEmpty }
 
-    /// Each room's option in a teaching select, its display name (with its id beside it where
-    /// two rooms share one), and the template tables from option to room id and back.
-    struct TeachTitles: Sendable {
+    /// Each room's option in a select or an enum sensor, its display name (with its id beside it
+    /// where two rooms share one, or where it is the option `reserved` takes: `Not teaching`,
+    /// `Away`), and the template tables from option to room id and back.
+    struct RoomTitles: Sendable {
         var options: [String]
         var byOption: String
         var byRoom: String
 
-        init(_ rooms: [SiteModel.Room]) {
+        init(_ rooms: [SiteModel.Room], reserved: String) {
             var seen: [String: Int] = [:]
             for r in rooms { seen[r.title, default: 0] += 1 }
             let pairs = rooms.map { r in
-                (room: r.name, option: seen[r.title, default: 0] > 1 || r.title == HomeAssistantDiscovery.notTeachingOption
-                    ? "\(r.title) (\(r.name))" : r.title)
+                (room: r.name, option: seen[r.title, default: 0] > 1 || r.title == reserved ? "\(r.title) (\(r.name))" : r.title)
             }
             options = pairs.map(\.option)
             byOption = pairs.map { "'\(HomeAssistantDiscovery.templateString($0.option))': '\(HomeAssistantDiscovery.templateString($0.room))'" }

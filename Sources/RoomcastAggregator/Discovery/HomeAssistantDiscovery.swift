@@ -32,7 +32,9 @@ public struct HomeAssistantDiscovery: Sendable {
     private let roomsByName: [String: SiteModel.Room]
     /// The rooms as every teaching select offers them by display name, built once: the tables
     /// are the same for every beacon of the site.
-    let teachTitles: TeachTitles
+    let teachTitles: RoomTitles
+    /// The room sensors' states by room.
+    let roomTitles: RoomTitles
     /// How room sensors and attributes name rooms, for the whole site.
     let roomNaming: RoomNaming
 
@@ -71,7 +73,8 @@ public struct HomeAssistantDiscovery: Sendable {
         var rooms: [String: SiteModel.Room] = [:]
         for r in self.siteRooms { rooms[r.name] = r }
         self.roomsByName = rooms
-        self.teachTitles = TeachTitles(self.siteRooms)
+        self.teachTitles = RoomTitles(self.siteRooms, reserved: Self.notTeachingOption)
+        self.roomTitles = RoomTitles(self.siteRooms, reserved: Self.awayOption)
         self.roomNaming = Self.roomNaming(self.siteRooms)
     }
 
@@ -559,18 +562,17 @@ public struct HomeAssistantDiscovery: Sendable {
     var roomOptions: [String] {
         guard !siteRooms.isEmpty, !site.nodes.isEmpty else { return [] }
         switch roomNaming {
-        case .titled: return siteRooms.map(\.title) + [Self.awayOption]
+        case .titled: return roomTitles.options + [Self.awayOption]
         // An id that is the away option itself could not be told from it: a plain sensor then.
         case .ids: return siteRooms.contains { $0.name == Self.awayOption } ? [] : siteRooms.map(\.name) + [Self.awayOption]
         case .plain: return []
         }
     }
 
-    /// A template expression for the display name of the room id in `expression`.
+    /// A template expression for the display name of the room id in `expression` (`roomTitles`).
     private func roomTitle(_ expression: String) -> String {
         guard !siteRooms.isEmpty, roomNaming == .titled else { return expression }
-        let pairs = siteRooms.map { "'\(Self.templateString($0.name))': '\(Self.templateString($0.title))'" }
-        return "{\(pairs.joined(separator: ", "))}.get(\(expression), \(expression))"
+        return "{\(roomTitles.byRoom)}.get(\(expression), \(expression))"
     }
 
     /// The aggregator's status, and the presence held without evidence (the nodes that heard it
