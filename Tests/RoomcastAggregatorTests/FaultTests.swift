@@ -195,6 +195,31 @@ import TestSupport
         }
     }
 
+    /// A frozen broker (SIGSTOP: a broker stuck on its disk, a host that hangs) keeps every
+    /// connection open with nothing delivered, longer than the away timeout: every node's
+    /// silence was read as every beacon leaving. The aggregator's heartbeats stop coming back,
+    /// and it holds its decisions until they do.
+    @Test func aFrozenBrokerSendsNobodyAway() async throws {
+        try await Self.withRig { rig in
+            _ = try await Self.warmUp(rig)
+            let (probe, normal) = try await Self.probeBaseline(rig)
+            let frozenAt = FaultRig.now
+            rig.broker.pause()
+            // The freeze itself is the fault being injected, longer than the away timeout (30 s).
+            try await Task.sleep(for: .seconds(35))
+            rig.broker.resume()
+            let thawedAt = FaultRig.now
+            try await rig.waitFor("fresh presence for every beacon", timeout: .seconds(40)) { _ in
+                rig.latestPresence(since: thawedAt).count == rig.beacons.count
+            }
+            let away = Self.wentAway(rig, since: frozenAt)
+            #expect(away.isEmpty, "a frozen broker must not send anyone away: \(away)")
+            let followed = try await Self.probeFollowed(rig, probe, normal: normal, faultEnded: thawedAt, "frozen broker 35 s")
+            await probe.stop()
+            print("fault broker-sigstop-35s: went away: \(away.count); a move after it followed in \(Self.s(followed)) (without a fault \(Self.s(normal)))")
+        }
+    }
+
     @Test(.enabled(if: FaultTests.extended, "set ROOMCAST_FAULTS=1 (scripts/faults.sh) for the slower faults"))
     func aggregatorKilledAndRestartedResumesWithoutFlap() async throws {
         try await Self.withRig { rig in
