@@ -186,7 +186,7 @@ extension InstanceLivenessTests {
             _ = await r.handle(topic: "roomcast/aggregator/lease", payload: try WireFormat.encode(LeaseElection.Lease(holder: holder, expires: 8)),
                                now: 3, retained: true)
             var leases = try await drain(at: 3).filter { $0.topic == "roomcast/aggregator/lease" }
-            for t in stride(from: 3.5, through: 6, by: 0.5) { leases += await r.tick(now: t).filter { $0.topic == "roomcast/aggregator/lease" } }
+            for t in stride(from: 3.5, through: 6, by: 0.5) { leases += await r.tickAnswered(now: t).filter { $0.topic == "roomcast/aggregator/lease" } }
             if alone {
                 #expect(await r.isActive, "its own lease, nobody else's: taken back")
             } else {
@@ -257,11 +257,6 @@ extension InstanceLivenessTests {
         #expect(await !r.isActive, "beta holds the lease")
     }
 
-    /// On a reconnect the peers' retained liveness topics come with the subscriptions, before
-    /// the client reports the connection: a standby's `online` handled first must still count
-    /// once `brokerConnected` has run (it was forgotten there, and the guard armed while the
-    /// standby lived, so the active one's death marked the site offline). Peers are forgotten
-    /// when the connection is lost, so one the new session does not bring back is gone.
     /// The status guard while the broker connection is down or being read again. It was armed
     /// the moment the connection dropped (the peers are forgotten with it), so a death then fired
     /// its will and marked the site offline while the standby ran; and disarmed at the reconnect
@@ -293,8 +288,24 @@ extension InstanceLivenessTests {
         // A peer heard in the backlog switches it off.
         _ = await alone.handle(topic: "roomcast/aggregator/instances/beta", payload: Array("online".utf8), now: 10, retained: true)
         #expect(await !alone.wantsStatusGuard)
+
+        // A broker that stops answering (nothing delivered, heartbeats not back): the instance
+        // stands by, its guard armed as it was; so after a pause.
+        let stalled = try await activeRuntime()
+        for t in stride(from: 2.5, through: 8, by: 0.5) { _ = await stalled.tick(now: t) }
+        #expect(await !stalled.isActive, "a stalled instance stands by")
+        #expect(await stalled.wantsStatusGuard, "alone when the broker stalled: the guard stays armed")
+        let paused = try await activeRuntime()
+        _ = await paused.tick(now: 20)
+        #expect(await !paused.isActive, "its lease ran out while paused")
+        #expect(await paused.wantsStatusGuard, "alone when paused: the guard stays armed")
     }
 
+    /// On a reconnect the peers' retained liveness topics come with the subscriptions, before
+    /// the client reports the connection: a standby's `online` handled first must still count
+    /// once `brokerConnected` has run (it was forgotten there, and the guard armed while the
+    /// standby lived, so the active one's death marked the site offline). Peers are forgotten
+    /// when the connection is lost, so one the new session does not bring back is gone.
     @Test func aPeerHeardBeforeTheReconnectIsReportedStillCounts() async throws {
         let r = Self.runtime("alpha")
         await r.brokerConnected(now: 0)

@@ -117,6 +117,13 @@ import TestSupport
         try await eventually("\(survivorName), now alone, to arm its status guard", timeout: .seconds(10)) {
             guardConnections(survivorName) > guardsBefore
         }
+        // The `online` it sent as it took over goes on its main connection (the guard was not
+        // armed yet): two lease renewals after that connection's, which it sends in order, say
+        // it has reached the broker. Killed before, it could land after the guard's will.
+        let renewals = observer.seen.elements.filter { $0.topic == "roomcast/aggregator/lease" }.count
+        try await observer.waitFor("\(survivorName) to renew its lease twice more") { all in
+            all.filter { $0.topic == "roomcast/aggregator/lease" }.count >= renewals + 2
+        }
         let statusAcrossFirstDeath = observer.seen.elements.dropFirst(before).filter { $0.topic == status }
             .map { String(decoding: $0.payload, as: UTF8.self) }
         #expect(!statusAcrossFirstDeath.contains("offline"), "the site status flapped: \(statusAcrossFirstDeath)")

@@ -165,12 +165,13 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// that drops it must not stop the aggregator for good).
     public let drainTimeout: Double = 10
 
-    /// Seconds between heartbeats while hearing (`heartbeat`).
-    public let heartbeatInterval: Double = 1
+    /// Seconds between heartbeats while hearing (`heartbeat`): one a tick.
+    public let heartbeatInterval: Double = 0.5
     /// A heartbeat not back after this long, with nothing else delivered since it was sent, means
-    /// the broker stopped answering: decisions are held until it answers again. Shorter than the shortest silence fusion reads as a beacon
-    /// leaving (4 s, docs/fusion.md), so a stall is noticed before anyone is declared away.
-    public let stallTimeout: Double = 3
+    /// the broker stopped answering: decisions are held until it answers again. The check runs
+    /// before the engine's tick, so the engine counts at most interval + timeout (2.5 s) of a
+    /// stall as silence: less than the shortest it reads as a beacon leaving (4 s, docs/fusion.md).
+    public let stallTimeout: Double = 2
 
     /// A `now` earlier than the latest run of this actor by more than this is the wall clock
     /// stepped back (an NTP correction, a clock set by hand): every caller reads the clock on
@@ -211,6 +212,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         guard lastActivity.isFinite, now - lastActivity > pauseThreshold, hearing != .deaf else { return }
         let gap = now - lastActivity
         var metadata: Logger.Metadata = ["paused_s": "\(Int(gap.rounded()))"]
+        noteGuardAsHearingIsLost()
         election?.nothingReadUntil(now)
         if standByIfLeaseLapsed(now: now) {
             metadata["lease"] = "expired while paused: standing by until the backlog is read"
@@ -229,8 +231,14 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         return true
     }
 
-    private func startDraining(now: Double) {
+    /// Keeps the status guard as it is now for the time this instance will not hear; called
+    /// before anything steps the instance down, which would disarm it.
+    private func noteGuardAsHearingIsLost() {
         if hearing == .hearing { guardWhenHearingLost = wantsStatusGuard }
+    }
+
+    /// Every caller notes the guard first (`noteGuardAsHearingIsLost`).
+    private func startDraining(now: Double) {
         core.lostHearing()
         heartbeat = nil
         markers &+= 1
@@ -261,6 +269,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         lastHeartbeatAt = now
         if let since = stalledSince {
             stalledSince = nil
+            // Nothing was read while the broker stalled: a holder's renewals may still be on
+            // their way, and a standby must not take its lapsed-looking lease at once.
+            election?.nothingReadUntil(now)
             logger.notice("the broker answers again: deciding after the backlog", metadata: ["stalled_s": "\(Int((now - since).rounded()))"])
         }
     }
@@ -276,6 +287,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 return []
             }
             var metadata: Logger.Metadata = ["waited_s": "\(Int((now - outstanding.sentAt).rounded()))"]
+            noteGuardAsHearingIsLost()
             if let election, election.isActive {
                 self.election?.stepDown()
                 metadata["lease"] = "standing by until the backlog shows who holds it"
@@ -489,9 +501,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         reportCapacity(now: now)
         var out: [OutboundMessage] = []
         do {
+            out += heartbeatStep(now: now)
             out += try core.advance(to: now)
             out += drainStep(now: now)
-            out += heartbeatStep(now: now)
             // Deaf or draining: nothing is known to be current, so nothing is announced,
             // refreshed or taken; the lease is neither renewed nor grabbed.
             guard hearing == .hearing else { return out }
@@ -499,6 +511,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             // shorter than `pauseThreshold` under a short lease): a standby may hold it now, its
             // lease not yet read. Renewing first would make two holders and a second handover.
             if election?.holdsUnexpiredLease(now: now) == false {
+                noteGuardAsHearingIsLost()
                 election?.stepDown()
                 logger.warning("this instance's lease ran out before it was renewed: reading the broker's backlog before deciding")
                 startDraining(now: now)
@@ -679,7 +692,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// forgotten there, arming the status guard while a standby lives). A peer that died while
     /// the broker, restarted without persistence, forgot its topic is not heard again.
     public func brokerDisconnected() {
-        if hearing == .hearing { guardWhenHearingLost = wantsStatusGuard }
+        noteGuardAsHearingIsLost()
         hearing = .deaf
         heartbeat = nil
         stalledSince = nil
