@@ -37,11 +37,18 @@ extension MQTTClient {
                 ? mosquitto_connect_async(h, cfg.host, Int32(cfg.port), Int32(cfg.keepAlive))
                 : mosquitto_reconnect_async(h)
             let err = errno
-            state.withLock { $0.inConnectCall = false }
+            // A shutdown during the call has already ended the client: the CONNECT the call
+            // queued is not sent (a will registered with it would fire when the socket closes).
+            let stoppedDuringCall = state.withLock { s -> Bool in
+                s.inConnectCall = false
+                return s.exited
+            }
             let call = firstAttempt ? "mosquitto_connect_async" : "mosquitto_reconnect_async"
             firstAttempt = false
             if rc != Mosquitto.success {
                 failure = classify(rc, err, call: call)
+            } else if stoppedDuringCall {
+                failure = .shutDown
             } else {
                 failure = pump(h)
             }

@@ -9,9 +9,9 @@ import Shared
 ///
 /// Per-beacon state lives in one bounded `BeaconTable` (`max_tracked_beacons`): when
 /// it is full, a new beacon takes the place of the least recently heard one, beacons heard
-/// only once before other unlisted ones, before region members, before known beacons and
-/// IRK phones. An evicted beacon heard again starts afresh, as a beacon first heard: new
-/// filter, first reading.
+/// only once before other unlisted ones, before region members; known beacons and IRK phones
+/// only to another of theirs (a stranger finding only those is not tracked). An evicted beacon
+/// heard again starts afresh, as a beacon first heard: new filter, first reading.
 public struct AgentCore: Sendable {
     public let settings: AgentSettings
     public let decoder: AdvertisementDecoder
@@ -35,8 +35,10 @@ public struct AgentCore: Sendable {
     /// (it stopped sending TLM frames, or its address is now another beacon's), and a reading
     /// goes without it rather than with an old temperature or battery level.
     static let separateTelemetryLifetime = 300.0
-    /// The latest forward step of the wall clock (`clockSteppedForward`), 0 after a step back.
+    /// The latest forward step of the wall clock (`clockSteppedForward`), while reports from
+    /// before it may still be queued (until `forwardStepEnds`); 0 after, and after a step back.
     private var forwardStep = 0.0
+    private var forwardStepEnds = -Double.infinity
     private var startTime: Double
     /// The newest time seen from the timer or the radio (`observe`).
     public private(set) var latestTime: Double
@@ -191,6 +193,7 @@ public struct AgentCore: Sendable {
         guard ts.isFinite, latestTime.isFinite else { return ts }
         // Captured before the latest forward step and handled after the tick that saw it (the
         // radio's reports wait in a queue): late, on the clock before the step.
+        if forwardStep > 0, latestTime > forwardStepEnds { forwardStep = 0 }
         if ts < latestTime - Self.clockStepTolerance, ts + forwardStep >= latestTime - Self.clockStepTolerance {
             return min(ts + forwardStep, latestTime)
         }
@@ -208,6 +211,7 @@ public struct AgentCore: Sendable {
         guard seconds.isFinite, seconds > 0 else { return }
         moveKeptTimes(back: seconds)
         forwardStep = 0
+        forwardStepEnds = -.infinity
     }
 
     /// The wall clock stepped forward by `seconds` while the monotonic clock did not (a Pi
@@ -219,6 +223,7 @@ public struct AgentCore: Sendable {
         guard seconds.isFinite, seconds > 0 else { return }
         moveKeptTimes(back: -seconds)
         forwardStep = seconds
+        forwardStepEnds = latestTime + 2 * Self.clockStepTolerance
     }
 
     /// Moves every kept time back by `seconds` (forward when negative).
@@ -285,7 +290,8 @@ public struct AgentCore: Sendable {
     }
 
     /// The slot of `identity`'s beacon, heard at `ts`: found and marked heard, or added
-    /// (evicting the least recently heard when the table is full).
+    /// (evicting the least recently heard when the table is full); nil for a stranger when
+    /// only known beacons are tracked.
     mutating func track(_ identity: TrackedIdentity, at ts: Double) -> Int? {
         let retention: BeaconTable.Retention = identity.isKnown ? .known : identity.regions.isEmpty ? .ordinary : .region
         if let slot = beacons.lookUp(identity.id) {

@@ -149,9 +149,10 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
                 // If the guard's own link drops, its will marks the site offline although this
                 // instance lives: say online again each time the guard is back, on the guard's own
                 // connection, so nothing it says can reach the broker after its will.
-                Task { [runtime, topics] in
+                Task { [runtime, topics, self] in
                     for await event in client.connectionEvents {
-                        guard case .connected = event, await runtime.isActive else { continue }
+                        // Not once stopping: the stop's `offline` may already be on its way.
+                        guard case .connected = event, !self.stopping.load(ordering: .acquiring), await runtime.isActive else { continue }
                         try? client.publish(MQTTMessage(topic: topics.aggregatorStatus, string: "online", qos: .atLeastOnce, retain: true))
                     }
                 }

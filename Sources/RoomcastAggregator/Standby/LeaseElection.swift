@@ -129,7 +129,7 @@ public struct LeaseElection: Sendable {
         lastRenewal = now
         let lease = Lease(holder: me, expires: now + duration, token: token)
         seen = lease
-        // Encoding a two-field struct of finite values cannot fail.
+        // Encoding a struct of finite numbers and strings cannot fail.
         return (try? OutboundMessage(topic: topic, json: lease, retain: true, qos: 1))
             ?? OutboundMessage(topic: topic, payload: [], retain: true, qos: 1)
     }
