@@ -487,13 +487,7 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
     /// Assistant again, and gave its person the retained message's old time. It stays forgotten.
     @Test func aBeaconForgottenInThisRunIsNotResumedAtAReconnect() throws {
         let topics = Topics()
-        var unlisted = site
-        unlisted.beacons = []
-        var settings = FusionSettings()
-        settings.awayTimeout = 5
-        settings.forgetAfter = 10
-        var core = AggregatorCore(engine: FusionEngine(site: unlisted, settings: settings), site: unlisted, topics: topics,
-                                  discovery: HomeAssistantDiscovery(topics: topics, site: unlisted))
+        var core = Self.unlistedCore(awayTimeout: 5, forgetAfter: 10)
         _ = try core.start(now: 100)
         var out = try hearCat(&core, at: "kitchen-pi", count: 10)
         for t in stride(from: 105.0, through: 140, by: 0.5) { out += try core.advance(to: t) }
@@ -504,6 +498,18 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(core.engine.decision(for: cat) == nil && again.isEmpty, "\(again.map(\.topic))")
     }
 
+    /// A core with Home Assistant discovery on the test site without its `beacons:` list.
+    static func unlistedCore(awayTimeout: Double? = nil, forgetAfter: Double) -> AggregatorCore<FusionEngine> {
+        let topics = Topics()
+        var unlisted = site
+        unlisted.beacons = []
+        var settings = FusionSettings()
+        if let awayTimeout { settings.awayTimeout = awayTimeout }
+        settings.forgetAfter = forgetAfter
+        return AggregatorCore(engine: FusionEngine(site: unlisted, settings: settings), site: unlisted, topics: topics,
+                              discovery: HomeAssistantDiscovery(topics: topics, site: unlisted))
+    }
+
     /// A beacon the site does not list, away for longer than `forget_after_s` when the aggregator
     /// restarts: its retained away is resumed and its device announced again, then the engine
     /// forgets it. It was then no longer wanted, and the start's clean-up removed its device from
@@ -511,12 +517,7 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
     /// beacon keeps its device. It stays wanted.
     @Test func aBeaconForgottenAfterARestartKeepsItsDevice() throws {
         let topics = Topics()
-        var unlisted = site
-        unlisted.beacons = []
-        var settings = FusionSettings()
-        settings.forgetAfter = 10
-        var core = AggregatorCore(engine: FusionEngine(site: unlisted, settings: settings), site: unlisted, topics: topics,
-                                  discovery: HomeAssistantDiscovery(topics: topics, site: unlisted))
+        var core = Self.unlistedCore(forgetAfter: 10)
         let device = "homeassistant/device/roomcast_beacon_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1233_45/config"
         let away = PresenceDecision(id: cat, name: nil, room: nil, floor: nil, distance: nil, confidence: 0.9, node: nil,
                                     since: 0, lastSeen: 0, evidence: [], ts: 0)

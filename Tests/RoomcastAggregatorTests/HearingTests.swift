@@ -68,6 +68,17 @@ import Testing
             }
         }
 
+        /// A broker that answers nothing for `seconds`: no readings, nothing published comes back;
+        /// the timer ticks on. Returns when it began.
+        func stall(for seconds: Double) async -> Double {
+            let start = now
+            while now < start + seconds {
+                now += 0.5
+                record(await runtime.tick(now: now))
+            }
+            return start
+        }
+
         /// Runs the home for `seconds`: readings every second, ticks every half second.
         func run(_ seconds: Double) async {
             let end = now + seconds
@@ -226,12 +237,7 @@ import Testing
         await rig.run(60)
         #expect(await rig.room == "kitchen")
 
-        // Nothing arrives: no readings, nothing published comes back. The timer ticks on.
-        let stalledAt = rig.now
-        while rig.now < stalledAt + stall {
-            rig.now += 0.5
-            rig.record(await rig.runtime.tick(now: rig.now))
-        }
+        let stalledAt = await rig.stall(for: stall)
         // The broker answers again: what it held comes, the readings go on.
         let heldSync = rig.out.filter { $0.at > stalledAt && $0.message.topic == rig.runtime.syncTopic }.map(\.message)
         for m in heldSync { rig.record(await rig.runtime.handle(topic: m.topic, payload: m.payload, now: rig.now)) }
@@ -321,11 +327,7 @@ import Testing
         await alpha.connect()
         await alpha.run(30)
         #expect(await alpha.runtime.isActive)
-        let stalledAt = alpha.now
-        while alpha.now < stalledAt + 30 {
-            alpha.now += 0.5
-            alpha.record(await alpha.runtime.tick(now: alpha.now))
-        }
+        let stalledAt = await alpha.stall(for: 30)
         #expect(await !alpha.runtime.isActive, "a stalled instance stands by")
         let standingBy = alpha.now
         // The broker answers: beta's lease comes first, then what alpha sent meanwhile.

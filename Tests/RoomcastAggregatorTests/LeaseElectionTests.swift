@@ -99,6 +99,18 @@ import Testing
         #expect(LeaseElection.instanceTopic(topics, "b") == "roomcast/aggregator/instances/b")
     }
 
+    /// `alpha`, connected, its backlog read, and active (alone).
+    static func activeRuntime() async throws -> AggregatorRuntime<StrongestLatest> {
+        let r = runtime("alpha")
+        await r.brokerConnected(now: 0)
+        let marker = try #require(await r.tick(now: 0).first { $0.topic == r.syncTopic })
+        _ = await r.handle(topic: marker.topic, payload: marker.payload, now: 0)
+        _ = await r.tick(now: 0)
+        _ = await r.tick(now: 2)
+        #expect(await r.isActive)
+        return r
+    }
+
     static func runtime(_ me: String) -> AggregatorRuntime<StrongestLatest> {
         let core = AggregatorCore(engine: StrongestLatest(roomOfNode: ["kitchen-pi": "kitchen"]), site: site, topics: Topics(),
                                   discovery: nil)
@@ -263,23 +275,13 @@ extension InstanceLivenessTests {
     /// (which stands the instance by), so an instance alone dying before the backlog was read
     /// left the site online. It stays as it was until hearing again.
     @Test func theStatusGuardStaysAsItWasWhileNotHearing() async throws {
-        func activeRuntime() async throws -> AggregatorRuntime<StrongestLatest> {
-            let r = Self.runtime("alpha")
-            await r.brokerConnected(now: 0)
-            let marker = try #require(await r.tick(now: 0).first { $0.topic == r.syncTopic })
-            _ = await r.handle(topic: marker.topic, payload: marker.payload, now: 0)
-            _ = await r.tick(now: 0)
-            _ = await r.tick(now: 2)
-            #expect(await r.isActive)
-            return r
-        }
-        let withStandby = try await activeRuntime()
+        let withStandby = try await Self.activeRuntime()
         _ = await withStandby.handle(topic: "roomcast/aggregator/instances/beta", payload: Array("online".utf8), now: 3)
         #expect(await !withStandby.wantsStatusGuard)
         await withStandby.brokerDisconnected()
         #expect(await !withStandby.wantsStatusGuard, "a standby lived when the connection dropped")
 
-        let alone = try await activeRuntime()
+        let alone = try await Self.activeRuntime()
         #expect(await alone.wantsStatusGuard)
         await alone.brokerDisconnected()
         await alone.brokerConnected(now: 10)
@@ -291,11 +293,11 @@ extension InstanceLivenessTests {
 
         // A broker that stops answering (nothing delivered, heartbeats not back): the instance
         // stands by, its guard armed as it was; so after a pause.
-        let stalled = try await activeRuntime()
+        let stalled = try await Self.activeRuntime()
         for t in stride(from: 2.5, through: 8, by: 0.5) { _ = await stalled.tick(now: t) }
         #expect(await !stalled.isActive, "a stalled instance stands by")
         #expect(await stalled.wantsStatusGuard, "alone when the broker stalled: the guard stays armed")
-        let paused = try await activeRuntime()
+        let paused = try await Self.activeRuntime()
         _ = await paused.tick(now: 20)
         #expect(await !paused.isActive, "its lease ran out while paused")
         #expect(await paused.wantsStatusGuard, "alone when paused: the guard stays armed")
@@ -307,13 +309,7 @@ extension InstanceLivenessTests {
     /// standby lived, so the active one's death marked the site offline). Peers are forgotten
     /// when the connection is lost, so one the new session does not bring back is gone.
     @Test func aPeerHeardBeforeTheReconnectIsReportedStillCounts() async throws {
-        let r = Self.runtime("alpha")
-        await r.brokerConnected(now: 0)
-        let marker = try #require(await r.tick(now: 0).first { $0.topic == r.syncTopic })
-        _ = await r.handle(topic: marker.topic, payload: marker.payload, now: 0)
-        _ = await r.tick(now: 0)
-        _ = await r.tick(now: 2)
-        #expect(await r.isActive)
+        let r = try await Self.activeRuntime()
         _ = await r.handle(topic: "roomcast/aggregator/instances/beta", payload: Array("online".utf8), now: 3, retained: false)
         #expect(await !r.wantsStatusGuard)
 
