@@ -79,6 +79,21 @@ import Testing
             return start
         }
 
+        /// Runs the home for `seconds` while `holder` renews its lease every second.
+        func run(_ seconds: Int, whileRenewing holder: String) async throws {
+            for _ in 0..<seconds {
+                await run(1)
+                let lease = try WireFormat.encode(LeaseElection.Lease(holder: holder, expires: now + 6))
+                _ = await runtime.handle(topic: HearingTests.topics.aggregatorLease, payload: lease, now: now)
+            }
+        }
+
+        /// The leases this instance wrote since `t`, as text.
+        func leasesWritten(since t: Double) -> [String] {
+            out.filter { $0.at >= t && $0.message.topic == HearingTests.topics.aggregatorLease && !$0.message.payload.isEmpty }
+                .map { String(decoding: $0.message.payload, as: UTF8.self) }
+        }
+
         /// Runs the home for `seconds`: readings every second, ticks every half second.
         func run(_ seconds: Double) async {
             let end = now + seconds
@@ -336,13 +351,9 @@ import Testing
         for m in alpha.out.filter({ $0.at > stalledAt && $0.message.topic == alpha.runtime.syncTopic }).map(\.message) {
             alpha.record(await alpha.runtime.handle(topic: m.topic, payload: m.payload, now: alpha.now))
         }
-        for _ in 0..<10 {
-            await alpha.run(1)
-            let lease = try WireFormat.encode(LeaseElection.Lease(holder: "beta", expires: alpha.now + 6))
-            _ = await alpha.runtime.handle(topic: Self.topics.aggregatorLease, payload: lease, now: alpha.now)
-        }
-        let taken = alpha.out.filter { $0.at >= standingBy && $0.message.topic == Self.topics.aggregatorLease && !$0.message.payload.isEmpty }
-        #expect(taken.isEmpty, "alpha wrote the lease while beta held it: \(taken.map { String(decoding: $0.message.payload, as: UTF8.self) })")
+        try await alpha.run(10, whileRenewing: "beta")
+        let taken = alpha.leasesWritten(since: standingBy)
+        #expect(taken.isEmpty, "alpha wrote the lease while beta held it: \(taken)")
         #expect(await !alpha.runtime.isActive)
         #expect(!alpha.presence(since: stalledAt).contains { $0.room == nil }, "nobody went away because the broker stalled")
     }
@@ -368,13 +379,9 @@ import Testing
         }
         let resumedAt = alpha.now
         // beta keeps renewing while alpha runs on as a warm standby.
-        for _ in 0..<10 {
-            await alpha.run(1)
-            let lease = try WireFormat.encode(LeaseElection.Lease(holder: "beta", expires: alpha.now + 6))
-            _ = await alpha.runtime.handle(topic: Self.topics.aggregatorLease, payload: lease, now: alpha.now)
-        }
-        let taken = alpha.out.filter { $0.at >= stoppedAt && $0.message.topic == Self.topics.aggregatorLease && !$0.message.payload.isEmpty }
-        #expect(taken.isEmpty, "alpha wrote the lease while beta held it: \(taken.map { String(decoding: $0.message.payload, as: UTF8.self) })")
+        try await alpha.run(10, whileRenewing: "beta")
+        let taken = alpha.leasesWritten(since: stoppedAt)
+        #expect(taken.isEmpty, "alpha wrote the lease while beta held it: \(taken)")
         #expect(await !alpha.runtime.isActive)
         // As a warm standby it goes on deciding (the service sends nothing of it): it is current.
         #expect(try #require(await alpha.runtime.decision(for: cat)?.ts) > resumedAt + 5)

@@ -241,8 +241,13 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     private func startDraining(now: Double) {
         core.lostHearing()
         heartbeat = nil
+        hearing = .draining(marker: newMarker(), since: now, sentAt: -.infinity)
+    }
+
+    /// A token for `syncTopic` no earlier marker of this process carries.
+    private func newMarker() -> [UInt8] {
         markers &+= 1
-        hearing = .draining(marker: Array("\(markers)-\(UInt64.random(in: 0...UInt64.max))".utf8), since: now, sentAt: -.infinity)
+        return Array("\(markers)-\(UInt64.random(in: 0...UInt64.max))".utf8)
     }
 
     /// The drain marker to (re)send at `now`, and the end of a drain that took too long.
@@ -282,10 +287,14 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     private func heartbeatStep(now: Double) -> [OutboundMessage] {
         guard hearing == .hearing else { return [] }
         if let outstanding = heartbeat {
-            guard markersComeBack, now - outstanding.sentAt > stallTimeout, lastInbound < outstanding.sentAt else {
-                if lastInbound >= outstanding.sentAt, now - outstanding.sentAt > stallTimeout { heartbeat = nil }  // lost, not stalled
+            guard now - outstanding.sentAt > stallTimeout else { return [] }
+            // Something else came since it went: the broker delivers, and this one was lost.
+            if lastInbound >= outstanding.sentAt {
+                heartbeat = nil
                 return []
             }
+            // No marker came back on this connection (a broker or ACL that drops them): nothing to tell by.
+            guard markersComeBack else { return [] }
             var metadata: Logger.Metadata = ["waited_s": "\(Int((now - outstanding.sentAt).rounded()))"]
             noteGuardAsHearingIsLost()
             if let election, election.isActive {
@@ -299,8 +308,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             return drainStep(now: now)
         }
         guard now - lastHeartbeatAt >= heartbeatInterval else { return [] }
-        markers &+= 1
-        let marker = Array("\(markers)-\(UInt64.random(in: 0...UInt64.max))".utf8)
+        let marker = newMarker()
         heartbeat = (marker, now)
         lastHeartbeatAt = now
         return [OutboundMessage(topic: syncTopic, payload: marker, retain: false, qos: 1)]

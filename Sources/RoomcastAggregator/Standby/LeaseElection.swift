@@ -60,7 +60,7 @@ public struct LeaseElection: Sendable {
             // Our name with another process's token, once running: another process started with
             // this name, a holder like any other. Read at start-up (before the first tick), it is
             // the lease of our own previous run, taken back at once.
-            let ours = lease.holder == me && (startedAt == nil || lease.token == nil || lease.token == token)
+            let ours = lease.holder == me && (startedAt == nil || isOurs(lease))
             if lease.holder == me && !ours { sameNameSeen = true }
             if ours { lease.token = token }
             // Another holder's lease is timed on this clock, from when it is read: the holder
@@ -119,7 +119,6 @@ public struct LeaseElection: Sendable {
 
     /// Whether `lease` is this process's own.
     private func isOurs(_ lease: Lease) -> Bool { lease.holder == me && (lease.token == nil || lease.token == token) }
-
 
     /// The Last Will to register: an empty retained lease releases it at once
     /// when this instance dies, so the standby need not wait for expiry.
