@@ -89,11 +89,12 @@ import TestSupport
 
         // `aggregator learn --show`, from the retained state and from the file.
         let shown = try await Self.cli(["--show"], config: config, in: dir, name: "show")
-        // The label lasts 5 s of the aggregator's clock; its last evaluation may fall a tick
-        // short of the end (a loaded machine), so what it heard covers 4.5 to 5 s.
+        // The label lasts 5 s of the aggregator's clock. A tick held up on a loaded machine
+        // (the whole suite on two cores) leaves its part of the label unheard, so what it heard
+        // covers most of the label (4 s or more), and never more than all of it.
         let taughtSeconds = shown.stdout.split(separator: "\n").first
             .flatMap { $0.hasPrefix("kitchen: ") && $0.hasSuffix(" s taught") ? Double($0.dropFirst(9).dropLast(9)) : nil }
-        #expect(shown.code == 0 && taughtSeconds.map { $0 >= 4.5 && $0 <= 5 } == true, "\(shown)")
+        #expect(shown.code == 0 && taughtSeconds.map { $0 >= 4 && $0 <= 5 } == true, "\(shown)")
         #expect(shown.stdout.contains("kitchen-pi") && shown.stdout.contains("office-pi"), "\(shown.stdout)")
         // The file holds what the retained state shows, and may add the departure counts the
         // retained state leaves out: a pause of the feeder's readings on a loaded machine is a
