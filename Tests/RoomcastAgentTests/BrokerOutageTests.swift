@@ -1,6 +1,7 @@
 import Foundation
 import RoomcastAdvertising
 import RoomcastHCI
+import RoomcastLogging
 import RoomcastMQTT
 import Shared
 import Synchronization
@@ -23,6 +24,11 @@ import TestSupport
         let sink: MQTTSink
         let run: Task<AgentCore.Stats?, Never>
         let radio: Task<Void, Never>
+        let logs: InMemoryLogHandler
+
+        func warnings(_ message: String) -> Int {
+            logs.records.filter { $0.level == .warning && $0.message == message }.count
+        }
 
         func stop() async {
             radio.cancel()
@@ -42,8 +48,9 @@ import TestSupport
         let sink = MQTTSink(client: client, logger: .silent)
         let source = RadioSources.make(.h4(path: fake.path, baud: nil),
                                        options: RadioOptions(recovery: RecoveryPolicy(stallTimeout: 30), commandTimeout: 2))
+        let logs = InMemoryLogHandler()
         let service = EdgeAgentService(settings: settings, decoder: try AdvertisementDecoder(), source: source, sink: sink,
-                                       mqtt: client, logger: .silent)
+                                       mqtt: client, logger: Logger(label: "agent", level: .info, handler: logs))
         let run = Task { try? await service.run() }
         let radio = Task {
             var i = 0
@@ -53,7 +60,7 @@ import TestSupport
                 try? await Task.sleep(for: .milliseconds(50))  // the beacon's advertising interval
             }
         }
-        return Rig(fake: fake, agentClient: client, service: service, sink: sink, run: run, radio: radio)
+        return Rig(fake: fake, agentClient: client, service: service, sink: sink, run: run, radio: radio, logs: logs)
     }
 
     static func subscriber(port: Int) async throws -> (MQTTClient, StreamCollector<MQTTMessage>) {
@@ -149,7 +156,11 @@ import TestSupport
         let stale = Self.readingTimes(after).filter { $0 > downAt + 0.5 && $0 < upAt - 0.5 }
         #expect(stale.isEmpty, "readings captured during the outage must never be sent later: \(stale)")
         #expect(rig.agentClient.reconnects >= 1)
+        // The outage was logged as one; the agent's own stop is none.
+        let lost = "broker connection lost; scanning goes on"
+        #expect(rig.warnings(lost) == 1)
         await rig.stop()
+        #expect(rig.warnings(lost) == 1, "a graceful stop is no lost connection")
         await observer.shutdown()
         await broker.cleanup()
     }

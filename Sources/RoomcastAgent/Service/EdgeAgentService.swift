@@ -75,6 +75,8 @@ public final class EdgeAgentService: Sendable {
                     logger.info("broker connected", metadata: ["mqtt.endpoint": mqtt.configuration.endpoint])
                     runtime.brokerConnected()
                 case .disconnected(let reason):
+                    // The client's own end at a stop is no lost connection.
+                    if case .shutDown = reason { continue }
                     logger.warning("broker connection lost; scanning goes on", metadata: ["error": "\(reason)"])
                 case .connectFailed(let error, let retryIn):
                     logger.warning("broker unreachable", metadata: ["error": "\(error)", "retry_in_s": "\(retryIn)"])
