@@ -204,6 +204,47 @@ import RoomcastYAML
         }
     }
 
+    /// A table exactly as large as the list of known beacons, which validation accepts: a
+    /// stranger (a member of a configured region) finds every place taken and is not tracked. The user sees that as it is, a
+    /// refusal in its own count, in telemetry and in the warning, not an undecodable report;
+    /// the known beacons go on being published.
+    @Test func strangersTurnedAwayByKnownBeaconsAreCountedAndLogged() async throws {
+        var config = AdvertisingConfig()
+        config.regions = [RegionConfig(name: "venue", uuid: CaptureBuilder.uuid)]  // strangers of the region are tracked
+        config.knownBeacons = [KnownBeaconConfig(id: "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-7-7", name: "cat"),
+                               KnownBeaconConfig(id: "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-7-8", name: "dog")]
+        let cat = try #require(BeaconID("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-7-7"))
+        let logs = InMemoryLogHandler()
+        let sink = CountingSink(watching: cat)
+        let core = AgentCore(settings: AgentSettings(node: "n", maxTrackedBeacons: 2),
+                             decoder: try AdvertisementDecoder(config: config), startTime: Self.t0)
+        let runtime = AgentRuntime(core: core, sink: sink, counters: nil, ticksFromReports: true, startTime: Self.t0,
+                                   logger: Logger(label: "test", level: .info, handler: logs))
+        runtime.start(now: Self.t0)
+        // 40 s: the cat and the dog every second, a new stranger every half second.
+        for i in 0..<80 {
+            let t = Self.t0 + Double(i) * 0.5
+            if i % 2 == 0 {
+                runtime.handle(Self.report(major: 7, minor: 7, rssi: -60, at: t))
+                runtime.handle(Self.report(major: 7, minor: 8, rssi: -65, at: t, address: [0xC8, 0x1F, 0x66, 0x0A, 0x1B, 0x2D]))
+            }
+            runtime.handle(Self.floodReport(i, at: t))
+        }
+        #expect(runtime.stats.refused == 80 && runtime.stats.untracked == 0 && runtime.stats.evicted == 0)
+        let telemetry = try #require(sink.lastTelemetry)
+        // The telemetry of 30 s in: a stranger each half second until then.
+        #expect((58...62).contains(telemetry.beaconsRefused ?? 0) && telemetry.beaconsEvicted == 0,
+                "\(String(describing: telemetry.beaconsRefused))")
+        let warnings = logs.records(atLeast: .warning)
+        #expect(warnings.count == 1, "once a minute at most: \(warnings.map(\.message))")
+        #expect(warnings.first?.message.hasPrefix("beacon table full of known beacons") == true)
+        let first = warnings.first?.metadata ?? [:]
+        #expect(first["beacons.refused_recent"].flatMap(Int.init) ?? 0 >= 1 && first["beacons.refused_recent"] == first["beacons.refused"],
+                "the first warning counts every refusal so far: \(first)")
+        #expect(runtime.scanTable.sorted.map(\.label) == ["cat", "dog"])
+        #expect(sink.watchedReadings >= 20, "the cat published throughout: \(sink.watchedReadings) readings")
+    }
+
     /// The user sees the table is full: a warning with the counts on the first eviction, then
     /// at most once a minute while there were evictions since the last one (the last reporting
     /// the flood's tail), none once they stopped; through the runtime the service runs,
@@ -246,17 +287,25 @@ import RoomcastYAML
 /// Counts what the runtime sends; keeps only the latest telemetry (a flood's readings would
 /// take more memory than the test needs).
 final class CountingSink: AgentSink {
-    private let state = Mutex<(messages: Int, telemetry: NodeTelemetry?)>((0, nil))
+    /// The beacon whose readings are counted.
+    private let watched: BeaconID?
+    private let state = Mutex<(messages: Int, telemetry: NodeTelemetry?, watchedReadings: Int)>((0, nil, 0))
+
+    init(watching watched: BeaconID? = nil) { self.watched = watched }
 
     func send(_ messages: [OutboundMessage], at ts: Double) {
         let t = messages.last { $0.topic.hasSuffix("/telemetry") }.flatMap { try? WireFormat.decode(NodeTelemetry.self, from: $0.payload) }
+        let watchedReadings = watched.map { id in messages.count { $0.topic.hasSuffix("/beacons/\(id.rawValue)") } } ?? 0
         state.withLock { s in
             s.messages += messages.count
+            s.watchedReadings += watchedReadings
             if let t { s.telemetry = t }
         }
     }
 
     var lastTelemetry: NodeTelemetry? { state.withLock { $0.telemetry } }
+    /// Readings of the watched beacon sent so far.
+    var watchedReadings: Int { state.withLock { $0.watchedReadings } }
     var dropped: UInt64 { 0 }
     var reconnects: UInt64 { 0 }
     func shutdown(final: OutboundMessage?, at ts: Double) async {}

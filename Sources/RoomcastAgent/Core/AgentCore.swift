@@ -45,7 +45,7 @@ public struct AgentCore: Sendable {
     private var nextTelemetry: Double
     private var rateWindow: (start: Double, count: UInt64)
     private var advertisementsPerSecond: Double = 0
-    private var capacityWarned: (at: Double, evicted: UInt64)?
+    private var capacityWarned: (at: Double, evicted: UInt64, refused: UInt64)?
 
     /// What the core has counted, for telemetry and logs.
     public struct Stats: Sendable, Equatable {
@@ -57,6 +57,8 @@ public struct AgentCore: Sendable {
         public var evicted: UInt64 = 0
         /// Of those, known beacons and IRK phones (only when the table is smaller than the config's list).
         public var evictedKnown: UInt64 = 0
+        /// Strangers not tracked because every place was taken by known beacons and IRK phones.
+        public var refused: UInt64 = 0
         /// Times the wall clock was seen to step back (`clockSteppedBack`).
         public var clockSteps: UInt64 = 0
     }
@@ -111,7 +113,7 @@ public struct AgentCore: Sendable {
         }
         guard let slot = track(identity, at: ts) else {
             // A stranger with every place taken by known beacons.
-            stats.untracked += 1
+            stats.refused += 1
             return out
         }
         if case .eddystone(.uid)? = identity.beacon { noteEddystone(identity.id, at: report.addressValue) }
@@ -235,7 +237,7 @@ public struct AgentCore: Sendable {
         latestTime -= seconds
         nextTelemetry -= seconds
         rateWindow.start -= seconds
-        if let warned = capacityWarned { capacityWarned = (warned.at - seconds, warned.evicted) }
+        if let warned = capacityWarned { capacityWarned = (warned.at - seconds, warned.evicted, warned.refused) }
         stats.clockSteps += 1
     }
 
@@ -252,6 +254,7 @@ public struct AgentCore: Sendable {
         t.room = settings.room
         t.beaconsMax = beacons.capacity
         t.beaconsEvicted = stats.evicted
+        t.beaconsRefused = stats.refused
         t.publishesRefused = UInt64(refused.values.reduce(0, +))
         t.refusedTopics = refused.isEmpty ? nil : refused.mapValues { UInt64($0) }
         return (try? OutboundMessage(topic: settings.topics.nodeTelemetry(settings.node), json: t, retain: true))
@@ -278,14 +281,16 @@ public struct AgentCore: Sendable {
     }
 
     /// What to tell the user about a full table, at most once a minute and only when beacons
-    /// were evicted since the last time; nil otherwise. Call it after `tick`.
+    /// were evicted or refused since the last time; nil otherwise. Call it after `tick`.
     public mutating func capacityWarning(now: Double) -> CapacityWarning? {
-        guard stats.evicted > (capacityWarned?.evicted ?? 0) else { return nil }
+        let evictedSinceLast = stats.evicted - (capacityWarned?.evicted ?? 0)
+        let refusedSinceLast = stats.refused - (capacityWarned?.refused ?? 0)
+        guard evictedSinceLast + refusedSinceLast > 0 else { return nil }
         if let last = capacityWarned, now - last.at < CapacityWarning.interval, now >= last.at { return nil }
         let warning = CapacityWarning(capacity: beacons.capacity, tracked: beacons.count, evicted: stats.evicted,
-                                      evictedSinceLast: stats.evicted - (capacityWarned?.evicted ?? 0),
-                                      evictedKnown: stats.evictedKnown)
-        capacityWarned = (now, stats.evicted)
+                                      evictedSinceLast: evictedSinceLast, evictedKnown: stats.evictedKnown,
+                                      refused: stats.refused, refusedSinceLast: refusedSinceLast)
+        capacityWarned = (now, stats.evicted, stats.refused)
         return warning
     }
 

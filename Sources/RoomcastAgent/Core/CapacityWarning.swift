@@ -1,4 +1,4 @@
-/// The beacon table is full and beacons were evicted: what the agent logs, at most once
+/// The beacon table is full and beacons were evicted or strangers refused: what the agent logs, at most once
 /// per `interval` (AgentCore.capacityWarning), so a flood is visible without flooding the journal.
 public struct CapacityWarning: Sendable, Equatable {
     /// Seconds between two warnings at most.
@@ -14,10 +14,22 @@ public struct CapacityWarning: Sendable, Equatable {
     public var evictedSinceLast: UInt64
     /// Evictions of known beacons and IRK phones since the agent started.
     public var evictedKnown: UInt64
+    /// Strangers not tracked since the agent started, every place taken by known beacons.
+    public var refused: UInt64
+    /// Refusals since the previous warning.
+    public var refusedSinceLast: UInt64
+
+    /// What happened to newcomers since the previous warning.
+    public var message: String {
+        refusedSinceLast == 0
+            ? "beacon table full: evicting the least recently heard beacons (raise max_tracked_beacons if they are real)"
+            : "beacon table full of known beacons: strangers are not tracked (raise max_tracked_beacons to track them)"
+    }
 
     /// Log metadata, dotted keys.
     public var metadata: [String: String] {
         ["beacons.max": "\(capacity)", "beacons.tracked": "\(tracked)", "beacons.evicted": "\(evicted)",
-         "beacons.evicted_recent": "\(evictedSinceLast)", "beacons.evicted_known": "\(evictedKnown)"]
+         "beacons.evicted_recent": "\(evictedSinceLast)", "beacons.evicted_known": "\(evictedKnown)", "beacons.refused": "\(refused)",
+         "beacons.refused_recent": "\(refusedSinceLast)"]
     }
 }

@@ -38,6 +38,8 @@ public final class AgentHTTP: Sendable {
                     labels: node)
             p.counter("roomcast_agent_beacons_evicted_total", help: "Beacons evicted from the full table for a newcomer.",
                       Double(stats.evicted), labels: node)
+            p.counter("roomcast_agent_beacons_refused_total", help: "Strangers not tracked, every place taken by known beacons.",
+                      Double(stats.refused), labels: node)
             p.counter("roomcast_agent_reports_dropped_total", help: "Reports dropped because the agent fell behind the radio.",
                       Double(radio.dropped), labels: node)
             p.counter("roomcast_agent_hci_errors_total",

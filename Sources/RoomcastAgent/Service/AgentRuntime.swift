@@ -114,8 +114,7 @@ public final class AgentRuntime: Sendable {
 
     /// Outside the lock: a log handler may write to a slow terminal or journal.
     private func warn(_ w: CapacityWarning) {
-        logger.warning("beacon table full: evicting the least recently heard beacons (raise max_tracked_beacons if they are real)",
-                       metadata: w.metadata)
+        logger.warning(w.message, metadata: w.metadata)
     }
 
     /// The broker came (back): status online, telemetry, then the current state with the next advertisements.

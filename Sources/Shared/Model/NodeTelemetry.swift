@@ -18,6 +18,9 @@ public struct NodeTelemetry: Codable, Sendable, Equatable {
     public var beaconsMax: Int?
     /// Beacons evicted from the full table since the agent started, to make room for new ones.
     public var beaconsEvicted: UInt64?
+    /// Strangers not tracked since the agent started because known beacons and IRK phones took
+    /// every place.
+    public var beaconsRefused: UInt64?
     /// Publishes the broker refused since the agent started (MQTT 5 PUBACK reason ≥ 0x80, e.g. its ACL).
     public var publishesRefused: UInt64?
     /// Those refusals per topic family (beacon ids as `+`), when there were any.
@@ -48,6 +51,7 @@ public struct NodeTelemetry: Codable, Sendable, Equatable {
         case brokerReconnects = "broker_reconnects"
         case beaconsMax = "beacons_max"
         case beaconsEvicted = "beacons_evicted"
+        case beaconsRefused = "beacons_refused"
         case publishesRefused = "publishes_refused"
         case refusedTopics = "refused_topics"
     }
