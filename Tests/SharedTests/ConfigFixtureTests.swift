@@ -82,6 +82,20 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         #expect(c.maxTrackedBeacons == 4096)
     }
 
+    /// A standby's lease outlasts the time an aggregator takes to notice a stalled broker, or a
+    /// standby that merely cannot hear would take the lease: the shortest is refused, and says why.
+    @Test func aLeaseShorterThanAStallTakesToNoticeIsRefused() throws {
+        func messages(_ lease: String) -> [String] {
+            let yaml = "rooms: [{name: kitchen}]\nnodes: [{name: kitchen-pi, room: kitchen}]\nstandby: {enabled: true, lease_s: \(lease)}\n"
+            do { _ = try ConfigLoader.parse(AggregatorConfig.self, yaml: yaml); return [] } catch { return error.messages }
+        }
+        #expect(messages("1") == ["standby.lease_s: must be at least 3.0 s, found 1.0: a shorter lease lapses before a stalled "
+                                  + "broker link is noticed (2.5 s), so a standby that cannot hear would take over"])
+        #expect(messages("2.9").count == 1)
+        #expect(messages("3") == [])
+        #expect(messages("601") == ["standby.lease_s: must be between 3.0 and 600.0 s, found 601.0"])
+    }
+
     @Test func maxTrackedBeaconsIsValidatedWithItsPath() throws {
         func messages(_ yaml: String) -> [String] {
             do { _ = try ConfigLoader.parse(AgentConfig.self, yaml: "node: hall-pi\n" + yaml); return [] } catch { return error.messages }

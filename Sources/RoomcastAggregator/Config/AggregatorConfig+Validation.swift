@@ -119,7 +119,12 @@ extension AggregatorConfig {
         if partitionName != nil, checks.problems.count == problemsBeforePartition, partitionedSite.nodes.isEmpty {
             checks.add("partition", "no node stands in the partition's rooms; a partition hears only the nodes whose room: is one of its rooms")
         }
-        checks.range(standby.leaseS, 1...600, at: "standby.lease_s", unit: " s")
+        if standby.leaseS < Standby.shortestLeaseS {
+            checks.add("standby.lease_s", "must be at least \(Standby.shortestLeaseS) s, found \(standby.leaseS): a shorter lease lapses "
+                + "before a stalled broker link is noticed (2.5 s), so a standby that cannot hear would take over")
+        } else {
+            checks.range(standby.leaseS, Standby.shortestLeaseS...600, at: "standby.lease_s", unit: " s")
+        }
         if let u = standby.guardUsername, u.isEmpty { checks.add("standby.guard_username", "must not be empty") }
         http.validate(at: "http", into: &checks)
         if let file = learn.stateFile {

@@ -159,6 +159,11 @@ public struct AggregatorConfig: Codable, Sendable, Equatable, ConfigValidating {
         public var enabled: Bool
         /// Lease length in seconds; the active aggregator renews it at a third of this (default 15).
         public var leaseS: Double
+        /// The shortest lease: longer than an instance takes to notice that its broker stopped
+        /// answering (`AggregatorRuntime.stallTimeout` + `heartbeatInterval`, 2.5 s). A shorter one
+        /// would lapse in a standby that merely could not hear the active instance's renewals, and
+        /// it would take over before it knew it was not hearing.
+        public static let shortestLeaseS = 3.0
         /// The account of the status guard connection; nil means the aggregator's username + `-guard`
         /// (a broker that ties client ids to usernames lets each account hold only one connection).
         public var guardUsername: String?
