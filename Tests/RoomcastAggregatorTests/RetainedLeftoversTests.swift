@@ -110,6 +110,57 @@ import TestSupport
         #expect(out.contains { $0.message.topic == topics.presence(Self.kept) && String(decoding: $0.message.payload, as: UTF8.self).contains(#""room":"kitchen""#) })
     }
 
+    /// The clean-up's messages go once: a link lost as they were sent lost them, and the broker
+    /// still holds the configs and the presence. The clean-up is done again after the reconnect,
+    /// from what the broker sends again with the subscriptions.
+    @Test func aCleanUpLostWithTheLinkIsDoneAgainAfterTheReconnect() async throws {
+        let topics = Topics()
+        let core = AggregatorConfig(site: Self.site(beacons: false)).makeCore()
+        let discovery = try #require(core.discovery)
+        let runtime = AggregatorRuntime(core: core, election: nil, refreshInterval: .infinity, startedAt: 0, logger: .silent)
+        let stale = PresenceDecision(id: Self.removed, name: "Old tag", room: "attic", floor: 0, distance: 1, confidence: 0.9,
+                                     node: "attic-pi", since: 1, lastSeen: 1, evidence: [], ts: 1)
+        let retainedConfigs = try discovery.beaconConfigs(id: Self.removed, name: "Old tag")
+        let configs = retainedConfigs.map(\.topic)
+        // The broker's retained state, sent with the subscriptions at each connection.
+        func connect(at t: Double) async throws {
+            await runtime.brokerConnected(now: t)
+            _ = await runtime.handle(topic: topics.presence(Self.removed), payload: try WireFormat.encode(stale), now: t, retained: true)
+            for config in retainedConfigs {
+                _ = await runtime.handle(topic: config.topic, payload: config.payload, now: t, retained: true)
+            }
+        }
+        try await connect(at: 0)
+        var lostAt: Double?, reconnectedAt: Double?
+        var out: [(t: Double, message: OutboundMessage)] = []
+        for t in stride(from: 0.5, through: 120, by: 0.5) {
+            let sent = await runtime.tickAnswered(now: t)
+            if lostAt == nil, sent.contains(where: { configs.contains($0.topic) && $0.payload.isEmpty }) {
+                // The link goes as the removals are sent: none of them reaches the broker.
+                lostAt = t
+                await runtime.brokerDisconnected()
+                continue
+            }
+            if let lost = lostAt, reconnectedAt == nil {
+                if t >= lost + 5 {
+                    reconnectedAt = t
+                    try await connect(at: t)
+                }
+                continue  // nothing sent while the link is down
+            }
+            out += sent.map { (t, $0) }
+        }
+        let reconnected = try #require(reconnectedAt, "the clean-up never sent its removals")
+        let removedConfigsAt = out.filter { configs.contains($0.message.topic) && $0.message.payload.isEmpty }.map(\.t)
+        #expect(Set(out.filter { configs.contains($0.message.topic) && $0.message.payload.isEmpty }.map(\.message.topic)) == Set(configs),
+                "every config of the beacon taken out is removed after the reconnect")
+        let configsGone = try #require(removedConfigsAt.max())
+        #expect(configsGone > reconnected && configsGone <= reconnected + 5, "reconnected at \(reconnected), removed at \(configsGone)")
+        let cleared = try #require(out.first { $0.message.topic == topics.presence(Self.removed) && $0.message.payload.isEmpty }?.t,
+                                   "its presence was never cleared")
+        #expect(cleared >= configsGone + 30, "configs removed at \(configsGone), presence cleared at \(cleared)")
+    }
+
     /// A hot standby that takes over long after its start clears the leftovers 30 s after its
     /// discovery clean-up too, not with it: Home Assistant has not removed the entities yet.
     @Test func aStandbyThatTakesOverClearsLeftoversAfterItsDiscoveryCleanUp() async throws {

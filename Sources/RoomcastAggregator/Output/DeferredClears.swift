@@ -13,12 +13,19 @@ struct DeferredClears: Sendable {
 
     private var queue: [(due: Double, message: OutboundMessage)] = []
     private var head = 0
+    /// The latest due time of each topic held. A clear held again (its config removed again,
+    /// because the first removal went with a lost link) waits from the newest removal; the
+    /// earlier one is dropped when it falls due.
+    private var latestDue: [String: Double] = [:]
 
     /// Holds `messages` until `delay` seconds after `now`; returns those that do not fit, to be
     /// sent at once.
     mutating func add(_ messages: [OutboundMessage], now: Double) -> [OutboundMessage] {
         let room = max(0, Self.maximum - (queue.count - head))
-        for m in messages.prefix(room) { queue.append((now + Self.delay, m)) }
+        for m in messages.prefix(room) {
+            queue.append((now + Self.delay, m))
+            latestDue[m.topic] = now + Self.delay
+        }
         return Array(messages.dropFirst(room))
     }
 
@@ -26,8 +33,11 @@ struct DeferredClears: Sendable {
     mutating func due(now: Double) -> [OutboundMessage] {
         var out: [OutboundMessage] = []
         while head < queue.count, queue[head].due <= now {
-            out.append(queue[head].message)
+            let (due, message) = queue[head]
             head += 1
+            guard due >= latestDue[message.topic] ?? due else { continue }
+            latestDue[message.topic] = nil
+            out.append(message)
         }
         if head > 1024 && head * 2 > queue.count {
             queue.removeFirst(head)
@@ -39,5 +49,6 @@ struct DeferredClears: Sendable {
     /// The wall clock stepped back by `seconds`: the waits keep their length.
     mutating func clockSteppedBack(by seconds: Double) {
         for i in head..<queue.count { queue[i].due -= seconds }
+        for topic in latestDue.keys { latestDue[topic]! -= seconds }
     }
 }

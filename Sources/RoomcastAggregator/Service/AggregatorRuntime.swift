@@ -25,8 +25,13 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     static var maximumComponentsReadBack: Int { 200_000 }
     /// Our discovery configs seen on the broker and remembered (at most `maximumDiscoveryOnBroker`).
     public var discoveryConfigsOnBroker: Int { discoveryOnBroker.count }
-    /// The discovery configs no longer wanted were cleared (once per run, when active).
+    /// The discovery configs no longer wanted were cleared (when active, a resume window after
+    /// the connection: `reconcileFrom`).
     private var discoveryReconciled = false
+    /// The connection the clean-up follows. The clean-up is done again after each reconnect:
+    /// what it sent once may have gone with the link, and the broker sends what it still holds
+    /// again with the subscriptions (what did go out leaves nothing to do).
+    private var reconcileFrom = 0.0
     /// Retained topics of rooms, people and beacons the config no longer has, found until the
     /// discovery clean-up and cleared once Home Assistant has removed their entities.
     private var leftovers: RetainedLeftovers
@@ -147,6 +152,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         self.instanceTopicValue = election.map { LeaseElection.instanceTopic(core.topics, $0.me) }
         self.refreshInterval = refreshInterval
         self.startedAt = startedAt
+        self.reconcileFrom = startedAt
         self.resumeWindow = resumeWindow
         self.logger = logger
         // Per process, not per instance name: two processes started with one name must not
@@ -190,6 +196,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         election?.clockSteppedBack(by: step)
         nextRefresh -= step
         startedAt -= step
+        reconcileFrom -= step
         learnedSavedAt -= step
         learnedRetryAt -= step
         calibrationLoggedAt -= step
@@ -576,7 +583,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 out += away
             }
             out += try reportCalibration(now: now)
-            if active, !discoveryReconciled, now - startedAt > resumeWindow {
+            if active, !discoveryReconciled, now - reconcileFrom > resumeWindow {
                 discoveryReconciled = true
                 if let discovery = core.discovery {
                     let wanted = try core.wantedDiscovery()
@@ -671,6 +678,11 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         if !connectedOnce {
             connectedOnce = true
             startedAt = now
+        }
+        reconcileFrom = now
+        if discoveryReconciled {
+            discoveryReconciled = false
+            leftoversCleared = false
         }
         wasActive = false
         if let election, election.isActive {
