@@ -132,11 +132,15 @@ extension LiveRadioSourceTests {
         #expect(fake.commands.last?.parameters == [0])
     }
 
-    /// An adapter BlueZ drives with extended advertising refuses legacy advertising with Command
-    /// Disallowed: the node goes on scanning (extended, as nothing legacy is running) and hears.
-    @Test func legacyAdvertisingRefusedLeavesTheNodeScanning() async throws {
+    /// A controller that refuses to advertise leaves the node scanning (extended, as nothing
+    /// legacy is running) and hearing: Command Disallowed (BlueZ drives the adapter with the
+    /// extended commands), or Invalid HCI Command Parameters (a controller before Bluetooth 5
+    /// with an interval under 100 ms). Where advertising is the job (`edge-agent advertise`),
+    /// the refusal fails the start.
+    @Test(arguments: [UInt8(0x0C), 0x12])
+    func advertisingRefusedLeavesTheNodeScanning(status: UInt8) async throws {
         let fake = try ScriptedH4Controller(configuration: .init(extended: true, scanBatches: [ControllerTests.script([-58])],
-                                                                 failingOpcodes: [0x2006: 0x0C]))
+                                                                 failingOpcodes: [0x2006: status]))
         defer { fake.stop() }
         var options = Self.options(stall: 30)
         options.advertise = AdvertisingSettings(data: ControllerTests.beacon, interval: 0.5)
@@ -147,6 +151,13 @@ extension LiveRadioSourceTests {
         #expect(got.map(\.rssi) == [-58])
         #expect(fake.commands.map(\.opcode).contains(0x2042), "scanning with the extended commands")
         await source.shutdown()
+
+        options.advertisingRequired = true
+        let required = LiveRadioSource(spec: .h4(path: fake.path, baud: nil), options: options)
+        await #expect(throws: RadioError.commandFailed(opcode: HCIOpcode(rawValue: 0x2006), status: status)) {
+            try await withTimeout(.seconds(60), "start") { try await required.start() }
+        }
+        await required.shutdown()
     }
 
     /// Another program's scan command on the shared adapter (the kernel's passive scan turning

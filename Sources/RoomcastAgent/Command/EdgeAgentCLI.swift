@@ -292,6 +292,7 @@ public enum EdgeAgentCLI {
         do { spec = try RadioSourceSpec.parse(command[StandardOptions.source] ?? "hci") } catch { return fail("\(error)", .usage) }
         var options = RadioOptions()
         options.advertise = AdvertisingSettings(data: data, interval: interval / 1000)
+        options.advertisingRequired = true
         let source = RadioSources.make(spec, options: options, logger: logger)
         let lifecycle = ServiceLifecycle(logger: logger)
         lifecycle.onShutdown("stop advertising") { await source.shutdown() }

@@ -128,12 +128,21 @@ public final class LiveRadioSource: RadioSource {
         if let advertise = options.advertise {
             do throws(RadioError) {
                 try await controller.startAdvertising(advertise)
-            } catch .commandFailed(let opcode, RadioError.commandDisallowed) {
-                // BlueZ drives an adapter that has extended advertising with the extended
-                // commands from its start, and the controller then refuses the legacy ones (Core
-                // 5.4 Vol 4 Part E §3.1.1). Retrying cannot help; the node stays a scanner.
-                logger.error("the adapter refused legacy advertising (Command Disallowed): BlueZ uses extended advertising on it; scanning without advertising. Advertise from another adapter, or an H4 controller the agent resets",
-                             metadata: ["hci.device": "\(spec)", "hci.opcode": "\(opcode)"])
+            } catch .commandFailed(let opcode, let status) where !options.advertisingRequired {
+                // A refusal is the controller's answer to these settings: retrying cannot help,
+                // and the node's job is scanning, so it stays a scanner.
+                if status == RadioError.commandDisallowed {
+                    // BlueZ drives an adapter that has extended advertising with the extended
+                    // commands from its start, and the controller then refuses the legacy ones
+                    // (Core 5.4 Vol 4 Part E §3.1.1).
+                    logger.error("the adapter refused legacy advertising (Command Disallowed): BlueZ uses extended advertising on it; scanning without advertising. Advertise from another adapter, or an H4 controller the agent resets",
+                                 metadata: ["hci.device": "\(spec)", "hci.opcode": "\(opcode)"])
+                } else {
+                    // E.g. Invalid HCI Command Parameters (0x12) from a controller older than
+                    // Bluetooth 5, where a non-connectable advertisement needs 100 ms or more.
+                    logger.error("the adapter refused to advertise; scanning without advertising. Check advertise.interval_ms (controllers before Bluetooth 5 need at least 100 ms)",
+                                 metadata: ["hci.device": "\(spec)", "error": "\(RadioError.commandFailed(opcode: opcode, status: status))"])
+                }
             }
         }
         try await controller.startScanning(options.scan)

@@ -3,6 +3,9 @@ public struct RadioOptions: Sendable, Hashable {
     public var scan: ScanSettings
     /// Transmit this while scanning (e.g. an iBeacon), or nothing.
     public var advertise: AdvertisingSettings?
+    /// A controller that refuses to advertise fails the start (`edge-agent advertise`, whose
+    /// only job it is); otherwise the node goes on as a scanner and says why.
+    public var advertisingRequired = false
     public var recovery: RecoveryPolicy
     /// Write everything received and sent to this btsnoop file (`btmon -r` reads it).
     public var recordPath: String?
