@@ -136,13 +136,49 @@ func collect(_ source: any RadioSource) async throws -> [AdvertisingReport] {
         #expect(text.contains("11:22:33:44:55:66"))
     }
 
+    /// A time a record cannot hold (microseconds where seconds belong, NaN, before 0 AD) is an
+    /// error naming it, not a crash; the capture goes on with the next record.
+    @Test func aTimeTheFormatCannotHoldIsAnErrorNotACrash() throws {
+        for t in [1.7e15, -7e10, .nan, .infinity] { #expect(BTSnoopFormat.timestamp(unix: t) == nil, "\(t)") }
+        #expect(BTSnoopFormat.timestamp(unix: 0) == BTSnoopFormat.epochDelta)
+        let path = temporaryPath(".btsnoop")
+        defer { unlink(path) }
+        let writer = try BTSnoopWriter(path: path)
+        #expect(throws: BTSnoopError.unwritableTime(1.7e15)) {
+            try writer.write(type: .event, bytes: [0x0E, 0x00], timestamp: 1.7e15, direction: .controllerToHost)
+        }
+        try writer.write(type: .event, bytes: [0x0E, 0x00], timestamp: 1_704_067_200, direction: .controllerToHost)
+        writer.shutdown()
+        #expect(writer.recordCount == 1)
+    }
+
+    /// A capture whose file cannot be written (a full disk: /dev/full) stops keeping anything
+    /// at its first failed write, and every write after it says so: memory stays at one flush.
+    @Test func aFullDiskStopsTheCaptureAndKeepsNothing() throws {
+        let writer = try BTSnoopWriter(path: "/dev/full", flushEvery: 64)
+        var failures = 0
+        for n in 0..<10_000 {
+            do throws(BTSnoopError) {
+                try writer.write(type: .event, bytes: [0x3E, 0x0A] + Array(repeating: UInt8(n & 0xFF), count: 10),
+                                 timestamp: 1_704_067_200 + Double(n), direction: .controllerToHost)
+            } catch {
+                guard case .io(path: "/dev/full", _) = error else { Issue.record("\(error)"); break }
+                failures += 1
+            }
+            #expect(writer.bufferedByteCount <= 64 + 64, "record \(n): \(writer.bufferedByteCount) bytes kept")
+        }
+        #expect(failures >= 9_990, "every write after the first flush fails: \(failures)")
+        guard case .io? = writer.failure else { Issue.record("no failure recorded"); return }
+        writer.shutdown()
+    }
+
     @Test func monitorDatalinkIsRead() async throws {
         // Datalink 2001: flags = (index << 16) | opcode; 3 = event, 12 = system note.
         var file = Array("btsnoop\0".utf8) + [0, 0, 0, 1, 0, 0, 0x07, 0xD1]
         func record(_ data: [UInt8], opcode: UInt32, ts: Double) {
             let n = UInt32(data.count)
             for v in [n, n, opcode, 0] { file += [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
-            let t = BTSnoopFormat.timestamp(unix: ts)
+            let t = BTSnoopFormat.timestamp(unix: ts)!
             for i in (0..<8).reversed() { file.append(UInt8(t >> (8 * UInt64(i)) & 0xFF)) }
             file += data
         }
@@ -164,7 +200,7 @@ func collect(_ source: any RadioSource) async throws -> [AdvertisingReport] {
         func record(_ data: [UInt8], adapter: UInt32, ts: Double) {
             let n = UInt32(data.count), flags = adapter << 16 | 3
             for v in [n, n, flags, 0] { file += [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
-            let t = BTSnoopFormat.timestamp(unix: ts)
+            let t = BTSnoopFormat.timestamp(unix: ts)!
             for i in (0..<8).reversed() { file.append(UInt8(t >> (8 * UInt64(i)) & 0xFF)) }
             file += data
         }

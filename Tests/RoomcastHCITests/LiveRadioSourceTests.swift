@@ -1,5 +1,6 @@
 import Foundation
 import RoomcastHCI
+import RoomcastLogging
 import Shared
 import TestSupport
 import Testing
@@ -100,6 +101,32 @@ import Testing
         try await Self.recordThreeReports(to: path)
         let replayed = try await collect(ReplayRadioSource(path: path, speed: .max))
         #expect(replayed.map(\.rssi) == [-42, -43, -44])
+    }
+
+    /// `--record` onto a disk that fills up (/dev/full): the user is told once that recording
+    /// stopped, and the node goes on scanning.
+    @Test func aRecordingThatCannotBeWrittenIsLoggedAndScanningGoesOn() async throws {
+        let fake = try ScriptedH4Controller()
+        defer { fake.stop() }
+        let logs = InMemoryLogHandler()
+        let source = LiveRadioSource(spec: .h4(path: fake.path, baud: nil), options: Self.options(stall: 30, record: "/dev/full"),
+                                     logger: Logger(label: "radio", level: .info, handler: logs))
+        try await withTimeout(.seconds(60), "start") { try await source.start() }
+        let stopped: @Sendable () -> [LogRecord] = { logs.records(atLeast: .error).filter { $0.message.hasPrefix("recording stopped") } }
+        let heard = try await withTimeout(.seconds(120), "reports through a failed recording") {
+            var reports = source.reports.makeAsyncIterator()
+            // More than the writer's 64 KiB buffer, so it writes (and fails).
+            for batch in 0..<400 {
+                fake.emit((0..<5).map { .init(address: [0xC0, 0, 0, UInt8(batch >> 8), UInt8(batch & 0xFF), UInt8($0)], rssi: -50, data: ControllerTests.beacon) })
+                _ = await reports.next()
+            }
+            while stopped().isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+            fake.emit([.init(address: [0xC0, 9, 9, 9, 9, 9], rssi: -41, data: ControllerTests.beacon)])
+            while let r = await reports.next() { if r.rssi == -41 { return true } }
+            return false
+        }
+        #expect(heard && stopped().count == 1, "logged once: \(stopped().map(\.message))")
+        await source.shutdown()
     }
 
     @Test(.requiresBtmon) func theRecordingReadsInBtmon() async throws {

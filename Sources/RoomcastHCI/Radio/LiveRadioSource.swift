@@ -162,6 +162,7 @@ public final class LiveRadioSource: RadioSource {
         var scanReassertLoggedAt = -Double.infinity
         var scanReasserts = 0
         var tracked: ObjectIdentifier?
+        var recordingFailed = false
         while !Task.isCancelled {
             if let a = action {
                 action = await perform(a, machine: &machine)
@@ -171,6 +172,12 @@ public final class LiveRadioSource: RadioSource {
             try? await Task.sleep(for: .seconds(options.checkInterval))
             if Task.isCancelled { return }
             let now = deadlines.now()
+            if !recordingFailed, let failure = recorder.withLock({ $0?.failure }) {
+                // The radio goes on; only the capture ends (`BTSnoopWriter` keeps nothing more).
+                recordingFailed = true
+                logger.error("recording stopped: the capture file could not be written; scanning goes on",
+                             metadata: ["hci.device": spec.description, "error": "\(failure)"])
+            }
             if let controller = state.withLock({ $0.controller }) {
                 if tracked != ObjectIdentifier(controller) {
                     // A reopened adapter has its own, fresh health record.

@@ -28,9 +28,13 @@ public enum BTSnoopFormat {
         ts >= epochDelta ? Double(ts - epochDelta) / 1_000_000 : -Double(epochDelta - ts) / 1_000_000
     }
 
-    /// A btsnoop timestamp from unix seconds.
-    public static func timestamp(unix t: Double) -> UInt64 {
-        UInt64(Int64(epochDelta) + Int64((t * 1_000_000).rounded()))
+    /// A btsnoop timestamp from unix seconds; nil for a time the format cannot hold (before
+    /// 0 AD, or past what 64 bits of microseconds reach) or no time at all (NaN).
+    public static func timestamp(unix t: Double) -> UInt64? {
+        let microseconds = (t * 1_000_000).rounded()
+        // Int64's range, kept inside the values a Double represents exactly at its ends.
+        guard microseconds >= -Double(epochDelta), microseconds < 9.2e18 - Double(epochDelta) else { return nil }
+        return UInt64(Int64(epochDelta) + Int64(microseconds))
     }
 
     /// The HCI packet type and direction a record holds, or nil for records
@@ -71,6 +75,8 @@ public enum BTSnoopError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A record's declared length runs past the end of the file or is absurd.
     case corruptRecord(offset: UInt64, why: String)
     case io(path: String, SystemCallError)
+    /// A time a record cannot hold (`BTSnoopFormat.timestamp(unix:)`).
+    case unwritableTime(Double)
 
     public var description: String {
         switch self {
@@ -79,6 +85,7 @@ public enum BTSnoopError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .unsupportedDatalink(d): "btsnoop datalink \(d) is not supported (1001, 1002 H4, 2001 monitor)"
         case let .corruptRecord(offset, why): "btsnoop record at byte \(offset) is corrupt: \(why)"
         case let .io(path, e): "\(path): \(e)"
+        case let .unwritableTime(t): "time \(t) cannot be written in a btsnoop record (unix seconds from year 0 to about 290,000)"
         }
     }
 }

@@ -8,7 +8,8 @@ import Synchronization
 
 /// Writes HCI frames as a btsnoop capture (datalink 1002, H4) that `btmon -r`
 /// and Wireshark read. Thread-safe; buffered, flushed every `flushEvery`
-/// bytes and on `flush()` / `shutdown()`.
+/// bytes and on `flush()` / `shutdown()`. After a failed write (a full disk, a
+/// stick pulled out) nothing more is kept: every write throws that failure.
 public final class BTSnoopWriter: Sendable {
     private struct State {
         var fd: Int32
@@ -41,6 +42,12 @@ public final class BTSnoopWriter: Sendable {
     /// Frames written so far.
     public var recordCount: UInt64 { state.withLock { $0.written } }
 
+    /// Bytes held for the next write to the file.
+    public var bufferedByteCount: Int { state.withLock { $0.pending.count } }
+
+    /// The write that failed, after which the capture stopped.
+    public var failure: BTSnoopError? { state.withLock { s in s.failure.map { .io(path: path, $0) } } }
+
     /// Appends one frame (its timestamp is the record's time).
     public func write(_ frame: HCIFrame) throws(BTSnoopError) {
         try write(type: frame.type, bytes: frame.bytes, timestamp: frame.timestamp, direction: frame.direction)
@@ -52,13 +59,13 @@ public final class BTSnoopWriter: Sendable {
         let length = UInt32(bytes.count + 1)
         var flags: UInt32 = direction == .controllerToHost ? 1 : 0
         if type == .command || type == .event { flags |= 2 }
+        guard let ts = BTSnoopFormat.timestamp(unix: timestamp) else { throw .unwritableTime(timestamp) }
         let result: SystemCallError? = state.withLock { s in
-            guard !s.closed else { return nil }
+            guard !s.closed, s.failure == nil else { return s.failure }
             s.pending.appendBE(length)
             s.pending.appendBE(length)
             s.pending.appendBE(flags)
             s.pending.appendBE(UInt32(0))
-            let ts = BTSnoopFormat.timestamp(unix: timestamp)
             s.pending.appendBE(UInt32(ts >> 32))
             s.pending.appendBE(UInt32(ts & 0xFFFF_FFFF))
             s.pending.append(type.rawValue)
@@ -91,7 +98,11 @@ public final class BTSnoopWriter: Sendable {
 
     private static func drain(_ s: inout State) {
         guard !s.pending.isEmpty, s.failure == nil else { return }
-        do throws(SystemCallError) { try Syscall.writeAll(s.fd, s.pending) } catch { s.failure = error }
+        do throws(SystemCallError) { try Syscall.writeAll(s.fd, s.pending) } catch {
+            s.failure = error
+            s.pending = []
+            return
+        }
         s.pending.removeAll(keepingCapacity: true)
     }
 }

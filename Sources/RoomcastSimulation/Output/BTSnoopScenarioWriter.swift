@@ -32,7 +32,11 @@ public struct BTSnoopScenarioWriter: ScenarioWriter {
                 throw UnwritablePacket(packet: packet, why: "node not in layout.json")
             }
             let event = try BTSnoopScenarioWriter.event(for: packet, advertisers: generated.advertisers)
-            try writer.write(type: .event, bytes: event, timestamp: packet.t, direction: .controllerToHost)
+            do throws(BTSnoopError) {
+                try writer.write(type: .event, bytes: event, timestamp: packet.t, direction: .controllerToHost)
+            } catch .unwritableTime {
+                throw UnwritablePacket(packet: packet, why: "its time t is not unix seconds a btsnoop capture can hold")
+            }
         }
         for w in writers.values { try w.flush() }
     }
