@@ -119,14 +119,34 @@ private struct TreeBuilder {
 
     init(limits: YAMLReader.Limits) { self.limits = limits }
 
+    /// The YAML core schema's tags (`!!str`, `!!int`, …).
+    static let coreTags: Set<String> = Set(["str", "int", "float", "bool", "null", "seq", "map"].map { "tag:yaml.org,2002:" + $0 })
+
     /// YAML's own tags (`!!str`, `!!int`, …, and `!`) are read; any other is an error. Ignored, a
     /// tag would turn `password: !secret mqtt_pw` (Home Assistant's form) into the password
-    /// `mqtt_pw`.
-    static func checkTag(_ tag: String?, at location: ConfigLocation) throws(ConfigProblem) {
-        guard let tag, tag != "!", !tag.hasPrefix("tag:yaml.org,2002:") else { return }
+    /// `mqtt_pw`. A generated password that starts with `!` is read as a tag too, so under a
+    /// secret's key the tag is not shown: it may be the secret.
+    static func checkTag(_ tag: String?, at location: ConfigLocation, path: String) throws(ConfigProblem) {
+        guard let tag, tag != "!", !coreTags.contains(tag) else { return }
+        if ConfigPath.holdsSecret(path) {
+            throw ConfigProblem(path: path, message: "a value starting with '!' is read as a YAML tag, which is not supported: "
+                                + "quote the value, or name an environment variable with password_env or token_env (value not shown)",
+                                location: location)
+        }
         let shown = tag.count <= 40 ? tag : String(tag.prefix(37)) + "..."
-        throw ConfigProblem(path: "", message: "the YAML tag '\(shown)' is not supported: write the value itself, or name an "
-                            + "environment variable with password_env or token_env for a secret", location: location)
+        throw ConfigProblem(path: path, message: "the YAML tag '\(shown)' is not supported: write the value itself (quoted if it "
+                            + "starts with '!'), or name an environment variable with password_env or token_env for a secret",
+                            location: location)
+    }
+
+    /// `&name` with no value after it: in a config, a value that starts with `&` (a password)
+    /// read as an anchor, which would leave the key empty without a word.
+    static func checkAnchorOnNothing(_ anchor: String?, text: String, style: yaml_scalar_style_t, tag: String?,
+                                     at location: ConfigLocation, path: String) throws(ConfigProblem) {
+        guard let anchor, style == YAML_PLAIN_SCALAR_STYLE, tag == nil, text.isEmpty else { return }
+        let shown = ConfigPath.holdsSecret(path) ? "a value starting with '&'" : "'&\(anchor.prefix(40))'"
+        throw ConfigProblem(path: path, message: "\(shown) is read as a YAML anchor with no value after it: quote the value",
+                            location: location)
     }
 
     mutating func handle(_ event: yaml_event_t) throws(ConfigProblem) {
@@ -142,7 +162,8 @@ private struct TreeBuilder {
             let s = event.data.scalar
             let text = s.value.map { String(decoding: UnsafeBufferPointer(start: $0, count: s.length), as: UTF8.self) } ?? ""
             let tag = s.tag.map { String(cString: $0) }
-            try Self.checkTag(tag, at: location)
+            try Self.checkTag(tag, at: location, path: currentPath())
+            try Self.checkAnchorOnNothing(Self.anchor(s.anchor), text: text, style: s.style, tag: tag, at: location, path: currentPath())
             let node: ConfigNode
             if s.style == YAML_PLAIN_SCALAR_STYLE && tag == nil {
                 node = ConfigNode(Self.isNull(text) ? .null : .scalar(text, .plain), at: location)
@@ -157,12 +178,12 @@ private struct TreeBuilder {
             try count(1, at: location)
             try add(node, anchor: Self.anchor(s.anchor), size: 1, height: 1)
         case YAML_SEQUENCE_START_EVENT:
-            try Self.checkTag(event.data.sequence_start.tag.map { String(cString: $0) }, at: location)
+            try Self.checkTag(event.data.sequence_start.tag.map { String(cString: $0) }, at: location, path: currentPath())
             try open(at: location)
             stack.append(.sequence(anchor: Self.anchor(event.data.sequence_start.anchor), location: location, items: []))
             metrics.append((1, 0))
         case YAML_MAPPING_START_EVENT:
-            try Self.checkTag(event.data.mapping_start.tag.map { String(cString: $0) }, at: location)
+            try Self.checkTag(event.data.mapping_start.tag.map { String(cString: $0) }, at: location, path: currentPath())
             try open(at: location)
             stack.append(.mapping(anchor: Self.anchor(event.data.mapping_start.anchor), location: location,
                                   entries: [], pendingKey: nil, seen: [:]))
@@ -182,7 +203,11 @@ private struct TreeBuilder {
         case YAML_ALIAS_EVENT:
             let name = Self.anchor(event.data.alias.anchor) ?? ""
             guard let target = anchors[name] else {
-                throw ConfigProblem(path: "", message: "unknown alias '*\(name)'", location: location)
+                // A value that starts with `*` (a generated password) is read as an alias.
+                let path = currentPath()
+                let shown = ConfigPath.holdsSecret(path) ? "a value starting with '*'" : "'*\(name.prefix(40))'"
+                throw ConfigProblem(path: path, message: "\(shown) is read as a YAML alias of no anchor: quote the value",
+                                    location: location)
             }
             expanded += target.count
             if expanded > limits.maxAliasExpansion {

@@ -168,4 +168,23 @@ import RoomcastYAML
         let core = try ConfigLoader.parse(AggregatorConfig.self, yaml: "mqtt:\n  password: !!str 1234\n  keepalive: !!int 60\n")
         #expect(core.mqtt.password?.revealed == "1234" && core.mqtt.keepalive == 60)
     }
+
+    /// A generated password or token that starts with `!`, `*`, `&` or `!!` is read as YAML (a
+    /// tag, an alias, an anchor): each is an error at the secret's path that never shows the
+    /// value, and none leaves the key empty without a word.
+    @Test func aSecretReadAsYAMLSyntaxIsAnErrorThatDoesNotShowIt() throws {
+        let secret = "Pa55word9c21"
+        for (yaml, path) in [("mqtt:\n  password: !\(secret)\n", "mqtt.password"),
+                             ("mqtt:\n  password: *\(secret)\n", "mqtt.password"),
+                             ("mqtt:\n  password: &\(secret)\n", "mqtt.password"),
+                             ("mqtt:\n  password: !!\(secret)\n", "mqtt.password"),
+                             ("http:\n  token: !\(secret)\n", "http.token")] {
+            let error = try #require(throws: ConfigError.self) { try ConfigLoader.parse(AggregatorConfig.self, yaml: yaml) }
+            #expect(error.description.contains(path) && error.description.contains("quote the value"), "\(error)")
+            #expect(!error.description.contains(secret) && !String(reflecting: error).contains(secret), "\(error)")
+        }
+        // Quoted, each is the password it is.
+        let quoted = try ConfigLoader.parse(AggregatorConfig.self, yaml: "mqtt:\n  password: \"!\(secret)\"\n")
+        #expect(quoted.mqtt.password?.revealed == "!" + secret)
+    }
 }

@@ -50,7 +50,8 @@ import Testing
     @Test(arguments: [
         ("a: [1, 2\n", "invalid YAML: did not find expected ',' or ']' while parsing a flow sequence", 2),
         ("a: 1\n---\nb: 2\n", "only one YAML document is allowed (found a second '---')", 2),
-        ("a: *nope\n", "unknown alias '*nope'", 1),
+        ("a: *nope\n", "'*nope' is read as a YAML alias of no anchor: quote the value", 1),
+        ("a: &lonely\nb: 1\n", "'&lonely' is read as a YAML anchor with no value after it: quote the value", 1),
         ("? [a]\n: 1\n", "mapping keys must be plain text, found a list", 1),
         ("base: &b {x: 1}\nc:\n  <<: *b\n", "merge keys ('<<') are not supported; repeat the values or use an alias for the whole value", 3),
     ])
