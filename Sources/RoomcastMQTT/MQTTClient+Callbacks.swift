@@ -122,6 +122,7 @@ extension MQTTClient {
             if let filter = s.resubscribeMids.removeValue(forKey: mid) {
                 if granted >= 0x80 { rejected = filter }
                 if s.resubscribeMids.isEmpty && s.phase.isSubscribing { return (becomeReady(&s), nil) }
+                if s.phase.isSubscribing { s.phase = .subscribing(since: .now) }  // an answer: progress (`pump`)
                 return (nil, nil)
             }
             if let w = s.subscribeWaiters.removeValue(forKey: mid) { return (nil, w) }

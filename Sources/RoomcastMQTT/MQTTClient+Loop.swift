@@ -137,6 +137,7 @@ extension MQTTClient {
     /// or shutdown asks to stop; returns why it ended.
     func pump(_ h: OpaquePointer) -> MQTTError {
         let timeout = Duration.seconds(configuration.connectTimeout)
+        var received = receivedInboundCount.load(ordering: .relaxed)
         while true {
             // 100 ms bounds how late a timeout or shutdown is noticed; publishes
             // wake the select at once through libmosquitto's socket pair.
@@ -145,7 +146,14 @@ extension MQTTClient {
             flushInbound()
             if rc != Mosquitto.success { return classify(rc, err, call: "mosquitto_loop") }
             let now = ContinuousClock.now
+            // A broker answers each SUBSCRIBE after the retained messages of those before it: on
+            // a large site the SUBACKs wait behind megabytes. Once it has accepted the CONNECT,
+            // the timeout counts its silence, not the transfer.
+            let receivedNow = receivedInboundCount.load(ordering: .relaxed)
+            let progressed = receivedNow != received
+            received = receivedNow
             let verdict = state.withLock { s -> PumpVerdict in
+                if progressed, s.phase.isSubscribing { s.phase = .subscribing(since: now) }
                 if s.stopping && !s.drainOnStop { return .exit }
                 if let d = s.stopDeadline, now >= d { return .exit }
                 if let start = s.phase.attemptStart, now - start > timeout { return .timedOut }

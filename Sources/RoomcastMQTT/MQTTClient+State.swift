@@ -16,7 +16,8 @@ extension MQTTClient {
         case idle
         /// TCP/TLS/CONNECT under way since the instant.
         case connecting(since: ContinuousClock.Instant)
-        /// CONNACK accepted; waiting for the re-sent subscriptions' SUBACKs.
+        /// CONNACK accepted; waiting for the re-sent subscriptions' SUBACKs, since the instant of
+        /// the broker's latest answer or message.
         case subscribing(since: ContinuousClock.Instant)
         /// Ready: messages flow.
         case connected

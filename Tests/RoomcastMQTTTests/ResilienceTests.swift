@@ -228,4 +228,24 @@ struct ResilienceTests {
         }
         await client.shutdown()
     }
+
+    /// A broker answers each SUBSCRIBE after the retained messages of the filters before it; on a
+    /// large site those take longer than the connect timeout. A broker that keeps sending is no
+    /// silent one: the attempt is not abandoned, and the client connects. A scripted broker
+    /// acknowledges the first filter, sends messages for 2 s, then acknowledges the second.
+    @Test func subscriptionsAcknowledgedBehindRetainedMessagesOutlastTheConnectTimeout() async throws {
+        let broker = try ScriptedMQTTBroker()
+        defer { broker.close() }
+        var cfg = MQTTClientConfiguration.testing(port: broker.port, id: "large-site")
+        cfg.connectTimeout = 1
+        let client = try MQTTClient(configuration: cfg, logger: .silent)
+        try await client.subscribe("retained/#")
+        try await client.subscribe("live/#")
+        let serving = Thread { broker.serveSlowSubscriptions(messagesFor: 2) }
+        serving.start()
+        client.start()
+        try await client.waitUntilConnected(timeout: .seconds(30))
+        #expect(client.receivedInbound >= 20, "the messages before the last SUBACK were read: \(client.receivedInbound)")
+        await client.shutdown()
+    }
 }
