@@ -21,4 +21,20 @@ import Testing
         #expect(abs(pacer.dueTime(1000.05 + 86_400) - dueBeforeTheJump) < 1e-6, "the jump is paced as no gap")
         #expect(abs(pacer.dueTime(1000.05 + 86_400 + 2) - pacer.dueTime(1000.05 + 86_400) - 2) < 1e-6, "the next record waits its 2 s")
     }
+
+    /// One corrupt record a day ahead, the rest back on the capture's true clock: the records
+    /// after it are paced as before it, not let out at once (a day in the past).
+    @Test func aSingleRecordOffTheClockLeavesTheRestPaced() {
+        var pacer = ReplayPacer(speed: .realtime)
+        let first = pacer.wait(until: 1000, stopped: { false })
+        let dueBefore = pacer.dueTime(1000)
+        let outlier = pacer.wait(until: 1000 + 86_400, stopped: { false })
+        let after = pacer.wait(until: 1000.05, stopped: { false })
+        #expect(first && outlier && after, "none of them is waited out")
+        #expect(abs(pacer.dueTime(1002.05) - (dueBefore + 2)) < 1e-6,
+                "2 s on in the capture is 2 s on: \(pacer.dueTime(1002.05) - dueBefore)")
+        // A clock stepped back a day: due with the newest record before it, paced on from there.
+        let back = pacer.wait(until: 1001.05 - 86_400, stopped: { false })
+        #expect(back && abs(pacer.dueTime(1003.05 - 86_400) - (dueBefore + 2)) < 1e-6)
+    }
 }

@@ -12,9 +12,10 @@ struct ReplayPacer {
     /// The newest capture time paced so far.
     private var latest = -Double.infinity
 
-    /// A gap between records longer than this (capture seconds) is a jump in the capture's
-    /// clock (stepped forward while recording, a corrupt timestamp), not a silence to wait
-    /// out: waited out, one record a day ahead held the replay for a day.
+    /// A gap between records longer than this (capture seconds), either way, is a jump in the
+    /// capture's clock (stepped while recording, a corrupt timestamp), not a silence to wait
+    /// out: waited out, one record a day ahead held the replay for a day; and one record a day
+    /// ahead, with the rest after it back on the true clock, left the rest unpaced.
     static let longestGap = 600.0
 
     init(speed: ReplaySpeed) { factor = speed.factor }
@@ -36,9 +37,12 @@ struct ReplayPacer {
             wallStart = Self.monotonic()
             return true
         }
-        if let factor, timestamp - latest > Self.longestGap {
-            // Paced on from the newest record: this one is due when that one was.
-            wallStart -= (timestamp - latest) / factor
+        if abs(timestamp - latest) > Self.longestGap {
+            // Paced on from the newest record: this one is due when that one was, and the
+            // capture's clock counts from it.
+            wallStart = dueTime(latest)
+            captureStart = timestamp
+            latest = timestamp
         }
         latest = max(latest, timestamp)
         return Self.sleep(until: dueTime(timestamp), stopped: stopped)
