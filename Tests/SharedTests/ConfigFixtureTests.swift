@@ -82,6 +82,23 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         #expect(c.maxTrackedBeacons == 4096)
     }
 
+    /// One list element that is no mapping is that element's problem alone: the rest of the list
+    /// stays, so what refers to it is not reported as unknown.
+    @Test func aBadListElementIsItsOwnProblemOnly() throws {
+        func messages(_ yaml: String) -> [String] {
+            do { _ = try ConfigLoader.parse(AggregatorConfig.self, yaml: yaml); return [] } catch { return error.messages }
+        }
+        #expect(messages("rooms:\n  - name: kitchen\n  - hall\nnodes:\n  - {name: pi, room: kitchen}\n")
+                == ["rooms[1]: expected a mapping, found 'hall'"])
+        #expect(messages("rooms: [{name: kitchen}]\nnodes:\n  - {name: pi, room: kitchen}\n  - pi-2\n"
+                         + "partition: {rooms: [kitchen]}\n")
+                == ["nodes[1]: expected a mapping, found 'pi-2'"])
+        let beacon = "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2"
+        #expect(messages("rooms: [{name: kitchen}]\nnodes: [{name: pi, room: kitchen}]\nbeacons:\n  - {id: \(beacon)}\n  - 7\n"
+                         + "people:\n  - {name: Alice, beacons: [\(beacon)]}\n  - Bob\n")
+                == ["beacons[1]: expected a mapping, found '7'", "people[1]: expected a mapping, found 'Bob'"])
+    }
+
     /// A standby's lease outlasts the time an aggregator takes to notice a stalled broker, or a
     /// standby that merely cannot hear would take the lease: the shortest is refused, and says why.
     @Test func aLeaseShorterThanAStallTakesToNoticeIsRefused() throws {
