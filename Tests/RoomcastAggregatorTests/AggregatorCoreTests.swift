@@ -723,10 +723,16 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         let good = try WireFormat.encode(reading("kitchen-pi", rssi: -60, ts: 10))
         var longName = reading("kitchen-pi", rssi: -60, ts: 10)
         longName.name = String(repeating: "n", count: 60_000)
+        var escapeName = reading("kitchen-pi", rssi: -60, ts: 10)
+        escapeName.name = "\u{1B}]0;pwned\u{07}\u{1B}[2J"  // retitles and clears a terminal running `aggregator watch`
+        var lineName = reading("kitchen-pi", rssi: -60, ts: 10)
+        lineName.name = "Cat\nAWAY: everyone"
         let cases: [(String, [UInt8], InputIntake.Rejection)] = [
             // Found by the intake fuzzer from a seed near the size limit: the name went out again
             // in presence, past the limit every consumer applies.
             (topics.nodeBeacon("kitchen-pi", cat), try WireFormat.encode(longName), .outOfRange),
+            (topics.nodeBeacon("kitchen-pi", cat), try WireFormat.encode(escapeName), .outOfRange),
+            (topics.nodeBeacon("kitchen-pi", cat), try WireFormat.encode(lineName), .outOfRange),
             (topics.nodeBeacon("office-pi", cat), good, .nodeMismatch),
             (topics.nodeBeacon("attic-pi", cat), good, .unknownNode),
             (topics.nodeBeacon("kitchen-pi", cat), Array(#"{"v":2}"#.utf8), .badVersion),

@@ -24,4 +24,16 @@ import Testing
         let text = board(confidence: confidence, since: since).render(now: 100)
         #expect(text.contains(shown), "\(text)")
     }
+
+    /// A retained presence anyone on the broker wrote: its name and room reach the terminal
+    /// without an escape sequence or a line break.
+    @Test func controlCharactersNeverReachTheTerminal() {
+        var board = PresenceBoard()
+        let payload = #"{"confidence":0.9,"evidence":[],"id":"\#(Self.cat.rawValue)","name":"\u001b]0;pwned\u0007\u001b[2JCat\nAWAY: x","room":"kit\u009bchen","since":40,"ts":100,"v":1}"#
+        board.take(topic: Topics().presence(Self.cat), payload: Array(payload.utf8), topics: Topics())
+        let text = board.render(now: 100)
+        #expect(!text.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x9B }, "\(text.debugDescription)")
+        #expect(text.split(separator: "\n").count == 3, "a header, the room and the away line: \(text.debugDescription)")
+        #expect(text.contains("?]0;pwned??[2JCat?AWAY: x (90%, 1m)"))
+    }
 }

@@ -79,6 +79,11 @@ import Testing
         #expect(TopicName.problem(with: "a/b") != nil)
         #expect(TopicName.problem(with: "a+") != nil)
         #expect(TopicName.problem(with: "#") != nil)
+        // What libmosquitto refuses in a topic (MALFORMED_UTF8): C1 controls, noncharacters.
+        for refused in [0x85, 0x9B, 0xFDD0, 0xFFFE, 0x1FFFF, 0x2028].map({ "a" + String(Character(Unicode.Scalar(UInt32($0))!)) }) {
+            #expect(TopicName.problem(with: refused) != nil, "\(refused.unicodeScalars.map(\.value))")
+        }
+        #expect(TopicName.problem(with: "Küche 客厅 🛋") == nil)
         #expect(TopicName.problem(with: "a\0b") != nil)
     }
 }

@@ -62,9 +62,7 @@ public struct ESPresenseInput: Sendable {
                               rssi: Int(rssi.rounded()), rssiFiltered: rssi, power: power,
                               distance: distance, proximity: distance < 0.5 ? .immediate : distance < 3 ? .near : .far,
                               kind: id.scheme == "ibeacon" ? .iBeacon : .device, mac: Self.macString(p.mac))
-        if let name = p.name, name.utf8.count > InputIntake.maximumNameBytes {
-            return reject(.outOfRange, "name longer than \(InputIntake.maximumNameBytes) bytes")
-        }
+        if let name = p.name, let problem = InputIntake.nameProblem(name) { return reject(.outOfRange, problem) }
         r.name = p.name
         r.powerIsNodesReference = true
         r.interval = (p.int ?? p.interval).flatMap { $0.isFinite && $0 > 0 && $0 < 3_600_000 ? $0 / 1000 : nil }

@@ -129,8 +129,8 @@ public struct InputIntake: Sendable {
                 }
                 // Resumed, its name goes into every presence and Home Assistant config of the
                 // beacon: as long as a reading's may be, or they outgrow the payload limits.
-                if let name = d.name, name.utf8.count > Self.maximumNameBytes {
-                    return reject(.outOfRange, "name longer than \(Self.maximumNameBytes) bytes")
+                if let name = d.name, let problem = Self.nameProblem(name) {
+                    return reject(.outOfRange, problem)
                 }
                 return .success(.retainedPresence(d))
             } catch {
@@ -182,9 +182,17 @@ public struct InputIntake: Sendable {
         // A spread of 0 would make a reading infinitely sure; no radio reads to a hundredth of a dB.
         if let d = r.rssiSD, !d.isFinite || d < 0.01 || d > 100 { return "rssi_sd out of range" }
         if let p = TopicName.problem(with: r.node) { return "node name \(p)" }
-        // The name goes out again in presence and discovery: no longer than a device can
-        // advertise (a Complete Local Name is at most 248 octets, Core 5.4 Vol 3 Part C §12.1).
-        if let name = r.name, name.utf8.count > Self.maximumNameBytes { return "name longer than \(Self.maximumNameBytes) bytes" }
+        if let name = r.name, let problem = nameProblem(name) { return problem }
+        return nil
+    }
+
+    /// Why a beacon name from the network cannot be used, or nil. It goes out again in presence
+    /// and discovery, and reaches terminals and journals: no longer than a device can advertise
+    /// (a Complete Local Name is at most 248 octets, Core 5.4 Vol 3 Part C §12.1), and no
+    /// control characters.
+    static func nameProblem(_ name: String) -> String? {
+        if name.utf8.count > maximumNameBytes { return "name longer than \(maximumNameBytes) bytes" }
+        if ControlCharacters.contains(name) { return "name contains control characters" }
         return nil
     }
 }

@@ -38,14 +38,15 @@ public struct PresenceBoard: Sendable {
         for name in names {
             let who = (byRoom[name] ?? []).sorted { label($0) < label($1) }
                 .map { "\(label($0)) (\(Self.percent($0.confidence))%, \(Self.age(now - $0.since)))" }
-            out += pad(name, 18) + pad("\(floorOf[name] ?? 0)", 7) + (who.isEmpty ? "-" : who.joined(separator: ", ")) + "\n"
+            out += pad(ControlCharacters.replaced(in: name), 18) + pad("\(floorOf[name] ?? 0)", 7) + (who.isEmpty ? "-" : who.joined(separator: ", ")) + "\n"
         }
         let gone = away.map(label).sorted()
         out += "\nAWAY: " + (gone.isEmpty ? "-" : gone.joined(separator: ", ")) + "\n"
         return out
     }
 
-    private func label(_ d: PresenceDecision) -> String { d.name ?? d.id.rawValue }
+    /// Names come from any retained payload on the broker: no control character reaches the terminal.
+    private func label(_ d: PresenceDecision) -> String { ControlCharacters.replaced(in: d.name ?? d.id.rawValue) }
 
     private func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count) }
 

@@ -11,7 +11,9 @@ public enum TopicName {
             case "#": return "must not contain '#'"
             case "\0": return "must not contain NUL"
             default:
-                if c.value < 0x20 || c.value == 0x7F { return "must not contain control characters" }
+                if ControlCharacters.isControl(c) { return "must not contain control characters" }
+                // libmosquitto refuses a topic with one (MALFORMED_UTF8): every publish would fail.
+                if (0xFDD0...0xFDEF).contains(c.value) || c.value & 0xFFFE == 0xFFFE { return "must not contain Unicode noncharacters" }
             }
         }
         return nil
