@@ -265,12 +265,17 @@ public enum AggregatorCLI {
 
     static func watch(config: AggregatorConfig, logger: Logger) async -> ExitCode {
         let topics = config.mqtt.topics
-        // The board owns the terminal: only warnings and worse on stderr.
-        guard let client = listeningClient(config, command: "watch", logger: logger, quietest: .warning) else { return .config }
+        // The board owns the terminal: only warnings and worse on stderr, and a broker that cannot
+        // be reached at the start is an error, not a board redrawn over the reason every second.
+        guard let client = listeningClient(config, command: "watch", logger: logger, quietest: .error) else { return .config }
+        client.start()
+        do { try await client.waitUntilConnected(timeout: .seconds(10)) } catch {
+            await client.shutdown()
+            return fail("cannot reach the broker at \(config.mqtt.broker.redacted): \(error)", .failure)
+        }
         let lifecycle = ServiceLifecycle(logger: Logger(label: "aggregator", level: .warning))
         lifecycle.onShutdown("disconnect") { await client.shutdown() }
         return await lifecycle.run {
-            client.start()
             try? await client.subscribe(topics.allPresence)
             try? await client.subscribe(topics.allRooms)
             let board = Mutex(PresenceBoard())
