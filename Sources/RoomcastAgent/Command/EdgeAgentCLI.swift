@@ -225,12 +225,13 @@ public enum EdgeAgentCLI {
                                                         prepared.options)
         logger.info("effective config", metadata: ["config": ConfigLoader.describe(config)])
 
-        if let problem = config.http.tokenProblem() { return fail("bad config:\n\(ConfigError(problems: [problem]))", .config) }
+        // `scan` opens no listener: a token it would never use (its variable not passed by sudo) is no problem.
+        if !scan, let problem = config.http.tokenProblem() { return fail("bad config:\n\(ConfigError(problems: [problem]))", .config) }
         let source = RadioSources.make(spec, options: options, logger: logger)
         let sink: any AgentSink
         var mqtt: MQTTClient?
         let json = command[scanJSON]
-        let scanView = scan ? ScanView(json: json) : nil
+        let scanView = scan ? ScanView(json: json, topics: config.agentSettings.topics) : nil
         if let scanView {
             sink = scanView
         } else if command[dryRun] {
@@ -290,6 +291,7 @@ public enum EdgeAgentCLI {
         let logger = Logger(label: "edge-agent", level: level)
         let spec: RadioSourceSpec
         do { spec = try RadioSourceSpec.parse(command[StandardOptions.source] ?? "hci") } catch { return fail("\(error)", .usage) }
+        if spec.isReplay { return fail("advertise needs a radio (hci or h4), not a capture: '\(spec)' transmits nothing", .usage) }
         var options = RadioOptions()
         options.advertise = AdvertisingSettings(data: data, interval: interval / 1000)
         options.advertisingRequired = true

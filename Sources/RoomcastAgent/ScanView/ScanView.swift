@@ -7,16 +7,22 @@ import RoomcastCLI
 /// the ranging table refreshed in place, or JSONL with `--json`.
 public final class ScanView: AgentSink {
     private let json: Bool
+    private let topics: Topics
     private let lastFrame = Mutex<String>("")
 
-    public init(json: Bool) {
+    /// `topics`: the agent's, which tell its readings from its other messages.
+    public init(json: Bool, topics: Topics = Topics()) {
         self.json = json
+        self.topics = topics
     }
 
+    /// With `--json`, each reading as a line; telemetry, status and events are no readings
+    /// (whatever the node or the topic prefix is called).
     public func send(_ messages: [OutboundMessage], at ts: Double) {
         guard json else { return }
         var out = ""
-        for m in messages where m.topic.contains("/beacons/") {
+        for m in messages {
+            guard case .nodeBeacon = topics.parse(m.topic) else { continue }
             out += String(decoding: m.payload, as: UTF8.self) + "\n"
         }
         if !out.isEmpty { FileHandle.standardOutput.write(Data(out.utf8)) }
