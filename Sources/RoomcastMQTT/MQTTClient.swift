@@ -339,7 +339,7 @@ public final class MQTTClient: Sendable {
         }
         guard rc == Mosquitto.success else {
             throw Mosquitto.error(rc, call: "mosquitto_publish", errnoValue: err, endpoint: endpoint,
-                                  host: configuration.host, topic: message.topic)
+                                  host: configuration.host, topic: message.topic, payloadBytes: message.payload.count)
         }
         if let reason = state.withLock({ s in s.recordPublished(mid: mid, qos: message.qos, topic: message.topic, connection: connection) }) {
             didRefuse(topic: message.topic, reason: reason)

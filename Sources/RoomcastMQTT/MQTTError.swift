@@ -95,7 +95,7 @@ public enum MQTTError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidTopic(let t):
             return "invalid MQTT topic \"\(t)\": topic names must be non-empty UTF-8 without + or #; filters may use + for one level and # only at the end"
         case .payloadTooLarge(let t, let n):
-            return "payload of \(n) bytes on \(t) is too large for MQTT or the broker"
+            return "payload of \(n) bytes on \(t) is too large for MQTT or the broker's maximum packet size"
         case .outboundQueueFull(let limit):
             return "\(limit) QoS 1 messages are still waiting for the broker's acknowledgement; this one was not sent"
         case .subscriptionRejected(let f):

@@ -17,7 +17,9 @@ enum Mosquitto {
     }
 
     /// Maps a return code of `call` to an error; `errnoValue` must be captured right after the call.
-    static func error(_ rc: Int32, call: String, errnoValue: Int32, endpoint: String, host: String, topic: String? = nil) -> MQTTError {
+    /// `payloadBytes`: the size of a publish's payload (a subscribe has none).
+    static func error(_ rc: Int32, call: String, errnoValue: Int32, endpoint: String, host: String, topic: String? = nil,
+                      payloadBytes: Int? = nil) -> MQTTError {
         switch rc {
         case Int32(MOSQ_ERR_NO_CONN.rawValue):
             return .notConnected
@@ -30,7 +32,7 @@ enum Mosquitto {
         case Int32(MOSQ_ERR_EAI.rawValue):
             return .hostLookupFailed(host: host, detail: String(cString: gai_strerror(errnoValue)))
         case Int32(MOSQ_ERR_PAYLOAD_SIZE.rawValue), Int32(MOSQ_ERR_OVERSIZE_PACKET.rawValue):
-            return .payloadTooLarge(topic: topic ?? "?", bytes: -1)
+            if let topic, let payloadBytes { return .payloadTooLarge(topic: topic, bytes: payloadBytes) }
         case Int32(MOSQ_ERR_INVAL.rawValue), Int32(MOSQ_ERR_MALFORMED_UTF8.rawValue):
             if let topic { return .invalidTopic(topic) }
         case Int32(MOSQ_ERR_ERRNO.rawValue):

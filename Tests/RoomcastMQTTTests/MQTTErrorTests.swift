@@ -1,3 +1,4 @@
+import CMosquitto
 @testable import RoomcastMQTT
 import Foundation
 import RoomcastLogging
@@ -56,5 +57,19 @@ import Testing
         #expect(!MQTTError.connectionRefused(endpoint: Self.ep).isPermanent)
         #expect(!MQTTError.connectTimedOut(endpoint: Self.ep, seconds: 1).isPermanent)
         #expect(!MQTTError.connectionLost(endpoint: Self.ep, detail: "x").isPermanent)
+    }
+
+    /// A publish past the broker's maximum packet size says how large it was; a subscribe past
+    /// it has no payload to speak of, and says what libmosquitto says.
+    @Test func anOversizedPacketSaysItsSize() {
+        let oversize = Int32(MOSQ_ERR_OVERSIZE_PACKET.rawValue)
+        let publish = Mosquitto.error(oversize, call: "mosquitto_publish", errnoValue: 0, endpoint: Self.ep, host: "127.0.0.1",
+                                      topic: "homeassistant/device/x/config", payloadBytes: 70_000)
+        #expect(publish == .payloadTooLarge(topic: "homeassistant/device/x/config", bytes: 70_000))
+        #expect(publish.description.contains("70000 bytes") && publish.description.contains("maximum packet size"))
+        let subscribe = Mosquitto.error(oversize, call: "mosquitto_subscribe", errnoValue: 0, endpoint: Self.ep, host: "127.0.0.1",
+                                        topic: "a/#")
+        guard case .library(call: "mosquitto_subscribe", _, _) = subscribe else { Issue.record("\(subscribe)"); return }
+        #expect(!subscribe.description.contains("-1"))
     }
 }

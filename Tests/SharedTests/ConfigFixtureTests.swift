@@ -99,6 +99,25 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
                 == ["beacons[1]: expected a mapping, found '7'", "people[1]: expected a mapping, found 'Bob'"])
     }
 
+    /// Values the ranges allow but that misbehave without a word: a packet limit under what
+    /// Roomcast reads, an empty user name, a scan restarted every second, a refresh every tick.
+    @Test func valuesThatWouldMisbehaveAreRefused() throws {
+        func aggregator(_ yaml: String) -> [String] {
+            do { _ = try ConfigLoader.parse(AggregatorConfig.self, yaml: "rooms: [{name: kitchen}]\n" + yaml); return [] }
+            catch { return error.messages }
+        }
+        func agent(_ yaml: String) -> [String] {
+            do { _ = try ConfigLoader.parse(AgentConfig.self, yaml: "node: hall-pi\n" + yaml); return [] } catch { return error.messages }
+        }
+        #expect(aggregator("mqtt: {max_packet_bytes: 1024}\n").first?.hasPrefix("mqtt.max_packet_bytes: must be 0 (no limit) or at least 69632") == true)
+        #expect(aggregator("mqtt: {max_packet_bytes: 0}\n") == [] && aggregator("mqtt: {max_packet_bytes: 69632}\n") == [])
+        #expect(aggregator("mqtt: {username: \"\"}\n") == ["mqtt.username: must not be empty (leave it out for none)"])
+        #expect(aggregator("output: {refresh_interval_s: 0.01}\n").first?.hasPrefix("output.refresh_interval_s: must be 0 (never) or at least 1 s") == true)
+        #expect(aggregator("output: {refresh_interval_s: 0}\n") == [])
+        #expect(agent("scan: {restart_after_s: 0.1}\n").first?.hasPrefix("scan.restart_after_s: must be 0 (never) or at least 5 s") == true)
+        #expect(agent("scan: {restart_after_s: 0}\n") == [] && agent("scan: {restart_after_s: 5}\n") == [])
+    }
+
     /// A standby's lease outlasts the time an aggregator takes to notice a stalled broker, or a
     /// standby that merely cannot hear would take the lease: the shortest is refused, and says why.
     @Test func aLeaseShorterThanAStallTakesToNoticeIsRefused() throws {

@@ -27,6 +27,7 @@ import Testing
         #"{"top\u0069c":"t","ts":9}"#,
         #"{"topic":"t","ts":10,"ts":11}"#,
         #"{"topic":"t","ts":12,"retain":1}"#,
+        #"{"topic":"t","ts":12,"retain":"true"}"#,
         #"{"topic":"t","ts":13,"payload":42}"#,
         #"{"topic":"t","ts":14,"payload":true}"#,
         #"{"topic":"t","ts":"15"}"#,
@@ -84,5 +85,12 @@ import Testing
         // would sort its keys and write its numbers again.
         let line = #"{"payload":{"z":1.50,"a":2},"topic":"t","ts":1}"#
         #expect(try MessageLogLine.decode(line).payload == Array(#"{"z":1.50,"a":2}"#.utf8))
+    }
+
+    /// A retain flag written as a string is an error on its line, not "not retained".
+    @Test func aRetainFlagThatIsNoBooleanIsAnError() {
+        #expect(throws: WireFormatError.invalid("retain: not true or false")) {
+            try MessageLogLine.decode(#"{"payload":{"room":"kitchen"},"retain":"true","topic":"roomcast/aggregator/learn","ts":1}"#)
+        }
     }
 }

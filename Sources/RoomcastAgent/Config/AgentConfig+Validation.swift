@@ -16,6 +16,11 @@ extension AgentConfig {
             checks.add("scan.window_ms", "must not exceed scan.interval_ms (\(scan.intervalMs))")
         }
         checks.range(scan.restartAfterS, 0...86400, at: "scan.restart_after_s", unit: " s")
+        if scan.restartAfterS > 0 && scan.restartAfterS < 5 {
+            // Seconds without a report are common in a quiet room; every fourth restart resets the adapter.
+            checks.add("scan.restart_after_s", "must be 0 (never) or at least 5 s, found \(scan.restartAfterS): a quiet room "
+                       + "would restart the scan, and reset the adapter, every few seconds")
+        }
         if let window = scan.burstWindowMs { checks.range(window, 0...100, at: "scan.burst_window_ms", unit: " ms") }
 
         let f = ranging.filter

@@ -105,6 +105,10 @@ extension AggregatorConfig {
 
         checks.topicPrefix(discovery.prefix, at: "discovery.prefix")
         checks.range(output.refreshIntervalS, 0...86400, at: "output.refresh_interval_s", unit: " s")
+        if output.refreshIntervalS > 0 && output.refreshIntervalS < 1 {
+            checks.add("output.refresh_interval_s", "must be 0 (never) or at least 1 s, found \(output.refreshIntervalS): "
+                       + "every retained presence and room state would go out again at every tick")
+        }
 
         let floors = Set(rooms.map(\.floor))
         let problemsBeforePartition = checks.problems.count

@@ -30,6 +30,10 @@ public struct MQTTConfig: Codable, Sendable, Equatable {
     /// send it. Default `defaultMaxPacketBytes`.
     public var maxPacketBytes: Int
 
+    /// The smallest `maxPacketBytes` but 0: the biggest payload a Roomcast program accepts, with
+    /// room for its topic and headers.
+    public static let smallestMaxPacketBytes = WireFormat.maxPayloadBytes + 4096
+
     /// Above the biggest message a Roomcast program accepts (`WireFormat.maxPayloadBytes`, 64 KiB)
     /// with its topic and headers; retained presence and discovery configs are a few KiB.
     public static let defaultMaxPacketBytes = 128 * 1024
@@ -179,6 +183,11 @@ public struct MQTTConfig: Codable, Sendable, Equatable {
             checks.add(p("password_env"), "must be an environment variable name")
         }
         checks.range(maxPacketBytes, 0...268_435_460, at: p("max_packet_bytes"), unit: " bytes")
+        if maxPacketBytes > 0 && maxPacketBytes < Self.smallestMaxPacketBytes {
+            checks.add(p("max_packet_bytes"), "must be 0 (no limit) or at least \(Self.smallestMaxPacketBytes) bytes, found \(maxPacketBytes): "
+                       + "the broker would drop messages Roomcast reads (payloads up to \(WireFormat.maxPayloadBytes) bytes) without a word")
+        }
+        if let username, username.isEmpty { checks.add(p("username"), "must not be empty (leave it out for none)") }
         if let id = clientID, id.isEmpty || id.utf8.count > 65535 {
             checks.add(p("client_id"), "must be 1 to 65535 bytes")
         }

@@ -126,7 +126,14 @@ public struct MessageLogLine: Sendable, Equatable {
         }
         guard let ts = (obj["ts"] as? NSNumber)?.doubleValue, ts.isFinite else { throw .invalid("ts: missing or not a number") }
         guard let topic = obj["topic"] as? String else { throw .invalid("topic: missing") }
-        let retain = (obj["retain"] as? Bool) ?? false
+        // A retain flag that is no boolean (`"true"`) is an error, not "not retained": whether a
+        // message was retained decides what a replay does with it.
+        let retain: Bool
+        switch obj["retain"] {
+        case nil, is NSNull: retain = false
+        case let flag as Bool: retain = flag
+        default: throw .invalid("retain: not true or false")
+        }
         let payload: [UInt8]
         switch obj["payload"] {
         case let s as String: payload = Array(s.utf8)
