@@ -205,7 +205,14 @@ extension MQTTClient {
         let isError = level == 8
         guard isError || mapped >= logger.logLevel else { return }
         let line = String(cString: text)
-        if isError && (line.contains("SSL") || line.contains("TLS")) {
+        if isError && (line.hasPrefix("Error: Unable to load client") || line.contains("certificate/key are inconsistent")) {
+            // The client's own certificate and key, found unusable as the connect loads them: no
+            // broker will take them, so the attempt fails for good rather than as a handshake.
+            let problem = MQTTError.invalidConfiguration(["mqtt.tls: \(line) (the certificate and key must be PEM, belong together, and the key be unencrypted)"])
+            state.withLock { s in
+                if s.phase.attemptStart != nil && s.attemptError == nil { s.attemptError = problem }
+            }
+        } else if isError && (line.contains("SSL") || line.contains("TLS")) {
             // A failed handshake is reported only here; keep the first line for the connect error.
             let detail = line.replacingOccurrences(of: "OpenSSL Error[0]: ", with: "")
             state.withLock { s in

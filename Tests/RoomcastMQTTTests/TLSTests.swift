@@ -59,6 +59,35 @@ struct TLSTests {
         }
     }
 
+    /// A client key or certificate the program cannot use is a config error naming the file,
+    /// at start when reading it tells (not PEM, an encrypted key) and at the connect when only
+    /// loading it does (a key of another certificate): not a failed handshake, retried for good.
+    @Test func anUnusableClientKeyIsAConfigErrorNotAHandshake() async throws {
+        let tls = try await TLSMaterial.shared()
+        let dir = NSTemporaryDirectory() + "roomcast-keys-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let encrypted = "\(dir)/encrypted.key", notPEM = "\(dir)/not-pem.key"
+        _ = try await ChildProcess.run(TLSMaterial.openssl, ["pkey", "-in", tls.clientKey, "-aes256", "-passout", "pass:secret",
+                                                             "-out", encrypted], in: dir)
+        try "not a key\n".write(toFile: notPEM, atomically: true, encoding: .utf8)
+        for (key, says) in [(encrypted, "is encrypted"), (notPEM, "is not a PEM private key")] {
+            var cfg = MQTTClientConfiguration.testing(port: 1, id: "bad-key")
+            cfg.tls = .init(caFile: tls.caCertificate, certificateFile: tls.clientCertificate, keyFile: key)
+            #expect { _ = try MQTTClient(configuration: cfg, logger: .silent) } throws: { error in
+                guard case MQTTError.invalidConfiguration(let problems) = error else { return false }
+                return problems.contains { $0.contains("keyFile") && $0.contains(key) && $0.contains(says) }
+            }
+        }
+        try await withRig(.init(tls: tls, requireClientCertificate: true)) { rig in
+            let mismatched = try rig.client(rig.configuration("mismatched", tls: .init(
+                caFile: tls.caCertificate, certificateFile: tls.clientCertificate, keyFile: tls.serverKey)))
+            let error = await #expect(throws: MQTTError.self) { try await mismatched.waitUntilConnected(timeout: .seconds(10)) }
+            guard case .invalidConfiguration(let problems) = error else { Issue.record("\(String(describing: error))"); return }
+            #expect(problems.first?.contains("mqtt.tls") == true, "\(problems)")
+        }
+    }
+
     @Test func hostNameMismatchIsRefusedUnlessInsecure() async throws {
         let tls = try await TLSMaterial.shared()
         try await withRig(.init(tls: tls, misnamedServerCertificate: true)) { rig in
