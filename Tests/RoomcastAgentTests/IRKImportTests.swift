@@ -2,6 +2,7 @@ import Foundation
 import RoomcastAdvertising
 import Shared
 import Testing
+import TestSupport
 @testable import RoomcastAgent
 import RoomcastConfig
 import RoomcastYAML
@@ -233,5 +234,39 @@ import RoomcastYAML
             try IRKImport.merge([IRKImport.Entry(name: "a", key: Self.sampleKey, source: "t")],
                                 into: "node: n\nirks: [{name: b, key: \"00112233445566778899aabbccddeeff\"}]\n")
         }
+    }
+
+    /// A config saved with Windows line ends gets the keys, its line ends kept; a JSON config
+    /// (which loads) is refused with the entries as JSON, not "does not load".
+    @Test func windowsLineEndsAreMergedAndAJSONConfigIsRefusedClearly() throws {
+        let entries = [IRKImport.Entry(name: "alice-s-iphone", key: Self.sampleKey, source: "test")]
+        for yaml in ["node: hall-pi\r\nirks:\r\n", "node: hall-pi\r\nirks: []\r\nlog:\r\n  level: info\r\n",
+                     "node: hall-pi\r\nirks:\r\n  - name: w\r\n    key: \"00112233445566778899aabbccddeeff\"\r\n"] {
+            let merged = try IRKImport.merge(entries, into: yaml)
+            #expect(try ConfigLoader.parse(AgentConfig.self, yaml: merged).irks.map(\.name).contains("alice-s-iphone"), "\(merged.debugDescription)")
+            #expect(!merged.replacingOccurrences(of: "\r\n", with: "").contains("\n"), "one kind of line end: \(merged.debugDescription)")
+        }
+        #expect { try IRKImport.merge(entries, into: "{\"node\": \"hall-pi\"}\n") } throws: { error in
+            let text = (error as? IRKImport.MergeError)?.description ?? ""
+            return text.contains("the config is JSON") && text.contains("\"key\" : \"\(Self.sampleKey)\"")
+        }
+    }
+
+    /// A key that is not 32 hex digits is a damaged store, said as such; with no key at all to
+    /// add, `--write` says so rather than that the config already has every key.
+    @Test func aDamagedKeyAndNothingToImportAreSaidAsTheyAre() async throws {
+        let damaged = Self.iPhoneInfo.replacingOccurrences(of: "Key=9B7D390AA610103405ADC857A33402EC", with: "Key=ABC")
+        let root = try Self.store(["4C:57:CA:11:22:33": damaged, "4C:57:CA:11:22:44": Self.keyboardInfo])
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let contents = try BlueZPairingStore.read(directory: root)
+        #expect(contents.devices.isEmpty && contents.badKey == ["4C:57:CA:11:22:33"] && contents.withoutKey == ["4C:57:CA:11:22:44"])
+        let path = root + "/agent.yaml"
+        try "node: hall-pi\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let run = try await BuiltExecutable.run("edge-agent", ["irks", "import", "--bluetooth-dir", root, "-c", path, "--write"])
+        #expect(run.status == 0)
+        #expect(run.stderr.contains("not 32 hex digits") && run.stderr.contains("no paired device gave an identity resolving key"),
+                "\(run.stderr)")
+        #expect(!run.stderr.contains("already has every"), "\(run.stderr)")
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "node: hall-pi\n")
     }
 }

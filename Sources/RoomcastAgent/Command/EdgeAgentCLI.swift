@@ -102,6 +102,13 @@ public enum EdgeAgentCLI {
         if !contents.withoutKey.isEmpty {
             FileHandle.standardError.write(Data("edge-agent: skipped \(contents.withoutKey.count) paired device(s) without an identity resolving key: \(contents.withoutKey.joined(separator: ", "))\n".utf8))
         }
+        if !contents.badKey.isEmpty {
+            FileHandle.standardError.write(Data("edge-agent: skipped \(contents.badKey.count) paired device(s) whose identity resolving key is not 32 hex digits (a damaged pairing store; pair them again): \(contents.badKey.joined(separator: ", "))\n".utf8))
+        }
+        if contents.devices.isEmpty {
+            FileHandle.standardError.write(Data("edge-agent: no paired device gave an identity resolving key; pair the phone first (docs/beacons.md)\n".utf8))
+            if command[write] { return .success }
+        }
         guard command[write] else {
             output(IRKImport.yaml(IRKImport.entries(contents.devices)))
             return .success

@@ -30,6 +30,8 @@ public enum BlueZPairingStore {
         /// Paired devices without an `[IdentityResolvingKey]` (classic-only pairings, or a phone that
         /// did not distribute one).
         public var withoutKey: [String]
+        /// Paired devices whose `[IdentityResolvingKey]` holds no 32 hex digits: a damaged store.
+        public var badKey: [String] = []
     }
 
     /// Why the store could not be read; says what to do.
@@ -49,8 +51,12 @@ public enum BlueZPairingStore {
             for device in try list("\(directory)/\(adapter)").filter(isAddress).sorted() {
                 guard let text = try info("\(directory)/\(adapter)/\(device)/info") else { continue }
                 let file = KeyFile(text)
-                guard let hex = file["IdentityResolvingKey", "Key"], let key = parseKey(hex) else {
+                guard let hex = file["IdentityResolvingKey", "Key"] else {
                     contents.withoutKey.append(device)
+                    continue
+                }
+                guard let key = parseKey(hex) else {
+                    contents.badKey.append(device)
                     continue
                 }
                 contents.devices.append(Device(adapter: adapter, address: device, name: file["General", "Name"], key: key))

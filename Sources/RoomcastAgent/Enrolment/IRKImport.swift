@@ -70,6 +70,13 @@ public enum IRKImport {
         entries.isEmpty ? "irks: []\n" : "irks:\n" + items(entries, indent: 2)
     }
 
+    /// `entries` as the JSON of an `irks` list.
+    static func json(_ entries: [Entry]) -> String {
+        let items = entries.map { ["name": $0.name, "key": $0.key] }
+        guard let data = try? JSONSerialization.data(withJSONObject: items, options: [.prettyPrinted, .sortedKeys]) else { return "" }
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+
     /// Why a merge was refused.
     public struct MergeError: Error, Sendable, Equatable, CustomStringConvertible {
         public var description: String
@@ -79,7 +86,16 @@ public enum IRKImport {
     /// was. Refuses a file that does not load (it would be clobbered) and an `irks:` written in a
     /// form other than a block list or `[]`; the result is loaded again before it is returned.
     public static func merge(_ entries: [Entry], into text: String) throws(MergeError) -> String {
-        var lines = text.components(separatedBy: "\n")
+        // A JSON config loads, but this merge edits YAML lines: refused before anything is read as YAML.
+        if text.drop(while: { $0.isWhitespace || $0 == "\u{FEFF}" }).first == "{" {
+            throw MergeError(description: "the config is JSON; --write adds to a YAML config only. Add these to its \"irks\" list by hand:\n"
+                             + json(entries))
+        }
+        // A file saved with Windows line ends keeps them; its lines are read without the `\r`.
+        // (Split as scalars: in a String, "\r\n" is one Character, which "\n" never matches.)
+        let lineEnd = text.unicodeScalars.contains("\r") ? "\r\n" : "\n"
+        var lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { String(String.UnicodeScalarView($0.last == "\r" ? $0.dropLast() : $0)) }
         if lines.last == "" { lines.removeLast() }
         let items = Self.items(entries, indent: 2)
         if let i = lines.firstIndex(where: { $0.hasPrefix("irks:") }) {
@@ -109,7 +125,7 @@ public enum IRKImport {
         } else {
             lines += ["", "irks:"] + items.split(separator: "\n").map(String.init)
         }
-        let merged = lines.joined(separator: "\n") + "\n"
+        let merged = lines.joined(separator: lineEnd) + lineEnd
         let config: AgentConfig
         do { config = try ConfigLoader.parse(AgentConfig.self, yaml: merged) } catch {
             throw MergeError(description: "merging would leave a config that does not load (\(error)); the file is unchanged")
