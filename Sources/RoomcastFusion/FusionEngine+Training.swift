@@ -12,12 +12,21 @@ extension FusionEngine {
         guard roomIndex[room] != nil else {
             throw .unknownRoom(room, suggestion: Suggestion.closest(to: room, in: roomNames), rooms: roomNames)
         }
-        guard seconds.isFinite, RoomTraining.secondsRange.contains(seconds) else { throw .secondsOutOfRange(seconds) }
-        if let n = nodeOfBeacon[beacon] { throw .nodeBeacon(beacon, node: nodes[n].name) }
-        if !known.isEmpty && known[beacon] == nil { throw .untrackedBeacon(beacon) }
+        if let problem = labelProblem(beacon: beacon, seconds: seconds, now: now) { throw problem }
         training.labels.removeAll { $0.beacon == beacon }
         guard training.labels.count < RoomTraining.maximumLabels else { throw .tooManyLabels(RoomTraining.maximumLabels) }
         training.labels.append(.init(room: room, beacon: beacon, started: now, ends: now + seconds))
+    }
+
+    /// What refuses a label whatever room it is for: a time or length out of range, a node's own
+    /// beacon, one the site does not track. A partition asks before a label for another
+    /// partition's room replaces one of its own: one that no partition starts replaces none.
+    public func labelProblem(beacon: BeaconID, seconds: Double, now: Double) -> LabelError? {
+        guard now.isFinite else { return .badTime }
+        guard seconds.isFinite, RoomTraining.secondsRange.contains(seconds) else { return .secondsOutOfRange(seconds) }
+        if let n = nodeOfBeacon[beacon] { return .nodeBeacon(beacon, node: nodes[n].name) }
+        if !known.isEmpty && known[beacon] == nil { return .untrackedBeacon(beacon) }
+        return nil
     }
 
     /// Stops the label running for `beacon`, if any, without learning from it.

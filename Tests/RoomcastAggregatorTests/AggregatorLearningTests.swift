@@ -167,6 +167,11 @@ import Testing
         try command(LearnCommand(.label(room: "bedroom", beacon: dog, seconds: 30), request: "b"), at: 101)
         #expect(labels() == ["dog bedroom", "tag kitchen"])
 
+        // One the other partition refuses (1000 s) replaces nothing: the kitchen's label runs on.
+        let refused = LearnCommand(.label(room: "bedroom", beacon: Self.tag, seconds: 1000), request: "r")
+        for i in cores.indices { _ = try cores[i].handle(topic: topics.aggregatorLearn, payload: refused.encoded(), now: 101.5) }
+        #expect(cores[0].activeLabels.map(\.room) == ["kitchen"])
+
         // A newer label for the tag in the other partition's room replaces the one running.
         var replaced: [LearnResult] = []
         var out: [OutboundMessage] = []

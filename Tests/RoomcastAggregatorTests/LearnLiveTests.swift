@@ -132,6 +132,25 @@ import TestSupport
 
     /// Ctrl-C during `aggregator learn` cancels the label on the aggregator and is a clean stop
     /// (exit 0), not "no answer from the aggregator".
+    /// A learn state `--show` cannot read (a newer aggregator's) is said, exit 65, not taken
+    /// for "nothing learned".
+    @Test func aLearnStateThatCannotBeReadIsSaidNotTakenForNone() async throws {
+        let broker = try await MosquittoBroker.start()
+        let dir = try LiveRig.workDirectory()
+        let (config, _) = try Self.writeConfig(port: broker.port, in: dir)
+        let publisher = try LiveRig.client(port: broker.port, id: "newer")
+        publisher.start()
+        try await publisher.waitUntilConnected(timeout: .seconds(10))
+        try publisher.publish(MQTTMessage(topic: Topics().aggregatorLearnState, payload: Array(#"{"v":2,"ts":1}"#.utf8),
+                                          qos: .atLeastOnce, retain: true))
+        #expect(await publisher.flush(timeout: .seconds(10)))
+        let shown = try await Self.cli(["--show"], config: config, in: dir, name: "show-newer")
+        await publisher.shutdown()
+        await broker.cleanup()
+        #expect(shown.code == 65, "\(shown.stdout)\(shown.stderr)")
+        #expect(shown.stderr.contains("cannot be read") && !shown.stdout.contains("Nothing learned"), "\(shown.stderr)")
+    }
+
     @Test func aLabelStoppedWithCtrlCIsCancelledAndEndsCleanly() async throws {
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()

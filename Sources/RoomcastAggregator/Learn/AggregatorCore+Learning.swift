@@ -42,10 +42,12 @@ extension AggregatorCore {
         }
         let request = command.request
         switch command.action {
-        case let .label(room, beacon, _) where otherPartitionsRooms.contains(room):
+        case let .label(room, beacon, seconds) where otherPartitionsRooms.contains(room):
             // Another partition's label for the beacon: one running here for it is replaced, as
-            // a newer label in a room of ours would replace it.
-            guard let replaced = activeLabels.first(where: { $0.beacon == beacon }) else { return [] }
+            // a newer label in a room of ours would replace it, once it is one that partition can
+            // start (it answers a refusal itself).
+            guard let replaced = activeLabels.first(where: { $0.beacon == beacon }),
+                  train({ $0.labelProblem(beacon: beacon, seconds: seconds, now: now) }) == .some(nil) else { return [] }
             train { $0.cancelLabel(beacon: beacon) }
             let original = learning.requests.removeValue(forKey: beacon) ?? nil
             return [try LearnResult(ts: now, status: .replaced, request: original, room: replaced.room, beacon: beacon,

@@ -163,10 +163,12 @@ extension AggregatorCLI {
         }
         // A retained message comes with the subscription's acknowledgement or not at all; a
         // second is plenty on any broker.
-        let state = await withTaskGroup(of: LearnState?.self) { group in
+        // A state that does not decode (a newer aggregator's) is said, not taken for none.
+        let read = await withTaskGroup(of: Result<LearnState, WireFormatError>?.self) { group in
             group.addTask {
-                for await m in client.messages where m.topic == topics.aggregatorLearnState {
-                    if let state = try? WireFormat.decode(LearnState.self, from: m.payload) { return state }
+                for await m in client.messages where m.topic == topics.aggregatorLearnState && !m.payload.isEmpty {
+                    do throws(WireFormatError) { return .success(try WireFormat.decode(LearnState.self, from: m.payload)) }
+                    catch { return .failure(error) }
                 }
                 return nil
             }
@@ -176,6 +178,13 @@ extension AggregatorCLI {
             return first
         }
         await client.shutdown()
+        let state: LearnState?
+        switch read {
+        case .success(let s)?: state = s
+        case .failure(let error)?:
+            return fail("the learn state on \(topics.aggregatorLearnState) cannot be read: \(error) (from a newer aggregator?)", .dataError)
+        case nil: state = nil
+        }
         guard let state else {
             print("Nothing learned: the broker holds no learn state on \(topics.aggregatorLearnState) (teach a room with aggregator learn --room ROOM --beacon ID).")
             return .success
