@@ -21,6 +21,21 @@ import TestSupport
         return path
     }
 
+    /// A line stamped before its Pi's clock was set (1970) starts the replay's clock decades
+    /// early: the gap is named, with the lines on either side, so the user sees why every
+    /// listed beacon went away at the start.
+    @Test func aGapOfMoreThanADayBetweenLinesIsNamed() throws {
+        let good = try Self.lines(3)  // at ts 100, 101, 102
+        let later = try MessageLogLine(ts: 200_102, topic: Topics().nodeStatus("kitchen-pi"), payload: Array("online".utf8)).encoded()
+        var report = ReplayRunner.Report()
+        let read = ReplayRunner.mergedInputs(logs: [(name: "hall.jsonl", text: (good + [later]).joined(separator: "\n"))], report: &report)
+        #expect(read.count == 4)
+        #expect(report.longGaps == ["hall.jsonl:3 (ts 102.0) is 200000 s before the next line, hall.jsonl:4"], "\(report.longGaps)")
+        var clean = ReplayRunner.Report()
+        _ = ReplayRunner.mergedInputs(logs: [(name: "hall.jsonl", text: good.joined(separator: "\n"))], report: &clean)
+        #expect(clean.longGaps.isEmpty)
+    }
+
     /// Windows line ends and a byte-order mark, as a Windows editor saves a file.
     @Test func windowsLineEndsReadAsTheSameLines() throws {
         let good = try Self.lines(5)

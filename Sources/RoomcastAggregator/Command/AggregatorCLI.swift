@@ -146,6 +146,10 @@ public enum AggregatorCLI {
             do { try LearnedRoomsStore(path: file).save(core.learnedRooms) } catch { return fail("\(error)", .failure) }
         }
         for bad in report.badLines.prefix(10) { logger.warning("skipped a bad input line", metadata: ["line": bad]) }
+        for gap in report.longGaps {
+            logger.warning("more than a day between two input lines: a line stamped before its Pi's clock was set starts the replay early",
+                           metadata: ["gap": gap])
+        }
         if report.retainedLearnRefused > 0 {
             logger.warning("ignored retained learn commands, as the aggregator does live; learn commands are published without the retain flag",
                            metadata: ["count": "\(report.retainedLearnRefused)"])

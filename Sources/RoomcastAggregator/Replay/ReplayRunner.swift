@@ -17,6 +17,10 @@ public enum ReplayRunner {
         /// Retained learn commands refused, as live (they would run again at every start).
         public var retainedLearnRefused = 0
         public var published = 0
+        /// Gaps between two lines longer than a day, each named by the lines around it (the
+        /// first few): a line stamped before a Pi's clock was set starts the replay's clock
+        /// decades early, and every listed beacon is published away at its start.
+        public var longGaps: [String] = []
 
         public init() {}
 
@@ -43,11 +47,14 @@ public enum ReplayRunner {
         merged(logs: logs.map { (name: $0.name, bytes: Array($0.text.utf8)) }, report: &report)
     }
 
+    /// A gap between two input lines longer than this is reported (`Report.longGaps`).
+    static var longestGap: Double { 86_400 }
+
     /// Lines end at LF; a CR before it (a file saved with Windows line ends) is part of the end.
     private static func merged(logs: [(name: String, bytes: [UInt8])], report: inout Report) -> [MessageLogLine] {
-        var all: [(MessageLogLine, Int)] = []
+        var all: [(line: MessageLogLine, order: Int, log: Int, lineNo: Int)] = []
         var order = 0
-        for (path, bytes) in logs {
+        for (logIndex, (path, bytes)) in logs.enumerated() {
             var lineNo = 0
             // A byte-order mark (a file saved by a Windows editor) is not part of the first line.
             let text = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? bytes.dropFirst(3) : bytes[...]
@@ -61,15 +68,20 @@ public enum ReplayRunner {
                     continue
                 }
                 do {
-                    all.append((try MessageLogLine.decode(text), order))
+                    all.append((try MessageLogLine.decode(text), order, logIndex, lineNo))
                     order += 1
                 } catch {
                     report.skipped("\(path):\(lineNo): \(error)")
                 }
             }
         }
-        all.sort { $0.0.ts != $1.0.ts ? $0.0.ts < $1.0.ts : $0.1 < $1.1 }
-        return all.map(\.0)
+        all.sort { $0.line.ts != $1.line.ts ? $0.line.ts < $1.line.ts : $0.order < $1.order }
+        for (a, b) in zip(all, all.dropFirst()) where b.line.ts - a.line.ts > Self.longestGap {
+            if report.longGaps.count >= 10 { break }
+            report.longGaps.append("\(logs[a.log].name):\(a.lineNo) (ts \(a.line.ts)) is \(Int(b.line.ts - a.line.ts)) s before "
+                                   + "the next line, \(logs[b.log].name):\(b.lineNo)")
+        }
+        return all.map(\.line)
     }
 
     /// Runs `core` over `inputs`, handing each output line to `emit`. Each line is taken as the
