@@ -109,4 +109,12 @@ import Testing
             #expect(HCISocket.deviceNumber(other) == nil, "\(other)")
         }
     }
+
+    /// No adapter up: the one the kernel has is named as down, whatever its number (hci1 after
+    /// hci0 went, a USB adapter plugged in again), not reported as no adapter at all.
+    @Test func theAdapterThatIsDownIsNamedWhateverItsNumber() {
+        #expect(HCISocket.noAdapterUp(present: ["hci1"]) == .adapterDown(device: "hci1"))
+        #expect(HCISocket.noAdapterUp(present: ["hci3", "hci2", "rfkill0"]) == .adapterDown(device: "hci2"))
+        #expect(HCISocket.noAdapterUp(present: []) == .adapterNotFound(device: "hci", detail: "no Bluetooth adapter is present"))
+    }
 }

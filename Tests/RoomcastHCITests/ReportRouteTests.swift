@@ -42,4 +42,20 @@ import Testing
             #expect(complete == [Self.sentinel] + (expected ?? []), "\(Hex.encode(event))")
         }
     }
+
+    /// An extended advertisement dropped unfinished (its end lost) is counted where the node's
+    /// metrics read it, not only inside the assembler.
+    @Test func aChainThatLostItsEndIsCountedInTheRadioCounters() throws {
+        let (_, producer) = BoundedStream<AdvertisingReport>.make(capacity: 16, mode: .dropOldest)
+        let counters = RadioCounters()
+        let route = ReportRoute(sink: producer, counters: counters, activity: HCIController.ActivityBox(), framesDropped: { 0 })
+        func reports(_ packet: [UInt8], at t: Double) throws -> [AdvertisingReport] {
+            try HCIPacket.decode(h4: packet).eventReports.map { var r = $0; r.timestamp = t; return r }
+        }
+        var complete: [AdvertisingReport] = []
+        route.collect(try reports(ExtendedReportAssemblerTests.fragment([1, 2], status: 1, rssi: -60), at: 0), into: &complete)
+        route.collect(try reports(ExtendedReportAssemblerTests.fragment([3], status: 0, rssi: -60), at: 60), into: &complete)
+        #expect(complete.map(\.data) == [[3]])
+        #expect(counters.snapshot.fragmentsDiscarded == 1)
+    }
 }

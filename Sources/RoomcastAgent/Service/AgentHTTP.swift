@@ -50,6 +50,9 @@ public final class AgentHTTP: Sendable {
                       labels: node)
             p.counter("roomcast_agent_adapter_reopens_total", help: "Reopens after the adapter vanished.", Double(radio.reopens),
                       labels: node)
+            p.counter("roomcast_agent_fragments_discarded_total",
+                      help: "Extended advertisements dropped unfinished (a chain of fragments that lost its end or found no room).",
+                      Double(radio.fragmentsDiscarded), labels: node)
             if let mqttConnected {
                 p.gauge("roomcast_agent_mqtt_connected", help: "1 while connected to the broker.", mqttConnected ? 1 : 0, labels: node)
                 p.counter("roomcast_agent_mqtt_reconnects_total", help: "Broker connections re-established.", Double(mqttReconnects),

@@ -16,6 +16,9 @@ public final class RadioCounters: Sendable {
         public var scanRestarts: UInt64
         /// Transport reopen attempts after the adapter vanished.
         public var reopens: UInt64
+        /// Extended advertisements dropped unfinished: a chain of fragments that lost its end,
+        /// grew too long, or found no room (`ExtendedReportAssembler.discarded`).
+        public var fragmentsDiscarded: UInt64
     }
 
     let reports = Atomic<UInt64>(0)
@@ -24,6 +27,7 @@ public final class RadioCounters: Sendable {
     let resets = Atomic<UInt64>(0)
     let scanRestarts = Atomic<UInt64>(0)
     let reopens = Atomic<UInt64>(0)
+    let fragmentsDiscarded = Atomic<UInt64>(0)
 
     public init() {}
 
@@ -31,6 +35,7 @@ public final class RadioCounters: Sendable {
     public var snapshot: Snapshot {
         Snapshot(reports: reports.load(ordering: .relaxed), dropped: dropped.load(ordering: .relaxed),
                  hciErrors: hciErrors.load(ordering: .relaxed), resets: resets.load(ordering: .relaxed),
-                 scanRestarts: scanRestarts.load(ordering: .relaxed), reopens: reopens.load(ordering: .relaxed))
+                 scanRestarts: scanRestarts.load(ordering: .relaxed), reopens: reopens.load(ordering: .relaxed),
+                 fragmentsDiscarded: fragmentsDiscarded.load(ordering: .relaxed))
     }
 }

@@ -25,11 +25,14 @@ final class ReportRoute: Sendable {
 
     /// Adds an event's reports to `complete` (fragments joined); hands them over when `complete` is full.
     func collect(_ reports: [AdvertisingReport], into complete: inout [AdvertisingReport]) {
-        assembler.withLock { a in
+        let discarded = assembler.withLock { a -> UInt64 in
+            let before = a.discarded
             for report in reports {
                 if let done = a.add(report) { complete.append(done) }
             }
+            return a.discarded - before
         }
+        if discarded > 0 { counters.fragmentsDiscarded.add(discarded, ordering: .relaxed) }
         if complete.count >= HCIController.maxBatch { handOver(&complete) }
     }
 

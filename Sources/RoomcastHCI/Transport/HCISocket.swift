@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -77,10 +78,18 @@ enum HCISocket {
         }
         let id = hci_get_route(nil)
         if id >= 0 { return id }
-        // No adapter is up: tell "down" apart from "absent".
-        var info = hci_dev_info()
-        if hci_devinfo(0, &info) == 0 { throw .adapterDown(device: "hci0") }
-        throw .adapterNotFound(device: "hci", detail: "no Bluetooth adapter is present")
+        // No adapter is up: tell "down" apart from "absent", whichever number the kernel gave it
+        // (hci1 once hci0 is gone, after a USB adapter was plugged in again).
+        let present = (try? FileManager.default.contentsOfDirectory(atPath: "/sys/class/bluetooth")) ?? []
+        throw noAdapterUp(present: present)
+    }
+
+    /// Why no adapter is up, given the names of those the kernel has (`/sys/class/bluetooth`):
+    /// the first of them is down, or there is none.
+    static func noAdapterUp(present: [String]) -> RadioError {
+        let numbers = present.compactMap(deviceNumber).sorted()
+        if let first = numbers.first { return .adapterDown(device: "hci\(first)") }
+        return .adapterNotFound(device: "hci", detail: "no Bluetooth adapter is present")
     }
 
     /// N of "hciN" (0 ... 65535: the kernel's device index), nil for any other name.
