@@ -21,6 +21,9 @@ private struct ArgumentParserState {
     var flags: [String: Int] = [:]
     var positionals: [String] = []
     let version: String?
+    /// The default subcommand was entered for an option that only it has (`edge-agent --config
+    /// a.yaml`), not named: a subcommand's name may still follow.
+    var enteredByOption = false
 
     init(root: CommandSpec) {
         chain = [root]
@@ -60,6 +63,16 @@ private struct ArgumentParserState {
                 if arg.hasPrefix("-"), arg.count > 1, !Self.looksNumeric(arg) {
                     try short(arg, arguments, &index)
                     continue
+                }
+                if enteredByOption, positionals.isEmpty {
+                    enteredByOption = false
+                    // `edge-agent --config a.yaml run`: the subcommand its option already entered.
+                    if arg == current.name { continue }
+                    let parent = chain[chain.count - 2]
+                    if parent.subcommand(arg) != nil {
+                        throw error("'\(arg)' comes after an option of '\(current.name)': write the subcommand first, "
+                                    + "\(parent.name) \(arg) [options]")
+                    }
                 }
                 if positionals.isEmpty, !current.subcommands.isEmpty {
                     if let sub = current.subcommand(arg) {
@@ -131,6 +144,7 @@ private struct ArgumentParserState {
             return false
         }
         chain.append(sub)
+        enteredByOption = true
         return true
     }
 

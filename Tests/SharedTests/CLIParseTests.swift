@@ -34,6 +34,17 @@ import Testing
         #expect(c.isGiven(StandardOptions.broker) && !c.isGiven(StandardOptions.node))
     }
 
+    /// `edge-agent --config a.yaml run`: an option before the subcommand it entered is that
+    /// subcommand's; before another subcommand it says to put the subcommand first, not
+    /// "unexpected argument".
+    @Test func anOptionBeforeTheSubcommandIsReadOrSaidClearly() throws {
+        let c = try run(["--config", "/etc/a.yaml", "run", "--dry-run"])
+        #expect(c.commandPath == ["edge-agent", "run"] && c[StandardOptions.config] == "/etc/a.yaml" && c[StandardOptions.dryRun])
+        #expect(try run(["-c", "a.yaml", "run"])[StandardOptions.config] == "a.yaml")
+        #expect(usageError(["--config", "a.yaml", "replay", "f.btsnoop"])?.message
+                == "'replay' comes after an option of 'run': write the subcommand first, edge-agent replay [options]")
+    }
+
     @Test func shortOptionsTakeTheirValueAttachedOrNext() throws {
         #expect(try run(["run", "-c", "a.yaml"])[StandardOptions.config] == "a.yaml")
         #expect(try run(["run", "-ca.yaml"])[StandardOptions.config] == "a.yaml")
