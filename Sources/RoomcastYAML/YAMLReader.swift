@@ -72,7 +72,7 @@ public struct YAMLReader: Sendable {
                 try builder.handle(event)
                 if done { break }
             }
-            return Document(root: builder.root, problems: builder.duplicates)
+            return Document(root: builder.root, problems: builder.problems)
         }
     }
 
@@ -92,7 +92,8 @@ private struct TreeBuilder {
         case sequence(anchor: String?, location: ConfigLocation, items: [ConfigNode])
     }
 
-    /// The key whose value comes next; a repeated key's value is read and dropped.
+    /// The key whose value comes next; the value of a repeated key, or of one that is itself a
+    /// problem (a merge key, a list as a key), is read and dropped.
     struct PendingKey {
         var key: String
         var location: ConfigLocation
@@ -109,8 +110,11 @@ private struct TreeBuilder {
     var stack: [Frame] = []
     var anchors: [String: Anchored] = [:]
     var root: ConfigNode?
-    /// Repeated keys, each reported once; the first value is the one kept.
-    var duplicates: [ConfigProblem] = []
+    /// Problems that leave the rest of the document readable, each reported once, beside what
+    /// decoding finds: repeated keys (the first value is kept), tags, unknown aliases and anchors
+    /// on nothing (the value reads as not given), merge keys and keys that are no text (the
+    /// entry is dropped). Limits and syntax errors end the read.
+    var problems: [ConfigProblem] = []
     var documents = 0
     var nodeCount = 0
     var expanded = 0
@@ -126,27 +130,27 @@ private struct TreeBuilder {
     /// tag would turn `password: !secret mqtt_pw` (Home Assistant's form) into the password
     /// `mqtt_pw`. A generated password that starts with `!` is read as a tag too, so under a
     /// secret's key the tag is not shown: it may be the secret.
-    static func checkTag(_ tag: String?, at location: ConfigLocation, path: String) throws(ConfigProblem) {
-        guard let tag, tag != "!", !coreTags.contains(tag) else { return }
+    static func tagProblem(_ tag: String?, at location: ConfigLocation, path: String) -> ConfigProblem? {
+        guard let tag, tag != "!", !coreTags.contains(tag) else { return nil }
         if ConfigPath.holdsSecret(path) {
-            throw ConfigProblem(path: path, message: "a value starting with '!' is read as a YAML tag, which is not supported: "
-                                + "quote the value, or name an environment variable with password_env or token_env (value not shown)",
-                                location: location)
+            return ConfigProblem(path: path, message: "a value starting with '!' is read as a YAML tag, which is not supported: "
+                                 + "quote the value, or name an environment variable with password_env or token_env (value not shown)",
+                                 location: location)
         }
         let shown = tag.count <= 40 ? tag : String(tag.prefix(37)) + "..."
-        throw ConfigProblem(path: path, message: "the YAML tag '\(shown)' is not supported: write the value itself (quoted if it "
-                            + "starts with '!'), or name an environment variable with password_env or token_env for a secret",
-                            location: location)
+        return ConfigProblem(path: path, message: "the YAML tag '\(shown)' is not supported: write the value itself (quoted if it "
+                             + "starts with '!'), or name an environment variable with password_env or token_env for a secret",
+                             location: location)
     }
 
     /// `&name` with no value after it: in a config, a value that starts with `&` (a password)
     /// read as an anchor, which would leave the key empty without a word.
-    static func checkAnchorOnNothing(_ anchor: String?, text: String, style: yaml_scalar_style_t, tag: String?,
-                                     at location: ConfigLocation, path: String) throws(ConfigProblem) {
-        guard let anchor, style == YAML_PLAIN_SCALAR_STYLE, tag == nil, text.isEmpty else { return }
+    static func anchorOnNothing(_ anchor: String?, text: String, style: yaml_scalar_style_t, tag: String?,
+                                at location: ConfigLocation, path: String) -> ConfigProblem? {
+        guard let anchor, style == YAML_PLAIN_SCALAR_STYLE, tag == nil, text.isEmpty else { return nil }
         let shown = ConfigPath.holdsSecret(path) ? "a value starting with '&'" : "'&\(anchor.prefix(40))'"
-        throw ConfigProblem(path: path, message: "\(shown) is read as a YAML anchor with no value after it: quote the value",
-                            location: location)
+        return ConfigProblem(path: path, message: "\(shown) is read as a YAML anchor with no value after it: quote the value",
+                             location: location)
     }
 
     mutating func handle(_ event: yaml_event_t) throws(ConfigProblem) {
@@ -162,10 +166,12 @@ private struct TreeBuilder {
             let s = event.data.scalar
             let text = s.value.map { String(decoding: UnsafeBufferPointer(start: $0, count: s.length), as: UTF8.self) } ?? ""
             let tag = s.tag.map { String(cString: $0) }
-            try Self.checkTag(tag, at: location, path: currentPath())
-            try Self.checkAnchorOnNothing(Self.anchor(s.anchor), text: text, style: s.style, tag: tag, at: location, path: currentPath())
             let node: ConfigNode
-            if s.style == YAML_PLAIN_SCALAR_STYLE && tag == nil {
+            if let problem = Self.tagProblem(tag, at: location, path: currentPath())
+                ?? Self.anchorOnNothing(Self.anchor(s.anchor), text: text, style: s.style, tag: tag, at: location, path: currentPath()) {
+                problems.append(problem)
+                node = ConfigNode(.null, at: location)
+            } else if s.style == YAML_PLAIN_SCALAR_STYLE && tag == nil {
                 node = ConfigNode(Self.isNull(text) ? .null : .scalar(text, .plain), at: location)
             } else if tag == "tag:yaml.org,2002:null" {
                 node = ConfigNode(.null, at: location)
@@ -178,12 +184,16 @@ private struct TreeBuilder {
             try count(1, at: location)
             try add(node, anchor: Self.anchor(s.anchor), size: 1, height: 1)
         case YAML_SEQUENCE_START_EVENT:
-            try Self.checkTag(event.data.sequence_start.tag.map { String(cString: $0) }, at: location, path: currentPath())
+            if let problem = Self.tagProblem(event.data.sequence_start.tag.map { String(cString: $0) }, at: location, path: currentPath()) {
+                problems.append(problem)
+            }
             try open(at: location)
             stack.append(.sequence(anchor: Self.anchor(event.data.sequence_start.anchor), location: location, items: []))
             metrics.append((1, 0))
         case YAML_MAPPING_START_EVENT:
-            try Self.checkTag(event.data.mapping_start.tag.map { String(cString: $0) }, at: location, path: currentPath())
+            if let problem = Self.tagProblem(event.data.mapping_start.tag.map { String(cString: $0) }, at: location, path: currentPath()) {
+                problems.append(problem)
+            }
             try open(at: location)
             stack.append(.mapping(anchor: Self.anchor(event.data.mapping_start.anchor), location: location,
                                   entries: [], pendingKey: nil, seen: [:]))
@@ -206,8 +216,11 @@ private struct TreeBuilder {
                 // A value that starts with `*` (a generated password) is read as an alias.
                 let path = currentPath()
                 let shown = ConfigPath.holdsSecret(path) ? "a value starting with '*'" : "'*\(name.prefix(40))'"
-                throw ConfigProblem(path: path, message: "\(shown) is read as a YAML alias of no anchor: quote the value",
-                                    location: location)
+                problems.append(ConfigProblem(path: path, message: "\(shown) is read as a YAML alias of no anchor: quote the value",
+                                              location: location))
+                try count(1, at: location)
+                try add(ConfigNode(.null, at: location), anchor: nil, size: 1, height: 1)
+                return
             }
             expanded += target.count
             if expanded > limits.maxAliasExpansion {
@@ -263,25 +276,31 @@ private struct TreeBuilder {
                 stack.append(.mapping(anchor: a, location: loc, entries: entries, pendingKey: nil, seen: seen))
             } else {
                 let key: String
+                var dropped = false
                 switch node.kind {
                 case .scalar(let text, _): key = text
                 case .null: key = ""
                 default:
-                    throw ConfigProblem(path: currentPath(), message: "mapping keys must be plain text, found \(node.kindDescription)", location: node.location)
+                    problems.append(ConfigProblem(path: currentPath(), message: "mapping keys must be plain text, found \(node.kindDescription)",
+                                                  location: node.location))
+                    key = ""
+                    dropped = true
                 }
                 if key == "<<" {
-                    throw ConfigProblem(path: currentPath(), message: "merge keys ('<<') are not supported; repeat the values or use an alias for the whole value", location: node.location)
+                    problems.append(ConfigProblem(path: currentPath(), message: "merge keys ('<<') are not supported; repeat the values or use an alias for the whole value",
+                                                  location: node.location))
+                    dropped = true
                 }
-                let first = seen[key]
+                let first = dropped ? nil : seen[key]
                 if let first {
                     let where_ = first.line.map { " (first at line \($0))" } ?? ""
-                    duplicates.append(ConfigProblem(path: ConfigPath.child(currentPath(), key), message: "duplicate key\(where_)",
-                                                    location: node.location))
-                } else {
+                    problems.append(ConfigProblem(path: ConfigPath.child(currentPath(), key), message: "duplicate key\(where_)",
+                                                  location: node.location))
+                } else if !dropped {
                     seen[key] = node.location
                 }
                 stack.append(.mapping(anchor: a, location: loc, entries: entries,
-                                      pendingKey: PendingKey(key: key, location: node.location, isDuplicate: first != nil), seen: seen))
+                                      pendingKey: PendingKey(key: key, location: node.location, isDuplicate: dropped || first != nil), seen: seen))
             }
         }
     }

@@ -169,6 +169,21 @@ import RoomcastYAML
         #expect(core.mqtt.password?.revealed == "1234" && core.mqtt.keepalive == 60)
     }
 
+    /// A tag, an alias of nothing or a merge key is one problem among the file's others: the
+    /// rest of the file is still read, so a typo beside it is reported in the same run.
+    @Test func aYAMLFormProblemIsReportedBesideTheOthers() throws {
+        let tagged = try #require(throws: ConfigError.self) {
+            try ConfigLoader.parse(AggregatorConfig.self, yaml: "mqtt: !include mqtt.yaml\nfusion: {away_timout_s: 5}\n")
+        }
+        #expect(tagged.messages.count == 2 && tagged.messages[0].hasPrefix("mqtt: the YAML tag '!include' is not supported")
+                && tagged.messages[1].hasPrefix("fusion.away_timout_s: unknown key"), "\(tagged.messages)")
+        let merged = try #require(throws: ConfigError.self) {
+            try ConfigLoader.parse(AggregatorConfig.self, yaml: "mqtt:\n  <<: *nothing\n  keepalive: soon\n")
+        }
+        #expect(merged.messages.map { String($0.prefix(while: { $0 != ":" })) } == ["mqtt", "mqtt.<<", "mqtt.keepalive"],
+                "\(merged.messages)")
+    }
+
     /// A generated password or token that starts with `!`, `*`, `&` or `!!` is read as YAML (a
     /// tag, an alias, an anchor): each is an error at the secret's path that never shows the
     /// value, and none leaves the key empty without a word.
