@@ -91,6 +91,21 @@ extension CompatibilityOutputsTests {
         #expect(t.render(now: 101).split(separator: "\n").allSatisfy { $0.count <= 80 })
     }
 
+    /// Names in wide characters and emoji take two columns each: rows are padded and shortened
+    /// in columns, so they fit the terminal and line up as Latin names do.
+    @Test func wideNamesFitTheTerminalInColumns() {
+        var t = ScanTable()
+        t.update(sampleReading(tag, distance: 1, name: "客厅温度计"))
+        t.update(sampleReading(BeaconID("mac:a4c138aabbcc")!, distance: 2, name: "Katze 🐈 im Wohnzimmer mit einem sehr langen Namen 客厅温度计客厅温度计"))
+        t.update(sampleReading(BeaconID("mac:a4c138aabbcd")!, distance: 3, name: "Keys"))
+        let lines = t.render(now: 101, width: 80).split(separator: "\n").map(String.init)
+        #expect(lines.allSatisfy { TerminalWidth.of($0) <= 80 }, "\(lines.map(TerminalWidth.of))")
+        // The columns after the name start at one place on every row.
+        let kindColumns = lines.dropFirst().map { line in TerminalWidth.of(String(line[..<line.range(of: " ibeacon")!.lowerBound])) }
+        #expect(Set(kindColumns).count == 1, "\(kindColumns)")
+        #expect(TerminalWidth.of("客厅") == 4 && TerminalWidth.of("🐈") == 2 && TerminalWidth.of("e\u{301}") == 1)
+    }
+
     /// Piped, the scan view has no terminal to ask: `COLUMNS`, else 80.
     @Test func theWidthWithoutATerminal() throws {
         var ends: [Int32] = [0, 0]

@@ -1,4 +1,5 @@
 import Foundation
+import RoomcastCLI
 import Shared
 
 /// The ranging table of `edge-agent scan`: the beacons in view, nearest first,
@@ -66,17 +67,19 @@ public struct ScanTable: Sendable {
         return out
     }
 
-    /// Shortens a long id in the middle, keeping its end (major-minor, instance) readable.
+    /// Shortens a long id in the middle, keeping its end (major-minor, instance) readable; in
+    /// terminal columns, so a name in wide characters fits as one in Latin letters does.
     static func abbreviate(_ label: String, to width: Int) -> String {
-        guard label.count > width, width > 3 else { return label }
+        guard TerminalWidth.of(label) > width, width > 3 else { return label }
         let tail = (width - 1) / 2
-        return String(label.prefix(width - 1 - tail)) + "…" + String(label.suffix(tail))
+        let head = TerminalWidth.prefix(label, fitting: width - 1 - tail)
+        return head + "…" + TerminalWidth.suffix(label, fitting: width - 1 - TerminalWidth.of(head))
     }
 
-
     private func pad(_ s: String, _ n: Int, right: Bool = false) -> String {
-        guard s.count < n else { return s }
-        let fill = String(repeating: " ", count: n - s.count)
+        let w = TerminalWidth.of(s)
+        guard w < n else { return s }
+        let fill = String(repeating: " ", count: n - w)
         return right ? fill + s : s + fill
     }
 }
