@@ -170,6 +170,58 @@ import RoomcastLogging
         #expect(server.counters.timeouts == 1)
     }
 
+    /// A health checker's `GET /healthz HTTP/1.0` names no host (HTTP/1.0 need not): answered,
+    /// on loopback too; HTTP/1.1 without one is still a bad request.
+    @Test func anHTTP10RequestWithoutHostIsAnswered() async throws {
+        let server = try Self.start(router: Self.router)
+        defer { server.shutdown() }
+        let old = try await onThread { try Self.exchange(server.port, Array("GET /hello HTTP/1.0\r\n\r\n".utf8)) }
+        #expect(old.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(old.prefix(60))")
+        let new = try await onThread { try Self.exchange(server.port, Array("GET /hello HTTP/1.1\r\n\r\n".utf8)) }
+        #expect(new.hasPrefix("HTTP/1.1 400 "), "\(new.prefix(60))")
+    }
+
+    /// A client that reads a little at a time (a tiny receive buffer, a read now and then) gets
+    /// the answer within the request timeout or not at all: it cannot hold its slot for as long
+    /// as it likes, each partial send a fresh wait.
+    @Test func aClientThatReadsSlowlyLosesTheConnectionAtTheTimeout() async throws {
+        var router = HTTPRouter(authorization: HTTPAuthorization(token: nil))
+        router.get("/big") { _ in .text(String(repeating: "x", count: 4 << 20)) }
+        let server = try Self.start(timeout: 1, router: router)
+        defer { server.shutdown() }
+        let reading = Task {
+            try await onThread { () throws -> Void in
+                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                defer { close(fd) }
+                var small: Int32 = 4096
+                setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+                var addr = sockaddr_in()
+                addr.sin_family = sa_family_t(AF_INET)
+                addr.sin_port = server.port.bigEndian
+                addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+                let ok = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+                try #require(ok == 0)
+                let request = Array("GET /big HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8)
+                _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                let start = Syscall.monotonicSeconds()
+                var buf = [UInt8](repeating: 0, count: 512)
+                // 512 bytes every 0.2 s, for 12 s at most (4 MiB would take hours), until the server
+                // has let the slot go.
+                while Syscall.monotonicSeconds() - start < 12, server.counters.open > 0 || server.counters.responses.isEmpty {
+                    if recv(fd, &buf, buf.count, 0) <= 0 { return }
+                    usleep(200_000)
+                }
+            }
+        }
+        // Its slot is freed within the timeout, the 2-s wait for the client's close and a margin,
+        // while it still reads (what the kernel holds for it drains at its pace).
+        try await eventually("the slot freed while the client reads", timeout: .seconds(8)) {
+            server.counters.open == 0 && (server.counters.responses[200] ?? 0) == 1
+        }
+        reading.cancel()
+        _ = try? await reading.value
+    }
+
     @Test func connectionsOverTheLimitAreRefusedWith503() async throws {
         let server = try Self.start(maxConnections: 1, timeout: 120, router: Self.router)
         defer { server.shutdown() }

@@ -11,7 +11,7 @@ public struct HTTPConfig: Codable, Sendable, Equatable {
 
     /// `host:port` to listen on (`127.0.0.1:8267`, `[::1]:8267`, `0.0.0.0:8267`); nil: no listener.
     public var listen: String?
-    /// Connections served at once; more wait in the kernel's backlog (default 16).
+    /// Connections served at once; one more is answered 503 at once (default 16).
     public var maxConnections: Int
     /// Largest request head and body accepted, in bytes (default 8192).
     public var maxRequestBytes: Int

@@ -11,9 +11,12 @@ public struct HTTPRequest: Sendable, Equatable {
     /// Header fields in the order sent, names lowercased.
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]
+    /// `HTTP/1.1` or `HTTP/1.0`, as sent.
+    public var version: String
 
     public init(method: String, target: String, path: String, query: [String: String] = [:],
-                headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+                headers: [(name: String, value: String)] = [], body: [UInt8] = [], version: String = "HTTP/1.1") {
+        self.version = version
         self.method = method
         self.target = target
         self.path = path

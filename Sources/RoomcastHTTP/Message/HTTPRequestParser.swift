@@ -46,8 +46,10 @@ public struct HTTPRequestParser: Sendable {
         if fields.count > limits.maxHeaderCount { throw HTTPParseError(.headerFieldsTooLarge, "more than \(limits.maxHeaderCount) header fields") }
         for line in fields { request.headers.append(try Self.parseField(line)) }
 
+        // Required of HTTP/1.1 only: a health checker's `GET /healthz HTTP/1.0` may leave it out.
         let hosts = request.headers.filter { $0.name == "host" }
-        if hosts.count != 1 { throw .bad(hosts.isEmpty ? "missing Host (RFC 9112 §3.2)" : "more than one Host") }
+        if hosts.count > 1 { throw .bad("more than one Host") }
+        if hosts.isEmpty && request.version == "HTTP/1.1" { throw .bad("missing Host (RFC 9112 §3.2)") }
         if request.headers.contains(where: { $0.name == "transfer-encoding" }) {
             throw HTTPParseError(.notImplemented, "Transfer-Encoding in requests is not supported; send Content-Length")
         }
@@ -132,7 +134,8 @@ public struct HTTPRequestParser: Sendable {
                 query[key] = value
             }
         }
-        return HTTPRequest(method: String(decoding: method, as: UTF8.self), target: targetText, path: path, query: query)
+        return HTTPRequest(method: String(decoding: method, as: UTF8.self), target: targetText, path: path, query: query,
+                           version: String(decoding: version, as: UTF8.self))
     }
 
     static func parseField(_ line: ArraySlice<UInt8>) throws(HTTPParseError) -> (name: String, value: String) {

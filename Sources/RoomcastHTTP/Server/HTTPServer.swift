@@ -94,7 +94,11 @@ public final class HTTPServer: Sendable {
                 throw error
             }
             let port = Self.boundPort(fd, ipv6: endpoint.isIPv6)
-            let wake = try Syscall.pipe()
+            let wake: (read: Int32, write: Int32)
+            do { wake = try Syscall.pipe() } catch {
+                close(fd)  // or the port stays held, with no one to accept on it
+                throw error
+            }
             state.withLock {
                 $0.listenFD = fd
                 $0.wake = wake
@@ -124,6 +128,8 @@ public final class HTTPServer: Sendable {
 
     private func acceptLoop() {
         let (listenFD, wakeRead) = state.withLock { ($0.listenFD, $0.wake.read) }
+        var acceptFailureLoggedAt = -Double.infinity
+        var acceptFailuresSuppressed = 0
         defer {
             state.withLock { s in
                 close(s.listenFD)
@@ -144,8 +150,16 @@ public final class HTTPServer: Sendable {
                 // A child process (none today) must not inherit a client's socket.
                 _ = fcntl(client, F_SETFD, FD_CLOEXEC)
             } catch {
-                // EMFILE and friends: the process is out of descriptors; back off rather than spin.
-                logger.warning("http accept failed", metadata: ["error": "\(error)"])
+                // EMFILE and friends: the process is out of descriptors; back off rather than spin,
+                // and say so at most once a minute (the pending connection wakes the poll at once).
+                let now = Syscall.monotonicSeconds()
+                if now - acceptFailureLoggedAt >= 60 {
+                    acceptFailureLoggedAt = now
+                    logger.warning("http accept failed", metadata: ["error": "\(error)", "suppressed": "\(acceptFailuresSuppressed)"])
+                    acceptFailuresSuppressed = 0
+                } else {
+                    acceptFailuresSuppressed += 1
+                }
                 var pause = timespec(tv_sec: 0, tv_nsec: 100_000_000)
                 nanosleep(&pause, nil)
                 continue
@@ -260,7 +274,10 @@ public final class HTTPServer: Sendable {
                 return
             }
             if case .complete(let request, _) = outcome {
-                guard !configuration.endpoint.isLoopback || Self.isLoopbackHost(request.header("host") ?? "") else {
+                // HTTP/1.0 may name no host (a health checker's probe); browsers always do.
+                let host = request.header("host")
+                guard !configuration.endpoint.isLoopback || (host == nil && request.version == "HTTP/1.0")
+                        || Self.isLoopbackHost(host ?? "") else {
                     respond(fd, .text("this server answers only to localhost\n", status: .misdirectedRequest), method: request.method)
                     return
                 }
@@ -284,8 +301,9 @@ public final class HTTPServer: Sendable {
         state.withLock { $0.counters.responses[response.status.code, default: 0] += 1 }
         switch response.body {
         case .bytes(let body):
+            // The whole answer within the request timeout, however slowly the client reads.
             let bytes = Self.head(response, bodyLength: body.count) + (method == "HEAD" ? [] : body)
-            try? Syscall.send(fd, bytes)
+            try? Syscall.send(fd, bytes, by: Syscall.monotonicSeconds() + configuration.requestTimeout)
         case .stream(let write):
             guard (try? Syscall.send(fd, Self.head(response, bodyLength: nil))) != nil, method != "HEAD" else { return }
             write(SocketWriter(fd: fd))

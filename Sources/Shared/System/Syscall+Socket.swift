@@ -25,6 +25,22 @@ extension Syscall {
         if !ok { throw SystemCallError(call: "send", errno: err) }
     }
 
+    /// Sends all of `bytes` by `deadline` (`monotonicSeconds`), or throws ETIMEDOUT: each send
+    /// may block only for the time left. A client that reads a little at a time would otherwise
+    /// make every partial send a fresh wait, and hold the connection for as long as it liked.
+    package static func send(_ fd: Int32, _ bytes: [UInt8], by deadline: Double) throws(SystemCallError) {
+        var sent = 0
+        while sent < bytes.count {
+            let left = deadline - monotonicSeconds()
+            guard left > 0 else { throw SystemCallError(call: "send", errno: ETIMEDOUT) }
+            try setTimeout(fd, option: SO_SNDTIMEO, seconds: max(0.001, left))
+            let r = bytes.withUnsafeBytes { p in Glibc.send(fd, p.baseAddress! + sent, p.count - sent, Int32(MSG_NOSIGNAL)) }
+            if r >= 0 { sent += r; continue }
+            if errno == EINTR { continue }
+            throw SystemCallError(call: "send", errno: errno == EAGAIN || errno == EWOULDBLOCK ? ETIMEDOUT : errno)
+        }
+    }
+
     /// Sets a `timeval` socket option (SO_RCVTIMEO, SO_SNDTIMEO) to `seconds`.
     package static func setTimeout(_ fd: Int32, option: Int32, seconds: Double) throws(SystemCallError) {
         var tv = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - seconds.rounded(.down)) * 1_000_000))
