@@ -556,6 +556,9 @@ extension FusionEngine: ResumablePresenceEstimator {
         // A room this engine does not have is another partition's decision (they share
         // the presence topics): not ours to resume, or a refresh would publish it as away.
         if let name = decision.room, roomIndex[name] == nil { return }
+        // A node's own beacon is never a presence, on a site that lists no beacons too (its
+        // decision is from before it was named a node's: `RetainedLeftovers` clears it).
+        if nodeOfBeacon[decision.id] != nil { return }
         guard let b = beacon(for: decision.id, node: -1, now: now), !beacons[b].decided else { return }
         let room = decision.room.flatMap { roomIndex[$0] } ?? -1
         var s = beacons[b]

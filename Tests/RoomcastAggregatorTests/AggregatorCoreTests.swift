@@ -614,6 +614,31 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(try !core.refresh(now: 101).contains { $0.topic == topics.presence(nodeBeacon) })
     }
 
+    /// On a site that lists no beacons, a node's advertisement was tracked and placed before the
+    /// user named it the node's own (`nodes[].beacon`): its retained presence is not resumed
+    /// (no device, no occupant, no leave 30 s later), and it is cleared with the leftovers.
+    @Test func aNodesOwnBeaconPlacedBeforeItWasNamedIsNotResumed() throws {
+        let nodeBeacon = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-900-1")!
+        var open = site
+        open.beacons = []
+        open.nodes = [.init(name: "kitchen-pi", room: "kitchen", beacon: nodeBeacon), .init(name: "office-pi", room: "office")]
+        let topics = Topics()
+        var core = AggregatorCore(engine: FusionEngine(site: open), site: open, topics: topics,
+                                  discovery: HomeAssistantDiscovery(topics: topics, site: open))
+        _ = try core.start(now: 100)
+        let placed = PresenceDecision(id: nodeBeacon, name: nil, room: "kitchen", floor: 0, distance: 1, confidence: 0.9,
+                                      node: "kitchen-pi", since: 50, lastSeen: 90, evidence: [], ts: 90)
+        var out = try core.handle(topic: topics.presence(nodeBeacon), payload: WireFormat.encode(placed), now: 100).messages
+        out += try core.advance(to: 140)
+        out += try core.refresh(now: 140)
+        #expect(!out.contains { $0.topic.contains("900_1") || $0.topic == topics.presence(nodeBeacon) }, "\(out.map(\.topic))")
+        #expect(!out.contains { $0.topic == topics.room("kitchen") && String(decoding: $0.payload, as: UTF8.self).contains("900-1") })
+        #expect(try !core.wantedDiscovery().contains { $0.topic.contains("900_1") })
+        var leftovers = RetainedLeftovers(site: open, topics: topics)
+        leftovers.observe(topic: topics.presence(nodeBeacon), payload: try WireFormat.encode(placed), retained: true)
+        #expect(leftovers.take().map(\.topic) == [topics.presence(nodeBeacon), topics.presenceRoom(nodeBeacon)])
+    }
+
     /// Time that jumps far ahead (a replay line with a stray timestamp, a clock set wrong) is
     /// ticked through for its first day and then once at its end: ticking every second of it stalled, and past
     /// 2^53 s a tick no longer moved the clock and never ended. After a jump the core goes on

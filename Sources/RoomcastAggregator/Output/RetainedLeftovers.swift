@@ -21,6 +21,8 @@ struct RetainedLeftovers: Sendable {
     private let people: Set<String>
     /// The beacons the site tracks; nil when it tracks every beacon heard.
     private let beacons: Set<BeaconID>?
+    /// The nodes' own beacons: never a presence, whatever the site lists.
+    private let nodeBeacons: Set<BeaconID>
     /// Topics to clear, as found so far.
     private(set) var found: Set<String> = []
 
@@ -34,6 +36,7 @@ struct RetainedLeftovers: Sendable {
         self.rooms = site.nodes.isEmpty ? nil : Set(site.rooms.map(\.name))
         self.people = Set(site.people.map(\.id))
         self.beacons = site.beacons.isEmpty ? nil : Set(site.beacons.map(\.id))
+        self.nodeBeacons = Set(site.nodes.compactMap(\.beacon))
     }
 
     /// The subscriptions that read the retained rooms and people back (presence is read to
@@ -68,6 +71,7 @@ struct RetainedLeftovers: Sendable {
             return ([topic], true)
         case .presence(let id):
             let stale = [topic, topics.presenceRoom(id)]
+            if nodeBeacons.contains(id) { return (stale, true) }
             if let beacons { return beacons.contains(id) ? nil : (stale, true) }
             guard let rooms else { return nil }
             guard let room = (try? WireFormat.decode(PresenceDecision.self, from: payload))?.room else { return (stale, false) }
