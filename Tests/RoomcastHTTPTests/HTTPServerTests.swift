@@ -23,6 +23,29 @@ import RoomcastLogging
         return r
     }
 
+    /// A client socket connected to the server on `port`; `receiveBuffer` sets SO_RCVBUF first.
+    static func connected(_ port: UInt16, receiveBuffer: Int32? = nil) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = port.bigEndian
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let ok = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard ok == 0 else {
+            let e = errno
+            close(fd)
+            throw POSIXError(POSIXErrorCode(rawValue: e) ?? .ECONNREFUSED)
+        }
+        return fd
+    }
+
+    /// Sends a GET of `path` on `fd`.
+    static func sendGet(_ fd: Int32, _ path: String) {
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8)
+        _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
     /// Sends `bytes` and reads until the server closes the connection.
     static func exchange(_ port: UInt16, _ bytes: [UInt8], halfClose: Bool = true) throws -> String {
         try exchangeEnding(port, bytes, halfClose: halfClose).reply
@@ -32,14 +55,8 @@ import RoomcastLogging
     /// FIN. A client on another system (or behind a lossy link) loses an answer still unread
     /// when the reset comes.
     static func exchangeEnding(_ port: UInt16, _ bytes: [UInt8], halfClose: Bool = true) throws -> (reply: String, reset: Bool) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = try connected(port)
         defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = port.bigEndian
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let ok = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        try #require(ok == 0)
         var tv = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -191,18 +208,9 @@ import RoomcastLogging
         defer { server.shutdown() }
         let reading = Task {
             try await onThread { () throws -> Void in
-                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                let fd = try Self.connected(server.port, receiveBuffer: 4096)
                 defer { close(fd) }
-                var small: Int32 = 4096
-                setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
-                var addr = sockaddr_in()
-                addr.sin_family = sa_family_t(AF_INET)
-                addr.sin_port = server.port.bigEndian
-                addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-                let ok = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-                try #require(ok == 0)
-                let request = Array("GET /big HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8)
-                _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                Self.sendGet(fd, "/big")
                 let start = Syscall.monotonicSeconds()
                 var buf = [UInt8](repeating: 0, count: 512)
                 // 512 bytes every 0.2 s, for 12 s at most (4 MiB would take hours), until the server
@@ -227,13 +235,8 @@ import RoomcastLogging
         defer { server.shutdown() }
         // One client holds the only slot by sending nothing (a long request time: on a loaded
         // machine the 408 must not free the slot before the test looks).
-        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let holder = try Self.connected(server.port)
         defer { close(holder) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = server.port.bigEndian
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
         try await eventually("the first connection to be admitted", timeout: .seconds(60)) { server.counters.open == 1 }
         // The refusal ends with the server's FIN, not a reset: the request it did not read is
         // drained first.
@@ -275,21 +278,14 @@ import RoomcastLogging
         router.get("/events") { _ in events.response { [] } }
         let server = try Self.start(timeout: 300, router: router)
         defer { events.finish(); server.shutdown() }
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = server.port.bigEndian
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let ok = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        try #require(ok == 0)
-        let request = Array("GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8)
-        _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        let fd = try Self.connected(server.port)
+        Self.sendGet(fd, "/events")
         try await eventually("the stream to open", timeout: .seconds(240)) { events.clientCount == 1 }
         close(fd)
         try await eventually("the closed stream's slot to be free", timeout: .seconds(30)) { events.clientCount == 0 }
         // The page's next stream is served.
         let port = server.port
-        let next = Task { try await onThread { try Self.exchange(port, request, halfClose: false) } }
+        let next = Task { try await onThread { try Self.exchange(port, Array("GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8), halfClose: false) } }
         try await eventually("the next stream to open", timeout: .seconds(240)) { events.clientCount == 1 }
         events.finish()
         #expect(try await next.value.hasPrefix("HTTP/1.1 200 OK\r\n"))
