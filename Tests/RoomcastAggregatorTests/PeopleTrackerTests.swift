@@ -128,6 +128,30 @@ import TestSupport
         #expect(try person(in: refreshed)?.ts == 13)
     }
 
+    /// Alice has been in the kitchen since her tag arrived (50); her more confident phone came at
+    /// 100 and decides. A restart worked her out afresh from the phone: in the kitchen since 100.
+    /// What was published of her before the restart (her retained topic) keeps 50, in either
+    /// order of the retained messages; read through the runtime, as the broker delivers them.
+    @Test(arguments: [true, false])
+    func aPersonsRetainedSinceSurvivesARestart(personFirst: Bool) async throws {
+        let topics = Topics()
+        let runtime = AggregatorRuntime(core: AggregatorConfig(site: Self.site, discovery: .init(enabled: false)).makeCore(),
+                                        election: nil, refreshInterval: .infinity, startedAt: 200, logger: .silent)
+        await runtime.brokerConnected(now: 200)
+        var tag = decision(Self.tag, "kitchen", confidence: 0.5, lastSeen: 190, ts: 190)
+        tag.since = 50
+        var phone = decision(Self.phone, "kitchen", confidence: 0.9, lastSeen: 190, ts: 190)
+        phone.since = 100
+        let published = PersonPresence(id: "alice", name: "Alice", state: .home, room: "kitchen", roomName: "Kitchen", floor: 0,
+                                       confidence: 0.9, beacon: Self.phone, reason: nil, since: 50, lastSeen: 190, ts: 190)
+        var messages = [(topics.presence(Self.tag), try WireFormat.encode(tag)), (topics.presence(Self.phone), try WireFormat.encode(phone))]
+        let person = (topics.person("alice"), try WireFormat.encode(published))
+        messages.insert(person, at: personFirst ? 0 : 2)
+        for (topic, payload) in messages { _ = await runtime.handle(topic: topic, payload: payload, now: 200, retained: true) }
+        let alice = await runtime.core.publisher.people.current["alice"]
+        #expect(alice?.room == "kitchen" && alice?.since == 50, "\(String(describing: alice))")
+    }
+
     /// A restart works everyone out afresh: a person's `since` was the restart's time, not when
     /// they entered the room (or left), which their beacons' resumed decisions carry.
     @Test func aRestartKeepsWhenAPersonEnteredOrLeft() throws {

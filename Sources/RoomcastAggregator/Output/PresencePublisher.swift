@@ -52,6 +52,11 @@ public struct PresencePublisher: Sendable {
         _ = people.update(now: decisions.map(\.ts).max() ?? 0)
     }
 
+    /// A person's presence as published before a restart (`PeopleTracker.resumeRetained`).
+    public mutating func resumeRetained(_ person: PersonPresence, now: Double) {
+        people.resumeRetained(person, now: now)
+    }
+
     /// Another partition has `id` in one of its rooms since `since`, heard at `seen` (`PeopleTracker`).
     public mutating func placedElsewhere(_ id: BeaconID, since: Double, seen: Double) {
         people.placedElsewhere(id, since: since, seen: seen)

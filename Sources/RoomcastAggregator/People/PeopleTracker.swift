@@ -28,6 +28,10 @@ public struct PeopleTracker: Sendable {
     private var placedElsewhere: [BeaconID: (since: Double, seen: Double)] = [:]
     /// Each person's presence as last worked out (nil until one of their beacons has a decision).
     public private(set) var current: [String: PersonPresence] = [:]
+    /// Each person's presence as published before a restart (their retained topic): worked out
+    /// afresh where it was, a person keeps its `since` rather than take their deciding beacon's
+    /// (a phone that arrived after the tag). Bounded by the site's people.
+    private var retained: [String: PersonPresence] = [:]
     private let rooms: [String: SiteModel.Room]
 
     public init(site: SiteModel) {
@@ -57,6 +61,23 @@ public struct PeopleTracker: Sendable {
     public mutating func awayElsewhere(_ beacon: BeaconID, seen: Double) {
         guard let placed = placedElsewhere[beacon], seen >= placed.seen else { return }
         placedElsewhere[beacon] = nil
+    }
+
+    /// The person's presence as published before a restart (read back from the broker). One
+    /// already worked out where it was keeps that `since`; one worked out later does then.
+    public mutating func resumeRetained(_ p: PersonPresence, now: Double) {
+        guard people.contains(where: { $0.id == p.id }), p.since.isFinite, p.since <= now else { return }
+        retained[p.id] = p
+        if var cur = current[p.id], cur.state == p.state, cur.room == p.room {
+            cur.since = p.since
+            current[p.id] = cur
+        }
+    }
+
+    /// The `since` published before a restart for `person` in `state` and `room`, if that was it.
+    private func retainedSince(_ person: String, _ state: PersonPresence.State, _ room: String?) -> Double? {
+        guard let p = retained[person], p.state == state, p.room == room else { return nil }
+        return p.since
     }
 
     /// Works the owners of `beacons` out afresh at the next `update`, as if never placed: at a
@@ -130,7 +151,7 @@ public struct PeopleTracker: Sendable {
             let left = decisions.filter { $0.reason != PresencePublisher.neverHeardReason }
             let away = left.isEmpty ? decisions : left
             let since = previous.map { $0.state == .notHome ? $0.since : now }
-                ?? min(away.map(\.since).max() ?? now, now)
+                ?? retainedSince(person.id, .notHome, nil) ?? min(away.map(\.since).max() ?? now, now)
             let reason = away.max { ($0.since, $1.id.rawValue) < ($1.since, $0.id.rawValue) }?.reason ?? "timeout"
             return PersonPresence(id: person.id, name: person.name, state: .notHome, room: nil, roomName: nil, floor: nil,
                                   confidence: 0, beacon: nil, reason: reason, since: since, lastSeen: lastSeen, ts: now)
@@ -146,7 +167,7 @@ public struct PeopleTracker: Sendable {
         }
         let room = best.room!
         // Worked out afresh: in the room since its deciding beacon is.
-        let since = previous.map { $0.room == room ? $0.since : now } ?? min(best.since, now)
+        let since = previous.map { $0.room == room ? $0.since : now } ?? retainedSince(person.id, .home, room) ?? min(best.since, now)
         return PersonPresence(id: person.id, name: person.name, state: .home, room: room,
                               roomName: rooms[room]?.title ?? DisplayName.title(for: room),
                               floor: best.floor ?? rooms[room]?.floor, confidence: best.confidence, beacon: best.id,

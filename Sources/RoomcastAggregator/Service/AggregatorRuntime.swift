@@ -339,6 +339,12 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         }
         if leftovers.isRoomOrPerson(topic) {
             if !leftoversCleared { leftovers.observe(topic: topic, payload: payload, retained: retained) }
+            // What this site published of a person before the restart: when they are worked out
+            // in the same room again, their `since` stays.
+            if retained == true, case .person = core.topics.parse(topic),
+               let person = try? WireFormat.decode(PersonPresence.self, from: payload) {
+                core.publisher.resumeRetained(person, now: now)
+            }
             return []
         }
         if let discovery = core.discovery, discovery.isOurs(topic) {
