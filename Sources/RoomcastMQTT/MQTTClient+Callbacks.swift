@@ -71,7 +71,8 @@ extension MQTTClient {
             return
         }
         let subscriptions = state.withLock { s -> [Subscription] in
-            s.phase = .subscribing(since: s.phase.attemptStart ?? .now)
+            // From here the timeout counts the broker's silence (`pump`).
+            s.phase = .subscribing(since: .now)
             return s.subscriptions
         }
         // Called on the loop thread, which owns the handle: no handleAlive lock needed.

@@ -297,7 +297,7 @@ extension MQTTClient {
             // unusable one then reads as a failed handshake with the broker, retried for good.
             if let problem = Self.pemProblem(certificate: tls.certificateFile, key: tls.keyFile) {
                 mosquitto_destroy(h)
-                throw .invalidConfiguration([problem])
+                throw .invalidConfiguration(["mqtt.tls.\(problem.field) \(problem.message)"])
             }
             if tls.caFile == nil {
                 try check(mosquitto_int_option(h, MOSQ_OPT_TLS_USE_OS_CERTS, 1), "mosquitto_int_option")
@@ -314,23 +314,23 @@ extension MQTTClient {
 
     /// Why the client certificate or key cannot be used, as far as reading them tells: not PEM,
     /// or an encrypted key (no one is there to type its pass phrase). Whether they match each
-    /// other is found at the connect (`didLog`).
-    static func pemProblem(certificate: String?, key: String?) -> String? {
+    /// other is found at the connect (`didLog`). `field`: `certificateFile` or `keyFile`.
+    package static func pemProblem(certificate: String?, key: String?) -> (field: String, message: String)? {
         func head(_ path: String) -> String {
             guard let handle = FileHandle(forReadingAtPath: path) else { return "" }
             defer { try? handle.close() }
             return String(decoding: (try? handle.read(upToCount: 64 * 1024)) ?? Data(), as: UTF8.self)
         }
         if let certificate, !head(certificate).contains("-----BEGIN CERTIFICATE-----") {
-            return "mqtt.tls.certificateFile \"\(certificate)\" is not a PEM certificate (-----BEGIN CERTIFICATE-----)"
+            return ("certificateFile", "\"\(certificate)\" is not a PEM certificate (-----BEGIN CERTIFICATE-----)")
         }
         if let key {
             let text = head(key)
             guard text.contains("-----BEGIN") && text.contains("PRIVATE KEY-----") else {
-                return "mqtt.tls.keyFile \"\(key)\" is not a PEM private key (-----BEGIN PRIVATE KEY-----)"
+                return ("keyFile", "\"\(key)\" is not a PEM private key (-----BEGIN PRIVATE KEY-----)")
             }
             if text.contains("ENCRYPTED") {
-                return "mqtt.tls.keyFile \"\(key)\" is encrypted; give it unencrypted (openssl pkey -in KEY -out KEY.plain), readable only by the service"
+                return ("keyFile", "\"\(key)\" is encrypted; give it unencrypted (openssl pkey -in KEY -out KEY.plain), readable only by the service")
             }
         }
         return nil

@@ -50,7 +50,7 @@ extension ConfigLoader {
             let value = try decode(T.self, tree: overrides.apply(to: document.root))
             if document.problems.isEmpty { return value }
         } catch {
-            throw ConfigError(problems: document.problems + error.problems)
+            throw ConfigError(problems: document.problems + error.problems.filter { !document.replaced.contains($0.path) })
         }
         throw ConfigError(problems: document.problems)
     }

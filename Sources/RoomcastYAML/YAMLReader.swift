@@ -34,10 +34,13 @@ public struct YAMLReader: Sendable {
     }
 
     /// A parsed document: its tree (nil when empty) and the problems found
-    /// that did not stop the read (duplicate keys).
+    /// that did not stop the read (duplicate keys, tags, aliases of nothing…).
     public struct Document: Sendable {
         public var root: ConfigNode?
         public var problems: [ConfigProblem]
+        /// Paths of values read as not given because of one of `problems` (a tag, an alias of
+        /// nothing): what decoding says of them would only repeat it.
+        public var replaced: Set<String> = []
     }
 
     /// Parses `text`; an empty document yields nil. Throws the first problem,
@@ -72,7 +75,7 @@ public struct YAMLReader: Sendable {
                 try builder.handle(event)
                 if done { break }
             }
-            return Document(root: builder.root, problems: builder.problems)
+            return Document(root: builder.root, problems: builder.problems, replaced: builder.replaced)
         }
     }
 
@@ -115,6 +118,8 @@ private struct TreeBuilder {
     /// on nothing (the value reads as not given), merge keys and keys that are no text (the
     /// entry is dropped). Limits and syntax errors end the read.
     var problems: [ConfigProblem] = []
+    /// Paths of values read as not given because of a problem (`Document.replaced`).
+    var replaced: Set<String> = []
     var documents = 0
     var nodeCount = 0
     var expanded = 0
@@ -170,6 +175,7 @@ private struct TreeBuilder {
             if let problem = Self.tagProblem(tag, at: location, path: currentPath())
                 ?? Self.anchorOnNothing(Self.anchor(s.anchor), text: text, style: s.style, tag: tag, at: location, path: currentPath()) {
                 problems.append(problem)
+                replaced.insert(currentPath())
                 node = ConfigNode(.null, at: location)
             } else if s.style == YAML_PLAIN_SCALAR_STYLE && tag == nil {
                 node = ConfigNode(Self.isNull(text) ? .null : .scalar(text, .plain), at: location)
@@ -218,6 +224,7 @@ private struct TreeBuilder {
                 let shown = ConfigPath.holdsSecret(path) ? "a value starting with '*'" : "'*\(name.prefix(40))'"
                 problems.append(ConfigProblem(path: path, message: "\(shown) is read as a YAML alias of no anchor: quote the value",
                                               location: location))
+                replaced.insert(path)
                 try count(1, at: location)
                 try add(ConfigNode(.null, at: location), anchor: nil, size: 1, height: 1)
                 return

@@ -944,6 +944,16 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         let older = Array(#"{"id":"iBeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45","rssi@1m":-59,"rssi":-60,"raw":1.1,"distance":1.2,"interval":250}"#.utf8)
         #expect(try input.reading(topic: topic, payload: older, now: 10).get().interval == 0.25)
     }
+
+    /// An ESPresense name is whatever the device advertises: one with control characters is
+    /// left out, and the device is still followed.
+    @Test func anESPresenseNameWithControlCharactersIsLeftOutNotTheReading() throws {
+        var input = ESPresenseInput()
+        let topic = "espresense/devices/iBeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45/office-pi"
+        let esp = Array(#"{"id":"iBeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45","name":"tag\u001b[2J","rssi@1m":-59,"rssi":-60,"distance":1.2}"#.utf8)
+        let r = try input.reading(topic: topic, payload: esp, now: 10).get()
+        #expect(r.name == nil && r.rssi == -60)
+    }
 }
 
 @Suite struct DecisionHoldTests {

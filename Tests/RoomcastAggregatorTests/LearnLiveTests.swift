@@ -130,8 +130,6 @@ import TestSupport
         await broker.stop()
     }
 
-    /// Ctrl-C during `aggregator learn` cancels the label on the aggregator and is a clean stop
-    /// (exit 0), not "no answer from the aggregator".
     /// A learn state `--show` cannot read (a newer aggregator's) is said, exit 65, not taken
     /// for "nothing learned".
     @Test func aLearnStateThatCannotBeReadIsSaidNotTakenForNone() async throws {
@@ -151,6 +149,8 @@ import TestSupport
         #expect(shown.stderr.contains("cannot be read") && !shown.stdout.contains("Nothing learned"), "\(shown.stderr)")
     }
 
+    /// Ctrl-C during `aggregator learn` cancels the label on the aggregator and is a clean stop
+    /// (exit 0), not "no answer from the aggregator".
     @Test func aLabelStoppedWithCtrlCIsCancelledAndEndsCleanly() async throws {
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()

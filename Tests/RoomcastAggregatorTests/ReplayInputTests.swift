@@ -34,6 +34,11 @@ import TestSupport
         var clean = ReplayRunner.Report()
         _ = ReplayRunner.mergedInputs(logs: [(name: "hall.jsonl", text: good.joined(separator: "\n"))], report: &clean)
         #expect(clean.longGaps.isEmpty)
+        // Two finite times as far apart as a double goes: named, not a trap.
+        var far = ReplayRunner.Report()
+        _ = ReplayRunner.mergedInputs(logs: [(name: "far.jsonl", text: #"{"ts":-1e300,"topic":"a"}"# + "\n" + #"{"ts":1e300,"topic":"a"}"#)],
+                                      report: &far)
+        #expect(far.longGaps == ["far.jsonl:1 (ts -1e+300) is 2e+300 s before the next line, far.jsonl:2"], "\(far.longGaps)")
     }
 
     /// Windows line ends and a byte-order mark, as a Windows editor saves a file.

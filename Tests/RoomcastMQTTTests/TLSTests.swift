@@ -1,4 +1,5 @@
 import Foundation
+import RoomcastConfig
 import RoomcastMQTT
 import Shared
 import Testing
@@ -77,6 +78,13 @@ struct TLSTests {
             #expect { _ = try MQTTClient(configuration: cfg, logger: .silent) } throws: { error in
                 guard case MQTTError.invalidConfiguration(let problems) = error else { return false }
                 return problems.contains { $0.contains("keyFile") && $0.contains(key) && $0.contains(says) }
+            }
+            // From the config, the error names the key the user wrote.
+            var config = MQTTConfig()
+            config.tls = .init(caFile: tls.caCertificate, certFile: tls.clientCertificate, keyFile: key)
+            #expect { _ = try config.clientConfiguration(clientID: "bad-key", will: nil) } throws: { error in
+                guard let error = error as? ConfigError else { return false }
+                return error.problems.map(\.path) == ["mqtt.tls.key_file"] && error.description.contains(says)
             }
         }
         try await withRig(.init(tls: tls, requireClientCertificate: true)) { rig in

@@ -182,6 +182,9 @@ import RoomcastYAML
         }
         #expect(merged.messages.map { String($0.prefix(while: { $0 != ":" })) } == ["mqtt", "mqtt.<<", "mqtt.keepalive"],
                 "\(merged.messages)")
+        // A required value read as not given is that one problem, not a second "found null".
+        let required = try #require(throws: ConfigError.self) { try ConfigLoader.parse(AgentConfig.self, yaml: "node: !hostname\n") }
+        #expect(required.messages.count == 1 && required.messages[0].hasPrefix("node: the YAML tag"), "\(required.messages)")
     }
 
     /// A generated password or token that starts with `!`, `*`, `&` or `!!` is read as YAML (a

@@ -136,6 +136,7 @@ public enum EdgeAgentCLI {
             FileHandle.standardError.write(Data("edge-agent: added \(entries.map(\.name).joined(separator: ", ")) to \(path) (previous version: \(backup)); restart the agent to use them\n".utf8))
             return .success
         } catch let e as IRKImport.MergeError {
+            if let byHand = e.byHand { output(byHand) }
             return fail(e.description, .config)
         } catch {
             return fail("cannot write \(path): \(error.localizedDescription)", .failure)

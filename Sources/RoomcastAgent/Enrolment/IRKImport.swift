@@ -80,6 +80,14 @@ public enum IRKImport {
     /// Why a merge was refused.
     public struct MergeError: Error, Sendable, Equatable, CustomStringConvertible {
         public var description: String
+        /// The entries to add by hand, keys and all: for stdout, where the keys go when nothing
+        /// is written, never into the error.
+        public var byHand: String?
+
+        init(description: String, byHand: String? = nil) {
+            self.description = description
+            self.byHand = byHand
+        }
     }
 
     /// `text` (a whole agent.yaml) with `entries` added to its `irks:` list, everything else as it
@@ -88,8 +96,8 @@ public enum IRKImport {
     public static func merge(_ entries: [Entry], into text: String) throws(MergeError) -> String {
         // A JSON config loads, but this merge edits YAML lines: refused before anything is read as YAML.
         if text.drop(while: { $0.isWhitespace || $0 == "\u{FEFF}" }).first == "{" {
-            throw MergeError(description: "the config is JSON; --write adds to a YAML config only. Add these to its \"irks\" list by hand:\n"
-                             + json(entries))
+            throw MergeError(description: "the config is JSON; --write adds to a YAML config only. Add the entries printed to its \"irks\" list by hand",
+                             byHand: json(entries))
         }
         // A file saved with Windows line ends keeps them; its lines are read without the `\r`.
         // (Split as scalars: in a String, "\r\n" is one Character, which "\n" never matches.)
@@ -120,7 +128,7 @@ public enum IRKImport {
                     .map { $0.prefix { $0 == " " }.count } ?? 2
                 lines.insert(contentsOf: Self.items(entries, indent: indent).split(separator: "\n").map(String.init), at: last + 1)
             } else {
-                throw MergeError(description: "irks: is not a block list; add these entries by hand:\n" + yaml(entries))
+                throw MergeError(description: "irks: is not a block list; add the entries printed by hand", byHand: yaml(entries))
             }
         } else {
             lines += ["", "irks:"] + items.split(separator: "\n").map(String.init)
@@ -132,7 +140,8 @@ public enum IRKImport {
         }
         let names = Set(config.irks.map(\.name))
         guard entries.allSatisfy({ names.contains($0.name) }) else {
-            throw MergeError(description: "merging did not add every key; the file is unchanged. Add these by hand:\n" + yaml(entries))
+            throw MergeError(description: "merging did not add every key; the file is unchanged. Add the entries printed by hand",
+                             byHand: yaml(entries))
         }
         return merged
     }

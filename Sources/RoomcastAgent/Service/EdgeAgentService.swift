@@ -110,6 +110,14 @@ public final class EdgeAgentService: Sendable {
         }
         ticker.cancel()
         await runtime.finish()
+        // The client's events end with its shutdown (in `finish`): what it reported last is
+        // handled before the stop is logged, within 2 s whatever happens.
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await connectionWatcher.value }
+            group.addTask { try? await Task.sleep(for: .seconds(2)) }
+            await group.next()
+            group.cancelAll()
+        }
         connectionWatcher.cancel()
         await source.shutdown()
         let stats = runtime.stats

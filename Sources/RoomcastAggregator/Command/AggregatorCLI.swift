@@ -269,7 +269,7 @@ public enum AggregatorCLI {
 
     static func watch(config: AggregatorConfig, logger: Logger) async -> ExitCode {
         let topics = config.mqtt.topics
-        // The board owns the terminal: only warnings and worse on stderr, and a broker that cannot
+        // The board owns the terminal: only errors on stderr, and a broker that cannot
         // be reached at the start is an error, not a board redrawn over the reason every second.
         guard let client = listeningClient(config, command: "watch", logger: logger, quietest: .error) else { return .config }
         client.start()

@@ -78,7 +78,9 @@ public enum ReplayRunner {
         all.sort { $0.line.ts != $1.line.ts ? $0.line.ts < $1.line.ts : $0.order < $1.order }
         for (a, b) in zip(all, all.dropFirst()) where b.line.ts - a.line.ts > Self.longestGap {
             if report.longGaps.count >= 10 { break }
-            report.longGaps.append("\(logs[a.log].name):\(a.lineNo) (ts \(a.line.ts)) is \(Int(b.line.ts - a.line.ts)) s before "
+            // Any two finite times: as a Double, a gap past Int's range is no trap.
+            let gap = (b.line.ts - a.line.ts).rounded()
+            report.longGaps.append("\(logs[a.log].name):\(a.lineNo) (ts \(a.line.ts)) is \(gap < 1e15 ? "\(Int(gap))" : "\(gap)") s before "
                                    + "the next line, \(logs[b.log].name):\(b.lineNo)")
         }
         return all.map(\.line)

@@ -28,9 +28,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// The discovery configs no longer wanted were cleared (when active, a resume window after
     /// the connection: `reconcileFrom`).
     private var discoveryReconciled = false
-    /// The connection the clean-up follows. The clean-up is done again after each reconnect:
-    /// what it sent once may have gone with the link, and the broker sends what it still holds
-    /// again with the subscriptions (what did go out leaves nothing to do).
+    /// The connection the clean-up follows. The clean-up is done again after each reconnect
+    /// (`brokerDisconnected`): what it sent once may have gone with the link, and the broker sends
+    /// what it still holds again with the subscriptions (what did go out leaves nothing to do).
     private var reconcileFrom = 0.0
     /// Retained topics of rooms, people and beacons the config no longer has, found until the
     /// discovery clean-up and cleared once Home Assistant has removed their entities.
@@ -686,10 +686,6 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             startedAt = now
         }
         reconcileFrom = now
-        if discoveryReconciled {
-            discoveryReconciled = false
-            leftoversCleared = false
-        }
         wasActive = false
         if let election, election.isActive {
             // The broker fired our Last Will when the link dropped: a standby may have taken the
@@ -718,6 +714,10 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// forgotten there, arming the status guard while a standby lives). A peer that died while
     /// the broker, restarted without persistence, forgot its topic is not heard again.
     public func brokerDisconnected() {
+        // The clean-up is done again after the reconnect, from the retained state it brings. That
+        // arrives with the subscriptions, before the client reports the connection: read from now.
+        discoveryReconciled = false
+        leftoversCleared = false
         noteGuardAsHearingIsLost()
         hearing = .deaf
         heartbeat = nil

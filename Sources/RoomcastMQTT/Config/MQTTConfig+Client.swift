@@ -14,6 +14,10 @@ extension MQTTConfig {
                     path: ConfigPath.child(ConfigPath.child("mqtt", "tls"), key), message: "'\($0)' cannot be read") }
             }
             if !unreadable.isEmpty { throw ConfigError(problems: unreadable) }
+            if let problem = MQTTClient.pemProblem(certificate: tls.certFile, key: tls.keyFile) {
+                let key = problem.field == "keyFile" ? "key_file" : "cert_file"
+                throw ConfigError(problems: [ConfigProblem(path: ConfigPath.child(ConfigPath.child("mqtt", "tls"), key), message: problem.message)])
+            }
             tlsOptions = .init(caFile: tls.caFile, certificateFile: tls.certFile, keyFile: tls.keyFile, insecure: tls.insecure)
         } else if broker.isTLS {
             tlsOptions = .init(caFile: Self.systemCAFile)
