@@ -57,7 +57,8 @@ public struct MQTTClientConfiguration: Sendable, Hashable {
     public var cleanSession: Bool
     /// Delay policy between failed connection attempts, including the first.
     public var reconnectBackoff: MQTTBackoff
-    /// Seconds one attempt may take from TCP connect to CONNACK (and resubscription) before it is abandoned.
+    /// Seconds one attempt may take from TCP connect to CONNACK, and then the broker may stay
+    /// silent before every re-sent subscription is acknowledged, before it is abandoned.
     public var connectTimeout: Double
     /// Inbound messages kept for a slow consumer; older ones are dropped and counted beyond this.
     public var inboundBufferSize: Int

@@ -175,7 +175,7 @@ private struct TreeBuilder {
             if let problem = Self.tagProblem(tag, at: location, path: currentPath())
                 ?? Self.anchorOnNothing(Self.anchor(s.anchor), text: text, style: s.style, tag: tag, at: location, path: currentPath()) {
                 problems.append(problem)
-                replaced.insert(currentPath())
+                if inValuePosition { replaced.insert(currentPath()) }
                 node = ConfigNode(.null, at: location)
             } else if s.style == YAML_PLAIN_SCALAR_STYLE && tag == nil {
                 node = ConfigNode(Self.isNull(text) ? .null : .scalar(text, .plain), at: location)
@@ -224,7 +224,7 @@ private struct TreeBuilder {
                 let shown = ConfigPath.holdsSecret(path) ? "a value starting with '*'" : "'*\(name.prefix(40))'"
                 problems.append(ConfigProblem(path: path, message: "\(shown) is read as a YAML alias of no anchor: quote the value",
                                               location: location))
-                replaced.insert(path)
+                if inValuePosition { replaced.insert(path) }
                 try count(1, at: location)
                 try add(ConfigNode(.null, at: location), anchor: nil, size: 1, height: 1)
                 return
@@ -313,6 +313,16 @@ private struct TreeBuilder {
     }
 
     /// The path of the value being read, for messages about it.
+    /// Whether the next node is a value (a list item, or a key's value), not a mapping's key:
+    /// `currentPath()` then names it.
+    var inValuePosition: Bool {
+        switch stack.last {
+        case .mapping(_, _, _, let pending, _)?: pending != nil
+        case .sequence?: true
+        case nil: false
+        }
+    }
+
     func currentPath() -> String {
         var path = ""
         for frame in stack {

@@ -132,6 +132,7 @@ import TestSupport
     /// 100 and decides. A restart worked her out afresh from the phone: in the kitchen since 100.
     /// What was published of her before the restart (her retained topic) keeps 50, in either
     /// order of the retained messages; read through the runtime, as the broker delivers them.
+    /// A message on another person's topic naming her is not hers.
     @Test(arguments: [true, false])
     func aPersonsRetainedSinceSurvivesARestart(personFirst: Bool) async throws {
         let topics = Topics()
@@ -147,9 +148,27 @@ import TestSupport
         var messages = [(topics.presence(Self.tag), try WireFormat.encode(tag)), (topics.presence(Self.phone), try WireFormat.encode(phone))]
         let person = (topics.person("alice"), try WireFormat.encode(published))
         messages.insert(person, at: personFirst ? 0 : 2)
+        // Anyone may publish retained: one on another person's topic naming Alice is nobody's.
+        var forged = published
+        forged.since = 10
+        messages.append((topics.person("bob"), try WireFormat.encode(forged)))
         for (topic, payload) in messages { _ = await runtime.handle(topic: topic, payload: payload, now: 200, retained: true) }
         let alice = await runtime.core.publisher.people.current["alice"]
         #expect(alice?.room == "kitchen" && alice?.since == 50, "\(String(describing: alice))")
+    }
+
+    /// What was published before a restart is of that stay only: a person who left the room and
+    /// came back is in it since they came back.
+    @Test func aRetainedSinceIsOfItsStayOnly() throws {
+        var p = PeopleTracker(site: Self.site)
+        let published = PersonPresence(id: "alice", name: "Alice", state: .home, room: "kitchen", roomName: "Kitchen", floor: 0,
+                                       confidence: 0.9, beacon: Self.tag, reason: nil, since: 50, lastSeen: 190, ts: 190)
+        p.resumeRetained(published, now: 200)
+        var back = decision(Self.tag, "kitchen", lastSeen: 2000, ts: 2000)
+        back.since = 2000  // left after the restart, and came back at 2000
+        p.observe(back)
+        _ = p.update(now: 2000)
+        #expect(p.current["alice"]?.since == 2000)
     }
 
     /// A restart works everyone out afresh: a person's `since` was the restart's time, not when

@@ -116,9 +116,9 @@ public final class EdgeAgentService: Sendable {
             group.addTask { await connectionWatcher.value }
             group.addTask { try? await Task.sleep(for: .seconds(2)) }
             await group.next()
+            connectionWatcher.cancel()  // ends its `for await`, and so the child waiting on it
             group.cancelAll()
         }
-        connectionWatcher.cancel()
         await source.shutdown()
         let stats = runtime.stats
         if let notice = source.notice { logger.warning("\(notice)", metadata: ["source": "\(source.spec)"]) }

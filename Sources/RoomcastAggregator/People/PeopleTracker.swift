@@ -68,15 +68,17 @@ public struct PeopleTracker: Sendable {
     public mutating func resumeRetained(_ p: PersonPresence, now: Double) {
         guard people.contains(where: { $0.id == p.id }), p.since.isFinite, p.since <= now else { return }
         retained[p.id] = p
-        if var cur = current[p.id], cur.state == p.state, cur.room == p.room {
+        if var cur = current[p.id], cur.state == p.state, cur.room == p.room, p.ts >= cur.since {
             cur.since = p.since
             current[p.id] = cur
         }
     }
 
-    /// The `since` published before a restart for `person` in `state` and `room`, if that was it.
-    private func retainedSince(_ person: String, _ state: PersonPresence.State, _ room: String?) -> Double? {
-        guard let p = retained[person], p.state == state, p.room == room else { return nil }
+    /// The `since` published before a restart for `person` in `state` and `room`, if that was it
+    /// and it was published during this stay (`stayBegan`: when its beacons' decisions say it
+    /// began), not a stay before one they have left since.
+    private func retainedSince(_ person: String, _ state: PersonPresence.State, _ room: String?, stayBegan: Double) -> Double? {
+        guard let p = retained[person], p.state == state, p.room == room, p.ts >= stayBegan else { return nil }
         return p.since
     }
 
@@ -106,6 +108,8 @@ public struct PeopleTracker: Sendable {
                 continue
             }
             current[person.id] = new
+            // Once elsewhere, what was published before the restart is of a stay that ended.
+            if let r = retained[person.id], r.state != new.state || r.room != new.room { retained[person.id] = nil }
             if old.map({ $0.state != new.state || $0.room != new.room || $0.beacon != new.beacon || $0.reason != new.reason }) ?? true {
                 changed.append((old, new))
             }
@@ -151,7 +155,8 @@ public struct PeopleTracker: Sendable {
             let left = decisions.filter { $0.reason != PresencePublisher.neverHeardReason }
             let away = left.isEmpty ? decisions : left
             let since = previous.map { $0.state == .notHome ? $0.since : now }
-                ?? retainedSince(person.id, .notHome, nil) ?? min(away.map(\.since).max() ?? now, now)
+                ?? retainedSince(person.id, .notHome, nil, stayBegan: away.map(\.since).max() ?? now)
+                ?? min(away.map(\.since).max() ?? now, now)
             let reason = away.max { ($0.since, $1.id.rawValue) < ($1.since, $0.id.rawValue) }?.reason ?? "timeout"
             return PersonPresence(id: person.id, name: person.name, state: .notHome, room: nil, roomName: nil, floor: nil,
                                   confidence: 0, beacon: nil, reason: reason, since: since, lastSeen: lastSeen, ts: now)
@@ -167,7 +172,8 @@ public struct PeopleTracker: Sendable {
         }
         let room = best.room!
         // Worked out afresh: in the room since its deciding beacon is.
-        let since = previous.map { $0.room == room ? $0.since : now } ?? retainedSince(person.id, .home, room) ?? min(best.since, now)
+        let since = previous.map { $0.room == room ? $0.since : now } ?? retainedSince(person.id, .home, room, stayBegan: best.since)
+            ?? min(best.since, now)
         return PersonPresence(id: person.id, name: person.name, state: .home, room: room,
                               roomName: rooms[room]?.title ?? DisplayName.title(for: room),
                               floor: best.floor ?? rooms[room]?.floor, confidence: best.confidence, beacon: best.id,

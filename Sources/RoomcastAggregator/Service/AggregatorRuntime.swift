@@ -339,10 +339,11 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         }
         if leftovers.isRoomOrPerson(topic) {
             if !leftoversCleared { leftovers.observe(topic: topic, payload: payload, retained: retained) }
-            // What this site published of a person before the restart: when they are worked out
-            // in the same room again, their `since` stays.
-            if retained == true, case .person = core.topics.parse(topic),
-               let person = try? WireFormat.decode(PersonPresence.self, from: payload) {
+            // What this site published of a person before the restart, read while resuming (the
+            // refresh that ends it publishes what it keeps): when they are worked out in the same
+            // room again, their `since` stays.
+            if retained == true, !resumeRefreshed, case .person(let id) = core.topics.parse(topic),
+               let person = try? WireFormat.decode(PersonPresence.self, from: payload), person.id == id {
                 core.publisher.resumeRetained(person, now: now)
             }
             return []
