@@ -198,32 +198,42 @@ import RoomcastLogging
         #expect(new.hasPrefix("HTTP/1.1 400 "), "\(new.prefix(60))")
     }
 
-    /// A client that reads a little at a time (a tiny receive buffer, a read now and then) gets
-    /// the answer within the request timeout or not at all: it cannot hold its slot for as long
-    /// as it likes, each partial send a fresh wait.
+    /// A client that takes its answer slowly, but fast enough that each write to it moves some
+    /// of it before the write's timeout (a slow link, or a client doing it on purpose), gets the
+    /// answer within the request timeout or not at all: it cannot hold its slot for as long as
+    /// the whole answer takes, each partial write a fresh wait.
     @Test func aClientThatReadsSlowlyLosesTheConnectionAtTheTimeout() async throws {
         var router = HTTPRouter(authorization: HTTPAuthorization(token: nil))
-        router.get("/big") { _ in .text(String(repeating: "x", count: 4 << 20)) }
-        let server = try Self.start(timeout: 1, router: router)
+        // Far more than the kernel buffers for a socket's sending side (tcp_wmem's ceiling, 4 MiB
+        // by default): at the client's pace, about 40 s to take whole.
+        let wmem = (try? String(contentsOfFile: "/proc/sys/net/ipv4/tcp_wmem", encoding: .utf8))?
+            .split(whereSeparator: \.isWhitespace).last.flatMap { Int($0) } ?? 4 << 20
+        let size = 6 * max(wmem, 4 << 20)
+        router.get("/big") { _ in HTTPResponse(contentType: "text/plain", body: [UInt8](repeating: 0x78, count: size)) }
+        let server = try Self.start(timeout: 3, router: router)
         defer { server.shutdown() }
         let reading = Task {
             try await onThread { () throws -> Void in
-                let fd = try Self.connected(server.port, receiveBuffer: 4096)
+                let fd = try Self.connected(server.port)
                 defer { close(fd) }
                 Self.sendGet(fd, "/big")
                 let start = Syscall.monotonicSeconds()
-                var buf = [UInt8](repeating: 0, count: 512)
-                // 512 bytes every 0.2 s, for 12 s at most (4 MiB would take hours), until the server
-                // has let the slot go.
-                while Syscall.monotonicSeconds() - start < 12, server.counters.open > 0 || server.counters.responses.isEmpty {
-                    if recv(fd, &buf, buf.count, 0) <= 0 { return }
-                    usleep(200_000)
+                var buf = [UInt8](repeating: 0, count: 64 * 1024)
+                // About 640 kB/s, until the server has let the slot go (or 60 s).
+                while Syscall.monotonicSeconds() - start < 60, server.counters.open > 0 || server.counters.responses.isEmpty {
+                    var got = 0
+                    while got < 256 * 1024 {
+                        let n = recv(fd, &buf, buf.count, 0)
+                        if n <= 0 { return }
+                        got += n
+                    }
+                    usleep(400_000)
                 }
             }
         }
-        // Its slot is freed within the timeout, the 2-s wait for the client's close and a margin,
-        // while it still reads (what the kernel holds for it drains at its pace).
-        try await eventually("the slot freed while the client reads", timeout: .seconds(8)) {
+        // Freed within the 3-s timeout and the 2-s wait for the client's close (about 5 s; the
+        // bound is for a loaded machine), well before the 40 s the whole answer would take.
+        try await eventually("the slot freed while the client reads", timeout: .seconds(25)) {
             server.counters.open == 0 && (server.counters.responses[200] ?? 0) == 1
         }
         reading.cancel()
