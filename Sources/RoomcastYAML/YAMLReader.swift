@@ -135,8 +135,10 @@ private struct TreeBuilder {
     /// tag would turn `password: !secret mqtt_pw` (Home Assistant's form) into the password
     /// `mqtt_pw`. A generated password that starts with `!` is read as a tag too, so under a
     /// secret's key the tag is not shown: it may be the secret.
-    static func tagProblem(_ tag: String?, at location: ConfigLocation, path: String) -> ConfigProblem? {
+    /// `path` is worked out only for a problem: most values have no tag.
+    static func tagProblem(_ tag: String?, at location: ConfigLocation, path: @autoclosure () -> String) -> ConfigProblem? {
         guard let tag, tag != "!", !coreTags.contains(tag) else { return nil }
+        let path = path()
         if ConfigPath.holdsSecret(path) {
             return ConfigProblem(path: path, message: "a value starting with '!' is read as a YAML tag, which is not supported: "
                                  + "quote the value, or name an environment variable with password_env or token_env (value not shown)",
@@ -151,8 +153,9 @@ private struct TreeBuilder {
     /// `&name` with no value after it: in a config, a value that starts with `&` (a password)
     /// read as an anchor, which would leave the key empty without a word.
     static func anchorOnNothing(_ anchor: String?, text: String, style: yaml_scalar_style_t, tag: String?,
-                                at location: ConfigLocation, path: String) -> ConfigProblem? {
+                                at location: ConfigLocation, path: @autoclosure () -> String) -> ConfigProblem? {
         guard let anchor, style == YAML_PLAIN_SCALAR_STYLE, tag == nil, text.isEmpty else { return nil }
+        let path = path()
         let shown = ConfigPath.holdsSecret(path) ? "a value starting with '&'" : "'&\(anchor.prefix(40))'"
         return ConfigProblem(path: path, message: "\(shown) is read as a YAML anchor with no value after it: quote the value",
                              location: location)
