@@ -110,15 +110,12 @@ public struct PresencePublisher: Sendable {
                 if let old = previous {
                     members[old]?.remove(d.id)
                     touchedRooms.insert(old)
-                    out.append(try OutboundMessage(topic: topics.events, json: RoomEvent(
-                        ts: now, event: .leave, id: d.id, name: d.name, room: old, other: d.room), qos: 1))
                 }
                 if let new = d.room {
                     members[new, default: []].insert(d.id)
                     touchedRooms.insert(new)
-                    out.append(try OutboundMessage(topic: topics.events, json: RoomEvent(
-                        ts: now, event: .enter, id: d.id, name: d.name, room: new, other: previous), qos: 1))
                 }
+                out += try moveEvents(d.id, name: d.name, from: previous, to: d.room, now: now)
             }
             if handed {
                 people.forget(d.id)
@@ -132,6 +129,20 @@ public struct PresencePublisher: Sendable {
             for output in outputs { out += try output.changed(d, shown, shown != d.room) }
         }
         return out + (try updatePeople(now: now, touching: touchedRooms))
+    }
+
+    /// The events of a beacon's move from `old` to `new`: a leave, an enter, or both (nil: away).
+    func moveEvents(_ id: BeaconID, name: String?, from old: String?, to new: String?, now: Double) throws -> [OutboundMessage] {
+        var out: [OutboundMessage] = []
+        if let old {
+            out.append(try OutboundMessage(topic: topics.events, json: RoomEvent(
+                ts: now, event: .leave, id: id, name: name, room: old, other: new), qos: 1))
+        }
+        if let new {
+            out.append(try OutboundMessage(topic: topics.events, json: RoomEvent(
+                ts: now, event: .enter, id: id, name: name, room: new, other: old), qos: 1))
+        }
+        return out
     }
 
     /// A person's beacon's decision in force, fresh (`lastSeen`, confidence) though its room did

@@ -449,6 +449,21 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         return try publisher.retained(d)
     }
 
+    /// The enter and leave events of the moves this instance decided while it stood by, for a
+    /// take-over: `peer` is the room the active instance last published for each beacon
+    /// (`PeerPresence`). The presence and occupancy go out with the take-over's refresh; without
+    /// these, a beacon that moved after the active instance died would change room with no event.
+    public func takeOverEvents(after peer: [BeaconID: String?], now: Double) throws -> [OutboundMessage] {
+        var out: [OutboundMessage] = []
+        for (id, theirs) in peer.sorted(by: { $0.key < $1.key }) {
+            guard case .some(let ours) = publisher.publishedRoom(of: id), ours != theirs else { continue }
+            let decision = engine.decision(for: id)
+            if let decision, isHandedOver(decision) { continue }
+            out += try publisher.moveEvents(id, name: decision?.name ?? knownBeacons[id]?.name, from: theirs, to: ours, now: now)
+        }
+        return out
+    }
+
     /// Nodes whose status topic says offline (and that sent no reading since).
     public var offline: Set<String> { Set(offlineNodes.keys) }
 

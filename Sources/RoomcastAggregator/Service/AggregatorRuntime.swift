@@ -11,6 +11,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// Read by the dashboard and metrics extension; changed only here.
     private(set) var core: AggregatorCore<Engine>
     private var election: LeaseElection?
+    /// Under hot standby, while this instance stands by: what the active one last published of
+    /// each beacon, for the events of the moves decided before the take-over.
+    private var peerPresence: PeerPresence
     private let refreshInterval: Double
     private var nextRefresh: Double = 0
     private var discoveryOnBroker: Set<String> = []
@@ -146,6 +149,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         self.learnedSavedRevision = self.core.learnedRevision
         self.learnedSavedDepartures = self.core.departuresRevision
         self.election = election
+        self.peerPresence = PeerPresence(limit: core.engine.capacityUse?.limit ?? 100_000)
         self.leaseTopicValue = election?.topic ?? core.topics.aggregatorLease
         self.presencePrefix = core.topics.prefix + "/presence/"
         self.instancesPrefix = core.topics.prefix + "/aggregator/instances/"
@@ -396,6 +400,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         var lateResume: BeaconID?
         if topic.hasPrefix(presencePrefix), case .presence(let id) = core.topics.parse(topic) {
             if !leftoversCleared { leftovers.observe(topic: topic, payload: payload, retained: retained) }
+            if let election, !election.isActive {
+                peerPresence.observe(id, payload: payload, otherPartitionsRooms: core.otherPartitionsRooms)
+            }
             // Retained presence is what we published before a restart: resume from it, however
             // long the broker takes to deliver a big site's. Live presence right after the start
             // is the active peer's (a standby warming up); later it is our own output echoed
@@ -568,6 +575,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             }
             if active && current && refreshPending {
                 refreshPending = false
+                // Moves decided while standing by: their events, which nobody sent.
+                out += try core.takeOverEvents(after: peerPresence.rooms, now: now)
+                peerPresence.removeAll()
                 out += try refresh(now: now)
                 nextRefresh = now + refreshInterval
                 // Past the resume window this refresh is the one after resuming too.
