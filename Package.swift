@@ -136,8 +136,8 @@ let package = Package(
                                    "RoomcastAdvertising", "RoomcastHCI", "RoomcastCLI", "RoomcastConfig", "RoomcastYAML",
                                    "TestSupport"],
                     resources: [.copy("Fixtures")]),
-        // The benchmarks' own logic (results.md's Goals verdicts); the benchmarks themselves print numbers.
-        .testTarget(name: "BenchmarksTests", dependencies: ["Benchmarks", "RoomcastSimulation"]),
+        // The benchmarks' and the simulator's own logic (results.md's Goals verdicts, their inputs' checks); the benchmarks themselves print numbers.
+        .testTarget(name: "BenchmarksTests", dependencies: ["Benchmarks", "RoomcastSimulation", "RoomcastHCI", "TestSupport"]),
         .testTarget(name: "RoomcastAgentTests",
                     dependencies: ["RoomcastAgent", "RoomcastMQTT", "RoomcastHCI", "RoomcastAdvertising", "RoomcastConfig",
                                    "RoomcastYAML", "RoomcastLogging", "TestSupport"]),

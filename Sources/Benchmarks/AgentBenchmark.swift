@@ -31,11 +31,22 @@ enum AgentBenchmark {
         let rate = try command[Self.rate].value
         let seconds = try command[Self.seconds].value
         let runs = try command[Self.runs].value
+        // One address per device (two bytes of it vary), and a capture with something in it that fits on disk.
+        guard (1...65_535).contains(devices) else { throw command.usageError("--devices must be 1 … 65535, not \(devices)") }
+        let perDevice = (seconds * rate).rounded(.down)
+        guard perDevice >= 1, perDevice * Double(devices) <= 100_000_000 else {
+            throw command.usageError("--seconds × --rate × --devices must come to 1 … 100,000,000 advertisements, with at least one per device")
+        }
         let agent = BenchOptions.agentPath(command)
         guard FileManager.default.isExecutableFile(atPath: agent) else {
             throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: agent])
         }
-        let live = command[Self.live].split(separator: ",").compactMap { ControllerEmulator.Link(rawValue: String($0)) }
+        let live: [ControllerEmulator.Link] = try command[Self.live].split(separator: ",").map {
+            guard let link = ControllerEmulator.Link(rawValue: String($0)) else {
+                throw command.usageError("--live takes stream, seqpacket or pty, not '\($0)'")
+            }
+            return link
+        }
         // scan.burst_window_ms values to run each live link with (nil: unset, the link's default; 0 hands every packet over).
         let windows: [Int?] = try command[Self.windows].split(separator: ",").map {
             if $0 == "default" { return nil }

@@ -117,18 +117,18 @@ enum HCIBenchmark {
         }
     }
 
-    /// The event records of a capture: offset from its first record (µs) and the H4 packet.
+    /// The event records of a capture: offset from its earliest record (µs) and the H4 packet,
+    /// in the capture's order (a clock stepped back during the capture puts an earlier time after
+    /// a later one).
     static func loadEvents(_ path: String) throws -> [(UInt64, [UInt8])] {
         let reader = try BTSnoopReader(path: path)
-        var out = [(UInt64, [UInt8])]()
-        var first: Double?
+        var records = [(Double, [UInt8])]()
         while let r = try reader.next() {
             guard r.type == .event, r.direction == .controllerToHost else { continue }
-            let t0 = first ?? r.timestamp
-            first = t0
-            out.append((UInt64(((r.timestamp - t0) * 1e6).rounded()), r.frame.h4Bytes))
+            records.append((r.timestamp, r.frame.h4Bytes))
         }
-        return out
+        let t0 = records.map(\.0).min() ?? 0
+        return records.map { (UInt64((($0.0 - t0) * 1e6).rounded()), $0.1) }
     }
 
     /// Writes the seed events over and over (time running on) until `reports` reports.
@@ -136,7 +136,7 @@ enum HCIBenchmark {
         let perEvent = seed.map { (try? HCIPacket.decode(h4: $0.1).eventReports.count) ?? 0 }
         guard perEvent.reduce(0, +) > 0 else { throw BenchmarkError.usage("the capture holds no advertising reports") }
         let writer = try BTSnoopWriter(path: path, flushEvery: 1 << 20)
-        let span = (seed.last?.0 ?? 0) + 100_000
+        let span = (seed.map(\.0).max() ?? 0) + 100_000
         var total = 0, events = 0, round: UInt64 = 0
         let start = 1_628_008_086.883
         while total < reports {

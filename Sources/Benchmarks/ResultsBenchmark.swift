@@ -25,6 +25,10 @@ enum ResultsBenchmark {
     static func run(_ command: ParsedCommand) throws {
         let recordings = command[Self.recordings]
         let seeds = try command[Self.seeds].value
+        // The two-receiver homes take many seeds per seed: more would run into the next split's.
+        guard seeds * twoReceiverHomesPerSeed <= SimulationBenchmark.maximumSeeds else {
+            throw command.usageError("--seeds: at most \(SimulationBenchmark.maximumSeeds / twoReceiverHomesPerSeed), not \(seeds)")
+        }
         let output = command[Self.output]
         let load = { (agentConfig: String?) in
             try loadRecordings(URL(fileURLWithPath: recordings), still: URL(fileURLWithPath: command[still]),

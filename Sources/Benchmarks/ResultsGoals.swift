@@ -118,7 +118,7 @@ struct ResultsGoals {
             let m = median.map { printed($0, 1) }
             rows.append(Row(goal: "\(split), \(name): flaps/h ≤ \(flaps(flapsGoal, 0)), median switch ≤ \(flaps(medianSwitchGoal, 0)) s",
                             measured: "\(flaps(tally.meanFlaps, 2)), " + (median.map { flaps($0, 1) + " s" } ?? "–"),
-                            met: f <= flapsGoal && (m ?? 0) <= medianSwitchGoal))
+                            met: f <= flapsGoal && (m.map { $0 <= medianSwitchGoal } ?? false)))
         }
         return rows
     }

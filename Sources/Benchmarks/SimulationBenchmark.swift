@@ -93,6 +93,9 @@ enum SimulationBenchmark {
         var description: String
     }
 
+    /// The seeds of one split: the next split's begin 1000 on.
+    static let maximumSeeds = 999
+
     /// The seed before a split's first (its homes are seeds base+1…base+n); nil for no split.
     static func seedBase(split: String) -> UInt64? {
         switch split {
@@ -108,10 +111,14 @@ enum SimulationBenchmark {
     static func run(_ command: ParsedCommand, contenders: [Contender]) throws {
         let chosenLayouts = command[Self.layouts].map { $0.split(separator: ",").map(String.init) }
         let noises: [RadioModel.Noise] = try command[noise].split(separator: ",").map {
-            guard let n = RadioModel.Noise(rawValue: String($0)) else { throw Failure(description: "bad noise '\($0)'") }
+            guard let n = RadioModel.Noise(rawValue: String($0)) else {
+                throw command.usageError("--noise: no noise level '\($0)'; the levels: \(RadioModel.Noise.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
             return n
         }
         let seeds = try command[Self.seeds].value
+        // More would take the next split's homes: a check run on tuning homes, or one home twice.
+        guard seeds <= maximumSeeds else { throw command.usageError("--seeds: a split has \(maximumSeeds) seeds, not \(seeds)") }
         let split = command[Self.split]
         guard let base = seedBase(split: split) else {
             throw command.usageError("--split must be tune, check or holdout, not '\(split)'")
@@ -128,11 +135,16 @@ enum SimulationBenchmark {
         let meanStay = try command[Self.meanStay]?.value
         let positions = !command[noPositions]
         let layouts = chosenLayouts ?? FloorPlan.benchmarkNames(split: split)
-        for l in layouts where FloorPlan.named(l) == nil { throw Failure(description: "unknown layout '\(l)'") }
+        for l in layouts where FloorPlan.named(l) == nil { throw command.usageError("--layouts: no layout '\(l)'") }
 
         var rows: [Contender] = Baselines.all.map { b in
             Contender(name: b.name) { AnyPresenceEstimator(b.make(site: $0)) }
         } + contenders
+        // A name that is no row (a typo, or a diagnostic row its option did not add) would run nothing of it.
+        let rowNames = ["bound", "ceil-nearest", "ceil-position"] + rows.map(\.name)
+        for name in (only.map { $0.sorted() } ?? []) + (flapsOf.map { [$0] } ?? []) where !rowNames.contains(name) {
+            throw command.usageError("no row '\(name)' with these options; the rows: \(rowNames.joined(separator: ", "))")
+        }
         if let only { rows = rows.filter { only.contains($0.name) || $0.name == "bound" } }
         /// Sums over the simulated scenarios, per estimator.
         struct Totals {
@@ -338,7 +350,7 @@ enum SimulationBenchmark {
                 }
             }
             if wrong > 0 {
-                let top = mistaken.sorted { $0.value > $1.value }.prefix(3).map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+                let top = mistaken.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(3).map { "\($0.key) \($0.value)" }.joined(separator: ", ")
                 print("  \(beacon.name ?? beacon.id.description) mobile=\(beacon.mobile): wrong \(wrong)/\(settled) s"
                     + (bound != nil ? " (bound \(boundWrong))" : "") + ": \(top)")
             }

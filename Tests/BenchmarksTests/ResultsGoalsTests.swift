@@ -81,4 +81,14 @@ import RoomcastSimulation
         // A split without bound (the holdout, left empty here) has no rows at all.
         #expect(!table.contains("holdout split"))
     }
+
+    /// A row that followed no room change has no median switch: its switch goal is not met
+    /// (it read as a switch of 0 s).
+    @Test func aRowWithNoSwitchDoesNotMeetTheSwitchGoal() {
+        var goals = ResultsGoals()
+        goals.check = ["bound": Self.tally(0.894), "ceil-nearest": Self.tally(0.818), "roomcast, membership": Self.tally(0.82, flaps: 0.5)]
+        let table = goals.markdown()
+        #expect(table.contains("| check split, roomcast, membership: flaps/h ≤ 1, median switch ≤ 4 s | 0.50, – |"))
+        #expect(Self.verdict(table, "check split, roomcast, membership: flaps/h") == "**no**")
+    }
 }

@@ -268,7 +268,10 @@ public enum SimulatorCommand {
             if let first = report.badLines.first {
                 throw Scenario.LoadError(description: "\(report.badLineCount) lines are not replay output lines, first: \(first)")
             }
-            let timeline = Evaluation.timeline(published: published)
+            let timeline = Evaluation.timeline(replayOutput: published)
+            guard !timeline.changes.isEmpty else {
+                throw Scenario.LoadError(description: "\(file): no presence decisions (<prefix>/presence/<id>): not the output of aggregator replay")
+            }
             try emit(scenario, "replay", Scorer().score(timeline, truth: scenario.truth, start: scenario.layout.t0))
             return
         }

@@ -162,6 +162,13 @@ public enum Evaluation {
 
     /// The decisions in an aggregator's output (`aggregator replay` lines): each beacon's
     /// presence message gives its room (nil = away) from the decision's time on.
+    /// The decisions of an `aggregator replay`'s output, under whichever `mqtt.topic_prefix` it
+    /// ran with: the prefix of its first presence topic.
+    public static func timeline(replayOutput published: [MessageLogLine]) -> DecisionTimeline {
+        let prefix = published.lazy.compactMap { line in line.topic.range(of: "/presence/").map { String(line.topic[..<$0.lowerBound]) } }.first
+        return timeline(published: published, topics: Topics(prefix: prefix ?? Topics().prefix))
+    }
+
     public static func timeline(published: [MessageLogLine], topics: Topics = Topics()) -> DecisionTimeline {
         var timeline = DecisionTimeline()
         for line in published {

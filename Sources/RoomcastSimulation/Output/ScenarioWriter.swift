@@ -55,8 +55,19 @@ public struct DirectoryScenarioWriter: ScenarioWriter {
         } else {
             try Data(DirectoryScenarioWriter.outageLines(generated.outages).utf8).write(to: outages)
         }
+        // A scenario written here before leaves nothing of its own: its nodes' captures (of other
+        // nodes, or of a run with other seeds) would be replayed against this truth.
+        let fm = FileManager.default
+        let nodes = directory.appendingPathComponent("nodes")
+        for name in (try? fm.contentsOfDirectory(atPath: nodes.path)) ?? [] where name.hasSuffix(".btsnoop") {
+            try fm.removeItem(at: nodes.appendingPathComponent(name))
+        }
         if btsnoop { try BTSnoopScenarioWriter(directory: directory).write(generated) }
-        if configs { try ScenarioConfigWriter(directory: directory).write(generated) }
+        if configs {
+            try ScenarioConfigWriter(directory: directory).write(generated)
+        } else {
+            for name in ["site.yaml", "agent.yaml"] { try? fm.removeItem(at: directory.appendingPathComponent(name)) }
+        }
     }
 
     static func json(_ s: String) -> String {

@@ -40,6 +40,7 @@ public struct Scenario: Sendable {
         }
         let beacons: [ScenarioBeacon] = try decode(read("beacons.json"), "beacons.json")
         let truth: [TruthSpan] = try decodeLines(read("truth.jsonl"), "truth.jsonl")
+        if let problem = truthProblem(truth, layout: layout) { throw LoadError(description: "truth.jsonl: " + problem) }
         let raw: Data
         let fm = FileManager.default
         if fm.fileExists(atPath: file("raw.jsonl.gz").path) {
@@ -52,6 +53,21 @@ public struct Scenario: Sendable {
         let packets: [RawPacket] = try decodeLines(raw, "raw.jsonl")
         return Scenario(name: directory.lastPathComponent, layout: layout, beacons: beacons,
                         truth: truth, packets: packets)
+    }
+
+    /// Why `truth` cannot be scored against `layout`'s time, if it cannot: a span backwards, or
+    /// outside the layout's time (a truth in milliseconds beside a layout in seconds would make
+    /// scoring walk trillions of seconds).
+    static func truthProblem(_ truth: [TruthSpan], layout: ScenarioLayout) -> String? {
+        let end = layout.t0 + layout.duration
+        for (k, span) in truth.enumerated() {
+            let what = "span \(k + 1) (\(span.id), \(span.t0) … \(span.t1))"
+            guard span.t0.isFinite, span.t1.isFinite, span.t0 <= span.t1 else { return "\(what) must run forwards" }
+            guard span.t0 >= layout.t0 - 1, span.t1 <= end + 1 else {
+                return "\(what) lies outside the layout's time, \(layout.t0) … \(end) (seconds, like layout.json's t0 and duration)"
+            }
+        }
+        return nil
     }
 
     /// The beacon entry for `id`, if tracked.

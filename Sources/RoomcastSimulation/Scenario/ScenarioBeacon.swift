@@ -32,6 +32,11 @@ public struct ScenarioBeacon: Codable, Sendable, Equatable {
         name = try c.decodeIfPresent(String.self, forKey: .name)
         kind = try c.decodeIfPresent(String.self, forKey: .kind) ?? id.scheme
         measuredPower = try c.decodeIfPresent(Int.self, forKey: .measuredPower)
+        // The 1-m power a beacon's frame carries (a signed byte, Eddystone's 41 dB above it).
+        if let power = measuredPower, !(-127...20).contains(power) {
+            throw DecodingError.dataCorruptedError(forKey: .measuredPower, in: c,
+                                                   debugDescription: "\(power) dBm is no 1-m power: it lies in -127 … 20")
+        }
         interval = try c.decodeIfPresent(Double.self, forKey: .interval)
         mobile = try c.decodeIfPresent(Bool.self, forKey: .mobile) ?? true
     }
