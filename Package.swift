@@ -63,7 +63,7 @@ let package = Package(
         // Libraries: everything testable lives here. From the bottom: the model (no C), the small
         // infrastructure libraries, the config machinery, then one library per layer of the data path.
         .target(name: "Shared"),
-        .target(name: "RoomcastLogging"),
+        .target(name: "RoomcastLogging", dependencies: ["Shared"]),
         .target(name: "RoomcastCLI", dependencies: ["Shared"]),
         .target(name: "RoomcastLifecycle", dependencies: ["RoomcastLogging", "RoomcastCLI"]),
         .target(name: "RoomcastConfig", dependencies: ["Shared", "RoomcastCLI", "RoomcastLogging"]),

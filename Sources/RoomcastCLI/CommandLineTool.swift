@@ -1,4 +1,5 @@
 import Foundation
+import Shared
 
 /// The glue a thin `@main` needs: parse argv, print help, version or the
 /// usage error, and run the chosen command's action.
@@ -21,8 +22,8 @@ public enum CommandLineTool {
     /// (exit 0); a usage error goes to `errorOutput` (exit 64).
     public static func decide(_ spec: CommandSpec,
                               arguments: [String] = Array(CommandLine.arguments.dropFirst()),
-                              output: (String) -> Void = { FileHandle.standardOutput.write(Data($0.utf8)) },
-                              errorOutput: (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) }) -> Decision {
+                              output: (String) -> Void = { StandardStream.output.write($0) },
+                              errorOutput: (String) -> Void = { StandardStream.error.write($0) }) -> Decision {
         do {
             switch try spec.parse(arguments) {
             case .run(let command):
@@ -69,6 +70,6 @@ public enum CommandLineTool {
 
 extension CommandOutput {
     /// The process's standard output and standard error.
-    public static let standard = CommandOutput(output: { FileHandle.standardOutput.write(Data($0.utf8)) },
-                                               errorOutput: { FileHandle.standardError.write(Data($0.utf8)) })
+    public static let standard = CommandOutput(output: { StandardStream.output.write($0) },
+                                               errorOutput: { StandardStream.error.write($0) })
 }

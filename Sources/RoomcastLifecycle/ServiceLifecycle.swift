@@ -88,6 +88,10 @@ public final class ServiceLifecycle: Sendable {
     public func run(_ service: @escaping @Sendable () async throws -> Void) async -> ExitCode {
         // The service starts only once every signal source is registered, so a
         // SIGTERM sent right after start-up is not lost.
+        // A reader of our output or logs that went away is an error where it is written
+        // (`StandardStream`), never a signal that kills the process in the middle of a stop
+        // (libmosquitto ignores SIGPIPE too, from its first client on).
+        signal(SIGPIPE, SIG_IGN)
         await installSignalSources()
         let task = Task { [self] in
             do {
@@ -138,7 +142,13 @@ public final class ServiceLifecycle: Sendable {
     }
 
     private func beginShutdown(_ reason: ShutdownReason) {
-        logger.notice("shutting down", metadata: ["reason": reason.description])
+        if case .serviceFailed = reason {
+            // Why the run failed, at a level every configuration shows (`scan` keeps only warnings
+            // and worse on its terminal, a `log.level: warning` journal the same).
+            logger.error("shutting down", metadata: ["reason": reason.description])
+        } else {
+            logger.notice("shutting down", metadata: ["reason": reason.description])
+        }
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + deadline)
         timer.setEventHandler { [self] in handle(.deadlinePassed) }

@@ -1,4 +1,5 @@
 import Foundation
+import Shared
 import Synchronization
 
 /// A small logger shaped like swift-log: a value passed explicitly, constant
@@ -96,7 +97,7 @@ public struct StderrLogHandler: LogHandler {
             line += " \(key)=\(Self.quote(record.metadata[key]!))"
         }
         line += "\n"
-        FileHandle.standardError.write(Data(line.utf8))
+        StandardStream.error.write(line)
     }
 
     static let underJournald = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil

@@ -48,6 +48,17 @@ import Testing
         #expect(sink.topics.last == "roomcast/nodes/hall-pi/status", "the node says it is offline")
     }
 
+    /// `edge-agent advertise` whose adapter gave up ended as a clean stop (exit 0), and
+    /// `Restart=on-failure` left the beacon silent.
+    @Test func anAdvertisingAdapterThatGivesUpFailsTheRun() async throws {
+        let report = AdvertisingReport(address: [0xC8, 0x1F, 0x66, 0x0A, 0x1B, 0x2C], addressType: .public,
+                                       eventType: AdvertisingEventType(legacy: 0x03), rssi: -60,
+                                       data: CaptureBuilder.iBeacon(major: 1, minor: 2), timestamp: Date().timeIntervalSince1970)
+        await #expect(throws: RadioError.permissionDenied(device: "h4:/dev/ttyUSB-roomcast-test", call: "open")) {
+            try await EdgeAgentCLI.advertise(on: GivingUpSource(report: report)) {}
+        }
+    }
+
     /// A capture whose fourth record declares an absurd length: the three before it are
     /// replayed and published, and `run --dry-run` fails with bad input data (65).
     @Test func aCaptureCorruptPartWayIsBadInputAfterWhatCameBefore() async throws {

@@ -167,6 +167,18 @@ private final class Gate: Sendable {
         #expect(try await withTimeout { await other.run { throw Boom() } } == .failure)
     }
 
+    /// Why the service failed is an error: `edge-agent scan` shows only warnings and worse, and
+    /// the reason, logged as a notice, never reached the terminal (a missing capability: exit 1
+    /// and not a word).
+    @Test func aServiceFailureIsLoggedAsAnError() async throws {
+        let handler = InMemoryLogHandler()
+        let lifecycle = ServiceLifecycle(logger: Logger(label: "t", level: .warning, handler: handler), signals: [], hardExit: { _ in })
+        struct NoPermission: Error, CustomStringConvertible { var description: String { "hci0: Operation not permitted" } }
+        #expect(try await withTimeout { await lifecycle.run { throw NoPermission() } } == .failure)
+        #expect(handler.records(atLeast: .error).contains { $0.metadata["reason"]?.contains("Operation not permitted") == true },
+                "\(handler.records)")
+    }
+
     @Test func secondSignalExitsAtOnceWith130() async throws {
         let rec = Recorder()
         let lifecycle = ServiceLifecycle(logger: .silent, signals: [], hardExit: { c in rec.exits.withLock { $0.append(c) } })

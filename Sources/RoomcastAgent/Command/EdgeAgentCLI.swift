@@ -63,7 +63,7 @@ public enum EdgeAgentCLI {
     }
 
     static func fail(_ message: String, _ code: ExitCode) -> ExitCode {
-        FileHandle.standardError.write(Data("edge-agent: \(message)\n".utf8))
+        StandardStream.error.write("edge-agent: \(message)\n")
         return code
     }
 
@@ -100,13 +100,13 @@ public enum EdgeAgentCLI {
             return fail(error.description, .failure)
         }
         if !contents.withoutKey.isEmpty {
-            FileHandle.standardError.write(Data("edge-agent: skipped \(contents.withoutKey.count) paired device(s) without an identity resolving key: \(contents.withoutKey.joined(separator: ", "))\n".utf8))
+            StandardStream.error.write("edge-agent: skipped \(contents.withoutKey.count) paired device(s) without an identity resolving key: \(contents.withoutKey.joined(separator: ", "))\n")
         }
         if !contents.badKey.isEmpty {
-            FileHandle.standardError.write(Data("edge-agent: skipped \(contents.badKey.count) paired device(s) whose identity resolving key is not 32 hex digits (a damaged pairing store; pair them again): \(contents.badKey.joined(separator: ", "))\n".utf8))
+            StandardStream.error.write("edge-agent: skipped \(contents.badKey.count) paired device(s) whose identity resolving key is not 32 hex digits (a damaged pairing store; pair them again): \(contents.badKey.joined(separator: ", "))\n")
         }
         if contents.devices.isEmpty {
-            FileHandle.standardError.write(Data("edge-agent: no paired device gave an identity resolving key; pair the phone first (docs/beacons.md)\n".utf8))
+            StandardStream.error.write("edge-agent: no paired device gave an identity resolving key; pair the phone first (docs/beacons.md)\n")
             if command[write] { return .success }
         }
         guard command[write] else {
@@ -127,13 +127,13 @@ public enum EdgeAgentCLI {
         let (names, keys) = IRKImport.existing(config)
         let entries = IRKImport.entries(contents.devices, taken: names, existingKeys: keys)
         guard !entries.isEmpty else {
-            FileHandle.standardError.write(Data("edge-agent: \(path) already has every paired device's key; nothing to add\n".utf8))
+            StandardStream.error.write("edge-agent: \(path) already has every paired device's key; nothing to add\n")
             return .success
         }
         do {
             let merged = try IRKImport.merge(entries, into: text)
             let backup = try IRKImport.replace(path, with: merged)
-            FileHandle.standardError.write(Data("edge-agent: added \(entries.map(\.name).joined(separator: ", ")) to \(path) (previous version: \(backup)); restart the agent to use them\n".utf8))
+            StandardStream.error.write("edge-agent: added \(entries.map(\.name).joined(separator: ", ")) to \(path) (previous version: \(backup)); restart the agent to use them\n")
             return .success
         } catch let e as IRKImport.MergeError {
             if let byHand = e.byHand { output(byHand) }
@@ -307,11 +307,21 @@ public enum EdgeAgentCLI {
         let lifecycle = ServiceLifecycle(logger: logger)
         lifecycle.onShutdown("stop advertising") { await source.shutdown() }
         return await lifecycle.run {
-            do { try await source.start() } catch let error as RadioError { throw AgentStartError(error: error, isReplay: false) }
-            logger.notice("advertising", metadata: ["ibeacon.uuid": uuid.lowercased(), "ibeacon.major": "\(major)",
-                                                    "ibeacon.minor": "\(minor)", "ibeacon.power": "\(power)"])
-            for await _ in source.reports {}  // keep the controller open (and scanning) until stopped
+            try await advertise(on: source) {
+                logger.notice("advertising", metadata: ["ibeacon.uuid": uuid.lowercased(), "ibeacon.major": "\(major)",
+                                                        "ibeacon.minor": "\(minor)", "ibeacon.power": "\(power)"])
+            }
         }
+    }
+
+    /// Starts `source` and keeps the controller open (advertising, and scanning) until stopped;
+    /// `started` says so. A radio that gives up ends the run with its error: a clean end would
+    /// tell systemd not to restart a beacon that no longer transmits.
+    static func advertise(on source: any RadioSource, started: () -> Void) async throws {
+        do throws(RadioError) { try await source.start() } catch { throw AgentStartError(error: error, isReplay: false) }
+        started()
+        for await _ in source.reports {}
+        if let error = source.terminationError { throw error }
     }
 }
 

@@ -25,7 +25,7 @@ public final class ScanView: AgentSink {
             guard case .nodeBeacon = topics.parse(m.topic) else { continue }
             out += String(decoding: m.payload, as: UTF8.self) + "\n"
         }
-        if !out.isEmpty { FileHandle.standardOutput.write(Data(out.utf8)) }
+        if !out.isEmpty { StandardStream.output.write(out) }
     }
 
     /// Redraws the table (not in JSON mode); called once a second.
@@ -36,7 +36,7 @@ public final class ScanView: AgentSink {
             defer { last = frame }
             return last != frame
         }
-        if changed { FileHandle.standardOutput.write(Data((TerminalScreen.clear + frame).utf8)) }
+        if changed { StandardStream.output.write((TerminalScreen.clear + frame)) }
     }
 
     public var dropped: UInt64 { 0 }

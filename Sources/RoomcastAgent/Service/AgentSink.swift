@@ -24,7 +24,12 @@ public final class DryRunSink: AgentSink {
     private let buffer = Mutex<[UInt8]>([])
     private let write: @Sendable (Data) -> Void
 
-    public init(handle: FileHandle = .standardOutput) {
+    /// Standard output (`StandardStream`: a reader gone ends the process as a SIGPIPE would).
+    public init() {
+        self.write = { StandardStream.output.write(Array($0)) }
+    }
+
+    public init(handle: FileHandle) {
         self.write = { handle.write($0) }
     }
 

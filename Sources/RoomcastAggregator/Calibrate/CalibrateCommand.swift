@@ -53,7 +53,7 @@ extension AggregatorCLI {
 
         let held = beacon.map { "\($0)" } ?? "a beacon"
         let metres = String(format: "%g m", distance)
-        FileHandle.standardError.write(Data("Listening to \(node) for \(String(format: "%g", seconds)) s: carry \(held) slowly round it, \(metres) away, at its height.\n".utf8))
+        StandardStream.error.write("Listening to \(node) for \(String(format: "%g", seconds)) s: carry \(held) slowly round it, \(metres) away, at its height.\n")
         let calibrator = Mutex(RxAdjustCalibrator(node: node, beacon: beacon, distance: distance,
                                                   pathLossExponent: config.fusion.pathLossExponent, site: config.site))
         let status = Mutex<Bool?>(nil)

@@ -103,7 +103,7 @@ public enum AggregatorCLI {
     }
 
     static func fail(_ message: String, _ code: ExitCode) -> ExitCode {
-        FileHandle.standardError.write(Data("aggregator: \(message)\n".utf8))
+        StandardStream.error.write("aggregator: \(message)\n")
         return code
     }
 
@@ -131,17 +131,16 @@ public enum AggregatorCLI {
             }
         }
         var buffer = ""
-        let out = FileHandle.standardOutput
         do {
             try ReplayRunner.run(core: &core, inputs: lines, report: &report) { line in
                 buffer += line.encoded()
                 buffer += "\n"
-                if buffer.utf8.count > 64 * 1024 { out.write(Data(buffer.utf8)); buffer = "" }
+                if buffer.utf8.count > 64 * 1024 { StandardStream.output.write(buffer); buffer = "" }
             }
         } catch {
             return fail("\(error)", .failure)
         }
-        out.write(Data(buffer.utf8))
+        StandardStream.output.write(buffer)
         if let file = command[ReplayOptions.saveLearned] {
             do { try LearnedRoomsStore(path: file).save(core.learnedRooms) } catch { return fail("\(error)", .failure) }
         }

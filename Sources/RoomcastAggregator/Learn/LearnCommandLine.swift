@@ -107,7 +107,7 @@ extension AggregatorCLI {
             let reader = Task {
                 for await m in client.messages {
                     let (lines, done) = follower.state.withLock { $0.take(topic: m.topic, payload: m.payload, topics: topics, now: Date().timeIntervalSince1970) }
-                    for line in lines { FileHandle.standardError.write(Data((line + "\n").utf8)) }
+                    for line in lines { StandardStream.error.write((line + "\n")) }
                     if done { lifecycle.requestShutdown(); return }
                 }
             }
