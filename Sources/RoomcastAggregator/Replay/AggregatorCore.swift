@@ -449,6 +449,26 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         return try publisher.retained(d)
     }
 
+    /// A beacon resumed from its retained presence after the resume's refresh went out (a big
+    /// site's retained messages still arriving): its presence, its person, and the occupancy of
+    /// the rooms it and its person are in, and of `personWasIn` (the person's room before), as
+    /// the refresh would have published them.
+    public func republishResumed(_ id: BeaconID, personWasIn: String?, now: Double) throws -> [OutboundMessage] {
+        guard let d = engine.decision(for: id), !isHandedOver(d) else { return [] }
+        var out = try republish(id) + publisher.personMessages(owning: id)
+        var rooms: Set<String> = []
+        if let room = d.room { rooms.insert(room) }
+        if let room = personRoom(owning: id) { rooms.insert(room) }
+        if let personWasIn { rooms.insert(personWasIn) }
+        for room in rooms.sorted() { out.append(try publisher.occupancy(room, now: now)) }
+        return out
+    }
+
+    /// The room the person `id` belongs to is placed in (nil: nobody's beacon, or not placed).
+    public func personRoom(owning id: BeaconID) -> String? {
+        publisher.people.ownerOf[id].flatMap { publisher.people.current[$0]?.room }
+    }
+
     /// The enter and leave events of the moves this instance decided while it stood by, for a
     /// take-over: `peer` is the room the active instance last published for each beacon
     /// (`PeerPresence`). The presence and occupancy go out with the take-over's refresh; without

@@ -415,9 +415,10 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             if resumeRefreshed && core.engine.decision(for: id) == nil { lateResume = id }
         }
         do {
+            let personWasIn = lateResume.flatMap(core.personRoom(owning:))
             var (messages, rejection) = try core.handle(topic: topic, payload: payload, now: now)
             // Resumed after the post-resume refresh went out: republish it on its own.
-            if let lateResume { messages += try core.republish(lateResume) }
+            if let lateResume { messages += try core.republishResumed(lateResume, personWasIn: personWasIn, now: now) }
             if let rejection {
                 let (admit, suppressed) = rejectLog.admit(rejection.reason.rawValue, now: now)
                 if admit && rejection.reason == .clockSkew {
