@@ -20,6 +20,9 @@ nonisolated func mqttOnConnect(_ mosq: OpaquePointer?, _ userdata: UnsafeMutable
 
 nonisolated func mqttOnDisconnect(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ rc: Int32) {
     client(userdata)?.logger.debug("mqtt socket closed", metadata: ["mqtt.rc": "\(rc)"])
+    // An MQTT 5 broker's DISCONNECT carries a reason code (0x80 and up for an error); libmosquitto's
+    // own codes are small. Without it the closed socket read as "not connected".
+    if rc >= 0x80 { client(userdata)?.didReceiveDisconnect(reason: Int(rc)) }
 }
 
 nonisolated func mqttOnMessage(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?,
@@ -62,6 +65,12 @@ extension MQTTClient {
         mosquitto_publish_v5_callback_set(handle, mqttOnPublish)
         mosquitto_subscribe_callback_set(handle, mqttOnSubscribe)
         mosquitto_log_callback_set(handle, mqttOnLog)
+    }
+
+    /// The broker closed the connection with an MQTT 5 reason code: the failure the loop reports.
+    func didReceiveDisconnect(reason code: Int) {
+        let failure = MQTTError.connectionLost(endpoint: endpoint, detail: Mosquitto.disconnectReason(code))
+        state.withLock { s in if s.attemptError == nil { s.attemptError = failure } }
     }
 
     func didReceiveConnack(code: Int) {

@@ -74,4 +74,19 @@ enum Mosquitto {
             return .brokerRefused(endpoint: endpoint, code: code, reason: reason)
         }
     }
+
+    /// What an MQTT 5 broker's DISCONNECT reason code says, and what to do about it.
+    static func disconnectReason(_ code: Int) -> String {
+        let hex = "0x" + String(code, radix: 16, uppercase: true)
+        switch code {
+        case 0x8E:
+            return "the broker disconnected this client (\(hex), session taken over): another client connected with the same client id; give each program its own (a copied config, or a second process with one name)"
+        case 0x98:
+            return "the broker disconnected this client (\(hex), administrative action)"
+        case 0x8B:
+            return "the broker disconnected this client (\(hex), server shutting down)"
+        default:
+            return "the broker disconnected this client (\(hex), \(String(cString: mosquitto_reason_string(Int32(code)))))"
+        }
+    }
 }

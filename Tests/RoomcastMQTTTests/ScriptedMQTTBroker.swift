@@ -3,9 +3,9 @@ import Foundation
 import Glibc
 #endif
 
-/// Just enough of an MQTT 3.1.1 broker on a loopback socket to script what a real one does
-/// with many retained messages: CONNACK, the first SUBACK, `PUBLISH` after `PUBLISH`, then the
-/// second SUBACK.
+/// Just enough of an MQTT broker on a loopback socket to script what a real one does: with many
+/// retained messages (CONNACK, the first SUBACK, `PUBLISH` after `PUBLISH`, then the second
+/// SUBACK), or closing a session with an MQTT 5 reason code.
 final class ScriptedMQTTBroker: @unchecked Sendable {
     let port: Int
     private let listener: Int32
@@ -53,6 +53,19 @@ final class ScriptedMQTTBroker: @unchecked Sendable {
         // Hold the connection until the client goes.
         var byte: UInt8 = 0
         while recv(fd, &byte, 1, 0) > 0 {}
+    }
+
+    /// Serves one MQTT 5 client: acknowledges its CONNECT, then closes the connection with a
+    /// DISCONNECT carrying `reason`, as a broker does for a session taken over.
+    func serveThenDisconnect(reason: UInt8) {
+        let fd = accept(listener, nil, nil)
+        guard fd >= 0 else { return }
+        defer { Glibc.close(fd) }
+        guard readPacket(fd) != nil else { return }  // CONNECT
+        send(fd, [0x20, 0x03, 0x00, 0x00, 0x00])  // CONNACK: no session, success, no properties
+        usleep(100_000)
+        send(fd, [0xE0, 0x02, reason, 0x00])  // DISCONNECT: reason, no properties
+        usleep(200_000)
     }
 
     /// The variable header and payload of the next packet.
