@@ -22,6 +22,30 @@ import Testing
         #expect(r.body == Array("hello".utf8))
     }
 
+    /// A head that trickles in is searched for its end from where the last read left off (it
+    /// was searched from its start at every read): read in pieces of every size, as the server
+    /// reads it, each request is found whole and only once it has all come.
+    @Test func aHeadReadInPiecesIsFoundWhereItEnds() throws {
+        for request in [Self.get, Self.post, Array("GET / HTTP/1.1\nHost: h\n\n".utf8), Array("\r\nGET / HTTP/1.0\r\n\r\n".utf8)] {
+            guard case .complete(let whole, let length) = try parser.parse(request) else { Issue.record("incomplete"); continue }
+            for piece in 1...4 {
+                var buffer: [UInt8] = [], searched = 0
+                var found: (HTTPRequest, Int)?
+                var next = 0
+                while found == nil && next < request.count {
+                    buffer += request[next..<min(request.count, next + piece)]
+                    next += piece
+                    switch try parser.parse(buffer, searched: searched) {
+                    case .complete(let r, let consumed): found = (r, consumed)
+                    case .needMore(let far): searched = far
+                    }
+                }
+                #expect(found?.0 == whole && found?.1 == length, "pieces of \(piece): \(String(describing: found))")
+                #expect(next >= length, "found before it had all come")
+            }
+        }
+    }
+
     @Test func bareLineFeedsAreAccepted() throws {
         let lf = Array("GET / HTTP/1.1\nHost: h\n\n".utf8)
         guard case .complete(let r, _) = try parser.parse(lf) else { Issue.record("incomplete"); return }
@@ -32,7 +56,7 @@ import Testing
     @Test(arguments: [get, post])
     func everyTruncatedPrefixNeedsMore(_ request: [UInt8]) throws {
         for n in 0..<request.count {
-            #expect(try parser.parse(Array(request[..<n])) == .needMore, "prefix of \(n) bytes")
+            guard case .needMore = try parser.parse(Array(request[..<n])) else { Issue.record("prefix of \(n) bytes"); continue }
         }
     }
 

@@ -19,8 +19,10 @@ public struct HTTPRequestParser: Sendable {
     public enum Outcome: Sendable, Equatable {
         /// A whole request, and how many bytes of the input it took.
         case complete(HTTPRequest, consumed: Int)
-        /// Valid so far; read more.
-        case needMore
+        /// Valid so far; read more. `searched`: where the next parse of this input, grown, may
+        /// begin to look for the head's end (a head that trickles in is not searched from its
+        /// start at every read).
+        case needMore(searched: Int)
     }
 
     public let limits: Limits
@@ -29,12 +31,14 @@ public struct HTTPRequestParser: Sendable {
         self.limits = limits
     }
 
-    /// Parses `bytes`, the start of a connection's input.
-    public func parse(_ bytes: [UInt8]) throws(HTTPParseError) -> Outcome {
-        guard let headEnd = Self.endOfHead(bytes) else {
+    /// Parses `bytes`, the start of a connection's input. `searched`: what the last parse of a
+    /// shorter prefix of `bytes` said (`Outcome.needMore`).
+    public func parse(_ bytes: [UInt8], searched: Int = 0) throws(HTTPParseError) -> Outcome {
+        guard let headEnd = Self.endOfHead(bytes, from: searched) else {
             if bytes.count >= limits.maxRequestBytes { throw HTTPParseError(.headerFieldsTooLarge, "request head exceeds \(limits.maxRequestBytes) bytes") }
             try checkPrefix(bytes)
-            return .needMore
+            // The blank line may begin in the last two bytes, which the next read completes.
+            return .needMore(searched: max(0, bytes.count - 2))
         }
         if headEnd.start > limits.maxRequestBytes { throw HTTPParseError(.headerFieldsTooLarge, "request head exceeds \(limits.maxRequestBytes) bytes") }
         var lines = Self.lines(bytes[..<headEnd.start])
@@ -63,7 +67,7 @@ public struct HTTPRequestParser: Sendable {
             length = n
         }
         if headEnd.end + length > limits.maxRequestBytes { throw HTTPParseError(.contentTooLarge, "request exceeds \(limits.maxRequestBytes) bytes") }
-        guard bytes.count >= headEnd.end + length else { return .needMore }
+        guard bytes.count >= headEnd.end + length else { return .needMore(searched: headEnd.start) }
         request.body = Array(bytes[headEnd.end..<(headEnd.end + length)])
         return .complete(request, consumed: headEnd.end + length)
     }
@@ -86,8 +90,8 @@ public struct HTTPRequestParser: Sendable {
 
     /// The range of the blank line that ends the head: start of the `CRLF CRLF` (or `LF LF`)
     /// and the index after it.
-    static func endOfHead(_ bytes: [UInt8]) -> (start: Int, end: Int)? {
-        var i = 0
+    static func endOfHead(_ bytes: [UInt8], from start: Int = 0) -> (start: Int, end: Int)? {
+        var i = max(0, start)
         while i < bytes.count {
             if bytes[i] == 10 {
                 if i + 1 < bytes.count, bytes[i + 1] == 10 { return (i, i + 2) }
