@@ -953,6 +953,10 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         let esp = Array(#"{"id":"iBeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45","name":"tag\u001b[2J","rssi@1m":-59,"rssi":-60,"distance":1.2}"#.utf8)
         let r = try input.reading(topic: topic, payload: esp, now: 10).get()
         #expect(r.name == nil && r.rssi == -60)
+        // A name longer than a reading's may be: the name goes, not the reading.
+        let long = Array(#"{"id":"iBeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45","name":"\#(String(repeating: "x", count: InputIntake.maximumNameBytes + 1))","rssi":-61,"distance":1.2}"#.utf8)
+        let kept = try input.reading(topic: topic, payload: long, now: 11).get()
+        #expect(kept.name == nil && kept.rssi == -61)
     }
 }
 

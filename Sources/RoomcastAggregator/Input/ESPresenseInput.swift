@@ -62,12 +62,9 @@ public struct ESPresenseInput: Sendable {
                               rssi: Int(rssi.rounded()), rssiFiltered: rssi, power: power,
                               distance: distance, proximity: distance < 0.5 ? .immediate : distance < 3 ? .near : .far,
                               kind: id.scheme == "ibeacon" ? .iBeacon : .device, mac: Self.macString(p.mac))
-        if let name = p.name, name.utf8.count > InputIntake.maximumNameBytes {
-            return reject(.outOfRange, "name longer than \(InputIntake.maximumNameBytes) bytes")
-        }
         // The name is whatever the device advertises, not a node's config: one with control
-        // characters is left out, and the reading kept.
-        r.name = p.name.flatMap { ControlCharacters.contains($0) ? nil : $0 }
+        // characters, or longer than a reading's name may be, is left out, and the reading kept.
+        r.name = p.name.flatMap { ControlCharacters.contains($0) || $0.utf8.count > InputIntake.maximumNameBytes ? nil : $0 }
         r.powerIsNodesReference = true
         r.interval = (p.int ?? p.interval).flatMap { $0.isFinite && $0 > 0 && $0 < 3_600_000 ? $0 / 1000 : nil }
         return .success(r)
