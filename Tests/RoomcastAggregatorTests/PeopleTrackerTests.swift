@@ -155,6 +155,14 @@ import TestSupport
         for (topic, payload) in messages { _ = await runtime.handle(topic: topic, payload: payload, now: 200, retained: true) }
         let alice = await runtime.core.publisher.people.current["alice"]
         #expect(alice?.room == "kitchen" && alice?.since == 50, "\(String(describing: alice))")
+
+        // `aggregator replay` of the same restart takes the person's retained topic as live.
+        var core = AggregatorConfig(site: Self.site, discovery: .init(enabled: false)).makeCore()
+        var report = ReplayRunner.Report()
+        try ReplayRunner.run(core: &core, inputs: messages.map { MessageLogLine(ts: 200, topic: $0.0, payload: $0.1, retain: true) },
+                             report: &report) { _ in }
+        let replayed = core.publisher.people.current["alice"]
+        #expect(replayed?.room == "kitchen" && replayed?.since == 50, "replay: \(String(describing: replayed))")
     }
 
     /// What was published before a restart is of that stay only: a person who left the room and

@@ -449,6 +449,17 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         return try publisher.retained(d)
     }
 
+    /// A person's retained presence read while resuming: what this site published of them before
+    /// a restart. When they are worked out in the same room again, their `since` stays. True
+    /// when `topic` is a person's (taken or not: a payload of another person, or none, is nobody's).
+    public mutating func resumeRetainedPerson(topic: String, payload: [UInt8], now: Double) -> Bool {
+        guard case .person(let id) = topics.parse(topic) else { return false }
+        if let person = try? WireFormat.decode(PersonPresence.self, from: payload), person.id == id {
+            publisher.resumeRetained(person, now: now)
+        }
+        return true
+    }
+
     /// A beacon resumed from its retained presence after the resume's refresh went out (a big
     /// site's retained messages still arriving): its presence, its person, and the occupancy of
     /// the rooms it and its person are in, and of `personWasIn` (the person's room before), as

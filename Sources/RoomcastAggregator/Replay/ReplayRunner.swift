@@ -114,6 +114,9 @@ public enum ReplayRunner {
             case .livePresence(let id):
                 out(try core.otherPartitionsPresence(line.payload, id: id, now: line.ts), at: line.ts)
             case .handle:
+                // A person's retained presence, read while resuming, as live (`AggregatorRuntime`).
+                if line.retain == true, line.ts - first.ts <= AggregatorCore<E>.resumeWindow,
+                   core.resumeRetainedPerson(topic: line.topic, payload: line.payload, now: line.ts) { continue }
                 out(try core.handle(topic: line.topic, payload: line.payload, now: line.ts).messages, at: line.ts)
             }
         }

@@ -346,10 +346,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             // What this site published of a person before the restart, read while resuming (the
             // refresh that ends it publishes what it keeps): when they are worked out in the same
             // room again, their `since` stays.
-            if retained == true, !resumeRefreshed, case .person(let id) = core.topics.parse(topic),
-               let person = try? WireFormat.decode(PersonPresence.self, from: payload), person.id == id {
-                core.publisher.resumeRetained(person, now: now)
-            }
+            if retained == true, !resumeRefreshed { _ = core.resumeRetainedPerson(topic: topic, payload: payload, now: now) }
             return []
         }
         if let discovery = core.discovery, discovery.isOurs(topic) {
