@@ -1,9 +1,19 @@
 /// How many terminal columns text takes: East Asian wide and fullwidth characters and emoji take
-/// two, combining marks and format characters none, the rest one. Tables padded by character
+/// two, combining marks and format characters none, the rest one; a character of several scalars
+/// (an emoji sequence, a flag) as much as its widest. Tables padded by character
 /// count ran past their width on a name like `客厅温度计` (five characters, ten columns).
 public enum TerminalWidth {
     public static func of(_ text: String) -> Int {
-        text.unicodeScalars.reduce(0) { $0 + columns($1) }
+        text.reduce(0) { $0 + columns($1) }
+    }
+
+    /// A character as the terminal draws it: one glyph, however many scalars make it (an emoji
+    /// joined by zero-width joiners, a flag of two regional indicators, a letter and its accents),
+    /// as wide as its widest; two for a text symbol asked to look like an emoji (U+FE0F).
+    static func columns(_ character: Character) -> Int {
+        let scalars = character.unicodeScalars
+        if scalars.contains(where: { $0.value == 0xFE0F }) { return 2 }
+        return scalars.map(columns).max() ?? 0
     }
 
     static func columns(_ scalar: Unicode.Scalar) -> Int {

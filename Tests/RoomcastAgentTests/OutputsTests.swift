@@ -104,6 +104,9 @@ extension CompatibilityOutputsTests {
         let kindColumns = lines.dropFirst().map { line in TerminalWidth.of(String(line[..<line.range(of: " ibeacon")!.lowerBound])) }
         #expect(Set(kindColumns).count == 1, "\(kindColumns)")
         #expect(TerminalWidth.of("客厅") == 4 && TerminalWidth.of("🐈") == 2 && TerminalWidth.of("e\u{301}") == 1)
+        // One glyph of several scalars: a family joined by zero-width joiners, a flag, a heart as emoji.
+        #expect(TerminalWidth.of("👨\u{200D}👩\u{200D}👧") == 2 && TerminalWidth.of("🇫🇷") == 2 && TerminalWidth.of("❤\u{FE0F}") == 2)
+        #expect(TerminalWidth.of("🐈\u{200D}⬛ tag") == 6)
     }
 
     /// Piped, the scan view has no terminal to ask: `COLUMNS`, else 80.
