@@ -90,7 +90,7 @@ public struct MQTTClientConfiguration: Sendable, Hashable {
         username: String? = nil,
         password: String? = nil,
         keepAlive: Int = 30,
-        protocolVersion: ProtocolVersion = .v311,
+        protocolVersion: ProtocolVersion = .v5,
         tls: TLS? = nil,
         lastWill: MQTTMessage? = nil,
         cleanSession: Bool = true,

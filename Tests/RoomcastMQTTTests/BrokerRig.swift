@@ -16,7 +16,7 @@ final class BrokerRig: Sendable {
     init(broker: MosquittoBroker) { self.broker = broker }
 
     /// A configuration for this broker with test-speed backoff and timeouts.
-    func configuration(_ id: String, version: MQTTClientConfiguration.ProtocolVersion = .v311,
+    func configuration(_ id: String, version: MQTTClientConfiguration.ProtocolVersion = .v5,
                        tls: MQTTClientConfiguration.TLS? = nil) -> MQTTClientConfiguration {
         MQTTClientConfiguration.testing(host: broker.host, port: tls == nil ? broker.port : broker.tlsPort!,
                                         id: id, version: version, tls: tls)
@@ -32,7 +32,7 @@ final class BrokerRig: Sendable {
     }
 
     /// A started client that is connected.
-    func connectedClient(_ id: String, version: MQTTClientConfiguration.ProtocolVersion = .v311,
+    func connectedClient(_ id: String, version: MQTTClientConfiguration.ProtocolVersion = .v5,
                          configure: (inout MQTTClientConfiguration) -> Void = { _ in }) async throws -> MQTTClient {
         var cfg = configuration(id, version: version)
         configure(&cfg)
@@ -70,7 +70,7 @@ func withRig(_ options: MosquittoBroker.Options = .init(), _ body: (BrokerRig) a
 
 extension MQTTClientConfiguration {
     /// Loopback settings with fast, jitter-free backoff so tests do not wait long.
-    static func testing(host: String = "127.0.0.1", port: Int, id: String, version: ProtocolVersion = .v311,
+    static func testing(host: String = "127.0.0.1", port: Int, id: String, version: ProtocolVersion = .v5,
                         tls: TLS? = nil) -> MQTTClientConfiguration {
         MQTTClientConfiguration(host: host, port: port, clientID: id, keepAlive: 10, protocolVersion: version,
                                 tls: tls, reconnectBackoff: MQTTBackoff(initial: 0.05, maximum: 0.4, jitter: 0),

@@ -45,7 +45,7 @@ import TestSupport
     }
 
     @Test func theLimitNeedsMQTT5() {
-        let c = MQTTClientConfiguration(host: "h", maximumPacketSize: 1000)
+        let c = MQTTClientConfiguration(host: "h", protocolVersion: .v311, maximumPacketSize: 1000)
         #expect(c.validate().contains { $0.contains("maximumPacketSize needs protocolVersion v5") })
         #expect(MQTTClientConfiguration(host: "h", protocolVersion: .v5, maximumPacketSize: 0).validate()
             .contains { $0.contains("maximumPacketSize must be within") })

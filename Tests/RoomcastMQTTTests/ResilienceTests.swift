@@ -236,7 +236,7 @@ struct ResilienceTests {
     @Test func subscriptionsAcknowledgedBehindRetainedMessagesOutlastTheConnectTimeout() async throws {
         let broker = try ScriptedMQTTBroker()
         defer { broker.close() }
-        var cfg = MQTTClientConfiguration.testing(port: broker.port, id: "large-site")
+        var cfg = MQTTClientConfiguration.testing(port: broker.port, id: "large-site", version: .v311)  // the scripted broker speaks 3.1.1
         cfg.connectTimeout = 1
         let client = try MQTTClient(configuration: cfg, logger: .silent)
         try await client.subscribe("retained/#")
