@@ -194,11 +194,14 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         return parts.joined(separator: "; ")
     }
 
-    /// Seeds learned offsets from a retained calibration report (`CalibratingEstimator`).
+    /// Seeds learned offsets from a retained calibration report (`CalibratingEstimator`), for the
+    /// nodes whose offsets this run can learn again (placed, on a site whose geometry is in use):
+    /// elsewhere nothing would ever replace one, and a report from a run with positions since
+    /// removed, or a forged one, would bias those nodes' rooms for good.
     public mutating func resume(_ report: ReceiverCalibrationReport) {
-        guard settings.learnCalibration else { return }
+        guard settings.learnCalibration, let g = geometry else { return }
         for entry in report.nodes {
-            guard let n = nodeIndex[entry.node], !nodes[n].calibratedByLinks,
+            guard let n = nodeIndex[entry.node], n < g.columnOfNode.count, g.columnOfNode[n] >= 0, !nodes[n].calibratedByLinks,
                   entry.offsetDb.isFinite else { continue }
             let bound = model.maxLearnedOffset
             // Node links solved in this run replace it.

@@ -40,6 +40,14 @@ let site = SiteModel(
     nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "office-pi", room: "office")],
     beacons: [.init(id: cat, name: "Cat", power: -59)])
 
+/// `site` drawn: each room a polygon, each node a position, so the engine's geometry is in use
+/// (receiver offsets are learned, and resumed, only there).
+let placedSite = SiteModel(
+    rooms: [.init(name: "kitchen", polygon: [[0, 0], [4, 0], [4, 4], [0, 4]]),
+            .init(name: "office", floor: 1, polygon: [[0, 0], [4, 0], [4, 4], [0, 4]])],
+    nodes: [.init(name: "kitchen-pi", room: "kitchen", position: [1, 1, 1]), .init(name: "office-pi", room: "office", position: [1, 1, 4])],
+    beacons: site.beacons)
+
 func reading(_ node: String, rssi: Double, ts: Double, seq: UInt64 = 1) -> BeaconReading {
     BeaconReading(id: cat, node: node, ts: ts, seq: seq, rssi: Int(rssi), rssiFiltered: rssi, power: -59,
                   distance: 1, proximity: .near, kind: .iBeacon, mac: "aa:bb:cc:dd:ee:ff")
@@ -110,11 +118,8 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
     @Test func theRetainedCalibrationSeedsTheEngineAtStartUp() throws {
         // The aggregator's own retained report, read back after a restart: what it learned
         // before is where it starts, not 0.
-        var placed = site
-        placed.nodes = [.init(name: "kitchen-pi", room: "kitchen", position: [1, 1, 1]),
-                        .init(name: "office-pi", room: "office", position: [1, 1, 4])]
         let topics = Topics()
-        var core = AggregatorCore(engine: FusionEngine(site: placed), site: placed, topics: topics, discovery: nil)
+        var core = AggregatorCore(engine: FusionEngine(site: placedSite), site: placedSite, topics: topics, discovery: nil)
         _ = try core.start(now: 100)
         let report = ReceiverCalibrationReport(ts: 50, nodes: [.init(node: "kitchen-pi", offsetDb: 3.5, source: .beacons),
                                                                .init(node: "attic-pi", offsetDb: -2, source: .beacons)])
@@ -126,6 +131,12 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(broken.rejection?.reason == .badPayload)
         #expect(try core.handle(topic: topics.aggregatorCalibration, payload: [], now: 101).rejection == nil)
         #expect(core.engine.learnedOffset(of: "kitchen-pi") == 3.5)
+        // Without positions nothing in this run could learn an offset again: one read back (from
+        // a run with positions since removed, or forged) would bias that node's rooms for good.
+        var unplaced = AggregatorCore(engine: FusionEngine(site: site), site: site, topics: topics, discovery: nil)
+        _ = try unplaced.start(now: 100)
+        #expect(try unplaced.handle(topic: topics.aggregatorCalibration, payload: WireFormat.encode(report), now: 100).rejection == nil)
+        #expect(unplaced.engine.learnedOffset(of: "kitchen-pi") == 0)
     }
 
     /// Partitions share the retained calibration's topic, each learning only its own nodes'
@@ -135,8 +146,13 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
     /// naming a node of no partition adds nothing.
     @Test func partitionsPublishOneCalibrationOfEveryNode() throws {
         let topics = Topics()
-        let site = SiteModel(rooms: [.init(name: "kitchen"), .init(name: "bedroom", floor: 1)],
-                             nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "bedroom-pi", room: "bedroom")])
+        // Drawn, so the upstairs partition's two nodes learn (and resume) offsets.
+        let square = [[0.0, 0], [4, 0], [4, 4], [0, 4]]
+        let site = SiteModel(rooms: [.init(name: "kitchen", polygon: square), .init(name: "bedroom", floor: 1, polygon: square),
+                                     .init(name: "bath", floor: 1, polygon: [[4, 0], [8, 0], [8, 4], [4, 4]])],
+                             nodes: [.init(name: "kitchen-pi", room: "kitchen", position: [2, 2, 1]),
+                                     .init(name: "bedroom-pi", room: "bedroom", position: [2, 2, 4]),
+                                     .init(name: "bath-pi", room: "bath", position: [6, 2, 4])])
         var cores = [AggregatorConfig(site: site, partition: .init(floors: [0])).makeCore(),
                      AggregatorConfig(site: site, partition: .init(floors: [1])).makeCore()]
         var broker = SharedTopicBroker(topics.aggregatorCalibration, of: ReceiverCalibrationReport.self)

@@ -165,7 +165,7 @@ import Testing
     /// the rest; each refresh publishes it again with the decisions, so a later restart of the
     /// aggregator does not start every node from 0. It went out only when an offset moved.
     @Test func theReceiverCalibrationIsRepublishedWithEveryRefresh() async throws {
-        let runtime = AggregatorRuntime(core: AggregatorConfig(site: site, discovery: .init(enabled: false)).makeCore(),
+        let runtime = AggregatorRuntime(core: AggregatorConfig(site: placedSite, discovery: .init(enabled: false)).makeCore(),
                                         election: nil, refreshInterval: 10, startedAt: 0, logger: .silent)
         await runtime.brokerConnected(now: 0)
         let report = ReceiverCalibrationReport(ts: -50, nodes: [.init(node: "kitchen-pi", offsetDb: 3.5, source: .nodeBeacons)])
@@ -190,7 +190,7 @@ import Testing
     /// calibration. Every node was reported at 0 dB "from node beacons", retained, every refresh.
     /// A resumed offset is reported with the source its report gave.
     @Test func nothingLearnedIsNoCalibrationReport() async throws {
-        let runtime = AggregatorRuntime(core: AggregatorConfig(site: site, discovery: .init(enabled: false)).makeCore(),
+        let runtime = AggregatorRuntime(core: AggregatorConfig(site: placedSite, discovery: .init(enabled: false)).makeCore(),
                                         election: nil, refreshInterval: 10, startedAt: 0, logger: .silent)
         await runtime.brokerConnected(now: 0)
         var reports: [ReceiverCalibrationReport] = []

@@ -116,6 +116,13 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         #expect(aggregator("output: {refresh_interval_s: 0}\n") == [])
         #expect(agent("scan: {restart_after_s: 0.1}\n").first?.hasPrefix("scan.restart_after_s: must be 0 (never) or at least 5 s") == true)
         #expect(agent("scan: {restart_after_s: 0}\n") == [] && agent("scan: {restart_after_s: 5}\n") == [])
+        // A polygon whose points lie on one line has no place for a beacon: its room could never be shown.
+        let flat = "rooms: [{name: hall, polygon: [[5, 0], [9, 0], [7, 0]]}]\n"
+        #expect((try? ConfigLoader.parse(AggregatorConfig.self, yaml: flat)) == nil)
+        do { _ = try ConfigLoader.parse(AggregatorConfig.self, yaml: flat) } catch {
+            #expect(error.messages == ["rooms[0].polygon: encloses no area: its points lie on one line"])
+        }
+        #expect((try? ConfigLoader.parse(AggregatorConfig.self, yaml: "rooms: [{name: hall, polygon: [[5, 0], [9, 0], [9, 0.2]]}]\n")) != nil)
     }
 
     /// A standby's lease outlasts the time an aggregator takes to notice a stalled broker, or a

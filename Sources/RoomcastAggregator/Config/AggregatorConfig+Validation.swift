@@ -27,6 +27,11 @@ extension AggregatorConfig {
                         checks.add("\(path).polygon[\(j)]", "coordinates must be within ±100000 m")
                     }
                 }
+                // A polygon on one line holds no place to put a beacon: its room could never be shown.
+                let points = polygon.filter { $0.count == 2 && $0.allSatisfy(coordinate.contains) }
+                if polygon.count >= 3, points.count == polygon.count, Self.area(of: points) < 0.01 {
+                    checks.add(path + ".polygon", "encloses no area: its points lie on one line")
+                }
             }
             checkDoorways(room, at: path, coordinates: coordinate, into: &checks)
         }
@@ -249,6 +254,13 @@ extension AggregatorConfig {
     static let doorwayTolerance = 0.5
 
     /// The distance from `point` to the nearest edge of the closed outline `outline`.
+    /// The area a polygon of `[x, y]` points encloses (shoelace), in square metres.
+    static func area(of polygon: [[Double]]) -> Double {
+        var twice = 0.0
+        for (a, b) in zip(polygon, polygon.dropFirst() + polygon.prefix(1)) { twice += a[0] * b[1] - b[0] * a[1] }
+        return abs(twice) / 2
+    }
+
     static func distance(from point: [Double], toOutline outline: [[Double]]) -> Double {
         var best = Double.infinity
         for i in outline.indices {
