@@ -64,15 +64,17 @@ extension FusionEngine {
     /// were chosen on (`FusionModel.levelVariance`): the nodes' filters report how sure they are
     /// of each level, and a beacon heard less often is known less well. At most 1: a second
     /// never counts for more, however often the beacon advertises, because seconds share their
-    /// shadowing. Readings that do not say count in full.
+    /// shadowing. Readings that do not say count in full. The fresh nodes' mean precision, so
+    /// the surest links set it: one far node that has heard the beacon rarely must not silence
+    /// the rest.
     func levelCertainty(base: Int) -> Double {
-        var sum = 0.0, count = 0.0
+        var precision = 0.0, count = 0.0
         for n in scratchNodes where slots[base + n].variance > 0 {
-            sum += slots[base + n].variance
+            precision += 1 / slots[base + n].variance
             count += 1
         }
         guard count > 0 else { return 1 }
-        return min(1, model.levelVariance * count / sum)
+        return min(1, model.levelVariance * precision / count)
     }
 
     /// Rescales log-likelihoods to `scale` × (each − the best), floored at `evidence_floor`.
