@@ -116,6 +116,9 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         #expect(aggregator("output: {refresh_interval_s: 0}\n") == [])
         #expect(agent("scan: {restart_after_s: 0.1}\n").first?.hasPrefix("scan.restart_after_s: must be 0 (never) or at least 5 s") == true)
         #expect(agent("scan: {restart_after_s: 0}\n") == [] && agent("scan: {restart_after_s: 5}\n") == [])
+        // A beacon forgotten sooner than it could be away: one heard every few seconds was never placed.
+        #expect(aggregator("fusion: {forget_after_s: 2}\n") == ["fusion.forget_after_s: must be 0 (never) or at least away_timeout_s (30.0 s), found 2.0 s"])
+        #expect(aggregator("fusion: {forget_after_s: 0}\n") == [] && aggregator("fusion: {away_timeout_s: 45, forget_after_s: 45}\n") == [])
         // A polygon whose points lie on one line has no place for a beacon: its room could never be shown.
         let flat = "rooms: [{name: hall, polygon: [[5, 0], [9, 0], [7, 0]]}]\n"
         #expect((try? ConfigLoader.parse(AggregatorConfig.self, yaml: flat)) == nil)

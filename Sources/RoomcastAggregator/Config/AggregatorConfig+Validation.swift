@@ -99,6 +99,11 @@ extension AggregatorConfig {
         validatePeople(tracked: tracked, nodeBeacons: Set(transmitter.keys), into: &checks)
 
         checks.add(contentsOf: fusion.tableProblems())
+        // Sooner, a beacon heard less often than this would be forgotten between its readings and
+        // never placed, and one that left forgotten before it was away.
+        if fusion.forgetAfter > 0, fusion.forgetAfter < fusion.awayTimeout, fusion.tableProblems().isEmpty {
+            checks.add("fusion.forget_after_s", "must be 0 (never) or at least away_timeout_s (\(fusion.awayTimeout) s), found \(fusion.forgetAfter) s")
+        }
         // Listed beacons are never evicted, and listed nodes never refused: past the table's
         // size, the rest would be silently never tracked.
         if beacons.count > fusion.maxBeacons, (1...1_000_000).contains(fusion.maxBeacons) {
