@@ -26,7 +26,7 @@ enum ResultsBenchmark {
         let recordings = command[Self.recordings]
         let seeds = try command[Self.seeds].value
         // The two-receiver homes take many seeds per seed: more would run into the next split's.
-        guard seeds * twoReceiverHomesPerSeed <= SimulationBenchmark.maximumSeeds else {
+        guard seeds <= SimulationBenchmark.maximumSeeds / twoReceiverHomesPerSeed else {
             throw command.usageError("--seeds: at most \(SimulationBenchmark.maximumSeeds / twoReceiverHomesPerSeed), not \(seeds)")
         }
         let output = command[Self.output]

@@ -140,10 +140,14 @@ enum SimulationBenchmark {
         var rows: [Contender] = Baselines.all.map { b in
             Contender(name: b.name) { AnyPresenceEstimator(b.make(site: $0)) }
         } + contenders
-        // A name that is no row (a typo, or a diagnostic row its option did not add) would run nothing of it.
+        // A name that is no row (a typo, or a diagnostic row its option did not add) would run
+        // nothing of it; flaps are listed for estimators only.
         let rowNames = ["bound", "ceil-nearest", "ceil-position"] + rows.map(\.name)
-        for name in (only.map { $0.sorted() } ?? []) + (flapsOf.map { [$0] } ?? []) where !rowNames.contains(name) {
-            throw command.usageError("no row '\(name)' with these options; the rows: \(rowNames.joined(separator: ", "))")
+        for name in (only.map { $0.sorted() } ?? []) where !rowNames.contains(name) {
+            throw command.usageError("--only: no row '\(name)' with these options; the rows: \(rowNames.joined(separator: ", "))")
+        }
+        if let name = flapsOf, !rows.contains(where: { $0.name == name }) {
+            throw command.usageError("--flaps: no estimator '\(name)' with these options; the estimators: \(rows.map(\.name).joined(separator: ", "))")
         }
         if let only { rows = rows.filter { only.contains($0.name) || $0.name == "bound" } }
         /// Sums over the simulated scenarios, per estimator.

@@ -195,11 +195,12 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     }
 
     /// Seeds learned offsets from a retained calibration report (`CalibratingEstimator`), for the
-    /// nodes whose offsets this run can learn again (placed, on a site whose geometry is in use):
-    /// elsewhere nothing would ever replace one, and a report from a run with positions since
-    /// removed, or a forged one, would bias those nodes' rooms for good.
+    /// nodes whose offsets this run can learn again (placed, on a site whose geometry is in use
+    /// and whose nodes transmit beacons of their own): elsewhere nothing would ever replace one,
+    /// and a report from a run with positions or node beacons since removed, or a forged one,
+    /// would bias those nodes' rooms for good.
     public mutating func resume(_ report: ReceiverCalibrationReport) {
-        guard settings.learnCalibration, let g = geometry else { return }
+        guard settings.learnCalibration, let g = geometry, nodes.contains(where: \.transmits) else { return }
         for entry in report.nodes {
             guard let n = nodeIndex[entry.node], n < g.columnOfNode.count, g.columnOfNode[n] >= 0, !nodes[n].calibratedByLinks,
                   entry.offsetDb.isFinite else { continue }

@@ -40,12 +40,13 @@ let site = SiteModel(
     nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "office-pi", room: "office")],
     beacons: [.init(id: cat, name: "Cat", power: -59)])
 
-/// `site` drawn: each room a polygon, each node a position, so the engine's geometry is in use
-/// (receiver offsets are learned, and resumed, only there).
+/// `site` drawn: each room a polygon, each node a position and a beacon of its own, so the
+/// engine's geometry is in use and receiver offsets can be learned (and are resumed only then).
 let placedSite = SiteModel(
     rooms: [.init(name: "kitchen", polygon: [[0, 0], [4, 0], [4, 4], [0, 4]]),
             .init(name: "office", floor: 1, polygon: [[0, 0], [4, 0], [4, 4], [0, 4]])],
-    nodes: [.init(name: "kitchen-pi", room: "kitchen", position: [1, 1, 1]), .init(name: "office-pi", room: "office", position: [1, 1, 4])],
+    nodes: [.init(name: "kitchen-pi", room: "kitchen", position: [1, 1, 1], beacon: BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-9-1")!),
+            .init(name: "office-pi", room: "office", position: [1, 1, 4], beacon: BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-9-2")!)],
     beacons: site.beacons)
 
 func reading(_ node: String, rssi: Double, ts: Double, seq: UInt64 = 1) -> BeaconReading {
@@ -131,12 +132,17 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(broken.rejection?.reason == .badPayload)
         #expect(try core.handle(topic: topics.aggregatorCalibration, payload: [], now: 101).rejection == nil)
         #expect(core.engine.learnedOffset(of: "kitchen-pi") == 3.5)
-        // Without positions nothing in this run could learn an offset again: one read back (from
-        // a run with positions since removed, or forged) would bias that node's rooms for good.
-        var unplaced = AggregatorCore(engine: FusionEngine(site: site), site: site, topics: topics, discovery: nil)
-        _ = try unplaced.start(now: 100)
-        #expect(try unplaced.handle(topic: topics.aggregatorCalibration, payload: WireFormat.encode(report), now: 100).rejection == nil)
-        #expect(unplaced.engine.learnedOffset(of: "kitchen-pi") == 0)
+        // Without positions, or without node beacons, nothing in this run could learn an offset
+        // again: one read back (from a run with them since removed, or forged) would bias that
+        // node's rooms for good.
+        var silent = placedSite
+        silent.nodes = silent.nodes.map { var n = $0; n.beacon = nil; return n }
+        for unlearnable in [site, silent] {
+            var core = AggregatorCore(engine: FusionEngine(site: unlearnable), site: unlearnable, topics: topics, discovery: nil)
+            _ = try core.start(now: 100)
+            #expect(try core.handle(topic: topics.aggregatorCalibration, payload: WireFormat.encode(report), now: 100).rejection == nil)
+            #expect(core.engine.learnedOffset(of: "kitchen-pi") == 0)
+        }
     }
 
     /// Partitions share the retained calibration's topic, each learning only its own nodes'
@@ -151,8 +157,10 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         let site = SiteModel(rooms: [.init(name: "kitchen", polygon: square), .init(name: "bedroom", floor: 1, polygon: square),
                                      .init(name: "bath", floor: 1, polygon: [[4, 0], [8, 0], [8, 4], [4, 4]])],
                              nodes: [.init(name: "kitchen-pi", room: "kitchen", position: [2, 2, 1]),
-                                     .init(name: "bedroom-pi", room: "bedroom", position: [2, 2, 4]),
-                                     .init(name: "bath-pi", room: "bath", position: [6, 2, 4])])
+                                     .init(name: "bedroom-pi", room: "bedroom", position: [2, 2, 4],
+                                           beacon: BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-9-3")!),
+                                     .init(name: "bath-pi", room: "bath", position: [6, 2, 4],
+                                           beacon: BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-9-4")!)])
         var cores = [AggregatorConfig(site: site, partition: .init(floors: [0])).makeCore(),
                      AggregatorConfig(site: site, partition: .init(floors: [1])).makeCore()]
         var broker = SharedTopicBroker(topics.aggregatorCalibration, of: ReceiverCalibrationReport.self)

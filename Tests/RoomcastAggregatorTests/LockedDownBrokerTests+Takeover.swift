@@ -145,7 +145,9 @@ extension LockedDownBrokerTests {
             aggregator.stderr.contains("roomcast-aggregator-alpha-guard mqtt.error=\"MQTT broker 127.0.0.1:\(broker.port) refused the connection: not authorised")
         }
         aggregator.send(SIGTERM)
-        #expect(await aggregator.waitForExit() == 0)
+        let exit = await aggregator.waitForExit()
+        // Its log says why, when it is not a clean stop (an ASan pass once saw another status).
+        #expect(exit == 0, "exit status \(exit): \(aggregator.stderr.suffix(3000))")
         try await observer.waitFor("the site offline once the last instance stopped", timeout: .seconds(10)) { _ in
             observer.last(status) == "offline"
         }

@@ -9,7 +9,7 @@ import Testing
     /// What `beta`, standing by for `alpha`, publishes as the service would (only while
     /// active): alpha places the cat in the office and dies at 4 s; the cat is then heard
     /// loudest in the kitchen when `moves`; beta takes the lease when alpha's runs out (10 s).
-    static func takeOver(moves: Bool) async throws -> (published: [OutboundMessage], active: Bool) {
+    static func takeOver(moves: Bool, at moveAt: Double = 4.5) async throws -> (published: [OutboundMessage], active: Bool, tookOver: Double?) {
         let core = AggregatorCore(engine: StrongestLatest(roomOfNode: ["kitchen-pi": "kitchen", "office-pi": "office"]),
                                   site: site, topics: Topics(), discovery: nil)
         let beta = AggregatorRuntime(core: core, election: LeaseElection(me: "beta", topics: Topics(), duration: 6),
@@ -43,12 +43,15 @@ import Testing
         }
         #expect(await !beta.isActive, "alpha holds the lease")
         #expect(published.isEmpty)
+        var tookOver: Double?
         for t in stride(from: 4.5, through: 12, by: 0.5) {
             seq += 1
-            try await hear(moves ? "kitchen-pi" : "office-pi", rssi: -40, at: t, seq: seq)
+            let moved = moves && t >= moveAt
+            try await hear(moved ? "kitchen-pi" : "office-pi", rssi: moved ? -30 : -40, at: t, seq: seq)
             await send(beta.tickAnswered(now: t))
+            if tookOver == nil, await beta.isActive { tookOver = t }
         }
-        return (published, await beta.isActive)
+        return (published, await beta.isActive, tookOver)
     }
 
     static func events(_ published: [OutboundMessage]) -> [RoomEvent] {
@@ -56,7 +59,7 @@ import Testing
     }
 
     @Test func aMoveDecidedBeforeTheTakeOverHasItsEvents() async throws {
-        let (published, active) = try await Self.takeOver(moves: true)
+        let (published, active, _) = try await Self.takeOver(moves: true)
         #expect(active, "alpha's lease ran out at 10 s")
         let presence = published.filter { $0.topic == Topics().presence(cat) }.compactMap { try? WireFormat.decode(PresenceDecision.self, from: $0.payload) }
         #expect(presence.last?.room == "kitchen")
@@ -65,9 +68,45 @@ import Testing
         #expect(Self.events(published).allSatisfy { $0.id == cat && $0.name == "Cat" })
     }
 
+    /// An instance with standby configured starts standing by, reading its own retained presence
+    /// (the cat in the kitchen), and takes the lease while decisions are still held after the
+    /// backlog. The cat, heard only in the office, is then moved once: the move's events go out
+    /// once, not again at the refresh that ends the hold.
+    @Test func aMoveDecidedAfterTakingTheLeaseIsAnnouncedOnce() async throws {
+        // An engine that decides at the first tick the hold allows: the move comes on that tick.
+        let core = AggregatorCore(engine: StrongestLatest(roomOfNode: ["kitchen-pi": "kitchen", "office-pi": "office"]),
+                                  site: site, topics: Topics(), discovery: nil)
+        let alpha = AggregatorRuntime(core: core, election: LeaseElection(me: "alpha", topics: Topics(), duration: 6),
+                                      refreshInterval: .infinity, startedAt: 0, logger: .silent)
+        var published: [OutboundMessage] = []
+        func send(_ out: [OutboundMessage]) async {
+            if await alpha.isActive { published += out.filter { !alpha.isControlTopic($0.topic) && $0.topic != alpha.syncTopic } }
+        }
+        await alpha.brokerConnected(now: 0)
+        let kitchen = PresenceDecision(id: cat, name: "Cat", room: "kitchen", floor: 0, distance: 1, confidence: 1, node: "kitchen-pi",
+                                       since: -100, lastSeen: -1, evidence: [], ts: -1)
+        await send(alpha.handle(topic: Topics().presence(cat), payload: try WireFormat.encode(kitchen), now: 0, retained: true))
+        var seq: UInt64 = 0
+        var activeAt: Double?
+        for t in stride(from: 0.0, through: 30, by: 0.5) {
+            seq += 1
+            await send(alpha.handle(topic: Topics().nodeBeacon("office-pi", cat),
+                                    payload: try WireFormat.encode(reading("office-pi", rssi: -45, ts: t, seq: seq)), now: t))
+            await send(alpha.tickAnswered(now: t))
+            if activeAt == nil, await alpha.isActive { activeAt = t }
+        }
+        #expect(activeAt != nil, "alpha took its lease")
+        let events = Self.events(published).map { "\($0.event.rawValue) \($0.room)" }
+        #expect(events == ["leave kitchen", "enter office"], "\(events)")
+    }
+
     @Test func aBeaconThatStayedHasNoEventAtTheTakeOver() async throws {
-        let (published, active) = try await Self.takeOver(moves: false)
+        let (published, active, tookOver) = try await Self.takeOver(moves: false)
         #expect(active)
+        // A move decided in the very tick the lease is taken: its events go out once.
+        let (sameTick, _, _) = try await Self.takeOver(moves: true, at: try #require(tookOver))
+        let events = Self.events(sameTick).map { "\($0.event.rawValue) \($0.room)" }
+        #expect(events == ["leave office", "enter kitchen"], "\(events)")
         #expect(published.contains { $0.topic == Topics().presence(cat) }, "the take-over's refresh")
         #expect(Self.events(published).isEmpty, "\(Self.events(published))")
     }
@@ -81,7 +120,8 @@ extension TakeOverEventsTests {
 
     /// What a standby reads of the active instance's presence: bounded, cleared by an empty
     /// retained message, and under `partition:` only its own partition's rooms (another
-    /// partition's room supersedes; an away cannot be told from another partition's).
+    /// partition's room supersedes; an away cannot be told from another partition's, so it
+    /// leaves nothing known).
     @Test func theActivesPresenceIsReadBoundedAndPartitionWise() throws {
         let dog = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-46")!
         var alone = PeerPresence(limit: 1)
@@ -99,7 +139,8 @@ extension TakeOverEventsTests {
         var partition = PeerPresence(limit: 10)
         partition.observe(cat, payload: try Self.presence(cat, "office"), otherPartitionsRooms: ["attic"])
         partition.observe(cat, payload: try Self.presence(cat, nil), otherPartitionsRooms: ["attic"])
-        #expect(partition.rooms == [cat: "office"], "an away may be the other partition's")
+        #expect(partition.rooms.isEmpty, "an away may be the other partition's: nothing known, no event")
+        partition.observe(cat, payload: try Self.presence(cat, "office"), otherPartitionsRooms: ["attic"])
         partition.observe(cat, payload: try Self.presence(cat, "attic"), otherPartitionsRooms: ["attic"])
         #expect(partition.rooms.isEmpty, "the other partition has it")
     }

@@ -480,18 +480,23 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         publisher.people.ownerOf[id].flatMap { publisher.people.current[$0]?.room }
     }
 
-    /// The enter and leave events of the moves this instance decided while it stood by, for a
-    /// take-over: `peer` is the room the active instance last published for each beacon
-    /// (`PeerPresence`). The presence and occupancy go out with the take-over's refresh; without
-    /// these, a beacon that moved after the active instance died would change room with no event.
-    public func takeOverEvents(after peer: [BeaconID: String?], now: Double) throws -> [OutboundMessage] {
+    /// What a take-over publishes of the moves this instance decided while it stood by: `peer`
+    /// is the room the active instance last published for each beacon (`PeerPresence`). Each
+    /// beacon whose room differs gets its leave and enter events, its presence, its person, and
+    /// the occupancy of both rooms, at once: without them a beacon that moved after the active
+    /// instance died would change room with no event.
+    public func takeOverMessages(after peer: [BeaconID: String?], now: Double) throws -> [OutboundMessage] {
         var out: [OutboundMessage] = []
+        var rooms: Set<String> = []
         for (id, theirs) in peer.sorted(by: { $0.key < $1.key }) {
             guard case .some(let ours) = publisher.publishedRoom(of: id), ours != theirs else { continue }
             let decision = engine.decision(for: id)
             if let decision, isHandedOver(decision) { continue }
             out += try publisher.moveEvents(id, name: decision?.name ?? knownBeacons[id]?.name, from: theirs, to: ours, now: now)
+            out += try republish(id) + publisher.personMessages(owning: id)
+            for room in [theirs, ours, personRoom(owning: id)] { if let room { rooms.insert(room) } }
         }
+        for room in rooms.sorted() { out.append(try publisher.occupancy(room, now: now)) }
         return out
     }
 

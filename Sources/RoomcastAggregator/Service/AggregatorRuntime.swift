@@ -414,7 +414,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         do {
             let personWasIn = lateResume.flatMap(core.personRoom(owning:))
             var (messages, rejection) = try core.handle(topic: topic, payload: payload, now: now)
-            // Resumed after the post-resume refresh went out: republish it on its own.
+            // Resumed after the post-resume refresh went out: republish it, its person and its room's occupancy.
             if let lateResume { messages += try core.republishResumed(lateResume, personWasIn: personWasIn, now: now) }
             if let rejection {
                 let (admit, suppressed) = rejectLog.admit(rejection.reason.rawValue, now: now)
@@ -526,6 +526,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         noticePause(now: now)
         defer { persistLearned(now: now) }
         reportCapacity(now: now)
+        let activeBefore = isActive
         var out: [OutboundMessage] = []
         do {
             out += heartbeatStep(now: now)
@@ -560,6 +561,12 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 // Just became active (start, reconnect, or took over): announce at once, and
                 // republish every decision once they are current.
                 wasActive = true
+                // What this tick decided before the lease was taken was decided standing by, as
+                // were the moves since the active instance last published: the take-over's
+                // messages say each once, against what subscribers were last told.
+                if !activeBefore { out = out.filter { isControlTopic($0.topic) } }
+                out += try core.takeOverMessages(after: peerPresence.rooms, now: now)
+                peerPresence.removeAll()
                 // The start's configs, built once: what the broker holds is handed over to them first.
                 let configs = try core.startConfigs()
                 if let discovery = core.discovery, !componentsOnBroker.isEmpty || !entityDevicesOnBroker.isEmpty {
@@ -570,12 +577,13 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 }
                 out += try core.start(now: now, existing: discoveryOnBroker, configs: configs)
                 refreshPending = true
+            } else if !peerPresence.rooms.isEmpty {
+                // Read while stepped down and back with no take-over (our own echoes): what
+                // subscribers were told is what this instance publishes.
+                peerPresence.removeAll()
             }
             if active && current && refreshPending {
                 refreshPending = false
-                // Moves decided while standing by: their events, which nobody sent.
-                out += try core.takeOverEvents(after: peerPresence.rooms, now: now)
-                peerPresence.removeAll()
                 out += try refresh(now: now)
                 nextRefresh = now + refreshInterval
                 // Past the resume window this refresh is the one after resuming too.

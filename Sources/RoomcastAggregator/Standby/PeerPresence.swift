@@ -4,7 +4,7 @@ import Shared
 /// presence topics. A standby decides all along but publishes nothing; a beacon that moves
 /// between the active instance's death and the take-over has its new room republished at the
 /// take-over, and what the active instance published says which leave and enter events nobody
-/// has sent (`AggregatorCore.takeOverEvents`).
+/// has sent (`AggregatorCore.takeOverMessages`).
 struct PeerPresence: Sendable {
     /// Each beacon's room as last published (nil: away).
     private(set) var rooms: [BeaconID: String?] = [:]
@@ -16,18 +16,17 @@ struct PeerPresence: Sendable {
     /// A message on `id`'s presence topic, retained or live. An empty one clears what was read.
     /// Under `partition:` the topics carry every partition's decisions: a room of another
     /// partition's supersedes what this one's active instance said, and an away cannot be told
-    /// from another partition's, so it is not taken.
+    /// from another partition's, so it leaves nothing known (no event at the take-over).
     mutating func observe(_ id: BeaconID, payload: [UInt8], otherPartitionsRooms: Set<String>) {
         if payload.isEmpty {
             rooms[id] = nil
             return
         }
         guard let d = try? WireFormat.decode(PresenceDecision.self, from: payload), d.id == id else { return }
-        if let room = d.room, otherPartitionsRooms.contains(room) {
+        if !otherPartitionsRooms.isEmpty, d.room.map(otherPartitionsRooms.contains) ?? true {
             rooms[id] = nil
             return
         }
-        if d.room == nil && !otherPartitionsRooms.isEmpty { return }
         guard rooms[id] != nil || rooms.count < limit else { return }
         rooms[id] = .some(d.room)
     }

@@ -20,9 +20,10 @@ public struct HTTPRequestParser: Sendable {
         /// A whole request, and how many bytes of the input it took.
         case complete(HTTPRequest, consumed: Int)
         /// Valid so far; read more. `searched`: where the next parse of this input, grown, may
-        /// begin to look for the head's end (a head that trickles in is not searched from its
-        /// start at every read).
-        case needMore(searched: Int)
+        /// begin to look for the head's end; `awaiting`: the input's length before a parse can
+        /// tell more (one more byte of a head, a body whole). A request that trickles in is not
+        /// searched, or its head parsed, again at every read.
+        case needMore(searched: Int, awaiting: Int)
     }
 
     public let limits: Limits
@@ -38,7 +39,7 @@ public struct HTTPRequestParser: Sendable {
             if bytes.count >= limits.maxRequestBytes { throw HTTPParseError(.headerFieldsTooLarge, "request head exceeds \(limits.maxRequestBytes) bytes") }
             try checkPrefix(bytes)
             // The blank line may begin in the last two bytes, which the next read completes.
-            return .needMore(searched: max(0, bytes.count - 2))
+            return .needMore(searched: max(0, bytes.count - 2), awaiting: bytes.count + 1)
         }
         if headEnd.start > limits.maxRequestBytes { throw HTTPParseError(.headerFieldsTooLarge, "request head exceeds \(limits.maxRequestBytes) bytes") }
         var lines = Self.lines(bytes[..<headEnd.start])
@@ -67,7 +68,7 @@ public struct HTTPRequestParser: Sendable {
             length = n
         }
         if headEnd.end + length > limits.maxRequestBytes { throw HTTPParseError(.contentTooLarge, "request exceeds \(limits.maxRequestBytes) bytes") }
-        guard bytes.count >= headEnd.end + length else { return .needMore(searched: headEnd.start) }
+        guard bytes.count >= headEnd.end + length else { return .needMore(searched: headEnd.start, awaiting: headEnd.end + length) }
         request.body = Array(bytes[headEnd.end..<(headEnd.end + length)])
         return .complete(request, consumed: headEnd.end + length)
     }

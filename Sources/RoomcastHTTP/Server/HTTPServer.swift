@@ -265,11 +265,11 @@ public final class HTTPServer: Sendable {
         let parser = HTTPRequestParser(limits: configuration.limits)
         let deadline = Syscall.monotonicSeconds() + configuration.requestTimeout
         var buffer: [UInt8] = []
-        var searched = 0
+        var searched = 0, awaiting = 0
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
-            let outcome: HTTPRequestParser.Outcome
-            do { outcome = try parser.parse(buffer, searched: searched) } catch {
+            var outcome = HTTPRequestParser.Outcome.needMore(searched: searched, awaiting: awaiting)
+            do { if buffer.count >= awaiting { outcome = try parser.parse(buffer, searched: searched) } } catch {
                 logger.debug("http bad request", metadata: ["http.status": "\(error.status.code)", "error": error.message])
                 respond(fd, .text(error.message + "\n", status: error.status), method: "GET")
                 return
@@ -285,7 +285,7 @@ public final class HTTPServer: Sendable {
                 respond(fd, handler(request), method: request.method)
                 return
             }
-            if case .needMore(let far) = outcome { searched = far }
+            if case .needMore(let far, let length) = outcome { (searched, awaiting) = (far, length) }
             let remaining = deadline - Syscall.monotonicSeconds()
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let ready = remaining > 0 ? ((try? Syscall.call("poll") { poll(&pfd, 1, Int32(remaining * 1000) + 1) }) ?? 0) : 0

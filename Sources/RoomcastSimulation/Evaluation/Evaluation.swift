@@ -160,8 +160,6 @@ public enum Evaluation {
         return try replay(scenario: scenario, inputs: inputs, core: &core, scorer: scorer)
     }
 
-    /// The decisions in an aggregator's output (`aggregator replay` lines): each beacon's
-    /// presence message gives its room (nil = away) from the decision's time on.
     /// The decisions of an `aggregator replay`'s output, under whichever `mqtt.topic_prefix` it
     /// ran with: the prefix of its first presence topic.
     public static func timeline(replayOutput published: [MessageLogLine]) -> DecisionTimeline {
@@ -169,6 +167,8 @@ public enum Evaluation {
         return timeline(published: published, topics: Topics(prefix: prefix ?? Topics().prefix))
     }
 
+    /// The decisions in an aggregator's output (`aggregator replay` lines): each beacon's
+    /// presence message gives its room (nil = away) from the decision's time on.
     public static func timeline(published: [MessageLogLine], topics: Topics = Topics()) -> DecisionTimeline {
         var timeline = DecisionTimeline()
         for line in published {

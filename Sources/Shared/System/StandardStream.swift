@@ -6,10 +6,10 @@ import Musl
 import Darwin
 #endif
 
-/// The process's standard output and error, written with write(2). Foundation's
-/// `FileHandle.write(_:)` traps when a write fails, and libmosquitto ignores SIGPIPE for its
-/// sockets, so a reader that had gone away (`aggregator run 2>&1 | tee log`, then Ctrl-C) made
-/// the next log line a crash in the middle of a graceful stop.
+/// The process's standard output and error, written with write(2), whose failures are
+/// handled here: Foundation's `FileHandle.write(_:)` traps on one, and with SIGPIPE ignored (as
+/// libmosquitto and `ServiceLifecycle` do) a reader gone (`aggregator run 2>&1 | tee log`, then
+/// Ctrl-C) is such a failure.
 public enum StandardStream: Sendable {
     case output, error
 
