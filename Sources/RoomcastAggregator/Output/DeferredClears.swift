@@ -21,12 +21,14 @@ struct DeferredClears: Sendable {
     /// Holds `messages` until `delay` seconds after `now`; returns those that do not fit, to be
     /// sent at once.
     mutating func add(_ messages: [OutboundMessage], now: Double) -> [OutboundMessage] {
+        // A topic already held to the same time is held once: both would fall due together.
+        let fresh = messages.filter { latestDue[$0.topic] != now + Self.delay }
         let room = max(0, Self.maximum - (queue.count - head))
-        for m in messages.prefix(room) {
+        for m in fresh.prefix(room) {
             queue.append((now + Self.delay, m))
             latestDue[m.topic] = now + Self.delay
         }
-        return Array(messages.dropFirst(room))
+        return Array(fresh.dropFirst(room))
     }
 
     /// The clears due at `now`, in the order they were held.
