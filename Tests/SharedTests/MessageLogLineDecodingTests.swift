@@ -21,6 +21,8 @@ import Testing
         #"{"topic":"t","ts":1e3,"payload":"x"}"#,
         #"{"topic":"t","ts":1.5E-2,"payload":"x"}"#,
         #"{"topic":"K\#u{fc}che/\#u{1F600}","ts":6,"payload":"gr\#u{fc}n"}"#,
+        // Many members, their keys told apart by a hash (each was compared with every earlier one).
+        #"{"topic":"t","ts":21,"# + (0..<2000).map { "\"k\($0)\":\($0)" }.joined(separator: ",") + "}",
         // Left to Foundation: escapes, repeated keys, odd types, and what is not JSON at all.
         #"{"topic":"a\/b","ts":7,"payload":"x"}"#,
         #"{"topic":"t","ts":8,"payload":"line\nbreak"}"#,

@@ -36,6 +36,8 @@ enum JSONSyntax {
         bytes.withUnsafeBufferPointer { p in
             var scanner = Scanner(p)
             var out: [Member] = []
+            // Hashed: a line of many members was checked against every earlier key, quadratically.
+            var keys: Set<ArraySlice<UInt8>> = []
             scanner.skipWhitespace()
             guard scanner.peek == UInt8(ascii: "{") else { return nil }
             scanner.i += 1
@@ -46,8 +48,7 @@ enum JSONSyntax {
                 let keyStart = scanner.i + 1
                 guard scanner.peek == UInt8(ascii: "\""), scanner.string() else { return nil }
                 let key = keyStart..<(scanner.i - 1)
-                guard !p[key].contains(UInt8(ascii: "\\")),
-                      !out.contains(where: { p[$0.key].elementsEqual(p[key]) }) else { return nil }
+                guard !p[key].contains(UInt8(ascii: "\\")), keys.insert(bytes[key]).inserted else { return nil }
                 scanner.skipWhitespace()
                 guard scanner.peek == UInt8(ascii: ":") else { return nil }
                 scanner.i += 1
