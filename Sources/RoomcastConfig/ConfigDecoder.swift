@@ -31,7 +31,7 @@ public struct ConfigDecoder {
         let state = DecodingState(root: root)
         let value = try? state.decode(T.self, from: root, at: [], substitute: false)
         return Result(value: value, problems: state.problems, unknownKeys: state.unknownKeys(),
-                      covered: state.covered.union(state.problems.map(\.path)), requestedKeys: state.requested)
+                      covered: state.covered, requestedKeys: state.requested)
     }
 }
 

@@ -82,8 +82,7 @@ public struct ConfigNode: Sendable, Equatable {
     package func kindDescription(at path: String) -> String {
         if case .scalar(let text, _) = kind {
             if ConfigPath.holdsSecret(path) { return "a value (not shown: \(path) holds a secret)" }
-            if let end = text.firstIndex(where: { $0 == ":" || $0 == "=" }),
-               ConfigPath.holdsSecret(text[..<end].filter { $0 != " " }.lowercased()) {
+            if ConfigPath.readsAsSecretEntry(text) {
                 return "a value (not shown: it reads as a secret's entry; a mapping's entries need a space after the colon)"
             }
         }

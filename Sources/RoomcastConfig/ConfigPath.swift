@@ -43,6 +43,20 @@ public enum ConfigPath {
         return parts.contains { if case .key(let name) = $0 { secretKeys.contains(name) } else { false } }
     }
 
+    /// True when `text` reads as a secret's entry run together: `password:hunter2` inside
+    /// `{…}`, with no space after the colon, is one string in YAML, a key or a value.
+    package static func readsAsSecretEntry(_ text: String) -> Bool {
+        guard let end = text.firstIndex(where: { $0 == ":" || $0 == "=" }) else { return false }
+        return holdsSecret(text[..<end].filter { $0 != " " }.lowercased())
+    }
+
+    /// A key as a problem's path shows it: not at all when it reads as a secret's entry run
+    /// together, and cut when long, so a hostile file cannot flood the log.
+    package static func shownKey(_ key: String) -> String {
+        if readsAsSecretEntry(key) { return "<key not shown>" }
+        return key.count <= 60 ? key : String(key.prefix(57)) + "..."
+    }
+
     /// Splits a dotted path into its components (for overrides).
     static func components(_ path: String) -> [Component]? {
         var result: [Component] = []

@@ -43,8 +43,12 @@ final class DecodingState {
         return nil
     }
 
-    func record(_ path: String, _ message: String, at location: ConfigLocation? = nil) {
+    /// A problem at `path`. `covers`: the value there was replaced (a placeholder or a default),
+    /// so validation problems under it would only repeat this one. A missing key is reported at
+    /// its mapping but covers only the key: the mapping's other values were read as written.
+    func record(_ path: String, _ message: String, at location: ConfigLocation? = nil, covers: Bool = true) {
         problems.append(ConfigProblem(path: path, message: message, location: location ?? self.location(of: path)))
+        if covers { covered.insert(path) }
     }
 
     func decode<T: Decodable>(_ type: T.Type, from node: ConfigNode, at path: [any CodingKey], substitute: Bool) throws -> T {
@@ -82,7 +86,8 @@ final class DecodingState {
             let p = c.codingPath.isEmpty ? fallbackPath : ConfigPath.render(c.codingPath)
             record(p, c.debugDescription)
         case .keyNotFound(let key, let c):
-            record(ConfigPath.render(c.codingPath), "missing required key '\(key.stringValue)'")
+            record(ConfigPath.render(c.codingPath), "missing required key '\(key.stringValue)'", covers: false)
+            covered.insert(ConfigPath.child(ConfigPath.render(c.codingPath), key.stringValue))
         @unknown default:
             record(fallbackPath, String(describing: error))
         }
@@ -95,8 +100,12 @@ final class DecodingState {
             let known = requested[path] ?? []
             for entry in entries where !known.contains(entry.key) {
                 var message = "unknown key"
-                if let guess = Suggestion.closest(to: entry.key, in: known) { message += "; did you mean '\(guess)'?" }
-                result.append(ConfigProblem(path: ConfigPath.child(path, entry.key), message: message, location: entry.keyLocation))
+                if ConfigPath.readsAsSecretEntry(entry.key) {
+                    message += " (not shown: it reads as a secret's entry run together; a mapping's entries need a space after the colon)"
+                } else if let guess = Suggestion.closest(to: entry.key, in: known) {
+                    message += "; did you mean '\(guess)'?"
+                }
+                result.append(ConfigProblem(path: ConfigPath.child(path, ConfigPath.shownKey(entry.key)), message: message, location: entry.keyLocation))
             }
         }
         return result.sorted { ($0.location?.line ?? 0, $0.path) < ($1.location?.line ?? 0, $1.path) }

@@ -77,7 +77,7 @@ struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func required<T: Decodable>(_ type: T.Type, _ key: Key) throws -> T {
         guard let entry = lookup(key) else {
-            state.record(decoder.path, "missing required key '\(key.stringValue)'", at: decoder.node.location)
+            state.record(decoder.path, "missing required key '\(key.stringValue)'", at: decoder.node.location, covers: false)
             state.covered.insert(ConfigPath.child(decoder.path, key.stringValue))
             if let placeholder = DecodingState.placeholder(T.self) { return placeholder }
             throw AlreadyReported()

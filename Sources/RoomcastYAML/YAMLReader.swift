@@ -56,6 +56,7 @@ public struct YAMLReader: Sendable {
     /// cannot go on after one).
     public func read(_ text: String) throws(ConfigProblem) -> Document {
         var bytes = Array(text.utf8)
+        let original = bytes
         if bytes.isEmpty { return Document(root: nil, problems: []) }
         var parser = yaml_parser_t()
         guard yaml_parser_initialize(&parser) != 0 else {
@@ -68,7 +69,7 @@ public struct YAMLReader: Sendable {
             while true {
                 var event = yaml_event_t()
                 guard yaml_parser_parse(&parser, &event) != 0 else {
-                    throw Self.syntaxProblem(parser)
+                    throw Self.syntaxProblem(parser, in: original)
                 }
                 defer { yaml_event_delete(&event) }
                 let done = event.type == YAML_STREAM_END_EVENT
@@ -79,10 +80,25 @@ public struct YAMLReader: Sendable {
         }
     }
 
-    private static func syntaxProblem(_ parser: yaml_parser_t) -> ConfigProblem {
+    /// libyaml's error where it is in the text: a character libyaml refuses (a control
+    /// character, a NUL) is placed by its byte offset, libyaml marking no position for it; a
+    /// quote or bracket left open, found only at the end of the file, also names where it began.
+    static func syntaxProblem(_ parser: yaml_parser_t, in bytes: [UInt8]) -> ConfigProblem {
         var message = "invalid YAML: " + (parser.problem.map { String(cString: $0) } ?? "syntax error")
         if let context = parser.context { message += " " + String(cString: context) }
-        let mark = parser.problem_mark
+        if parser.error == YAML_READER_ERROR {
+            let offset = min(max(0, Int(parser.problem_offset)), bytes.count)
+            let before = bytes[..<offset]
+            let lineStart = before.lastIndex(of: 10).map { $0 + 1 } ?? 0
+            let line = before.reduce(1) { $0 + ($1 == 10 ? 1 : 0) }
+            let column = String(decoding: bytes[lineStart..<offset], as: UTF8.self).count + 1
+            if parser.problem_value >= 0 { message += String(format: " (U+%04X)", Int(parser.problem_value)) }
+            return ConfigProblem(path: "", message: message, location: .position(line: line, column: column))
+        }
+        let mark = parser.problem_mark, begun = parser.context_mark
+        if parser.context != nil, begun.line < mark.line || (begun.line == mark.line && begun.column < mark.column) {
+            message += " (it began at line \(Int(begun.line) + 1), column \(Int(begun.column) + 1))"
+        }
         return ConfigProblem(path: "", message: message,
                              location: .position(line: Int(mark.line) + 1, column: Int(mark.column) + 1))
     }
@@ -128,6 +144,10 @@ private struct TreeBuilder {
 
     init(limits: YAMLReader.Limits) { self.limits = limits }
 
+    /// Home Assistant's own tags, named in their problems: a config copied from Home Assistant.
+    static let homeAssistantTags: Set<String> = ["!secret", "!include", "!include_dir_list", "!include_dir_named",
+                                                 "!include_dir_merge_list", "!include_dir_merge_named", "!env_var", "!input"]
+
     /// The YAML core schema's tags (`!!str`, `!!int`, …).
     static let coreTags: Set<String> = Set(["str", "int", "float", "bool", "null", "seq", "map"].map { "tag:yaml.org,2002:" + $0 })
 
@@ -144,8 +164,13 @@ private struct TreeBuilder {
                                  + "quote the value, or name an environment variable with password_env or token_env (value not shown)",
                                  location: location)
         }
-        let shown = tag.count <= 40 ? tag : String(tag.prefix(37)) + "..."
-        return ConfigProblem(path: path, message: "the YAML tag '\(shown)' is not supported: write the value itself (quoted if it "
+        // Home Assistant's tags are named (a config copied from one); any other may be a secret
+        // pasted where its key is misspelt or is an `_env` key, so it is not shown.
+        guard Self.homeAssistantTags.contains(tag) else {
+            return ConfigProblem(path: path, message: "a value starting with '!' is read as a YAML tag, which is not supported: "
+                                 + "quote the value (value not shown)", location: location)
+        }
+        return ConfigProblem(path: path, message: "the YAML tag '\(tag)' is not supported: write the value itself (quoted if it "
                              + "starts with '!'), or name an environment variable with password_env or token_env for a secret",
                              location: location)
     }
@@ -154,10 +179,10 @@ private struct TreeBuilder {
     /// read as an anchor, which would leave the key empty without a word.
     static func anchorOnNothing(_ anchor: String?, text: String, style: yaml_scalar_style_t, tag: String?,
                                 at location: ConfigLocation, path: @autoclosure () -> String) -> ConfigProblem? {
-        guard let anchor, style == YAML_PLAIN_SCALAR_STYLE, tag == nil, text.isEmpty else { return nil }
+        guard anchor != nil, style == YAML_PLAIN_SCALAR_STYLE, tag == nil, text.isEmpty else { return nil }
         let path = path()
-        let shown = ConfigPath.holdsSecret(path) ? "a value starting with '&'" : "'&\(anchor.prefix(40))'"
-        return ConfigProblem(path: path, message: "\(shown) is read as a YAML anchor with no value after it: quote the value",
+        // Not shown: it may be a secret under a misspelt key or an `_env` key.
+        return ConfigProblem(path: path, message: "a value starting with '&' is read as a YAML anchor with no value after it: quote the value (value not shown)",
                              location: location)
     }
 
@@ -224,8 +249,8 @@ private struct TreeBuilder {
             guard let target = anchors[name] else {
                 // A value that starts with `*` (a generated password) is read as an alias.
                 let path = currentPath()
-                let shown = ConfigPath.holdsSecret(path) ? "a value starting with '*'" : "'*\(name.prefix(40))'"
-                problems.append(ConfigProblem(path: path, message: "\(shown) is read as a YAML alias of no anchor: quote the value",
+                // Not shown: it may be a secret under a misspelt key or an `_env` key.
+                problems.append(ConfigProblem(path: path, message: "a value starting with '*' is read as a YAML alias of no anchor: quote the value (value not shown)",
                                               location: location))
                 if inValuePosition { replaced.insert(path) }
                 try count(1, at: location)
@@ -304,7 +329,7 @@ private struct TreeBuilder {
                 let first = dropped ? nil : seen[key]
                 if let first {
                     let where_ = first.line.map { " (first at line \($0))" } ?? ""
-                    problems.append(ConfigProblem(path: ConfigPath.child(currentPath(), key), message: "duplicate key\(where_)",
+                    problems.append(ConfigProblem(path: ConfigPath.child(currentPath(), ConfigPath.shownKey(key)), message: "duplicate key\(where_)",
                                                   location: node.location))
                 } else if !dropped {
                     seen[key] = node.location

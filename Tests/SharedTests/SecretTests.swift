@@ -184,7 +184,54 @@ import RoomcastYAML
                 "\(merged.messages)")
         // A required value read as not given is that one problem, not a second "found null".
         let required = try #require(throws: ConfigError.self) { try ConfigLoader.parse(AgentConfig.self, yaml: "node: !hostname\n") }
-        #expect(required.messages.count == 1 && required.messages[0].hasPrefix("node: the YAML tag"), "\(required.messages)")
+        #expect(required.messages.count == 1 && required.messages[0].hasPrefix("node: a value starting with '!' is read as a YAML tag"),
+                "\(required.messages)")
+    }
+
+    /// A secret run together with its key (`password:hunter2` inside `{…}`, one string in YAML)
+    /// became an unknown key that printed it; a tag, an alias or an anchor under a key that is
+    /// not a secret's by name (misspelt, or an `_env` key a secret was pasted into) was shown.
+    @Test func aSecretWrittenWrongIsNeverShown() {
+        let cases: [(yaml: String, secret: String)] = [
+            ("node: n\nmqtt: {broker: 'mqtt://h', username: bob, password:hunter2}\n", "hunter2"),
+            ("node: n\nirks: [{name: a, key:00112233445566778899aabbccddeeff}]\n", "0011223344"),
+            ("node: n\nmqtt: {password:hunter2, password:hunter2}\n", "hunter2"),
+            ("node: n\nmqtt:\n  password_env: !Xk9pQ2zz\n", "Xk9pQ2zz"),
+            ("node: n\nmqtt:\n  password_env: *Xk9pQ2zz\n", "Xk9pQ2zz"),
+            ("node: n\nmqtt:\n  pasword: &Xk9pQ2zz\n", "Xk9pQ2zz"),
+        ]
+        for (yaml, secret) in cases {
+            do {
+                _ = try ConfigLoader.parse(AgentConfig.self, yaml: yaml)
+                Issue.record("loaded: \(yaml)")
+            } catch {
+                #expect(!error.description.contains(secret), "\(error)")
+                #expect(!error.problems.isEmpty)
+            }
+        }
+    }
+
+    /// An unknown key is shown cut: a file of one 5000-character key made a 5000-character line.
+    @Test func aHugeKeyIsNotPrintedWhole() {
+        do {
+            _ = try ConfigLoader.parse(AgentConfig.self, yaml: "node: n\n? " + String(repeating: "k", count: 5_000) + "\n: 1\n")
+            Issue.record("loaded")
+        } catch {
+            #expect(!error.problems.isEmpty && error.problems.allSatisfy { $0.description.utf8.count < 300 }, "\(error.problems.map(\.description.utf8.count))")
+        }
+    }
+
+    /// A key missing from a list's entry is reported beside the entry's other problems, which
+    /// came only on the next run.
+    @Test func aMissingKeyDoesNotHideItsSiblingsProblems() {
+        do {
+            _ = try ConfigLoader.parse(AggregatorConfig.self, yaml: "rooms:\n  - name: kitchen\nnodes:\n  - room: kitchn\n")
+            Issue.record("loaded")
+        } catch {
+            #expect(error.messages.contains("nodes[0]: missing required key 'name'"), "\(error.messages)")
+            #expect(error.messages.contains { $0.hasPrefix("nodes[0].room: unknown room 'kitchn'") }, "\(error.messages)")
+            #expect(!error.messages.contains { $0.hasPrefix("nodes[0].name:") }, "\(error.messages)")
+        }
     }
 
     /// A generated password or token that starts with `!`, `*`, `&` or `!!` is read as YAML (a

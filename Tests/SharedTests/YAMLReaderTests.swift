@@ -50,8 +50,8 @@ import Testing
     @Test(arguments: [
         ("a: [1, 2\n", "invalid YAML: did not find expected ',' or ']' while parsing a flow sequence", 2),
         ("a: 1\n---\nb: 2\n", "only one YAML document is allowed (found a second '---')", 2),
-        ("a: *nope\n", "'*nope' is read as a YAML alias of no anchor: quote the value", 1),
-        ("a: &lonely\nb: 1\n", "'&lonely' is read as a YAML anchor with no value after it: quote the value", 1),
+        ("a: *nope\n", "a value starting with '*' is read as a YAML alias of no anchor: quote the value (value not shown)", 1),
+        ("a: &lonely\nb: 1\n", "a value starting with '&' is read as a YAML anchor with no value after it: quote the value (value not shown)", 1),
         ("? [a]\n: 1\n", "mapping keys must be plain text, found a list", 1),
         ("base: &b {x: 1}\nc:\n  <<: *b\n", "merge keys ('<<') are not supported; repeat the values or use an alias for the whole value", 3),
     ])
@@ -62,6 +62,24 @@ import Testing
         } catch {
             #expect(error.message.hasPrefix(message), "\(error.message)")
             #expect(error.location?.line == line)
+        }
+    }
+
+    /// A quote left open is found only at the end of the file: where it began is named too. A
+    /// control character is placed where it is, and named (libyaml marks no position for it:
+    /// it read as line 1, column 1).
+    @Test func anErrorIsPlacedWhereTheUserCanFindIt() throws {
+        do {
+            _ = try parse("node: a\nmqtt:\n  password: \"hunter2\n  broker: mqtt://h\n")
+            Issue.record("parsed")
+        } catch {
+            #expect(error.message.contains("(it began at line 3, column 13)"), "\(error.message)")
+        }
+        do {
+            _ = try parse("a: 1\nb: x\u{7}y\n")
+            Issue.record("parsed")
+        } catch {
+            #expect(error.location == .position(line: 2, column: 5) && error.message.contains("U+0007"), "\(error.message) \(String(describing: error.location))")
         }
     }
 
