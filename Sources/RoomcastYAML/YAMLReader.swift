@@ -262,7 +262,7 @@ private struct TreeBuilder {
                 throw ConfigProblem(path: "", message: "aliases expand to more than \(limits.maxAliasExpansion) nodes; refusing the document", location: location)
             }
             if stack.count + target.depth > limits.maxDepth {
-                throw ConfigProblem(path: "", message: "nesting deeper than \(limits.maxDepth) levels", location: location)
+                throw ConfigProblem(path: currentPath(), message: "nesting deeper than \(limits.maxDepth) levels", location: location)
             }
             try count(target.count, at: location)
             var copy = target.node
@@ -283,7 +283,7 @@ private struct TreeBuilder {
 
     private mutating func open(at location: ConfigLocation) throws(ConfigProblem) {
         if stack.count + 1 > limits.maxDepth {
-            throw ConfigProblem(path: "", message: "nesting deeper than \(limits.maxDepth) levels", location: location)
+            throw ConfigProblem(path: currentPath(), message: "nesting deeper than \(limits.maxDepth) levels", location: location)
         }
         try count(1, at: location)
     }

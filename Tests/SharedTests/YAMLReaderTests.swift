@@ -83,6 +83,13 @@ import Testing
         }
     }
 
+    /// Too deep is said where: the path of the value that went past the limit.
+    @Test func nestingTooDeepNamesItsPath() {
+        #expect { try YAMLReader(limits: .init(maxDepth: 3)).read("mqtt:\n  tls: {a: {b: 1}}\n") } throws: { error in
+            (error as? ConfigProblem)?.path == "mqtt.tls.a"
+        }
+    }
+
     @Test func deepNestingIsRefused() {
         let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
         #expect(throws: ConfigProblem.self) { try parse(deep) }
