@@ -10,14 +10,9 @@ import Testing
     /// active): alpha places the cat in the office and dies at 4 s; the cat is then heard
     /// loudest in the kitchen when `moves`; beta takes the lease when alpha's runs out (10 s).
     static func takeOver(moves: Bool, at moveAt: Double = 4.5) async throws -> (published: [OutboundMessage], active: Bool, tookOver: Double?) {
-        let core = AggregatorCore(engine: StrongestLatest(roomOfNode: ["kitchen-pi": "kitchen", "office-pi": "office"]),
-                                  site: site, topics: Topics(), discovery: nil)
-        let beta = AggregatorRuntime(core: core, election: LeaseElection(me: "beta", topics: Topics(), duration: 6),
-                                     refreshInterval: .infinity, startedAt: 0, logger: .silent)
+        let beta = Self.instance("beta")
         var published: [OutboundMessage] = []
-        func send(_ out: [OutboundMessage]) async {
-            if await beta.isActive { published += out.filter { !beta.isControlTopic($0.topic) && $0.topic != beta.syncTopic } }
-        }
+        func send(_ out: [OutboundMessage]) async { published += await Self.sent(out, by: beta) }
         func lease(at now: Double) async throws {
             _ = await beta.handle(topic: "roomcast/aggregator/lease",
                                   payload: try WireFormat.encode(LeaseElection.Lease(holder: "alpha", expires: now + 6)), now: now, retained: true)
@@ -54,6 +49,20 @@ import Testing
         return (published, await beta.isActive, tookOver)
     }
 
+    /// An instance under hot standby whose engine decides at once (`StrongestLatest`).
+    static func instance(_ me: String) -> AggregatorRuntime<StrongestLatest> {
+        let core = AggregatorCore(engine: StrongestLatest(roomOfNode: ["kitchen-pi": "kitchen", "office-pi": "office"]),
+                                  site: site, topics: Topics(), discovery: nil)
+        return AggregatorRuntime(core: core, election: LeaseElection(me: me, topics: Topics(), duration: 6),
+                                 refreshInterval: .infinity, startedAt: 0, logger: .silent)
+    }
+
+    /// What of `out` the service would publish: nothing while standing by, and no control topics.
+    static func sent(_ out: [OutboundMessage], by instance: AggregatorRuntime<StrongestLatest>) async -> [OutboundMessage] {
+        guard await instance.isActive else { return [] }
+        return out.filter { !instance.isControlTopic($0.topic) && $0.topic != instance.syncTopic }
+    }
+
     static func events(_ published: [OutboundMessage]) -> [RoomEvent] {
         published.filter { $0.topic == Topics().events }.compactMap { try? WireFormat.decode(RoomEvent.self, from: $0.payload) }
     }
@@ -73,15 +82,10 @@ import Testing
     /// backlog. The cat, heard only in the office, is then moved once: the move's events go out
     /// once, not again at the refresh that ends the hold.
     @Test func aMoveDecidedAfterTakingTheLeaseIsAnnouncedOnce() async throws {
-        // An engine that decides at the first tick the hold allows: the move comes on that tick.
-        let core = AggregatorCore(engine: StrongestLatest(roomOfNode: ["kitchen-pi": "kitchen", "office-pi": "office"]),
-                                  site: site, topics: Topics(), discovery: nil)
-        let alpha = AggregatorRuntime(core: core, election: LeaseElection(me: "alpha", topics: Topics(), duration: 6),
-                                      refreshInterval: .infinity, startedAt: 0, logger: .silent)
+        // Its engine decides at the first tick the hold allows: the move comes on that tick.
+        let alpha = Self.instance("alpha")
         var published: [OutboundMessage] = []
-        func send(_ out: [OutboundMessage]) async {
-            if await alpha.isActive { published += out.filter { !alpha.isControlTopic($0.topic) && $0.topic != alpha.syncTopic } }
-        }
+        func send(_ out: [OutboundMessage]) async { published += await Self.sent(out, by: alpha) }
         await alpha.brokerConnected(now: 0)
         let kitchen = PresenceDecision(id: cat, name: "Cat", room: "kitchen", floor: 0, distance: 1, confidence: 1, node: "kitchen-pi",
                                        since: -100, lastSeen: -1, evidence: [], ts: -1)
