@@ -1,3 +1,5 @@
+import Shared
+
 /// Renders coding paths the way the config file spells them: `nodes[2].room`.
 public enum ConfigPath {
     /// The dotted form of `path`; empty for the document root.
@@ -45,9 +47,13 @@ public enum ConfigPath {
 
     /// True when `text` reads as a secret's entry run together: `password:hunter2` inside
     /// `{…}`, with no space after the colon, is one string in YAML, a key or a value.
+    /// A secret's key misspelt (`pasword`), or its `_env` form, counts: what follows may be
+    /// the secret all the same.
     package static func readsAsSecretEntry(_ text: String) -> Bool {
         guard let end = text.firstIndex(where: { $0 == ":" || $0 == "=" }) else { return false }
-        return holdsSecret(text[..<end].filter { $0 != " " }.lowercased())
+        let name = text[..<end].filter { $0 != " " }.lowercased()
+        let base = name.hasSuffix("_env") ? String(name.dropLast(4)) : name
+        return holdsSecret(base) || Suggestion.closest(to: base, in: secretKeys) != nil
     }
 
     /// A key as a problem's path shows it: not at all when it reads as a secret's entry run

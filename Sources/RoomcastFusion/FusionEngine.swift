@@ -195,15 +195,18 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     }
 
     /// Seeds learned offsets from a retained calibration report (`CalibratingEstimator`), for the
-    /// nodes whose offsets this run can learn again (placed, on a site whose geometry is in use
-    /// and whose nodes transmit beacons of their own): elsewhere nothing would ever replace one,
-    /// and a report from a run with positions or node beacons since removed, or a forged one,
-    /// would bias those nodes' rooms for good.
+    /// nodes whose offsets this run can learn again: placed, on a site whose geometry is in use,
+    /// with two other placed nodes transmitting beacons of their own (`NodeCalibration` solves a
+    /// node's offset from two links at least). Elsewhere nothing would ever replace one, and a
+    /// report from a run with positions or node beacons since removed, or a forged one, would
+    /// bias those nodes' rooms for good.
     public mutating func resume(_ report: ReceiverCalibrationReport) {
-        guard settings.learnCalibration, let g = geometry, nodes.contains(where: \.transmits) else { return }
+        guard settings.learnCalibration, let g = geometry else { return }
+        let placed = { (n: Int) in n < g.columnOfNode.count && g.columnOfNode[n] >= 0 }
+        let transmitters = nodes.indices.filter { placed($0) && nodes[$0].transmits }
         for entry in report.nodes {
-            guard let n = nodeIndex[entry.node], n < g.columnOfNode.count, g.columnOfNode[n] >= 0, !nodes[n].calibratedByLinks,
-                  entry.offsetDb.isFinite else { continue }
+            guard let n = nodeIndex[entry.node], placed(n), transmitters.filter({ $0 != n }).count >= 2,
+                  !nodes[n].calibratedByLinks, entry.offsetDb.isFinite else { continue }
             let bound = model.maxLearnedOffset
             // Node links solved in this run replace it.
             nodes[n].learnedOffset = min(bound, max(-bound, entry.offsetDb))

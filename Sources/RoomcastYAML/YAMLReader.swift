@@ -200,8 +200,8 @@ private struct TreeBuilder {
             let text = s.value.map { String(decoding: UnsafeBufferPointer(start: $0, count: s.length), as: UTF8.self) } ?? ""
             let tag = s.tag.map { String(cString: $0) }
             let node: ConfigNode
-            if let problem = Self.tagProblem(tag, at: location, path: currentPath())
-                ?? Self.anchorOnNothing(Self.anchor(s.anchor), text: text, style: s.style, tag: tag, at: location, path: currentPath()) {
+            if let problem = Self.tagProblem(tag, at: location, path: shownPath())
+                ?? Self.anchorOnNothing(Self.anchor(s.anchor), text: text, style: s.style, tag: tag, at: location, path: shownPath()) {
                 problems.append(problem)
                 if inValuePosition { replaced.insert(currentPath()) }
                 node = ConfigNode(.null, at: location)
@@ -218,14 +218,14 @@ private struct TreeBuilder {
             try count(1, at: location)
             try add(node, anchor: Self.anchor(s.anchor), size: 1, height: 1)
         case YAML_SEQUENCE_START_EVENT:
-            if let problem = Self.tagProblem(event.data.sequence_start.tag.map { String(cString: $0) }, at: location, path: currentPath()) {
+            if let problem = Self.tagProblem(event.data.sequence_start.tag.map { String(cString: $0) }, at: location, path: shownPath()) {
                 problems.append(problem)
             }
             try open(at: location)
             stack.append(.sequence(anchor: Self.anchor(event.data.sequence_start.anchor), location: location, items: []))
             metrics.append((1, 0))
         case YAML_MAPPING_START_EVENT:
-            if let problem = Self.tagProblem(event.data.mapping_start.tag.map { String(cString: $0) }, at: location, path: currentPath()) {
+            if let problem = Self.tagProblem(event.data.mapping_start.tag.map { String(cString: $0) }, at: location, path: shownPath()) {
                 problems.append(problem)
             }
             try open(at: location)
@@ -248,11 +248,10 @@ private struct TreeBuilder {
             let name = Self.anchor(event.data.alias.anchor) ?? ""
             guard let target = anchors[name] else {
                 // A value that starts with `*` (a generated password) is read as an alias.
-                let path = currentPath()
                 // Not shown: it may be a secret under a misspelt key or an `_env` key.
-                problems.append(ConfigProblem(path: path, message: "a value starting with '*' is read as a YAML alias of no anchor: quote the value (value not shown)",
+                problems.append(ConfigProblem(path: shownPath(), message: "a value starting with '*' is read as a YAML alias of no anchor: quote the value (value not shown)",
                                               location: location))
-                if inValuePosition { replaced.insert(path) }
+                if inValuePosition { replaced.insert(currentPath()) }
                 try count(1, at: location)
                 try add(ConfigNode(.null, at: location), anchor: nil, size: 1, height: 1)
                 return
@@ -262,7 +261,7 @@ private struct TreeBuilder {
                 throw ConfigProblem(path: "", message: "aliases expand to more than \(limits.maxAliasExpansion) nodes; refusing the document", location: location)
             }
             if stack.count + target.depth > limits.maxDepth {
-                throw ConfigProblem(path: currentPath(), message: "nesting deeper than \(limits.maxDepth) levels", location: location)
+                throw ConfigProblem(path: shownPath(), message: "nesting deeper than \(limits.maxDepth) levels", location: location)
             }
             try count(target.count, at: location)
             var copy = target.node
@@ -283,7 +282,7 @@ private struct TreeBuilder {
 
     private mutating func open(at location: ConfigLocation) throws(ConfigProblem) {
         if stack.count + 1 > limits.maxDepth {
-            throw ConfigProblem(path: currentPath(), message: "nesting deeper than \(limits.maxDepth) levels", location: location)
+            throw ConfigProblem(path: shownPath(), message: "nesting deeper than \(limits.maxDepth) levels", location: location)
         }
         try count(1, at: location)
     }
@@ -316,20 +315,20 @@ private struct TreeBuilder {
                 case .scalar(let text, _): key = text
                 case .null: key = ""
                 default:
-                    problems.append(ConfigProblem(path: currentPath(), message: "mapping keys must be plain text, found \(node.kindDescription)",
+                    problems.append(ConfigProblem(path: shownPath(), message: "mapping keys must be plain text, found \(node.kindDescription)",
                                                   location: node.location))
                     key = ""
                     dropped = true
                 }
                 if key == "<<" {
-                    problems.append(ConfigProblem(path: currentPath(), message: "merge keys ('<<') are not supported; repeat the values or use an alias for the whole value",
+                    problems.append(ConfigProblem(path: shownPath(), message: "merge keys ('<<') are not supported; repeat the values or use an alias for the whole value",
                                                   location: node.location))
                     dropped = true
                 }
                 let first = dropped ? nil : seen[key]
                 if let first {
                     let where_ = first.line.map { " (first at line \($0))" } ?? ""
-                    problems.append(ConfigProblem(path: ConfigPath.child(currentPath(), ConfigPath.shownKey(key)), message: "duplicate key\(where_)",
+                    problems.append(ConfigProblem(path: ConfigPath.child(shownPath(), ConfigPath.shownKey(key)), message: "duplicate key\(where_)",
                                                   location: node.location))
                 } else if !dropped {
                     seen[key] = node.location
@@ -340,7 +339,6 @@ private struct TreeBuilder {
         }
     }
 
-    /// The path of the value being read, for messages about it.
     /// Whether the next node is a value (a list item, or a key's value), not a mapping's key:
     /// `currentPath()` then names it.
     var inValuePosition: Bool {
@@ -351,12 +349,17 @@ private struct TreeBuilder {
         }
     }
 
-    func currentPath() -> String {
+    /// `currentPath()` as a problem shows it (`ConfigPath.shownKey`): a key that reads as a
+    /// secret's entry run together is not shown, and a long one is cut.
+    func shownPath() -> String { currentPath(shown: true) }
+
+    /// The path of the value being read; `shown`: as a problem shows it.
+    func currentPath(shown: Bool = false) -> String {
         var path = ""
         for frame in stack {
             switch frame {
             case .mapping(_, _, _, let pending, _):
-                if let pending { path = ConfigPath.child(path, pending.key) }
+                if let pending { path = ConfigPath.child(path, shown ? ConfigPath.shownKey(pending.key) : pending.key) }
             case .sequence(_, _, let items):
                 path = ConfigPath.child(path, items.count)
             }

@@ -40,13 +40,15 @@ let site = SiteModel(
     nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "office-pi", room: "office")],
     beacons: [.init(id: cat, name: "Cat", power: -59)])
 
-/// `site` drawn: each room a polygon, each node a position and a beacon of its own, so the
-/// engine's geometry is in use and receiver offsets can be learned (and are resumed only then).
+/// `site` drawn: each room a polygon, each node a position and a beacon of its own (and a third
+/// node, so each hears two others), so the engine's geometry is in use and every node's receiver
+/// offset can be learned (and is resumed only then).
 let placedSite = SiteModel(
     rooms: [.init(name: "kitchen", polygon: [[0, 0], [4, 0], [4, 4], [0, 4]]),
             .init(name: "office", floor: 1, polygon: [[0, 0], [4, 0], [4, 4], [0, 4]])],
     nodes: [.init(name: "kitchen-pi", room: "kitchen", position: [1, 1, 1], beacon: BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-9-1")!),
-            .init(name: "office-pi", room: "office", position: [1, 1, 4], beacon: BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-9-2")!)],
+            .init(name: "office-pi", room: "office", position: [1, 1, 4], beacon: BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-9-2")!),
+            .init(name: "pantry-pi", room: "kitchen", position: [3, 3, 1], beacon: BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-9-5")!)],
     beacons: site.beacons)
 
 func reading(_ node: String, rssi: Double, ts: Double, seq: UInt64 = 1) -> BeaconReading {
@@ -137,7 +139,10 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         // node's rooms for good.
         var silent = placedSite
         silent.nodes = silent.nodes.map { var n = $0; n.beacon = nil; return n }
-        for unlearnable in [site, silent] {
+        // One other transmitter is one link: the solver needs two.
+        var oneOther = placedSite
+        oneOther.nodes = oneOther.nodes.map { var n = $0; if n.name == "pantry-pi" { n.beacon = nil }; return n }
+        for unlearnable in [site, silent, oneOther] {
             var core = AggregatorCore(engine: FusionEngine(site: unlearnable), site: unlearnable, topics: topics, discovery: nil)
             _ = try core.start(now: 100)
             #expect(try core.handle(topic: topics.aggregatorCalibration, payload: WireFormat.encode(report), now: 100).rejection == nil)
@@ -160,7 +165,9 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
                                      .init(name: "bedroom-pi", room: "bedroom", position: [2, 2, 4],
                                            beacon: BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-9-3")!),
                                      .init(name: "bath-pi", room: "bath", position: [6, 2, 4],
-                                           beacon: BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-9-4")!)])
+                                           beacon: BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-9-4")!),
+                                     .init(name: "landing-pi", room: "bath", position: [7, 3, 4],
+                                           beacon: BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-9-6")!)])
         var cores = [AggregatorConfig(site: site, partition: .init(floors: [0])).makeCore(),
                      AggregatorConfig(site: site, partition: .init(floors: [1])).makeCore()]
         var broker = SharedTopicBroker(topics.aggregatorCalibration, of: ReceiverCalibrationReport.self)

@@ -9,7 +9,11 @@ import Testing
     /// What `beta`, standing by for `alpha`, publishes as the service would (only while
     /// active): alpha places the cat in the office and dies at 4 s; the cat is then heard
     /// loudest in the kitchen when `moves`; beta takes the lease when alpha's runs out (10 s).
-    static func takeOver(moves: Bool, at moveAt: Double = 4.5) async throws -> (published: [OutboundMessage], active: Bool, tookOver: Double?) {
+    /// `tickFirst`: each step's tick comes before its reading, so a move heard at one step is
+    /// decided inside the next step's tick (the lease's own, for a move heard just before it).
+    /// `alphaPublishes`: alpha's decision reaches beta (a beacon alpha never published, else).
+    static func takeOver(moves: Bool, at moveAt: Double = 4.5, tickFirst: Bool = false, alphaPublishes: Bool = true) async throws
+        -> (published: [OutboundMessage], active: Bool, tookOver: Double?) {
         let beta = Self.instance("beta")
         var published: [OutboundMessage] = []
         func send(_ out: [OutboundMessage]) async { published += await Self.sent(out, by: beta) }
@@ -28,7 +32,7 @@ import Testing
             seq += 1
             try await hear("office-pi", rssi: -50, at: t, seq: seq)
             if t == 2 || t == 4 { try await lease(at: t) }
-            if t == 3.5 {
+            if t == 3.5 && alphaPublishes {
                 // Alpha's decision, heard live past the resume window.
                 let office = PresenceDecision(id: cat, name: "Cat", room: "office", floor: 1, distance: 1, confidence: 1, node: "office-pi",
                                               since: 1, lastSeen: 3.5, evidence: [], ts: 3.5)
@@ -42,8 +46,9 @@ import Testing
         for t in stride(from: 4.5, through: 12, by: 0.5) {
             seq += 1
             let moved = moves && t >= moveAt
+            if tickFirst { await send(beta.tickAnswered(now: t)) }
             try await hear(moved ? "kitchen-pi" : "office-pi", rssi: moved ? -30 : -40, at: t, seq: seq)
-            await send(beta.tickAnswered(now: t))
+            if !tickFirst { await send(beta.tickAnswered(now: t)) }
             if tookOver == nil, await beta.isActive { tookOver = t }
         }
         return (published, await beta.isActive, tookOver)
@@ -105,14 +110,23 @@ import Testing
     }
 
     @Test func aBeaconThatStayedHasNoEventAtTheTakeOver() async throws {
-        let (published, active, tookOver) = try await Self.takeOver(moves: false)
+        let (published, active, _) = try await Self.takeOver(moves: false)
         #expect(active)
-        // A move decided in the very tick the lease is taken: its events go out once.
-        let (sameTick, _, _) = try await Self.takeOver(moves: true, at: try #require(tookOver))
-        let events = Self.events(sameTick).map { "\($0.event.rawValue) \($0.room)" }
-        #expect(events == ["leave office", "enter kitchen"], "\(events)")
         #expect(published.contains { $0.topic == Topics().presence(cat) }, "the take-over's refresh")
         #expect(Self.events(published).isEmpty, "\(Self.events(published))")
+    }
+
+    /// A move decided in the very tick the lease is taken: its events go out once, whether alpha
+    /// had published the beacon (the take-over's messages say it) or not (the tick's own say it).
+    @Test func aMoveDecidedInTheTickTheLeaseIsTakenIsAnnouncedOnce() async throws {
+        let (_, _, tookOver) = try await Self.takeOver(moves: false)
+        for alphaPublishes in [true, false] {
+            let (sameTick, _, tookOverToo) = try await Self.takeOver(moves: true, at: try #require(tookOver) - 0.5, tickFirst: true,
+                                                                     alphaPublishes: alphaPublishes)
+            #expect(tookOverToo == tookOver)
+            let events = Self.events(sameTick).map { "\($0.event.rawValue) \($0.room)" }
+            #expect(events == ["leave office", "enter kitchen"], "alpha published: \(alphaPublishes): \(events)")
+        }
     }
 }
 

@@ -199,6 +199,8 @@ import RoomcastYAML
             ("node: n\nmqtt:\n  password_env: !Xk9pQ2zz\n", "Xk9pQ2zz"),
             ("node: n\nmqtt:\n  password_env: *Xk9pQ2zz\n", "Xk9pQ2zz"),
             ("node: n\nmqtt:\n  pasword: &Xk9pQ2zz\n", "Xk9pQ2zz"),
+            ("node: n\nmqtt: {broker: 'mqtt://h', pasword:hunter2}\n", "hunter2"),
+            ("node: n\nmqtt: {password_env:hunter2}\n", "hunter2"),
         ]
         for (yaml, secret) in cases {
             do {
@@ -218,6 +220,13 @@ import RoomcastYAML
             Issue.record("loaded")
         } catch {
             #expect(!error.problems.isEmpty && error.problems.allSatisfy { $0.description.utf8.count < 300 }, "\(error.problems.map(\.description.utf8.count))")
+        }
+        // Under it, a tag: its problem's path is cut too.
+        do {
+            _ = try ConfigLoader.parse(AgentConfig.self, yaml: "node: n\n? " + String(repeating: "k", count: 5_000) + "\n: {a: !foo 1}\n")
+            Issue.record("loaded")
+        } catch {
+            #expect(error.problems.count >= 2 && error.problems.allSatisfy { $0.description.utf8.count < 300 }, "\(error.problems.map(\.description.utf8.count))")
         }
     }
 

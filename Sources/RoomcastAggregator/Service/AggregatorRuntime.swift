@@ -561,10 +561,16 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 // Just became active (start, reconnect, or took over): announce at once, and
                 // republish every decision once they are current.
                 wasActive = true
-                // What this tick decided before the lease was taken was decided standing by, as
-                // were the moves since the active instance last published: the take-over's
-                // messages say each once, against what subscribers were last told.
-                if !activeBefore { out = out.filter { isControlTopic($0.topic) } }
+                // The moves since the active instance last published were decided standing by,
+                // some in this tick before the lease was taken: the take-over's messages say each
+                // once, against what subscribers were last told. This tick's events of those
+                // beacons were against the standby's own view; of any other beacon they stand.
+                if !activeBefore {
+                    let told = peerPresence.rooms
+                    out.removeAll { m in
+                        m.topic == core.topics.events && (try? WireFormat.decode(RoomEvent.self, from: m.payload)).map { told[$0.id] != nil } == true
+                    }
+                }
                 out += try core.takeOverMessages(after: peerPresence.rooms, now: now)
                 peerPresence.removeAll()
                 // The start's configs, built once: what the broker holds is handed over to them first.
