@@ -77,16 +77,10 @@ enum Mosquitto {
 
     /// What an MQTT 5 broker's DISCONNECT reason code says, and what to do about it.
     static func disconnectReason(_ code: Int) -> String {
-        let hex = "0x" + String(code, radix: 16, uppercase: true)
-        switch code {
-        case 0x8E:
-            return "the broker disconnected this client (\(hex), session taken over): another client connected with the same client id; give each program its own (a copied config, or a second process with one name)"
-        case 0x98:
-            return "the broker disconnected this client (\(hex), administrative action)"
-        case 0x8B:
-            return "the broker disconnected this client (\(hex), server shutting down)"
-        default:
-            return "the broker disconnected this client (\(hex), \(String(cString: mosquitto_reason_string(Int32(code)))))"
-        }
+        let reason = String(cString: mosquitto_reason_string(Int32(code))).lowercased()
+        let said = "the broker disconnected this client (0x\(String(code, radix: 16, uppercase: true)), \(reason))"
+        // Two programs with one client id displace each other: say what to do about it.
+        guard code == 0x8E else { return said }
+        return said + ": another client connected with the same client id; give each program its own (a copied config, or a second process with one name)"
     }
 }

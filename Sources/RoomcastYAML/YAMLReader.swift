@@ -56,7 +56,6 @@ public struct YAMLReader: Sendable {
     /// cannot go on after one).
     public func read(_ text: String) throws(ConfigProblem) -> Document {
         var bytes = Array(text.utf8)
-        let original = bytes
         if bytes.isEmpty { return Document(root: nil, problems: []) }
         var parser = yaml_parser_t()
         guard yaml_parser_initialize(&parser) != 0 else {
@@ -69,7 +68,8 @@ public struct YAMLReader: Sendable {
             while true {
                 var event = yaml_event_t()
                 guard yaml_parser_parse(&parser, &event) != 0 else {
-                    throw Self.syntaxProblem(parser, in: original)
+                    // libyaml reads the input without changing it: the bytes as given.
+                    throw Self.syntaxProblem(parser, in: Array(buffer))
                 }
                 defer { yaml_event_delete(&event) }
                 let done = event.type == YAML_STREAM_END_EVENT
@@ -159,16 +159,14 @@ private struct TreeBuilder {
     static func tagProblem(_ tag: String?, at location: ConfigLocation, path: @autoclosure () -> String) -> ConfigProblem? {
         guard let tag, tag != "!", !coreTags.contains(tag) else { return nil }
         let path = path()
-        if ConfigPath.holdsSecret(path) {
-            return ConfigProblem(path: path, message: "a value starting with '!' is read as a YAML tag, which is not supported: "
-                                 + "quote the value, or name an environment variable with password_env or token_env (value not shown)",
+        // Home Assistant's tags are named (a config copied from one), except under a secret's
+        // key; any other may be a secret pasted there, or where its key is misspelt or is an
+        // `_env` key, so it is not shown.
+        let secret = ConfigPath.holdsSecret(path)
+        guard !secret, Self.homeAssistantTags.contains(tag) else {
+            return ConfigProblem(path: path, message: "a value starting with '!' is read as a YAML tag, which is not supported: quote the value"
+                                 + (secret ? ", or name an environment variable with password_env or token_env" : "") + " (value not shown)",
                                  location: location)
-        }
-        // Home Assistant's tags are named (a config copied from one); any other may be a secret
-        // pasted where its key is misspelt or is an `_env` key, so it is not shown.
-        guard Self.homeAssistantTags.contains(tag) else {
-            return ConfigProblem(path: path, message: "a value starting with '!' is read as a YAML tag, which is not supported: "
-                                 + "quote the value (value not shown)", location: location)
         }
         return ConfigProblem(path: path, message: "the YAML tag '\(tag)' is not supported: write the value itself (quoted if it "
                              + "starts with '!'), or name an environment variable with password_env or token_env for a secret",

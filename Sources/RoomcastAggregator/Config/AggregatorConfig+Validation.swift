@@ -98,10 +98,11 @@ extension AggregatorConfig {
         }
         validatePeople(tracked: tracked, nodeBeacons: Set(transmitter.keys), into: &checks)
 
-        checks.add(contentsOf: fusion.tableProblems())
+        let fusionProblems = fusion.tableProblems()
+        checks.add(contentsOf: fusionProblems)
         // Sooner, a beacon heard less often than this would be forgotten between its readings and
         // never placed, and one that left forgotten before it was away.
-        if fusion.forgetAfter > 0, fusion.forgetAfter < fusion.awayTimeout, fusion.tableProblems().isEmpty {
+        if fusion.forgetAfter > 0, fusion.forgetAfter < fusion.awayTimeout, fusionProblems.isEmpty {
             checks.add("fusion.forget_after_s", "must be 0 (never) or at least away_timeout_s (\(fusion.awayTimeout) s), found \(fusion.forgetAfter) s")
         }
         // Listed beacons are never evicted, and listed nodes never refused: past the table's
@@ -258,7 +259,6 @@ extension AggregatorConfig {
     /// drawn on the other room's side of the wall.
     static let doorwayTolerance = 0.5
 
-    /// The distance from `point` to the nearest edge of the closed outline `outline`.
     /// The area a polygon of `[x, y]` points encloses (shoelace), in square metres.
     static func area(of polygon: [[Double]]) -> Double {
         var twice = 0.0
@@ -266,6 +266,7 @@ extension AggregatorConfig {
         return abs(twice) / 2
     }
 
+    /// The distance from `point` to the nearest edge of the closed outline `outline`.
     static func distance(from point: [Double], toOutline outline: [[Double]]) -> Double {
         var best = Double.infinity
         for i in outline.indices {

@@ -64,7 +64,7 @@ public struct ESPresenseInput: Sendable {
                               kind: id.scheme == "ibeacon" ? .iBeacon : .device, mac: Self.macString(p.mac))
         // The name is whatever the device advertises, not a node's config: one with control
         // characters, or longer than a reading's name may be, is left out, and the reading kept.
-        r.name = p.name.flatMap { ControlCharacters.contains($0) || $0.utf8.count > InputIntake.maximumNameBytes ? nil : $0 }
+        r.name = p.name.flatMap { InputIntake.nameProblem($0) == nil ? $0 : nil }
         r.powerIsNodesReference = true
         r.interval = (p.int ?? p.interval).flatMap { $0.isFinite && $0 > 0 && $0 < 3_600_000 ? $0 / 1000 : nil }
         return .success(r)

@@ -466,13 +466,16 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// the refresh would have published them.
     public func republishResumed(_ id: BeaconID, personWasIn: String?, now: Double) throws -> [OutboundMessage] {
         guard let d = engine.decision(for: id), !isHandedOver(d) else { return [] }
-        var out = try republish(id) + publisher.personMessages(owning: id)
-        var rooms: Set<String> = []
-        if let room = d.room { rooms.insert(room) }
-        if let room = personRoom(owning: id) { rooms.insert(room) }
-        if let personWasIn { rooms.insert(personWasIn) }
-        for room in rooms.sorted() { out.append(try publisher.occupancy(room, now: now)) }
-        return out
+        var rooms: Set<String> = personWasIn.map { [$0] } ?? []
+        let out = try republishWithPerson(id, touching: &rooms)
+        return try out + rooms.sorted().map { try publisher.occupancy($0, now: now) }
+    }
+
+    /// A beacon's retained messages and its person's; the rooms whose occupancy they bear on
+    /// (the beacon's, its person's) are added to `rooms`.
+    private func republishWithPerson(_ id: BeaconID, touching rooms: inout Set<String>) throws -> [OutboundMessage] {
+        for room in [engine.decision(for: id)?.room, personRoom(owning: id)] { if let room { rooms.insert(room) } }
+        return try republish(id) + publisher.personMessages(owning: id)
     }
 
     /// The room the person `id` belongs to is placed in (nil: nobody's beacon, or not placed).
@@ -493,11 +496,10 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             let decision = engine.decision(for: id)
             if let decision, isHandedOver(decision) { continue }
             out += try publisher.moveEvents(id, name: decision?.name ?? knownBeacons[id]?.name, from: theirs, to: ours, now: now)
-            out += try republish(id) + publisher.personMessages(owning: id)
-            for room in [theirs, ours, personRoom(owning: id)] { if let room { rooms.insert(room) } }
+            for room in [theirs, ours] { if let room { rooms.insert(room) } }
+            out += try republishWithPerson(id, touching: &rooms)
         }
-        for room in rooms.sorted() { out.append(try publisher.occupancy(room, now: now)) }
-        return out
+        return try out + rooms.sorted().map { try publisher.occupancy($0, now: now) }
     }
 
     /// Nodes whose status topic says offline (and that sent no reading since).

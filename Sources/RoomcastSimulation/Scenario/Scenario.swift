@@ -61,10 +61,10 @@ public struct Scenario: Sendable {
     static func truthProblem(_ truth: [TruthSpan], layout: ScenarioLayout) -> String? {
         let end = layout.t0 + layout.duration
         for (k, span) in truth.enumerated() {
-            let what = "span \(k + 1) (\(span.id), \(span.t0) … \(span.t1))"
-            guard span.t0.isFinite, span.t1.isFinite, span.t0 <= span.t1 else { return "\(what) must run forwards" }
+            func what() -> String { "span \(k + 1) (\(span.id), \(span.t0) … \(span.t1))" }
+            guard span.t0.isFinite, span.t1.isFinite, span.t0 <= span.t1 else { return "\(what()) must run forwards" }
             guard span.t0 >= layout.t0 - 1, span.t1 <= end + 1 else {
-                return "\(what) lies outside the layout's time, \(layout.t0) … \(end) (seconds, like layout.json's t0 and duration)"
+                return "\(what()) lies outside the layout's time, \(layout.t0) … \(end) (seconds, like layout.json's t0 and duration)"
             }
         }
         return nil
