@@ -24,9 +24,13 @@ if [ -n "${SANITIZE_SKIP:-}" ]; then filter+=(--skip "$SANITIZE_SKIP"); fi
 export SWIFT_BACKTRACE=enable=no
 # Keep going after the first report so one run lists them all; leaks are checked at exit.
 # Suppressions list only reports checked to be outside our code or false positives; see the files.
-asan_options=${ASAN_OPTIONS:-halt_on_error=0:detect_leaks=1}
+# The symbolizer is named rather than looked up in PATH: a binary a test starts with an environment
+# of its own may have none, and suppressions match symbol names.
+symbolizer=$(command -v llvm-symbolizer || true)
+symbolizer_option=${symbolizer:+:external_symbolizer_path=$symbolizer}
+asan_options=${ASAN_OPTIONS:-halt_on_error=0:detect_leaks=1$symbolizer_option}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan-suppressions.txt:print_suppressions=0}
-tsan_options=${TSAN_OPTIONS:-halt_on_error=0:second_deadlock_stack=1:suppressions=$PWD/scripts/tsan-suppressions.txt}
+tsan_options=${TSAN_OPTIONS:-halt_on_error=0:second_deadlock_stack=1:suppressions=$PWD/scripts/tsan-suppressions.txt$symbolizer_option}
 
 failed=0
 summary=()

@@ -23,7 +23,8 @@ public final class ChildProcess: Sendable {
     public let pid: pid_t
 
     /// Launches `executable` with `arguments`; stdout/stderr are appended to the given files;
-    /// `environment` replaces the inherited one when given.
+    /// `environment` replaces the inherited one when given, but for the sanitizer settings
+    /// (`childEnvironment(_:inheriting:)`).
     /// `descriptors` maps a descriptor number in the child to one of ours to hand it (a pipe).
     public init(_ executable: String, _ arguments: [String], stdoutPath: String, stderrPath: String,
                 environment: [String: String]? = nil, descriptors: [Int32: Int32] = [:]) throws {
@@ -62,8 +63,8 @@ public final class ChildProcess: Sendable {
 
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for a in argv { free(a) } }
-        let envp: [UnsafeMutablePointer<CChar>?]? = environment.map { env in
-            env.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?]? = environment.map { given in
+            Self.childEnvironment(given, inheriting: ProcessInfo.processInfo.environment).sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]
         }
         defer { for e in envp ?? [] { free(e) } }
         var child: pid_t = 0
@@ -143,6 +144,22 @@ public final class ChildProcess: Sendable {
         // Pass the exit on to the next thread that blocks on it.
         exitBox.exited.signal()
         return exitBox.state.withLock { $0.status } ?? -1
+    }
+
+    /// The sanitizer settings a child keeps whatever environment a test gives it.
+    public static let sanitizerVariables = ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS", "UBSAN_OPTIONS"]
+
+    /// The environment a child given `given` runs with: `given`, plus this process's sanitizer
+    /// settings where `given` has none. Under `make sanitize` an instrumented binary a test starts
+    /// with its own environment must still read the pass's options: where to write its reports
+    /// (else they land in the test's log, seen only as an exit status), the leak suppressions
+    /// (else LeakSanitizer's known false positives fail its exit), the symbolizer they match by.
+    public static func childEnvironment(_ given: [String: String], inheriting inherited: [String: String]) -> [String: String] {
+        var environment = given
+        for name in sanitizerVariables where environment[name] == nil {
+            if let value = inherited[name] { environment[name] = value }
+        }
+        return environment
     }
 
     /// Runs a tool to completion on the calling thread; its exit status and stdout.
