@@ -17,7 +17,7 @@ import TestSupport
             .write(toFile: configPath, atomically: true, encoding: .utf8)
         let observer = try await Observer(port: broker.port)
         var fds: [Int32] = [0, 0]
-        #expect(pipe(&fds) == 0)
+        try #require(pipe(&fds) == 0)
         let aggregator = try ChildProcess(try LiveRig.executable("aggregator"), ["run", "--config", configPath],
                                           stdoutPath: "\(dir)/out.log", stderrPath: "\(dir)/err.log", descriptors: [2: fds[1]])
         defer { aggregator.send(SIGKILL) }

@@ -91,7 +91,9 @@ import TestSupport
 
     @Test func aBrokerThatIsDownIsReportedOnce() async throws {
         let dir = try LiveRig.workDirectory()
-        let port = try freePort()
+        let nobody = try RefusingPort()
+        defer { withExtendedLifetime(nobody) {} }
+        let port = nobody.port
         let result = try await Self.run(["--node", "kitchen-pi", "--seconds", "1"], port: port, in: dir)
         #expect(result.code == 1)
         #expect(result.stderr.contains("cannot reach the broker at mqtt://127.0.0.1:\(port)"), "\(result.stderr)")

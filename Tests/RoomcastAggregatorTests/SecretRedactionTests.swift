@@ -41,7 +41,9 @@ import TestSupport
         let secrets = [Self.filePassword, Self.urlPassword, Self.envPassword, phoneKey, Self.watchKey]
 
         // Nothing listens there: the live runs fail to connect, and say so.
-        let deadPort = try freePort()
+        let nobody = try RefusingPort()
+        defer { withExtendedLifetime(nobody) {} }
+        let deadPort = nobody.port
         let mqtt = """
             mqtt:
               broker: mqtt://kitchen-pi:\(Self.urlPassword)@127.0.0.1:\(deadPort)

@@ -8,7 +8,9 @@ import TestSupport
     /// redrawn every second over the reason, "waiting" for good.
     @Test func aBrokerThatCannotBeReachedEndsTheCommandWithTheReason() async throws {
         let dir = try LiveRig.workDirectory()
-        let port = try freePort()
+        let nobody = try RefusingPort()
+        defer { withExtendedLifetime(nobody) {} }
+        let port = nobody.port
         let config = try LiveRig.config(port: port, rooms: [.init(name: "kitchen", floor: 0)],
                                         nodes: [.init(name: "kitchen-pi", room: "kitchen")], beacons: [])
         try config.write(toFile: "\(dir)/aggregator.json", atomically: true, encoding: .utf8)

@@ -56,7 +56,8 @@ final class ScriptedMQTTBroker: @unchecked Sendable {
     }
 
     /// Serves one MQTT 5 client: acknowledges its CONNECT, then closes the connection with a
-    /// DISCONNECT carrying `reason`, as a broker does for a session taken over.
+    /// DISCONNECT carrying `reason`, as a broker does for a session taken over; then accepts the
+    /// client's next connection.
     func serveThenDisconnect(reason: UInt8) {
         let fd = accept(listener, nil, nil)
         guard fd >= 0 else { return }
@@ -66,6 +67,13 @@ final class ScriptedMQTTBroker: @unchecked Sendable {
         usleep(100_000)
         send(fd, [0xE0, 0x02, reason, 0x00])  // DISCONNECT: reason, no properties
         usleep(200_000)
+        // The client's next connection is accepted and held until the client closes it.
+        let again = accept(listener, nil, nil)
+        guard again >= 0 else { return }
+        defer { Glibc.close(again) }
+        guard readPacket(again) != nil else { return }
+        send(again, [0x20, 0x03, 0x00, 0x00, 0x00])
+        while readPacket(again) != nil {}
     }
 
     /// The variable header and payload of the next packet.

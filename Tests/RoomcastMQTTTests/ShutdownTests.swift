@@ -30,7 +30,9 @@ struct ShutdownTests {
         await never.shutdown()
         await never.shutdown()
 
-        var cfg = MQTTClientConfiguration.testing(port: try freePort(), id: "retrying")
+        let nobody = try RefusingPort()
+        defer { withExtendedLifetime(nobody) {} }
+        var cfg = MQTTClientConfiguration.testing(port: nobody.port, id: "retrying")
         cfg.reconnectBackoff = MQTTBackoff(initial: 30, maximum: 30, jitter: 0)
         let retrying = try MQTTClient(configuration: cfg, logger: .silent)
         let events = StreamCollector(retrying.connectionEvents)

@@ -86,7 +86,7 @@ public func listeningSocket(port: Int, backlog: Int32 = 8) -> Int32? {
     return fd
 }
 
-private func loopbackAddress(port: Int) -> sockaddr_in {
+func loopbackAddress(port: Int) -> sockaddr_in {
     var addr = sockaddr_in()
     addr.sin_family = sa_family_t(AF_INET)
     addr.sin_port = UInt16(port).bigEndian
