@@ -159,4 +159,42 @@ extension BeaconFloodTests {
         #expect(!kitchen.beacons.contains(dog), "the kitchen still lists the dog: \(kitchen.beacons)")
         #expect(events.contains { $0.contains("\"leave\"") && $0.contains(dog.rawValue) }, "no leave for the dog: \(events)")
     }
+
+    /// A hall of badges: 900 beacons in one room. Its occupancy listed every id twice, about
+    /// 95 KiB: over the 64 KiB every Roomcast reader and a v5 broker take, so the room's topic
+    /// would stop updating. The lists keep their first ids, the count stays exact, and the room
+    /// still follows a beacon that leaves it.
+    @Test func aCrowdedRoomsOccupancyStaysPublishable() async throws {
+        try await onHeavyWorkThread {
+            var core = Self.makeCore()
+            var broker = Broker()
+            broker.take(try core.start(now: 0))
+            let crowd = (1...900).map { Self.id($0) }
+            var seq: UInt64 = 0
+            func second(_ t: Double, leaving: BeaconID? = nil) throws {
+                for id in crowd {
+                    seq += 1
+                    let inKitchen = id != leaving
+                    try Self.feed(&core, &broker, id, node: "kitchen-pi", rssi: inKitchen ? -50 : -85, at: t, seq: seq)
+                    try Self.feed(&core, &broker, id, node: "office-pi", rssi: inKitchen ? -85 : -50, at: t + 0.5, seq: seq)
+                }
+            }
+            for t in 1...15 { try second(Double(t)) }
+            let payload = try #require(broker.retained[Self.topics.room("kitchen")])
+            #expect(payload.count <= WireFormat.maxPayloadBytes, "\(payload.count) bytes")
+            let kitchen = try WireFormat.decode(RoomOccupancy.self, from: payload)
+            #expect(kitchen.count == 900 && kitchen.occupied, "count \(kitchen.count)")
+            #expect(kitchen.truncated == true)
+            #expect(kitchen.beacons.count > 300 && kitchen.beacons == Array(crowd.sorted().prefix(kitchen.beacons.count)),
+                    "the first ids, sorted: \(kitchen.beacons.count)")
+            #expect(kitchen.unassigned == kitchen.beacons, "nobody's beacons")
+
+            let leaver = crowd[450]
+            for t in 16...30 { try second(Double(t), leaving: leaver) }
+            let after = try WireFormat.decode(RoomOccupancy.self, from: try #require(broker.retained[Self.topics.room("kitchen")]))
+            #expect(after.count == 899, "the kitchen after one left: \(after.count)")
+            let office = try WireFormat.decode(RoomOccupancy.self, from: try #require(broker.retained[Self.topics.room("office")]))
+            #expect(office.beacons == [leaver] && office.truncated == nil, "\(office)")
+        }
+    }
 }

@@ -37,6 +37,9 @@ import TestSupport
 
     @Test func otherPayloadsMatchSchemas() throws {
         #expect(try problems(RoomOccupancy(room: "kitchen", floor: 0, beacons: [id], ts: 1), "room.schema.json") == [])
+        var cut = RoomOccupancy(room: "kitchen", floor: 0, beacons: [id], ts: 1)
+        cut.truncated = true
+        #expect(try problems(cut, "room.schema.json") == [])
         #expect(try problems(RoomEvent(ts: 1, event: .enter, id: id, name: "Cat", room: "kitchen", other: nil), "room-event.schema.json") == [])
         // Back from away: `other` is null, as the docs say, not a missing key.
         let back = try #require(try JSONSerialization.jsonObject(

@@ -214,6 +214,6 @@ public struct PresencePublisher: Sendable {
         let beacons = Array(members[room] ?? [])
         let o = RoomOccupancy(room: room, floor: floorOf[room], beacons: beacons, people: people.people(in: room),
                               unassigned: beacons.filter { people.ownerOf[$0] == nil }, ts: now)
-        return try OutboundMessage(topic: topics.room(room), json: o, retain: true, qos: 1)
+        return OutboundMessage(topic: topics.room(room), payload: try o.payload(), retain: true, qos: 1)
     }
 }

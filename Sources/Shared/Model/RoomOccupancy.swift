@@ -14,6 +14,9 @@ public struct RoomOccupancy: Codable, Sendable, Equatable {
     /// Ids of every beacon in the room (a person's among them), sorted.
     public var beacons: [BeaconID]
     public var ts: Double
+    /// Present (true) when the lists were cut to their first ids to keep the payload within
+    /// `WireFormat.maxPayloadBytes` (`payload()`); `count` and `occupied` stay exact.
+    public var truncated: Bool?
 
     public init(room: String, floor: Int?, beacons: [BeaconID], people: [String] = [], unassigned: [BeaconID]? = nil, ts: Double) {
         self.room = room
@@ -26,7 +29,26 @@ public struct RoomOccupancy: Codable, Sendable, Equatable {
         self.ts = ts
     }
 
-    enum CodingKeys: String, CodingKey { case v, room, floor, occupied, count, people, unassigned, beacons, ts }
+    enum CodingKeys: String, CodingKey { case v, room, floor, occupied, count, people, unassigned, beacons, ts, truncated }
+
+    /// The retained payload. A room a crowd is in (a hall of badges: about 600 beacons fill 64 KiB)
+    /// keeps the first ids of each list, in their sorted order, as many as fit: whole, the message
+    /// would be refused by the broker or by every reader, and the room's topic would stop updating.
+    public func payload() throws -> [UInt8] {
+        var payload = try WireFormat.encode(self)
+        var kept = max(people.count, unassigned.count, beacons.count)
+        while payload.count > WireFormat.maxPayloadBytes && kept > 0 {
+            // In proportion to the excess, and always fewer than last time.
+            kept = min(kept - 1, Int(Double(kept) * Double(WireFormat.maxPayloadBytes) / Double(payload.count) * 0.95))
+            var cut = self
+            cut.truncated = true
+            cut.people = Array(people.prefix(kept))
+            cut.unassigned = Array(unassigned.prefix(kept))
+            cut.beacons = Array(beacons.prefix(kept))
+            payload = try WireFormat.encode(cut)
+        }
+        return payload
+    }
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -40,6 +62,7 @@ public struct RoomOccupancy: Codable, Sendable, Equatable {
         people = try c.decodeIfPresent([String].self, forKey: .people) ?? []
         unassigned = try c.decodeIfPresent([BeaconID].self, forKey: .unassigned) ?? beacons
         ts = try c.decode(Double.self, forKey: .ts)
+        truncated = try c.decodeIfPresent(Bool.self, forKey: .truncated)
     }
 }
 
