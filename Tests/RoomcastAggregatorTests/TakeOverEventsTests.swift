@@ -136,31 +136,36 @@ extension TakeOverEventsTests {
                                                since: 0, lastSeen: 0, evidence: [], ts: 0))
     }
 
-    /// What a standby reads of the active instance's presence: bounded, cleared by an empty
-    /// retained message, and under `partition:` only its own partition's rooms (another
+    /// What a standby reads of the active instance's presence: bounded, only the site's rooms,
+    /// cleared by an empty retained message, and under `partition:` only its own partition's rooms (another
     /// partition's room supersedes; an away cannot be told from another partition's, so it
     /// leaves nothing known).
     @Test func theActivesPresenceIsReadBoundedAndPartitionWise() throws {
         let dog = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-46")!
+        let known: (String) -> Bool = { ["office", "kitchen", "attic"].contains($0) }
         var alone = PeerPresence(limit: 1)
-        alone.observe(cat, payload: try Self.presence(cat, "office"), otherPartitionsRooms: [])
-        alone.observe(dog, payload: try Self.presence(dog, "office"), otherPartitionsRooms: [])
+        alone.observe(cat, payload: try Self.presence(cat, "office"), otherPartitionsRooms: [], isKnownRoom: known)
+        alone.observe(dog, payload: try Self.presence(dog, "office"), otherPartitionsRooms: [], isKnownRoom: known)
         #expect(alone.rooms == [cat: "office"], "one beacon at most")
-        alone.observe(cat, payload: try Self.presence(cat, nil), otherPartitionsRooms: [])
+        alone.observe(cat, payload: try Self.presence(cat, nil), otherPartitionsRooms: [], isKnownRoom: known)
         #expect(alone.rooms[cat] == .some(nil), "away")
-        alone.observe(cat, payload: [], otherPartitionsRooms: [])
+        alone.observe(cat, payload: [], otherPartitionsRooms: [], isKnownRoom: known)
         #expect(alone.rooms.isEmpty)
-        alone.observe(cat, payload: try Self.presence(cat, "kitchen"), otherPartitionsRooms: [])
-        alone.observe(cat, payload: Array("{".utf8), otherPartitionsRooms: [])
-        alone.observe(cat, payload: try Self.presence(dog, "office"), otherPartitionsRooms: [])
+        alone.observe(cat, payload: try Self.presence(cat, "kitchen"), otherPartitionsRooms: [], isKnownRoom: known)
+        alone.observe(cat, payload: Array("{".utf8), otherPartitionsRooms: [], isKnownRoom: known)
+        alone.observe(cat, payload: try Self.presence(dog, "office"), otherPartitionsRooms: [], isKnownRoom: known)
         #expect(alone.rooms == [cat: "kitchen"], "undecodable, or another beacon's: ignored")
+        // Any client may write the topics: a room the site does not have is neither kept nor named.
+        alone.observe(cat, payload: try Self.presence(cat, String(repeating: "x", count: 60_000)), otherPartitionsRooms: [],
+                      isKnownRoom: known)
+        #expect(alone.rooms.isEmpty, "a room of no site's: nothing known")
 
         var partition = PeerPresence(limit: 10)
-        partition.observe(cat, payload: try Self.presence(cat, "office"), otherPartitionsRooms: ["attic"])
-        partition.observe(cat, payload: try Self.presence(cat, nil), otherPartitionsRooms: ["attic"])
+        partition.observe(cat, payload: try Self.presence(cat, "office"), otherPartitionsRooms: ["attic"], isKnownRoom: known)
+        partition.observe(cat, payload: try Self.presence(cat, nil), otherPartitionsRooms: ["attic"], isKnownRoom: known)
         #expect(partition.rooms.isEmpty, "an away may be the other partition's: nothing known, no event")
-        partition.observe(cat, payload: try Self.presence(cat, "office"), otherPartitionsRooms: ["attic"])
-        partition.observe(cat, payload: try Self.presence(cat, "attic"), otherPartitionsRooms: ["attic"])
+        partition.observe(cat, payload: try Self.presence(cat, "office"), otherPartitionsRooms: ["attic"], isKnownRoom: known)
+        partition.observe(cat, payload: try Self.presence(cat, "attic"), otherPartitionsRooms: ["attic"], isKnownRoom: known)
         #expect(partition.rooms.isEmpty, "the other partition has it")
     }
 }

@@ -19,6 +19,7 @@ public struct PresencePublisher: Sendable {
     /// Members per room, as last published.
     private var members: [String: Set<BeaconID>] = [:]
     private let floorOf: [String: Int]
+    private let siteRoomNames: Set<String>
     /// Where each person is.
     public private(set) var people: PeopleTracker
 
@@ -29,6 +30,7 @@ public struct PresencePublisher: Sendable {
         var floors: [String: Int] = [:]
         for r in site.rooms { floors[r.name] = r.floor }
         self.floorOf = floors
+        self.siteRoomNames = Set(site.rooms.map(\.name))
         self.people = PeopleTracker(site: site)
     }
 
@@ -190,6 +192,12 @@ public struct PresencePublisher: Sendable {
         out += try roomNames().map { try occupancy($0, now: now) }
         for output in outputs { out += try output.refresh(ours) }
         return out
+    }
+
+    /// Whether `room` is one of the site's, or one a decision has been published in (a site
+    /// that lists no nodes makes its rooms as their nodes are heard).
+    public func isKnownRoom(_ room: String) -> Bool {
+        siteRoomNames.contains(room) || members[room] != nil
     }
 
     /// Occupancy of every configured room (and rooms seen in decisions).

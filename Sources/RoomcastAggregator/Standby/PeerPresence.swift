@@ -17,12 +17,20 @@ struct PeerPresence: Sendable {
     /// Under `partition:` the topics carry every partition's decisions: a room of another
     /// partition's supersedes what this one's active instance said, and an away cannot be told
     /// from another partition's, so it leaves nothing known (no event at the take-over).
-    mutating func observe(_ id: BeaconID, payload: [UInt8], otherPartitionsRooms: Set<String>) {
+    /// A room `isKnownRoom` does not know leaves nothing known either: the topics are open to any
+    /// client the broker lets write them, and a room name is kept, and named in the take-over's
+    /// events, only if it is one of the site's.
+    mutating func observe(_ id: BeaconID, payload: [UInt8], otherPartitionsRooms: Set<String>,
+                          isKnownRoom: (String) -> Bool) {
         if payload.isEmpty {
             rooms[id] = nil
             return
         }
         guard let d = try? WireFormat.decode(PresenceDecision.self, from: payload), d.id == id else { return }
+        if let room = d.room, !isKnownRoom(room) {
+            rooms[id] = nil
+            return
+        }
         if !otherPartitionsRooms.isEmpty, d.room.map(otherPartitionsRooms.contains) ?? true {
             rooms[id] = nil
             return
