@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import RoomcastHTTP
 import Shared
@@ -90,18 +89,19 @@ public final class AggregatorHTTP: Sendable {
             HTTPResponse(contentType: "text/css; charset=utf-8", body: Array(DashboardAssets.style.utf8),
                          headers: [("Cache-Control", "no-cache")])
         }
+        let snapshots = SingleFlight(sources.snapshot), samples = SingleFlight(sources.metrics)
         router.get("/events") { _ in
             events.response {
-                guard let snapshot = blocking(sources.snapshot), let bytes = try? WireFormat.encode(snapshot) else { return [] }
+                guard let snapshot = snapshots.value(timeout: answerTimeout), let bytes = try? WireFormat.encode(snapshot) else { return [] }
                 return [ServerSentEvent(name: "state", data: String(decoding: bytes, as: UTF8.self))]
             }
         }
         router.get("/api/state") { _ in
-            guard let snapshot = blocking(sources.snapshot), let bytes = try? WireFormat.encode(snapshot) else { return busy() }
+            guard let snapshot = snapshots.value(timeout: answerTimeout), let bytes = try? WireFormat.encode(snapshot) else { return busy() }
             return HTTPResponse(contentType: "application/json", body: bytes, headers: [("Cache-Control", "no-store")])
         }
         router.get("/metrics") { _ in
-            guard var sample = blocking(sources.metrics) else { return busy() }
+            guard var sample = samples.value(timeout: answerTimeout) else { return busy() }
             sample.eventStreams = events.clientCount
             sample.eventsDropped = events.dropped
             sample.http = counters.value
@@ -110,7 +110,7 @@ public final class AggregatorHTTP: Sendable {
         router.get("/healthz", access: .open) { _ in
             // Healthy when the runtime answers: the broker's state is reported, not judged (a
             // supervisor restarting the aggregator would not bring the broker back).
-            guard let sample = blocking(sources.metrics) else {
+            guard let sample = samples.value(timeout: answerTimeout) else {
                 return .text("unhealthy: the aggregator did not answer within \(Int(answerTimeout)) s\n", status: .serviceUnavailable)
             }
             return .text("ok\nmqtt: \(sample.mqttConnected ? "connected" : "disconnected")\nactive: \(sample.active)\n",
@@ -120,22 +120,5 @@ public final class AggregatorHTTP: Sendable {
 
     static func busy() -> HTTPResponse {
         .text("the aggregator is busy; try again\n", status: .serviceUnavailable, headers: [("Retry-After", "1")])
-    }
-
-    /// Runs `work` on the cooperative pool and waits for it on this (connection) thread, at most
-    /// `answerTimeout`; nil when it took longer.
-    static func blocking<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T? {
-        let result = Mutex<T?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        let task = Task {
-            let value = await work()
-            result.withLock { $0 = value }
-            done.signal()
-        }
-        guard done.wait(timeout: .now() + answerTimeout) == .success else {
-            task.cancel()
-            return nil
-        }
-        return result.withLock { $0 }
     }
 }
