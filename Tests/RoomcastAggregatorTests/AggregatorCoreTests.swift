@@ -191,6 +191,18 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         _ = try restarted.start(now: 1000)
         _ = try restarted.handle(topic: topics.aggregatorCalibration, payload: try WireFormat.encode(try #require(broker.retained)), now: 1000)
         #expect(restarted.engine.learnedOffset(of: "bedroom-pi") == -3)
+        // A client that writes the topic over and over without a partition's nodes is answered
+        // at a pace (`PacedAnswer`), the last answer held back going out at a tick.
+        let without = try WireFormat.encode(ReceiverCalibrationReport(ts: 1100, nodes: []))
+        var answers = 0
+        for i in 0..<100 {
+            answers += try cores[0].handle(topic: topics.aggregatorCalibration, payload: without, now: 1100 + Double(i) * 0.01)
+                .messages.count { $0.topic == topics.aggregatorCalibration }
+        }
+        #expect(answers == LearnSession.commandsPerWindow)
+        let held = try cores[0].advance(to: 1110).filter { $0.topic == topics.aggregatorCalibration }
+        #expect(try held.map { try WireFormat.decode(ReceiverCalibrationReport.self, from: $0.payload).nodes.map(\.node) }
+                == [["kitchen-pi"]], "its own node: the others, as last heard, are none")
     }
 
     /// A beacon that walks from this partition's rooms into another's: the other partition

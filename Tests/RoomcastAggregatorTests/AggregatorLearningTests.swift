@@ -210,6 +210,36 @@ import Testing
         #expect(try whole.handle(topic: heard.topic, payload: heard.payload, now: 107).messages.isEmpty)
     }
 
+    /// The shared learn state is open to any client the broker lets write it. One that writes it
+    /// over and over without this partition's part made the partition publish the whole state
+    /// (up to 64 KiB) in answer to each message. It answers as often as a learn command may bring
+    /// a state, then once more when the window allows, at a tick.
+    @Test func aPartitionAnswersAStrangersStatesAtAPace() throws {
+        let site = SiteModel(
+            rooms: [.init(name: "kitchen"), .init(name: "bedroom", floor: 1)],
+            nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "bedroom-pi", room: "bedroom")],
+            beacons: [.init(id: Self.tag, name: "Tag")])
+        var core = AggregatorConfig(site: site, partition: .init(floors: [0])).makeCore()
+        core.restoreLearned(LearnedRooms(rooms: [.init(name: "kitchen", seconds: 30,
+                                                       nodes: [.init(node: "kitchen-pi", seconds: 30, mean: -2, spread: 2)])]))
+        _ = try core.start(now: 100)
+        let stranger = try LearnState(ts: 100, active: [], learned: LearnedRooms()).message(topics: topics)
+        func answers(_ messages: [OutboundMessage]) throws -> [[String]] {
+            try messages.filter { $0.topic == topics.aggregatorLearnState }
+                .map { try WireFormat.decode(LearnState.self, from: $0.payload).rooms.map(\.name) }
+        }
+        var answered: [[String]] = []
+        for i in 0..<200 {
+            answered += try answers(core.handle(topic: stranger.topic, payload: stranger.payload, now: 200 + Double(i) * 0.01).messages)
+        }
+        #expect(answered.count == LearnSession.commandsPerWindow, "\(answered.count) answers to 200 messages")
+        #expect(answered.allSatisfy { $0 == ["kitchen"] })
+        // The one held back goes out once the window allows, and only once.
+        #expect(try answers(core.advance(to: 205)).isEmpty)
+        #expect(try answers(core.advance(to: 210)) == [["kitchen"]])
+        #expect(try answers(core.advance(to: 215)).isEmpty)
+    }
+
     @Test func aLabelStartsReportsProgressAndEndsLearned() throws {
         var core = core()
         let label = LearnCommand(.label(room: "kitchen", beacon: Self.tag, seconds: 10), request: "r1")

@@ -15,6 +15,8 @@ struct LearnSession: Sendable {
     /// The learn state this aggregator published last (under `partition:`, its own part of
     /// it), as its summary; nil before the first.
     var publishedPart: LearnState.Part?
+    /// Under `partition:`, this partition's answers to a shared state that left out its part.
+    var stateAnswer = PacedAnswer()
     /// A retained learn state that is not this run's was heard before the start: the start
     /// publishes this run's over it.
     var staleStateHeard = false

@@ -26,7 +26,20 @@ extension AggregatorCore {
         guard isPartition else { return [] }
         let ours = Set(site.nodes.map(\.name)), site = Set(wholeSite.nodes.map(\.name))
         othersCalibration = report.nodes.filter { !ours.contains($0.node) && site.contains($0.node) }
-        guard let published = publishedCalibration, report.nodes.filter({ ours.contains($0.node) }) != published else { return [] }
+        guard let published = publishedCalibration, report.nodes.filter({ ours.contains($0.node) }) != published,
+              calibrationAnswer.answerNow(at: now) else { return [] }
         return [try calibrationReport(published, now: now)]
+    }
+
+    /// Under `partition:`, the answers to the shared learn state and calibration held back by
+    /// their pacing (`PacedAnswer`), due at a tick.
+    mutating func pacedAnswers(now: Double) throws -> [OutboundMessage] {
+        guard isPartition else { return [] }
+        var out: [OutboundMessage] = []
+        if learning.stateAnswer.dueNow(at: now) { out.append(try learnState(now: now)) }
+        if calibrationAnswer.dueNow(at: now), let published = publishedCalibration {
+            out.append(try calibrationReport(published, now: now))
+        }
+        return out
     }
 }

@@ -47,6 +47,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// last heard on its topic, and our own nodes' as we published them last.
     var othersCalibration: [ReceiverCalibrationReport.Node] = []
     var publishedCalibration: [ReceiverCalibrationReport.Node]?
+    /// Under `partition:`, this partition's answers to a shared calibration that left out its nodes.
+    var calibrationAnswer = PacedAnswer()
     /// Under `partition:`, for beacons this partition tracks, when another partition last heard
     /// the beacon it placed in one of its rooms (`AggregatorCore+Handover`).
     var claims: [BeaconID: Double] = [:]
@@ -373,7 +375,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             t = gridTick(after: now)
         }
         nextTick = t > now ? t : .infinity
-        return out
+        return try out + pacedAnswers(now: now)
     }
 
     /// Hands the people tracker the decision in force of every beacon someone carries.
