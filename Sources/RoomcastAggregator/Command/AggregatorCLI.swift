@@ -281,7 +281,7 @@ public enum AggregatorCLI {
         return await lifecycle.run {
             try? await client.subscribe(topics.allPresence)
             try? await client.subscribe(topics.allRooms)
-            let board = Mutex(PresenceBoard())
+            let board = Mutex(PresenceBoard(limit: config.fusion.maxBeacons))
             let reader = Task {
                 for await m in client.messages { board.withLock { $0.take(topic: m.topic, payload: m.payload, topics: topics) } }
             }

@@ -6,17 +6,24 @@ import Shared
 public struct PresenceBoard: Sendable {
     private var decisions: [BeaconID: PresenceDecision] = [:]
     private var rooms: [String: RoomOccupancy] = [:]
+    /// At most this many beacons, and as many rooms (the aggregator's own `fusion.max_beacons`):
+    /// the topics are open to any client the broker lets write them.
+    public let limit: Int
+    /// Beacons and rooms heard past the limit, and not shown.
+    private(set) var leftOut = 0
 
-    public init() {}
+    public init(limit: Int) { self.limit = limit }
 
     /// Takes one message from `<prefix>/presence/+` or `<prefix>/rooms/+`; ignores anything else.
     public mutating func take(topic: String, payload: [UInt8], topics: Topics) {
         switch topics.parse(topic) {
         case .presence(let id):
             if payload.isEmpty { decisions.removeValue(forKey: id); return }
+            guard decisions[id] != nil || decisions.count < limit else { leftOut += 1; return }
             if let d = try? WireFormat.decode(PresenceDecision.self, from: payload) { decisions[id] = d }
         case .room(let name):
             if payload.isEmpty { rooms.removeValue(forKey: name); return }
+            guard rooms[name] != nil || rooms.count < limit else { leftOut += 1; return }
             if let o = try? WireFormat.decode(RoomOccupancy.self, from: payload) { rooms[name] = o }
         default:
             break
@@ -42,6 +49,7 @@ public struct PresenceBoard: Sendable {
         }
         let gone = away.map(label).sorted()
         out += "\nAWAY: " + (gone.isEmpty ? "-" : gone.joined(separator: ", ")) + "\n"
+        if leftOut > 0 { out += "\n\(leftOut) messages of beacons or rooms past the first \(limit) of each were not shown\n" }
         return out
     }
 
