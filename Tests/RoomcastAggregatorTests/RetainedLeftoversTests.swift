@@ -22,8 +22,11 @@ import TestSupport
         let topics = Topics()
         var leftovers = RetainedLeftovers(site: Self.site(), topics: topics)
         let payload = Array("{}".utf8)
+        // Names no config could hold were never an aggregator's: not kept, not cleared.
+        let huge = String(repeating: "x", count: 60_000)
         for topic in [topics.room("kitchen"), topics.room("attic"), topics.person("alice"), topics.person("bob"),
-                      topics.presence(Self.kept), topics.presence(Self.removed), topics.events, topics.aggregatorStatus] {
+                      topics.presence(Self.kept), topics.presence(Self.removed), topics.events, topics.aggregatorStatus,
+                      topics.room(huge), topics.person(huge)] {
             leftovers.observe(topic: topic, payload: payload, retained: true)
         }
         // What arrives live is our own output echoed back, not what the broker keeps.

@@ -67,7 +67,9 @@ struct RetainedLeftovers: Sendable {
     private func leftover(_ topic: String, payload: [UInt8]) -> (topics: [String], isLeftover: Bool)? {
         switch topics.parse(topic) {
         case .room(let room):
-            guard let rooms, !rooms.contains(room) else { return nil }
+            // A name no config could hold (over 128 bytes, say) was never published by an
+            // aggregator: not a leftover to clear, and not worth its memory.
+            guard let rooms, !rooms.contains(room), TopicName.problem(with: room) == nil else { return nil }
             return ([topic], true)
         case .presence(let id):
             let stale = [topic, topics.presenceRoom(id)]
@@ -77,7 +79,7 @@ struct RetainedLeftovers: Sendable {
             guard let room = (try? WireFormat.decode(PresenceDecision.self, from: payload))?.room else { return (stale, false) }
             return (stale, !rooms.contains(room))
         case .person(let person):
-            guard !people.contains(person) else { return nil }
+            guard !people.contains(person), TopicName.problem(with: person) == nil else { return nil }
             return ([topic], true)
         default:
             return nil
