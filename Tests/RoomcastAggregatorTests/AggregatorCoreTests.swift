@@ -1052,9 +1052,36 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
             if let n = try Self.feed(&core, "office-pi", captured: t - 0.2, now: t + 0.1, seq: UInt64(i + 1)) { notes.append(n) }
         }
         #expect(notes.map(\.reason) == [.clockSkew, .clockSkew], "one verdict per closed window: \(notes)")
-        #expect(notes.allSatisfy { $0.message.contains("'kitchen-pi' is \(Int(behind)) s behind: its readings arrive that old") })
+        #expect(notes.allSatisfy { $0.message.contains("'kitchen-pi' is \(Int(behind)) s behind: its readings are counted as of their arrival") })
         #expect(core.skewedNodes == ["kitchen-pi": behind])
         #expect(core.intake.rejected[.clockSkew] == 2, "each verdict counted on /metrics")
+    }
+
+    /// A Pi without a clock battery or NTP is minutes or hours out after a reboot. Its readings
+    /// were all too old (or too far ahead) for fusion, so its room emptied: a beacon beside it
+    /// was shown in the next room, or away. Once a window agrees on the offset, its readings are
+    /// put on the aggregator's clock and count; a clock put right is followed the same way.
+    @Test(arguments: [600.0, -600])
+    func aNodeWhoseClockIsOffStillCounts(_ behind: Double) throws {
+        var core = AggregatorConfig(site: site, discovery: .init(enabled: false)).makeCore()
+        let start = 1_700_000_000.0
+        _ = try core.start(now: start)
+        var seq: UInt64 = 0
+        func second(_ t: Double, kitchenClock: Double) throws {
+            seq += 1
+            for (node, rssi, clock) in [("kitchen-pi", -50.0, kitchenClock), ("office-pi", -80, 0)] {
+                _ = try core.handle(topic: Self.topics.nodeBeacon(node, cat),
+                                    payload: WireFormat.encode(reading(node, rssi: rssi, ts: t - clock, seq: seq)), now: t + 0.05)
+            }
+            _ = try core.advance(to: t + 0.5)
+        }
+        for t in stride(from: start + 1, through: start + 30, by: 1) { try second(t, kitchenClock: behind) }
+        #expect(core.skewedNodes.keys.sorted() == ["kitchen-pi"])
+        #expect(core.engine.decision(for: cat)?.room == "kitchen", "\(String(describing: core.engine.decision(for: cat)))")
+        // NTP puts the kitchen's clock right: the next window says so, and its readings count on.
+        for t in stride(from: start + 31, through: start + 60, by: 1) { try second(t, kitchenClock: 0) }
+        #expect(core.skewedNodes.isEmpty)
+        #expect(core.engine.decision(for: cat)?.room == "kitchen")
     }
 
     @Test func oneForgedTimestampBlamesNobody() throws {

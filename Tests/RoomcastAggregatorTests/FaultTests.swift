@@ -295,7 +295,7 @@ import TestSupport
             let away = Self.wentAway(rig, since: from)
             #expect(away.isEmpty, "skewed nodes must not send anyone away: \(away)")
             #expect((cited["kitchen-pi"] ?? 0) > 0, "a node 30 s ahead is clamped to the aggregator clock and still counts")
-            #expect(cited["kids-pi"] == 0, "a node 30 s behind sends only readings past the freshness window")
+            #expect((cited["kids-pi"] ?? 0) > 0, "a node 30 s behind is put on the aggregator clock once a window agrees, and counts")
             print("fault clock-skew: \(report.joined(separator: "; ")); went away: \(away.count)")
             await relay.shutdown()
         }

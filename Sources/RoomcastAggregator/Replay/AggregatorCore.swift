@@ -223,7 +223,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         case .failure(let why):
             if topic == topics.aggregatorLearn { out += try learnRefused(payload: payload, why: why, now: now) }
             return (out, why)
-        case .success(.reading(let r)):
+        case .success(.reading(var r)):
             nodeActivity.heard(r.node, now: now)
             var note: InputIntake.RejectionDetail?
             if !offlineNodes.isEmpty, let since = offlineNodes[r.node], r.ts > since {
@@ -235,14 +235,18 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                 engine.nodeStatus(r.node, online: true, now: now)
                 note = .init(reason: .nodeBackOnline, message: "node '\(r.node)' sends readings after an offline status; counted as online")
             }
-            // A node whose clock is off is worth a warning: fusion judges readings by capture
-            // time. Not while deaf: what arrives then (a backlog) is late because of us.
+            // Fusion judges readings by capture time, and counts one for only a few seconds: a
+            // node whose clock is off (a Pi without a clock battery or NTP, minutes or hours out
+            // after a reboot) would count for nothing, or be refused, and its rooms empty. Once a
+            // window of its readings agrees on the offset (`NodeClockWatch`: one forged time
+            // cannot move it), its capture times are put on this clock. Not judged while deaf:
+            // what arrives then (a backlog) is late because of us.
             if !decisionsHeld(at: now), let verdict = clocks.observe(node: r.node, captured: r.ts, now: now), verdict.off {
                 let seconds = String(format: "%.0f", abs(verdict.offset))
-                note = .init(reason: .clockSkew, message: verdict.offset > 0
-                    ? "node '\(r.node)' is \(seconds) s behind: its readings arrive that old, and fusion counts a reading \(Int(NodeClockWatch.readingLife)) s from its capture; check its clock (NTP)"
-                    : "node '\(r.node)' is \(seconds) s ahead: its readings are taken as captured on arrival; check its clock (NTP)")
+                note = .init(reason: .clockSkew, message: "node '\(r.node)' is \(seconds) s \(verdict.offset > 0 ? "behind" : "ahead"): "
+                    + "its readings are counted as of their arrival; check its clock (NTP)")
             }
+            if let offset = clocks.offNodes[r.node] { r.ts += offset }
             if let note { intake.count(note) }
             if feeds(r.id) { out += try ingest(r, now: now) }
             return (out, note)
