@@ -6,11 +6,13 @@ cd "$(dirname "$0")/.."
 bin=$(swift build -c release --show-bin-path)
 quick=${BENCH_QUICK:-}
 run() { echo; echo "== roomcast-bench $*"; "$bin/roomcast-bench" "$@"; }
+# The first value with BENCH_QUICK set, else the second.
+pick() { if [ -n "$quick" ]; then echo "$1"; else echo "$2"; fi; }
 run hci ${quick:+--reports 1000000}
 run advertising
-run agent --seconds ${quick:+10}${quick:-30}
-run crowd --advertisers ${quick:+100000}${quick:-300000}
+run agent --seconds "$(pick 10 30)"
+run crowd --advertisers "$(pick 100000 300000)"
 run fusion
 run fusion --geometry
-run simulation --seeds ${quick:+1}${quick:-2} --duration ${quick:+300}${quick:-600}
+run simulation --seeds "$(pick 1 2)" --duration "$(pick 300 600)"
 if "$bin/roomcast-bench" --help 2>&1 | grep -q '^  aggregator'; then run aggregator; fi

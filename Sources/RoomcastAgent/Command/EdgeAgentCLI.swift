@@ -106,7 +106,7 @@ public enum EdgeAgentCLI {
             StandardStream.error.write("edge-agent: skipped \(contents.badKey.count) paired device(s) whose identity resolving key is not 32 hex digits (a damaged pairing store; pair them again): \(contents.badKey.joined(separator: ", "))\n")
         }
         if contents.devices.isEmpty {
-            StandardStream.error.write("edge-agent: no paired device gave an identity resolving key; pair the phone first (docs/beacons.md)\n")
+            StandardStream.error.write("edge-agent: no paired device gave an identity resolving key; pair the phone first (docs/fingerprints.md)\n")
             if command[write] { return .success }
         }
         guard command[write] else {

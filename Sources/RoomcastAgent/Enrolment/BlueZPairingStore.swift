@@ -43,7 +43,7 @@ public enum BlueZPairingStore {
     public static func read(directory: String = defaultDirectory) throws(ReadError) -> Contents {
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDir), isDir.boolValue else {
-            throw ReadError(description: "no BlueZ pairing store at \(directory): install bluez and pair the phone with bluetoothctl first (docs/beacons.md), or give the folder with --bluetooth-dir")
+            throw ReadError(description: "no BlueZ pairing store at \(directory): install bluez and pair the phone with bluetoothctl first (docs/fingerprints.md), or give the folder with --bluetooth-dir")
         }
         let adapters = try list(directory).filter(isAddress).sorted()
         var contents = Contents(devices: [], withoutKey: [])
