@@ -89,7 +89,10 @@ public final class ReplayRadioSource: RadioSource {
             while let record = try reader.next() {
                 guard record.type == .event, record.direction == .controllerToHost else { continue }
                 if pacer.factor != nil {
-                    if let end = handOver, pacer.dueTime(record.timestamp) > end {
+                    // A jump in the capture's clock ends the batch too: the pacer starts its clock
+                    // again from it (`ReplayPacer.wait`). Back in time, the record is never due
+                    // after the batch's end, and the rest of the capture went over unpaced.
+                    if let end = handOver, pacer.isJump(to: record.timestamp) || pacer.dueTime(record.timestamp) > end {
                         guard ReplayPacer.sleep(until: end, stopped: { producer.isStopped }) else { return nil }
                         handOver = nil
                         if !pending.isEmpty {

@@ -27,6 +27,12 @@ struct ReplayPacer {
         return wallStart + max(0, timestamp - start) / factor
     }
 
+    /// Whether `timestamp` is so far from the newest record paced (`longestGap`) that the
+    /// capture's clock jumped there.
+    func isJump(to timestamp: Double) -> Bool {
+        captureStart != nil && abs(timestamp - latest) > Self.longestGap
+    }
+
     /// Waits until the record captured at `timestamp` is due; the first record
     /// starts the clock. Returns false when `stopped()` became true while waiting.
     mutating func wait(until timestamp: Double, stopped: () -> Bool) -> Bool {
@@ -37,7 +43,7 @@ struct ReplayPacer {
             wallStart = Self.monotonic()
             return true
         }
-        if abs(timestamp - latest) > Self.longestGap {
+        if isJump(to: timestamp) {
             // Paced on from the newest record: this one is due when that one was, and the
             // capture's clock counts from it.
             wallStart = dueTime(latest)
