@@ -104,32 +104,4 @@ extension AgentCoreTests {
         }
         #expect(events().count == 2, "left 10 s after the beacon fell silent")
     }
-
-    /// A capture recorded from boot, its clock set forward two hours by NTP as it recorded: the
-    /// replay ticked across the step as if two hours had passed, so every region member left and
-    /// came back, where the live agent (which saw the step) published nothing.
-    @Test func aReplayAcrossTheCapturesClockStepIsNoSilence() throws {
-        let core = try officeRegionCore()
-        let sink = CollectingSink()
-        let runtime = AgentRuntime(core: core, sink: sink, counters: nil, ticksFromReports: true, startTime: 0)
-        func events() -> [String] { sink.topics.filter { $0.hasSuffix("/events") } }
-        var t = 0.0
-        func heard(for seconds: Int) {
-            for _ in 0..<(2 * seconds) {
-                runtime.handle(report(t: t, rssi: -60))
-                t += 0.5
-            }
-        }
-        heard(for: 10)
-        #expect(events().count == 1, "entered")
-        t += 7200
-        heard(for: 10)
-        #expect(events().count == 1, "no exit, no enter again: \(events())")
-        #expect(runtime.stats.clockSteps == 1)
-        // A silence the capture did record (a minute without the beacon, then a report of some
-        // other advertiser) is still a silence.
-        t += 60
-        runtime.handle(report(t: t, rssi: -60, data: [0x02, 0x01, 0x06]))
-        #expect(events().count == 2, "left while the capture heard nothing of it")
-    }
 }

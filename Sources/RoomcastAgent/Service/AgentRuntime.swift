@@ -57,13 +57,7 @@ public final class AgentRuntime: Sendable {
             var due: [OutboundMessage] = []
             var warning: CapacityWarning?
             if ticksFromReports {
-                if let next = s.nextTick, ts - (next - 1) > ReplayRadioSource.longestGap {
-                    // The capture's clock jumped forward (NTP setting a Pi's clock as it recorded
-                    // from boot), as a live agent's does when its clock steps: no time passed,
-                    // so no beacon fell silent and no region was left.
-                    s.core.clockSteppedForward(by: ts - (next - 1))
-                    s.nextTick = ts + 1
-                } else if let next = s.nextTick {
+                if let next = s.nextTick {
                     if ts >= next {
                         (due, warning) = tickLocked(&s, now: ts)
                     } else if ts < next - 1 - AgentCore.clockStepTolerance {

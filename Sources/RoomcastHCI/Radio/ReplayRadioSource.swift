@@ -6,11 +6,6 @@ import Synchronization
 /// buffer. Timestamps are the capture's, so a replay is deterministic at any
 /// speed; the stream is lossless and ends cleanly at the end of the file.
 public final class ReplayRadioSource: RadioSource {
-    /// A gap between a capture's records longer than this (seconds), either way, is a jump of
-    /// the capture's clock (stepped while recording), not time that passed: pacing does not wait
-    /// it out, and a replay's ticks do not count it as silence (`ReplayPacer.longestGap`).
-    public static var longestGap: Double { ReplayPacer.longestGap }
-
     public let spec: RadioSourceSpec
     public let reports: BoundedStream<AdvertisingReport>
     public let counters = RadioCounters()
