@@ -104,4 +104,21 @@ import Testing
         #expect(first.lines.first?.contains("for ? s") == true, "\(first.lines)")
         #expect(LearnFollower.whole(29.6) == "30" && LearnFollower.whole(.nan) == "?" && LearnFollower.whole(-1e300) == "?")
     }
+
+    /// The command waits on its own monotonic clock (a wall clock set back while it waits must not
+    /// keep it waiting that long): the aggregator's times, on its wall clock, count only by
+    /// their difference.
+    @Test func theWaitIsTimedOnTheCommandsOwnClock() throws {
+        let command = LearnCommand(.label(room: "kitchen", beacon: cat, seconds: 30), request: "cli-1")
+        var follower = LearnFollower(request: command, now: 50)
+        #expect(follower.deadline == 50 + LearnFollower.answerTimeout)
+        let topics = Topics()
+        let started = LearnResult(ts: 1_700_000_000, status: .started, request: command.request, room: "kitchen", beacon: cat,
+                                  started: 1_700_000_000, ends: 1_700_000_030)
+        let lines = follower.take(topic: topics.aggregatorLearnResult, payload: try WireFormat.encode(started), topics: topics, now: 51).lines
+        #expect(lines.first?.contains("for 30 s") == true, "\(lines)")
+        #expect(follower.deadline == 51 + 30 + LearnFollower.answerTimeout)
+        let a = LearnFollower.clock(), b = LearnFollower.clock()
+        #expect(b >= a && a < 1e9, "monotonic seconds since boot, not the wall clock: \(a)")
+    }
 }

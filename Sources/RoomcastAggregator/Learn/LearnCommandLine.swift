@@ -106,7 +106,7 @@ extension AggregatorCLI {
         let code = await lifecycle.run {
             let reader = Task {
                 for await m in client.messages {
-                    let (lines, done) = follower.state.withLock { $0.take(topic: m.topic, payload: m.payload, topics: topics, now: Date().timeIntervalSince1970) }
+                    let (lines, done) = follower.state.withLock { $0.take(topic: m.topic, payload: m.payload, topics: topics, now: LearnFollower.clock()) }
                     for line in lines { StandardStream.error.write((line + "\n")) }
                     if done { lifecycle.requestShutdown(); return }
                 }
@@ -115,7 +115,7 @@ extension AggregatorCLI {
             // past the deadline means no aggregator is listening (or the ACL drops the command).
             while !lifecycle.isShuttingDown {
                 let deadline = follower.state.withLock { $0.deadline }
-                let now = Date().timeIntervalSince1970
+                let now = LearnFollower.clock()
                 if now >= deadline {
                     follower.state.withLock { $0.deadlinePassed = true }
                     break
@@ -222,10 +222,15 @@ struct LearnFollower: Sendable {
     private var lastProgress = -Double.infinity
     private var ends: Double?
 
-    init(request: LearnCommand, now: Double = Date().timeIntervalSince1970) {
+    init(request: LearnCommand, now: Double = clock()) {
         self.request = request
         deadline = now + Self.answerTimeout
     }
+
+    /// The clock the waits are timed on: monotonic seconds, so a wall clock set back an hour
+    /// while waiting for a 30-s label does not keep the command waiting that hour. Only
+    /// differences of it are used; the aggregator's own times come in its messages.
+    static func clock() -> Double { ProcessInfo.processInfo.systemUptime }
 
     /// Seconds to wait for the aggregator to take a command, and for a label's result after its end.
     static let answerTimeout = 10.0
@@ -244,11 +249,12 @@ struct LearnFollower: Sendable {
               result.request == request.request else { return ([], false) }
         switch result.status {
         case .started:
-            let end = result.ends ?? now
-            ends = end
-            deadline = max(deadline, now + (end - (result.started ?? now)) + Self.answerTimeout)
+            // The label's times are the aggregator's wall clock: only their difference is used here.
+            let seconds = if let end = result.ends, let start = result.started { end - start } else { 0.0 }
+            ends = result.ends
+            deadline = max(deadline, now + max(0, seconds) + Self.answerTimeout)
             lastProgress = now
-            return (["Learning \(result.room ?? "?") from \(result.beacon?.rawValue ?? "?") for \(Self.whole(end - (result.started ?? end))) s: keep the beacon on you and walk round the room."], false)
+            return (["Learning \(result.room ?? "?") from \(result.beacon?.rawValue ?? "?") for \(Self.whole(seconds)) s: keep the beacon on you and walk round the room."], false)
         case .learned:
             outcome = (Self.describe(result), .success)
         case .notLearned:
