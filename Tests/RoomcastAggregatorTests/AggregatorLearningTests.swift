@@ -7,6 +7,12 @@ import Testing
 /// Learn commands through the aggregator core, as the live service and `aggregator replay`
 /// run them: results, the retained learn state, refusals, and replays that teach.
 @Suite struct AggregatorLearningTests {
+    /// A kitchen downstairs and a bedroom upstairs, a node each: a partition per floor.
+    static let twoFloors = SiteModel(
+        rooms: [.init(name: "kitchen"), .init(name: "bedroom", floor: 1)],
+        nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "bedroom-pi", room: "bedroom")],
+        beacons: [.init(id: tag, name: "Tag")])
+
     static let tag = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-7-1")!
     static let site = SiteModel(
         rooms: [.init(name: "kitchen"), .init(name: "office")],
@@ -74,10 +80,7 @@ import Testing
     /// for a beacon or a person come from whichever published last: the configs name every room
     /// of the site, and a command for another partition's room is left to it, not refused.
     @Test func partitionsShareTheSitesRoomsInDiscoveryAndLeaveOneAnothersCommandsAlone() throws {
-        let site = SiteModel(
-            rooms: [.init(name: "kitchen"), .init(name: "bedroom", floor: 1)],
-            nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "bedroom-pi", room: "bedroom")],
-            beacons: [.init(id: Self.tag, name: "Tag")])
+        let site = Self.twoFloors
         var core = AggregatorConfig(site: site, partition: .init(floors: [1])).makeCore()
         #expect(core.otherPartitionsRooms == ["kitchen"])
         let started = try core.start(now: 100)
@@ -112,10 +115,7 @@ import Testing
     /// file. It is no partition's: neither publishes it, and they do not answer one another for
     /// ever over it, each taking it for its own and dropping it from the other's state.
     @Test func aTaughtRoomTheSiteNoLongerHasSetsNoPartitionsArguing() throws {
-        let site = SiteModel(
-            rooms: [.init(name: "kitchen"), .init(name: "bedroom", floor: 1)],
-            nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "bedroom-pi", room: "bedroom")],
-            beacons: [.init(id: Self.tag, name: "Tag")])
+        let site = Self.twoFloors
         func taught(_ rooms: String...) -> LearnedRooms {
             LearnedRooms(rooms: rooms.map { .init(name: $0, seconds: 30, nodes: [.init(node: "kitchen-pi", seconds: 30, mean: -2, spread: 2)]) })
         }
@@ -215,10 +215,7 @@ import Testing
     /// (up to 64 KiB) in answer to each message. It answers as often as a learn command may bring
     /// a state, then once more when the window allows, at a tick.
     @Test func aPartitionAnswersAStrangersStatesAtAPace() throws {
-        let site = SiteModel(
-            rooms: [.init(name: "kitchen"), .init(name: "bedroom", floor: 1)],
-            nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "bedroom-pi", room: "bedroom")],
-            beacons: [.init(id: Self.tag, name: "Tag")])
+        let site = Self.twoFloors
         var core = AggregatorConfig(site: site, partition: .init(floors: [0])).makeCore()
         core.restoreLearned(LearnedRooms(rooms: [.init(name: "kitchen", seconds: 30,
                                                        nodes: [.init(node: "kitchen-pi", seconds: 30, mean: -2, spread: 2)])]))
