@@ -1078,8 +1078,15 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         for t in stride(from: start + 1, through: start + 30, by: 1) { try second(t, kitchenClock: behind) }
         #expect(core.skewedNodes.keys.sorted() == ["kitchen-pi"])
         #expect(core.engine.decision(for: cat)?.room == "kitchen", "\(String(describing: core.engine.decision(for: cat)))")
+        // A forged `offline` for it: its next reading, captured after the status on this clock,
+        // brings it back (judged by its own clock it was captured long before).
+        try second(start + 31, kitchenClock: behind)
+        _ = try core.handle(topic: Self.topics.nodeStatus("kitchen-pi"), payload: Array("offline".utf8), now: start + 31.6)
+        try second(start + 32, kitchenClock: behind)
+        #expect(core.intake.rejected[.nodeBackOnline] == 1, "\(core.intake.rejected)")
+        #expect(core.engine.decision(for: cat)?.room == "kitchen")
         // NTP puts the kitchen's clock right: the next window says so, and its readings count on.
-        for t in stride(from: start + 31, through: start + 60, by: 1) { try second(t, kitchenClock: 0) }
+        for t in stride(from: start + 33, through: start + 60, by: 1) { try second(t, kitchenClock: 0) }
         #expect(core.skewedNodes.isEmpty)
         #expect(core.engine.decision(for: cat)?.room == "kitchen")
     }

@@ -226,15 +226,6 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         case .success(.reading(var r)):
             nodeActivity.heard(r.node, now: now)
             var note: InputIntake.RejectionDetail?
-            if !offlineNodes.isEmpty, let since = offlineNodes[r.node], r.ts > since {
-                // A node's status follows its traffic: a Last Will comes after the node's last
-                // message, so a reading captured after `offline` arrived means a live node (and
-                // a forged `offline` must not silence it until it reconnects). One captured
-                // before is in flight from before, and stays ignored.
-                offlineNodes[r.node] = nil
-                engine.nodeStatus(r.node, online: true, now: now)
-                note = .init(reason: .nodeBackOnline, message: "node '\(r.node)' sends readings after an offline status; counted as online")
-            }
             // Fusion judges readings by capture time, and counts one for only a few seconds: a
             // node whose clock is off (a Pi without a clock battery or NTP, minutes or hours out
             // after a reboot) would count for nothing, or be refused, and its rooms empty. Once a
@@ -247,6 +238,16 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                     + "its readings are counted as of their arrival; check its clock (NTP)")
             }
             if let offset = clocks.offNodes[r.node] { r.ts += offset }
+            if !offlineNodes.isEmpty, let since = offlineNodes[r.node], r.ts > since {
+                // A node's status follows its traffic: a Last Will comes after the node's last
+                // message, so a reading captured after `offline` arrived means a live node (and
+                // a forged `offline` must not silence it until it reconnects). One captured
+                // before is in flight from before, and stays ignored. Captured on this clock:
+                // a node whose clock is off is judged by its corrected time.
+                offlineNodes[r.node] = nil
+                engine.nodeStatus(r.node, online: true, now: now)
+                note = note ?? .init(reason: .nodeBackOnline, message: "node '\(r.node)' sends readings after an offline status; counted as online")
+            }
             if let note { intake.count(note) }
             if feeds(r.id) { out += try ingest(r, now: now) }
             return (out, note)
