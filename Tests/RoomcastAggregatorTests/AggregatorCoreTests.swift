@@ -1052,7 +1052,7 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
             if let n = try Self.feed(&core, "office-pi", captured: t - 0.2, now: t + 0.1, seq: UInt64(i + 1)) { notes.append(n) }
         }
         #expect(notes.map(\.reason) == [.clockSkew, .clockSkew], "one verdict per closed window: \(notes)")
-        #expect(notes.allSatisfy { $0.message.contains("'kitchen-pi' is \(Int(behind)) s behind: its readings are counted as of their arrival") })
+        #expect(notes.allSatisfy { $0.message.contains("'kitchen-pi': its clock is \(Int(behind)) s behind: its readings are counted as of their arrival") })
         #expect(core.skewedNodes == ["kitchen-pi": behind])
         #expect(core.intake.rejected[.clockSkew] == 2, "each verdict counted on /metrics")
     }
@@ -1159,6 +1159,21 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
 /// start afresh each time the aggregator stops listening (names rotated across such restarts
 /// added verdicts without end).
 @Suite struct NodeClockWatchTests {
+    /// A link where readings queue (a saturated Wi-Fi: their delay grows from 2 to 18 s) is as
+    /// late as a clock 10 s behind, on the median; only the clock's lag is the same for every
+    /// reading. Taken for a clock, the queue's stale readings would have counted as fresh.
+    @Test func aQueueIsNoClockOffset() {
+        var watch = NodeClockWatch()
+        var now = 1000.0
+        for i in 0..<40 {
+            now += 0.5
+            _ = watch.observe(node: "queued", captured: now - (2 + Double(i % 20) * 0.8), now: now)
+            _ = watch.observe(node: "behind", captured: now - 10 - (i % 2 == 0 ? 0.3 : 0), now: now)
+        }
+        #expect(watch.offNodes["queued"] != nil && watch.offNodes["behind"] != nil, "both named: \(watch.offNodes)")
+        #expect(watch.offsets.keys.sorted() == ["behind"], "only the clock is corrected: \(watch.offsets)")
+    }
+
     @Test func verdictsStayBoundedAcrossRestartedWindows() {
         var watch = NodeClockWatch(maximumNodes: 8)
         var now = 1000.0

@@ -9,6 +9,12 @@ import RoomcastFusion
 /// readings cannot move it), and a node is named only when a whole window puts it beyond the
 /// limit. The caller leaves out readings that arrive while the aggregator itself was not
 /// listening: their lag is ours.
+///
+/// A clock that is off and a link where readings queue both make the lag large; what tells
+/// them apart is its spread. A clock's offset is the same for every reading, while a queue's
+/// delay grows and drains. So only a window whose lags lie within `limit` of one another
+/// (the 10th to the 90th percentile) gives an offset to correct by (`offsets`): the readings of
+/// a slow link stay as late as they are.
 public struct NodeClockWatch: Sendable {
     /// How far the offset may be before a node is named (seconds). Half of `readingLife`: a node
     /// further behind brings its readings stale, or nearly, so it counts for little or nothing,
@@ -32,6 +38,9 @@ public struct NodeClockWatch: Sendable {
     /// The latest judged offset per node whose clock is off (seconds, positive: behind), for at
     /// most `maximumNodes` nodes.
     public private(set) var offNodes: [String: Double] = [:]
+    /// Of those, the nodes whose window was steady: their offset is their clock's, to put their
+    /// capture times on the aggregator's clock by.
+    public private(set) var offsets: [String: Double] = [:]
 
     /// Lags kept per window: a fixed sample keeps the cost per reading constant.
     static let sampleSize = 64
@@ -52,6 +61,8 @@ public struct NodeClockWatch: Sendable {
         public var node: String
         public var offset: Double
         public var off: Bool
+        /// The window's lags lay within `limit` of one another: a clock's offset, not a queue.
+        public var steady: Bool
     }
 
     /// One reading of `node` captured at `captured`, arriving at `now`. Returns a verdict when
@@ -64,22 +75,28 @@ public struct NodeClockWatch: Sendable {
             return nil
         }
         // Mutated in place: a copy out of the dictionary would copy its lags on every reading.
-        guard let offset = Self.add(lag, now: now, to: &windows[node]!, window: window, minimumReadings: minimumReadings) else {
+        guard let (offset, spread) = Self.add(lag, now: now, to: &windows[node]!, window: window, minimumReadings: minimumReadings) else {
             return nil
         }
-        let off = abs(offset) > limit
+        let off = abs(offset) > limit, steady = spread <= limit
         // Bounded too: the windows start afresh whenever the aggregator stops listening, so names
         // rotated across reconnects would otherwise add verdicts without end.
         if !off { offNodes[node] = nil } else if offNodes[node] != nil || offNodes.count < maximumNodes { offNodes[node] = offset }
-        return Verdict(node: node, offset: offset, off: off)
+        offsets[node] = off && steady ? offNodes[node] : nil
+        return Verdict(node: node, offset: offset, off: off, steady: steady)
     }
 
-    /// Adds one lag to `w`; when it closes a window with enough readings, the window's median.
+    /// Adds one lag to `w`; when it closes a window with enough readings, the window's median
+    /// and the spread of its lags (10th to 90th percentile).
     private static func add(_ lag: Double, now: Double, to w: inout Window, window: Double,
-                            minimumReadings: Int) -> Double? {
-        var offset: Double?
+                            minimumReadings: Int) -> (median: Double, spread: Double)? {
+        var offset: (Double, Double)?
         if now - w.start >= window {
-            if w.lags.count >= minimumReadings { offset = median(&w.lags) }
+            if w.lags.count >= minimumReadings {
+                let median = median(&w.lags)  // sorts the lags
+                let n = w.lags.count
+                offset = (median, w.lags[(n * 9) / 10] - w.lags[n / 10])
+            }
             w = Window(start: now)
         }
         w.seen += 1

@@ -229,15 +229,21 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             // Fusion judges readings by capture time, and counts one for only a few seconds: a
             // node whose clock is off (a Pi without a clock battery or NTP, minutes or hours out
             // after a reboot) would count for nothing, or be refused, and its rooms empty. Once a
-            // window of its readings agrees on the offset (`NodeClockWatch`: one forged time
-            // cannot move it), its capture times are put on this clock. Not judged while deaf:
-            // what arrives then (a backlog) is late because of us.
+            // window of its readings agrees on a steady offset (`NodeClockWatch`: one forged time
+            // cannot move it, and a queue's delay is not steady), its capture times are put on
+            // this clock. Not judged while deaf: what arrives then (a backlog) is late because of us.
             if !decisionsHeld(at: now), let verdict = clocks.observe(node: r.node, captured: r.ts, now: now), verdict.off {
                 let seconds = String(format: "%.0f", abs(verdict.offset))
-                note = .init(reason: .clockSkew, message: "node '\(r.node)' is \(seconds) s \(verdict.offset > 0 ? "behind" : "ahead"): "
-                    + "its readings are counted as of their arrival; check its clock (NTP)")
+                let message = switch (verdict.steady, verdict.offset > 0) {
+                case (true, true): "its clock is \(seconds) s behind: its readings are counted as of their arrival; check its clock (NTP)"
+                case (true, false): "its clock is \(seconds) s ahead: its readings are counted as of their arrival; check its clock (NTP)"
+                case (false, true): "its readings arrive \(seconds) s late, by a delay that varies (a slow link, or a clock that drifts): "
+                    + "fusion counts a reading \(Int(NodeClockWatch.readingLife)) s from its capture"
+                case (false, false): "its readings come \(seconds) s ahead of this clock, by an amount that varies (a clock that drifts); check its clock (NTP)"
+                }
+                note = .init(reason: .clockSkew, message: "node '\(r.node)': " + message)
             }
-            if let offset = clocks.offNodes[r.node] { r.ts += offset }
+            if let offset = clocks.offsets[r.node] { r.ts += offset }
             if !offlineNodes.isEmpty, let since = offlineNodes[r.node], r.ts > since {
                 // A node's status follows its traffic: a Last Will comes after the node's last
                 // message, so a reading captured after `offline` arrived means a live node (and
