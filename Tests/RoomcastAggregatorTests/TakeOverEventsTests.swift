@@ -168,4 +168,16 @@ extension TakeOverEventsTests {
         partition.observe(cat, payload: try Self.presence(cat, "attic"), otherPartitionsRooms: ["attic"], isKnownRoom: known)
         #expect(partition.rooms.isEmpty, "the other partition has it")
     }
+
+    /// Which rooms a standby keeps of the active instance's presence: a site's listed rooms, or
+    /// on a site that lists no nodes (rooms made of the nodes heard) any name a room can have,
+    /// also one this instance has not heard yet.
+    @Test func theRoomsAStandbyKeepsAreTheSitesOrAnyOnASiteOfHeardNodes() {
+        let listed = PresencePublisher(topics: Topics(), site: SiteModel(rooms: [.init(name: "kitchen")],
+                                                                         nodes: [.init(name: "kitchen-pi", room: "kitchen")]))
+        #expect(listed.isKnownRoom("kitchen") && !listed.isKnownRoom("attic"))
+        let heard = PresencePublisher(topics: Topics(), site: SiteModel())
+        #expect(heard.isKnownRoom("attic-pi"))
+        #expect(!heard.isKnownRoom(String(repeating: "x", count: 60_000)) && !heard.isKnownRoom("a/b"))
+    }
 }

@@ -194,10 +194,10 @@ public struct PresencePublisher: Sendable {
         return out
     }
 
-    /// Whether `room` is one of the site's, or one a decision has been published in (a site
-    /// that lists no nodes makes its rooms as their nodes are heard).
+    /// Whether `room` can be one of the site's: one it lists, or, on a site that lists no nodes
+    /// (its rooms are made as their nodes are heard, `auto_nodes`), any name a room can have.
     public func isKnownRoom(_ room: String) -> Bool {
-        siteRoomNames.contains(room) || members[room] != nil
+        site.nodes.isEmpty ? TopicName.problem(with: room) == nil : siteRoomNames.contains(room)
     }
 
     /// Occupancy of every configured room (and rooms seen in decisions).
