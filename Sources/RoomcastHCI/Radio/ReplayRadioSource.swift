@@ -89,9 +89,10 @@ public final class ReplayRadioSource: RadioSource {
             while let record = try reader.next() {
                 guard record.type == .event, record.direction == .controllerToHost else { continue }
                 if pacer.factor != nil {
-                    // A jump in the capture's clock ends the batch too: the pacer starts its clock
-                    // again from it (`ReplayPacer.wait`). Back in time, the record is never due
-                    // after the batch's end, and the rest of the capture went over unpaced.
+                    // A jump in the capture's clock ends the batch too, and the pacer starts its
+                    // clock again from it (`ReplayPacer.wait`): a record stepped back is due at
+                    // once by the old clock, and so would every record after it be, until the
+                    // capture's clock had made the step up again.
                     if let end = handOver, pacer.isJump(to: record.timestamp) || pacer.dueTime(record.timestamp) > end {
                         guard ReplayPacer.sleep(until: end, stopped: { producer.isStopped }) else { return nil }
                         handOver = nil

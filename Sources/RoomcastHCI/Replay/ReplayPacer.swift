@@ -27,10 +27,15 @@ struct ReplayPacer {
         return wallStart + max(0, timestamp - start) / factor
     }
 
-    /// Whether `timestamp` is so far from the newest record paced (`longestGap`) that the
-    /// capture's clock jumped there.
+    /// A record this far behind the newest one paced (capture seconds) is the capture's clock
+    /// stepped back: a capture's records come in order, to within the handling of a packet, and
+    /// one stepped back is not due before the capture's clock has made the step up again.
+    static let longestStepBack = 1.0
+
+    /// Whether the capture's clock jumped to `timestamp`: back by more than `longestStepBack`,
+    /// or ahead by more than `longestGap`.
     func isJump(to timestamp: Double) -> Bool {
-        captureStart != nil && abs(timestamp - latest) > Self.longestGap
+        captureStart != nil && (timestamp - latest > Self.longestGap || latest - timestamp > Self.longestStepBack)
     }
 
     /// Waits until the record captured at `timestamp` is due; the first record
