@@ -235,6 +235,13 @@ import Testing
         #expect(try answers(core.advance(to: 205)).isEmpty)
         #expect(try answers(core.advance(to: 210)) == [["kitchen"]])
         #expect(try answers(core.advance(to: 215)).isEmpty)
+        // Held back again, then a state that has this partition's part: nothing is owed.
+        for i in 0..<30 {
+            _ = try core.handle(topic: stranger.topic, payload: stranger.payload, now: 216 + Double(i) * 0.01)
+        }
+        let whole = try core.learnState(now: 217)
+        #expect(try answers(core.handle(topic: whole.topic, payload: whole.payload, now: 217).messages).isEmpty)
+        #expect(try answers(core.advance(to: 230)).isEmpty, "the state heard last needs no answer")
     }
 
     @Test func aLabelStartsReportsProgressAndEndsLearned() throws {

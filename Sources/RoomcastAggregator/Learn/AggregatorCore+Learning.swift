@@ -187,7 +187,11 @@ extension AggregatorCore {
         }
         learning.othersPart = state.part(otherPartitionsRooms, inside: true)
         let ours = state.part(ownRooms, inside: true).summary
-        guard ours != learning.publishedPart ?? LearnState.Part(), learning.stateAnswer.answerNow(at: now) else { return [] }
+        guard ours != learning.publishedPart ?? LearnState.Part() else {
+            learning.stateAnswer.settle()
+            return []
+        }
+        guard learning.stateAnswer.answerNow(at: now) else { return [] }
         return [try learnState(now: now)]
     }
 

@@ -26,13 +26,16 @@ extension AggregatorCore {
         guard isPartition else { return [] }
         let ours = Set(site.nodes.map(\.name)), site = Set(wholeSite.nodes.map(\.name))
         othersCalibration = report.nodes.filter { !ours.contains($0.node) && site.contains($0.node) }
-        guard let published = publishedCalibration, report.nodes.filter({ ours.contains($0.node) }) != published,
-              calibrationAnswer.answerNow(at: now) else { return [] }
+        guard let published = publishedCalibration, report.nodes.filter({ ours.contains($0.node) }) != published else {
+            calibrationAnswer.settle()
+            return []
+        }
+        guard calibrationAnswer.answerNow(at: now) else { return [] }
         return [try calibrationReport(published, now: now)]
     }
 
     /// Under `partition:`, the answers to the shared learn state and calibration held back by
-    /// their pacing (`PacedAnswer`), due at a tick.
+    /// their pacing (`PacedAnswer`), once their window allows.
     mutating func pacedAnswers(now: Double) throws -> [OutboundMessage] {
         guard isPartition else { return [] }
         var out: [OutboundMessage] = []

@@ -1,7 +1,8 @@
 /// A partition's answers to a shared retained state that another writer left without its part
 /// (the learn state, the receiver calibration): as many as a learn command may bring
 /// (`LearnSession.commandsPerWindow` in `commandWindow`), then held back, the last one going out
-/// at the first tick the window allows.
+/// once the window allows (at the next tick or message), unless a state heard meanwhile has the
+/// part again.
 ///
 /// Why: an answer is the whole state, up to 64 KiB, and the topic is open to any client the
 /// broker lets write it; one that writes over and over must not make the aggregator publish that
@@ -22,4 +23,7 @@ struct PacedAnswer: Sendable {
     mutating func dueNow(at now: Double) -> Bool {
         isDue && answerNow(at: now)
     }
+
+    /// The latest state heard needs no answer: one held back is not sent.
+    mutating func settle() { isDue = false }
 }
