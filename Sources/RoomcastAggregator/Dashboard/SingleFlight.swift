@@ -10,8 +10,7 @@ import Synchronization
 /// readings; a request that gave up waiting would leave its pass queued all the same.
 final class SingleFlight<Value: Sendable>: Sendable {
     private let work: @Sendable () async -> Value
-    private let inFlight = Mutex<(id: UInt64, task: Task<Value, Never>)?>(nil)
-    private let issued = Atomic<UInt64>(0)
+    private let inFlight = Mutex<Task<Value, Never>?>(nil)
 
     init(_ work: @escaping @Sendable () async -> Value) { self.work = work }
 
@@ -19,14 +18,14 @@ final class SingleFlight<Value: Sendable>: Sendable {
     /// `timeout` seconds, nil when it took longer (the work goes on, for the next request).
     func value(timeout: Double) -> Value? {
         let task = inFlight.withLock { current -> Task<Value, Never> in
-            if let current { return current.task }
-            let id = issued.add(1, ordering: .relaxed).newValue
+            if let current { return current }
+            // Cleared by the task itself, which takes the lock only after this has stored it.
             let task = Task { [self] in
                 let value = await work()
-                inFlight.withLock { if $0?.id == id { $0 = nil } }
+                inFlight.withLock { $0 = nil }
                 return value
             }
-            current = (id, task)
+            current = task
             return task
         }
         let result = Mutex<Value?>(nil)
