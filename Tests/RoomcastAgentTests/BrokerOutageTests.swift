@@ -166,10 +166,12 @@ import TestSupport
     }
 
     @Test func anAgentStartedBeforeItsBrokerConnectsWhenItAppears() async throws {
-        let port = try freePort()
+        let nobody = try RefusingPort()
+        let port = nobody.port
         let rig = try Self.startAgent(port: port)
         // The agent is scanning with no broker at all.
         try await eventually("drops while no broker exists", timeout: .seconds(30)) { rig.sink.dropped >= 2 }
+        nobody.release()
         let broker = try await MosquittoBroker.start(.init(port: port))
         let (observer, seen) = try await Self.subscriber(port: port)
         // Status, telemetry and readings. The status is retained; the telemetry the agent sends

@@ -31,7 +31,8 @@ struct ResilienceTests {
     }
 
     @Test func firstConnectIsRetriedUntilTheBrokerComesUp() async throws {
-        let port = try freePort()
+        let nobody = try RefusingPort()
+        let port = nobody.port
         let logs = InMemoryLogHandler()
         let client = try MQTTClient(configuration: .testing(port: port, id: "early"),
                                     logger: Logger(label: "early", level: .debug, handler: logs))
@@ -42,6 +43,7 @@ struct ResilienceTests {
         #expect(throws: MQTTError.notConnected) { try client.publish(MQTTMessage(topic: "x", string: "dropped")) }
         #expect(client.publishFailures == 1)
 
+        nobody.release()
         let broker = try await MosquittoBroker.start(.init(port: port))
         do {
             try await client.waitUntilConnected(timeout: .seconds(10))
