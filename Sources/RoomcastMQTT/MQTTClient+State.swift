@@ -123,11 +123,11 @@ extension MQTTClient {
         }
 
         /// After a lost connection QoS 0 messages will never be confirmed; QoS 1 ones are re-sent by libmosquitto.
+        /// Confirmations that came before their publisher recorded them stay: each publisher is
+        /// about to claim its own, and one forgotten here would leave its message awaited for good.
         mutating func forgetUnconfirmableAfterDisconnect() -> [CheckedContinuation<Bool, Never>] {
             connection += 1
             pendingPublishes = pendingPublishes.filter { $0.value == .atLeastOnce }
-            earlyPublishAcks.removeAll()
-            earlyRefusals.removeAll()
             return pendingPublishes.isEmpty ? takeFlushWaiters() : []
         }
 

@@ -20,4 +20,17 @@ struct PendingPublishTests {
         _ = state.recordPublished(mid: 9, qos: .atMostOnce, topic: "r/kitchen", connection: state.connection)
         #expect(state.pendingPublishes[9] == .atMostOnce)
     }
+
+    /// The broker's PUBACK came before the publisher recorded its message (the loop thread wrote
+    /// it and read the answer in between), and then the connection dropped: the early
+    /// confirmation was forgotten with the connection, so the message, once recorded, was
+    /// awaited for good and every `flush` waited out its timeout.
+    @Test func aConfirmationThatCameFirstOutlivesTheConnection() {
+        var state = MQTTClient.State(subscriptions: [])
+        let sentOn = state.connection
+        _ = state.confirmPublished(mid: 11)
+        _ = state.forgetUnconfirmableAfterDisconnect()
+        _ = state.recordPublished(mid: 11, qos: .atLeastOnce, topic: "r/kitchen", connection: sentOn)
+        #expect(state.pendingPublishes.isEmpty && state.pendingQoS1 == 0)
+    }
 }
