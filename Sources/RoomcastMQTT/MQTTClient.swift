@@ -259,13 +259,17 @@ public final class MQTTClient: Sendable {
     /// retained `online` stayed for good).
     public func shutdown(publishing finalMessage: MQTTMessage? = nil, timeout: Duration = .seconds(5)) async {
         let deadline = ContinuousClock.now + timeout + .seconds(1)
-        let (first, started, connected, inConnectCall) = state.withLock { s in
-            if s.stopping { return (false, s.started, false, false) }
-            s.stopping = true
-            let connected = s.phase == .connected || s.phase.isSubscribing
-            s.drainOnStop = connected
-            s.stopDeadline = deadline
-            return (true, s.started, connected, s.inConnectCall)
+        // Marked under the handle's lock too: a message `send` hands to libmosquitto while the
+        // stop begins then goes before the final message, or not at all (`send`).
+        let (first, started, connected, inConnectCall) = handleAlive.withLock { _ in
+            state.withLock { s in
+                if s.stopping { return (false, s.started, false, false) }
+                s.stopping = true
+                let connected = s.phase == .connected || s.phase.isSubscribing
+                s.drainOnStop = connected
+                s.stopDeadline = deadline
+                return (true, s.started, connected, s.inConnectCall)
+            }
         }
         guard first else {
             await waitForExit()
@@ -329,14 +333,19 @@ public final class MQTTClient: Sendable {
             return s.connection
         }
         var mid: Int32 = 0
-        let (rc, err) = handleAlive.withLock { alive -> (Int32, Int32) in
-            guard alive else { return (Int32(MOSQ_ERR_NO_CONN.rawValue), 0) }
+        let (rc, err, stopped) = handleAlive.withLock { alive -> (Int32, Int32, Bool) in
+            guard alive else { return (Int32(MOSQ_ERR_NO_CONN.rawValue), 0, false) }
+            // Checked again where `shutdown` marks the stop: a message that passed the check
+            // above as the stop began would be queued after the final one (a retained `online`
+            // after the `offline` it must not outlive).
+            if !whileStopping && state.withLock({ $0.stopping }) { return (0, 0, true) }
             let rc = message.payload.withUnsafeBytes { buf in
                 mosquitto_publish(handle, &mid, message.topic, Int32(buf.count), buf.baseAddress,
                                   Int32(message.qos.rawValue), message.retain)
             }
-            return (rc, errno)
+            return (rc, errno, false)
         }
+        if stopped { throw .shutDown }
         guard rc == Mosquitto.success else {
             throw Mosquitto.error(rc, call: "mosquitto_publish", errnoValue: err, endpoint: endpoint,
                                   host: configuration.host, topic: message.topic, payloadBytes: message.payload.count)
