@@ -93,22 +93,21 @@ public final class ServiceLifecycle: Sendable {
         // (libmosquitto ignores SIGPIPE too, from its first client on).
         signal(SIGPIPE, SIG_IGN)
         await installSignalSources()
-        let task = Task { [self] in
-            do {
-                try await service()
-                handle(.serviceFinished)
-            } catch {
-                // Cancellation during a shutdown is ignored by the state machine.
-                handle(.serviceFailed(String(describing: error), ExitCode(for: error)))
+        // Started and stored in one step: a signal handled in between found no service to wait
+        // for, and ran the shutdown handlers while the service was starting. One handled before
+        // leaves the service unstarted.
+        inner.withLock { state in
+            guard case .running = state.machine.state else { return }
+            state.serviceTask = Task { [self] in
+                do {
+                    try await service()
+                    handle(.serviceFinished)
+                } catch {
+                    // Cancellation during a shutdown is ignored by the state machine.
+                    handle(.serviceFailed(String(describing: error), ExitCode(for: error)))
+                }
             }
         }
-        let alreadyStopping = inner.withLock { state -> Bool in
-            state.serviceTask = task
-            if case .running = state.machine.state { return false }
-            return true
-        }
-        // A signal that arrived before the service started still stops it.
-        if alreadyStopping { task.cancel() }
         let code = await withCheckedContinuation { (c: CheckedContinuation<ExitCode, Never>) in
             let done = inner.withLock { state -> ExitCode? in
                 if let result = state.result { return result }

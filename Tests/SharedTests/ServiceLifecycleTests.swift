@@ -146,6 +146,19 @@ private final class Gate: Sendable {
         #expect(handler.records.contains { $0.message == "shutting down" && $0.metadata["reason"] == "signal SIGTERM" })
     }
 
+    /// A signal handled before the service is stored as the run's: the service does not start,
+    /// the handlers run, and the run ends. The service was started and cancelled, so it could
+    /// run (here: record that it started) beside the shutdown handlers.
+    @Test func aSignalBeforeTheServiceStartsLeavesItUnstarted() async throws {
+        let rec = Recorder()
+        let lifecycle = ServiceLifecycle(logger: .silent, signals: [], hardExit: { c in rec.exits.withLock { $0.append(c) } })
+        lifecycle.onShutdown("flush") { rec.add("flush") }
+        lifecycle.deliver(signal: SIGTERM)
+        let code = try await withTimeout { await lifecycle.run { rec.add("started") } }
+        #expect(code == .success)
+        #expect(rec.steps.withLock { $0 } == ["flush"])
+    }
+
     @Test func serviceCanEndTheRunWithACode() async throws {
         let lifecycle = ServiceLifecycle(logger: .silent, signals: [], hardExit: { _ in })
         let code = try await withTimeout {
