@@ -86,7 +86,8 @@ public final class EdgeAgentService: Sendable {
         let ticker = Task { [isReplay, clock, onTick] in
             guard !isReplay || onTick != nil else { return }
             while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(1))
+                // Cancelled while asleep: no tick after the run's final one (`finish`).
+                do { try await Task.sleep(for: .seconds(1)) } catch { break }
                 if !isReplay { runtime.tick(now: clock.now()) }
                 if let onTick { onTick(runtime.scanTable, runtime.now) }
             }
@@ -109,6 +110,7 @@ public final class EdgeAgentService: Sendable {
             }
         }
         ticker.cancel()
+        await ticker.value
         await runtime.finish()
         // The client's events end with its shutdown (in `finish`): what it reported last is
         // handled before the stop is logged, within 2 s whatever happens.
