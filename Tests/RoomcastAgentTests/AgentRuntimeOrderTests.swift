@@ -104,4 +104,22 @@ extension AgentCoreTests {
         }
         #expect(events().count == 2, "left 10 s after the beacon fell silent")
     }
+
+    /// The service stops its ticker without waiting for it (its `onTick` may be stuck on a
+    /// terminal): a tick the timer still delivers after the run's final one sends nothing, so
+    /// nothing follows the `offline` status (a region exit held for that tick is the final
+    /// tick's to send).
+    @Test func noTickAfterTheFinalOne() async throws {
+        let core = try officeRegionCore()
+        let sink = CollectingSink()
+        let runtime = AgentRuntime(core: core, sink: sink, counters: nil, ticksFromReports: false, startTime: 0)
+        runtime.start(now: 0)
+        for i in 0..<10 { runtime.handle(report(t: Double(i) * 0.5, rssi: -60)) }
+        runtime.tick(now: 5)
+        await runtime.finish()
+        let sent = sink.topics
+        #expect(sent.last?.hasSuffix("/status") == true, "\(sent.suffix(3))")
+        runtime.tick(now: 30)
+        #expect(sink.topics == sent, "after the final tick: \(sink.topics.dropFirst(sent.count))")
+    }
 }

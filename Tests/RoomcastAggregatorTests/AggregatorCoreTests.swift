@@ -1174,6 +1174,18 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(watch.offsets.keys.sorted() == ["behind"], "only the clock is corrected: \(watch.offsets)")
     }
 
+    /// A node heard once a second gives ten readings a window: one of them held up (or forged)
+    /// is no reason to take its clock's offset for a queue's.
+    @Test func oneOddReadingInASmallWindowLeavesTheClockSteady() {
+        var watch = NodeClockWatch()
+        var now = 1000.0
+        for i in 0..<30 {
+            now += 1
+            _ = watch.observe(node: "behind", captured: now - 30 - (i % 10 == 4 ? 9 : 0), now: now)
+        }
+        #expect(watch.offsets["behind"] == 30, "\(watch.offsets)")
+    }
+
     @Test func verdictsStayBoundedAcrossRestartedWindows() {
         var watch = NodeClockWatch(maximumNodes: 8)
         var now = 1000.0

@@ -142,42 +142,40 @@ extension TakeOverEventsTests {
     /// leaves nothing known).
     @Test func theActivesPresenceIsReadBoundedAndPartitionWise() throws {
         let dog = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-46")!
-        let known: (String) -> Bool = { ["office", "kitchen", "attic"].contains($0) }
+        let known: Set<String>? = ["office", "kitchen", "attic"]
         var alone = PeerPresence(limit: 1)
-        alone.observe(cat, payload: try Self.presence(cat, "office"), otherPartitionsRooms: [], isKnownRoom: known)
-        alone.observe(dog, payload: try Self.presence(dog, "office"), otherPartitionsRooms: [], isKnownRoom: known)
+        alone.observe(cat, payload: try Self.presence(cat, "office"), otherPartitionsRooms: [], rooms: known)
+        alone.observe(dog, payload: try Self.presence(dog, "office"), otherPartitionsRooms: [], rooms: known)
         #expect(alone.rooms == [cat: "office"], "one beacon at most")
-        alone.observe(cat, payload: try Self.presence(cat, nil), otherPartitionsRooms: [], isKnownRoom: known)
+        alone.observe(cat, payload: try Self.presence(cat, nil), otherPartitionsRooms: [], rooms: known)
         #expect(alone.rooms[cat] == .some(nil), "away")
-        alone.observe(cat, payload: [], otherPartitionsRooms: [], isKnownRoom: known)
+        alone.observe(cat, payload: [], otherPartitionsRooms: [], rooms: known)
         #expect(alone.rooms.isEmpty)
-        alone.observe(cat, payload: try Self.presence(cat, "kitchen"), otherPartitionsRooms: [], isKnownRoom: known)
-        alone.observe(cat, payload: Array("{".utf8), otherPartitionsRooms: [], isKnownRoom: known)
-        alone.observe(cat, payload: try Self.presence(dog, "office"), otherPartitionsRooms: [], isKnownRoom: known)
+        alone.observe(cat, payload: try Self.presence(cat, "kitchen"), otherPartitionsRooms: [], rooms: known)
+        alone.observe(cat, payload: Array("{".utf8), otherPartitionsRooms: [], rooms: known)
+        alone.observe(cat, payload: try Self.presence(dog, "office"), otherPartitionsRooms: [], rooms: known)
         #expect(alone.rooms == [cat: "kitchen"], "undecodable, or another beacon's: ignored")
         // Any client may write the topics: a room the site does not have is neither kept nor named.
         alone.observe(cat, payload: try Self.presence(cat, String(repeating: "x", count: 60_000)), otherPartitionsRooms: [],
-                      isKnownRoom: known)
+                      rooms: known)
         #expect(alone.rooms.isEmpty, "a room of no site's: nothing known")
 
         var partition = PeerPresence(limit: 10)
-        partition.observe(cat, payload: try Self.presence(cat, "office"), otherPartitionsRooms: ["attic"], isKnownRoom: known)
-        partition.observe(cat, payload: try Self.presence(cat, nil), otherPartitionsRooms: ["attic"], isKnownRoom: known)
+        partition.observe(cat, payload: try Self.presence(cat, "office"), otherPartitionsRooms: ["attic"], rooms: known)
+        partition.observe(cat, payload: try Self.presence(cat, nil), otherPartitionsRooms: ["attic"], rooms: known)
         #expect(partition.rooms.isEmpty, "an away may be the other partition's: nothing known, no event")
-        partition.observe(cat, payload: try Self.presence(cat, "office"), otherPartitionsRooms: ["attic"], isKnownRoom: known)
-        partition.observe(cat, payload: try Self.presence(cat, "attic"), otherPartitionsRooms: ["attic"], isKnownRoom: known)
+        partition.observe(cat, payload: try Self.presence(cat, "office"), otherPartitionsRooms: ["attic"], rooms: known)
+        partition.observe(cat, payload: try Self.presence(cat, "attic"), otherPartitionsRooms: ["attic"], rooms: known)
         #expect(partition.rooms.isEmpty, "the other partition has it")
     }
 
-    /// Which rooms a standby keeps of the active instance's presence: a site's listed rooms, or
-    /// on a site that lists no nodes (rooms made of the nodes heard) any name a room can have,
-    /// also one this instance has not heard yet.
-    @Test func theRoomsAStandbyKeepsAreTheSitesOrAnyOnASiteOfHeardNodes() {
-        let listed = PresencePublisher(topics: Topics(), site: SiteModel(rooms: [.init(name: "kitchen")],
-                                                                         nodes: [.init(name: "kitchen-pi", room: "kitchen")]))
-        #expect(listed.isKnownRoom("kitchen") && !listed.isKnownRoom("attic"))
-        let heard = PresencePublisher(topics: Topics(), site: SiteModel())
-        #expect(heard.isKnownRoom("attic-pi"))
-        #expect(!heard.isKnownRoom(String(repeating: "x", count: 60_000)) && !heard.isKnownRoom("a/b"))
+    /// On a site that lists no nodes (rooms made of the nodes heard) a standby keeps any name a
+    /// room can have, also one this instance has not heard yet; nothing else.
+    @Test func onASiteOfHeardNodesAnyRoomNameIsKept() throws {
+        var heard = PeerPresence(limit: 10)
+        heard.observe(cat, payload: try Self.presence(cat, "attic-pi"), otherPartitionsRooms: [], rooms: nil)
+        #expect(heard.rooms == [cat: "attic-pi"])
+        heard.observe(cat, payload: try Self.presence(cat, String(repeating: "x", count: 60_000)), otherPartitionsRooms: [], rooms: nil)
+        #expect(heard.rooms.isEmpty)
     }
 }

@@ -151,11 +151,14 @@ private final class Gate: Sendable {
     /// run (here: record that it started) beside the shutdown handlers.
     @Test func aSignalBeforeTheServiceStartsLeavesItUnstarted() async throws {
         let rec = Recorder()
-        let lifecycle = ServiceLifecycle(logger: .silent, signals: [], hardExit: { c in rec.exits.withLock { $0.append(c) } })
+        // The deadline runs from the signal, before `run`: long, so a suite that keeps every
+        // thread of the pool busy for a while cannot make it pass.
+        let lifecycle = ServiceLifecycle(logger: .silent, shutdownDeadline: 600, signals: [],
+                                         hardExit: { c in rec.exits.withLock { $0.append(c) } })
         lifecycle.onShutdown("flush") { rec.add("flush") }
         lifecycle.deliver(signal: SIGTERM)
-        let code = try await withTimeout { await lifecycle.run { rec.add("started") } }
-        #expect(code == .success)
+        let code = try await withTimeout(600) { await lifecycle.run { rec.add("started") } }
+        #expect(code == .success && rec.exits.withLock { $0 }.isEmpty)
         #expect(rec.steps.withLock { $0 } == ["flush"])
     }
 

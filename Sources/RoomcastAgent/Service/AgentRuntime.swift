@@ -18,6 +18,8 @@ public final class AgentRuntime: Sendable {
         var lastTime: Double
         /// The latest tick's wall and monotonic times (`elapsed`).
         var lastTick: (wall: Double, monotonic: Double)?
+        /// The final tick ran (`finish`): a timer's tick after it would go out behind the stop.
+        var finished = false
     }
 
     private let state: Mutex<State>
@@ -83,7 +85,8 @@ public final class AgentRuntime: Sendable {
         // Read next to the caller's wall clock, not after waiting for the lock: the wait would
         // count as the wall clock running ahead.
         let monotonic = elapsed?.now()
-        let (warning, stepped) = state.withLock { s in
+        let (warning, stepped) = state.withLock { s -> (CapacityWarning?, Bool) in
+            guard !s.finished else { return (nil, false) }
             let steps = s.core.stats.clockSteps
             if let monotonic {
                 if let last = s.lastTick {
@@ -129,6 +132,7 @@ public final class AgentRuntime: Sendable {
     /// Final tick, then offline status, flush and disconnect.
     public func finish() async {
         let (offline, at) = state.withLock { s in
+            s.finished = true
             sink.send(s.core.tick(now: s.lastTime, radio: counters?.snapshot, dropped: sink.dropped, brokerReconnects: sink.reconnects,
                                   refused: sink.refused), at: s.lastTime)
             return (s.core.offlineMessage, s.lastTime)

@@ -109,8 +109,9 @@ public final class EdgeAgentService: Sendable {
                 }
             }
         }
+        // Not awaited: its `onTick` may be stuck writing to a terminal that stopped reading (`scan`
+        // into a paused pager); the runtime takes no tick after its final one.
         ticker.cancel()
-        await ticker.value
         await runtime.finish()
         // The client's events end with its shutdown (in `finish`): what it reported last is
         // handled before the stop is logged, within 2 s whatever happens.

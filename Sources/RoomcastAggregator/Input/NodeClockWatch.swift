@@ -13,8 +13,8 @@ import RoomcastFusion
 /// A clock that is off and a link where readings queue both make the lag large; what tells
 /// them apart is its spread. A clock's offset is the same for every reading, while a queue's
 /// delay grows and drains. So only a window whose lags lie within `limit` of one another
-/// (the 10th to the 90th percentile) gives an offset to correct by (`offsets`): the readings of
-/// a slow link stay as late as they are.
+/// (but for a tenth at each end) gives an offset to correct by (`offsets`): the readings of a
+/// slow link stay as late as they are.
 public struct NodeClockWatch: Sendable {
     /// How far the offset may be before a node is named (seconds). Half of `readingLife`: a node
     /// further behind brings its readings stale, or nearly, so it counts for little or nothing,
@@ -87,15 +87,16 @@ public struct NodeClockWatch: Sendable {
     }
 
     /// Adds one lag to `w`; when it closes a window with enough readings, the window's median
-    /// and the spread of its lags (10th to 90th percentile).
+    /// and the spread of its lags: a tenth of them, and at least one, left out at each end, so one
+    /// forged or held-up reading in a window of a few cannot make a steady clock look unsteady.
     private static func add(_ lag: Double, now: Double, to w: inout Window, window: Double,
                             minimumReadings: Int) -> (median: Double, spread: Double)? {
         var offset: (Double, Double)?
         if now - w.start >= window {
             if w.lags.count >= minimumReadings {
                 let median = median(&w.lags)  // sorts the lags
-                let n = w.lags.count
-                offset = (median, w.lags[(n * 9) / 10] - w.lags[n / 10])
+                let n = w.lags.count, k = max(1, n / 10)
+                offset = (median, w.lags[n - 1 - k] - w.lags[k])
             }
             w = Window(start: now)
         }

@@ -19,7 +19,8 @@ public struct PresencePublisher: Sendable {
     /// Members per room, as last published.
     private var members: [String: Set<BeaconID>] = [:]
     private let floorOf: [String: Int]
-    private let siteRoomNames: Set<String>
+    /// The rooms the site lists.
+    public let listedRooms: Set<String>
     /// Where each person is.
     public private(set) var people: PeopleTracker
 
@@ -30,7 +31,7 @@ public struct PresencePublisher: Sendable {
         var floors: [String: Int] = [:]
         for r in site.rooms { floors[r.name] = r.floor }
         self.floorOf = floors
-        self.siteRoomNames = Set(site.rooms.map(\.name))
+        self.listedRooms = Set(site.rooms.map(\.name))
         self.people = PeopleTracker(site: site)
     }
 
@@ -192,12 +193,6 @@ public struct PresencePublisher: Sendable {
         out += try roomNames().map { try occupancy($0, now: now) }
         for output in outputs { out += try output.refresh(ours) }
         return out
-    }
-
-    /// Whether `room` can be one of the site's: one it lists, or, on a site that lists no nodes
-    /// (its rooms are made as their nodes are heard, `auto_nodes`), any name a room can have.
-    public func isKnownRoom(_ room: String) -> Bool {
-        site.nodes.isEmpty ? TopicName.problem(with: room) == nil : siteRoomNames.contains(room)
     }
 
     /// Occupancy of every configured room (and rooms seen in decisions).

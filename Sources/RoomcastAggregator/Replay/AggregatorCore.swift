@@ -20,8 +20,9 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     private let nodeBeacons: Set<BeaconID>
     /// Each node's clock against ours, judged over windows of its readings.
     public private(set) var clocks = NodeClockWatch()
-    /// Nodes whose clock is off (median lag beyond `NodeClockWatch.limit`), with the offset (s, positive: behind).
-    public var skewedNodes: [String: Double] { clocks.offNodes }
+    /// Nodes whose clock is off (a steady median lag beyond `NodeClockWatch.limit`), with the
+    /// offset (s, positive: behind). A link whose readings queue is named in the log only.
+    public var skewedNodes: [String: Double] { clocks.offsets }
     /// Nodes marked offline by their status topic; a reading from one brings it back.
     private var offlineNodes: [String: Double] = [:]
     /// No decisions before this time: while the aggregator cannot hear the nodes, and for a

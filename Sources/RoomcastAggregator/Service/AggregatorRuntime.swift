@@ -398,8 +398,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         if topic.hasPrefix(presencePrefix), case .presence(let id) = core.topics.parse(topic) {
             if !leftoversCleared { leftovers.observe(topic: topic, payload: payload, retained: retained) }
             if let election, !election.isActive {
+                // Rooms come from the nodes heard where the intake takes any node.
                 peerPresence.observe(id, payload: payload, otherPartitionsRooms: core.otherPartitionsRooms,
-                                     isKnownRoom: core.publisher.isKnownRoom)
+                                     rooms: core.intake.knownNodes == nil ? nil : core.publisher.listedRooms)
             }
             // Retained presence is what we published before a restart: resume from it, however
             // long the broker takes to deliver a big site's. Live presence right after the start

@@ -17,17 +17,17 @@ struct PeerPresence: Sendable {
     /// Under `partition:` the topics carry every partition's decisions: a room of another
     /// partition's supersedes what this one's active instance said, and an away cannot be told
     /// from another partition's, so it leaves nothing known (no event at the take-over).
-    /// A room `isKnownRoom` does not know leaves nothing known either: the topics are open to any
-    /// client the broker lets write them, and a room name is kept, and named in the take-over's
-    /// events, only if it is one of the site's.
-    mutating func observe(_ id: BeaconID, payload: [UInt8], otherPartitionsRooms: Set<String>,
-                          isKnownRoom: (String) -> Bool) {
+    /// A room not among `rooms` leaves nothing known either: the topics are open to any client
+    /// the broker lets write them, and a room name is kept, and named in the take-over's events,
+    /// only if it can be this instance's. `rooms` nil: they are made of the nodes heard (a site
+    /// that lists no nodes), and any name a room can have is kept.
+    mutating func observe(_ id: BeaconID, payload: [UInt8], otherPartitionsRooms: Set<String>, rooms known: Set<String>?) {
         if payload.isEmpty {
             rooms[id] = nil
             return
         }
         guard let d = try? WireFormat.decode(PresenceDecision.self, from: payload), d.id == id else { return }
-        if let room = d.room, !isKnownRoom(room) {
+        if let room = d.room, !(known?.contains(room) ?? (TopicName.problem(with: room) == nil)) {
             rooms[id] = nil
             return
         }
