@@ -197,7 +197,7 @@ public struct PresencePublisher: Sendable {
 
     /// Occupancy of every configured room (and rooms seen in decisions).
     public func roomNames() -> [String] {
-        Set(site.rooms.map(\.name)).union(members.keys).sorted()
+        listedRooms.union(members.keys).sorted()
     }
 
     /// A decision's retained messages: its presence and its plain-text room.

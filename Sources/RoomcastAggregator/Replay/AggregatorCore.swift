@@ -244,7 +244,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                 }
                 note = .init(reason: .clockSkew, message: "node '\(r.node)': " + message)
             }
-            if let offset = clocks.offsets[r.node] { r.ts += offset }
+            if !clocks.offsets.isEmpty, let offset = clocks.offsets[r.node] { r.ts += offset }
             if !offlineNodes.isEmpty, let since = offlineNodes[r.node], r.ts > since {
                 // A node's status follows its traffic: a Last Will comes after the node's last
                 // message, so a reading captured after `offline` arrived means a live node (and
