@@ -23,8 +23,10 @@ import TestSupport
     @Test func requestsWhileAPassRunsJoinIt() async throws {
         let pass = Pass()
         let flight = SingleFlight { await pass.run() }
-        let first = Task { await onOwnThread { flight.value(timeout: 60) } }
-        try await eventually("the first pass to start", timeout: .seconds(30)) { pass.started.load(ordering: .relaxed) == 1 }
+        // Generous bounds: a pass runs on the cooperative pool, which a sanitizer's whole-suite
+        // run on two cores can keep busy for tens of seconds.
+        let first = Task { await onOwnThread { flight.value(timeout: 600) } }
+        try await eventually("the first pass to start", timeout: .seconds(300)) { pass.started.load(ordering: .relaxed) == 1 }
         for _ in 0..<8 {
             let gaveUp = await onOwnThread { flight.value(timeout: 0.05) }
             #expect(gaveUp == nil)
@@ -33,7 +35,7 @@ import TestSupport
         pass.open.store(true, ordering: .relaxed)
         #expect(try await first.value == 1)
         // Once it is done, the next request has a fresh pass.
-        #expect(await onOwnThread { flight.value(timeout: 60) } == 2)
+        #expect(await onOwnThread { flight.value(timeout: 600) } == 2)
     }
 
     /// As a connection thread asks (`offPool` would queue these behind the first, which waits).
