@@ -371,13 +371,33 @@ enum Home {
         // processes starting on a busy machine under a sanitizer's pass) still delivers every
         // reading, only later, and a replay that has ended leaves each beacon placed until its
         // away timeout; a pipeline that never places them fails here either way.
-        try await observer.waitFor("every still beacon in its true room, its occupancy and enter event", timeout: .seconds(90)) { _ in
+        func placed(_ id: String, _ room: String, _ events: [RoomEvent]) -> Bool {
+            observer.presence(BeaconID(id)!).last?.room == room
+                && observer.last("roomcast/rooms/\(room)")?.contains(id) == true
+                && events.contains { $0.id.rawValue == id && $0.event == .enter && $0.room == room }
+        }
+        // A timeout says, per beacon not yet placed, what the aggregator published of it, and
+        // how far each agent's replay got: whether the readings came, and what fusion made of them.
+        func unplaced() -> String {
             let events = observer.events()
-            return still.allSatisfy { id, room in
-                observer.presence(BeaconID(id)!).last?.room == room
-                    && observer.last("roomcast/rooms/\(room)")?.contains(id) == true
-                    && events.contains { $0.id.rawValue == id && $0.event == .enter && $0.room == room }
+            let beacons = still.sorted { $0.key < $1.key }.filter { !placed($0.key, $0.value, events) }.map { id, room in
+                let rooms = observer.presence(BeaconID(id)!).suffix(6).map { $0.room ?? "away" }
+                return "\(id) in \(room): presence \(rooms), occupancy lists it: "
+                    + "\(observer.last("roomcast/rooms/\(room)")?.contains(id) == true), enter events: "
+                    + "\(events.filter { $0.id.rawValue == id && $0.event == .enter }.map(\.room))"
             }
+            let agents = captures.map { capture -> String in
+                let log = (try? String(contentsOfFile: "\(dir)/\(capture.dropLast(".btsnoop".count)).log", encoding: .utf8)) ?? ""
+                return "\(capture): \(log.split(separator: "\n").suffix(2).joined(separator: " | "))"
+            }
+            let aggregatorLog = ((try? String(contentsOfFile: "\(dir)/aggregator.log", encoding: .utf8)) ?? "")
+                .split(separator: "\n").suffix(15).joined(separator: "\n")
+            return (beacons + agents).joined(separator: "\n") + "\naggregator log:\n" + aggregatorLog
+        }
+        try await eventually("every still beacon in its true room, its occupancy and enter event", timeout: .seconds(90),
+                             detail: unplaced) {
+            let events = observer.events()
+            return still.allSatisfy { placed($0.key, $0.value, events) }
         }
         for id in nodeBeacons { #expect(observer.presence(id).isEmpty, "\(id) published as a presence") }
         // …and the aggregator says what it learned from them, in its log and retained.
