@@ -10,7 +10,17 @@
 /// the timeout. It needs no setting, and a room mistaken for an entrance corrects itself: each
 /// beacon that comes back in time counts a return there. The counts are kept in the learned
 /// rooms' state file (`LearnedRooms.departures`), so a restart does not start them over.
+///
+/// A room remembers its recent silences only (`memory`): a household's habits change (a door
+/// used no more, a node moved to another room under the same name), and a year of departures
+/// must not outweigh a month of returns.
 struct RoomDepartures {
+    /// How many silences a room remembers: past this, both counts are halved, so the newest
+    /// weigh as much as all before them. At two silences a day that is about two weeks to follow
+    /// a change; few enough that a room's new habit shows within a month, many enough that a
+    /// day's odd silences do not turn an entrance around.
+    static let memory = 32
+
     private var departures: [Int] = []
     private var returns: [Int] = []
     /// Counts read back for rooms the engine does not have yet: on a site that lists no nodes a
@@ -38,7 +48,8 @@ struct RoomDepartures {
     mutating func left(_ room: Int) {
         guard room >= 0 else { return }
         grow(to: room + 1)
-        departures[room] = min(departures[room] + 1, LearnedRooms.countBound)
+        departures[room] += 1
+        forgetOldest(room)
         revision &+= 1
     }
 
@@ -48,8 +59,20 @@ struct RoomDepartures {
         guard room >= 0 else { return }
         grow(to: room + 1)
         if undoingDeparture { departures[room] = max(0, departures[room] - 1) }
-        returns[room] = min(returns[room] + 1, LearnedRooms.countBound)
+        returns[room] += 1
+        forgetOldest(room)
         revision &+= 1
+    }
+
+    /// Halves `room`'s counts until they are within `memory`: what it has seen lately keeps its
+    /// share, and what came before weighs less with each halving. Counts read back (from a
+    /// state file written before) are halved at the room's next silence, so a file reads back as
+    /// it was written.
+    private mutating func forgetOldest(_ room: Int) {
+        while departures[room] + returns[room] > Self.memory {
+            departures[room] /= 2
+            returns[room] /= 2
+        }
     }
 
     /// The counts, by room name (`names[i]` is room `i`), sorted by name as the state file keeps
