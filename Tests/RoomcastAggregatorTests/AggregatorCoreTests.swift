@@ -1057,6 +1057,29 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(core.intake.rejected[.clockSkew] == 2, "each verdict counted on /metrics")
     }
 
+    /// When every node's clock is off by the same amount, the clock that is off is most likely
+    /// the aggregator's own: the warning says so, rather than sending the user to check each
+    /// node's. One node off among nodes that agree with the aggregator is named as before.
+    @Test(arguments: [600.0, -600])
+    func everyNodeOffAlikeBlamesTheAggregatorsClock(_ behind: Double) throws {
+        var core = makeCore(discovery: false)
+        let start = 1_700_000_000.0
+        _ = try core.start(now: start)
+        var notes: [InputIntake.RejectionDetail] = []
+        for i in 0..<25 {
+            let t = start + Double(i)
+            for (k, node) in ["kitchen-pi", "office-pi"].enumerated() {
+                let now = t + 0.1 * Double(k)
+                if let n = try Self.feed(&core, node, captured: now - behind - 0.2, now: now, seq: UInt64(i + 1)) { notes.append(n) }
+            }
+        }
+        let direction = behind > 0 ? "ahead" : "behind"
+        let blamed = notes.filter { $0.message.contains("most likely this aggregator's clock is 600 s \(direction); check its clock (NTP)") }
+        // The first node judged has no other to agree with yet; from the second verdict on, each says so.
+        #expect(notes.count == 4 && blamed.count == 3, "\(notes.map(\.message))")
+        #expect(core.skewedNodes.keys.sorted() == ["kitchen-pi", "office-pi"], "both still put on the aggregator's clock")
+    }
+
     /// A Pi without a clock battery or NTP is minutes or hours out after a reboot. Its readings
     /// were all too old (or too far ahead) for fusion, so its room emptied: a beacon beside it
     /// was shown in the next room, or away. Once a window agrees on the offset, its readings are

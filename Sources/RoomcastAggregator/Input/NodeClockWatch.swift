@@ -41,6 +41,9 @@ public struct NodeClockWatch: Sendable {
     /// Of those, the nodes whose window was steady: their offset is their clock's, to put their
     /// capture times on the aggregator's clock by.
     public private(set) var offsets: [String: Double] = [:]
+    /// Every node's latest verdict and when it was given, off or not, for at most `maximumNodes`
+    /// nodes: what tells one node's clock from the aggregator's own (`everyNodeAgrees`).
+    private var latest: [String: (verdict: Verdict, at: Double)] = [:]
 
     /// Lags kept per window: a fixed sample keeps the cost per reading constant.
     static let sampleSize = 64
@@ -54,7 +57,10 @@ public struct NodeClockWatch: Sendable {
 
     /// Starts every window afresh (the aggregator's clock stepped): lags from before the step
     /// and after it do not belong in one median. Verdicts already given stand until the next.
-    public mutating func restart() { windows.removeAll(keepingCapacity: true) }
+    public mutating func restart() {
+        windows.removeAll(keepingCapacity: true)
+        latest.removeAll(keepingCapacity: true)
+    }
 
     /// A verdict when a window closes: the node's median offset and whether it is beyond `limit`.
     public struct Verdict: Sendable, Equatable {
@@ -83,7 +89,24 @@ public struct NodeClockWatch: Sendable {
         // rotated across reconnects would otherwise add verdicts without end.
         if !off { offNodes[node] = nil } else if offNodes[node] != nil || offNodes.count < maximumNodes { offNodes[node] = offset }
         offsets[node] = off && steady ? offNodes[node] : nil
-        return Verdict(node: node, offset: offset, off: off, steady: steady)
+        let verdict = Verdict(node: node, offset: offset, off: off, steady: steady)
+        if latest[node] != nil || latest.count < maximumNodes { latest[node] = (verdict, now) }
+        return verdict
+    }
+
+    /// True when `verdict`'s steady offset is every node's: at least two nodes judged within the
+    /// last three windows, all steady and within `limit` of it. Then the clock that is off is
+    /// most likely the aggregator's own (one machine set wrong, rather than every node alike),
+    /// and saying so spares the user a search through nodes whose clocks are right. Readings are
+    /// put on this clock all the same: fusion compares the nodes with one another.
+    public func everyNodeAgrees(with verdict: Verdict, now: Double) -> Bool {
+        guard verdict.off, verdict.steady else { return false }
+        var agreeing = 0
+        for (_, entry) in latest where now - entry.at <= 3 * window {
+            guard entry.verdict.steady, abs(entry.verdict.offset - verdict.offset) <= limit else { return false }
+            agreeing += 1
+        }
+        return agreeing >= 2
     }
 
     /// Adds one lag to `w`; when it closes a window with enough readings, the window's median

@@ -236,6 +236,10 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             if !decisionsHeld(at: now), let verdict = clocks.observe(node: r.node, captured: r.ts, now: now), verdict.off {
                 let seconds = String(format: "%.0f", abs(verdict.offset))
                 let message = switch (verdict.steady, verdict.offset > 0) {
+                case (true, _) where clocks.everyNodeAgrees(with: verdict, now: now):
+                    "its clock, like every node's, is \(seconds) s \(verdict.offset > 0 ? "behind" : "ahead of") this aggregator's: "
+                        + "most likely this aggregator's clock is \(seconds) s \(verdict.offset > 0 ? "ahead" : "behind"); "
+                        + "check its clock (NTP). Readings are counted as of their arrival"
                 case (true, true): "its clock is \(seconds) s behind: its readings are counted as of their arrival; check its clock (NTP)"
                 case (true, false): "its clock is \(seconds) s ahead: its readings are counted as of their arrival; check its clock (NTP)"
                 case (false, true): "its readings arrive \(seconds) s late, by a delay that varies (a slow link, or a clock that drifts): "
