@@ -123,7 +123,7 @@ final class DecodingState {
         }
         if T.self == BeaconID.self {
             return text(node, expected: "a beacon id").flatMap { s in
-                BeaconID(s).map { .success($0 as! T) } ?? .failure(ScalarMismatch(message: "not a beacon id '\(ConfigNode.excerpt(s))'"))
+                BeaconID(s).map { .success($0 as! T) } ?? .failure(ScalarMismatch(message: BeaconID.problem(with: s) ?? "not a beacon id"))
             }
         }
         if let integer = T.self as? any FixedWidthInteger.Type {

@@ -56,7 +56,7 @@ import RoomcastConfig
             "ibeacon_company_ids[0]: '0x10000' is not a company id 0...0xFFFF",
         ]
         for e in expected { #expect(problems.contains(e), "missing: \(e)") }
-        #expect(problems.contains { $0.hasPrefix("known_beacons[0].id: not a beacon id") })
+        #expect(problems.contains { $0.hasPrefix("known_beacons[0].id: '") && $0.contains("' is not a beacon id") })
         #expect(problems.contains { $0.hasPrefix("fingerprints.builtins[0]: unknown 'tile'") })
         #expect(problems.count == expected.count + 2)
         // The key is a secret: never echoed.
@@ -105,7 +105,7 @@ import RoomcastConfig
         long.length = 32
         c.fingerprints = FingerprintConfig(rules: [fullwidth, ignored, long])
         let problems = c.validate()
-        #expect(problems.contains { $0.hasPrefix("known_beacons[0].id: not a beacon id") })
+        #expect(problems.contains { $0.hasPrefix("known_beacons[0].id: '") && $0.contains("' is not a beacon id") })
         #expect(problems.contains("irks[1].key: the same key as irks[0]"))
         #expect(!problems.joined().contains("ec0234"), "a key is never echoed")
         #expect(problems.contains("fingerprints.rules[0].service_uuid: not a UUID: 'ＦＥ９５'"))

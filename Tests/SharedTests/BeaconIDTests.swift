@@ -163,4 +163,25 @@ import Testing
         #expect(throws: WireFormatError.self) { try MessageLogLine.decode(#"{"topic":"a"}"#) }
         #expect(throws: WireFormatError.self) { try MessageLogLine.decode(#"{"ts":1}"#) }
     }
+
+    /// A hand-written id that is not one says what to mend: the usual mistakes are capitals
+    /// (copied from a phone app or an `advertise.uuid`), a UUID without its dashes, and a major
+    /// or minor out of range.
+    @Test func aWrongIdSaysWhatToMend() {
+        let uuid = "e2c56db5-dffb-48d2-b060-d0f5a71096e0"
+        #expect(BeaconID.problem(with: "ibeacon:\(uuid)-1-2") == nil)
+        #expect(BeaconID.problem(with: "ibeacon:\(uuid.uppercased())-1-2")
+                == "'ibeacon:\(uuid.uppercased())-1-2' has capitals: beacon ids are lowercase ('ibeacon:\(uuid)-1-2')")
+        #expect(BeaconID.problem(with: "ibeacon:\(uuid.replacingOccurrences(of: "-", with: ""))-1-2")
+                == "'ibeacon:\(uuid.replacingOccurrences(of: "-", with: ""))-1-2' needs its UUID's dashes: 'ibeacon:\(uuid)-1-2'")
+        #expect(BeaconID.problem(with: "ibeacon:\(uuid)-70000-2") == "'ibeacon:\(uuid)-70000-2': its major 70000 is outside 0…65535")
+        #expect(BeaconID.problem(with: "ibeacon:\(uuid)-1-02") == "'ibeacon:\(uuid)-1-02': its minor is written '2', without leading zeros")
+        #expect(BeaconID.problem(with: "ibeacon:\(uuid)-1-x") == "'ibeacon:\(uuid)-1-x': its minor 'x' is not a whole number")
+        #expect(BeaconID.problem(with: "mac:aa:bb:cc:dd:ee:ff") == "'mac:aa:bb:cc:dd:ee:ff' is not a beacon id: mac:<12 hex digits, no colons>")
+        #expect(BeaconID.problem(with: "cat")?.hasPrefix("'cat' is not a beacon id (forms: ibeacon:<uuid>-<major>-<minor>") == true)
+        // Shown in a log: printable only, and cut.
+        let hostile = "ibeacon:\u{1B}[2J" + String(repeating: "a", count: 500)
+        let said = BeaconID.problem(with: hostile) ?? ""
+        #expect(!said.contains("\u{1B}") && said.count < 400, "\(said)")
+    }
 }

@@ -278,7 +278,7 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
             "rooms[0].floor: expected an integer, found '1.5'",
             "nodes[1].rx_adjust: expected a number, found 'loud'",
             "nodes[2]: missing required key 'name'",
-            "beacons[0].id: not a beacon id 'ibeacon:not-a-uuid-1-2'",
+            "beacons[0].id: 'ibeacon:not-a-uuid-1-2' is not a beacon id: ibeacon:<uuid, 8-4-4-4-12 hex digits>-<major 0…65535>-<minor 0…65535>",
             "standby.lease_s: expected a finite number, found '.inf'",
             // Unknown keys.
             "mqtt.brokr: unknown key; did you mean 'broker'?",

@@ -29,8 +29,8 @@ extension AdvertisingConfig {
         var ids = Set<String>()
         for (i, k) in knownBeacons.enumerated() {
             let p = "known_beacons[\(i)]"
-            if BeaconID(k.id) == nil {
-                out.append("\(p).id: not a beacon id: '\(k.id)' (forms: ibeacon:<uuid>-<major>-<minor>, altbeacon:…, eddystone:<ns>-<inst>, mac:<12 hex>, irk:<name>, fp:<rule>-<value>; lowercase)")
+            if let problem = BeaconID.problem(with: k.id) {
+                out.append("\(p).id: \(problem)")
             } else if !ids.insert(k.id).inserted {
                 out.append("\(p).id: '\(k.id)' listed twice")
             }

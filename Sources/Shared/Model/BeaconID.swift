@@ -97,6 +97,52 @@ public struct BeaconID: Hashable, Comparable, Sendable, CustomStringConvertible 
         return text
     }
 
+    /// The forms an id takes, for messages.
+    public static let forms = "ibeacon:<uuid>-<major>-<minor>, altbeacon:<id1 uuid>-<id2>-<id3>, "
+        + "eddystone:<20 hex namespace>-<12 hex instance>, mac:<12 hex>, irk:<name>, fp:<rule>-<value>"
+
+    /// Why `text` is not a beacon id, said so that a user can mend it: a hand-written id in
+    /// capitals, without its UUID's dashes or with a major out of range is the usual mistake,
+    /// and copying a UUID from a phone app or an `advertise.uuid` gives capitals. Nil when it is one.
+    public static func problem(with text: String) -> String? {
+        guard validate(text) == nil else { return nil }
+        // Shown in a log or a terminal: printable ASCII only, and not all of a hostile length.
+        let printable = text.prefix(80).unicodeScalars.map { (0x20..<0x7F).contains($0.value) ? Character($0) : "?" }
+        let shown = "'\(String(printable))'"
+        let lower = text.lowercased()
+        if validate(lower) != nil { return "\(shown) has capitals: beacon ids are lowercase ('\(lower.prefix(80))')" }
+        let scheme = lower.prefix { $0 != ":" }
+        guard lower.contains(":"), allowedSchemes.contains(String(scheme)) else {
+            return "\(shown) is not a beacon id (forms: \(forms))"
+        }
+        let rest = lower.drop { $0 != ":" }.dropFirst()
+        switch scheme {
+        case "ibeacon", "altbeacon":
+            let parts = rest.split(separator: "-", omittingEmptySubsequences: false)
+            if parts.count == 3, parts[0].count == 32 {
+                let u = Array(parts[0])
+                let dashed = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(u[$0]) }.joined(separator: "-")
+                if let fixed = validate("\(scheme):\(dashed)-\(parts[1])-\(parts[2])") {
+                    return "\(shown) needs its UUID's dashes: '\(fixed)'"
+                }
+            }
+            if parts.count == 7 {
+                for (name, part) in [("major", parts[5]), ("minor", parts[6])] {
+                    guard let n = Int(part) else { return "\(shown): its \(name) '\(part.prefix(12))' is not a whole number" }
+                    if !(0...65535).contains(n) { return "\(shown): its \(name) \(n) is outside 0…65535" }
+                    if String(n) != part { return "\(shown): its \(name) is written '\(n)', without leading zeros" }
+                }
+            }
+            return "\(shown) is not a beacon id: \(scheme):<uuid, 8-4-4-4-12 hex digits>-<major 0…65535>-<minor 0…65535>"
+        case "eddystone":
+            return "\(shown) is not a beacon id: eddystone:<20 hex digits of namespace>-<12 hex digits of instance>"
+        case "mac":
+            return "\(shown) is not a beacon id: mac:<12 hex digits, no colons>"
+        default:
+            return "\(shown) is not a beacon id: letters, digits, '-', '_', '.' and ':' only, at most 200 bytes"
+        }
+    }
+
     private static func isLowerHex(_ c: Unicode.Scalar) -> Bool {
         ("0"..."9").contains(c) || ("a"..."f").contains(c)
     }
