@@ -162,6 +162,7 @@ extension FusionEngine {
         beacons[b].pool = -1
         beacons[b].stranger = false
         beaconIndex[beacons[b].id] = nil
+        if !heldAcrossRestart.isEmpty { heldAcrossRestart[beacons[b].id] = nil }
         beacons[b].active = false
         beacons[b].logPosterior = []
         freeBeacons.append(b)

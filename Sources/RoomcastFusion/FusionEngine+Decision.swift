@@ -111,6 +111,15 @@ extension FusionEngine {
 
         if scratchNodes.isEmpty {
             if s.decided && s.room < 0 { return false }
+            // Resumed while held for offline nodes, not heard since: held while one of them is
+            // offline; one back since the resume counts the silence from its return.
+            for n in heldAcrossRestart.isEmpty ? [] : heldAcrossRestart[s.id] ?? [] {
+                if !nodes[n].online {
+                    lastOffline = max(lastOffline, s.resumedAt)
+                } else if nodes[n].onlineSince >= s.resumedAt {
+                    lastOnline = max(lastOnline, nodes[n].onlineSince)
+                }
+            }
             if lastOffline > lastOnline || !(lastOnline.isFinite || s.resumedAt.isFinite) {
                 // No evidence is not away: the nodes that heard it last are offline (a Wi-Fi
                 // outage takes them all at once), so it holds its room, marked as such, until
@@ -129,7 +138,11 @@ extension FusionEngine {
             var silentSince = lastOnline.isFinite ? lastOnline : s.resumedAt
             silentSince = max(silentSince, hearingSince)
             let silence = now - silentSince
-            guard silence > away || (s.room >= 0 && silence > leavingAfter(s) && departures.favoursLeaving(s.room))
+            // Let go early only once this process has counted its evidence: a beacon resumed and
+            // not heard since has no known advertising interval, and "a few intervals" of a tag
+            // heard every 10 s are not 4 s.
+            guard silence > away || (s.room >= 0 && s.countedUntil.isFinite && silence > leavingAfter(s)
+                                     && departures.favoursLeaving(s.room))
             else { return false }
             guard s.decided else {
                 // Never placed, and silent: not away, as it was never anywhere. Its initial

@@ -37,6 +37,10 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     // Beacons and their per-node evidence (`slots[beacon * nodeStride + node]`).
     var beacons: [BeaconState] = []
     var beaconIndex: [BeaconID: Int] = [:]
+    /// Decisions resumed while held for offline nodes (`nodes_offline`), not heard since: the
+    /// nodes that heard each last (up to four), whose status says whether it is still held. At
+    /// most one entry per tracked beacon; gone when it is heard or dropped.
+    var heldAcrossRestart: [BeaconID: [Int]] = [:]
     var freeBeacons: [Int] = []
     /// Bumped each time a beacon slot is reused: stale eviction-queue entries are recognised.
     var beaconGenerations: [UInt32] = []
@@ -302,6 +306,7 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
 
         var state = beacons[b]
         state.lastSeen = max(state.lastSeen, ts)
+        if !heldAcrossRestart.isEmpty { heldAcrossRestart[state.id] = nil }
         state.firstHeard = min(state.firstHeard, ts)
         // Heard again after timing out never placed (`evaluate`): its initial wait starts now.
         state.firstSeen = min(state.firstSeen, now)
@@ -576,6 +581,20 @@ extension FusionEngine: ResumablePresenceEstimator {
         s.since = min(decision.since, now)
         s.reason = "resumed"
         s.confidence = min(max(decision.confidence, 0), 1)
+        // Held for nodes that were offline when it was published: still held while they are, as
+        // it was before the restart. Resumed as in force, it would go away after the timeout
+        // though nothing that could hear it was listening.
+        if decision.reason == "nodes_offline" && room >= 0 {
+            var held: [Int] = []
+            for name in [decision.node].compactMap({ $0 }) + decision.evidence.map(\.node) where held.count < 4 {
+                if let n = nodeIndex[name], !held.contains(n) { held.append(n) }
+            }
+            if !held.isEmpty {
+                heldAcrossRestart[decision.id] = held
+                s.reason = "nodes_offline"
+                s.confidence = 0
+            }
+        }
         // The resumed decision is in force from now: decision(for:) stamps it with
         // this time, and the room filter's first step runs from here.
         s.lastEvaluation = now

@@ -31,6 +31,74 @@ import Testing
         #expect(away.room == nil && away.reason == "timeout")
     }
 
+    /// A tag that advertises every 8 s, resumed in a room on a site whose departure counts favour
+    /// leaving (read back from the state file): not heard in the first seconds after a restart,
+    /// it was let go after 4 s (five intervals of an interval not known yet) and came back at its
+    /// next advertisement: a leave and an enter for a restart. It waits out the away timeout.
+    @Test func aResumedSlowAdvertiserIsNotLetGoEarly() throws {
+        var engine = FusionEngine(site: site)
+        engine.restore(LearnedRooms(departures: [.init(room: "kitchen", left: 3, returned: 0)]))
+        let retained = PresenceDecision(id: id, name: "Cat", room: "kitchen", floor: 0, distance: 2, confidence: 0.9,
+                                        node: "k", since: 50, lastSeen: 99, evidence: [], ts: 99)
+        engine.resume(retained, now: 100)
+        for t in stride(from: 100.0, through: 107, by: 0.5) {
+            #expect(engine.tick(now: t).isEmpty, "at \(t)")
+        }
+        var slow = reading("k", -60, 107.5)
+        slow.interval = 8
+        engine.ingest(slow, now: 107.5)
+        for t in stride(from: 108.0, through: 115, by: 0.5) {
+            #expect(!engine.tick(now: t).contains { $0.room == nil }, "at \(t)")
+        }
+        #expect(engine.decision(for: id)?.room == "kitchen")
+    }
+
+    /// Held for an offline node when the aggregator restarted (its Wi-Fi down, its Last Will
+    /// retained): the beacon stays held, as before the restart, for as long as the node is offline.
+    /// Resumed as in force, it went away after the timeout (a leave, a person `not_home`) though
+    /// no node that could hear it was listening. Once the node is back, its silence counts from
+    /// the return; heard again, it is in its room.
+    @Test func aBeaconHeldForAnOfflineNodeStaysHeldAcrossARestart() throws {
+        var engine = FusionEngine(site: site)
+        var held = PresenceDecision(id: id, name: "Cat", room: "kitchen", floor: 0, distance: 2, confidence: 0,
+                                    node: "k", since: 50, lastSeen: 90,
+                                    evidence: [.init(node: "k", room: "kitchen", rssi: -60, distance: 2, ts: 90)], ts: 95)
+        held.reason = "nodes_offline"
+        engine.resume(held, now: 100)
+        engine.nodeStatus("k", online: false, now: 100)  // its retained status
+        var published: [PresenceDecision] = []
+        for t in stride(from: 100.0, through: 300, by: 1) { published += engine.tick(now: t) }
+        #expect(published.isEmpty, "\(published.map { ($0.room, $0.reason) })")
+        let during = try #require(engine.decision(for: id))
+        #expect(during.room == "kitchen" && during.reason == "nodes_offline" && during.confidence == 0)
+        // Back, but the beacon not heard: away once the timeout has passed since the return.
+        engine.nodeStatus("k", online: true, now: 301)
+        for t in stride(from: 301.0, through: 330, by: 1) { published += engine.tick(now: t) }
+        #expect(published.isEmpty, "\(published.map { ($0.room, $0.reason) })")
+        let away = try #require(engine.tick(now: 332).first)
+        #expect(away.room == nil && away.reason == "timeout")
+    }
+
+    /// The same, heard again once its node is back: in its room, as having returned.
+    @Test func aBeaconHeldAcrossARestartIsPlacedWhenHeardAgain() throws {
+        var engine = FusionEngine(site: site)
+        var held = PresenceDecision(id: id, name: "Cat", room: "kitchen", floor: 0, distance: 2, confidence: 0,
+                                    node: "k", since: 50, lastSeen: 90, evidence: [], ts: 95)
+        held.reason = "nodes_offline"
+        engine.resume(held, now: 100)
+        engine.nodeStatus("k", online: false, now: 100)
+        for t in stride(from: 100.0, through: 200, by: 1) { #expect(engine.tick(now: t).isEmpty) }
+        engine.nodeStatus("k", online: true, now: 201)
+        var published: [PresenceDecision] = []
+        for t in stride(from: 201.0, through: 210, by: 1) {
+            engine.ingest(reading("k", -55, t), now: t)
+            engine.ingest(reading("o", -80, t), now: t)
+            published += engine.tick(now: t + 0.5)
+        }
+        #expect(published.first?.room == "kitchen" && published.first?.reason == "returned", "\(published.map { ($0.room, $0.reason) })")
+        #expect(!published.contains { $0.room == nil })
+    }
+
     /// A retained decision's times and confidence come from the broker: one last seen in the
     /// future would keep its beacon from ever being forgotten or evicted (`now - lastSeen`
     /// stays negative), filling the table for good. They are taken as no later than now.
