@@ -41,7 +41,7 @@ for capture in "$home"/nodes/*.btsnoop; do
     --source "btsnoop:$capture" --speed realtime > "$work/$node.log" 2>&1 &
   pids+=($!)
 done
-echo "demo: $(ls "$home"/nodes/*.btsnoop | wc -l) edge agents replaying in real time; logs in $work" >&2
+echo "demo: $(ls "$home"/nodes/*.btsnoop | wc -l) edge agents replaying 15 minutes of the home in real time; logs in $work" >&2
 
 if [ -n "${DEMO_SECONDS:-}" ]; then
   "$bin/aggregator" watch --broker "$broker" &

@@ -18,10 +18,25 @@ import RoomcastYAML
 
     static func path(_ name: String) -> String { repositoryFile("deploy/\(name)").path }
 
+    /// As shipped it tracks every beacon heard: a user who edits only `node` and the broker must
+    /// see their own beacons, not only an example's (a region and a beacon of the sample's made
+    /// every other beacon untracked, without a word in the log).
     @Test func agentSampleLoads() throws {
         let c = try ConfigLoader.load(AgentConfig.self, from: Self.path("agent.yaml"))
-        #expect(c.node == "kitchen-pi" && c.regions.count == 1 && c.beacons.count == 1)
+        #expect(c.node == "kitchen-pi" && c.regions.isEmpty && c.beacons.isEmpty)
         #expect(c.advertising.validate() == [])
+        // Its commented examples of regions and beacons are valid once uncommented.
+        let sample = try String(contentsOfFile: Self.path("agent.yaml"), encoding: .utf8)
+        let lines = sample.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let start = try #require(lines.firstIndex(of: "# regions:"))
+        let example = lines[start...].prefix { $0.hasPrefix("# ") }.map { String($0.dropFirst(2)) }
+        let uncommented = sample + "\n" + example.joined(separator: "\n") + "\n"
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("agent-examples-\(UUID().uuidString).yaml")
+        try Data(uncommented.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let withExamples = try ConfigLoader.load(AgentConfig.self, from: file.path)
+        #expect(withExamples.regions.count == 2 && withExamples.beacons.count == 1)
+        #expect(withExamples.advertising.validate() == [])
     }
 
     @Test func aggregatorSampleLoads() throws {

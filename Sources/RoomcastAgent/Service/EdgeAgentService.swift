@@ -78,8 +78,9 @@ public final class EdgeAgentService: Sendable {
                     // The client's own end at a stop is no lost connection.
                     if case .shutDown = reason { continue }
                     logger.warning("broker connection lost; scanning goes on", metadata: ["error": "\(reason)"])
-                case .connectFailed(let error, let retryIn):
-                    logger.warning("broker unreachable", metadata: ["error": "\(error)", "retry_in_s": "\(retryIn)"])
+                case .connectFailed:
+                    // The client logs it ("mqtt connect failed"), with why and when it tries again.
+                    break
                 }
             }
         }

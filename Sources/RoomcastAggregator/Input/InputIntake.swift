@@ -97,7 +97,7 @@ public struct InputIntake: Sendable {
         if payload.count > WireFormat.maxPayloadBytes { return reject(.tooLarge, "\(payload.count) bytes") }
         switch parsed {
         case let .nodeBeacon(node, id):
-            if !isKnown(node: node) { return reject(.unknownNode, "node '\(node)' is not configured") }
+            if !isKnown(node: node) { return reject(.unknownNode, "node '\(node)' is not among this aggregator's nodes: list it under nodes: with its room if it is one of the site's") }
             let reading: BeaconReading
             do { reading = try BeaconReading.decodeWire(payload, expectedID: id) } catch {
                 if case .unsupportedVersion = error { return reject(.badVersion, error.description) }
@@ -109,7 +109,7 @@ public struct InputIntake: Sendable {
             if let problem = Self.rangeProblem(reading) { return reject(.outOfRange, problem) }
             return .success(.reading(reading))
         case let .nodeStatus(node):
-            if !isKnown(node: node) { return reject(.unknownNode, "node '\(node)' is not configured") }
+            if !isKnown(node: node) { return reject(.unknownNode, "node '\(node)' is not among this aggregator's nodes: list it under nodes: with its room if it is one of the site's") }
             // On a site that lists no nodes a status makes a node (and a room of its name), as a
             // reading does: the same rules for its name.
             if let problem = TopicName.problem(with: node) { return reject(.outOfRange, "node name \(problem)") }

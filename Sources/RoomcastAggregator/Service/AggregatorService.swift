@@ -97,8 +97,9 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
                     if case .shutDown = why { continue }
                     logger.warning("broker connection lost", metadata: ["error": "\(why)"])
                     await runtime.brokerDisconnected()
-                case .connectFailed(let why, let retry):
-                    logger.warning("broker unreachable", metadata: ["error": "\(why)", "retry_in_s": "\(retry)"])
+                case .connectFailed:
+                    // The client logs it ("mqtt connect failed"), with why and when it tries again.
+                    break
                 }
             }
         }

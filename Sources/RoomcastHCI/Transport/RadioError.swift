@@ -36,7 +36,7 @@ public enum RadioError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .adapterNotFound(device, detail):
             return "Bluetooth adapter \(device) not found: \(detail). Check `hciconfig -a` or `btmgmt info`, and that the adapter is plugged in."
         case let .adapterDown(device):
-            return "Bluetooth adapter \(device) is down or powered off. Power it on with `sudo btmgmt -i \(device) power on` (or `sudo hciconfig \(device) up`) and check `rfkill list` for a block."
+            return "Bluetooth adapter \(device) is down or powered off. Power it on with `sudo btmgmt -i \(device) power on` (or `sudo hciconfig \(device) up`) and check `rfkill list` for a block (`sudo rfkill unblock bluetooth` lifts it)."
         case let .permissionDenied(device, "open"):
             // A serial controller (`h4:/dev/ttyAMA0`): a device file's rights, not a capability.
             return "permission denied on \(device) (open): the serial device belongs to a group (usually `dialout`). Add the agent's user to it (`sudo usermod -aG dialout <user>`), or give the packaged unit the device back with a drop-in (DeviceAllow= and SupplementaryGroups=dialout, docs/deployment.md)."
