@@ -165,6 +165,31 @@ import TestSupport
         #expect(cleared >= configsGone + 30, "configs removed at \(configsGone), presence cleared at \(cleared)")
     }
 
+    /// A standby reads every retained device config again at each reconnect (its clean-up, run
+    /// only once it is active, must see what the broker holds then). What it counts of them is
+    /// one connection's: counted across reconnects, a big site's daily broker restarts used up
+    /// its budget within weeks, and it recorded no config after.
+    @Test func aStandbyCountsTheConfigsOfOneConnection() async throws {
+        let topics = Topics()
+        let core = AggregatorConfig(site: Self.site()).makeCore()
+        let discovery = try #require(core.discovery)
+        let runtime = AggregatorRuntime(core: core, election: LeaseElection(me: "beta", topics: topics, duration: 6),
+                                        refreshInterval: .infinity, startedAt: 0, logger: .silent)
+        let retained = try discovery.beaconConfigs(id: Self.removed, name: "Old tag")
+        var perConnection: [Int] = []
+        for k in 0..<4 {
+            let t = Double(k) * 10
+            let lease = try WireFormat.encode(LeaseElection.Lease(holder: "alpha", expires: t + 6))
+            _ = await runtime.handle(topic: topics.aggregatorLease, payload: lease, now: t, retained: true)
+            for config in retained { _ = await runtime.handle(topic: config.topic, payload: config.payload, now: t, retained: true) }
+            await runtime.brokerConnected(now: t)
+            perConnection.append(await runtime.componentsReadBack)
+            await runtime.brokerDisconnected()
+        }
+        #expect(perConnection[0] > 0)
+        #expect(Set(perConnection).count == 1, "counted per connection: \(perConnection)")
+    }
+
     /// A hot standby that takes over long after its start clears the leftovers 30 s after its
     /// discovery clean-up too, not with it: Home Assistant has not removed the entities yet.
     @Test func aStandbyThatTakesOverClearsLeftoversAfterItsDiscoveryCleanUp() async throws {

@@ -23,7 +23,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// The device of each of our entity-mode configs read back before the start (bounded with
     /// `discoveryOnBroker`): an entity now on another device is handed over at the start.
     private var entityDevicesOnBroker: [String: String] = [:]
-    private var componentsReadBack = 0
+    /// Components counted into `componentsOnBroker` since the last connection.
+    private(set) var componentsReadBack = 0
     /// Components of device configs read back at most (retained topics come from the network).
     static var maximumComponentsReadBack: Int { 200_000 }
     /// Our discovery configs seen on the broker and remembered (at most `maximumDiscoveryOnBroker`).
@@ -743,6 +744,11 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         // arrives with the subscriptions, before the client reports the connection: read from now.
         discoveryReconciled = false
         leftoversCleared = false
+        // Read afresh with the retained state that comes at the reconnect. Counted across
+        // connections, a standby (whose clean-up never runs) used up the budget after a few weeks
+        // of daily broker restarts on a big site, and recorded no configs after.
+        componentsOnBroker = [:]
+        componentsReadBack = 0
         noteGuardAsHearingIsLost()
         hearing = .deaf
         heartbeat = nil
