@@ -168,26 +168,48 @@ public final class InMemoryLogHandler: LogHandler {
     }
 }
 
-/// Lets a repeated log line through at most once per `interval` seconds and
-/// counts what it suppressed (hostile input must not flood the journal).
+/// Lets a repeated log line through at most once per `interval` seconds and counts what it
+/// suppressed (hostile input must not flood the journal). A line that keeps coming back is let
+/// through ever further apart, each gap twice the last, up to `maximumInterval`: a condition that
+/// lasts (a node whose clock is off, a Pi that keeps publishing under a name the site does not
+/// list) says so a dozen times in its first hours, then hourly, not 8,640 times a day onto a Pi's
+/// SD card. A line that stays away for twice its gap starts again at `interval`.
 public final class RateLimitedLog: Sendable {
-    private struct State { var lastAt: [String: Double] = [:]; var suppressed: [String: Int] = [:] }
-    private let state = Mutex(State())
+    private struct Entry { var lastAt: Double; var gap: Double; var suppressed = 0 }
+    private let state = Mutex([String: Entry]())
     public let interval: Double
+    public let maximumInterval: Double
+    /// Keys kept at most (they may name things from the network); lines of any further key share one.
+    public let maximumKeys: Int
 
-    public init(interval: Double = 10) { self.interval = interval }
+    public init(interval: Double = 10, maximumInterval: Double = 3600, maximumKeys: Int = 1024) {
+        self.interval = interval
+        self.maximumInterval = max(interval, maximumInterval)
+        self.maximumKeys = max(1, maximumKeys)
+    }
 
     /// True when a line with `key` may be logged at `now`; also returns how
     /// many were suppressed since the last one.
     public func admit(_ key: String, now: Double) -> (admit: Bool, suppressed: Int) {
-        state.withLock { s in
+        state.withLock { entries in
+            var key = key
+            if entries[key] == nil && entries.count >= maximumKeys - 1 { key = "\u{0}overflow" }
+            guard var e = entries[key] else {
+                entries[key] = Entry(lastAt: now, gap: interval)
+                return (true, 0)
+            }
+            let since = now - e.lastAt
             // A last line in the future (the wall clock stepped back) suppresses nothing.
-            if let last = s.lastAt[key], (0..<interval).contains(now - last) {
-                s.suppressed[key, default: 0] += 1
+            if (0..<e.gap).contains(since) {
+                e.suppressed += 1
+                entries[key] = e
                 return (false, 0)
             }
-            s.lastAt[key] = now
-            let n = s.suppressed.removeValue(forKey: key) ?? 0
+            e.gap = (0..<(2 * e.gap)).contains(since) ? min(2 * e.gap, maximumInterval) : interval
+            e.lastAt = now
+            let n = e.suppressed
+            e.suppressed = 0
+            entries[key] = e
             return (true, n)
         }
     }

@@ -35,6 +35,55 @@ import Testing
         #expect(pushes.due(now: 6_400) && !pushes.due(now: 6_400.5) && pushes.due(now: 6_401))
     }
 
+    /// A condition that lasts (a node whose clock is off, judged every 10 s; a Pi publishing under
+    /// a name the site does not list) was logged every 10 s for as long as it lasted: 8,640
+    /// lines a day onto a Pi's SD card. Its lines come ever further apart, up to hourly; one that
+    /// stays away for twice its gap starts again at the first interval.
+    @Test func aLastingConditionIsLoggedEverFurtherApart() {
+        let log = RateLimitedLog(interval: 10)
+        var admitted: [Double] = []
+        var suppressedTotal = 0
+        for t in stride(from: 0.0, to: 86_400, by: 10) {
+            let (admit, suppressed) = log.admit("clock_skew/kitchen-pi", now: t)
+            if admit { admitted.append(t) }
+            suppressedTotal += suppressed
+        }
+        #expect(admitted.prefix(4) == [0, 10, 30, 70], "each gap twice the last at first: \(admitted.prefix(6))")
+        #expect(admitted.count < 40, "\(admitted.count) lines in a day")
+        let gaps = zip(admitted.dropFirst(), admitted).map { $0 - $1 }
+        #expect(gaps.suffix(5).allSatisfy { $0 >= 3600 && $0 < 3610 }, "hourly once it lasts: \(gaps.suffix(5))")
+        // Quiet for two hours, then back: logged at once (with the count of those held back since
+        // the last line), and from the first interval again.
+        let back = 86_400 + 7_200.0
+        let again = log.admit("clock_skew/kitchen-pi", now: back)
+        #expect(again.admit)
+        #expect(suppressedTotal + again.suppressed + admitted.count == 8_640, "every line suppressed is counted")
+        #expect(!log.admit("clock_skew/kitchen-pi", now: back + 5).admit && log.admit("clock_skew/kitchen-pi", now: back + 10).admit)
+        // Keys name things from the network: past the bound, new ones share one.
+        let bounded = RateLimitedLog(interval: 10, maximumKeys: 4)
+        let firsts = (0..<10).map { bounded.admit("unknown_node/pi-\($0)", now: 0).admit }
+        #expect(firsts == [true, true, true, true, false, false, false, false, false, false], "\(firsts)")
+    }
+
+    /// Two nodes' lasting conditions are logged each on its own: one node's line must not hold
+    /// another's back for an hour.
+    @Test func eachNodesConditionIsLoggedOnItsOwn() async throws {
+        let site = SiteModel(rooms: [.init(name: "kitchen")], nodes: [.init(name: "kitchen-pi", room: "kitchen")])
+        let core = AggregatorCore(engine: FusionEngine(site: site), site: site, topics: Topics(), discovery: nil,
+                                  restrictToKnownNodes: true)
+        let records = InMemoryLogHandler()
+        let runtime = AggregatorRuntime(core: core, election: nil, refreshInterval: .infinity, startedAt: 0,
+                                        logger: Logger(label: "test", level: .warning, handler: records))
+        let id = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1-1")!
+        for (k, node) in ["garage-pi", "shed-pi"].enumerated() {
+            let r = BeaconReading(id: id, node: node, ts: 100, seq: 1, rssi: -60, rssiFiltered: -60, power: -59, distance: 1,
+                                  proximity: .near, kind: .iBeacon, mac: "aa:bb:cc:dd:ee:ff")
+            _ = await runtime.handle(topic: Topics().nodeBeacon(node, id), payload: try WireFormat.encode(r), now: 100 + Double(k))
+        }
+        let refused = records.records.filter { $0.message == "rejected inbound message" }.map { "\($0.metadata["detail"] ?? "")" }
+        #expect(refused.count == 2 && refused[0].contains("'garage-pi'") && refused[1].contains("'shed-pi'"), "\(refused)")
+    }
+
     @Test func theCountIsExportedOnMetrics() async {
         let site = SiteModel(rooms: [.init(name: "kitchen")], nodes: [.init(name: "kitchen-pi", room: "kitchen")])
         let core = AggregatorCore(engine: FusionEngine(site: site), site: site, topics: Topics(), discovery: nil)

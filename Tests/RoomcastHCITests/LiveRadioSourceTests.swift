@@ -44,6 +44,26 @@ import Testing
         await source.shutdown()
     }
 
+    /// A node in a room that hears nothing restarts its scan and resets its adapter over and over;
+    /// each was a log line (1,440 a day at the default `restart_after_s`). They are said once a
+    /// minute at most, ever further apart, and every one is counted.
+    @Test func aSilentRoomsRecoveriesAreNotLoggedEachTime() async throws {
+        let fake = try ScriptedH4Controller()
+        defer { fake.stop() }
+        let logs = InMemoryLogHandler()
+        let source = LiveRadioSource(spec: .h4(path: fake.path, baud: nil), options: Self.options(),
+                                     logger: Logger(label: "radio", level: .info, handler: logs))
+        try await withTimeout(.seconds(60), "start") { try await source.start() }
+        // Three resets: six restarts and three resets in all, within a few seconds.
+        try await awaitCommands(fake, opcode: 0x0C03, count: 4)
+        let counters = source.counters.snapshot
+        #expect(counters.scanRestarts >= 6 && counters.resets >= 3, "\(counters)")
+        let lines = logs.records.map(\.message)
+        #expect(lines.filter { $0.hasPrefix("no advertising report") }.count == 1, "\(lines)")
+        #expect(lines.filter { $0 == "resetting the adapter" }.count == 1, "\(lines)")
+        await source.shutdown()
+    }
+
     @Test func reportsKeepTheScanFromBeingRestarted() async throws {
         let fake = try ScriptedH4Controller(configuration: .init(scanBatches: [ControllerTests.script([-50, -51])]))
         defer { fake.stop() }

@@ -81,10 +81,23 @@ public struct InputIntake: Sendable {
     public struct RejectionDetail: Error, Sendable, Equatable {
         public var reason: Rejection
         public var message: String
+        /// The node a note is about, where it is one: the log limits the lines of each node's
+        /// condition on their own, so one node's lasting problem does not hide another's.
+        public var node: String?
+
+        public init(reason: Rejection, message: String, node: String? = nil) {
+            self.reason = reason
+            self.message = message
+            self.node = node
+        }
     }
 
     private mutating func classify(topic: String, payload: [UInt8]) -> Result<Input, RejectionDetail> {
         func reject(_ r: Rejection, _ m: String) -> Result<Input, RejectionDetail> { .failure(RejectionDetail(reason: r, message: m)) }
+        func unknown(_ node: String) -> Result<Input, RejectionDetail> {
+            .failure(RejectionDetail(reason: .unknownNode, message: "node '\(node)' is not among this aggregator's nodes: "
+                                     + "list it under nodes: with its room if it is one of the site's", node: node))
+        }
         // Readings are nearly all the traffic: their topics skip the general parser.
         let parsed: Topics.Topic
         switch readingTopics.match(topic) {
@@ -97,7 +110,7 @@ public struct InputIntake: Sendable {
         if payload.count > WireFormat.maxPayloadBytes { return reject(.tooLarge, "\(payload.count) bytes") }
         switch parsed {
         case let .nodeBeacon(node, id):
-            if !isKnown(node: node) { return reject(.unknownNode, "node '\(node)' is not among this aggregator's nodes: list it under nodes: with its room if it is one of the site's") }
+            if !isKnown(node: node) { return unknown(node) }
             let reading: BeaconReading
             do { reading = try BeaconReading.decodeWire(payload, expectedID: id) } catch {
                 if case .unsupportedVersion = error { return reject(.badVersion, error.description) }
@@ -109,7 +122,7 @@ public struct InputIntake: Sendable {
             if let problem = Self.rangeProblem(reading) { return reject(.outOfRange, problem) }
             return .success(.reading(reading))
         case let .nodeStatus(node):
-            if !isKnown(node: node) { return reject(.unknownNode, "node '\(node)' is not among this aggregator's nodes: list it under nodes: with its room if it is one of the site's") }
+            if !isKnown(node: node) { return unknown(node) }
             // On a site that lists no nodes a status makes a node (and a room of its name), as a
             // reading does: the same rules for its name.
             if let problem = TopicName.problem(with: node) { return reject(.outOfRange, "node name \(problem)") }

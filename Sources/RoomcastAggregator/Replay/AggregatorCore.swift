@@ -246,7 +246,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                     + "fusion counts a reading \(Int(NodeClockWatch.readingLife)) s from its capture"
                 case (false, false): "its readings come \(seconds) s ahead of this clock, by an amount that varies (a clock that drifts); check its clock (NTP)"
                 }
-                note = .init(reason: .clockSkew, message: "node '\(r.node)': " + message)
+                note = .init(reason: .clockSkew, message: "node '\(r.node)': " + message, node: r.node)
             }
             if !clocks.offsets.isEmpty, let offset = clocks.offsets[r.node] { r.ts += offset }
             if !offlineNodes.isEmpty, let since = offlineNodes[r.node], r.ts > since {
@@ -257,7 +257,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                 // a node whose clock is off is judged by its corrected time.
                 offlineNodes[r.node] = nil
                 engine.nodeStatus(r.node, online: true, now: now)
-                note = note ?? .init(reason: .nodeBackOnline, message: "node '\(r.node)' sends readings after an offline status; counted as online")
+                note = note ?? .init(reason: .nodeBackOnline, message: "node '\(r.node)' sends readings after an offline status; counted as online",
+                                     node: r.node)
             }
             if let note { intake.count(note) }
             if feeds(r.id) { out += try ingest(r, now: now) }

@@ -420,7 +420,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             // Resumed after the post-resume refresh went out: republish it, its person and its room's occupancy.
             if let lateResume { messages += try core.republishResumed(lateResume, personWasIn: personWasIn, now: now) }
             if let rejection {
-                let (admit, suppressed) = rejectLog.admit(rejection.reason.rawValue, now: now)
+                let key = rejection.node.map { rejection.reason.rawValue + "/" + $0.prefix(64) } ?? rejection.reason.rawValue
+                let (admit, suppressed) = rejectLog.admit(key, now: now)
                 if admit && rejection.reason == .clockSkew {
                     logger.warning("node clock is off", metadata: ["detail": rejection.message, "suppressed": "\(suppressed)"])
                 } else if admit && rejection.reason == .nodeBackOnline {

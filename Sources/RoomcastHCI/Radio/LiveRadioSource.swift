@@ -13,6 +13,10 @@ public final class LiveRadioSource: RadioSource {
     public let options: RadioOptions
     private let producer: BoundedStream<AdvertisingReport>.Producer
     private let logger: Logger
+    /// A node in a room that hears no BLE at all restarts its scan every `restart_after_s` and
+    /// resets the adapter every few restarts, for as long as the silence lasts: said once a
+    /// minute at first, then ever further apart (the counters on /metrics count every one).
+    private let recoveryLog = RateLimitedLog(interval: 60)
     private let clock: any TimeSource
     /// The supervisor's clock (`RecoveryMachine`): the stall watchdog and the reopen backoff
     /// measure waits, which a wall clock stepped back would stretch by the step.
@@ -242,14 +246,19 @@ public final class LiveRadioSource: RadioSource {
             }
         case .restartScan:
             counters.scanRestarts.add(1, ordering: .relaxed)
-            logger.notice("no advertising report; restarting the scan", metadata: ["hci.device": spec.description])
+            let (said, held) = recoveryLog.admit("restart", now: deadlines.now())
+            if said {
+                logger.notice("no advertising report; restarting the scan",
+                              metadata: ["hci.device": spec.description, "suppressed": "\(held)"])
+            }
             guard let controller else { return machine.handle(.transportLost, now: deadlines.now()) }
             do throws(RadioError) { try await controller.startScanning(options.scan) } catch {
                 return machine.handle(.scanRestartFailed, now: deadlines.now())
             }
             return nil
         case .resetAdapter:
-            logger.warning("resetting the adapter", metadata: ["hci.device": spec.description])
+            let (said, held) = recoveryLog.admit("reset", now: deadlines.now())
+            if said { logger.warning("resetting the adapter", metadata: ["hci.device": spec.description, "suppressed": "\(held)"]) }
             guard let controller else { return machine.handle(.transportLost, now: deadlines.now()) }
             do throws(RadioError) {
                 try await controller.resetAndInitialize()
