@@ -42,6 +42,8 @@ enum IntakeHarness {
                 FuzzCheck.require((try? WireFormat.encode(r)) != nil, "accepted reading does not encode")
             case .nodeStatus(let node, _):
                 FuzzCheck.require(parsed == .nodeStatus(node: node) && intake.isKnown(node: node), "status of '\(node)' on '\(topic)'")
+            case .nodeHeartbeat(let node):
+                FuzzCheck.require(parsed == .nodeHeartbeat(node: node) && intake.isKnown(node: node), "heartbeat of '\(node)' on '\(topic)'")
             case .retainedPresence(let d):
                 FuzzCheck.require(parsed == .presence(id: d.id), "presence of \(d.id) accepted on '\(topic)'")
             case .retainedCalibration:

@@ -77,6 +77,7 @@ enum WireHarness {
         switch topic {
         case let .nodeStatus(node): topics.nodeStatus(node)
         case let .nodeTelemetry(node): topics.nodeTelemetry(node)
+        case let .nodeHeartbeat(node): topics.nodeHeartbeat(node)
         case let .nodeBeacon(node, id): topics.nodeBeacon(node, id)
         case let .nodeEvents(node): topics.nodeEvents(node)
         case let .presence(id): topics.presence(id)

@@ -273,6 +273,12 @@ final class FaultRig: Sendable {
         return relay
     }
 
+    /// Sends `signal` to the agent of `node` (SIGSTOP / SIGCONT: its link dies without closing,
+    /// then comes back).
+    func signalAgent(_ node: String, _ signal: Int32) {
+        agents.withLock { $0[node] }?.send(signal)
+    }
+
     /// Kills the agent of `node` with `signal` and waits for it to exit.
     func killAgent(_ node: String, signal: Int32 = SIGKILL) async {
         guard let c = agents.withLock({ $0[node] }) else { return }

@@ -220,6 +220,47 @@ import TestSupport
         }
     }
 
+    /// The site's Wi-Fi goes (an access point rebooting): every agent stops sending without
+    /// closing its connection (SIGSTOP), so no Last Will comes for 45 s (1.5 × the 30-s
+    /// keep-alive). Their silence was read as every beacon leaving: all went away after the away
+    /// timeout, and people `not_home`. The agents' heartbeats stop with them, and the aggregator
+    /// holds every beacon where it was (`nodes_offline`) within seconds; when the Wi-Fi is back,
+    /// every beacon is placed again where it is, and a move is followed.
+    @Test func aSiteWideWiFiOutageSendsNobodyAway() async throws {
+        try await Self.withRig(refreshInterval: 2) { rig in
+            _ = try await Self.warmUp(rig)
+            let before = rig.latestPresence()
+            let cutAt = FaultRig.now
+            for node in rig.nodes { rig.signalAgent(node, SIGSTOP) }
+            let heldAt = try await rig.waitFor("every beacon held where it was (nodes_offline)", timeout: .seconds(15)) { _ in
+                let latest = rig.latestPresence(since: cutAt)
+                return latest.count == rig.beacons.count
+                    && latest.allSatisfy { $0.value.reason == "nodes_offline" && $0.value.room == before[$0.key]?.room }
+            }
+            // The outage itself is the fault being injected: past the away timeout (30 s), short of
+            // the Last Will (45 s).
+            try await Task.sleep(for: .seconds(max(0, cutAt + 37 - FaultRig.now)))
+            let away = Self.wentAway(rig, since: cutAt)
+            #expect(away.isEmpty, "a Wi-Fi outage must not send anyone away: \(away)")
+            let wills = rig.messages.filter { $0.at >= cutAt && $0.topic.hasSuffix("/status") && $0.text == "offline" }
+            #expect(wills.isEmpty, "no Last Will yet: the outage is the silent kind")
+            for node in rig.nodes { rig.signalAgent(node, SIGCONT) }
+            let backAt = FaultRig.now
+            try await rig.waitFor("every beacon placed afresh after the outage", timeout: .seconds(40)) { _ in
+                let latest = rig.latestPresence(since: backAt)
+                return latest.count == rig.beacons.count && latest.values.allSatisfy { $0.room != nil && $0.reason != "nodes_offline" }
+            }
+            let after = rig.latestPresence()
+            let moved = rig.stationary.filter { after[$0]?.room != before[$0]?.room }
+            #expect(moved.isEmpty, "beacons that lie still are where they were: \(moved.map { "\($0): \(before[$0]?.room ?? "-") → \(after[$0]?.room ?? "-")" })")
+            // The rest still decide: a move is followed.
+            let (probe, normal) = try await Self.probeBaseline(rig)
+            await probe.stop()
+            print("fault wifi-outage-37s: every beacon held after \(Self.s(heldAt - cutAt)); went away: \(away.count); "
+                  + "still beacons moved: \(moved.count) of \(rig.stationary.count); a move after it followed in \(Self.s(normal))")
+        }
+    }
+
     @Test(.enabled(if: FaultTests.extended, "set ROOMCAST_FAULTS=1 (scripts/faults.sh) for the slower faults"))
     func aggregatorKilledAndRestartedResumesWithoutFlap() async throws {
         try await Self.withRig { rig in

@@ -49,6 +49,8 @@ import TestSupport
         #expect(try problems(NodeTelemetry(node: "n", ts: 1, version: "0.1.0", uptime: 5, adapter: "hci0", advertisementsPerSecond: 3,
                                            beaconsInView: 2, dropped: 0, hciErrors: 0, hciResets: 0, brokerReconnects: 1),
                              "telemetry.schema.json") == [])
+        #expect(try problems(NodeHeartbeat(ts: 1_732_880_000.5), "heartbeat.schema.json") == [])
+        #expect(try JSONSchemaValidator.contract("heartbeat.schema.json").validate(json: Array(#"{"v":1}"#.utf8)) != [])
         let calibration = ReceiverCalibrationReport(ts: 1, nodes: [.init(node: "kitchen-pi", offsetDb: 2.5, source: .nodeBeacons),
                                                                    .init(node: "hall-pi", offsetDb: -0.4, source: .beacons)])
         #expect(try problems(calibration, "calibration.schema.json") == [])

@@ -89,6 +89,13 @@ public struct AgentCore: Sendable {
         OutboundMessage(topic: settings.topics.nodeStatus(settings.node), text: "online", retain: true, qos: 1)
     }
 
+    /// That this node's link is up (`NodeHeartbeat`), sent every second while connected: not
+    /// retained, and worth nothing late (QoS 0).
+    public func heartbeatMessage(now: Double) -> OutboundMessage {
+        (try? OutboundMessage(topic: settings.topics.nodeHeartbeat(settings.node), json: NodeHeartbeat(ts: now)))
+            ?? OutboundMessage(topic: settings.topics.nodeHeartbeat(settings.node), text: #"{"v":1,"ts":0}"#)
+    }
+
     public var offlineMessage: OutboundMessage {
         OutboundMessage(topic: settings.topics.nodeStatus(settings.node), text: "offline", retain: true, qos: 1)
     }

@@ -120,6 +120,15 @@ public final class AgentRuntime: Sendable {
         logger.warning(w.message, metadata: w.metadata)
     }
 
+    /// That the link is up (`NodeHeartbeat`), on the wall clock at `now`: what a live connection
+    /// sends every second, whether or not the radio hears anything. None after the final tick.
+    public func heartbeat(now: Double) {
+        state.withLock { s in
+            guard !s.finished else { return }
+            sink.send([s.core.heartbeatMessage(now: now)], at: s.lastTime)
+        }
+    }
+
     /// The broker came (back): status online, telemetry, then the current state with the next advertisements.
     public func brokerConnected() {
         state.withLock { s in

@@ -84,6 +84,15 @@ public final class EdgeAgentService: Sendable {
                 }
             }
         }
+        // Every second while there is a broker, whatever the radio hears (a replay paced for a
+        // broker too): the aggregator takes a node that stops as missing, not silent (`NodeLiveness`).
+        let heartbeats = Task { [mqtt, clock] in
+            guard mqtt != nil else { return }
+            while !Task.isCancelled {
+                do { try await Task.sleep(for: .seconds(NodeHeartbeat.interval)) } catch { break }
+                runtime.heartbeat(now: clock.now())
+            }
+        }
         let ticker = Task { [isReplay, clock, onTick] in
             guard !isReplay || onTick != nil else { return }
             while !Task.isCancelled {
@@ -113,6 +122,7 @@ public final class EdgeAgentService: Sendable {
         // Not awaited: its `onTick` may be stuck writing to a terminal that stopped reading (`scan`
         // into a paused pager); the runtime takes no tick after its final one.
         ticker.cancel()
+        heartbeats.cancel()
         await runtime.finish()
         // The client's events end with its shutdown (in `finish`): what it reported last is
         // handled before the stop is logged, within 2 s whatever happens.

@@ -9,6 +9,8 @@ public struct InputIntake: Sendable {
     public enum Input: Sendable, Equatable {
         case reading(BeaconReading)
         case nodeStatus(node: String, online: Bool)
+        /// A connected agent's link is up (`NodeHeartbeat`).
+        case nodeHeartbeat(node: String)
         /// Our own retained output, read back at start-up.
         case retainedPresence(PresenceDecision)
         /// Our own retained receiver calibration, read back at start-up.
@@ -174,6 +176,16 @@ public struct InputIntake: Sendable {
             } catch {
                 return reject(.badPayload, error.description)
             }
+        case let .nodeHeartbeat(node):
+            if !isKnown(node: node) { return unknown(node) }
+            if let problem = TopicName.problem(with: node) { return reject(.outOfRange, "node name \(problem)") }
+            do {
+                let beat = try WireFormat.decode(NodeHeartbeat.self, from: payload)
+                guard beat.ts.isFinite else { return reject(.outOfRange, "ts is not a finite number") }
+            } catch {
+                return reject(.badPayload, error.description)
+            }
+            return .success(.nodeHeartbeat(node: node))
         case .nodeTelemetry, .nodeEvents, .aggregatorLearnResult:
             return .success(.ignored)
         case .room, .person, .events:

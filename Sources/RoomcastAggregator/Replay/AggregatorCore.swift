@@ -62,6 +62,13 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     private var espresense = ESPresenseInput()
     /// Readings accepted per node and when each last arrived (the dashboard, `/metrics`).
     public private(set) var nodeActivity = NodeActivity()
+    /// Nodes that promised a heartbeat, and those of them gone quiet: missing, not silent.
+    public private(set) var liveness = NodeLiveness()
+    /// Moves whenever a node goes quiet or is heard again (`liveness`): the runtime says so.
+    public private(set) var livenessRevision: UInt64 = 0
+    /// Since when the aggregator has been listening (`regainedHearing`): a node's quiet from
+    /// before is the aggregator's own.
+    private var listeningSince = -Double.infinity
     /// What the published decisions did (`/metrics`).
     public private(set) var presenceStats = PresenceStats()
     /// Learn commands in flight and what they changed (`AggregatorCore+Learning`).
@@ -226,6 +233,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             return (out, why)
         case .success(.reading(var r)):
             nodeActivity.heard(r.node, now: now)
+            nodeHeard(r.node, now: now)
             var note: InputIntake.RejectionDetail?
             // Fusion judges readings by capture time, and counts one for only a few seconds: a
             // node whose clock is off (a Pi without a clock battery or NTP, minutes or hours out
@@ -263,12 +271,18 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             if let note { intake.count(note) }
             if feeds(r.id) { out += try ingest(r, now: now) }
             return (out, note)
+        case .success(.nodeHeartbeat(let node)):
+            if liveness.heartbeat(node, now: now) { nodeBack(node, now: now) }
         case .success(.nodeStatus(let node, let online)):
             if online {
                 offlineNodes[node] = nil
             } else if offlineNodes[node] == nil, offlineNodes.count < Self.maximumOfflineNodes {
                 offlineNodes[node] = now
             }
+            if online { nodeHeard(node, now: now) }
+            // Offline by its own word: its status says the rest; its next heartbeat promises again.
+            if !online && liveness.quiet[node] != nil { livenessRevision &+= 1 }
+            if !online { liveness.forget(node) }
             engine.nodeStatus(node, online: online, now: now)
             if !online && !decisionsHeld(at: now) { out += try publishChanges(now: now) }
         case .success(.retainedPresence(let d)):
@@ -347,6 +361,29 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     public mutating func regainedHearing(at now: Double, grace: Double) {
         decisionsHeldUntil = now + max(0, grace)
         hearingBackAt = now
+        listeningSince = now
+    }
+
+    /// Anything from `node` but a heartbeat: one that had gone quiet is back.
+    private mutating func nodeHeard(_ node: String, now: Double) {
+        if liveness.heard(node, now: now) { nodeBack(node, now: now) }
+    }
+
+    /// A node that had gone quiet (`liveness`) is heard again: it listens, and its silence about a
+    /// beacon counts from here as any online node's does.
+    private mutating func nodeBack(_ node: String, now: Double) {
+        livenessRevision &+= 1
+        if offlineNodes[node] == nil { engine.nodeStatus(node, online: true, now: now) }
+    }
+
+    /// Nodes that promised a heartbeat and have sent nothing for `NodeLiveness.quietAfter` are
+    /// missing, not silent: fusion takes them as offline from their last message, and a beacon
+    /// only they heard is held where it was (`nodes_offline`) instead of going away.
+    private mutating func markQuietNodes(now: Double) {
+        for (node, since) in liveness.goneQuiet(at: now, listeningSince: listeningSince) {
+            livenessRevision &+= 1
+            engine.nodeStatus(node, online: false, now: since)
+        }
     }
 
     /// Whether decisions are held at `now` (see `lostHearing`), or the hold is over but no tick
@@ -431,6 +468,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         decisionsHeldUntil -= seconds
         if let back = hearingBackAt { hearingBackAt = back - seconds }
         for (node, since) in offlineNodes { offlineNodes[node] = since - seconds }
+        liveness.clockSteppedBack(by: seconds)
+        listeningSince -= seconds
         clocks.restart()
         nodeActivity.clockSteppedBack(by: seconds)
         presenceStats.clockSteppedBack(by: seconds)
@@ -522,7 +561,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     }
 
     /// Nodes whose status topic says offline (and that sent no reading since).
-    public var offline: Set<String> { Set(offlineNodes.keys) }
+    /// Nodes offline by their status, or quiet past their heartbeat (`liveness`).
+    public var offline: Set<String> { Set(offlineNodes.keys).union(liveness.quiet.keys) }
 
     /// Every decision in force, with the names the site gives: what `refresh` republishes (the
     /// dashboard's beacons, `/metrics`' occupancy and away count). A beacon handed over to another
@@ -620,6 +660,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     public private(set) var evictedBeacons: UInt64 = 0
 
     private mutating func publishChanges(now: Double) throws -> [OutboundMessage] {
+        markQuietNodes(now: now)
         var changed = engine.tick(now: now)
         let tidied = try tidyDropped(now: now) + (learning.labelsRunning ? try labelsTicked(now: now) : [])
         let placesPeople = !site.people.isEmpty

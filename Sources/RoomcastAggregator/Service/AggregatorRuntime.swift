@@ -48,6 +48,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// Retained output read back within this window after start is resumed from.
     private let resumeWindow: Double
     private let rejectLog = RateLimitedLog(interval: 10)
+    /// The quiet nodes last logged (`reportLiveness`).
+    private var livenessLogged: (revision: UInt64, quiet: Set<String>) = (0, [])
     private let logger: Logger
     private var wasActive = false
     /// Became active, and every decision is to be republished once decisions are current.
@@ -525,10 +527,25 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         return now
     }
 
+    /// Says which nodes went quiet or were heard again (`NodeLiveness`), once per change.
+    private func reportLiveness() {
+        guard core.livenessRevision != livenessLogged.revision else { return }
+        let quiet = Set(core.liveness.quiet.keys)
+        let gone = quiet.subtracting(livenessLogged.quiet).sorted(), back = livenessLogged.quiet.subtracting(quiet).sorted()
+        livenessLogged = (core.livenessRevision, quiet)
+        if !gone.isEmpty {
+            logger.warning("nodes quiet: no heartbeat or reading for \(Int(NodeLiveness.quietAfter)) s; the beacons only they hear are held where they were until they are heard again",
+                           metadata: ["nodes": "\(gone.prefix(20).joined(separator: ","))", "count": "\(gone.count)"])
+        }
+        if !back.isEmpty {
+            logger.notice("nodes heard again", metadata: ["nodes": "\(back.prefix(20).joined(separator: ","))", "count": "\(back.count)"])
+        }
+    }
+
     /// Timer: fusion ticks, lease renewal, periodic refresh, discovery clean-up.
     public func tick(now: Double) -> [OutboundMessage] {
         noticePause(now: now)
-        defer { persistLearned(now: now) }
+        defer { persistLearned(now: now); reportLiveness() }
         reportCapacity(now: now)
         let activeBefore = isActive
         var out: [OutboundMessage] = []

@@ -40,7 +40,7 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
 
     /// Every subscription, re-sent by the client after each reconnect.
     var filters: [String] {
-        [topics.allNodeBeacons, topics.allNodeStatus, topics.allPresence, topics.aggregatorCalibration, topics.aggregatorLearn,
+        [topics.allNodeBeacons, topics.allNodeStatus, topics.allNodeHeartbeats, topics.allPresence, topics.aggregatorCalibration, topics.aggregatorLearn,
          topics.aggregatorLearnState, runtime.leaseTopic, runtime.syncTopic]
             + (runtime.instanceTopic == nil ? [] : [LeaseElection.instanceTopic(topics, "+")])
             + (discoveryFilter.map { [$0] } ?? []) + runtime.leftoverFilters + extraFilters

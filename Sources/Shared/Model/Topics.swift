@@ -9,6 +9,8 @@ public struct Topics: Sendable, Equatable {
 
     public func nodeStatus(_ node: String) -> String { "\(prefix)/nodes/\(node)/status" }
     public func nodeTelemetry(_ node: String) -> String { "\(prefix)/nodes/\(node)/telemetry" }
+    /// Not retained, every second while the agent is connected (`NodeHeartbeat`).
+    public func nodeHeartbeat(_ node: String) -> String { "\(prefix)/nodes/\(node)/heartbeat" }
     public func nodeBeacon(_ node: String, _ id: BeaconID) -> String { "\(prefix)/nodes/\(node)/beacons/\(id.rawValue)" }
     public func nodeEvents(_ node: String) -> String { "\(prefix)/nodes/\(node)/events" }
     public func presence(_ id: BeaconID) -> String { "\(prefix)/presence/\(id.rawValue)" }
@@ -39,6 +41,7 @@ public struct Topics: Sendable, Equatable {
     public var allNodeBeacons: String { "\(prefix)/nodes/+/beacons/+" }
     public var allNodeStatus: String { "\(prefix)/nodes/+/status" }
     public var allNodeTelemetry: String { "\(prefix)/nodes/+/telemetry" }
+    public var allNodeHeartbeats: String { "\(prefix)/nodes/+/heartbeat" }
     public var allNodeEvents: String { "\(prefix)/nodes/+/events" }
     public var allPresence: String { "\(prefix)/presence/+" }
     public var allRooms: String { "\(prefix)/rooms/+" }
@@ -48,6 +51,7 @@ public struct Topics: Sendable, Equatable {
     public enum Topic: Equatable, Sendable {
         case nodeStatus(node: String)
         case nodeTelemetry(node: String)
+        case nodeHeartbeat(node: String)
         case nodeBeacon(node: String, id: BeaconID)
         case nodeEvents(node: String)
         case presence(id: BeaconID)
@@ -84,6 +88,7 @@ public struct Topics: Sendable, Equatable {
             switch rest[2] {
             case "status": return .nodeStatus(node: rest[1])
             case "telemetry": return .nodeTelemetry(node: rest[1])
+            case "heartbeat": return .nodeHeartbeat(node: rest[1])
             case "events": return .nodeEvents(node: rest[1])
             default: return nil
             }

@@ -1,0 +1,132 @@
+import Foundation
+import RoomcastFusion
+import Shared
+import Testing
+@testable import RoomcastAggregator
+
+/// A node that sends heartbeats and goes quiet is missing, not silent (`NodeLiveness`): its Wi-Fi
+/// gone or its power cut, its connection stays open at the broker until the keep-alive gives up
+/// (45 s at the default), and its beacons went away after the away timeout meanwhile, though
+/// nothing was listening.
+@Suite struct NodeLivenessTests {
+    static let topics = Topics()
+
+    /// The site's fusion engine, the cat heard by the kitchen's node alone.
+    struct Site {
+        var core = AggregatorConfig(site: site, discovery: .init(enabled: false)).makeCore()
+        var seq: UInt64 = 0
+        var published: [(t: Double, decision: PresenceDecision)] = []
+
+        /// Every second from `from` to `to`: `heartbeats` from both nodes, and the cat heard by
+        /// the kitchen's node when `catHeard`.
+        mutating func run(from: Double, to: Double, heartbeats: Bool, catHeard: Bool) throws {
+            for t in stride(from: from, to: to, by: 0.5) {
+                var out: [OutboundMessage] = []
+                if t.truncatingRemainder(dividingBy: 1) == 0 {
+                    if heartbeats {
+                        for node in ["kitchen-pi", "office-pi"] {
+                            out += try core.handle(topic: NodeLivenessTests.topics.nodeHeartbeat(node),
+                                                   payload: WireFormat.encode(NodeHeartbeat(ts: t)), now: t).messages
+                        }
+                    }
+                    if catHeard {
+                        seq += 1
+                        out += try core.handle(topic: NodeLivenessTests.topics.nodeBeacon("kitchen-pi", cat),
+                                               payload: WireFormat.encode(reading("kitchen-pi", rssi: -55, ts: t, seq: seq)), now: t).messages
+                    }
+                }
+                out += try core.advance(to: t + 0.25)
+                published += out.filter { $0.topic == NodeLivenessTests.topics.presence(cat) }
+                    .compactMap { try? WireFormat.decode(PresenceDecision.self, from: $0.payload) }.map { (t, $0) }
+            }
+        }
+    }
+
+    /// The whole site's Wi-Fi goes for a minute: no heartbeat and no reading from any node. The
+    /// cat is held in the kitchen, marked `nodes_offline` (Home Assistant shows it unavailable),
+    /// never away; heard again, it is back in the kitchen.
+    @Test func aSiteWhoseNodesGoQuietHoldsItsBeacons() throws {
+        var s = Site()
+        _ = try s.core.start(now: 100)
+        try s.run(from: 100, to: 130, heartbeats: true, catHeard: true)
+        #expect(s.published.last?.decision.room == "kitchen")
+        try s.run(from: 130, to: 190, heartbeats: false, catHeard: false)
+        let during = s.published.filter { $0.t >= 130 }
+        #expect(!during.contains { $0.decision.room == nil }, "away while nothing listened: \(during.map { ($0.t, $0.decision.reason) })")
+        let held = try #require(during.first)
+        #expect(held.decision.room == "kitchen" && held.decision.reason == "nodes_offline" && held.t <= 134,
+                "held at \(held.t): \(held.decision.reason ?? "")")
+        #expect(s.core.offline == ["kitchen-pi", "office-pi"])
+        try s.run(from: 190, to: 200, heartbeats: true, catHeard: true)
+        #expect(s.published.last.map { $0.decision.room == "kitchen" && $0.decision.reason != "nodes_offline" } == true)
+        #expect(s.core.offline.isEmpty)
+    }
+
+    /// A beacon that leaves while its node keeps sending heartbeats has left: it goes away after
+    /// the away timeout, as before.
+    @Test func aBeaconThatLeavesAListeningNodeGoesAway() throws {
+        var s = Site()
+        _ = try s.core.start(now: 100)
+        try s.run(from: 100, to: 130, heartbeats: true, catHeard: true)
+        try s.run(from: 130, to: 170, heartbeats: true, catHeard: false)
+        let away = try #require(s.published.first { $0.decision.room == nil })
+        #expect(away.decision.reason == "timeout" && away.t > 155 && away.t < 165, "away at \(away.t)")
+    }
+
+    /// A node that never sent a heartbeat (an older agent, an ESPresense node) promised nothing:
+    /// its silence is its beacons', as before, and only its status says it is offline.
+    @Test func aNodeWithoutHeartbeatsIsJudgedByItsStatusAlone() throws {
+        var s = Site()
+        _ = try s.core.start(now: 100)
+        try s.run(from: 100, to: 130, heartbeats: false, catHeard: true)
+        try s.run(from: 130, to: 170, heartbeats: false, catHeard: false)
+        #expect(s.published.contains { $0.decision.room == nil && $0.decision.reason == "timeout" })
+        #expect(s.core.offline.isEmpty)
+    }
+
+    /// While the aggregator itself could not hear (its broker link down), the nodes' quiet was its
+    /// own: once it hears again they are not taken for missing for what came before.
+    @Test func theAggregatorsOwnDeafnessIsNoNodesQuiet() throws {
+        var s = Site()
+        _ = try s.core.start(now: 100)
+        try s.run(from: 100, to: 130, heartbeats: true, catHeard: true)
+        s.core.lostHearing()
+        _ = try s.core.advance(to: 160)
+        s.core.regainedHearing(at: 160, grace: 3)
+        try s.run(from: 160, to: 175, heartbeats: true, catHeard: true)
+        #expect(s.core.offline.isEmpty)
+        #expect(!s.published.contains { $0.t >= 160 && $0.decision.reason == "nodes_offline" },
+                "\(s.published.filter { $0.t >= 160 }.map { ($0.t, $0.decision.reason) })")
+    }
+
+    /// A node whose own status says offline (its Last Will) is offline by that; its heartbeats,
+    /// once it reconnects, promise again.
+    @Test func aStatusOfflineEndsThePromiseUntilTheNextHeartbeat() throws {
+        var s = Site()
+        _ = try s.core.start(now: 100)
+        try s.run(from: 100, to: 110, heartbeats: true, catHeard: true)
+        _ = try s.core.handle(topic: Self.topics.nodeStatus("office-pi"), payload: Array("offline".utf8), now: 110)
+        #expect(s.core.offline.contains("office-pi"))
+        #expect(s.core.liveness.quiet["office-pi"] == nil, "offline by its status, not quiet")
+        _ = try s.core.advance(to: 114)
+        #expect(s.core.liveness.quiet["office-pi"] == nil, "no promise while offline by its status")
+        _ = try s.core.handle(topic: Self.topics.nodeStatus("office-pi"), payload: Array("online".utf8), now: 115)
+        #expect(!s.core.offline.contains("office-pi"))
+        _ = try s.core.handle(topic: Self.topics.nodeHeartbeat("office-pi"), payload: WireFormat.encode(NodeHeartbeat(ts: 116)), now: 116)
+        _ = try s.core.advance(to: 121)
+        #expect(s.core.liveness.quiet["office-pi"] == 116, "quiet after its heartbeat promised again")
+        #expect(s.core.offline.contains("office-pi"))
+    }
+
+    /// A heartbeat that is not one is refused with a reason, and proves nothing.
+    @Test func aBadHeartbeatIsRefused() throws {
+        var core = AggregatorConfig(site: site, discovery: .init(enabled: false)).makeCore()
+        _ = try core.start(now: 100)
+        let bad = try core.handle(topic: Self.topics.nodeHeartbeat("kitchen-pi"), payload: Array("beat".utf8), now: 101).rejection
+        #expect(bad?.reason == .badPayload)
+        let stranger = try core.handle(topic: Self.topics.nodeHeartbeat("garage-pi"), payload: WireFormat.encode(NodeHeartbeat(ts: 1)), now: 101)
+        #expect(stranger.rejection?.reason == .unknownNode)
+        _ = try core.advance(to: 110)
+        #expect(core.offline.isEmpty, "no promise from a refused heartbeat")
+    }
+}
