@@ -560,8 +560,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         return try out + rooms.sorted().map { try publisher.occupancy($0, now: now) }
     }
 
-    /// Nodes whose status topic says offline (and that sent no reading since).
-    /// Nodes offline by their status, or quiet past their heartbeat (`liveness`).
+    /// Nodes offline by their status (and that sent no reading since), or quiet past their
+    /// heartbeat (`liveness`).
     public var offline: Set<String> { Set(offlineNodes.keys).union(liveness.quiet.keys) }
 
     /// Every decision in force, with the names the site gives: what `refresh` republishes (the
