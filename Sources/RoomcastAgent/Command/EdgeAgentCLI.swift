@@ -179,12 +179,16 @@ public enum EdgeAgentCLI {
             throw Refusal(message: "bad config:\n\(error)", code: .config)
         }
         let spec: RadioSourceSpec
-        let options: RadioOptions
+        var options: RadioOptions
         do {
             spec = try radioSpec(config, command)
             options = try config.radioOptions(record: command[record])
         } catch let e as ConfigError { throw Refusal(message: "bad config:\n\(e)", code: .config) }
         catch { throw Refusal(message: "\(error)", code: .usage) }
+        // A scan is a look at the radio: an adapter that is missing, down or blocked is said at
+        // once, with what to do, and the scan ends. Waiting for it as the service does, its
+        // warning was wiped by the table's first redraw, leaving "no beacons in view".
+        if scan { options.waitForAdapter = false }
         return Prepared(config: config, logger: logger, decoder: decoder, spec: spec, options: options)
     }
 
