@@ -111,8 +111,8 @@ extension FusionEngine {
 
         if scratchNodes.isEmpty {
             if s.decided && s.room < 0 { return false }
-            // Resumed while held for offline nodes, not heard since: held while one of them is
-            // offline; one back since the resume counts the silence from its return.
+            // Resumed while held for offline nodes, not heard since: held until one of them is
+            // back (as a hold before the restart ends), its silence counted from that return.
             for n in heldAcrossRestart.isEmpty ? [] : heldAcrossRestart[s.id] ?? [] {
                 if !nodes[n].online {
                     lastOffline = max(lastOffline, s.resumedAt)

@@ -69,9 +69,10 @@ struct RoomDepartures {
     /// state file written before) are halved at the room's next silence, so a file reads back as
     /// it was written.
     private mutating func forgetOldest(_ room: Int) {
+        // Each rounds half up: which of the two is ahead, and a lone return, survive the halving.
         while departures[room] + returns[room] > Self.memory {
-            departures[room] /= 2
-            returns[room] /= 2
+            departures[room] = (departures[room] + 1) / 2
+            returns[room] = (returns[room] + 1) / 2
         }
     }
 

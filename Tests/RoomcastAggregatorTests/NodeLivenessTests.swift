@@ -1,5 +1,6 @@
 import Foundation
 import RoomcastFusion
+import RoomcastLogging
 import Shared
 import Testing
 @testable import RoomcastAggregator
@@ -116,6 +117,60 @@ import Testing
         _ = try s.core.advance(to: 121)
         #expect(s.core.liveness.quiet["office-pi"] == 116, "quiet after its heartbeat promised again")
         #expect(s.core.offline.contains("office-pi"))
+    }
+
+    /// The aggregator's own stall shorter than a pause (an fsync on an SD card, a clock stepped a
+    /// few seconds forward) outlasts the heartbeats: the first message handled after it took every
+    /// node for missing, and beacons flapped to `nodes_offline` and back. The quiet was the
+    /// aggregator's. A node that does go quiet, and whose Last Will then comes, is not logged as
+    /// heard again.
+    @Test func theAggregatorsOwnStallIsNoNodesQuiet() async throws {
+        let records = InMemoryLogHandler()
+        let runtime = AggregatorRuntime(core: AggregatorConfig(site: site, discovery: .init(enabled: false)).makeCore(), election: nil,
+                                        refreshInterval: .infinity, startedAt: 0, logger: Logger(label: "test", level: .info, handler: records))
+        await runtime.brokerConnected(now: 0)
+        func beat(_ node: String, at t: Double) async throws {
+            _ = await runtime.handle(topic: Self.topics.nodeHeartbeat(node), payload: try WireFormat.encode(NodeHeartbeat(ts: t)), now: t)
+        }
+        for t in stride(from: 0.5, through: 20, by: 0.5) {
+            if t.truncatingRemainder(dividingBy: 1) == 0 { for node in ["kitchen-pi", "office-pi"] { try await beat(node, at: t) } }
+            _ = await runtime.tickAnswered(now: t)
+        }
+        #expect(await runtime.core.offline.isEmpty)
+        let revision = await runtime.core.livenessRevision
+        // Nothing runs for 4 s; then the queued heartbeats are handled.
+        for node in ["kitchen-pi", "office-pi"] { try await beat(node, at: 24) }
+        _ = await runtime.tickAnswered(now: 24)
+        #expect(await runtime.core.livenessRevision == revision, "the stall was the aggregator's: no node went quiet, even for a moment")
+        // The office's node does go quiet; its Last Will follows.
+        for t in stride(from: 24.5, through: 30, by: 0.5) {
+            if t.truncatingRemainder(dividingBy: 1) == 0 { try await beat("kitchen-pi", at: t) }
+            _ = await runtime.tickAnswered(now: t)
+        }
+        #expect(await runtime.core.offline == ["office-pi"])
+        _ = await runtime.handle(topic: Self.topics.nodeStatus("office-pi"), payload: Array("offline".utf8), now: 30.2)
+        _ = await runtime.tickAnswered(now: 30.5)
+        let lines = records.records.map(\.message)
+        #expect(lines.filter { $0.hasPrefix("nodes quiet") }.count == 1, "\(lines)")
+        #expect(!lines.contains("nodes heard again"), "its Last Will is no hearing again: \(lines)")
+    }
+
+    /// Under `partition:` every partition hears every node's topics: another partition's nodes,
+    /// now sending a heartbeat a second, are theirs, neither refused nor logged as unknown here.
+    @Test func anotherPartitionsNodesAreTheirs() throws {
+        var config = AggregatorConfig(site: site, discovery: .init(enabled: false))
+        config.partition = .init(rooms: ["kitchen"])
+        var core = config.makeCore()
+        _ = try core.start(now: 100)
+        let beat = try core.handle(topic: Self.topics.nodeHeartbeat("office-pi"), payload: WireFormat.encode(NodeHeartbeat(ts: 101)), now: 101)
+        let heard = try core.handle(topic: Self.topics.nodeBeacon("office-pi", cat),
+                                    payload: WireFormat.encode(reading("office-pi", rssi: -60, ts: 101)), now: 101)
+        #expect(beat.rejection == nil && heard.rejection == nil)
+        #expect(core.intake.rejected[.unknownNode, default: 0] == 0)
+        let stranger = try core.handle(topic: Self.topics.nodeHeartbeat("garage-pi"), payload: WireFormat.encode(NodeHeartbeat(ts: 101)), now: 101)
+        #expect(stranger.rejection?.reason == .unknownNode && stranger.rejection?.node == "garage-pi")
+        _ = try core.advance(to: 110)
+        #expect(core.offline.isEmpty, "another partition's node promises nothing here")
     }
 
     /// A heartbeat that is not one is refused with a reason, and proves nothing.

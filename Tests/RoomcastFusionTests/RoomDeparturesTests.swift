@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import RoomcastFusion
+@testable import RoomcastFusion
 import Shared
 
 /// Away sooner from a room beacons leave from, learned as the site runs (`RoomDepartures`).
@@ -127,6 +127,19 @@ import Shared
         #expect(letGo.suffix(10).allSatisfy { !$0 }, "let go after its habit changed: \(letGo)")
         let kitchen = try #require(site.engine.learnedRooms.departures.first { $0.room == "kitchen" })
         #expect(kitchen.left + kitchen.returned <= 32)
+    }
+
+    /// Halving a room's counts keeps which of the two is ahead, and a lone return: rounded down,
+    /// 17 departures to 16 returns became 8 to 8 (no longer an entrance), and 500 to 1 became 31 to 0.
+    @Test func halvingKeepsWhichCountIsAhead() {
+        var d = RoomDepartures()
+        d.restore([.init(room: "kitchen", left: 17, returned: 15), .init(room: "office", left: 500, returned: 0)],
+                  roomIndex: ["kitchen": 0, "office": 1], roomsComeLater: false)
+        d.returned(0, undoingDeparture: false)
+        #expect(d.favoursLeaving(0), "\(d.record(names: ["kitchen", "office"]))")
+        d.returned(1, undoingDeparture: false)
+        let office = d.record(names: ["kitchen", "office"]).first { $0.room == "office" }
+        #expect(office.map { $0.returned == 1 && $0.left + $0.returned <= RoomDepartures.memory } == true, "\(String(describing: office))")
     }
 
     @Test func theCountsOutliveARestart() throws {

@@ -87,10 +87,11 @@ public final class EdgeAgentService: Sendable {
         // Every second while there is a broker, whatever the radio hears (a replay paced for a
         // broker too): the aggregator takes a node that stops as missing, not silent (`NodeLiveness`).
         let heartbeats = Task { [mqtt, clock] in
-            guard mqtt != nil else { return }
+            guard let mqtt else { return }
             while !Task.isCancelled {
                 do { try await Task.sleep(for: .seconds(NodeHeartbeat.interval)) } catch { break }
-                runtime.heartbeat(now: clock.now())
+                // Only over a live link: one sent into an outage says nothing, and would count as dropped.
+                if mqtt.isConnected { runtime.heartbeat(now: clock.now()) }
             }
         }
         let ticker = Task { [isReplay, clock, onTick] in

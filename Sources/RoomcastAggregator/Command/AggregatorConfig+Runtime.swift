@@ -43,10 +43,16 @@ extension AggregatorConfig {
                                   outputs: output.enabled, restrictToKnownNodes: !site.nodes.isEmpty)
         core.acceptsESPresense = inputs.espresense
         core.awayTimeout = fusion.awayTimeout
+        core.otherPartitionsRooms = Set(self.site.rooms.map(\.name)).subtracting(site.rooms.map(\.name))
         // A partition hears its own nodes only, even where it has none: open to every node, it
         // would make each a room of its name (`auto_nodes`) and fight the partition that has it.
-        if partitionName != nil { core.intake.knownNodes = Set(site.nodes.map(\.name)) }
-        core.otherPartitionsRooms = Set(self.site.rooms.map(\.name)).subtracting(site.rooms.map(\.name))
+        if partitionName != nil {
+            core.intake.knownNodes = Set(site.nodes.map(\.name))
+            // The nodes standing in the other partitions' rooms: theirs. One in no room of the
+            // site is nobody's, and refused.
+            let others = core.otherPartitionsRooms
+            core.intake.otherPartitionsNodes = Set(self.site.nodes.filter { $0.room.map(others.contains) ?? false }.map(\.name))
+        }
         core.wholeSite = self.site
         return core
     }

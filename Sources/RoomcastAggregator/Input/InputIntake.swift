@@ -62,6 +62,9 @@ public struct InputIntake: Sendable {
 
     /// True when `node` may report (any node when none is configured).
     public func isKnown(node: String) -> Bool { knownNodes?.contains(node) ?? true }
+    /// Under `partition:`, the site's nodes of the other partitions: their messages reach every
+    /// partition (the topics are shared) and are theirs, neither refused nor logged here.
+    public internal(set) var otherPartitionsNodes: Set<String> = []
 
     /// Classifies one message; nil (with a counted reason) when rejected.
     public mutating func accept(topic: String, payload: [UInt8]) -> Result<Input, RejectionDetail> {
@@ -95,9 +98,12 @@ public struct InputIntake: Sendable {
     }
 
     private mutating func classify(topic: String, payload: [UInt8]) -> Result<Input, RejectionDetail> {
-        func reject(_ r: Rejection, _ m: String) -> Result<Input, RejectionDetail> { .failure(RejectionDetail(reason: r, message: m)) }
+        func reject(node: String? = nil, _ r: Rejection, _ m: String) -> Result<Input, RejectionDetail> {
+            .failure(RejectionDetail(reason: r, message: m, node: node))
+        }
         func unknown(_ node: String) -> Result<Input, RejectionDetail> {
-            .failure(RejectionDetail(reason: .unknownNode, message: "node '\(node)' is not among this aggregator's nodes: "
+            if otherPartitionsNodes.contains(node) { return .success(.ignored) }
+            return .failure(RejectionDetail(reason: .unknownNode, message: "node '\(node)' is not among this aggregator's nodes: "
                                      + "list it under nodes: with its room if it is one of the site's", node: node))
         }
         // Readings are nearly all the traffic: their topics skip the general parser.
@@ -115,23 +121,23 @@ public struct InputIntake: Sendable {
             if !isKnown(node: node) { return unknown(node) }
             let reading: BeaconReading
             do { reading = try BeaconReading.decodeWire(payload, expectedID: id) } catch {
-                if case .unsupportedVersion = error { return reject(.badVersion, error.description) }
-                if case .tooLarge = error { return reject(.tooLarge, error.description) }
-                return reject(.badPayload, error.description)
+                if case .unsupportedVersion = error { return reject(node: node, .badVersion, error.description) }
+                if case .tooLarge = error { return reject(node: node, .tooLarge, error.description) }
+                return reject(node: node, .badPayload, error.description)
             }
-            if reading.node != node { return reject(.nodeMismatch, "topic node '\(node)' but payload node '\(reading.node)'") }
-            if reading.id != id { return reject(.idMismatch, "topic id differs from payload id") }
-            if let problem = Self.rangeProblem(reading) { return reject(.outOfRange, problem) }
+            if reading.node != node { return reject(node: node, .nodeMismatch, "topic node '\(node)' but payload node '\(reading.node)'") }
+            if reading.id != id { return reject(node: node, .idMismatch, "topic id differs from payload id") }
+            if let problem = Self.rangeProblem(reading) { return reject(node: node, .outOfRange, problem) }
             return .success(.reading(reading))
         case let .nodeStatus(node):
             if !isKnown(node: node) { return unknown(node) }
             // On a site that lists no nodes a status makes a node (and a room of its name), as a
             // reading does: the same rules for its name.
-            if let problem = TopicName.problem(with: node) { return reject(.outOfRange, "node name \(problem)") }
+            if let problem = TopicName.problem(with: node) { return reject(node: node, .outOfRange, "node name \(problem)") }
             switch String(decoding: payload, as: UTF8.self) {
             case "online": return .success(.nodeStatus(node: node, online: true))
             case "offline", "": return .success(.nodeStatus(node: node, online: false))
-            default: return reject(.badPayload, "status must be online or offline")
+            default: return reject(node: node, .badPayload, "status must be online or offline")
             }
         case let .presence(id):
             guard !payload.isEmpty else { return reject(.badPayload, "empty presence") }
@@ -178,12 +184,12 @@ public struct InputIntake: Sendable {
             }
         case let .nodeHeartbeat(node):
             if !isKnown(node: node) { return unknown(node) }
-            if let problem = TopicName.problem(with: node) { return reject(.outOfRange, "node name \(problem)") }
+            if let problem = TopicName.problem(with: node) { return reject(node: node, .outOfRange, "node name \(problem)") }
             do {
                 let beat = try WireFormat.decode(NodeHeartbeat.self, from: payload)
-                guard beat.ts.isFinite else { return reject(.outOfRange, "ts is not a finite number") }
+                guard beat.ts.isFinite else { return reject(node: node, .outOfRange, "ts is not a finite number") }
             } catch {
-                return reject(.badPayload, error.description)
+                return reject(node: node, .badPayload, error.description)
             }
             return .success(.nodeHeartbeat(node: node))
         case .nodeTelemetry, .nodeEvents, .aggregatorLearnResult:

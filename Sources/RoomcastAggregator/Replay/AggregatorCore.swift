@@ -361,7 +361,13 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     public mutating func regainedHearing(at now: Double, grace: Double) {
         decisionsHeldUntil = now + max(0, grace)
         hearingBackAt = now
-        listeningSince = now
+        listening(since: now)
+    }
+
+    /// The aggregator has listened since `now` only (it was deaf, paused or stalled before): no
+    /// node's quiet counts from earlier (`NodeLiveness`).
+    public mutating func listening(since now: Double) {
+        listeningSince = max(listeningSince, now)
     }
 
     /// Anything from `node` but a heartbeat: one that had gone quiet is back.

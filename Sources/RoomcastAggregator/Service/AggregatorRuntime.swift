@@ -50,6 +50,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     private let rejectLog = RateLimitedLog(interval: 10)
     /// The quiet nodes last logged (`reportLiveness`).
     private var livenessLogged: (revision: UInt64, quiet: Set<String>) = (0, [])
+    private let livenessLog = RateLimitedLog(interval: 60)
     private let logger: Logger
     private var wasActive = false
     /// Became active, and every decision is to be republished once decisions are current.
@@ -223,6 +224,12 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     private func noticePause(now: Double) {
         noticeClockStep(now: now)
         defer { lastActivity = max(lastActivity, now) }
+        // A stall of this process shorter than a pause (an fsync on an SD card, a clock stepped a
+        // few seconds forward) still outlasts a node's heartbeat: the quiet was ours, and counting
+        // it would take every node for missing at the first message handled after it.
+        if lastActivity.isFinite, now - lastActivity > NodeLiveness.quietAfter - NodeHeartbeat.interval {
+            core.listening(since: now)
+        }
         guard lastActivity.isFinite, now - lastActivity > pauseThreshold, hearing != .deaf else { return }
         let gap = now - lastActivity
         var metadata: Logger.Metadata = ["paused_s": "\(Int(gap.rounded()))"]
@@ -527,11 +534,15 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         return now
     }
 
-    /// Says which nodes went quiet or were heard again (`NodeLiveness`), once per change.
-    private func reportLiveness() {
+    /// Says which nodes went quiet or were heard again (`NodeLiveness`), once per change, each
+    /// node's lines limited on their own (a node on a link that stalls now and then would flap).
+    /// One that left the quiet by its status `offline` was not heard again: its status says so.
+    private func reportLiveness(now: Double) {
         guard core.livenessRevision != livenessLogged.revision else { return }
-        let quiet = Set(core.liveness.quiet.keys)
-        let gone = quiet.subtracting(livenessLogged.quiet).sorted(), back = livenessLogged.quiet.subtracting(quiet).sorted()
+        let quiet = Set(core.liveness.quiet.keys), offline = core.offline
+        let gone = quiet.subtracting(livenessLogged.quiet).sorted().filter { livenessLog.admit("quiet/" + $0.prefix(64), now: now).admit }
+        let back = livenessLogged.quiet.subtracting(quiet).sorted()
+            .filter { !offline.contains($0) && livenessLog.admit("back/" + $0.prefix(64), now: now).admit }
         livenessLogged = (core.livenessRevision, quiet)
         if !gone.isEmpty {
             logger.warning("nodes quiet: no heartbeat or reading for \(Int(NodeLiveness.quietAfter)) s; the beacons only they hear are held where they were until they are heard again",
@@ -545,7 +556,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// Timer: fusion ticks, lease renewal, periodic refresh, discovery clean-up.
     public func tick(now: Double) -> [OutboundMessage] {
         noticePause(now: now)
-        defer { persistLearned(now: now); reportLiveness() }
+        defer { persistLearned(now: now); reportLiveness(now: now) }
         reportCapacity(now: now)
         let activeBefore = isActive
         var out: [OutboundMessage] = []
