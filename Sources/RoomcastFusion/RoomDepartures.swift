@@ -69,10 +69,14 @@ struct RoomDepartures {
     /// state file written before) are halved at the room's next silence, so a file reads back as
     /// it was written.
     private mutating func forgetOldest(_ room: Int) {
-        // Each rounds half up: which of the two is ahead, and a lone return, survive the halving.
+        // Each rounds half up, and the one behind stays behind: which of the two is ahead, and a
+        // lone return, survive the halving.
         while departures[room] + returns[room] > Self.memory {
-            departures[room] = (departures[room] + 1) / 2
-            returns[room] = (returns[room] + 1) / 2
+            let (d, r) = (departures[room], returns[room])
+            departures[room] = (d + 1) / 2
+            returns[room] = (r + 1) / 2
+            if d > r { returns[room] = min(returns[room], departures[room] - 1) }
+            if r > d { departures[room] = min(departures[room], returns[room] - 1) }
         }
     }
 

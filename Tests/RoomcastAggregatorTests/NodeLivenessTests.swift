@@ -155,17 +155,46 @@ import Testing
         #expect(!lines.contains("nodes heard again"), "its Last Will is no hearing again: \(lines)")
     }
 
+    /// A node that flaps (quiet, heard, quiet again within its line's limit) and then stays quiet:
+    /// the log's last word on it must be that it is quiet, said once its limit allows, not the
+    /// "heard again" of the flap.
+    @Test func aChangeHeldBackIsSaidOnceItsLimitAllows() async throws {
+        let records = InMemoryLogHandler()
+        let runtime = AggregatorRuntime(core: AggregatorConfig(site: site, discovery: .init(enabled: false)).makeCore(), election: nil,
+                                        refreshInterval: .infinity, startedAt: 0, logger: Logger(label: "test", level: .info, handler: records))
+        await runtime.brokerConnected(now: 0)
+        // The kitchen's node beats all along; the office's beats, but not from 10 to 20 s nor after 30 s.
+        for t in stride(from: 0.5, through: 200, by: 0.5) {
+            if t.truncatingRemainder(dividingBy: 1) == 0 {
+                for node in ["kitchen-pi", "office-pi"] where node == "kitchen-pi" || t < 10 || (t >= 20 && t < 30) {
+                    _ = await runtime.handle(topic: Self.topics.nodeHeartbeat(node), payload: try WireFormat.encode(NodeHeartbeat(ts: t)), now: t)
+                }
+            }
+            _ = await runtime.tickAnswered(now: t)
+        }
+        let said = records.records.compactMap { r -> String? in
+            r.message.hasPrefix("nodes quiet") ? "quiet" : r.message == "nodes heard again" ? "back" : nil
+        }
+        #expect(said == ["quiet", "back", "quiet"], "\(said)")
+        #expect(await runtime.core.offline == ["office-pi"])
+    }
+
     /// Under `partition:` every partition hears every node's topics: another partition's nodes,
-    /// now sending a heartbeat a second, are theirs, neither refused nor logged as unknown here.
+    /// now sending a heartbeat a second, are theirs: counted as `other_partition` (the runtime
+    /// does not log it), not refused as unknown with advice to list them here.
     @Test func anotherPartitionsNodesAreTheirs() throws {
         var config = AggregatorConfig(site: site, discovery: .init(enabled: false))
         config.partition = .init(rooms: ["kitchen"])
+        config.inputs.espresense = true
         var core = config.makeCore()
         _ = try core.start(now: 100)
         let beat = try core.handle(topic: Self.topics.nodeHeartbeat("office-pi"), payload: WireFormat.encode(NodeHeartbeat(ts: 101)), now: 101)
         let heard = try core.handle(topic: Self.topics.nodeBeacon("office-pi", cat),
                                     payload: WireFormat.encode(reading("office-pi", rssi: -60, ts: 101)), now: 101)
-        #expect(beat.rejection == nil && heard.rejection == nil)
+        let esp = try core.handle(topic: "espresense/devices/iBeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-7-7/office-pi",
+                                  payload: Array(#"{"id":"iBeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-7-7","rssi@1m":-72,"rssi":-60,"distance":2}"#.utf8),
+                                  now: 101)
+        #expect([beat, heard, esp].allSatisfy { $0.rejection?.reason == .otherPartition }, "\([beat, heard, esp].map(\.rejection))")
         #expect(core.intake.rejected[.unknownNode, default: 0] == 0)
         let stranger = try core.handle(topic: Self.topics.nodeHeartbeat("garage-pi"), payload: WireFormat.encode(NodeHeartbeat(ts: 101)), now: 101)
         #expect(stranger.rejection?.reason == .unknownNode && stranger.rejection?.node == "garage-pi")

@@ -185,9 +185,10 @@ public enum EdgeAgentCLI {
             options = try config.radioOptions(record: command[record])
         } catch let e as ConfigError { throw Refusal(message: "bad config:\n\(e)", code: .config) }
         catch { throw Refusal(message: "\(error)", code: .usage) }
-        // A scan is a look at the radio: an adapter that is missing, down or blocked is said at
-        // once, with what to do, and the scan ends. Waiting for it as the service does, its
-        // warning was wiped by the table's first redraw, leaving "no beacons in view".
+        // A scan is a look at the radio: a radio that cannot be opened (an adapter missing, down
+        // or blocked; a UART controller that does not answer) is said at once, with what to do,
+        // and the scan ends; run it again. Waiting for it as the service does, its warning was
+        // wiped by the table's first redraw, leaving "no beacons in view".
         if scan { options.waitForAdapter = false }
         return Prepared(config: config, logger: logger, decoder: decoder, spec: spec, options: options)
     }

@@ -34,6 +34,9 @@ public struct InputIntake: Sendable {
         case idMismatch = "id_mismatch"
         case outOfRange = "out_of_range"
         case unknownNode = "unknown_node"
+        /// Under `partition:`, a message of a node standing in another partition's room: that
+        /// partition's to use. Counted, never logged (every partition hears every node).
+        case otherPartition = "other_partition"
         /// A Roomcast agent's own ESPresense output (`roomcast_node`), read back with
         /// `inputs.espresense`: the reading came on the agent's topic too, and would count twice.
         case echo = "echo"
@@ -62,8 +65,9 @@ public struct InputIntake: Sendable {
 
     /// True when `node` may report (any node when none is configured).
     public func isKnown(node: String) -> Bool { knownNodes?.contains(node) ?? true }
-    /// Under `partition:`, the site's nodes of the other partitions: their messages reach every
-    /// partition (the topics are shared) and are theirs, neither refused nor logged here.
+    /// Under `partition:`, the site's nodes in the rooms of no partition of this one's: their
+    /// messages reach every partition (the topics are shared) and are counted here as
+    /// `other_partition`, not logged.
     public internal(set) var otherPartitionsNodes: Set<String> = []
 
     /// Classifies one message; nil (with a counted reason) when rejected.
@@ -102,7 +106,7 @@ public struct InputIntake: Sendable {
             .failure(RejectionDetail(reason: r, message: m, node: node))
         }
         func unknown(_ node: String) -> Result<Input, RejectionDetail> {
-            if otherPartitionsNodes.contains(node) { return .success(.ignored) }
+            if otherPartitionsNodes.contains(node) { return reject(node: node, .otherPartition, "node '\(node)' is another partition's") }
             return .failure(RejectionDetail(reason: .unknownNode, message: "node '\(node)' is not among this aggregator's nodes: "
                                      + "list it under nodes: with its room if it is one of the site's", node: node))
         }

@@ -48,8 +48,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// Retained output read back within this window after start is resumed from.
     private let resumeWindow: Double
     private let rejectLog = RateLimitedLog(interval: 10)
-    /// The quiet nodes last logged (`reportLiveness`).
-    private var livenessLogged: (revision: UInt64, quiet: Set<String>) = (0, [])
+    /// What the log last said of the nodes' liveness (`reportLiveness`): the nodes it said are
+    /// quiet, and whether a change is still to be said.
+    private var livenessLogged: (revision: UInt64, quiet: Set<String>, pending: Bool) = (0, [], false)
     private let livenessLog = RateLimitedLog(interval: 60)
     private let logger: Logger
     private var wasActive = false
@@ -225,9 +226,10 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         noticeClockStep(now: now)
         defer { lastActivity = max(lastActivity, now) }
         // A stall of this process shorter than a pause (an fsync on an SD card, a clock stepped a
-        // few seconds forward) still outlasts a node's heartbeat: the quiet was ours, and counting
-        // it would take every node for missing at the first message handled after it.
-        if lastActivity.isFinite, now - lastActivity > NodeLiveness.quietAfter - NodeHeartbeat.interval {
+        // few seconds forward) can outlast a node's heartbeat: runs come every half second, so a
+        // gap over a second is ours, and counting it would take nodes for missing at the first
+        // message handled after it.
+        if lastActivity.isFinite, now - lastActivity > NodeHeartbeat.interval {
             core.listening(since: now)
         }
         guard lastActivity.isFinite, now - lastActivity > pauseThreshold, hearing != .deaf else { return }
@@ -430,7 +432,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             if let lateResume { messages += try core.republishResumed(lateResume, personWasIn: personWasIn, now: now) }
             if let rejection {
                 let key = rejection.node.map { rejection.reason.rawValue + "/" + $0.prefix(64) } ?? rejection.reason.rawValue
-                let (admit, suppressed) = rejectLog.admit(key, now: now)
+                // Another partition's node is heard by every partition, every second: counted only.
+                let (admit, suppressed) = rejection.reason == .otherPartition ? (false, 0) : rejectLog.admit(key, now: now)
                 if admit && rejection.reason == .clockSkew {
                     logger.warning("node clock is off", metadata: ["detail": rejection.message, "suppressed": "\(suppressed)"])
                 } else if admit && rejection.reason == .nodeBackOnline {
@@ -534,22 +537,28 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         return now
     }
 
-    /// Says which nodes went quiet or were heard again (`NodeLiveness`), once per change, each
-    /// node's lines limited on their own (a node on a link that stalls now and then would flap).
-    /// One that left the quiet by its status `offline` was not heard again: its status says so.
+    /// Says which nodes went quiet or were heard again (`NodeLiveness`): each node's change once,
+    /// each node's lines limited on their own (a node on a link that stalls now and then would
+    /// flap); a change held back is said once its node's limit allows, if it still holds. One that
+    /// left the quiet by its status `offline` was not heard again: its status says so.
     private func reportLiveness(now: Double) {
-        guard core.livenessRevision != livenessLogged.revision else { return }
+        guard core.livenessRevision != livenessLogged.revision || livenessLogged.pending else { return }
         let quiet = Set(core.liveness.quiet.keys), offline = core.offline
-        let gone = quiet.subtracting(livenessLogged.quiet).sorted().filter { livenessLog.admit("quiet/" + $0.prefix(64), now: now).admit }
-        let back = livenessLogged.quiet.subtracting(quiet).sorted()
-            .filter { !offline.contains($0) && livenessLog.admit("back/" + $0.prefix(64), now: now).admit }
-        livenessLogged = (core.livenessRevision, quiet)
-        if !gone.isEmpty {
+        let gone = quiet.subtracting(livenessLogged.quiet).sorted()
+        let back = livenessLogged.quiet.subtracting(quiet).sorted().filter { !offline.contains($0) }
+        livenessLogged.quiet.subtract(livenessLogged.quiet.subtracting(quiet).filter { offline.contains($0) })
+        let goneSaid = gone.filter { livenessLog.admit("quiet/" + $0.prefix(64), now: now).admit }
+        let backSaid = back.filter { livenessLog.admit("back/" + $0.prefix(64), now: now).admit }
+        livenessLogged.quiet.formUnion(goneSaid)
+        livenessLogged.quiet.subtract(backSaid)
+        livenessLogged.revision = core.livenessRevision
+        livenessLogged.pending = goneSaid.count < gone.count || backSaid.count < back.count
+        if !goneSaid.isEmpty {
             logger.warning("nodes quiet: no heartbeat or reading for \(Int(NodeLiveness.quietAfter)) s; the beacons only they hear are held where they were until they are heard again",
-                           metadata: ["nodes": "\(gone.prefix(20).joined(separator: ","))", "count": "\(gone.count)"])
+                           metadata: ["nodes": "\(goneSaid.prefix(20).joined(separator: ","))", "count": "\(goneSaid.count)"])
         }
-        if !back.isEmpty {
-            logger.notice("nodes heard again", metadata: ["nodes": "\(back.prefix(20).joined(separator: ","))", "count": "\(back.count)"])
+        if !backSaid.isEmpty {
+            logger.notice("nodes heard again", metadata: ["nodes": "\(backSaid.prefix(20).joined(separator: ","))", "count": "\(backSaid.count)"])
         }
     }
 
