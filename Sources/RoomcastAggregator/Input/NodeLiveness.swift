@@ -37,9 +37,12 @@ public struct NodeLiveness: Sendable, Equatable {
     }
 
     private mutating func heard(_ node: String, promising: Bool, now: Double) -> Bool {
+        // Every reading passes here: where no node sends heartbeats (a replay, older agents)
+        // it costs no lookup.
+        guard promising || !lastHeard.isEmpty else { return false }
         guard promising || lastHeard[node] != nil else { return false }
         lastHeard[node] = max(lastHeard[node] ?? now, now)
-        return quiet.removeValue(forKey: node) != nil
+        return !quiet.isEmpty && quiet.removeValue(forKey: node) != nil
     }
 
     /// The nodes that have gone quiet by `now`, each with its last message's time, counting no

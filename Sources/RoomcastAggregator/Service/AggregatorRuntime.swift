@@ -226,10 +226,11 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         noticeClockStep(now: now)
         defer { lastActivity = max(lastActivity, now) }
         // A stall of this process shorter than a pause (an fsync on an SD card, a clock stepped a
-        // few seconds forward) can outlast a node's heartbeat: runs come every half second, so a
-        // gap over a second is ours, and counting it would take nodes for missing at the first
-        // message handled after it.
-        if lastActivity.isFinite, now - lastActivity > NodeHeartbeat.interval {
+        // few seconds forward) can outlast a node's heartbeat: the quiet was ours, and counting it
+        // would take nodes for missing at the first message handled after it. Runs come every half
+        // second, and a loaded site's tick takes its share: a gap past two seconds is a stall, one
+        // of a second or so is load, which must not keep quiet nodes from ever being noticed.
+        if lastActivity.isFinite, now - lastActivity > NodeLiveness.quietAfter - NodeHeartbeat.interval {
             core.listening(since: now)
         }
         guard lastActivity.isFinite, now - lastActivity > pauseThreshold, hearing != .deaf else { return }
