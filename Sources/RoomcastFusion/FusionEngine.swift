@@ -581,9 +581,9 @@ extension FusionEngine: ResumablePresenceEstimator {
         s.since = min(decision.since, now)
         s.reason = "resumed"
         s.confidence = min(max(decision.confidence, 0), 1)
-        // Held for nodes that were offline when it was published: still held while they are, as
-        // it was before the restart. Resumed as in force, it would go away after the timeout
-        // though nothing that could hear it was listening.
+        // Held for nodes that were offline when it was published: still held until one of them is
+        // back, as it was before the restart. Resumed as in force, it would go away after the
+        // timeout though nothing that could hear it was listening.
         if decision.reason == "nodes_offline" && room >= 0 {
             var held: [Int] = []
             for name in [decision.node].compactMap({ $0 }) + decision.evidence.map(\.node) where held.count < 4 {
