@@ -65,6 +65,16 @@ public struct InputIntake: Sendable {
 
     /// True when `node` may report (any node when none is configured).
     public func isKnown(node: String) -> Bool { knownNodes?.contains(node) ?? true }
+
+    /// Why a message of `node`, which is not `isKnown`, is not taken (`kind` names what sent it):
+    /// another partition's, or a node this aggregator does not have.
+    public func refusal(ofNode node: String, kind: String = "node") -> RejectionDetail {
+        if otherPartitionsNodes.contains(node) {
+            return RejectionDetail(reason: .otherPartition, message: "\(kind) '\(node)' is another partition's", node: node)
+        }
+        return RejectionDetail(reason: .unknownNode, message: "\(kind) '\(node)' is not among this aggregator's nodes: "
+                               + "list it under nodes: with its room if it is one of the site's", node: node)
+    }
     /// Under `partition:`, the site's nodes in the rooms of no partition of this one's: their
     /// messages reach every partition (the topics are shared) and are counted here as
     /// `other_partition`, not logged.
@@ -105,11 +115,7 @@ public struct InputIntake: Sendable {
         func reject(node: String? = nil, _ r: Rejection, _ m: String) -> Result<Input, RejectionDetail> {
             .failure(RejectionDetail(reason: r, message: m, node: node))
         }
-        func unknown(_ node: String) -> Result<Input, RejectionDetail> {
-            if otherPartitionsNodes.contains(node) { return reject(node: node, .otherPartition, "node '\(node)' is another partition's") }
-            return .failure(RejectionDetail(reason: .unknownNode, message: "node '\(node)' is not among this aggregator's nodes: "
-                                     + "list it under nodes: with its room if it is one of the site's", node: node))
-        }
+        func unknown(_ node: String) -> Result<Input, RejectionDetail> { .failure(refusal(ofNode: node)) }
         // Readings are nearly all the traffic: their topics skip the general parser.
         let parsed: Topics.Topic
         switch readingTopics.match(topic) {

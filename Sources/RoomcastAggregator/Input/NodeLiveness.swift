@@ -38,10 +38,13 @@ public struct NodeLiveness: Sendable, Equatable {
 
     private mutating func heard(_ node: String, promising: Bool, now: Double) -> Bool {
         // Every reading passes here: where no node sends heartbeats (a replay, older agents)
-        // it costs no lookup.
-        guard promising || !lastHeard.isEmpty else { return false }
-        guard promising || lastHeard[node] != nil else { return false }
-        lastHeard[node] = max(lastHeard[node] ?? now, now)
+        // it costs no lookup, and one lookup where some do.
+        if promising {
+            lastHeard[node] = max(lastHeard[node] ?? now, now)
+        } else {
+            guard !lastHeard.isEmpty, let last = lastHeard[node] else { return false }
+            lastHeard[node] = max(last, now)
+        }
         return !quiet.isEmpty && quiet.removeValue(forKey: node) != nil
     }
 

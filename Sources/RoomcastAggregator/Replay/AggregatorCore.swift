@@ -218,11 +218,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             var outcome: InputIntake.RejectionDetail?
             switch espresense.reading(topic: topic, payload: payload, now: now) {
             case .failure(let why): outcome = why
-            case .success(let r) where intake.otherPartitionsNodes.contains(r.node):
-                outcome = .init(reason: .otherPartition, message: "ESPresense node '\(r.node)' is another partition's", node: r.node)
             case .success(let r) where !intake.isKnown(node: r.node):
-                outcome = .init(reason: .unknownNode, message: "ESPresense node '\(r.node)' is not among this aggregator's nodes: "
-                                + "list it under nodes: with its room if it is one of the site's", node: r.node)
+                outcome = intake.refusal(ofNode: r.node, kind: "ESPresense node")
             case .success(let r):
                 nodeActivity.heard(r.node, now: now)
                 if feeds(r.id) { out += try ingest(r, now: now) }
