@@ -34,8 +34,8 @@ import Testing
             OVERVIEW: Run the agent (the default).
 
             USAGE: edge-agent run [--config <file>] [--broker <url>] [--node <name>]
-                   [--source <src>] [--speed <speed>] [--record <file>] [--dry-run]
-                   [--log-level <level>]
+                   [--source <src>] [--speed <speed>] [--record <file>]
+                   [--record-limit <MB>] [--dry-run] [--log-level <level>]
 
             OPTIONS:
               -c, --config <file>     Config file (YAML or JSON).
@@ -48,6 +48,9 @@ import Testing
                                       factor. (default: realtime)
               --record <file>         Also write what the radio delivers to a btsnoop file
                                       (btmon -r reads it).
+              --record-limit <MB>     Past this size the --record file becomes <file>.1
+                                      (replacing the one before) and a new one begins.
+                                      (default: 64)
               --dry-run               Print every message as JSONL on stdout instead of
                                       connecting to a broker.
               --log-level <level>     trace, debug, info, notice, warning, error or

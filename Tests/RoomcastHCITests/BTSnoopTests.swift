@@ -193,6 +193,39 @@ func collect(_ source: any RadioSource) async throws -> [AdvertisingReport] {
         writer.shutdown()
     }
 
+    /// `--record` left running for days: past its limit the capture becomes `<file>.1` and a new
+    /// one begins, so the disk holds at most about twice the limit; both files are whole
+    /// captures, and together they hold the newest records without a gap.
+    @Test func aLongCaptureKeepsOnlyItsNewestPartInTwoFiles() throws {
+        let path = temporaryPath(".btsnoop")
+        defer { unlink(path); unlink(path + ".1") }
+        let limit: UInt64 = 16 * 1024, flushEvery = 1024
+        let writer = try BTSnoopWriter(path: path, flushEvery: flushEvery, fileLimit: limit)
+        let count = 10_000
+        for n in 0..<count {
+            try writer.write(type: .event, bytes: [0x3E, 0x0A] + Array(repeating: UInt8(n & 0xFF), count: 10),
+                             timestamp: 1_704_067_200 + Double(n), direction: .controllerToHost)
+        }
+        writer.shutdown()
+        #expect(writer.recordCount == UInt64(count))
+        #expect(writer.rotationCount > 10, "\(count) records of 37 bytes past a 16 KB limit: \(writer.rotationCount) rotations")
+        func times(_ file: String) throws -> [Double] {
+            let size = try #require(try FileManager.default.attributesOfItem(atPath: file)[.size] as? UInt64)
+            #expect(size < limit + UInt64(flushEvery) + 64, "\(file): \(size) bytes")
+            let reader = try BTSnoopReader(path: file)
+            var times = [Double]()
+            while let r = try reader.next() { times.append(r.frame.timestamp) }
+            #expect(!reader.endedInsideRecord)
+            return times
+        }
+        let older = try times(path + ".1"), newer = try times(path)
+        #expect(!older.isEmpty && !newer.isEmpty)
+        #expect(newer.last == 1_704_067_200 + Double(count - 1), "the last record written is in the newest file")
+        #expect(older.last.map { $0 + 1 } == newer.first, "the two files meet without a gap")
+        let kept = older + newer
+        #expect(kept == (0..<kept.count).map { 1_704_067_200 + Double(count - kept.count + $0) })
+    }
+
     @Test func monitorDatalinkIsRead() async throws {
         // Datalink 2001: flags = (index << 16) | opcode; 3 = event, 12 = system note.
         var file = Array("btsnoop\0".utf8) + [0, 0, 0, 1, 0, 0, 0x07, 0xD1]

@@ -16,6 +16,9 @@ public enum EdgeAgentCLI {
                                        help: "Replay speed for btsnoop sources: realtime, max or a factor.", shownDefault: "realtime")
     static let dryRun = Flag("dry-run", help: "Print every message as JSONL on stdout instead of connecting to a broker.")
     static let record = Option<String?>("record", value: "file", help: "Also write what the radio delivers to a btsnoop file (btmon -r reads it).")
+    static let recordLimit = Option<UInt64>("record-limit", value: "MB",
+                                            help: "Past this size the --record file becomes <file>.1 (replacing the one before) and a new one begins.",
+                                            default: 64)
     static let scanJSON = Flag("json", help: "Print one JSON reading per line instead of the table.")
     static let hex = Argument<String>("hex", help: "The bytes in hex (spaces and ':' allowed).")
     static let uuid = Option<String?>("uuid", value: "uuid", help: "Proximity UUID.", required: true)
@@ -34,7 +37,7 @@ public enum EdgeAgentCLI {
         subcommands: [
             CommandSpec("run", abstract: "Run the agent (the default).",
                         options: [StandardOptions.config, StandardOptions.broker, StandardOptions.node, StandardOptions.source,
-                                  speed, record, dryRun, StandardOptions.logLevel]) { command, _ in
+                                  speed, record, recordLimit, dryRun, StandardOptions.logLevel]) { command, _ in
                 await agent(command, scan: false)
             },
             CommandSpec("scan", abstract: "Show the beacons in view, nearest first (the ranging table).",
@@ -183,6 +186,11 @@ public enum EdgeAgentCLI {
         do {
             spec = try radioSpec(config, command)
             options = try config.radioOptions(record: command[record])
+            if options.recordPath != nil {
+                let megabytes = try command[recordLimit]
+                guard megabytes >= 1, megabytes <= 1_000_000 else { throw command.usageError("--record-limit must be 1…1000000 (MB)") }
+                options.recordFileLimit = megabytes * 1_000_000
+            }
         } catch let e as ConfigError { throw Refusal(message: "bad config:\n\(e)", code: .config) }
         catch { throw Refusal(message: "\(error)", code: .usage) }
         // A scan is a look at the radio: a radio that cannot be opened (an adapter missing, down

@@ -9,6 +9,9 @@ public struct RadioOptions: Sendable, Hashable {
     public var recovery: RecoveryPolicy
     /// Write everything received and sent to this btsnoop file (`btmon -r` reads it).
     public var recordPath: String?
+    /// Past this many bytes the capture at `recordPath` becomes `recordPath.1` and a new one
+    /// begins (`BTSnoopWriter.fileLimit`): a capture left running does not fill the card.
+    public var recordFileLimit: UInt64?
     /// Send HCI Reset when opening; nil = only for H4 controllers (a BlueZ-managed
     /// adapter is already initialised by the kernel).
     public var resetOnOpen: Bool?
@@ -27,13 +30,14 @@ public struct RadioOptions: Sendable, Hashable {
     public var burstWindow: Double?
 
     public init(scan: ScanSettings = ScanSettings(), advertise: AdvertisingSettings? = nil,
-                recovery: RecoveryPolicy = RecoveryPolicy(), recordPath: String? = nil, resetOnOpen: Bool? = nil,
+                recovery: RecoveryPolicy = RecoveryPolicy(), recordPath: String? = nil, recordFileLimit: UInt64? = nil, resetOnOpen: Bool? = nil,
                 bufferCapacity: Int = 4096, commandTimeout: Double = 2, checkInterval: Double = 0.5,
                 waitForAdapter: Bool = false, burstWindow: Double? = nil) {
         self.scan = scan
         self.advertise = advertise
         self.recovery = recovery
         self.recordPath = recordPath
+        self.recordFileLimit = recordFileLimit
         self.resetOnOpen = resetOnOpen
         self.bufferCapacity = bufferCapacity
         self.commandTimeout = commandTimeout

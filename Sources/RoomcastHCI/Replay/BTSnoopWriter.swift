@@ -10,31 +10,51 @@ import Synchronization
 /// and Wireshark read. Thread-safe; buffered, flushed every `flushEvery`
 /// bytes and on `flush()` / `shutdown()`. After a failed write (a full disk, a
 /// stick pulled out) nothing more is kept: every write throws that failure.
+///
+/// With a `fileLimit`, a capture left running for days keeps only its newest
+/// part: once `path` has grown past the limit it is renamed `path.1` (replacing
+/// the one before) and a new `path` begins, each a capture of its own. The disk
+/// holds at most about twice the limit, as with `tcpdump -C … -W 2`.
 public final class BTSnoopWriter: Sendable {
     private struct State {
         var fd: Int32
         var pending: [UInt8] = []
         var written: UInt64 = 0
+        /// Bytes in the file at `path` now (its header included).
+        var fileBytes: UInt64 = 0
+        var rotations = 0
         var closed = false
         var failure: SystemCallError?
     }
 
     public let path: String
+    /// Past this many bytes `path` becomes `path.1` and a new file begins; nil: one file without end.
+    public let fileLimit: UInt64?
     private let state: Mutex<State>
     private let flushEvery: Int
 
+    /// Where the older part of a rotated capture is kept.
+    public var previousPath: String { path + ".1" }
+
     /// Creates (truncates) `path` and writes the file header.
-    public init(path: String, flushEvery: Int = 64 * 1024) throws(BTSnoopError) {
+    public init(path: String, flushEvery: Int = 64 * 1024, fileLimit: UInt64? = nil) throws(BTSnoopError) {
         self.path = path
         self.flushEvery = flushEvery
+        self.fileLimit = fileLimit
         let fd: Int32
-        do {
-            fd = try Syscall.call("open") { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
-        } catch { throw .io(path: path, error) }
+        do { fd = try Self.create(path) } catch { throw .io(path: path, error) }
+        state = Mutex(State(fd: fd, pending: Self.header))
+    }
+
+    private static var header: [UInt8] {
         var header = BTSnoopFormat.magic
         header.appendBE(UInt32(1))
         header.appendBE(BTSnoopFormat.Datalink.h4.rawValue)
-        state = Mutex(State(fd: fd, pending: header))
+        return header
+    }
+
+    private static func create(_ path: String) throws(SystemCallError) -> Int32 {
+        try Syscall.call("open") { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
     }
 
     deinit { shutdown() }
@@ -44,6 +64,9 @@ public final class BTSnoopWriter: Sendable {
 
     /// Bytes held for the next write to the file.
     public var bufferedByteCount: Int { state.withLock { $0.pending.count } }
+
+    /// How many times the capture began a new file.
+    public var rotationCount: Int { state.withLock { $0.rotations } }
 
     /// The write that failed, after which the capture stopped.
     public var failure: BTSnoopError? { state.withLock { s in s.failure.map { .io(path: path, $0) } } }
@@ -71,7 +94,7 @@ public final class BTSnoopWriter: Sendable {
             s.pending.append(type.rawValue)
             s.pending.append(contentsOf: bytes)
             s.written += 1
-            if s.pending.count >= flushEvery { Self.drain(&s) }
+            if s.pending.count >= flushEvery { drain(&s) }
             return s.failure
         }
         if let result { throw .io(path: path, result) }
@@ -80,7 +103,7 @@ public final class BTSnoopWriter: Sendable {
     /// Writes buffered records to the file.
     public func flush() throws(BTSnoopError) {
         let failure = state.withLock { s in
-            Self.drain(&s)
+            drain(&s)
             return s.failure
         }
         if let failure { throw .io(path: path, failure) }
@@ -90,20 +113,34 @@ public final class BTSnoopWriter: Sendable {
     public func shutdown() {
         state.withLock { s in
             guard !s.closed else { return }
-            Self.drain(&s)
-            close(s.fd)
+            drain(&s)
+            if s.fd >= 0 { close(s.fd) }
             s.closed = true
         }
     }
 
-    private static func drain(_ s: inout State) {
+    private func drain(_ s: inout State) {
         guard !s.pending.isEmpty, s.failure == nil else { return }
-        do throws(SystemCallError) { try Syscall.writeAll(s.fd, s.pending) } catch {
+        do throws(SystemCallError) {
+            try Syscall.writeAll(s.fd, s.pending)
+            s.fileBytes += UInt64(s.pending.count)
+            s.pending.removeAll(keepingCapacity: true)
+            if let fileLimit, s.fileBytes >= fileLimit { try rotate(&s) }
+        } catch {
             s.failure = error
             s.pending = []
-            return
         }
-        s.pending.removeAll(keepingCapacity: true)
+    }
+
+    /// `path` becomes `path.1`; a new `path` begins with its own header (written with the next records).
+    private func rotate(_ s: inout State) throws(SystemCallError) {
+        close(s.fd)
+        s.fd = -1
+        try Syscall.call("rename") { rename(path, previousPath) }
+        s.fd = try Self.create(path)
+        s.fileBytes = 0
+        s.pending = Self.header
+        s.rotations += 1
     }
 }
 
