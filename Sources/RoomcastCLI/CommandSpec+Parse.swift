@@ -82,7 +82,7 @@ private struct ArgumentParserState {
                     if let name = current.defaultSubcommand, let sub = current.subcommand(name), !sub.arguments.isEmpty {
                         chain.append(sub)
                     } else {
-                        var message = "unknown subcommand '\(arg)'"
+                        var message = "unknown subcommand '\(ShownText.argument(arg))'"
                         if let guess = Suggestion.closest(to: arg, in: current.subcommands.map(\.name)) {
                             message += "; did you mean '\(guess)'?"
                         }
@@ -164,7 +164,7 @@ private struct ArgumentParserState {
             spec = lookup(long: name)
         }
         guard let spec else {
-            var message = "unknown option '--\(name)'"
+            var message = "unknown option '--\(ShownText.argument(name))'"
             var candidates = chain.flatMap { $0.options.map(\.name) } + ["help"]
             if positionals.isEmpty, let name = current.defaultSubcommand, let sub = current.subcommand(name) {
                 candidates += sub.options.map(\.name)
@@ -231,7 +231,7 @@ private struct ArgumentParserState {
             }
             remaining = remaining.dropFirst()
         }
-        if let extra = remaining.first { throw error("unexpected argument '\(extra)'") }
+        if let extra = remaining.first { throw error("unexpected argument '\(ShownText.argument(extra))'") }
     }
 
     /// A value may start with '-' only when it is a number or a lone '-' (stdin).

@@ -1,3 +1,5 @@
+import Shared
+
 /// A command line read against a `CommandSpec`: which command, and its
 /// options, flags and positional arguments, read through their declarations
 /// (`command[seconds]`, `command[dryRun]`, `command[inputs]`).
@@ -33,9 +35,9 @@ public struct ParsedCommand: Sendable, Equatable {
                 return value
             case .failure(let failure):
                 if let reason = failure.reason {
-                    throw usageError("invalid value '\(failure.text)' for '--\(option.spec.name)': \(reason)")
+                    throw usageError("invalid value '\(ShownText.argument(failure.text))' for '--\(option.spec.name)': \(reason)")
                 }
-                throw usageError("invalid value '\(failure.text)' for '\(option.spec.synopsis)'")
+                throw usageError("invalid value '\(ShownText.argument(failure.text))' for '\(option.spec.synopsis)'")
             }
         }
     }

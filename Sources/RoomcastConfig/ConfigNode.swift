@@ -1,3 +1,5 @@
+import Shared
+
 /// Where a config value came from: a position in the file, or a command-line override.
 public enum ConfigLocation: Sendable, Equatable, CustomStringConvertible {
     /// 1-based line and column in the config file.
@@ -64,9 +66,12 @@ public struct ConfigNode: Sendable, Equatable {
         return entries.first(where: { $0.key == key })?.value
     }
 
-    /// A short name of the node's kind for error messages ("a mapping", "the string 'x'").
+    /// A short name of the node's kind for error messages ("a mapping", "the string 'x'"). A
+    /// scalar that names a secret is not shown: an env file given as the config file
+    /// (`ROOMCAST_MQTT_PASSWORD=...`), or `password:hunter2` folded into the value before it.
     package var kindDescription: String {
         switch kind {
+        case .scalar(let text, _) where ShownText.mentionsSecret(text): "a value (not shown: it names a password, token or key)"
         case .mapping: "a mapping"
         case .sequence: "a list"
         case .null: "null"
@@ -92,12 +97,5 @@ public struct ConfigNode: Sendable, Equatable {
     /// Long values are cut in messages so a hostile file cannot flood the log, and the password
     /// of anything written as `[scheme://]user:password@host` is not shown (`mqtt: <url>` where
     /// a mapping belongs, an override into it).
-    package static func excerpt(_ text: String) -> String {
-        var text = text
-        let start = text.range(of: "://")?.upperBound ?? text.startIndex
-        if let at = text[start...].lastIndex(of: "@"), let colon = text[start..<at].firstIndex(of: ":") {
-            text = String(text[..<colon]) + ":***" + String(text[at...])
-        }
-        return text.count <= 60 ? text : String(text.prefix(57)) + "..."
-    }
+    package static func excerpt(_ text: String) -> String { ShownText.excerpt(text) }
 }

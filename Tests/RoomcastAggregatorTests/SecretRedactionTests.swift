@@ -132,4 +132,42 @@ import TestSupport
         }
         #expect(live.stderr.contains("mqtt connect failed") && aggregatorLive.stderr.contains("mqtt connect failed"))
     }
+
+    /// A mistake that puts a secret where an error message echoes what it found: the env file
+    /// given as the config file, a broker URL without its option, an entry run together
+    /// (`password:…` with no space, read as the value of the key before it), an IRK in the wrong
+    /// field. Each is refused, and no message shows the secret.
+    @Test(arguments: [
+        ("edge-agent", ["run", "--config", "{dir}/agent.env"], "ROOMCAST_MQTT_PASSWORD={secret}\nROOMCAST_HTTP_TOKEN={secret}\n"),
+        ("aggregator", ["mqtt://bob:{secret}@broker.local"], ""),
+        ("edge-agent", ["run", "--broker:mqtt://bob:{secret}@broker.local"], ""),
+        ("aggregator", ["run", "--broker", "mqtt://bob:{secret}@broker.local", "mqtt://bob:{secret}@broker.local"], ""),
+        ("aggregator", ["run", "--config", "{dir}/file.yaml", "--broker", "mqtt://broker.local"], "mqtt:\n  password:{secret}\n"),
+        ("edge-agent", ["run", "--config", "{dir}/file.yaml"], "node: hall-pi\nmqtt:\n  keepalive: 30\n    password:{secret}\n"),
+        ("edge-agent", ["run", "--config", "{dir}/file.yaml"],
+         "node: hall-pi\nirks:\n  - name: watch\n    key: lsb_first\n    byte_order: \"{key}\"\n"),
+        ("edge-agent", ["run", "--config", "{dir}/file.yaml"],
+         "node: hall-pi\nirks:\n  - name: \"{key} \"\n    key: watch\n"),
+    ])
+    func aSecretInTheWrongPlaceIsNotEchoed(program: String, arguments: [String], file: String) async throws {
+        let bin = try FaultRig.productsDirectory()
+        let dir = NSTemporaryDirectory() + "roomcast-misplaced-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let secret = "misplaced-secret-4e1b", key = Self.watchKey.uppercased()
+        func fill(_ text: String) -> String {
+            text.replacingOccurrences(of: "{dir}", with: dir).replacingOccurrences(of: "{secret}", with: secret)
+                .replacingOccurrences(of: "{key}", with: key)
+        }
+        if !file.isEmpty {
+            let name = arguments.contains("{dir}/agent.env") ? "agent.env" : "file.yaml"
+            try fill(file).write(toFile: "\(dir)/\(name)", atomically: true, encoding: .utf8)
+        }
+        let child = try ChildProcess("\(bin)/\(program)", arguments.map(fill), stdoutPath: "\(dir)/out", stderrPath: "\(dir)/err",
+                                     environment: ["PATH": "/usr/bin:/bin"])
+        let status = try await withTimeout(.seconds(60), "\(program) to exit") { await child.waitForExit() }
+        #expect(status == 64 || status == 78, "refused as a usage or config error: exit \(status)\n\(child.stderr)")
+        #expect(!child.stderr.isEmpty, "no message")
+        Self.expectClean(child.stdout + child.stderr, of: "\(program) \(arguments.joined(separator: " "))", [secret, key])
+    }
 }

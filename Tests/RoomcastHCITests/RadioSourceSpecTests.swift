@@ -118,3 +118,19 @@ import Testing
         #expect(HCISocket.noAdapterUp(present: []) == .adapterNotFound(device: "hci", detail: "no Bluetooth adapter is present"))
     }
 }
+
+/// The raw socket's filter: every event the agent reads (Command Complete and Status, LE Meta,
+/// Hardware Error) passes, and the two that carry link keys do not, so a phone paired with
+/// bluetoothctl on this Pi while `--record` runs leaves no key in the capture.
+@Suite struct HCISocketFilterTests {
+    @Test func theEventsThatCarryLinkKeysAreNotRead() {
+        let filter = HCISocket.eventFilter()
+        func passes(_ event: UInt32) -> Bool {
+            let word = event < 32 ? filter.event_mask.0 : filter.event_mask.1
+            return word & (1 << (event % 32)) != 0
+        }
+        #expect(filter.type_mask == 1 << 4, "events only")
+        for event: UInt32 in [0x0E, 0x0F, 0x10, 0x3E, 0x05, 0x1A] { #expect(passes(event), "event 0x\(String(event, radix: 16))") }
+        for event: UInt32 in [0x15, 0x18] { #expect(!passes(event), "event 0x\(String(event, radix: 16))") }
+    }
+}

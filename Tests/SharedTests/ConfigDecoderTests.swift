@@ -146,7 +146,7 @@ private func problems<T: Decodable>(_ type: T.Type, _ yaml: String) -> [String] 
             "mqtt.topic_prefix: level '' must not be empty",
             "regions[0].name: must not contain '#'",
             "beacons[0].name: must not contain '/'",
-            "irks[0].name: '' must be lowercase letters, digits, '-', '_' or '.'",
+            "irks[0].name: must be lowercase letters, digits, '-', '_' or '.' (not shown: irks entries hold keys)",
             "fingerprints.rules[0].name: 't/t' must be lowercase letters, digits, '-', '_' or '.'",
         ])
     }

@@ -40,7 +40,9 @@ extension AdvertisingConfig {
         var irkKeys: [[UInt8]: Int] = [:]
         for (i, k) in irks.enumerated() {
             let p = "irks[\(i)]"
-            if BeaconID.irk(k.name) == nil { out.append("\(p).name: '\(k.name)' must be lowercase letters, digits, '-', '_' or '.'") }
+            // The value of an `irks` entry that is not valid is not echoed: a key written in the
+            // wrong field (name and key swapped) would reach the log.
+            if BeaconID.irk(k.name) == nil { out.append("\(p).name: must be lowercase letters, digits, '-', '_' or '.' (not shown: irks entries hold keys)") }
             else if !irkNames.insert(k.name.lowercased()).inserted { out.append("\(p).name: '\(k.name)' used twice") }
             if let key = Self.hexBytes(k.key.revealed, 16) {
                 // One device under two names: the first resolves every address, the second never.
@@ -51,7 +53,7 @@ extension AdvertisingConfig {
                 out.append("\(p).key: not 32 hex digits")  // never echo a key
             }
             if let o = k.byteOrder, o != "msb_first", o != "lsb_first" {
-                out.append("\(p).byte_order: '\(o)' is not msb_first or lsb_first")
+                out.append("\(p).byte_order: must be msb_first or lsb_first (not shown: irks entries hold keys)")
             }
         }
         for (i, b) in fingerprints.builtins.enumerated() where b != "all" && !FingerprintConfig.builtinNames.contains(b) {

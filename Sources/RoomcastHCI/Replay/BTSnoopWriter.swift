@@ -54,7 +54,8 @@ public final class BTSnoopWriter: Sendable {
     }
 
     private static func create(_ path: String) throws(SystemCallError) -> Int32 {
-        try Syscall.call("open") { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
+        // Readable by its owner only: a capture says which devices were near this Pi, and when.
+        try Syscall.call("open") { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600) }
     }
 
     deinit { shutdown() }

@@ -99,16 +99,22 @@ enum HCISocket {
         return Int32(n)
     }
 
-    /// Passes events only (and the commands' answers among them), like hcitool lescan.
+    /// Passes events only (and the commands' answers among them), like hcitool lescan, but not
+    /// the two that carry link keys: Return Link Keys (0x15) and Link Key Notification (0x18),
+    /// which a pairing made with bluetoothctl on this host sends to every raw socket. The agent
+    /// needs neither, and `--record` would write them to its capture.
     /// The bit operations of hci_lib.h's inline helpers, done here in Swift.
     static func eventFilter() -> hci_filter {
         var f = hci_filter()
         f.type_mask = 1 << UInt32(HCIPacketType.event.rawValue)
-        f.event_mask.0 = 0xFFFF_FFFF
+        f.event_mask.0 = 0xFFFF_FFFF & ~(1 << linkKeyEvents.returnLinkKeys) & ~(1 << linkKeyEvents.linkKeyNotification)
         f.event_mask.1 = 0xFFFF_FFFF
         f.opcode = 0
         return f
     }
+
+    /// Event codes of the events that carry link keys (Core spec, Vol 4, Part E, 7.7.21 and 7.7.24).
+    static let linkKeyEvents = (returnLinkKeys: UInt32(0x15), linkKeyNotification: UInt32(0x18))
 
     /// The error the operator sees for a failed call on the raw socket.
     static func map(errno e: Int32, call: String, device: String) -> RadioError {
