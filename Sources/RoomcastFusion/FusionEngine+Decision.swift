@@ -120,22 +120,14 @@ extension FusionEngine {
                     lastOnline = max(lastOnline, nodes[n].onlineSince)
                 }
             }
-            if lastOffline > lastOnline || !(lastOnline.isFinite || s.resumedAt.isFinite) {
-                // No evidence is not away: the nodes that heard it last are offline (a Wi-Fi
-                // outage takes them all at once), so it holds its room, marked as such, until
-                // a node hears it again or the nodes that are up have not heard it for the
-                // away timeout since they came back.
-                guard s.decided, s.reason != "nodes_offline" else { return false }
-                s.reason = "nodes_offline"
-                s.confidence = 0
-                s.rising = -1
-                return true
-            }
+            // The nodes that heard it last are offline (a Wi-Fi outage takes them all at once):
+            // they are missing, not silent.
+            let missing = lastOffline > lastOnline || !(lastOnline.isFinite || s.resumedAt.isFinite)
             // Silence within the away timeout holds the room; beyond it the beacon is away. A
             // decision resumed after a restart, not heard since, counts its silence from the
             // resume: the aggregator was away, not (as far as anyone knows) the beacon.
             // Likewise after the aggregator itself was deaf (`hearingRestored`).
-            var silentSince = lastOnline.isFinite ? lastOnline : s.resumedAt
+            var silentSince = missing ? lastOffline : lastOnline.isFinite ? lastOnline : s.resumedAt
             silentSince = max(silentSince, hearingSince)
             let silence = now - silentSince
             // Let go early only once this process has counted its evidence: a beacon resumed and
@@ -144,6 +136,18 @@ extension FusionEngine {
             guard silence > away || (s.room >= 0 && s.countedUntil.isFinite && silence > leavingAfter(s)
                                      && departures.favoursLeaving(s.room))
             else { return false }
+            if missing {
+                // No evidence is not away: where it would have gone away, it holds its room,
+                // marked as such, until a node hears it again or the nodes that are up have
+                // not heard it for the away timeout since they came back. Before then its
+                // silence is any beacon's, and a node's Wi-Fi gone for a few seconds changes
+                // nothing Home Assistant shows.
+                guard s.decided, s.reason != "nodes_offline" else { return false }
+                s.reason = "nodes_offline"
+                s.confidence = 0
+                s.rising = -1
+                return true
+            }
             guard s.decided else {
                 // Never placed, and silent: not away, as it was never anywhere. Its initial
                 // wait starts again at its next reading, so an id heard once now and once

@@ -34,8 +34,8 @@ struct DecisionContractTests {
         hear(["n-office": -58, "n-kitchen": -70], from: 200, to: 210)   // returned: office
         engine.nodeStatus("n-office", online: false, now: 210)          // missing, not silent: office
         hear(["n-kitchen": -70], from: 210, to: 215)
-        engine.nodeStatus("n-kitchen", online: false, now: 215)         // nodes_offline
-        decisions += engine.tick(now: 216)
+        engine.nodeStatus("n-kitchen", online: false, now: 215)         // nodes_offline, once it
+        decisions += engine.tick(now: 246)                               // would have gone away
         // resumed: a restarted engine takes over the retained decision (one held for offline
         // nodes is resumed as held: `ResumeTests`).
         var restarted = FusionEngine(site: Synthetic.twoRooms, settings: FusionSettings())

@@ -63,7 +63,7 @@ import Shared
         var engine = FusionEngine(site: Synthetic.twoRooms, settings: FusionSettings())
         _ = FusionEngineTests.drive(&engine, from: 0, to: 20, sigma: 1, seed: 6) { _ in ["n-kitchen": -60] }
         engine.nodeStatus("n-kitchen", online: false, now: 20)
-        #expect(engine.tick(now: 20.5).first?.reason == "nodes_offline")
+        #expect(engine.tick(now: 51).first?.reason == "nodes_offline")
         engine.nodeStatus("n-kitchen", online: true, now: 80)
         engine.nodeStatus("n-kitchen", online: false, now: 82)
         engine.nodeStatus("n-kitchen", online: true, now: 90)
