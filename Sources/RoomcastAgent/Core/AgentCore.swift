@@ -30,6 +30,8 @@ public struct AgentCore: Sendable {
     /// to the beacons still tracked when it reaches twice the table's capacity, so a flood of
     /// ids costs one pass per capacity's worth of new addresses.
     private var eddystoneAtAddress: [UInt64: BeaconID] = [:]
+    /// Addresses that change their beacon id (`UnstableIDWatch`): their new ids are not tracked.
+    private var unstableIDs: UnstableIDWatch
     /// Seconds a TLM frame's telemetry goes with the readings after it. Beacons send one every
     /// few seconds to a minute; telemetry not heard for longer is no longer the beacon's own
     /// (it stopped sending TLM frames, or its address is now another beacon's), and a reading
@@ -57,6 +59,9 @@ public struct AgentCore: Sendable {
         public var evicted: UInt64 = 0
         /// Of those, known beacons and IRK phones (only when the table is smaller than the config's list).
         public var evictedKnown: UInt64 = 0
+        /// Transmitters found changing their beacon id (`UnstableIDWatch`); their advertisements
+        /// since are counted in `untracked`.
+        public var unstableAddresses: UInt64 = 0
         /// Strangers not tracked because every place was taken by known beacons and IRK phones.
         public var refused: UInt64 = 0
         /// Times the wall clock was seen to step back (`clockSteppedBack`).
@@ -67,6 +72,7 @@ public struct AgentCore: Sendable {
         self.settings = settings
         self.decoder = decoder
         self.beacons = BeaconTable(capacity: settings.maxTrackedBeacons)
+        self.unstableIDs = UnstableIDWatch(tableCapacity: settings.maxTrackedBeacons)
         self.policy = PublishPolicy(reportInterval: settings.reportInterval, significantChangeDB: settings.significantChangeDB,
                                     significantChangeMeters: settings.significantChangeMeters)
         self.regions = RegionTracker(node: settings.node, exitDelay: settings.regionExitDelay)
@@ -118,11 +124,8 @@ public struct AgentCore: Sendable {
         for event in regions.heard(identity.id, inRegions: identity.regions, ts: ts) {
             if let m = eventMessage(event) { out.append(m) }
         }
-        guard let slot = track(identity, at: ts) else {
-            // A stranger with every place taken by known beacons.
-            stats.refused += 1
-            return out
-        }
+        // A stranger with every place taken by known beacons, or from an address that changes its id.
+        guard let slot = track(identity, from: report.addressValue, at: ts) else { return out }
         if case .eddystone(.uid)? = identity.beacon { noteEddystone(identity.id, at: report.addressValue) }
         let ranged = beacons.withEntry(slot) { e -> BeaconRanger.Range? in
             if let rssi = report.rssi { e.ranger.ingest(rssi: rssi, advertised: identity.referencePower, at: ts) }
@@ -262,6 +265,7 @@ public struct AgentCore: Sendable {
         t.beaconsMax = beacons.capacity
         t.beaconsEvicted = stats.evicted
         t.beaconsRefused = stats.refused
+        t.beaconsUnstable = stats.unstableAddresses
         t.publishesRefused = UInt64(refused.values.reduce(0, +))
         t.refusedTopics = refused.isEmpty ? nil : refused.mapValues { UInt64($0) }
         return (try? OutboundMessage(topic: settings.topics.nodeTelemetry(settings.node), json: t, retain: true))
@@ -301,10 +305,11 @@ public struct AgentCore: Sendable {
         return warning
     }
 
-    /// The slot of `identity`'s beacon, heard at `ts`: found and marked heard, or added
-    /// (evicting the least recently heard when the table is full); nil for a stranger when
-    /// only known beacons are tracked.
-    mutating func track(_ identity: TrackedIdentity, at ts: Double) -> Int? {
+    /// The slot of `identity`'s beacon, heard from `address` at `ts`: found and marked heard, or
+    /// added (evicting the least recently heard when the table is full); nil for a stranger when
+    /// only known beacons are tracked (counted as refused), and for a new id of an address that
+    /// changes its id (counted as untracked).
+    mutating func track(_ identity: TrackedIdentity, from address: UInt64, at ts: Double) -> Int? {
         let retention: BeaconTable.Retention = identity.isKnown ? .known : identity.regions.isEmpty ? .ordinary : .region
         if let slot = beacons.lookUp(identity.id) {
             beacons.touch(slot, retention: retention)
@@ -315,12 +320,20 @@ public struct AgentCore: Sendable {
             }
             return slot
         }
+        if retention == .ordinary && !unstableIDs.admits(identity.id, from: address) {
+            stats.untracked += 1
+            stats.unstableAddresses = unstableIDs.found
+            return nil
+        }
         // Its class once heard again; until then it is one of possibly many one-off advertisers.
         let entry = BeaconTable.Entry(id: identity.id, retention: retention == .known ? .known : .heardOnce,
                                       name: identity.name, kind: identity.kind,
                                       lastHeard: ts, ranger: BeaconRanger(id: identity.id, config: settings.ranging),
                                       published: nil)
-        guard let (slot, evicted) = beacons.insert(entry) else { return nil }
+        guard let (slot, evicted) = beacons.insert(entry) else {
+            stats.refused += 1
+            return nil
+        }
         if let evicted {
             stats.evicted += 1
             if evicted.retention == .known { stats.evictedKnown += 1 }

@@ -40,6 +40,8 @@ public final class AgentHTTP: Sendable {
                       Double(stats.evicted), labels: node)
             p.counter("roomcast_agent_beacons_refused_total", help: "Strangers not tracked, every place taken by known beacons.",
                       Double(stats.refused), labels: node)
+            p.counter("roomcast_agent_beacons_unstable_total", help: "Transmitters found changing their beacon id (more than 10 ids from one address); their new ids are not tracked.",
+                      Double(stats.unstableAddresses), labels: node)
             p.counter("roomcast_agent_reports_dropped_total", help: "Reports dropped because the agent fell behind the radio.",
                       Double(radio.dropped), labels: node)
             p.counter("roomcast_agent_hci_errors_total",

@@ -21,6 +21,9 @@ public struct NodeTelemetry: Codable, Sendable, Equatable {
     /// Strangers not tracked since the agent started because known beacons and IRK phones took
     /// every place.
     public var beaconsRefused: UInt64?
+    /// Transmitters found changing their beacon id since the agent started (more than 10 ids from
+    /// one address: a tracker or app that rotates its major and minor); their new ids are not tracked.
+    public var beaconsUnstable: UInt64?
     /// Publishes the broker refused since the agent started (MQTT 5 PUBACK reason ≥ 0x80, e.g. its ACL).
     public var publishesRefused: UInt64?
     /// Those refusals per topic family (beacon ids as `+`), when there were any.
@@ -52,6 +55,7 @@ public struct NodeTelemetry: Codable, Sendable, Equatable {
         case beaconsMax = "beacons_max"
         case beaconsEvicted = "beacons_evicted"
         case beaconsRefused = "beacons_refused"
+        case beaconsUnstable = "beacons_unstable"
         case publishesRefused = "publishes_refused"
         case refusedTopics = "refused_topics"
     }
