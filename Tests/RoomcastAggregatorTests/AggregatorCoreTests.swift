@@ -970,11 +970,65 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
 
     @Test func idsMapOntoOursOrAFingerprint() {
         #expect(ESPresenseInput.beaconID("iBeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45") == cat)
-        #expect(ESPresenseInput.beaconID("apple:1005:9-26").rawValue == "fp:espresense-apple-1005-9-26")
-        #expect(ESPresenseInput.beaconID("eddy:edd1ebeac04e5defa017-0bdb87539b67").rawValue == "eddystone:edd1ebeac04e5defa017-0bdb87539b67")
+        #expect(ESPresenseInput.beaconID("name:johns-watch")?.rawValue == "fp:espresense-name-johns-watch")
+        #expect(ESPresenseInput.beaconID("tile:f155906529dc")?.rawValue == "fp:espresense-tile-f155906529dc")
+        #expect(ESPresenseInput.beaconID("eddy:edd1ebeac04e5defa017-0bdb87539b67")?.rawValue == "eddystone:edd1ebeac04e5defa017-0bdb87539b67")
+        // ESPresense's firmware writes the namespace's fifth byte twice: the beacon's id without it.
+        #expect(ESPresenseInput.beaconID("eddy:edd1ebeac0c04e5defa017-0bdb87539b67")?.rawValue == "eddystone:edd1ebeac04e5defa017-0bdb87539b67")
+        // A public or static address, bare or known: the id a Roomcast agent gives a device listed by it.
+        #expect(ESPresenseInput.beaconID("f155906529dc")?.rawValue == "mac:f155906529dc")
+        #expect(ESPresenseInput.beaconID("known:F155906529DC")?.rawValue == "mac:f155906529dc")
+        // A kind of device, shared by every such device near the node: no beacon.
+        for kind in ["apple:1005:9-26", "apple:findmy", "exp:20", "md:0118:26", "sd:0000fe9f", "ad:0000fd6f-20",
+                     "msft:cdp:0102", "smarttag:13", "node:kitchen"] {
+            #expect(ESPresenseInput.beaconID(kind) == nil, "\(kind)")
+        }
         // ESPresense names a phone by its key's hex; passed through, it was a second id for a
         // phone Roomcast's agents name by the key's name.
-        #expect(ESPresenseInput.beaconID("irk:9b7d0f1e2a3b4c5d6e7f8091a2b3c4d5").rawValue == "fp:espresense-irk-9b7d0f1e2a3b4c5d6e7f8091a2b3c4d5")
+        #expect(ESPresenseInput.beaconID("irk:9b7d0f1e2a3b4c5d6e7f8091a2b3c4d5")?.rawValue == "fp:espresense-irk-9b7d0f1e2a3b4c5d6e7f8091a2b3c4d5")
+    }
+
+    /// Many iPhones near an ESPresense node share `apple:1005:9-26`: fused as one beacon they
+    /// placed a phantom wherever iPhones were. Refused, counted as `not_one_device`.
+    @Test func aKindOfDeviceIsNotPlaced() throws {
+        var core = makeCore(discovery: false)
+        core.acceptsESPresense = true
+        _ = try core.start(now: 0)
+        let payload = Array(#"{"id":"apple:1005:9-26","rssi@1m":-59,"rssi":-60,"distance":1,"mac":"4a1b2c3d4e5f"}"#.utf8)
+        for t in stride(from: 1.0, through: 20, by: 1) {
+            let outcome = try core.handle(topic: "espresense/devices/apple:1005:9-26/office-pi", payload: payload, now: t)
+            #expect(outcome.rejection?.reason == .notOneDevice)
+        }
+        #expect(core.intake.rejected[.notOneDevice] == 20)
+        #expect(core.currentDecisions().isEmpty)
+    }
+
+    /// An ESPresense node's Last Will (`espresense/rooms/<room>/status: offline`) was never read:
+    /// a beacon only it heard went away when it lost power. It is an offline node now, and its
+    /// beacon is held where it was; `online` brings it back.
+    @Test func anESPresenseNodesLastWillMakesItOffline() throws {
+        var core = AggregatorConfig(site: site, discovery: .init(enabled: false)).makeCore()
+        core.acceptsESPresense = true
+        _ = try core.start(now: 0)
+        let topic = "espresense/devices/iBeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45/office-pi"
+        let payload = Array(#"{"id":"iBeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45","rssi@1m":-59,"rssi":-55,"distance":0.6,"int":1000}"#.utf8)
+        _ = try core.handle(topic: "espresense/rooms/office-pi/status", payload: Array("online".utf8), now: 0.5)
+        for t in stride(from: 1.0, through: 20, by: 1) { _ = try core.handle(topic: topic, payload: payload, now: t) }
+        #expect(core.engine.decision(for: cat)?.room == "office")
+        let will = try core.handle(topic: "espresense/rooms/office-pi/status", payload: Array("offline".utf8), now: 20.5)
+        #expect(will.rejection == nil)
+        #expect(core.offline.contains("office-pi"))
+        var published: [PresenceDecision] = []
+        for t in stride(from: 21.0, through: 120, by: 1) {
+            published += try core.advance(to: t).filter { $0.topic == Topics().presence(cat) }
+                .map { try WireFormat.decode(PresenceDecision.self, from: $0.payload) }
+        }
+        #expect(!published.contains { $0.room == nil }, "away while its only node was offline: \(published.map { $0.reason ?? "" })")
+        #expect(published.last?.room == "office" && published.last?.reason == "nodes_offline")
+        _ = try core.handle(topic: "espresense/rooms/office-pi/status", payload: Array("online".utf8), now: 121)
+        #expect(!core.offline.contains("office-pi"))
+        #expect(try core.handle(topic: "espresense/rooms/garage/status", payload: Array("offline".utf8), now: 122).rejection?.reason == .unknownNode)
+        #expect(try core.handle(topic: "espresense/rooms/office-pi/status", payload: Array("sleepy".utf8), now: 123).rejection?.reason == .badPayload)
     }
 
     /// Real ESPresense sends the mean advertising interval as `int` (ms); it was read from

@@ -52,17 +52,19 @@ public struct CompatibilityOutput: Sendable, Equatable, CustomStringConvertible 
             interval: r.interval.map { Int(($0 * 1000).rounded()) }, roomcastNode: r.node))
     }
 
-    /// ESPresense's spelling of an id: `iBeacon:<uuid>-<major>-<minor>`, `altBeacon:…` and
-    /// `eddy:<namespace>-<instance>`. Topics are matched case-sensitively, so an `mqtt_room` sensor
-    /// or an ESPresense-companion setup written for ESPresense nodes hears a Roomcast node only
-    /// under these. Other ids (a phone's `irk:<name>`, `mac:`, `fp:`) have no ESPresense form
-    /// Roomcast could give (ESPresense names a phone by its key) and go as they are.
+    /// ESPresense's spelling of an id: `iBeacon:<uuid>-<major>-<minor>`, `altBeacon:…`,
+    /// `eddy:<namespace>-<instance>` and a device listed by its address as the bare address
+    /// (`f155906529dc`). Topics are matched case-sensitively, so an `mqtt_room` sensor or an
+    /// ESPresense-companion setup written for ESPresense nodes hears a Roomcast node only under
+    /// these. Other ids (a phone's `irk:<name>`, `fp:`) have no ESPresense form Roomcast could
+    /// give (ESPresense names a phone by its key, or the alias given it) and go as they are.
     static func espresenseID(_ id: BeaconID) -> String {
         let body = id.rawValue.dropFirst(id.scheme.count + 1)
         switch id.scheme {
         case "ibeacon": return "iBeacon:" + body
         case "altbeacon": return "altBeacon:" + body
         case "eddystone": return "eddy:" + body
+        case "mac": return String(body)
         default: return id.rawValue
         }
     }

@@ -240,7 +240,7 @@ public enum AggregatorCLI {
         }
         let service = AggregatorService(runtime: runtime, mqtt: client, topics: topics,
                                         discoveryFilter: config.discovery.enabled ? "\(config.discovery.prefix)/+/+/config" : nil,
-                                        extraFilters: config.inputs.espresense ? [ESPresenseInput.filter] : [],
+                                        extraFilters: config.inputs.espresense ? ESPresenseInput.filters : [],
                                         clock: clock, statusGuard: statusGuard, http: http, logger: logger)
         let lifecycle = ServiceLifecycle(logger: logger)
         lifecycle.onShutdown("stop the aggregator") { service.stop() }

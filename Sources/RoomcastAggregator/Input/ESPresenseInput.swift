@@ -1,12 +1,13 @@
 import Foundation
 import Shared
 
-/// Readings from ESPresense nodes (`espresense/devices/<id>/<room>`), so a fleet
-/// of ESPresense and Roomcast nodes fuses together. The ESPresense node is
-/// named by its room topic level; list it under `nodes:` with that name.
+/// Readings from ESPresense nodes (`espresense/devices/<id>/<room>`), and their statuses
+/// (`espresense/rooms/<room>/status`), so a fleet of ESPresense and Roomcast nodes fuses
+/// together. The ESPresense node is named by its room topic level; list it under `nodes:` with
+/// that name.
 public struct ESPresenseInput: Sendable {
-    /// The subscription filter.
-    public static let filter = Topics.Compatibility.allESPresenseDevices
+    /// The subscription filters.
+    public static let filters = [Topics.Compatibility.allESPresenseDevices, Topics.Compatibility.allESPresenseStatuses]
 
     struct Payload: Decodable {
         var id: String?
@@ -53,7 +54,9 @@ public struct ESPresenseInput: Sendable {
         guard let rssi = p.rssi, rssi.isFinite, (-127...20).contains(rssi) else { return reject(.outOfRange, "rssi missing or out of range") }
         let distance = p.distance ?? p.raw ?? 0
         guard distance.isFinite, distance >= 0, distance <= 1000 else { return reject(.outOfRange, "distance out of range") }
-        let id = Self.beaconID(String(device.id))
+        guard let id = Self.beaconID(String(device.id)) else {
+            return reject(.notOneDevice, "'\(device.id.prefix(64))' names a kind of device, not one device")
+        }
         sequence += 1
         // Checked as a Double before converting: a value beyond Int, which any client on the
         // broker may send, would trap the conversion.
@@ -70,15 +73,41 @@ public struct ESPresenseInput: Sendable {
         return .success(r)
     }
 
+    /// The status of the ESPresense node of `topic` (`espresense/rooms/<room>/status`: `online`,
+    /// retained, or `offline`, its Last Will); nil for another topic.
+    static func status(topic: String, payload: [UInt8]) -> Result<(node: String, online: Bool), InputIntake.RejectionDetail>? {
+        guard let room = Topics.Compatibility.parseESPresenseStatus(topic) else { return nil }
+        guard !room.isEmpty, TopicName.problem(with: String(room)) == nil else {
+            return .failure(.init(reason: .foreignTopic, message: "not an ESPresense node's status topic"))
+        }
+        switch String(decoding: payload.prefix(16), as: UTF8.self) {
+        case "online": return .success((String(room), true))
+        case "offline": return .success((String(room), false))
+        default: return .failure(.init(reason: .badPayload, message: "an ESPresense status is online or offline", node: String(room)))
+        }
+    }
+
+    /// ESPresense ids that name a kind of device, shared by every device of the kind near a node:
+    /// Exposure Notification and Apple's Nearby frames (`exp:`, `apple:`), a manufacturer's or
+    /// service's data by length (`md:`, `sd:`, `ad:`), Microsoft's and Samsung's shared frames
+    /// (`msft:`, `smarttag:`), and ESPresense nodes' own iBeacons (`node:`). Fused as one beacon,
+    /// the readings of many devices in many rooms would place a phantom.
+    static let kindPrefixes = ["exp:", "apple:", "md:", "sd:", "ad:", "msft:", "smarttag:", "node:"]
+
     /// ESPresense ids: `iBeacon:<uuid>-<major>-<minor>`, `altBeacon:…` and
-    /// `eddy:<namespace>-<instance>` name what ours do and become ours; anything else a
-    /// fingerprint id. Not `irk:`: ESPresense names a phone by its key's hex, Roomcast by the name
-    /// the agent's config gives the key, so the two never meet, and an ESPresense `irk:<hex>`
-    /// passed through would be a second id for one phone (and `mac:` is not ESPresense's form).
-    static func beaconID(_ text: String) -> BeaconID {
+    /// `eddy:<namespace>-<instance>` name what ours do and become ours; a bare MAC (a public or
+    /// static address: `f155906529dc`) and `known:<mac>` become `mac:<mac>`, what a Roomcast agent
+    /// gives a device listed by its address; an id of a kind of device (`kindPrefixes`) is nil;
+    /// anything else a fingerprint id. Not `irk:`: ESPresense names a phone by its key's hex (or
+    /// the alias given it), Roomcast by the name the agent's config gives the key, so the two
+    /// never meet, and an ESPresense `irk:<hex>` passed through would be a second id for one phone.
+    static func beaconID(_ text: String) -> BeaconID? {
         let lower = text.lowercased()
         if let id = BeaconID(lower), id.scheme == "ibeacon" || id.scheme == "altbeacon" { return id }
-        if lower.hasPrefix("eddy:"), let id = BeaconID("eddystone:" + lower.dropFirst("eddy:".count)) { return id }
+        if lower.hasPrefix("eddy:"), let id = BeaconID("eddystone:" + Self.eddystoneBody(lower.dropFirst("eddy:".count))) { return id }
+        let address = lower.hasPrefix("known:") ? lower.dropFirst("known:".count) : Substring(lower)
+        if address.count == 12, let bytes = Hex.decode(String(address)) { return BeaconID.mac(bytes) }
+        if kindPrefixes.contains(where: lower.hasPrefix) { return nil }
         var safe = ""
         for c in lower.unicodeScalars {
             switch c {
@@ -87,6 +116,17 @@ public struct ESPresenseInput: Sendable {
             }
         }
         return BeaconID.fingerprint("espresense", String(safe.prefix(120))) ?? BeaconID("fp:espresense-unknown")!
+    }
+
+    /// `<namespace>-<instance>` of an ESPresense `eddy:` id. ESPresense's firmware writes the
+    /// namespace's fifth byte twice (22 hex digits where there are 20): taken out, the id is the
+    /// beacon's, as a Roomcast agent names it.
+    static func eddystoneBody(_ body: Substring) -> String {
+        let parts = body.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[0].count == 22 else { return String(body) }
+        let namespace = Array(parts[0])
+        guard namespace[8] == namespace[10], namespace[9] == namespace[11] else { return String(body) }
+        return String(namespace[0..<10] + namespace[12...]) + "-" + parts[1]
     }
 
     static func macString(_ mac: String?) -> String {

@@ -40,6 +40,10 @@ public struct InputIntake: Sendable {
         /// A Roomcast agent's own ESPresense output (`roomcast_node`), read back with
         /// `inputs.espresense`: the reading came on the agent's topic too, and would count twice.
         case echo = "echo"
+        /// An ESPresense id that names a kind of device (`ESPresenseInput.kindPrefixes`), heard from
+        /// many devices at once: no beacon to place. Counted, never logged (ESPresense nodes send
+        /// such readings all the time).
+        case notOneDevice = "not_one_device"
         /// Not a rejection: the reading was used, but its node's clock is off (warned about).
         case clockSkew = "clock_skew"
         /// Not a rejection: the reading was used, and its node, marked offline, counts as online again.

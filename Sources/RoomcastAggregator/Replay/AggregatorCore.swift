@@ -227,6 +227,19 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             intake.count(outcome)
             return (out, outcome)
         }
+        if acceptsESPresense && topic.hasPrefix(Topics.Compatibility.espresenseRoomPrefix),
+           let status = ESPresenseInput.status(topic: topic, payload: payload) {
+            var outcome: InputIntake.RejectionDetail?
+            switch status {
+            case .failure(let why): outcome = why
+            case .success(let s) where !intake.isKnown(node: s.node):
+                outcome = intake.refusal(ofNode: s.node, kind: "ESPresense node")
+            case .success(let s):
+                out += try nodeStatus(s.node, online: s.online, now: now)
+            }
+            intake.count(outcome)
+            return (out, outcome)
+        }
         switch intake.accept(topic: topic, payload: payload) {
         case .failure(let why):
             if topic == topics.aggregatorLearn { out += try learnRefused(payload: payload, why: why, now: now) }
@@ -274,17 +287,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         case .success(.nodeHeartbeat(let node)):
             if liveness.heartbeat(node, now: now) { nodeBack(node, now: now) }
         case .success(.nodeStatus(let node, let online)):
-            if online {
-                offlineNodes[node] = nil
-            } else if offlineNodes[node] == nil, offlineNodes.count < Self.maximumOfflineNodes {
-                offlineNodes[node] = now
-            }
-            if online { nodeHeard(node, now: now) }
-            // Offline by its own word: its status says the rest; its next heartbeat promises again.
-            if !online && liveness.quiet[node] != nil { livenessRevision &+= 1 }
-            if !online { liveness.forget(node) }
-            engine.nodeStatus(node, online: online, now: now)
-            if !online && !decisionsHeld(at: now) { out += try publishChanges(now: now) }
+            out += try nodeStatus(node, online: online, now: now)
         case .success(.retainedPresence(let d)):
             // Only a decision this aggregator could have published is resumed: of a beacon it
             // follows, and where the engine takes it, in a room the engine has. Another
@@ -368,6 +371,22 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// node's quiet counts from earlier (`NodeLiveness`).
     public mutating func listening(since now: Double) {
         listeningSince = max(listeningSince, now)
+    }
+
+    /// A node's status, a Roomcast node's or an ESPresense node's: `online` (retained) or
+    /// `offline` (its own, or its Last Will); returns what to publish because of it.
+    private mutating func nodeStatus(_ node: String, online: Bool, now: Double) throws -> [OutboundMessage] {
+        if online {
+            offlineNodes[node] = nil
+        } else if offlineNodes[node] == nil, offlineNodes.count < Self.maximumOfflineNodes {
+            offlineNodes[node] = now
+        }
+        if online { nodeHeard(node, now: now) }
+        // Offline by its own word: its status says the rest; its next heartbeat promises again.
+        if !online && liveness.quiet[node] != nil { livenessRevision &+= 1 }
+        if !online { liveness.forget(node) }
+        engine.nodeStatus(node, online: online, now: now)
+        return !online && !decisionsHeld(at: now) ? try publishChanges(now: now) : []
     }
 
     /// Anything from `node` but a heartbeat: one that had gone quiet is back.

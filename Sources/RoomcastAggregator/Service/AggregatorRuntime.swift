@@ -433,8 +433,10 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             if let lateResume { messages += try core.republishResumed(lateResume, personWasIn: personWasIn, now: now) }
             if let rejection {
                 let key = rejection.node.map { rejection.reason.rawValue + "/" + $0.prefix(64) } ?? rejection.reason.rawValue
-                // Another partition's node is heard by every partition, every second: counted only.
-                let (admit, suppressed) = rejection.reason == .otherPartition ? (false, 0) : rejectLog.admit(key, now: now)
+                // Another partition's node is heard by every partition, every second, and an ESPresense
+                // node reports kinds of device all the time: counted only.
+                let quiet = rejection.reason == .otherPartition || rejection.reason == .notOneDevice
+                let (admit, suppressed) = quiet ? (false, 0) : rejectLog.admit(key, now: now)
                 if admit && rejection.reason == .clockSkew {
                     logger.warning("node clock is off", metadata: ["detail": rejection.message, "suppressed": "\(suppressed)"])
                 } else if admit && rejection.reason == .nodeBackOnline {
