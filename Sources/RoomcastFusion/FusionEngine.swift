@@ -33,6 +33,12 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     // Nodes.
     var nodes: [NodeState] = []
     var nodeIndex: [String: Int] = [:]
+    /// On a site that makes its nodes (`auto_nodes`), nodes heard of only as offline, and since
+    /// when: a node taken away leaves its retained `offline` on the broker, read at every start,
+    /// and made on that word alone it was a room of its own for good (a room no node hears, in
+    /// every beacon's filter). Made when something else names it (a reading, its `online`, a
+    /// resumed decision in its room), and offline from then. At most `automaticNodeLimit`.
+    var offlineBeforeMade: [String: Double] = [:]
 
     // Beacons and their per-node evidence (`slots[beacon * nodeStride + node]`).
     var beacons: [BeaconState] = []
@@ -345,6 +351,12 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     }
 
     public mutating func nodeStatus(_ node: String, online: Bool, now: Double) {
+        if !online && nodeIndex[node] == nil {
+            if settings.autoNodes, offlineBeforeMade[node] != nil || offlineBeforeMade.count < automaticNodeLimit {
+                offlineBeforeMade[node] = offlineBeforeMade[node] ?? now
+            }
+            return
+        }
         guard let n = self.node(named: node) else { return }
         guard nodes[n].online != online else { return }
         nodes[n].online = online
@@ -379,6 +391,10 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         if !known { departures.roomAdded(name, at: room) }
         nodeIndex[name] = nodes.count
         nodes.append(NodeState(name: name, room: room, rxAdjust: 0))
+        if let since = offlineBeforeMade.removeValue(forKey: name) {
+            nodes[nodes.count - 1].online = false
+            nodes[nodes.count - 1].offlineSince = since
+        }
         // Doubled, amortising the copy, but never past the limit: at 65 of 104 nodes a stride
         // of 128 would spend the budget's slots 23 % over.
         if nodes.count > nodeStride { growStride(to: min(max(nodeStride * 2, nodes.count), max(automaticNodeLimit, nodes.count))) }

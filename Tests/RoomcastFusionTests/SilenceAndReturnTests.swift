@@ -125,3 +125,43 @@ import Shared
         #expect(raster.walls(fromX: 2, fromY: 2, toX: 3, toY: 3) == 0)
     }
 }
+
+/// On a site that lists no nodes, each node heard becomes a room. A node taken away leaves its
+/// retained `offline` on the broker, read at every start: made into a room on that word alone, it
+/// was a room no node hears, for good.
+@Suite struct NodeHeardOfOnlyAsOfflineTests {
+    static let tag = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1-9")!
+
+    @Test func aNodeHeardOfOnlyAsOfflineIsNoRoom() throws {
+        var engine = FusionEngine(site: SiteModel(rooms: [], nodes: []), settings: FusionSettings())
+        engine.nodeStatus("old-pi", online: false, now: 0)
+        engine.nodeStatus("hall-pi", online: true, now: 0)
+        var synth = Synthetic()
+        for t in stride(from: 0.0, to: 20, by: 0.2) {
+            engine.ingest(synth.reading("hall-pi", rssi: -60, at: t, id: Self.tag), now: t)
+            _ = engine.tick(now: t)
+        }
+        #expect(engine.decision(for: Self.tag)?.room == "hall-pi")
+        #expect(engine.roomNames == ["hall-pi"], "\(engine.roomNames)")
+        // Heard from after all (it was switched off, not taken away): a room, and a node like any other.
+        engine.ingest(synth.reading("old-pi", rssi: -80, at: 20, id: Self.tag), now: 20)
+        #expect(engine.roomNames == ["hall-pi", "old-pi"])
+    }
+
+    /// A node offline when the aggregator starts (its retained `offline` read before the presence
+    /// held for it): the beacon resumed in its room makes it, offline, and stays held there, not
+    /// sent away.
+    @Test func aBeaconResumedInAnOfflineNodesRoomIsHeld() throws {
+        var engine = FusionEngine(site: SiteModel(rooms: [], nodes: []), settings: FusionSettings())
+        engine.nodeStatus("den-pi", online: false, now: 100)
+        var retained = PresenceDecision(id: Self.tag, name: nil, room: "den-pi", floor: 0, distance: 1, confidence: 0,
+                                        node: "den-pi", since: 50, lastSeen: 60, evidence: [], ts: 99)
+        retained.reason = "nodes_offline"
+        engine.resume(retained, now: 100)
+        #expect(engine.roomNames == ["den-pi"])
+        var published: [PresenceDecision] = []
+        for t in stride(from: 100.0, through: 400, by: 1) { published += engine.tick(now: t) }
+        #expect(!published.contains { $0.room == nil }, "\(published.map { ($0.ts, $0.reason ?? "") })")
+        #expect(engine.decision(for: Self.tag)?.room == "den-pi")
+    }
+}
