@@ -424,7 +424,7 @@ enum AggregatorBenchmark {
         var offline: [Double] = []  // ms, per probe node
         var seenOffline: Set<String> = []
         while Date().timeIntervalSince1970 - offlineStart < 10 && seenOffline.count < 2 {
-            let known = await runtime.metricsSample(now: Date().timeIntervalSince1970).offlineNodes
+            let known = await runtime.offlineNodes
             let now = Date().timeIntervalSince1970
             for probe in ["probe-a", "probe-b"] where known.contains(probe) && seenOffline.insert(probe).inserted {
                 offline.append((now - offlineStart) * 1000)

@@ -10,7 +10,7 @@ extension ConfigEnum {
         let text = try c.decode(String.self)
         guard let value = Self(rawValue: text) else {
             let allowed = Self.allCases.map(\.rawValue)
-            var message = "expected one of \(allowed.joined(separator: ", ")), found '\(ConfigNode.excerpt(text))'"
+            var message = "expected one of \(allowed.joined(separator: ", ")), found \(ConfigNode.shown(text))"
             if let guess = Suggestion.closest(to: text, in: allowed) { message += "; did you mean '\(guess)'?" }
             throw DecodingError.dataCorruptedError(in: c, debugDescription: message)
         }

@@ -71,7 +71,10 @@ public struct ConfigNode: Sendable, Equatable {
     /// (`ROOMCAST_MQTT_PASSWORD=...`), or `password:hunter2` folded into the value before it.
     package var kindDescription: String {
         switch kind {
-        case .scalar(let text, _) where ShownText.mentionsSecret(text): "a value (not shown: it names a password, token or key)"
+        case .scalar(let text, _) where ShownText.mentionsSecret(text):
+            ShownText.namesSecretEntry(text)
+                ? "a value (not shown: it reads as a secret's entry; a mapping's entries need a space after the colon)"
+                : "a value (not shown: it names a password, token or key)"
         case .mapping: "a mapping"
         case .sequence: "a list"
         case .null: "null"
@@ -81,17 +84,16 @@ public struct ConfigNode: Sendable, Equatable {
     }
 
     /// `kindDescription`, without the text of a scalar that is or holds a secret
-    /// (`ConfigPath.holdsSecret`): a key put where a mapping belongs must not reach the log. Nor
-    /// a scalar that reads as a secret's entry run together (`password:hunter2`, with no space
-    /// after the colon, is one string in YAML, found where the `mqtt` mapping belongs).
+    /// (`ConfigPath.holdsSecret`): a key put where a mapping belongs must not reach the log.
     package func kindDescription(at path: String) -> String {
-        if case .scalar(let text, _) = kind {
-            if ConfigPath.holdsSecret(path) { return "a value (not shown: \(path) holds a secret)" }
-            if ConfigPath.readsAsSecretEntry(text) {
-                return "a value (not shown: it reads as a secret's entry; a mapping's entries need a space after the colon)"
-            }
-        }
+        if case .scalar = kind, ConfigPath.holdsSecret(path) { return "a value (not shown: \(path) holds a secret)" }
         return kindDescription
+    }
+
+    /// Text found where something else belongs, as a message shows it: quoted, or not at all
+    /// when it names a secret (`kindDescription`).
+    package static func shown(_ text: String) -> String {
+        ConfigNode(.scalar(text, .plain), at: .position(line: 0, column: 0)).kindDescription
     }
 
     /// Long values are cut in messages so a hostile file cannot flood the log, and the password

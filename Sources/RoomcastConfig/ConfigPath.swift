@@ -37,7 +37,7 @@ public enum ConfigPath {
     }
 
     /// Keys whose values are secrets, and everything under them (`irks[0]`, `mqtt.password`).
-    static let secretKeys: Set<String> = ["irks", "password", "token", "key"]
+    static let secretKeys = ShownText.secretKeys
 
     /// True when the value at `path` is or holds a secret: messages do not show its text.
     package static func holdsSecret(_ path: String) -> Bool {
@@ -49,12 +49,7 @@ public enum ConfigPath {
     /// `{…}`, with no space after the colon, is one string in YAML, a key or a value.
     /// A secret's key misspelt (`pasword`), or its `_env` form, counts: what follows may be
     /// the secret all the same.
-    package static func readsAsSecretEntry(_ text: String) -> Bool {
-        guard let end = text.firstIndex(where: { $0 == ":" || $0 == "=" }) else { return false }
-        let name = text[..<end].filter { $0 != " " }.lowercased()
-        let base = name.hasSuffix("_env") ? String(name.dropLast(4)) : name
-        return holdsSecret(base) || Suggestion.closest(to: base, in: secretKeys) != nil
-    }
+    package static func readsAsSecretEntry(_ text: String) -> Bool { ShownText.namesSecretEntry(text) }
 
     /// A key as a problem's path shows it: not at all when it reads as a secret's entry run
     /// together, and cut when long, so a hostile file cannot flood the log.

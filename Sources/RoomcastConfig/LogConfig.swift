@@ -17,7 +17,7 @@ public struct LogConfig: Codable, Sendable, Equatable {
         let name = try c.decodeIfPresent(String.self, forKey: .level) ?? "info"
         guard let level = Logger.Level(name: name) else {
             let names = Logger.Level.allCases.map(\.description)
-            var message = "expected one of \(names.joined(separator: ", ")), found '\(ConfigNode.excerpt(name))'"
+            var message = "expected one of \(names.joined(separator: ", ")), found \(ConfigNode.shown(name))"
             if let guess = Suggestion.closest(to: name, in: names) { message += "; did you mean '\(guess)'?" }
             throw DecodingError.dataCorruptedError(forKey: .level, in: c, debugDescription: message)
         }

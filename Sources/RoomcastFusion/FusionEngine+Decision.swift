@@ -133,15 +133,16 @@ extension FusionEngine {
             // Let go early only once this process has counted its evidence: a beacon resumed and
             // not heard since has no known advertising interval, and "a few intervals" of a tag
             // heard every 10 s are not 4 s.
-            guard silence > away || (s.room >= 0 && s.countedUntil.isFinite && silence > leavingAfter(s)
+            // Nor while its nodes are missing: their silence is no sign of leaving.
+            guard silence > away || (!missing && s.room >= 0 && s.countedUntil.isFinite && silence > leavingAfter(s)
                                      && departures.favoursLeaving(s.room))
             else { return false }
             if missing {
-                // No evidence is not away: where it would have gone away, it holds its room,
-                // marked as such, until a node hears it again or the nodes that are up have
-                // not heard it for the away timeout since they came back. Before then its
-                // silence is any beacon's, and a node's Wi-Fi gone for a few seconds changes
-                // nothing Home Assistant shows.
+                // No evidence is not away: past the away timeout, it holds its room, marked as
+                // such, until a node hears it again or the nodes that are up have not heard it
+                // for the away timeout since they came back. Before then its silence is any
+                // beacon's, and a node's Wi-Fi gone for a few seconds changes nothing Home
+                // Assistant shows.
                 guard s.decided, s.reason != "nodes_offline" else { return false }
                 s.reason = "nodes_offline"
                 s.confidence = 0

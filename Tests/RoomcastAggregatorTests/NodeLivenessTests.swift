@@ -66,9 +66,14 @@ import Testing
 
     /// A node's link stalls for 8 s (Wi-Fi roaming, a busy access point): it is quiet past 3 s,
     /// so offline, but the cat it hears has not been silent for the away timeout. Nothing Home
-    /// Assistant shows changes: no `nodes_offline` (unavailable) and no `returned` after it.
-    @Test func aNodesBriefStallChangesNothingShown() throws {
+    /// Assistant shows changes: no `nodes_offline` (unavailable) and no `returned` after it. Also
+    /// in a room beacons leave from, where a few seconds of silence from a listening node is leaving.
+    @Test(arguments: [false, true])
+    func aNodesBriefStallChangesNothingShown(kitchenIsAnEntrance: Bool) throws {
         var s = Site()
+        if kitchenIsAnEntrance {
+            s.core.engine.restore(LearnedRooms(departures: [.init(room: "kitchen", left: 6, returned: 0)]))
+        }
         _ = try s.core.start(now: 100)
         try s.run(from: 100, to: 130, heartbeats: true, catHeard: true)
         #expect(s.published.last?.decision.room == "kitchen")

@@ -226,6 +226,26 @@ func collect(_ source: any RadioSource) async throws -> [AdvertisingReport] {
         #expect(kept == (0..<kept.count).map { 1_704_067_200 + Double(count - kept.count + $0) })
     }
 
+    /// The last flush (at shutdown, or the one before the agent dies) crosses the limit: the new
+    /// file is a capture without records, not an empty file `btmon -r` refuses.
+    @Test func aCaptureRotatedAtItsLastFlushLeavesAReadableFile() throws {
+        let path = temporaryPath(".btsnoop")
+        defer { unlink(path); unlink(path + ".1") }
+        let writer = try BTSnoopWriter(path: path, flushEvery: 1 << 20, fileLimit: 1000)
+        for n in 0..<50 {
+            try writer.write(type: .event, bytes: [0x3E, 0x0A] + Array(repeating: UInt8(n), count: 10),
+                             timestamp: 1_704_067_200 + Double(n), direction: .controllerToHost)
+        }
+        writer.shutdown()
+        #expect(writer.rotationCount == 1)
+        var count = 0
+        let older = try BTSnoopReader(path: path + ".1")
+        while try older.next() != nil { count += 1 }
+        #expect(count == 50)
+        let newer = try BTSnoopReader(path: path)
+        #expect(try newer.next() == nil)
+    }
+
     @Test func monitorDatalinkIsRead() async throws {
         // Datalink 2001: flags = (index << 16) | opcode; 3 = event, 12 = system note.
         var file = Array("btsnoop\0".utf8) + [0, 0, 0, 1, 0, 0, 0x07, 0xD1]

@@ -43,7 +43,7 @@ extension AdvertisingConfig {
             // The value of an `irks` entry that is not valid is not echoed: a key written in the
             // wrong field (name and key swapped) would reach the log.
             if BeaconID.irk(k.name) == nil { out.append("\(p).name: must be lowercase letters, digits, '-', '_' or '.' (not shown: irks entries hold keys)") }
-            else if !irkNames.insert(k.name.lowercased()).inserted { out.append("\(p).name: '\(k.name)' used twice") }
+            else if !irkNames.insert(k.name.lowercased()).inserted { out.append("\(p).name: used twice (not shown: irks entries hold keys)") }
             if let key = Self.hexBytes(k.key.revealed, 16) {
                 // One device under two names: the first resolves every address, the second never.
                 let ordered = k.byteOrder == "lsb_first" ? Array(key.reversed()) : key

@@ -6,8 +6,10 @@ import Shared
 /// table), and on a site that places every beacon heard, a Home Assistant device each, thousands
 /// a day. An address that has advertised more than `maximumIDs` different ids is taken for such a
 /// transmitter, and no further id of its is tracked, as Home Assistant's iBeacon integration does.
-/// Only beacons tracked because everything is are judged: a `beacons:` entry, a region's member
-/// and an IRK phone are tracked on the config's word.
+/// Only ids tracked without a config entry of their own are judged (everything heard, or a
+/// fingerprint rule's match): a `beacons:` entry, a region's member and an IRK phone are tracked on
+/// the config's word. An advertiser without an address (an anonymous extended advertisement) is
+/// not judged: all of them share address 0.
 ///
 /// Bounded like the Eddystone address map: at twice the beacon table's capacity, the addresses
 /// found unstable are kept (when they are fewer than the capacity) and the rest start afresh.
@@ -28,6 +30,7 @@ struct UnstableIDWatch: Sendable {
     /// Whether `id`, not tracked now, may be tracked when `address` advertises it: false once that
     /// address has advertised more than `maximumIDs` different ids.
     mutating func admits(_ id: BeaconID, from address: UInt64) -> Bool {
+        guard address != 0 else { return true }
         let hash = id.hashValue
         if let seen = idsAt[address] {
             if seen.count > Self.maximumIDs { return false }

@@ -82,7 +82,7 @@ public struct ESPresenseInput: Sendable {
         }
         switch String(decoding: payload.prefix(16), as: UTF8.self) {
         case "online": return .success((String(room), true))
-        case "offline": return .success((String(room), false))
+        case "offline", "": return .success((String(room), false))
         default: return .failure(.init(reason: .badPayload, message: "an ESPresense status is online or offline", node: String(room)))
         }
     }

@@ -827,6 +827,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     public var rejected: [InputIntake.Rejection: UInt64] { core.intake.rejected }
     public var accepted: UInt64 { core.intake.accepted }
 
+    /// The nodes taken as offline now (their status, or quiet past their heartbeats).
+    public var offlineNodes: Set<String> { core.offline }
+
     /// This instance's liveness topic under hot standby (nil without).
     public nonisolated var instanceTopic: String? { instanceTopicValue }
 

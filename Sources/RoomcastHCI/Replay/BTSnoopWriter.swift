@@ -133,14 +133,16 @@ public final class BTSnoopWriter: Sendable {
         }
     }
 
-    /// `path` becomes `path.1`; a new `path` begins with its own header (written with the next records).
+    /// `path` becomes `path.1`; a new `path` begins with its own header, written at once, so the
+    /// file is a capture (one without records) should the writer stop or the agent die now.
     private func rotate(_ s: inout State) throws(SystemCallError) {
         close(s.fd)
         s.fd = -1
         try Syscall.call("rename") { rename(path, previousPath) }
         s.fd = try Self.create(path)
-        s.fileBytes = 0
-        s.pending = Self.header
+        let header = Self.header
+        try Syscall.writeAll(s.fd, header)
+        s.fileBytes = UInt64(header.count)
         s.rotations += 1
     }
 }

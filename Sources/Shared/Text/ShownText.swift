@@ -16,15 +16,26 @@ public enum ShownText {
         return text.count <= 60 ? text : String(text.prefix(57)) + "..."
     }
 
-    /// True when `text` names a secret: one of `secretWords`, or a `key` given a value
-    /// (`key=…`, `key: …`), in any case.
+    /// The config keys whose values are secrets (and everything under `irks`).
+    public static let secretKeys: Set<String> = ["irks", "password", "token", "key"]
+
+    /// True when `text` names a secret: one of `secretWords` anywhere, or a secret's entry run
+    /// together (`namesSecretEntry`), in any case.
     public static func mentionsSecret(_ text: String) -> Bool {
         let lower = text.lowercased()
-        if secretWords.contains(where: { lower.contains($0) }) { return true }
-        var rest = lower[...]
-        while let found = rest.range(of: "key") {
-            if let next = rest[found.upperBound...].first(where: { $0 != " " }), next == "=" || next == ":" { return true }
-            rest = rest[found.upperBound...]
+        return secretWords.contains(where: { lower.contains($0) }) || namesSecretEntry(lower)
+    }
+
+    /// True when a name in `text` followed by `:` or `=` is a secret key's (`secretKeys`), its
+    /// `_env` form or a misspelling of it: `password:hunter2` with no space after the colon is one
+    /// string in YAML, a key or a value, and `pasword: x` may hold the secret all the same.
+    public static func namesSecretEntry(_ text: String) -> Bool {
+        var nameStart = text.startIndex
+        for i in text.indices where text[i] == ":" || text[i] == "=" {
+            let name = text[nameStart..<i].split(separator: " ").last.map { $0.lowercased() } ?? ""
+            let base = name.hasSuffix("_env") ? String(name.dropLast(4)) : name
+            if !base.isEmpty, secretKeys.contains(base) || Suggestion.closest(to: base, in: secretKeys) != nil { return true }
+            nameStart = text.index(after: i)
         }
         return false
     }
