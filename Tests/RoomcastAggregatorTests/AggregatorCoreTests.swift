@@ -988,6 +988,17 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(ESPresenseInput.beaconID("irk:9b7d0f1e2a3b4c5d6e7f8091a2b3c4d5")?.rawValue == "fp:espresense-irk-9b7d0f1e2a3b4c5d6e7f8091a2b3c4d5")
     }
 
+    /// ESPresense leaves `distance` out when it is not a number: read as 0 m, the reading was
+    /// `immediate`. From the levels instead: -79 dBm against -59 at 1 m is about 6 m, far.
+    @Test func aReadingWithoutADistanceIsRangedFromItsLevels() throws {
+        var input = ESPresenseInput()
+        let topic = "espresense/devices/iBeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45/office-pi"
+        let payload = Array(#"{"id":"iBeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45","rssi@1m":-59,"rssi":-79.25}"#.utf8)
+        let r = try input.reading(topic: topic, payload: payload, now: 10).get()
+        #expect(r.proximity == .far)
+        #expect(abs(r.distance - 6.3) < 0.2, "\(r.distance)")
+    }
+
     /// Many iPhones near an ESPresense node share `apple:1005:9-26`: fused as one beacon they
     /// placed a phantom wherever iPhones were. Refused, counted as `not_one_device`.
     @Test func aKindOfDeviceIsNotPlaced() throws {

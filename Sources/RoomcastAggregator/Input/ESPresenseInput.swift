@@ -52,15 +52,18 @@ public struct ESPresenseInput: Sendable {
             return reject(.echo, "Roomcast node '\(node.prefix(64))' publishes this reading on its own topic too")
         }
         guard let rssi = p.rssi, rssi.isFinite, (-127...20).contains(rssi) else { return reject(.outOfRange, "rssi missing or out of range") }
-        let distance = p.distance ?? p.raw ?? 0
+        // Checked as a Double before converting: a value beyond Int, which any client on the
+        // broker may send, would trap the conversion.
+        let power = p.rssiAt1m.map { $0.rounded() }.flatMap { (-127...20).contains($0) ? Int($0) : nil } ?? -59
+        // The firmware leaves `distance` out when it is not a number; read as 0 m, the reading was
+        // `immediate` and pulled the beacon into that node's room. From the levels instead, as
+        // an agent ranges with its default path-loss exponent (2.5).
+        let distance = p.distance ?? p.raw ?? min(100, pow(10, (Double(power) - rssi) / 25))
         guard distance.isFinite, distance >= 0, distance <= 1000 else { return reject(.outOfRange, "distance out of range") }
         guard let id = Self.beaconID(String(device.id)) else {
             return reject(.notOneDevice, "'\(device.id.prefix(64))' names a kind of device, not one device")
         }
         sequence += 1
-        // Checked as a Double before converting: a value beyond Int, which any client on the
-        // broker may send, would trap the conversion.
-        let power = p.rssiAt1m.map { $0.rounded() }.flatMap { (-127...20).contains($0) ? Int($0) : nil } ?? -59
         var r = BeaconReading(id: id, node: String(device.room), ts: WireFormat.milliseconds(now), seq: sequence,
                               rssi: Int(rssi.rounded()), rssiFiltered: rssi, power: power,
                               distance: distance, proximity: distance < 0.5 ? .immediate : distance < 3 ? .near : .far,
