@@ -14,7 +14,7 @@ public enum ConfigLoader {
     /// Decodes an already-parsed tree, validates it, and throws every problem.
     public static func decode<T: Decodable>(_ type: T.Type, tree: ConfigNode) throws(ConfigError) -> T {
         let result = ConfigDecoder().decode(T.self, from: tree)
-        var problems = result.problems.sorted(by: byLine) + result.unknownKeys
+        var problems = result.problems.sorted(by: byLine) + KeyCatalogue.placing(result.unknownKeys, in: T.self)
         if let value = result.value, let validating = value as? any ConfigValidating {
             var index: [String: ConfigLocation] = [:]
             DecodingState.indexLocations(tree, path: "", into: &index)

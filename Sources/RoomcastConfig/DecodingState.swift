@@ -93,13 +93,16 @@ final class DecodingState {
         }
     }
 
+    /// What an unknown key is called; `KeyCatalogue` adds where such a key belongs.
+    static let unknownKeyMessage = "unknown key"
+
     func unknownKeys() -> [ConfigProblem] {
         var result: [ConfigProblem] = []
         for (path, node) in mappings where !exempt.contains(path) {
             guard case .mapping(let entries) = node.kind else { continue }
             let known = requested[path] ?? []
             for entry in entries where !known.contains(entry.key) {
-                var message = "unknown key"
+                var message = Self.unknownKeyMessage
                 if ConfigPath.readsAsSecretEntry(entry.key) {
                     message += " (not shown: it reads as a secret's entry run together; a mapping's entries need a space after the colon)"
                 } else if let guess = Suggestion.closest(to: entry.key, in: known) {

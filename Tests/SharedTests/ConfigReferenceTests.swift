@@ -3,7 +3,7 @@ import Shared
 import Testing
 import RoomcastAgent
 import RoomcastAggregator
-import RoomcastConfig
+@testable import RoomcastConfig
 import RoomcastYAML
 
 /// docs/configuration.md and the config types agree, both ways: a file that sets every
@@ -219,5 +219,43 @@ import RoomcastYAML
         // A section is documented through the rows below it; without any, it is not.
         let noScan = Set(rows.map(\.key)).filter { !$0.hasPrefix("scan.") }
         #expect(Self.undocumented(requested: decoded.requested, documented: noScan).contains("scan"))
+    }
+
+    /// A key in the wrong section (a line indented one level too little, a key under the wrong
+    /// heading) is pointed to the one section that reads it. The catalogue it is looked up in is
+    /// found by probing the decoders, and holds every key a file setting every documented key
+    /// makes them read.
+    @Test(arguments: Program.allCases)
+    func aKeyInTheWrongSectionIsPointedToItsSection(_ program: Program) throws {
+        let rows = Self.rows(try Self.reference()).rows[program]!
+        let decoded = try Self.decode(program, Self.file(rows).yaml)
+        let catalogue = switch program {
+        case .agent: KeyCatalogue.keys(of: AgentConfig.self)
+        case .aggregator: KeyCatalogue.keys(of: AggregatorConfig.self)
+        }
+        let probed = Self.requestedKeys(catalogue)
+        #expect(decoded.requested.subtracting(probed).isEmpty, "keys the probe did not find: \(decoded.requested.subtracting(probed).sorted())")
+        func messages(_ yaml: String) -> [String] {
+            do {
+                switch program {
+                case .agent: _ = try ConfigLoader.parse(AgentConfig.self, yaml: "node: hall-pi\n" + yaml)
+                case .aggregator: _ = try ConfigLoader.parse(AggregatorConfig.self, yaml: yaml)
+                }
+                return []
+            } catch { return error.problems.map(\.description) }
+        }
+        let misplaced = program == .agent
+            ? messages("path_loss_exponent: 3\npublish:\n  filter: {kind: kalman}\n")
+            : messages("away_timeout_s: 20\nfusion:\n  broker: mqtt://x\nmqtt:\n  ca_file: /x\n")
+        let expected = program == .agent
+            ? ["path_loss_exponent: unknown key; did you mean 'ranging.path_loss_exponent'?",
+               "publish.filter: unknown key; did you mean 'ranging.filter'?"]
+            : ["away_timeout_s: unknown key; did you mean 'fusion.away_timeout_s'?",
+               "fusion.broker: unknown key; did you mean 'mqtt.broker'?",
+               "mqtt.ca_file: unknown key; did you mean 'mqtt.tls.ca_file'?"]
+        for line in expected { #expect(misplaced.contains { $0.hasPrefix(line) }, "\(line)\n\(misplaced)") }
+        // A key several sections read names none of them.
+        let ambiguous = messages("name: x\n").first { $0.hasPrefix("name:") }
+        #expect(ambiguous.map { $0.hasPrefix("name: unknown key") && !$0.contains("did you mean") } == true, "\(String(describing: ambiguous))")
     }
 }
