@@ -11,6 +11,7 @@ extension FusionEngine {
             nodes[n].onlineSince -= d
             nodes[n].offlineSince -= d
             nodes[n].lastHeard -= d
+            nodes[n].heardSince -= d
         }
         for i in slots.indices where slots[i].count > 0 { slots[i].ts -= d }
         for b in beacons.indices {

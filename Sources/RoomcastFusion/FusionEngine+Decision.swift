@@ -111,13 +111,17 @@ extension FusionEngine {
 
         if scratchNodes.isEmpty {
             if s.decided && s.room < 0 { return false }
-            // Resumed while held for offline nodes, not heard since: held until one of them is
-            // back (as a hold before the restart ends), its silence counted from that return.
+            // Resumed, not heard since: its nodes are missing until one of them is back (its
+            // status) or heard (a heartbeat, a reading of anything), its silence counted from then.
             for n in heldAcrossRestart.isEmpty ? [] : heldAcrossRestart[s.id] ?? [] {
                 if !nodes[n].online {
                     lastOffline = max(lastOffline, s.resumedAt)
                 } else if nodes[n].onlineSince >= s.resumedAt {
                     lastOnline = max(lastOnline, nodes[n].onlineSince)
+                } else if nodes[n].heardSince == .infinity {
+                    lastOffline = max(lastOffline, s.resumedAt)
+                } else if nodes[n].heardSince >= s.resumedAt {
+                    lastOnline = max(lastOnline, nodes[n].heardSince)
                 }
             }
             // The nodes that heard it last are offline (a Wi-Fi outage takes them all at once):

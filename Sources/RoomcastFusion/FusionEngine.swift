@@ -43,9 +43,9 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     // Beacons and their per-node evidence (`slots[beacon * nodeStride + node]`).
     var beacons: [BeaconState] = []
     var beaconIndex: [BeaconID: Int] = [:]
-    /// Decisions resumed while held for offline nodes (`nodes_offline`), not heard since: the
-    /// nodes that heard each last (up to four), whose status says whether it is still held. At
-    /// most one entry per tracked beacon; gone when it is heard or dropped.
+    /// Decisions resumed in a room, not heard since: the nodes that heard each last (up to four),
+    /// missing while offline or not yet heard by this process. At most one entry per tracked
+    /// beacon; gone when it is heard or dropped.
     var heldAcrossRestart: [BeaconID: [Int]] = [:]
     var freeBeacons: [Int] = []
     /// Bumped each time a beacon slot is reused: stale eviction-queue entries are recognised.
@@ -262,6 +262,7 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         guard let n = node(named: reading.node) else { counters.count(.unknownNode); return }
         guard nodes[n].online else { counters.count(.nodeOffline); return }
         nodes[n].heardSinceOnline = true
+        if nodes[n].heardSince == .infinity { nodes[n].heardSince = now }
         if let tx = nodeOfBeacon[reading.id] {
             // Another node's own beacon: a link of known length, for calibration and fingerprints.
             calibration.observe(tx: tx, rx: n, rssi: rssi + nodes[n].rxAdjust)
@@ -369,6 +370,13 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         }
     }
 
+    /// `node` is listening (its heartbeat): after a restart, the beacons it heard last count their
+    /// silence from when it is first heard.
+    public mutating func nodeHeard(_ node: String, now: Double) {
+        guard let n = nodeIndex[node], nodes[n].heardSince == .infinity else { return }
+        nodes[n].heardSince = now
+    }
+
     /// Evidence slots (64 bytes each, one per beacon and node) that nodes made automatically may
     /// ask for at most: `max_beacons` and `max_nodes` each bound a table, but the slots are
     /// their product, and 512 nodes announced by any client on an open site made 655 MB of them
@@ -453,6 +461,10 @@ struct NodeState {
     var onlineSince = -Double.infinity
     /// When it last went offline.
     var offlineSince = -Double.infinity
+    /// When this process first heard from it (a reading or a heartbeat; +inf: not yet). After a
+    /// restart, a node not heard since is not known to be listening: a retained `online` may be
+    /// from before a power cut the node has not come back from.
+    var heardSince = Double.infinity
     /// Learned bias (dB) subtracted from this node's RSSI.
     var learnedOffset = 0.0
     /// Where the offset in force came from; nil while nothing was learned (the offset is 0).
@@ -597,18 +609,22 @@ extension FusionEngine: ResumablePresenceEstimator {
         s.since = min(decision.since, now)
         s.reason = "resumed"
         s.confidence = min(max(decision.confidence, 0), 1)
-        // Held for nodes that were offline when it was published: still held until one of them is
-        // back, as it was before the restart. Resumed as in force, it would go away after the
-        // timeout though nothing that could hear it was listening.
-        if decision.reason == "nodes_offline" && room >= 0 {
+        // The nodes that heard it last: until one of them is heard (or says it is back), nothing
+        // that could hear it is known to be listening. After a power cut the aggregator may be up
+        // long before the Pis, whose retained statuses still say `online`: resumed as in force,
+        // every beacon went away after the timeout, and every person `not_home`. Held for nodes
+        // that were offline when it was published, it is still held, as before the restart.
+        if room >= 0 {
             var held: [Int] = []
             for name in [decision.node].compactMap({ $0 }) + decision.evidence.map(\.node) where held.count < 4 {
                 if let n = nodeIndex[name], !held.contains(n) { held.append(n) }
             }
             if !held.isEmpty {
                 heldAcrossRestart[decision.id] = held
-                s.reason = "nodes_offline"
-                s.confidence = 0
+                if decision.reason == "nodes_offline" {
+                    s.reason = "nodes_offline"
+                    s.confidence = 0
+                }
             }
         }
         // The resumed decision is in force from now: decision(for:) stamps it with

@@ -26,6 +26,9 @@ public protocol PresenceEstimator {
     /// must not count towards away, nor let the room filter forget what it knew.
     mutating func hearingRestored(at now: Double)
 
+    /// `node` is listening: its heartbeat (its readings say so through `ingest`).
+    mutating func nodeHeard(_ node: String, now: Double)
+
     /// The wall clock stepped back by `seconds`: every time kept moves back by as much, so
     /// nothing waits in the future for the clock to catch up.
     mutating func clockSteppedBack(by seconds: Double)
@@ -65,6 +68,8 @@ public struct CapacityUse: Sendable, Equatable {
 extension PresenceEstimator {
     /// Estimators without a notion of silence over time have nothing to adjust.
     public mutating func hearingRestored(at now: Double) {}
+    /// Estimators that resume nothing have no use for it.
+    public mutating func nodeHeard(_ node: String, now: Double) {}
     /// Estimators that keep no times have nothing to move.
     public mutating func clockSteppedBack(by seconds: Double) {}
     /// Estimators that never drop a beacon report none.

@@ -85,6 +85,26 @@ import Testing
         #expect(s.core.engine.decision(for: cat)?.room == "kitchen")
     }
 
+    /// After a restart the cat is resumed in the kitchen and not heard again. With the kitchen's
+    /// node sending heartbeats it is listening, and the cat goes away after the timeout; with
+    /// nothing from it (a power cut the Pi has not come back from) the cat is held, not away.
+    @Test(arguments: [true, false])
+    func aResumedBeaconsSilenceCountsOnlyWhileItsNodeIsHeard(heartbeats: Bool) throws {
+        var s = Site()
+        _ = try s.core.start(now: 100)
+        let retained = PresenceDecision(id: cat, name: "Cat", room: "kitchen", floor: 0, distance: 1, confidence: 0.9,
+                                        node: "kitchen-pi", since: 50, lastSeen: 99, evidence: [], ts: 99)
+        _ = try s.core.handle(topic: NodeLivenessTests.topics.presence(cat), payload: WireFormat.encode(retained), now: 100.2)
+        try s.run(from: 101, to: 170, heartbeats: heartbeats, catHeard: false)
+        let away = s.published.first { $0.decision.room == nil }
+        if heartbeats {
+            #expect(away.map { $0.t >= 129 && $0.t <= 136 } == true, "\(s.published.map { ($0.t, $0.decision.reason ?? "") })")
+        } else {
+            #expect(away == nil, "\(s.published.map { ($0.t, $0.decision.reason ?? "") })")
+            #expect(s.published.last.map { $0.decision.room == "kitchen" && $0.decision.reason == "nodes_offline" } == true)
+        }
+    }
+
     /// A beacon that leaves while its node keeps sending heartbeats has left: it goes away after
     /// the away timeout, as before.
     @Test func aBeaconThatLeavesAListeningNodeGoesAway() throws {

@@ -21,6 +21,7 @@ import Testing
         let retained = PresenceDecision(id: id, name: "Cat", room: "kitchen", floor: 0, distance: 2, confidence: 0.9,
                                         node: "k", since: 50, lastSeen: 99, evidence: [], ts: 99)
         engine.resume(retained, now: 100)
+        engine.nodeHeard("k", now: 100.5)  // its heartbeat: the kitchen's node is listening
         // A slow advertiser is not heard in the first seconds after the restart: no flap.
         for t in stride(from: 100.0, through: 129, by: 1) {
             #expect(engine.tick(now: t).isEmpty, "at \(t)")
@@ -29,6 +30,42 @@ import Testing
         // Never heard again: away once the timeout has passed since the resume.
         let away = try #require(engine.tick(now: 131).first)
         #expect(away.room == nil && away.reason == "timeout")
+    }
+
+    /// A power cut: the aggregator is back before the Pis, whose retained statuses still say
+    /// `online`. Resumed as in force, every beacon went away 30 s after the restart, and every
+    /// person `not_home` ("everyone left" automations firing as the power came back). Its node
+    /// not heard yet, the beacon is held (marked once it would have gone away); once the node is
+    /// heard, its silence counts from then, and heard again it is in its room.
+    @Test(arguments: [true, false])
+    func aBeaconWhoseNodeIsNotBackYetAfterAPowerCutIsNotSentAway(heardAgain: Bool) throws {
+        var engine = FusionEngine(site: site)
+        let retained = PresenceDecision(id: id, name: "Cat", room: "kitchen", floor: 0, distance: 2, confidence: 0.9,
+                                        node: "k", since: 50, lastSeen: 99,
+                                        evidence: [.init(node: "k", room: "kitchen", rssi: -60, distance: 2, ts: 99)], ts: 99)
+        engine.resume(retained, now: 100)
+        engine.nodeHeard("o", now: 100.5)  // the office's Pi is up; the kitchen's boots for a minute
+        var published: [PresenceDecision] = []
+        for t in stride(from: 100.0, through: 160, by: 1) { published += engine.tick(now: t) }
+        #expect(!published.contains { $0.room == nil }, "\(published.map { ($0.ts, $0.reason ?? "") })")
+        #expect(published.map(\.reason) == ["nodes_offline"], "held once it would have gone away: \(published.map { ($0.ts, $0.reason ?? "") })")
+        #expect(published.first.map { $0.ts >= 130 && $0.ts <= 132 } == true)
+        // The kitchen's Pi is back (its first heartbeat at 161).
+        engine.nodeHeard("k", now: 161)
+        published = []
+        if heardAgain {
+            for t in stride(from: 161.5, through: 170, by: 0.5) {
+                engine.ingest(reading("k", -60, t), now: t)
+                published += engine.tick(now: t)
+            }
+            #expect(engine.decision(for: id).map { $0.room == "kitchen" && $0.reason == "returned" } == true)
+        } else {
+            // It left while the power was off: away once the node has listened for the timeout.
+            for t in stride(from: 161.0, through: 190, by: 1) { published += engine.tick(now: t) }
+            #expect(published.isEmpty, "\(published.map { ($0.ts, $0.reason ?? "") })")
+            let away = try #require(engine.tick(now: 192).first)
+            #expect(away.room == nil && away.reason == "timeout")
+        }
     }
 
     /// A tag that advertises every 8 s, resumed in a room on a site whose departure counts favour

@@ -286,6 +286,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             return (out, note)
         case .success(.nodeHeartbeat(let node)):
             if liveness.heartbeat(node, now: now) { nodeBack(node, now: now) }
+            engine.nodeHeard(node, now: now)
         case .success(.nodeStatus(let node, let online)):
             out += try nodeStatus(node, online: online, now: now)
         case .success(.retainedPresence(let d)):
