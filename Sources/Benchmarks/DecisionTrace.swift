@@ -26,6 +26,8 @@ struct DecisionTrace<Inner: PresenceEstimator & Sendable>: PresenceEstimator, Se
     func decision(for id: BeaconID) -> PresenceDecision? { inner.decision(for: id) }
     func isTracking(_ id: BeaconID) -> Bool { inner.isTracking(id) }
     mutating func hearingRestored(at now: Double) { inner.hearingRestored(at: now) }
+    mutating func nodeHeard(_ node: String, now: Double) { inner.nodeHeard(node, now: now) }
+    mutating func clockSteppedBack(by seconds: Double) { inner.clockSteppedBack(by: seconds) }
     mutating func takeDropped() -> [DroppedBeacon] { inner.takeDropped() }
     var capacityUse: CapacityUse? { inner.capacityUse }
     func switchEvidenceSince(for id: BeaconID) -> Double? { inner.switchEvidenceSince(for: id) }

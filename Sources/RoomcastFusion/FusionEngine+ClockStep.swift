@@ -26,6 +26,7 @@ extension FusionEngine {
             beacons[b].switchLedSince -= d
             beacons[b].resumedAt -= d
         }
+        for name in offlineBeforeMade.keys { offlineBeforeMade[name]! -= d }
         nextCalibration -= d
         lastSweep -= d
         hearingSince -= d

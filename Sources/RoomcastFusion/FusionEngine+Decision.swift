@@ -113,13 +113,15 @@ extension FusionEngine {
             if s.decided && s.room < 0 { return false }
             // Resumed, not heard since: its nodes are missing until one of them is back (its
             // status) or heard (a heartbeat, a reading of anything), its silence counted from then.
+            // A node not heard for `forget_after_s` since is taken as gone (taken away, or renamed
+            // on a site that names rooms after their nodes), and the beacon's silence as a silence.
             for n in heldAcrossRestart.isEmpty ? [] : heldAcrossRestart[s.id] ?? [] {
                 if !nodes[n].online {
                     lastOffline = max(lastOffline, s.resumedAt)
                 } else if nodes[n].onlineSince >= s.resumedAt {
                     lastOnline = max(lastOnline, nodes[n].onlineSince)
                 } else if nodes[n].heardSince == .infinity {
-                    lastOffline = max(lastOffline, s.resumedAt)
+                    if settings.forgetAfter <= 0 || now - s.resumedAt < settings.forgetAfter { lastOffline = max(lastOffline, s.resumedAt) }
                 } else if nodes[n].heardSince >= s.resumedAt {
                     lastOnline = max(lastOnline, nodes[n].heardSince)
                 }

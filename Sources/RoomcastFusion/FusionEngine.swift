@@ -621,6 +621,9 @@ extension FusionEngine: ResumablePresenceEstimator {
             }
             if !held.isEmpty {
                 heldAcrossRestart[decision.id] = held
+                // Published again (a refresh, the hold's mark) it names its node, so a second
+                // restart before that node is back holds it too.
+                s.node = held[0]
                 if decision.reason == "nodes_offline" {
                     s.reason = "nodes_offline"
                     s.confidence = 0

@@ -999,6 +999,37 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(abs(r.distance - 6.3) < 0.2, "\(r.distance)")
     }
 
+    /// ESPresense nodes send no heartbeat. After a restart the cat is resumed in the office and
+    /// not heard again; the office's ESPresense node reports other devices, which the site does
+    /// not place: it is listening all the same, and the cat goes away after the timeout, not held.
+    /// A forged (or cleared) `offline` for it does not silence it either: its next reading is life,
+    /// and the cat's silence counts from that return.
+    @Test func anESPresenseNodeIsHeardByItsReadingsOfAnything() throws {
+        var core = AggregatorConfig(site: site, discovery: .init(enabled: false)).makeCore()
+        core.acceptsESPresense = true
+        _ = try core.start(now: 100)
+        let retained = PresenceDecision(id: cat, name: "Cat", room: "office", floor: 0, distance: 1, confidence: 0.9,
+                                        node: "office-pi", since: 50, lastSeen: 99, evidence: [], ts: 99)
+        _ = try core.handle(topic: Topics().presence(cat), payload: WireFormat.encode(retained), now: 100.2)
+        let other = "iBeacon:11111111-2222-3333-4444-555555555555-1-1"
+        let payload = Array(#"{"id":"\#(other)","rssi@1m":-59,"rssi":-70,"distance":3}"#.utf8)
+        var away: Double?
+        for t in stride(from: 101.0, through: 170, by: 1) {
+            if t == 120 {
+                _ = try core.handle(topic: "espresense/rooms/office-pi/status", payload: [], now: t)
+                #expect(core.offline.contains("office-pi"))
+            }
+            let outcome = try core.handle(topic: "espresense/devices/\(other)/office-pi", payload: payload, now: t + 0.5)
+            if t == 120 { #expect(outcome.rejection?.reason == .nodeBackOnline) }
+            let decisions = try (outcome.messages + core.advance(to: t + 0.9)).filter { $0.topic == Topics().presence(cat) }
+                .map { try WireFormat.decode(PresenceDecision.self, from: $0.payload) }
+            if away == nil, decisions.contains(where: { $0.room == nil }) { away = t }
+        }
+        #expect(!core.offline.contains("office-pi"))
+        // Its silence counted from the node's return at 120.5 (a node back from offline counts it from then).
+        #expect(away.map { $0 >= 149 && $0 <= 156 } == true, "away at \(String(describing: away)); \(String(describing: core.engine.decision(for: cat)))")
+    }
+
     /// Many iPhones near an ESPresense node share `apple:1005:9-26`: fused as one beacon they
     /// placed a phantom wherever iPhones were. Refused, counted as `not_one_device`.
     @Test func aKindOfDeviceIsNotPlaced() throws {

@@ -50,6 +50,8 @@ import Testing
         #expect(!published.contains { $0.room == nil }, "\(published.map { ($0.ts, $0.reason ?? "") })")
         #expect(published.map(\.reason) == ["nodes_offline"], "held once it would have gone away: \(published.map { ($0.ts, $0.reason ?? "") })")
         #expect(published.first.map { $0.ts >= 130 && $0.ts <= 132 } == true)
+        // Published again, it names its node: a second restart before the Pi is back holds it too.
+        #expect(published.first?.node == "k")
         // The kitchen's Pi is back (its first heartbeat at 161).
         engine.nodeHeard("k", now: 161)
         published = []
@@ -66,6 +68,22 @@ import Testing
             let away = try #require(engine.tick(now: 192).first)
             #expect(away.room == nil && away.reason == "timeout")
         }
+    }
+
+    /// A node never heard after the restart (taken away, or renamed where rooms are named after
+    /// nodes): after `forget_after_s` it is taken as gone, and the beacon's silence as a silence.
+    @Test func aNodeNeverHeardAfterARestartIsTakenAsGoneAfterTheForgetTime() throws {
+        var settings = FusionSettings()
+        settings.forgetAfter = 600
+        var engine = FusionEngine(site: site, settings: settings)
+        let retained = PresenceDecision(id: id, name: "Cat", room: "kitchen", floor: 0, distance: 2, confidence: 0.9,
+                                        node: "k", since: 50, lastSeen: 99, evidence: [], ts: 99)
+        engine.resume(retained, now: 100)
+        var published: [PresenceDecision] = []
+        for t in stride(from: 100.0, through: 699, by: 1) { published += engine.tick(now: t) }
+        #expect(published.map(\.reason) == ["nodes_offline"])
+        for t in stride(from: 700.0, through: 702, by: 1) { published += engine.tick(now: t) }
+        #expect(published.last.map { $0.room == nil && $0.reason == "timeout" } == true, "\(published.map { ($0.ts, $0.reason ?? "") })")
     }
 
     /// A tag that advertises every 8 s, resumed in a room on a site whose departure counts favour

@@ -5,7 +5,8 @@ import Testing
 @Suite struct ShownTextTests {
     @Test func aSecretIsNamedAnywhereInTheText() {
         for text in ["ROOMCAST_MQTT_PASSWORD=hunter2", "30 password:hunter2", "token:abc", "key: 0123", "KEY=abc",
-                     "ROOMCAST_HTTP_TOKEN=x", "passwd", "client_secret"] {
+                     "ROOMCAST_HTTP_TOKEN=x", "passwd", "client_secret",
+                     "apikey=abc", "private_key: x", "pasword:hunter2"] {
             #expect(ShownText.mentionsSecret(text), "\(text)")
         }
         for text in ["kitchen", "keys", "monkey", "mqtt://broker.local:1883", "hci0", "30", "keepalive"] {

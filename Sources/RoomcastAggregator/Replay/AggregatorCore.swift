@@ -222,7 +222,12 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                 outcome = intake.refusal(ofNode: r.node, kind: "ESPresense node")
             case .success(let r):
                 nodeActivity.heard(r.node, now: now)
+                intake.count(nil)
+                // Stamped on arrival, so captured after any `offline` before it.
+                let note = nodeAlive(r.node, capturedAt: now, now: now)
+                if let note { intake.count(note) }
                 if feeds(r.id) { out += try ingest(r, now: now) }
+                return (out, note)
             }
             intake.count(outcome)
             return (out, outcome)
@@ -270,17 +275,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                 note = .init(reason: .clockSkew, message: "node '\(r.node)': " + message, node: r.node)
             }
             if !clocks.offsets.isEmpty, let offset = clocks.offsets[r.node] { r.ts += offset }
-            if !offlineNodes.isEmpty, let since = offlineNodes[r.node], r.ts > since {
-                // A node's status follows its traffic: a Last Will comes after the node's last
-                // message, so a reading captured after `offline` arrived means a live node (and
-                // a forged `offline` must not silence it until it reconnects). One captured
-                // before is in flight from before, and stays ignored. Captured on this clock:
-                // a node whose clock is off is judged by its corrected time.
-                offlineNodes[r.node] = nil
-                engine.nodeStatus(r.node, online: true, now: now)
-                note = note ?? .init(reason: .nodeBackOnline, message: "node '\(r.node)' sends readings after an offline status; counted as online",
-                                     node: r.node)
-            }
+            // Captured on this clock: a node whose clock is off is judged by its corrected time.
+            note = note ?? nodeAlive(r.node, capturedAt: r.ts, now: now)
             if let note { intake.count(note) }
             if feeds(r.id) { out += try ingest(r, now: now) }
             return (out, note)
@@ -372,6 +368,19 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// node's quiet counts from earlier (`NodeLiveness`).
     public mutating func listening(since now: Double) {
         listeningSince = max(listeningSince, now)
+    }
+
+    /// A reading of anything from `node`, captured at `ts`: the node is listening. A node's status
+    /// follows its traffic: a Last Will comes after the node's last message, so a reading captured
+    /// after `offline` arrived means a live node (and a forged `offline` must not silence it until
+    /// it reconnects); one captured before is in flight from before, and stays ignored. Returns
+    /// the note when it brought the node back.
+    private mutating func nodeAlive(_ node: String, capturedAt ts: Double, now: Double) -> InputIntake.RejectionDetail? {
+        engine.nodeHeard(node, now: now)
+        guard !offlineNodes.isEmpty, let since = offlineNodes[node], ts > since else { return nil }
+        offlineNodes[node] = nil
+        engine.nodeStatus(node, online: true, now: now)
+        return .init(reason: .nodeBackOnline, message: "node '\(node)' sends readings after an offline status; counted as online", node: node)
     }
 
     /// A node's status, a Roomcast node's or an ESPresense node's: `online` (retained) or

@@ -34,7 +34,9 @@ public enum ShownText {
         for i in text.indices where text[i] == ":" || text[i] == "=" {
             let name = text[nameStart..<i].split(separator: " ").last.map { $0.lowercased() } ?? ""
             let base = name.hasSuffix("_env") ? String(name.dropLast(4)) : name
-            if !base.isEmpty, secretKeys.contains(base) || Suggestion.closest(to: base, in: secretKeys) != nil { return true }
+            // `api_key`, `private_key`, `irk_key`: a secret's name at the end of another's.
+            if !base.isEmpty, secretKeys.contains(base) || secretKeys.contains(where: base.hasSuffix)
+                || Suggestion.closest(to: base, in: secretKeys) != nil { return true }
             nameStart = text.index(after: i)
         }
         return false
