@@ -226,7 +226,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                 // Stamped on arrival, so captured after any `offline` before it.
                 let note = nodeAlive(r.node, capturedAt: now, now: now)
                 if let note { intake.count(note) }
-                if feeds(r.id) { out += try ingest(r, now: now) }
+                if feeds(r.id) { out += try ingest(r, now: now) } else { engine.nodeHeard(r.node, now: now) }
                 return (out, note)
             }
             intake.count(outcome)
@@ -278,7 +278,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             // Captured on this clock: a node whose clock is off is judged by its corrected time.
             note = note ?? nodeAlive(r.node, capturedAt: r.ts, now: now)
             if let note { intake.count(note) }
-            if feeds(r.id) { out += try ingest(r, now: now) }
+            if feeds(r.id) { out += try ingest(r, now: now) } else { engine.nodeHeard(r.node, now: now) }
             return (out, note)
         case .success(.nodeHeartbeat(let node)):
             if liveness.heartbeat(node, now: now) { nodeBack(node, now: now) }
@@ -370,13 +370,13 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         listeningSince = max(listeningSince, now)
     }
 
-    /// A reading of anything from `node`, captured at `ts`: the node is listening. A node's status
+    /// A reading of anything from `node`, captured at `ts`: the node is listening (fusion learns
+    /// that from the reading, or from `nodeHeard` where the reading is not fusion's). A node's status
     /// follows its traffic: a Last Will comes after the node's last message, so a reading captured
     /// after `offline` arrived means a live node (and a forged `offline` must not silence it until
     /// it reconnects); one captured before is in flight from before, and stays ignored. Returns
     /// the note when it brought the node back.
     private mutating func nodeAlive(_ node: String, capturedAt ts: Double, now: Double) -> InputIntake.RejectionDetail? {
-        engine.nodeHeard(node, now: now)
         guard !offlineNodes.isEmpty, let since = offlineNodes[node], ts > since else { return nil }
         offlineNodes[node] = nil
         engine.nodeStatus(node, online: true, now: now)
