@@ -35,7 +35,7 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     var nodeIndex: [String: Int] = [:]
     /// On a site that makes its nodes (`auto_nodes`), nodes heard of only as offline, and since
     /// when: a node taken away leaves its retained `offline` on the broker, read at every start,
-    /// and made on that word alone it was a room of its own for good (a room no node hears, in
+    /// and made on that word alone it would be a room of its own for good (a room no node hears, in
     /// every beacon's filter). Made when something else names it (a reading, its `online`, a
     /// resumed decision in its room), and offline from then. At most `automaticNodeLimit`.
     var offlineBeforeMade: [String: Double] = [:]
@@ -612,7 +612,7 @@ extension FusionEngine: ResumablePresenceEstimator {
         // The nodes that heard it last: until one of them is heard (or says it is back), nothing
         // that could hear it is known to be listening. After a power cut the aggregator may be up
         // long before the Pis, whose retained statuses still say `online`: resumed as in force,
-        // every beacon went away after the timeout, and every person `not_home`. Held for nodes
+        // every beacon would go away after the timeout, and every person `not_home`. Held for nodes
         // that were offline when it was published, it is still held, as before the restart.
         if room >= 0 {
             var held: [Int] = []

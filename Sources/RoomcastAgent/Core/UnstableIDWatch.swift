@@ -1,10 +1,10 @@
 import Shared
 
 /// Transmitters whose beacon id does not stay put. Some trackers and phone apps advertise a new
-/// iBeacon major and minor every few seconds: tracked because everything heard is, each id was a
-/// beacon of its own for as long as it was heard (a reading a second to the broker, a place in the
-/// table), and on a site that places every beacon heard, a Home Assistant device each, thousands
-/// a day. An address that has advertised more than `maximumIDs` different ids is taken for such a
+/// iBeacon major and minor every few seconds: tracked because everything heard is, each id would
+/// be a beacon of its own for as long as it is heard (a reading a second to the broker, a place in
+/// the table), and on a site that places every beacon heard, a Home Assistant device each,
+/// thousands a day. An address that has advertised more than `maximumIDs` different ids is taken for such a
 /// transmitter, and no further id of its is tracked, as Home Assistant's iBeacon integration does.
 /// Only ids tracked without a config entry of their own are judged (everything heard, or a
 /// fingerprint rule's match): a `beacons:` entry, a region's member and an IRK phone are tracked on

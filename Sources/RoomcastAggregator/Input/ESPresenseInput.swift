@@ -55,9 +55,9 @@ public struct ESPresenseInput: Sendable {
         // Checked as a Double before converting: a value beyond Int, which any client on the
         // broker may send, would trap the conversion.
         let power = p.rssiAt1m.map { $0.rounded() }.flatMap { (-127...20).contains($0) ? Int($0) : nil } ?? -59
-        // The firmware leaves `distance` out when it is not a number; read as 0 m, the reading was
-        // `immediate` and pulled the beacon into that node's room. From the levels instead, as
-        // an agent ranges with its default path-loss exponent (2.5).
+        // The firmware leaves `distance` out when it is not a number; read as 0 m, the reading would
+        // be `immediate` and pull the beacon into that node's room. From the levels instead, as an
+        // agent ranges with its default path-loss exponent (2.5).
         let distance = p.distance ?? p.raw ?? min(100, pow(10, (Double(power) - rssi) / 25))
         guard distance.isFinite, distance >= 0, distance <= 1000 else { return reject(.outOfRange, "distance out of range") }
         guard let id = Self.beaconID(String(device.id)) else {
