@@ -121,6 +121,9 @@ import Testing
         try await Self.recordThreeReports(to: path)
         let replayed = try await collect(ReplayRadioSource(path: path, speed: .max))
         #expect(replayed.map(\.rssi) == [-42, -43, -44])
+        // Which devices were near the node, and when: readable by its owner only.
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+        #expect(mode == 0o600, "mode \(String(mode, radix: 8))")
     }
 
     /// `--record` onto a disk that fills up (/dev/full): the user is told once that recording

@@ -62,7 +62,7 @@ public final class LiveRadioSource: RadioSource {
         }
         if let path = options.recordPath {
             do throws(BTSnoopError) {
-                let writer = try BTSnoopWriter(path: path, fileLimit: options.recordFileLimit)
+                let writer = try BTSnoopWriter(path: path, fileLimit: options.recordFileLimit, mode: BTSnoopWriter.privateMode)
                 recorder.withLock { $0 = writer }
             } catch {
                 throw .capture(error)

@@ -30,19 +30,26 @@ public final class BTSnoopWriter: Sendable {
     public let path: String
     /// Past this many bytes `path` becomes `path.1` and a new file begins; nil: one file without end.
     public let fileLimit: UInt64?
+    /// The permissions a file is created with.
+    public let mode: mode_t
     private let state: Mutex<State>
     private let flushEvery: Int
 
     /// Where the older part of a rotated capture is kept.
     public var previousPath: String { path + ".1" }
 
+    /// Readable by its owner only: a capture of a live radio says which devices were near the
+    /// node, and when (`--record`). A simulated one holds nobody's and is 0644.
+    public static let privateMode: mode_t = 0o600
+
     /// Creates (truncates) `path` and writes the file header.
-    public init(path: String, flushEvery: Int = 64 * 1024, fileLimit: UInt64? = nil) throws(BTSnoopError) {
+    public init(path: String, flushEvery: Int = 64 * 1024, fileLimit: UInt64? = nil, mode: mode_t = 0o644) throws(BTSnoopError) {
         self.path = path
         self.flushEvery = flushEvery
         self.fileLimit = fileLimit
+        self.mode = mode
         let fd: Int32
-        do { fd = try Self.create(path) } catch { throw .io(path: path, error) }
+        do { fd = try Self.create(path, mode: mode) } catch { throw .io(path: path, error) }
         state = Mutex(State(fd: fd, pending: Self.header))
     }
 
@@ -53,9 +60,8 @@ public final class BTSnoopWriter: Sendable {
         return header
     }
 
-    private static func create(_ path: String) throws(SystemCallError) -> Int32 {
-        // Readable by its owner only: a capture says which devices were near this Pi, and when.
-        try Syscall.call("open") { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600) }
+    private static func create(_ path: String, mode: mode_t) throws(SystemCallError) -> Int32 {
+        try Syscall.call("open") { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode) }
     }
 
     deinit { shutdown() }
@@ -139,7 +145,7 @@ public final class BTSnoopWriter: Sendable {
         close(s.fd)
         s.fd = -1
         try Syscall.call("rename") { rename(path, previousPath) }
-        s.fd = try Self.create(path)
+        s.fd = try Self.create(path, mode: mode)
         let header = Self.header
         try Syscall.writeAll(s.fd, header)
         s.fileBytes = UInt64(header.count)
