@@ -37,7 +37,8 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     /// when: a node taken away leaves its retained `offline` on the broker, read at every start,
     /// and made on that word alone it would be a room of its own for good (a room no node hears, in
     /// every beacon's filter). Made when something else names it (a reading, its `online`, a
-    /// resumed decision in its room), and offline from then. At most `automaticNodeLimit`.
+    /// resumed decision in its room), and offline from then. At most `automaticNodeLimit`, the
+    /// oldest dropped first.
     var offlineBeforeMade: [String: Double] = [:]
 
     // Beacons and their per-node evidence (`slots[beacon * nodeStride + node]`).
@@ -353,9 +354,14 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
 
     public mutating func nodeStatus(_ node: String, online: Bool, now: Double) {
         if !online && nodeIndex[node] == nil {
-            if settings.autoNodes, offlineBeforeMade[node] != nil || offlineBeforeMade.count < automaticNodeLimit {
-                offlineBeforeMade[node] = offlineBeforeMade[node] ?? now
+            guard settings.autoNodes, offlineBeforeMade[node] == nil else { return }
+            // Full, the oldest word goes: names any client can announce never lock a real node's
+            // `offline` out.
+            if offlineBeforeMade.count >= automaticNodeLimit,
+               let oldest = offlineBeforeMade.min(by: { $0.value < $1.value })?.key {
+                offlineBeforeMade.removeValue(forKey: oldest)
             }
+            offlineBeforeMade[node] = now
             return
         }
         guard let n = self.node(named: node) else { return }

@@ -164,4 +164,22 @@ import Shared
         #expect(!published.contains { $0.room == nil }, "\(published.map { ($0.ts, $0.reason ?? "") })")
         #expect(engine.decision(for: Self.tag)?.room == "den-pi")
     }
+
+    /// Names any client can announce fill the list of nodes heard of only as offline: a real
+    /// node's `offline` heard after them is still kept, and the node it makes starts offline.
+    @Test func namesAnnouncedByAStrangerDoNotLockARealNodesOfflineOut() throws {
+        var engine = FusionEngine(site: SiteModel(rooms: [], nodes: []), settings: FusionSettings())
+        for i in 0..<(engine.automaticNodeLimit + 10) {
+            engine.nodeStatus("forged-\(i)", online: false, now: Double(i) / 1000)
+        }
+        #expect(engine.offlineBeforeMade.count == engine.automaticNodeLimit)
+        engine.nodeStatus("den-pi", online: false, now: 100)
+        var retained = PresenceDecision(id: Self.tag, name: nil, room: "den-pi", floor: 0, distance: 1, confidence: 0,
+                                        node: "den-pi", since: 50, lastSeen: 60, evidence: [], ts: 99)
+        retained.reason = "nodes_offline"
+        engine.resume(retained, now: 100)
+        let den = try #require(engine.nodes.first { $0.name == "den-pi" })
+        #expect(!den.online && den.offlineSince == 100)
+        #expect(engine.offlineBeforeMade.count == engine.automaticNodeLimit - 1)
+    }
 }
