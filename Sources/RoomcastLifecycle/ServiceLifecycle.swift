@@ -11,7 +11,8 @@ import RoomcastLogging
 /// swift-service-lifecycle, much smaller.
 ///
 /// Exit codes: 0 after a clean shutdown that a signal, the service's return
-/// or `requestShutdown()` started; the error's code (`ExitCode(for:)`) when the
+/// or `requestShutdown()` started, 129 when SIGHUP started it (a restart
+/// applies the config, `ShutdownReason.exitCode`); the error's code (`ExitCode(for:)`) when the
 /// service threw; 1 when the deadline passed; 128 + signal (130 SIGINT,
 /// 143 SIGTERM) when a second signal arrives during shutdown. The last two
 /// call `hardExit` at once (the default is `exit`), because the code that
@@ -41,7 +42,7 @@ public final class ServiceLifecycle: Sendable {
     ///   - shutdownDeadline: seconds the whole graceful shutdown may take.
     ///   - signals: signals that start a shutdown; pass `[]` to install none (tests).
     ///   - hardExit: ends the process when the deadline passes or a second signal arrives.
-    public init(logger: Logger, shutdownDeadline: Double = 10, signals: [Int32] = [SIGINT, SIGTERM],
+    public init(logger: Logger, shutdownDeadline: Double = 10, signals: [Int32] = [SIGINT, SIGTERM, SIGHUP],
                 hardExit: @escaping @Sendable (ExitCode) -> Void = { exit($0.rawValue) }) {
         self.logger = logger
         self.deadline = shutdownDeadline
@@ -145,6 +146,10 @@ public final class ServiceLifecycle: Sendable {
             // Why the run failed, at a level every configuration shows (`scan` keeps only warnings
             // and worse on its terminal, a `log.level: warning` journal the same).
             logger.error("shutting down", metadata: ["reason": reason.description])
+        } else if reason == .signal(SIGHUP) {
+            logger.notice("shutting down", metadata: [
+                "reason": reason.description,
+                "why": "the config is read at start: restarting the service applies it"])
         } else {
             logger.notice("shutting down", metadata: ["reason": reason.description])
         }

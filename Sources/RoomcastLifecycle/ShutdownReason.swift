@@ -1,3 +1,4 @@
+import Foundation
 import RoomcastCLI
 
 /// Why a run is ending.
@@ -15,8 +16,13 @@ public enum ShutdownReason: Sendable, Equatable, CustomStringConvertible {
     ///
     /// A signal that led to a clean, timely shutdown exits 0: the operator
     /// asked for a stop and got one (systemd counts 0 as a clean stop too).
+    /// SIGHUP exits 129: it asks for the config to be read again (or its
+    /// terminal closed), and the config is read at start, so a service
+    /// manager that restarts a failed service (`Restart=on-failure`) starts it
+    /// again with the config as it is now. Exiting 0 left it stopped for good.
     public var exitCode: ExitCode {
         switch self {
+        case .signal(SIGHUP): .signal(SIGHUP)
         case .signal, .serviceFinished: .success
         case .serviceFailed(_, let code): code
         case .requested(let code): code

@@ -29,6 +29,27 @@ enum Home {
 /// offline handling; Home Assistant discovery and its clean-up; a restart
 /// without a flap.
 @Suite(.serialized, .requiresMosquitto) struct LiveServiceTests {
+    /// SIGHUP (`kill -HUP` to reload, or the terminal of a run by hand closed) stops the service
+    /// as SIGTERM does, and exits 129: under systemd's `Restart=on-failure` the service starts
+    /// again and reads its config as it is now. Dying of the signal, or exiting 0, left it stopped
+    /// for good.
+    @Test func aHangUpStopsCleanlyAndAsksToBeStartedAgain() async throws {
+        let broker = try await MosquittoBroker.start()
+        let dir = try LiveRig.workDirectory()
+        let configPath = try Home.writeConfig(port: broker.port, in: dir)
+        let observer = try await Observer(port: broker.port)
+        let aggregator = try LiveRig.startAggregator(configPath: configPath, instance: "a", in: dir)
+        defer { aggregator.send(SIGKILL) }
+        try await observer.waitFor("aggregator online") { _ in observer.last("roomcast/aggregator/status") == "online" }
+        aggregator.send(SIGHUP)
+        let status = try await withTimeout(.seconds(10), "aggregator to exit") { await aggregator.waitForExit() }
+        #expect(status == 129, "\(aggregator.stderr.suffix(2000))")
+        #expect(aggregator.stderr.contains("restarting the service applies it"), "\(aggregator.stderr.suffix(2000))")
+        try await observer.waitFor("status offline") { _ in observer.last("roomcast/aggregator/status") == "offline" }
+        await observer.stop()
+        await broker.cleanup()
+    }
+
     @Test func readingsBecomePresenceRoomsEventsAndStatus() async throws {
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()

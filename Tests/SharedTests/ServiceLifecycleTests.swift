@@ -73,6 +73,14 @@ private final class Gate: Sendable {
         #expect(m.handle(.signal(SIGTERM)) == .none)
     }
 
+    /// SIGHUP asks for the config to be read again: the run stops as for SIGTERM and exits 129,
+    /// which a service manager restarting failed services (`Restart=on-failure`) starts again.
+    @Test func hangUpStopsGracefullyAndAsksForARestart() {
+        var m = M()
+        #expect(m.handle(.signal(SIGHUP)) == .beginShutdown(.signal(SIGHUP)))
+        #expect(m.handle(.shutdownCompleted) == .finish(ExitCode(129)))
+    }
+
     @Test(arguments: [(SIGINT, Int32(130)), (SIGTERM, Int32(143))])
     func secondSignalExitsAtOnce(_ signal: Int32, _ code: Int32) {
         var m = M()
