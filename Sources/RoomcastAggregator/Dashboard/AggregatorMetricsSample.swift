@@ -24,6 +24,8 @@ public struct AggregatorMetricsSample: Sendable {
     public var decisionsHeld: Bool
     /// Writes of `learn.state_file` that failed.
     public var stateFileFailures: UInt64 = 0
+    /// Beacons whose id two transmitters advertise at once (`SharedIDWatch`).
+    public var sharedIDBeacons = 0
     public var mqttConnected = false
     public var mqttReconnects = 0
     public var mqttDroppedInbound = 0
@@ -71,6 +73,7 @@ public struct AggregatorMetricsSample: Sendable {
         p.family("roomcast_room_occupancy", .gauge, help: "Beacons whose decision in force is this room.")
         for (room, n) in occupancy.sorted(by: { $0.key < $1.key }) { p.sample("roomcast_room_occupancy", [("room", room)], Double(n)) }
         p.gauge("roomcast_beacons_away", help: "Beacons whose decision in force is away.", Double(away))
+        p.gauge("roomcast_beacons_shared_id", help: "Beacons whose id two transmitters advertise at once.", Double(sharedIDBeacons))
         p.gauge("roomcast_decisions_held", help: "1 while decisions are held (deaf, or just reconnected).", decisionsHeld ? 1 : 0)
         p.gauge("roomcast_lease_active", help: "1 while this instance publishes (always without standby).", active ? 1 : 0)
         p.gauge("roomcast_standby_enabled", help: "1 when hot standby is configured.", standby ? 1 : 0)

@@ -48,6 +48,9 @@ public struct InputIntake: Sendable {
         case clockSkew = "clock_skew"
         /// Not a rejection: the reading was used, and its node, marked offline, counts as online again.
         case nodeBackOnline = "node_back_online"
+        /// Not a rejection: the reading was used, and its beacon's id is advertised by two
+        /// transmitters at once (`SharedIDWatch`); counted once per beacon an hour.
+        case sharedID = "shared_id"
     }
 
     public let topics: Topics
@@ -104,8 +107,9 @@ public struct InputIntake: Sendable {
     public struct RejectionDetail: Error, Sendable, Equatable {
         public var reason: Rejection
         public var message: String
-        /// The node a note is about, where it is one: the log limits the lines of each node's
-        /// condition on their own, so one node's lasting problem does not hide another's.
+        /// The node a note is about (the beacon, for `sharedID`), where it is one: the log limits
+        /// the lines of each one's condition on their own, so one's lasting problem does not hide
+        /// another's.
         public var node: String?
 
         public init(reason: Rejection, message: String, node: String? = nil) {

@@ -23,6 +23,10 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// Nodes whose clock is off (a steady median lag beyond `NodeClockWatch.limit`), with the
     /// offset (s, positive: behind). A link whose readings queue is named in the log only.
     public var skewedNodes: [String: Double] { clocks.offsets }
+    /// Beacons whose id two transmitters advertise at once.
+    var sharedIDs: SharedIDWatch
+    /// Beacons heard from two transmitters at once now (`SharedIDWatch`).
+    public var sharedIDBeacons: Int { sharedIDs.shared.count }
     /// Nodes marked offline by their status topic; a reading from one brings it back.
     private var offlineNodes: [String: Double] = [:]
     /// No decisions before this time: while the aggregator cannot hear the nodes, and for a
@@ -98,6 +102,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         for b in site.beacons { known[b.id] = b }
         self.knownBeacons = known
         self.nodeBeacons = Set(site.nodes.compactMap(\.beacon))
+        self.sharedIDs = SharedIDWatch(limit: engine.capacityUse?.limit ?? 100_000)
     }
 
     /// Whether a reading of `id` goes to the engine: every beacon when the site lists none,
@@ -278,7 +283,16 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             // Captured on this clock: a node whose clock is off is judged by its corrected time.
             note = note ?? nodeAlive(r.node, capturedAt: r.ts, now: now)
             if let note { intake.count(note) }
-            if feeds(r.id) { out += try ingest(r, now: now) } else { engine.nodeHeard(r.node, now: now) }
+            if feeds(r.id) {
+                if let clash = sharedIDs.observe(r, now: now), note == nil {
+                    sharedIDs.told(r.id, now: now)
+                    note = .init(reason: .sharedID, message: clash.message, node: r.id.rawValue)
+                    intake.count(note)
+                }
+                out += try ingest(r, now: now)
+            } else {
+                engine.nodeHeard(r.node, now: now)
+            }
             return (out, note)
         case .success(.nodeHeartbeat(let node)):
             if liveness.heartbeat(node, now: now) { nodeBack(node, now: now) }

@@ -49,6 +49,6 @@ extension AggregatorRuntime {
             stats: core.presenceStats, beaconsTracked: core.engine.capacityUse?.tracked ?? decisions.count,
             beaconsEvicted: core.evictedBeacons, occupancy: occupancy, away: decisions.count { $0.room == nil },
             active: isActive, standby: standbyEnabled, decisionsHeld: core.decisionsHeld(at: now),
-            stateFileFailures: learnedSaveFailures)
+            stateFileFailures: learnedSaveFailures, sharedIDBeacons: core.sharedIDBeacons)
     }
 }

@@ -439,6 +439,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 let (admit, suppressed) = quiet ? (false, 0) : rejectLog.admit(key, now: now)
                 if admit && rejection.reason == .clockSkew {
                     logger.warning("node clock is off", metadata: ["detail": rejection.message, "suppressed": "\(suppressed)"])
+                } else if admit && rejection.reason == .sharedID {
+                    logger.warning("one beacon id, two transmitters", metadata: ["detail": rejection.message])
                 } else if admit && rejection.reason == .nodeBackOnline {
                     logger.warning("node status follows its traffic", metadata: ["detail": rejection.message, "suppressed": "\(suppressed)"])
                 } else if admit {
