@@ -20,7 +20,17 @@ public final class AgentRuntime: Sendable {
         var lastTick: (wall: Double, monotonic: Double)?
         /// The final tick ran (`finish`): a timer's tick after it would go out behind the stop.
         var finished = false
+        /// The radio hears (`RadioSource.isListening`), as last told.
+        var listening = true
+        /// Since when it has not, while it has not.
+        var deafSince: Double?
+        /// The status published says `offline` for the radio's sake.
+        var saidDeaf = false
     }
+
+    /// Seconds the radio may be closed (reopened after a stall, an adapter reset) before the
+    /// node says it is offline: a reopen within it is no outage worth telling the aggregator of.
+    public static let deafAfter = 3.0
 
     private let state: Mutex<State>
     private let sink: any AgentSink
@@ -43,13 +53,48 @@ public final class AgentRuntime: Sendable {
         self.logger = logger
     }
 
-    /// Publishes the online status (and first telemetry).
-    public func start(now: Double) {
+    /// Publishes the status (and first telemetry): online, or offline when the radio is not
+    /// listening yet (an adapter waited for at boot).
+    public func start(now: Double, listening: Bool = true) {
         state.withLock { s in
             s.lastTime = now
-            sink.send([s.core.onlineMessage], at: now)
+            s.listening = listening
+            s.saidDeaf = !listening
+            s.deafSince = listening ? nil : now
+            sink.send([listening ? s.core.onlineMessage : s.core.offlineMessage], at: now)
         }
+        if !listening { logger.warning("radio not listening: the node says it is offline until it is", metadata: [:]) }
         tick(now: now)
+    }
+
+    /// Whether the radio hears, on the wall clock at `now` (the service asks every second). A
+    /// node whose adapter is absent or being reopened says it is offline once `deafAfter` has
+    /// passed, and online when it hears again: connected and hearing nothing, it read as every
+    /// beacon it hears leaving, and the aggregator sent them away. No heartbeat goes out
+    /// meanwhile (`heartbeat`).
+    public func radio(listening: Bool, now: Double) {
+        let said: Bool? = state.withLock { s in
+            guard !s.finished else { return nil }
+            s.listening = listening
+            if listening {
+                s.deafSince = nil
+                guard s.saidDeaf else { return nil }
+                s.saidDeaf = false
+                sink.send([s.core.onlineMessage], at: s.lastTime)
+                return true
+            }
+            let since = s.deafSince ?? now
+            s.deafSince = since
+            guard !s.saidDeaf, now - since >= Self.deafAfter else { return nil }
+            s.saidDeaf = true
+            sink.send([s.core.offlineMessage], at: s.lastTime)
+            return false
+        }
+        switch said {
+        case true?: logger.notice("radio listening again: the node says it is online", metadata: [:])
+        case false?: logger.warning("radio not listening: the node says it is offline until it is", metadata: [:])
+        case nil: break
+        }
     }
 
     public func handle(_ report: AdvertisingReport) {
@@ -120,20 +165,22 @@ public final class AgentRuntime: Sendable {
         logger.warning(w.message, metadata: w.metadata)
     }
 
-    /// That the link is up (`NodeHeartbeat`), on the wall clock at `now`: what a live connection
-    /// sends every second, whether or not the radio hears anything. None after the final tick.
+    /// That the node listens (`NodeHeartbeat`), on the wall clock at `now`: what a live connection
+    /// sends every second while the radio listens, whether or not it hears anything. None after
+    /// the final tick, nor while the radio is closed: the aggregator takes the node as missing.
     public func heartbeat(now: Double) {
         state.withLock { s in
-            guard !s.finished else { return }
+            guard !s.finished, s.listening else { return }
             sink.send([s.core.heartbeatMessage(now: now)], at: s.lastTime)
         }
     }
 
-    /// The broker came (back): status online, telemetry, then the current state with the next advertisements.
+    /// The broker came (back): status online (offline while the radio is said to be closed),
+    /// telemetry, then the current state with the next advertisements.
     public func brokerConnected() {
         state.withLock { s in
             s.core.brokerReconnected()
-            sink.send([s.core.onlineMessage, s.core.telemetry(now: s.lastTime, radio: counters?.snapshot, dropped: sink.dropped,
+            sink.send([s.saidDeaf ? s.core.offlineMessage : s.core.onlineMessage, s.core.telemetry(now: s.lastTime, radio: counters?.snapshot, dropped: sink.dropped,
                                                               brokerReconnects: sink.reconnects, refused: sink.refused)], at: s.lastTime)
         }
     }

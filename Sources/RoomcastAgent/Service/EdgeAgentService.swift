@@ -62,7 +62,7 @@ public final class EdgeAgentService: Sendable {
         let core = AgentCore(settings: settings, decoder: decoder, startTime: start)
         let runtime = AgentRuntime(core: core, sink: sink, counters: source.counters, ticksFromReports: isReplay, startTime: start,
                                    elapsed: isReplay ? nil : BootTimeSource(), logger: logger)
-        runtime.start(now: start)
+        runtime.start(now: start, listening: source.isListening)
         logger.info("edge agent running", metadata: ["node": settings.node, "source": source.spec.description])
         let listener = startListener(runtime: runtime)
         defer { listener?.shutdown() }
@@ -84,14 +84,17 @@ public final class EdgeAgentService: Sendable {
                 }
             }
         }
-        // Every second while there is a broker, whatever the radio hears (a replay paced for a
-        // broker too): the aggregator takes a node that stops as missing, not silent (`NodeLiveness`).
-        let heartbeats = Task { [mqtt, clock] in
+        // Every second while there is a broker and the radio listens, whatever it hears (a replay
+        // paced for a broker too): the aggregator takes a node that stops as missing, not silent
+        // (`NodeLiveness`). A radio closed for longer than a reopen takes makes the node offline.
+        let heartbeats = Task { [mqtt, clock, source] in
             guard let mqtt else { return }
             while !Task.isCancelled {
                 do { try await Task.sleep(for: .seconds(NodeHeartbeat.interval)) } catch { break }
+                let now = clock.now()
+                runtime.radio(listening: source.isListening, now: now)
                 // Only over a live link: one sent into an outage says nothing, and would count as dropped.
-                if mqtt.isConnected { runtime.heartbeat(now: clock.now()) }
+                if mqtt.isConnected { runtime.heartbeat(now: now) }
             }
         }
         let ticker = Task { [isReplay, clock, onTick] in

@@ -53,6 +53,9 @@ public final class LiveRadioSource: RadioSource {
 
     public var terminationError: RadioError? { state.withLock { $0.error } }
 
+    /// An adapter is open and scanning (nil controller: waited for at boot, or being reopened).
+    public var isListening: Bool { controller != nil }
+
     /// The controller in use now (nil while reopening), e.g. to start advertising later.
     public var controller: HCIController? { state.withLock { $0.controller } }
 

@@ -18,8 +18,12 @@ public protocol RadioSource: AnyObject, Sendable {
     /// What the user should know about what was read, once `reports` has ended (a capture of two
     /// adapters replayed as one of them); nil when nothing.
     var notice: String? { get }
+    /// True while the source delivers what the radio hears: a live adapter open and scanning, not
+    /// absent at boot nor being reopened. A replay always is.
+    var isListening: Bool { get }
 }
 
 extension RadioSource {
     public var notice: String? { nil }
+    public var isListening: Bool { true }
 }

@@ -1,0 +1,78 @@
+import Foundation
+import RoomcastAdvertising
+import RoomcastHCI
+import RoomcastMQTT
+import Shared
+import Synchronization
+import Testing
+import TestSupport
+@testable import RoomcastAgent
+
+/// A node connected to the broker whose radio does not listen (its adapter absent at boot, or
+/// being reopened) says so: `offline`, and no heartbeat. Connected and sending heartbeats, it read
+/// as listening, and every beacon only it hears went away after the away timeout.
+@Suite(.serialized, .requiresMosquitto) struct RadioListeningTests {
+    /// A live source whose adapter comes and goes as the test says; it delivers nothing.
+    final class SwitchedSource: RadioSource {
+        let spec = RadioSourceSpec.hci(device: "hci0")
+        let reports: BoundedStream<AdvertisingReport>
+        let producer: BoundedStream<AdvertisingReport>.Producer
+        let counters = RadioCounters()
+        let listening = Mutex(false)
+        var terminationError: RadioError? { nil }
+        var isListening: Bool { listening.withLock { $0 } }
+
+        init() { (reports, producer) = BoundedStream<AdvertisingReport>.make(capacity: 8, mode: .lossless) }
+        func start() async throws(RadioError) {}
+        func shutdown() async { producer.finish() }
+    }
+
+    @Test func aNodeWhoseRadioDoesNotListenSaysItIsOffline() async throws {
+        let broker = try await MosquittoBroker.start()
+        let topics = Topics()
+        let (observer, seen) = try await BrokerOutageTests.subscriber(port: broker.port)
+        let will = MQTTMessage(topic: topics.nodeStatus("pi-1"), string: "offline", qos: .atLeastOnce, retain: true)
+        let client = try MQTTClient(configuration: MQTTClientConfiguration(
+            host: "127.0.0.1", port: broker.port, clientID: "agent-pi-1", lastWill: will,
+            reconnectBackoff: MQTTBackoff(initial: 0.1, maximum: 0.5)), logger: .silent)
+        let source = SwitchedSource()
+        let service = EdgeAgentService(settings: AgentSettings(node: "pi-1"), decoder: try AdvertisementDecoder(), source: source,
+                                       sink: MQTTSink(client: client, logger: .silent), mqtt: client, logger: .silent)
+        let run = Task { try? await service.run() }
+        // Each change, once: the status also goes out again when the broker connects.
+        func statuses() -> [String] {
+            seen.elements.filter { $0.topic == topics.nodeStatus("pi-1") }.map { String(decoding: $0.payload, as: UTF8.self) }
+                .reduce(into: [String]()) { changes, s in if changes.last != s { changes.append(s) } }
+        }
+        func heartbeats() -> Int { seen.elements.count { $0.topic == topics.nodeHeartbeat("pi-1") } }
+
+        // The adapter is not there at start: offline, and two seconds of no heartbeat.
+        try await seen.waitFor("the status", timeout: .seconds(30)) { _ in !statuses().isEmpty }
+        #expect(statuses() == ["offline"])
+        try await Task.sleep(for: .seconds(2.5))
+        #expect(heartbeats() == 0)
+        #expect(statuses() == ["offline"])
+
+        // It opens: online, and heartbeats.
+        source.listening.withLock { $0 = true }
+        try await seen.waitFor("online and a heartbeat", timeout: .seconds(30)) { _ in statuses().last == "online" && heartbeats() >= 2 }
+
+        // It closes (lost, or reopened after a stall): offline once that has lasted 3 s, and the
+        // heartbeats stop.
+        source.listening.withLock { $0 = false }
+        try await seen.waitFor("offline again", timeout: .seconds(30)) { _ in statuses().last == "offline" }
+        let after = heartbeats()
+        try await Task.sleep(for: .seconds(2.5))
+        #expect(heartbeats() == after)
+        #expect(statuses() == ["offline", "online", "offline"])
+
+        // Back: online.
+        source.listening.withLock { $0 = true }
+        try await seen.waitFor("online again", timeout: .seconds(30)) { _ in statuses().last == "online" && heartbeats() > after }
+
+        await service.stop()
+        _ = await run.value
+        await observer.shutdown()
+        await broker.cleanup()
+    }
+}
