@@ -462,6 +462,39 @@ extension HearingTests {
     /// topic holds nothing. One that is heard is placed as usual, one resumed from its retained
     /// presence keeps what it had (even once forgotten), and the one never heard is placed when
     /// it is.
+    /// No node is heard for the first minute (the Pis boot after a power cut; the broker's host
+    /// came up first, and its broker kept no presence): nothing says the listed beacons left. Once
+    /// the nodes are heard, those they do not hear are away after the away timeout, as ever.
+    @Test func nothingIsAwayBeforeANodeIsHeard() async throws {
+        var config = Self.config()
+        let dog = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-46")!
+        config.beacons += [.init(id: dog, name: "Dog")]
+        let runtime = AggregatorRuntime(core: config.makeCore(), election: nil, refreshInterval: 10, startedAt: 0, logger: .silent)
+        var home = Home()
+        var out: [(at: Double, message: OutboundMessage)] = []
+        await runtime.brokerConnected(now: 0)
+        func tick(_ now: Double) async {
+            let messages = await runtime.tick(now: now)
+            out += messages.map { (now, $0) }
+            for m in messages where m.topic == runtime.syncTopic {
+                out += await runtime.handle(topic: m.topic, payload: m.payload, now: now + 0.01).map { (now, $0) }
+            }
+        }
+        for step in 1...240 {
+            let now = Double(step) * 0.5
+            if now >= 60, step % 2 == 0 {
+                for r in home.readings(at: now) { out += await runtime.handle(topic: r.topic, payload: r.payload, now: now).map { (now, $0) } }
+            }
+            await tick(now)
+        }
+        let dogs = out.filter { $0.message.topic == Self.topics.presence(dog) }
+        let first = try #require(dogs.first, "the dog never published away")
+        #expect(first.at >= 60 + 30, "away at \(first.at), before the nodes had listened for the away timeout")
+        let decision = try WireFormat.decode(PresenceDecision.self, from: first.message.payload)
+        #expect(decision.room == nil && decision.reason == "never_heard")
+        #expect(out.contains { $0.message.topic == Self.topics.presence(cat) })
+    }
+
     @Test func aListedBeaconNeverHeardIsPublishedAway() async throws {
         let dog = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-46")!
         let owl = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-47")!

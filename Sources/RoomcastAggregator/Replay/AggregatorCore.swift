@@ -81,6 +81,9 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     private var deferredClears = DeferredClears()
     /// Listed beacons published away at the start as never heard, and when (`awayForNeverHeard`).
     private var neverHeard: (since: Double, ids: Set<BeaconID>)?
+    /// When a node was first heard listening in this run (a reading, or a heartbeat): a retained
+    /// `online` is no sign of it (it outlives a power cut on a broker that keeps it).
+    private(set) var firstNodeHeardAt: Double?
     /// Listed beacons heard, or resumed from retained presence, in this run until the never
     /// heard were published: known, whatever the engine has forgotten of them since.
     private var knownThisRun: Set<BeaconID> = []
@@ -227,6 +230,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                 outcome = intake.refusal(ofNode: r.node, kind: "ESPresense node")
             case .success(let r):
                 nodeActivity.heard(r.node, now: now)
+                if firstNodeHeardAt == nil { firstNodeHeardAt = now }
                 intake.count(nil)
                 // Stamped on arrival, so captured after any `offline` before it.
                 let note = nodeAlive(r.node, capturedAt: now, now: now)
@@ -256,6 +260,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             return (out, why)
         case .success(.reading(var r)):
             nodeActivity.heard(r.node, now: now)
+            if firstNodeHeardAt == nil { firstNodeHeardAt = now }
             nodeHeard(r.node, now: now)
             var note: InputIntake.RejectionDetail?
             // Fusion judges readings by capture time, and counts one for only a few seconds: a
@@ -295,6 +300,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             }
             return (out, note)
         case .success(.nodeHeartbeat(let node)):
+            if firstNodeHeardAt == nil { firstNodeHeardAt = now }
             if liveness.heartbeat(node, now: now) { nodeBack(node, now: now) }
             engine.nodeHeard(node, now: now)
         case .success(.nodeStatus(let node, let online)):
@@ -677,15 +683,23 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// Away decisions for the listed beacons nothing is known of: not heard in this run, no
     /// retained presence. Their Home Assistant entities follow the presence topic's availability
     /// too, and would read unavailable while it holds nothing; away is what the nodes say, once
-    /// they have listened for the away timeout since decisions are current. Nil until then;
+    /// they have listened for the away timeout since decisions are current and a node was first
+    /// heard. Before any node is heard (the Pis still booting after a power cut, while the
+    /// broker's host is up), nothing says anyone left. Nil until then (`neverHeardDue`);
     /// published once. Not under `partition:`: another partition may have the beacon.
     public mutating func awayForNeverHeard(now: Double) throws -> [OutboundMessage]? {
-        guard now >= decisionsHeldUntil + awayTimeout else { return nil }
+        guard let due = neverHeardDue, now >= due else { return nil }
         guard !isPartition else { return [] }
         let ids = Set(site.beacons.map(\.id)).subtracting(knownThisRun)
         neverHeard = (now, ids)
         knownThisRun = []
         return try publisher.publish(neverHeardDecisions(now: now), now: now)
+    }
+
+    /// When the listed beacons nothing is known of may be published away; nil while no node
+    /// has been heard.
+    public var neverHeardDue: Double? {
+        firstNodeHeardAt.map { max(decisionsHeldUntil, $0) + awayTimeout }
     }
 
     /// An away decision published by the aggregator itself (evicted, never heard).

@@ -104,9 +104,14 @@ public enum ReplayRunner {
         var neverHeardAt: Double? = first.ts + max(AggregatorCore<E>.resumeWindow, core.awayTimeout)
         for line in inputs {
             if let due = neverHeardAt, line.ts >= due {
-                neverHeardAt = nil
                 out(try core.advance(to: due), at: due)
-                out(try core.awayForNeverHeard(now: due) ?? [], at: due)
+                if let away = try core.awayForNeverHeard(now: due) {
+                    out(away, at: due)
+                    neverHeardAt = nil
+                } else {
+                    // No node heard yet, or heard too lately: tried again when it may be.
+                    neverHeardAt = max(core.neverHeardDue ?? line.ts, due + core.tickInterval)
+                }
             }
             switch core.retainRule(topic: line.topic, retained: line.retain, sinceStart: line.ts - first.ts) {
             case .refuseRetainedLearn:
