@@ -48,6 +48,19 @@ import Testing
         #expect(sink.topics.last == "roomcast/nodes/hall-pi/status", "the node says it is offline")
     }
 
+    /// A radio that cannot start for the config's sake exits 78, which the unit does not restart;
+    /// one whose adapter may come right (absent, busy, not yet in the service's group) exits 1,
+    /// and is started again.
+    @Test func aRadioThatCannotStartForTheConfigsSakeIsNotRestarted() {
+        let device = "hci0"
+        #expect(AgentStartError(error: .invalidSettings("scan.window_ms: above the interval"), isReplay: false).exitCode == .config)
+        #expect(AgentStartError(error: .invalidSource("hci:x"), isReplay: false).exitCode == .config)
+        #expect(AgentStartError(error: .capture(.notBTSnoop(path: "/var/x.btsnoop")), isReplay: false).exitCode == .config)
+        #expect(AgentStartError(error: .adapterNotFound(device: device, detail: "no such device"), isReplay: false).exitCode == .failure)
+        #expect(AgentStartError(error: .permissionDenied(device: device, call: "open"), isReplay: false).exitCode == .failure)
+        #expect(AgentStartError(error: .capture(.notBTSnoop(path: "/tmp/x.btsnoop")), isReplay: true).exitCode == .dataError)
+    }
+
     /// `edge-agent advertise` whose adapter gave up ended as a clean stop (exit 0), and
     /// `Restart=on-failure` left the beacon silent.
     @Test func anAdvertisingAdapterThatGivesUpFailsTheRun() async throws {
