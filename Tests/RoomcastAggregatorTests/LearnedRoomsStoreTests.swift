@@ -56,8 +56,10 @@ import RoomcastLogging
         #expect { try store.save(learned) } throws: { "\($0)".contains("open failed") }
     }
 
-    /// The service with a corrupt state file: it says so, learns in memory, and never
-    /// overwrites the file.
+    /// The service with a corrupt state file: it says so, never overwrites the file, and teaches
+    /// nothing in this run. A label it took would be lost at the next start, and the learn state it
+    /// published (empty, or holding only that label) would replace the retained one, the only
+    /// other copy of what was taught. Each command is refused, saying why.
     @Test func theServiceLeavesACorruptFileAsItIs() async throws {
         let dir = try directory()
         let path = dir + "/learned-rooms.json"
@@ -66,22 +68,27 @@ import RoomcastLogging
         let records = InMemoryLogHandler()
         let logger = Logger(label: "test", level: .debug, handler: records)
         let site = AggregatorLearningTests.site
-        let core = AggregatorCore(engine: FusionEngine(site: site), site: site, topics: Topics(), discovery: nil)
+        let topics = Topics()
+        let core = AggregatorCore(engine: FusionEngine(site: site), site: site, topics: topics, discovery: HomeAssistantDiscovery(topics: topics))
         let runtime = AggregatorRuntime(core: core, election: nil, refreshInterval: .infinity, startedAt: 1000,
                                         learnedStore: LearnedRoomsStore(path: path), logger: logger)
         #expect(records.records(atLeast: .error).contains { $0.message.hasPrefix("cannot read the learned rooms") })
+        // What the run before published, retained: it is left as it is.
+        let retained = LearnState(ts: 900, active: [], learned: learned)
+        var out = await runtime.handle(topic: topics.aggregatorLearnState, payload: try WireFormat.encode(retained), now: 1000, retained: true)
         try await hear(runtime, at: 1000)
         let inputs = try AggregatorLearningTests.lines(from: 1004, to: 1020, commands: [
             (1005, LearnCommand(.label(room: "kitchen", beacon: AggregatorLearningTests.tag, seconds: 10)))])
-        var out: [OutboundMessage] = []
         for line in inputs {
             out += await runtime.handle(topic: line.topic, payload: line.payload, now: line.ts)
             out += await runtime.tick(now: line.ts)
         }
-        #expect(out.contains { $0.topic == Topics().aggregatorLearnResult && String(decoding: $0.payload, as: UTF8.self).contains("\"learned\"") })
-        #expect(await runtime.learnedRooms.room(named: "kitchen") != nil)
+        let results = out.filter { $0.topic == topics.aggregatorLearnResult }.compactMap { try? WireFormat.decode(LearnResult.self, from: $0.payload) }
+        #expect(results.map(\.status) == [.rejected], "\(results)")
+        #expect(results.first?.error?.contains("the state file \(path) could not be read at start") == true, "\(results)")
+        #expect(!out.contains { $0.topic == topics.aggregatorLearnState }, "a learn state was published over the retained one")
+        #expect(await runtime.learnedRooms.room(named: "kitchen") == nil)
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == corrupt)
-        #expect(records.records(atLeast: .error).contains { $0.message.hasPrefix("learned rooms not saved") })
     }
 
     /// A state file that cannot be written is tried again every `learnedRetryInterval`, not at

@@ -25,6 +25,14 @@ extension AggregatorCore {
         train { $0.restore(learned) }
     }
 
+    /// What was learned before could not be read (the state file): this run teaches nothing,
+    /// says `why` to every learn command, and publishes no learn state. A label taken would be
+    /// lost at the next start, and an empty state published over the retained one would hide
+    /// what was taught.
+    public mutating func learningUnavailable(_ why: String) {
+        learning.unavailable = why
+    }
+
     /// Runs `body` on the engine, in place (`withFusionEngine`); nil when it cannot learn.
     @discardableResult
     private mutating func train<T>(_ body: (inout FusionEngine) -> T) -> T? {
@@ -36,6 +44,7 @@ extension AggregatorCore {
         guard engine is any TrainableEstimator else {
             return try refuse("this aggregator's estimator cannot learn rooms", request: command.request, now: now)
         }
+        if let why = learning.unavailable { return try refuse(why, request: command.request, now: now) }
         guard learning.admitCommand(now: now) else {
             return try refuse("more than \(LearnSession.commandsPerWindow) learn commands in \(Int(LearnSession.commandWindow)) s; wait and send it again",
                               request: command.request, now: now)
@@ -169,6 +178,7 @@ extension AggregatorCore {
     /// one (a state a run before left retained, its rooms since forgotten or its state file moved
     /// away): `learn --show` and Home Assistant read that state until this one publishes.
     mutating func learnStateHeard(_ state: LearnState, now: Double) throws -> [OutboundMessage] {
+        guard learning.unavailable == nil else { return [] }
         guard isPartition else {
             // Only before this run published a state of its own: after it, ours is what is
             // retained, and what is heard is our echo (a label's progress behind what we have
@@ -201,7 +211,7 @@ extension AggregatorCore {
     /// that neither teach nor offer it publish nothing new.
     mutating func learnStateAtStart(now: Double) throws -> [OutboundMessage] {
         let offered = discovery?.offersTeaching == true
-        guard engine is any TrainableEstimator,
+        guard engine is any TrainableEstimator, learning.unavailable == nil,
               offered || !learnedRooms.isEmpty || !activeLabels.isEmpty || learning.staleStateHeard else { return [] }
         return [try learnState(now: now)]
     }

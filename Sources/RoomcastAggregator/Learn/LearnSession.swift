@@ -20,6 +20,10 @@ struct LearnSession: Sendable {
     /// A retained learn state that is not this run's was heard before the start: the start
     /// publishes this run's over it.
     var staleStateHeard = false
+    /// Why rooms cannot be taught in this run (its state file could not be read): every command is
+    /// refused with it, and no learn state published over the one retained, the only other copy
+    /// of what was taught.
+    var unavailable: String?
     /// Refusals published: at most `refusalsPerWindow` every `refusalWindow` seconds (a broken
     /// automation must not flood the result topic); more are only counted.
     var refusals = WindowLimit(most: Self.refusalsPerWindow, every: Self.refusalWindow)

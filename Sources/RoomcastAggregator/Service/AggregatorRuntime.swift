@@ -146,6 +146,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 }
             } catch {
                 learnedWritable = false
+                self.core.learningUnavailable("the state file \(learnedStore.path) could not be read at start: "
+                                              + "fix or move it away, then restart the aggregator")
                 logger.error("cannot read the learned rooms: running without them; the file is left as it is and not overwritten", metadata: [
                     "learn.state_file": learnedStore.path, "error": "\(error.message)",
                     "hint": "fix or move the file away, then restart the aggregator"])
