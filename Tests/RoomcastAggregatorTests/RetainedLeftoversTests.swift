@@ -1,4 +1,5 @@
 import Foundation
+import RoomcastLogging
 import RoomcastMQTT
 import Shared
 import Testing
@@ -188,6 +189,31 @@ import TestSupport
         }
         #expect(perConnection[0] > 0)
         #expect(Set(perConnection).count == 1, "counted per connection: \(perConnection)")
+    }
+
+    /// A person renamed in the config (Bob became Robert, without `id: bob`) is a new person to
+    /// Home Assistant, and the old one's device goes with its customisations and Person links:
+    /// the log names what is removed, and how to keep it.
+    @Test func theDevicesRemovedAreNamedWithHowToKeepThem() async throws {
+        let topics = Topics()
+        let records = InMemoryLogHandler()
+        let runtime = AggregatorRuntime(core: AggregatorConfig(site: Self.site()).makeCore(), election: nil, refreshInterval: .infinity,
+                                        startedAt: 0, logger: Logger(label: "test", level: .info, handler: records))
+        await runtime.brokerConnected(now: 0)
+        let bob = "homeassistant/device/roomcast_person_bob/config"
+        _ = await runtime.handle(topic: bob, payload: Array(#"{"availability":[{"topic":"roomcast/aggregator/status"}]}"#.utf8),
+                                 now: 0, retained: true)
+        let marker = try #require(await runtime.tick(now: 0).first { $0.topic == runtime.syncTopic })
+        _ = await runtime.handle(topic: marker.topic, payload: marker.payload, now: 0)
+        var removed = false
+        for t in stride(from: 0.5, through: 10, by: 0.5) {
+            let out = await runtime.tickAnswered(now: t)
+            if out.contains(where: { $0.topic == bob && $0.payload.isEmpty }) { removed = true }
+        }
+        #expect(removed)
+        let said = try #require(records.records.first { $0.message == "removing Home Assistant devices and entities no longer in the config" })
+        #expect(said.level == .notice && said.metadata["topics"] == bob, "\(said)")
+        #expect(said.metadata["hint"]?.contains("people[].id") == true)
     }
 
     /// A hot standby that takes over long after its start clears the leftovers 30 s after its

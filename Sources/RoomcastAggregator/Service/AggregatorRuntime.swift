@@ -665,6 +665,14 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 if let discovery = core.discovery {
                     let wanted = try core.wantedDiscovery()
                     let removals = discovery.removals(existing: discoveryOnBroker, wanted: wanted)
+                    if !removals.isEmpty {
+                        // Said by name: a person or room renamed in the config is a new one to Home
+                        // Assistant, and the old one's entities go with their customisations.
+                        let shown = removals.prefix(10).map(\.topic).joined(separator: ", ")
+                        logger.notice("removing Home Assistant devices and entities no longer in the config", metadata: [
+                            "topics": removals.count > 10 ? shown + ", and \(removals.count - 10) more" : shown,
+                            "hint": "a person renamed keeps their entities when people[].id is set to the old id"])
+                    }
                     out += removals
                     core.discoveryCleanedUp(remaining: discoveryOnBroker.subtracting(removals.map(\.topic)))
                     out += discovery.componentRemovals(onBroker: componentsOnBroker, wanted: wanted)
