@@ -56,6 +56,26 @@ import RoomcastLogging
         #expect { try store.save(learned) } throws: { "\($0)".contains("open failed") }
     }
 
+    /// A room renamed (the pantry is now the office) and a node replaced since the rooms were
+    /// taught: what was taught of them is not used, and the start says so, with what to do. What
+    /// the config still has is not named.
+    @Test func roomsAndNodesTaughtThatTheConfigNoLongerHasAreNamed() throws {
+        let dir = try directory()
+        let store = LearnedRoomsStore(path: dir + "/learned-rooms.json")
+        var taught = learned
+        taught.rooms.append(.init(name: "pantry", seconds: 30, nodes: [.init(node: "old-pi", seconds: 30, mean: -5, spread: 2)]))
+        try store.save(taught)
+        let records = InMemoryLogHandler()
+        let site = AggregatorLearningTests.site
+        let core = AggregatorCore(engine: FusionEngine(site: site), site: site, topics: Topics(), discovery: nil)
+        _ = AggregatorRuntime(core: core, election: nil, refreshInterval: .infinity, startedAt: 1000, learnedStore: store,
+                              logger: Logger(label: "test", level: .info, handler: records))
+        let warnings = records.records(atLeast: .warning)
+        #expect(warnings.count == 2, "\(warnings)")
+        #expect(warnings.contains { $0.message.hasPrefix("rooms taught that the config no longer has") && $0.metadata["rooms"] == "pantry" })
+        #expect(warnings.contains { $0.message.hasPrefix("nodes heard while teaching") && $0.metadata["nodes"] == "old-pi" })
+    }
+
     /// The service with a corrupt state file: it says so, never overwrites the file, and teaches
     /// nothing in this run. A label it took would be lost at the next start, and the learn state it
     /// published (empty, or holding only that label) would replace the retained one, the only

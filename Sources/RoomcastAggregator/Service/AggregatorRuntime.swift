@@ -141,6 +141,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                     self.core.restoreLearned(learned)
                     logger.info("learned rooms loaded", metadata: [
                         "learn.state_file": learnedStore.path, "rooms": "\(learned.rooms.map(\.name).joined(separator: ", "))"])
+                    Self.warnOfRenames(learned, site: core.wholeSite, logger: logger)
                 } else {
                     logger.info("no learned rooms yet", metadata: ["learn.state_file": learnedStore.path])
                 }
@@ -692,6 +693,26 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             logger.error("could not encode output", metadata: ["error": "\(error)"])
         }
         return out
+    }
+
+    /// Rooms and nodes that were taught and that the config no longer has (renamed, replaced,
+    /// taken away): what was taught of them is not used, and a node taught under another name
+    /// hears the beacon in no taught room, which counts against each. Said once, at the start.
+    static func warnOfRenames(_ learned: LearnedRooms, site: SiteModel, logger: Logger) {
+        let rooms = Set(site.rooms.map(\.name)), nodes = Set(site.nodes.map(\.name))
+        // A site that lists no rooms or no nodes makes them as it hears them: nothing to compare.
+        let goneRooms = rooms.isEmpty ? [] : learned.rooms.map(\.name).filter { !rooms.contains($0) }
+        let goneNodes = nodes.isEmpty ? [] : Set(learned.rooms.flatMap { $0.nodes.map(\.node) }).subtracting(nodes).sorted()
+        if !goneRooms.isEmpty {
+            logger.warning("rooms taught that the config no longer has: what was taught of them is not used", metadata: [
+                "rooms": "\(goneRooms.joined(separator: ", "))",
+                "hint": "teach a renamed room again (aggregator learn --room NEW), and forget the old name (aggregator learn --forget OLD)"])
+        }
+        if !goneNodes.isEmpty {
+            logger.warning("nodes heard while teaching that the config no longer has: the rooms taught with them match less well", metadata: [
+                "nodes": "\(goneNodes.joined(separator: ", "))",
+                "hint": "after renaming or replacing a node, teach the rooms around it again"])
+        }
     }
 
     /// The departure counts change each time a beacon leaves or comes back: they are written
