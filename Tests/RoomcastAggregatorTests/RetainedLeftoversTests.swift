@@ -216,6 +216,22 @@ import TestSupport
         #expect(said.metadata["hint"]?.contains("people[].id") == true)
     }
 
+    /// A node renamed or taken away leaves its retained status on the broker, read at every start:
+    /// the log says what it likely is and how to clear it, not to list a node the user took away.
+    /// A live message of an unknown node still gets the advice to list it.
+    @Test func aRetainedStatusOfANodeTakenAwayIsNamedAsALeftover() async throws {
+        let topics = Topics()
+        let records = InMemoryLogHandler()
+        let runtime = AggregatorRuntime(core: AggregatorConfig(site: Self.site()).makeCore(), election: nil, refreshInterval: .infinity,
+                                        startedAt: 0, logger: Logger(label: "test", level: .info, handler: records))
+        await runtime.brokerConnected(now: 0)
+        _ = await runtime.handle(topic: topics.nodeStatus("attic-pi"), payload: Array("offline".utf8), now: 0, retained: true)
+        let said = try #require(records.records.first { $0.message.hasPrefix("a retained message of a node this aggregator does not have") })
+        #expect(said.metadata["hint"] == "if the node is gone, clear it: mosquitto_pub -r -n -t 'roomcast/nodes/attic-pi/status'")
+        _ = await runtime.handle(topic: topics.nodeStatus("porch-pi"), payload: Array("online".utf8), now: 1, retained: false)
+        #expect(records.records.contains { $0.message == "rejected inbound message" && $0.metadata["detail"]?.contains("list it under nodes:") == true })
+    }
+
     /// A hot standby that takes over long after its start clears the leftovers 30 s after its
     /// discovery clean-up too, not with it: Home Assistant has not removed the entities yet.
     @Test func aStandbyThatTakesOverClearsLeftoversAfterItsDiscoveryCleanUp() async throws {

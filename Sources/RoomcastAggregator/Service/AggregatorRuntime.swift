@@ -446,6 +446,11 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                     logger.warning("one beacon id, two transmitters", metadata: ["detail": rejection.message])
                 } else if admit && rejection.reason == .nodeBackOnline {
                     logger.warning("node status follows its traffic", metadata: ["detail": rejection.message, "suppressed": "\(suppressed)"])
+                } else if admit && rejection.reason == .unknownNode && retained == true {
+                    // Left on the broker by a node renamed or taken away: listing it would be wrong.
+                    logger.warning("a retained message of a node this aggregator does not have: a node renamed or taken away?", metadata: [
+                        "mqtt.topic": String(topic.prefix(200)), "detail": String(rejection.message.prefix(200)),
+                        "hint": "if the node is gone, clear it: mosquitto_pub -r -n -t '\(topic.prefix(200))'"])
                 } else if admit {
                     logger.warning("rejected inbound message", metadata: [
                         "mqtt.topic": String(topic.prefix(200)), "reason": rejection.reason.rawValue,
