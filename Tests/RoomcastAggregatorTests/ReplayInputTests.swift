@@ -137,3 +137,45 @@ import TestSupport
         #expect(emptyStatus == 65 && emptyLog.contains("no line of the input could be read (0 bad of 0)"), "\(emptyLog.suffix(600))")
     }
 }
+
+/// A recording whose nodes send heartbeats, with two minutes of nothing at all in it (the
+/// recorder lost its broker connection): live, that gap was the aggregator's own deafness, and
+/// replayed it is too. Read as every node going quiet, it held the cat `nodes_offline` and then
+/// `returned`; without heartbeats it sent it away.
+@Suite struct ReplayDeafGapTests {
+    static func recording(gap: ClosedRange<Double>?) throws -> [MessageLogLine] {
+        var lines: [MessageLogLine] = []
+        var seq: UInt64 = 0
+        for t in stride(from: 100.0, to: 340, by: 0.5) {
+            if let gap, gap.contains(t) { continue }
+            seq += 1
+            for node in ["kitchen-pi", "office-pi"] {
+                lines.append(MessageLogLine(ts: t, topic: Topics().nodeBeacon(node, cat),
+                                            payload: try WireFormat.encode(reading(node, rssi: node == "kitchen-pi" ? -55 : -75, ts: t, seq: seq))))
+                if t.truncatingRemainder(dividingBy: 1) == 0 {
+                    lines.append(MessageLogLine(ts: t, topic: Topics().nodeHeartbeat(node), payload: try WireFormat.encode(NodeHeartbeat(ts: t))))
+                }
+            }
+        }
+        return lines
+    }
+
+    @Test func aGapInARecordingWithHeartbeatsIsTheRecordersDeafness() throws {
+        var core = AggregatorConfig(site: site).makeCore()
+        var report = ReplayRunner.Report()
+        var presence: [PresenceDecision] = []
+        try ReplayRunner.run(core: &core, inputs: try Self.recording(gap: 160...280), report: &report) { line in
+            if line.topic == Topics().presence(cat), let d = try? WireFormat.decode(PresenceDecision.self, from: line.payload) { presence.append(d) }
+        }
+        #expect(presence.first?.room == "kitchen")
+        #expect(presence.allSatisfy { $0.room == "kitchen" && $0.reason != "nodes_offline" },
+                "\(presence.map { ($0.ts, $0.room ?? "away", $0.reason ?? "") })")
+        #expect(report.deafGapCount == 1 && report.deafGaps == ["159.5 for 121 s"], "\(report.deafGaps)")
+
+        // A recording without the gap says nothing of deafness.
+        var clean = ReplayRunner.Report()
+        var core2 = AggregatorConfig(site: site).makeCore()
+        try ReplayRunner.run(core: &core2, inputs: try Self.recording(gap: nil), report: &clean) { _ in }
+        #expect(clean.deafGapCount == 0)
+    }
+}

@@ -149,6 +149,10 @@ public enum AggregatorCLI {
             logger.warning("more than a day between two input lines: a line stamped before its Pi's clock was set starts the replay early",
                            metadata: ["gap": gap])
         }
+        if report.deafGapCount > 0 {
+            logger.warning("the recording heard nothing at all for a while, though its nodes send heartbeats: replayed as the aggregator's own deafness, as live",
+                           metadata: ["gaps": "\(report.deafGapCount)", "first": report.deafGaps.prefix(3).joined(separator: "; ")])
+        }
         if report.retainedLearnRefused > 0 {
             logger.warning("ignored retained learn commands, as the aggregator does live; learn commands are published without the retain flag",
                            metadata: ["count": "\(report.retainedLearnRefused)"])

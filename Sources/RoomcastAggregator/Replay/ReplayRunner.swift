@@ -21,6 +21,13 @@ public enum ReplayRunner {
         /// first few): a line stamped before a Pi's clock was set starts the replay's clock
         /// decades early, and every listed beacon is published away at its start.
         public var longGaps: [String] = []
+        /// Gaps in a recording whose nodes send heartbeats: nothing at all for longer than
+        /// `deafAfter`, which live means the recorder heard nothing (its broker connection
+        /// lost, its process paused), not that every node went quiet. Replayed as live: no
+        /// decision meanwhile, and no silence counted against any beacon. The first few,
+        /// each as its start time and length.
+        public var deafGaps: [String] = []
+        public var deafGapCount = 0
 
         public init() {}
 
@@ -49,6 +56,12 @@ public enum ReplayRunner {
 
     /// A gap between two input lines longer than this is reported (`Report.longGaps`).
     static var longestGap: Double { 86_400 }
+
+    /// In a recording with heartbeats (every node sends one a second), no line at all for this
+    /// long is the recorder's deafness (`Report.deafGaps`): the live aggregator's pause threshold.
+    static var deafAfter: Double { 5 }
+    /// Seconds after a deaf gap before decisions resume, as live after a reconnect.
+    static var deafGrace: Double { 3 }
 
     /// Lines end at LF; a CR before it (a file saved with Windows line ends) is part of the end.
     private static func merged(logs: [(name: String, bytes: [UInt8])], report: inout Report) -> [MessageLogLine] {
@@ -102,7 +115,19 @@ public enum ReplayRunner {
         out(try core.start(now: first.ts), at: first.ts)
         // Live, once the resume window is over and the nodes have listened for the away timeout.
         var neverHeardAt: Double? = first.ts + max(AggregatorCore<E>.resumeWindow, core.awayTimeout)
+        var heartbeats = false, previous = first.ts
         for line in inputs {
+            if heartbeats, line.ts - previous > Self.deafAfter {
+                // Ticks due in the gap are taken while deaf: no decision, and the engine counts no
+                // silence from before `line.ts`.
+                core.lostHearing()
+                out(try core.advance(to: line.ts), at: line.ts)
+                core.regainedHearing(at: line.ts, grace: Self.deafGrace)
+                report.deafGapCount += 1
+                if report.deafGaps.count < 10 { report.deafGaps.append("\(previous) for \(Int((line.ts - previous).rounded())) s") }
+            }
+            previous = max(previous, line.ts)
+            if !heartbeats, case .nodeHeartbeat? = core.topics.parse(line.topic) { heartbeats = true }
             if let due = neverHeardAt, line.ts >= due {
                 out(try core.advance(to: due), at: due)
                 if let away = try core.awayForNeverHeard(now: due) {
