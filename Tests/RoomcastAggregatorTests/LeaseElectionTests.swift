@@ -1,3 +1,4 @@
+import RoomcastLogging
 import TestSupport
 import Shared
 import Testing
@@ -405,5 +406,47 @@ extension InstanceLivenessTests {
         let a = InstanceLivenessTests.runtime("alpha"), b = InstanceLivenessTests.runtime("alpha")
         #expect(a.syncTopic.hasPrefix("roomcast/aggregator/sync/alpha-"))
         #expect(a.syncTopic != b.syncTopic, "two processes started with one name must not take each other's marker")
+    }
+}
+
+/// Two instances of one site deciding with different configs (one restarted with a room renamed,
+/// the other not yet) take each other's Home Assistant devices away at every take-over: the
+/// standby says so, naming the active instance, as soon as it reads the lease.
+@Suite struct StandbyConfigTests {
+    static func config(rooms: [String], keepalive: Int = 30, logLevel: Logger.Level = .info) -> AggregatorConfig {
+        var c = AggregatorConfig(site: SiteModel(rooms: rooms.map { .init(name: $0) }, nodes: [], beacons: []))
+        c.mqtt.keepalive = keepalive
+        c.log.level = logLevel
+        return c
+    }
+
+    @Test func theDigestCoversWhatDecidesAndNotTheInstancesOwnSettings() {
+        let a = Self.config(rooms: ["kitchen", "office"])
+        #expect(a.decisionDigest.count == 16)
+        #expect(a.decisionDigest == Self.config(rooms: ["kitchen", "office"], keepalive: 60, logLevel: .debug).decisionDigest)
+        #expect(a.decisionDigest != Self.config(rooms: ["kitchen", "study"]).decisionDigest)
+    }
+
+    @Test func aStandbyNamesAnActiveInstanceWithAnotherConfig() async throws {
+        let topics = Topics()
+        var alpha = LeaseElection(me: "alpha", topics: topics, configDigest: "1111")
+        let renewal = try #require({ alpha.tick(now: 0, grace: 0) }())
+        let records = InMemoryLogHandler()
+        let runtime = AggregatorRuntime(core: Self.config(rooms: ["kitchen"]).makeCore(),
+                                        election: LeaseElection(me: "beta", topics: topics, configDigest: "2222"),
+                                        refreshInterval: .infinity, startedAt: 0, logger: Logger(label: "test", level: .info, handler: records))
+        _ = await runtime.handle(topic: renewal.topic, payload: renewal.payload, now: 0.5, retained: true)
+        _ = await runtime.handle(topic: renewal.topic, payload: renewal.payload, now: 2.5)
+        let said = records.records.filter { $0.message.hasPrefix("the active instance decides with another config") }
+        #expect(said.count == 1, "said once: \(said)")
+        #expect(said.first?.metadata["instance"] == "alpha" && said.first?.metadata["its_config"] == "1111")
+
+        // The same config, or a holder that sends none (an older release): nothing to say.
+        var same = LeaseElection(me: "beta", topics: topics, configDigest: "1111")
+        same.observe(payload: renewal.payload, now: 1)
+        #expect(same.otherConfig == nil)
+        var older = LeaseElection(me: "beta", topics: topics, configDigest: "2222")
+        older.observe(payload: try WireFormat.encode(LeaseElection.Lease(holder: "alpha", expires: 10)), now: 1)
+        #expect(older.otherConfig == nil)
     }
 }

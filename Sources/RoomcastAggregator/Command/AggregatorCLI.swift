@@ -178,7 +178,8 @@ public enum AggregatorCLI {
             return fail("--instance '\(ConfigNode.excerpt(instance))' \(problem) (it names the instance's topic)", .usage)
         }
         let election = config.standby.enabled
-            ? LeaseElection(me: instance, topics: topics, duration: config.standby.leaseS, scope: config.partitionName) : nil
+            ? LeaseElection(me: instance, topics: topics, duration: config.standby.leaseS, scope: config.partitionName,
+                            configDigest: config.decisionDigest) : nil
         // Under hot standby the Last Will marks this instance offline (a standby then takes the lease
         // at once), and the site status is left to the status guard, a second connection that only
         // the last live instance keeps; without standby the will marks the aggregator offline.

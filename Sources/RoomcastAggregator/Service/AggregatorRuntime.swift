@@ -385,11 +385,17 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         }
         if topic == leaseTopic {
             let clashed = election?.sameNameSeen ?? false
+            let differed = election?.otherConfig
             election?.observe(payload: payload, now: now)
             if !clashed, let election, election.sameNameSeen {
                 logger.error("another aggregator process runs under this instance's name: one of the two stands by", metadata: [
                     "instance": "\(election.me)",
                     "hint": "give each instance its own name (--instance, or a distinct host name)"])
+            }
+            if let other = election?.otherConfig, other.holder != differed?.holder || other.config != differed?.config {
+                logger.error("the active instance decides with another config than this one: each takes the other's Home Assistant devices away when it takes over", metadata: [
+                    "instance": "\(other.holder)", "its_config": other.config, "this_config": election?.configDigest ?? "",
+                    "hint": "give every instance the same config: stop the standby, change both configs, then start the active one and the standby"])
             }
             return []
         }

@@ -18,11 +18,16 @@ public struct LeaseElection: Sendable {
         /// The holder's process: two processes started with one instance name (Pis cloned from
         /// one image keep one host name) are told apart by it. Nil from a holder that sends none.
         public var token: String?
+        /// A digest of what the holder decides with (`AggregatorConfig.decisionDigest`): a
+        /// standby with another config would undo the holder's Home Assistant devices when it
+        /// takes over, and the holder its own when it takes back. Nil from a holder that sends none.
+        public var config: String?
 
-        public init(holder: String, expires: Double, token: String? = nil) {
+        public init(holder: String, expires: Double, token: String? = nil, config: String? = nil) {
             self.holder = holder
             self.expires = expires
             self.token = token
+            self.config = config
         }
     }
 
@@ -42,11 +47,16 @@ public struct LeaseElection: Sendable {
     /// Set when a lease of another process under this instance's name was read: the two would
     /// otherwise each take the other's renewals for their own echo, and both stay active.
     public private(set) var sameNameSeen = false
+    /// This instance's `Lease.config`.
+    public let configDigest: String?
+    /// The newest holder seen deciding with another config, and its digest.
+    public private(set) var otherConfig: (holder: String, config: String)?
 
     /// `scope` names a partition: partitions elect independently, each on
     /// `<prefix>/aggregator/lease/<scope>`; nil uses the site's one lease topic.
-    public init(me: String, topics: Topics, duration: Double = 6, scope: String? = nil) {
+    public init(me: String, topics: Topics, duration: Double = 6, scope: String? = nil, configDigest: String? = nil) {
         self.me = me
+        self.configDigest = configDigest
         self.token = String(UInt64.random(in: 0...UInt64.max), radix: 36)
         self.duration = duration
         self.topic = scope.map { "\(topics.aggregatorLease)/\($0)" } ?? topics.aggregatorLease
@@ -62,6 +72,7 @@ public struct LeaseElection: Sendable {
             // the lease of our own previous run, taken back at once.
             let ours = lease.holder == me && (startedAt == nil || isOurs(lease))
             if lease.holder == me && !ours { sameNameSeen = true }
+            if !ours, let theirs = lease.config, let mine = configDigest, theirs != mine { otherConfig = (lease.holder, theirs) }
             if ours { lease.token = token }
             // Another holder's lease is timed on this clock, from when it is read: the holder
             // renews every `duration / 3`, and its own `expires` is on its clock, which on a Pi
@@ -126,7 +137,7 @@ public struct LeaseElection: Sendable {
 
     private mutating func renew(now: Double) -> OutboundMessage {
         lastRenewal = now
-        let lease = Lease(holder: me, expires: now + duration, token: token)
+        let lease = Lease(holder: me, expires: now + duration, token: token, config: configDigest)
         seen = lease
         // Encoding a struct of finite numbers and strings cannot fail.
         return (try? OutboundMessage(topic: topic, json: lease, retain: true, qos: 1))
