@@ -201,7 +201,10 @@ public final class ServiceLifecycle: Sendable {
             // forwarding handler when it registers the source; when such a
             // handler is already in place (a second run in one process), keep it.
             let previous = signal(sig, SIG_IGN)
-            if let previous, unsafeBitCast(previous, to: Int.self) != unsafeBitCast(SIG_IGN, to: Int.self) {
+            let ignored = previous.map { unsafeBitCast($0, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) } ?? false
+            // A hang-up the caller chose to ignore (`nohup`) stays ignored: the run outlives its terminal.
+            if sig == SIGHUP && ignored { continue }
+            if let previous, !ignored {
                 signal(sig, previous)
             }
             let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)

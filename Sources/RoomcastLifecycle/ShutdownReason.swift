@@ -19,7 +19,7 @@ public enum ShutdownReason: Sendable, Equatable, CustomStringConvertible {
     /// SIGHUP exits 129: it asks for the config to be read again (or its
     /// terminal closed), and the config is read at start, so a service
     /// manager that restarts a failed service (`Restart=on-failure`) starts it
-    /// again with the config as it is now. Exiting 0 left it stopped for good.
+    /// again with the config as it is now; systemd leaves one that exits 0 stopped.
     public var exitCode: ExitCode {
         switch self {
         case .signal(SIGHUP): .signal(SIGHUP)

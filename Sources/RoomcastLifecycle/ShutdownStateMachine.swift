@@ -1,3 +1,4 @@
+import Foundation
 import RoomcastCLI
 
 /// The decisions of a run's shutdown, as a pure state machine: events in,
@@ -7,7 +8,8 @@ import RoomcastCLI
 /// - The first trigger (signal, service end, request) starts a graceful shutdown.
 /// - When the shutdown work finishes, the run ends with the reason's exit code.
 /// - A second signal during shutdown ends the run at once with 128 + signal
-///   (130 for SIGINT, 143 for SIGTERM), like a shell reports a killed process.
+///   (130 for SIGINT, 143 for SIGTERM), like a shell reports a killed process;
+///   not a second SIGHUP, which a closing terminal sends on its own.
 /// - When the deadline passes first, the run ends at once with exit code 1.
 public struct ShutdownStateMachine: Sendable, Equatable {
     public enum State: Sendable, Equatable {
@@ -53,6 +55,10 @@ public struct ShutdownStateMachine: Sendable, Equatable {
         case (.shuttingDown(let reason), .shutdownCompleted):
             state = .finished(reason.exitCode)
             return .finish(reason.exitCode)
+        case (.shuttingDown, .signal(SIGHUP)):
+            // A terminal that closes hangs up its jobs more than once (the shell, then the
+            // kernel): the stop under way finishes.
+            return .none
         case (.shuttingDown, .signal(let s)):
             let code = ExitCode.signal(s)
             state = .finished(code)

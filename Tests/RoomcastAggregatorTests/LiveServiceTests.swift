@@ -31,8 +31,8 @@ enum Home {
 @Suite(.serialized, .requiresMosquitto) struct LiveServiceTests {
     /// SIGHUP (`kill -HUP` to reload, or the terminal of a run by hand closed) stops the service
     /// as SIGTERM does, and exits 129: under systemd's `Restart=on-failure` the service starts
-    /// again and reads its config as it is now. Dying of the signal, or exiting 0, left it stopped
-    /// for good.
+    /// again and reads its config as it is now (systemd leaves a service that dies of the signal,
+    /// or exits 0, stopped).
     @Test func aHangUpStopsCleanlyAndAsksToBeStartedAgain() async throws {
         let broker = try await MosquittoBroker.start()
         let dir = try LiveRig.workDirectory()
@@ -46,6 +46,27 @@ enum Home {
         #expect(status == 129, "\(aggregator.stderr.suffix(2000))")
         #expect(aggregator.stderr.contains("restarting the service applies it"), "\(aggregator.stderr.suffix(2000))")
         try await observer.waitFor("status offline") { _ in observer.last("roomcast/aggregator/status") == "offline" }
+        await observer.stop()
+        await broker.cleanup()
+    }
+
+    /// Under `nohup` a hang-up stays ignored: the run outlives its terminal.
+    @Test func underNohupAHangUpIsIgnored() async throws {
+        let broker = try await MosquittoBroker.start()
+        let dir = try LiveRig.workDirectory()
+        let configPath = try Home.writeConfig(port: broker.port, in: dir)
+        let observer = try await Observer(port: broker.port)
+        let log = "\(dir)/aggregator-nohup.log"
+        let aggregator = try ChildProcess("/usr/bin/nohup", [try LiveRig.executable("aggregator"), "run", "--config", configPath,
+                                                             "--instance", "n"], stdoutPath: log, stderrPath: log)
+        defer { aggregator.send(SIGKILL) }
+        try await observer.waitFor("aggregator online") { _ in observer.last("roomcast/aggregator/status") == "online" }
+        aggregator.send(SIGHUP)
+        // A second of looking: a hang-up taken would have stopped it within it (the test above).
+        try await Task.sleep(for: .seconds(1.5))
+        #expect(aggregator.isRunning && observer.last("roomcast/aggregator/status") == "online", "\(aggregator.stderr.suffix(2000))")
+        aggregator.send(SIGTERM)
+        #expect(try await withTimeout(.seconds(10), "aggregator to exit") { await aggregator.waitForExit() } == 0)
         await observer.stop()
         await broker.cleanup()
     }
