@@ -9,8 +9,8 @@ import TestSupport
 @testable import RoomcastAgent
 
 /// A node connected to the broker whose radio does not listen (its adapter absent at boot, or
-/// being reopened) says so: `offline`, and no heartbeat. Connected and sending heartbeats, it read
-/// as listening, and every beacon only it hears went away after the away timeout.
+/// being reopened) says so: `offline`, and no heartbeat. Connected and sending heartbeats, it would
+/// read as listening, and every beacon only it hears would go away after the away timeout.
 @Suite(.serialized, .requiresMosquitto) struct RadioListeningTests {
     /// A live source whose adapter comes and goes as the test says; it delivers nothing.
     final class SwitchedSource: RadioSource {
@@ -74,5 +74,32 @@ import TestSupport
         _ = await run.value
         await observer.shutdown()
         await broker.cleanup()
+    }
+
+    /// Keeps every message sent, in order.
+    final class KeepingSink: AgentSink {
+        private let kept = Mutex<[OutboundMessage]>([])
+        func send(_ messages: [OutboundMessage], at ts: Double) { kept.withLock { $0 += messages } }
+        var messages: [OutboundMessage] { kept.withLock { $0 } }
+        var dropped: UInt64 { 0 }
+        var reconnects: UInt64 { 0 }
+        func shutdown(final: OutboundMessage?, at ts: Double) async {}
+    }
+
+    /// The radio opens and hears a beacon before the once-a-second look: the node says it is
+    /// online before its first reading, which the aggregator would otherwise take for a node
+    /// back against its `offline`.
+    @Test func theFirstReportAfterTheRadioOpensGoesOutAfterOnline() throws {
+        let sink = KeepingSink()
+        let core = AgentCore(settings: AgentSettings(node: "pi-1"), decoder: try AdvertisementDecoder(), startTime: 100)
+        let runtime = AgentRuntime(core: core, sink: sink, counters: nil, ticksFromReports: false, startTime: 100)
+        runtime.start(now: 100, listening: false)
+        runtime.handle(AdvertisingReport(address: [0xC8, 0x1F, 0x66, 0x0A, 0x1B, 0x2C], addressType: .public,
+                                         eventType: AdvertisingEventType(legacy: 0x03), rssi: -60,
+                                         data: CaptureBuilder.iBeacon(major: 1, minor: 2), timestamp: 100.4))
+        let status = Topics().nodeStatus("pi-1")
+        let order = sink.messages.filter { $0.topic == status || $0.topic.contains("/beacons/") }
+            .map { $0.topic == status ? String(decoding: $0.payload, as: UTF8.self) : "reading" }
+        #expect(order == ["offline", "online", "reading"], "\(order)")
     }
 }

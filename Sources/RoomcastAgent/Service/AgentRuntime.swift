@@ -29,7 +29,8 @@ public final class AgentRuntime: Sendable {
     }
 
     /// Seconds the radio may be closed (reopened after a stall, an adapter reset) before the
-    /// node says it is offline: a reopen within it is no outage worth telling the aggregator of.
+    /// node says it is offline: the aggregator takes a node whose heartbeats stop as missing after
+    /// as long (`NodeLiveness.quietAfter`), and the status says the same to everyone else.
     public static let deafAfter = 3.0
 
     private let state: Mutex<State>
@@ -69,8 +70,8 @@ public final class AgentRuntime: Sendable {
 
     /// Whether the radio hears, on the wall clock at `now` (the service asks every second). A
     /// node whose adapter is absent or being reopened says it is offline once `deafAfter` has
-    /// passed, and online when it hears again: connected and hearing nothing, it read as every
-    /// beacon it hears leaving, and the aggregator sent them away. No heartbeat goes out
+    /// passed, and online when it hears again (or at its first report, `handle`): connected and
+    /// hearing nothing, it would read as every beacon it hears leaving. No heartbeat goes out
     /// meanwhile (`heartbeat`).
     public func radio(listening: Bool, now: Double) {
         let said: Bool? = state.withLock { s in
@@ -99,10 +100,19 @@ public final class AgentRuntime: Sendable {
 
     public func handle(_ report: AdvertisingReport) {
         let ts = report.timestamp
-        var stepped = false
+        var stepped = false, heardAgain = false
         let warning: CapacityWarning? = state.withLock { s in
             var due: [OutboundMessage] = []
             var warning: CapacityWarning?
+            if s.saidDeaf {
+                // The radio hears before the once-a-second look says so: online before its first
+                // reading, or the aggregator would take the reading for a node back against its status.
+                s.saidDeaf = false
+                s.listening = true
+                s.deafSince = nil
+                sink.send([s.core.onlineMessage], at: s.lastTime)
+                heardAgain = true
+            }
             if ticksFromReports {
                 if let next = s.nextTick {
                     if ts >= next {
@@ -122,6 +132,7 @@ public final class AgentRuntime: Sendable {
             if !messages.isEmpty { sink.send(messages, at: ts) }
             return warning
         }
+        if heardAgain { logger.notice("radio listening again: the node says it is online", metadata: [:]) }
         if stepped { warnClockStep() }
         if let warning { warn(warning) }
     }

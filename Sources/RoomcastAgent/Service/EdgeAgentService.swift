@@ -86,23 +86,26 @@ public final class EdgeAgentService: Sendable {
         }
         // Every second while there is a broker and the radio listens, whatever it hears (a replay
         // paced for a broker too): the aggregator takes a node that stops as missing, not silent
-        // (`NodeLiveness`). A radio closed for longer than a reopen takes makes the node offline.
-        let heartbeats = Task { [mqtt, clock, source] in
+        // (`NodeLiveness`).
+        let heartbeats = Task { [mqtt, clock] in
             guard let mqtt else { return }
             while !Task.isCancelled {
                 do { try await Task.sleep(for: .seconds(NodeHeartbeat.interval)) } catch { break }
-                let now = clock.now()
-                runtime.radio(listening: source.isListening, now: now)
                 // Only over a live link: one sent into an outage says nothing, and would count as dropped.
-                if mqtt.isConnected { runtime.heartbeat(now: now) }
+                if mqtt.isConnected { runtime.heartbeat(now: clock.now()) }
             }
         }
-        let ticker = Task { [isReplay, clock, onTick] in
+        let ticker = Task { [isReplay, clock, onTick, source] in
             guard !isReplay || onTick != nil else { return }
             while !Task.isCancelled {
                 // Cancelled while asleep: no tick after the run's final one (`finish`).
                 do { try await Task.sleep(for: .seconds(1)) } catch { break }
-                if !isReplay { runtime.tick(now: clock.now()) }
+                if !isReplay {
+                    let now = clock.now()
+                    // A radio closed for longer than a reopen takes makes the node offline.
+                    runtime.radio(listening: source.isListening, now: now)
+                    runtime.tick(now: now)
+                }
                 if let onTick { onTick(runtime.scanTable, runtime.now) }
             }
         }
