@@ -132,8 +132,11 @@ public struct ESPresenseInput: Sendable {
         return String(namespace[0..<10] + namespace[12...]) + "-" + parts[1]
     }
 
+    /// The address of a reading whose message gave none that reads as one.
+    static let noAddress = "00:00:00:00:00:00"
+
     static func macString(_ mac: String?) -> String {
-        guard let mac, let bytes = Hex.decode(mac), bytes.count == 6 else { return "00:00:00:00:00:00" }
+        guard let mac, let bytes = Hex.decode(mac), bytes.count == 6 else { return noAddress }
         return bytes.map { Hex.encode([$0]) }.joined(separator: ":")
     }
 }

@@ -25,7 +25,7 @@ struct SharedIDWatch: Sendable {
     static let repeatAfter = 3600.0
 
     struct Address: Sendable, Equatable {
-        /// Lower case, without colons: ESPresense writes an address without them.
+        /// Lower case: one transmitter whichever node spelt its address.
         var mac: String
         /// As the newest reading wrote it.
         var shown: String
@@ -83,7 +83,7 @@ struct SharedIDWatch: Sendable {
             return nil
         }
         guard addresses[r.id] != nil || addresses.count < limit else { return nil }
-        let mac = String(r.mac.lowercased().filter { $0 != ":" })
+        let mac = r.mac.lowercased()
         var list = addresses.removeValue(forKey: r.id) ?? []
         if let i = list.firstIndex(where: { $0.mac == mac }) {
             list[i].last = now
@@ -110,6 +110,20 @@ struct SharedIDWatch: Sendable {
     /// The clash of `id` was told the user at `now`.
     mutating func told(_ id: BeaconID, now: Double) {
         said[id] = now
+    }
+
+    /// The wall clock stepped back by `seconds`: every time kept moves with it (else an address
+    /// heard before the step would count as heard now for as long, and two addresses of one
+    /// phone as two transmitters).
+    mutating func clockSteppedBack(by seconds: Double) {
+        for id in Array(addresses.keys) {
+            for i in addresses[id]!.indices {
+                addresses[id]![i].first -= seconds
+                addresses[id]![i].last -= seconds
+            }
+        }
+        for id in Array(said.keys) { said[id]! -= seconds }
+        lastSweep -= seconds
     }
 
     /// Forgets addresses not heard for `forgetAfter`, at most every few seconds: the table holds

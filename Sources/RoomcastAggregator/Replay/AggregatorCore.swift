@@ -233,9 +233,15 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                 if firstNodeHeardAt == nil { firstNodeHeardAt = now }
                 intake.count(nil)
                 // Stamped on arrival, so captured after any `offline` before it.
-                let note = nodeAlive(r.node, capturedAt: now, now: now)
+                var note = nodeAlive(r.node, capturedAt: now, now: now)
                 if let note { intake.count(note) }
-                if feeds(r.id) { out += try ingest(r, now: now) } else { engine.nodeHeard(r.node, now: now) }
+                if feeds(r.id) {
+                    // ESPresense gives no address where it has none: nothing to tell transmitters by.
+                    if r.mac != ESPresenseInput.noAddress, note == nil { note = transmitterClash(r, now: now) }
+                    out += try ingest(r, now: now)
+                } else {
+                    engine.nodeHeard(r.node, now: now)
+                }
                 return (out, note)
             }
             intake.count(outcome)
@@ -289,11 +295,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             note = note ?? nodeAlive(r.node, capturedAt: r.ts, now: now)
             if let note { intake.count(note) }
             if feeds(r.id) {
-                if let clash = sharedIDs.observe(r, now: now), note == nil {
-                    sharedIDs.told(r.id, now: now)
-                    note = .init(reason: .sharedID, message: clash.message, node: r.id.rawValue)
-                    intake.count(note)
-                }
+                if note == nil { note = transmitterClash(r, now: now) }
                 out += try ingest(r, now: now)
             } else {
                 engine.nodeHeard(r.node, now: now)
@@ -342,6 +344,16 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             break
         }
         return (out, nil)
+    }
+
+    /// The note to give when `r`'s id turns out to be advertised by two transmitters at once
+    /// (`SharedIDWatch`), counted; nil otherwise.
+    private mutating func transmitterClash(_ r: BeaconReading, now: Double) -> InputIntake.RejectionDetail? {
+        guard let clash = sharedIDs.observe(r, now: now) else { return nil }
+        sharedIDs.told(r.id, now: now)
+        let note = InputIntake.RejectionDetail(reason: .sharedID, message: clash.message, node: r.id.rawValue)
+        intake.count(note)
+        return note
     }
 
     /// One reading of a beacon this aggregator follows, from a Roomcast or an ESPresense node.
@@ -529,6 +541,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         nodeActivity.clockSteppedBack(by: seconds)
         presenceStats.clockSteppedBack(by: seconds)
         deferredClears.clockSteppedBack(by: seconds)
+        if let heard = firstNodeHeardAt { firstNodeHeardAt = heard - seconds }
+        sharedIDs.clockSteppedBack(by: seconds)
     }
 
     /// False for a held clear of a beacon's presence published again meanwhile (a stranger
