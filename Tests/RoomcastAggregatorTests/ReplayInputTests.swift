@@ -138,16 +138,24 @@ import TestSupport
     }
 }
 
-/// A recording whose nodes send heartbeats, with two minutes of nothing at all in it (the
-/// recorder lost its broker connection): live, that gap was the aggregator's own deafness, and
-/// replayed it is too. Read as every node going quiet, it held the cat `nodes_offline` and then
-/// `returned`; without heartbeats it sent it away.
+/// A recording whose nodes send heartbeats, with two minutes of nothing at all in it. When the
+/// recorder lost its broker connection (it gets the retained messages again when it connects
+/// anew), the gap was the aggregator's own deafness live, and replayed it is too: the cat stays in
+/// the kitchen, never `nodes_offline`. When the nodes went quiet (a Wi-Fi outage: nothing
+/// retained after it), the replay holds the cat `nodes_offline`, as live.
 @Suite struct ReplayDeafGapTests {
-    static func recording(gap: ClosedRange<Double>?) throws -> [MessageLogLine] {
+    static func recording(gap: ClosedRange<Double>?, reconnect: Bool = true) throws -> [MessageLogLine] {
         var lines: [MessageLogLine] = []
         var seq: UInt64 = 0
+        var afterGap = false
         for t in stride(from: 100.0, to: 340, by: 0.5) {
-            if let gap, gap.contains(t) { continue }
+            if let gap, gap.contains(t) { afterGap = true; continue }
+            if afterGap && reconnect {
+                for node in ["kitchen-pi", "office-pi"] {
+                    lines.append(MessageLogLine(ts: t, topic: Topics().nodeStatus(node), payload: Array("online".utf8), retain: true))
+                }
+            }
+            afterGap = false
             seq += 1
             for node in ["kitchen-pi", "office-pi"] {
                 lines.append(MessageLogLine(ts: t, topic: Topics().nodeBeacon(node, cat),
@@ -160,22 +168,32 @@ import TestSupport
         return lines
     }
 
-    @Test func aGapInARecordingWithHeartbeatsIsTheRecordersDeafness() throws {
+    static func replay(_ lines: [MessageLogLine]) throws -> (presence: [PresenceDecision], report: ReplayRunner.Report) {
         var core = AggregatorConfig(site: site).makeCore()
         var report = ReplayRunner.Report()
         var presence: [PresenceDecision] = []
-        try ReplayRunner.run(core: &core, inputs: try Self.recording(gap: 160...280), report: &report) { line in
+        try ReplayRunner.run(core: &core, inputs: lines, report: &report) { line in
             if line.topic == Topics().presence(cat), let d = try? WireFormat.decode(PresenceDecision.self, from: line.payload) { presence.append(d) }
         }
+        return (presence, report)
+    }
+
+    @Test func aGapInARecordingWithHeartbeatsIsTheRecordersDeafness() throws {
+        let (presence, report) = try Self.replay(try Self.recording(gap: 160...280))
         #expect(presence.first?.room == "kitchen")
         #expect(presence.allSatisfy { $0.room == "kitchen" && $0.reason != "nodes_offline" },
                 "\(presence.map { ($0.ts, $0.room ?? "away", $0.reason ?? "") })")
         #expect(report.deafGapCount == 1 && report.deafGaps == ["159.5 for 121 s"], "\(report.deafGaps)")
-
         // A recording without the gap says nothing of deafness.
-        var clean = ReplayRunner.Report()
-        var core2 = AggregatorConfig(site: site).makeCore()
-        try ReplayRunner.run(core: &core2, inputs: try Self.recording(gap: nil), report: &clean) { _ in }
-        #expect(clean.deafGapCount == 0)
+        #expect(try Self.replay(try Self.recording(gap: nil)).report.deafGapCount == 0)
+    }
+
+    @Test func aGapWithoutAReconnectIsTheNodesGoingQuiet() throws {
+        let (presence, report) = try Self.replay(try Self.recording(gap: 160...280, reconnect: false))
+        #expect(report.deafGapCount == 0)
+        #expect(presence.contains { $0.room == "kitchen" && $0.reason == "nodes_offline" },
+                "\(presence.map { ($0.ts, $0.room ?? "away", $0.reason ?? "") })")
+        #expect(!presence.contains { $0.room == nil })
+        #expect(presence.last?.room == "kitchen")
     }
 }

@@ -22,10 +22,10 @@ public enum ReplayRunner {
         /// decades early, and every listed beacon is published away at its start.
         public var longGaps: [String] = []
         /// Gaps in a recording whose nodes send heartbeats: nothing at all for longer than
-        /// `deafAfter`, which live means the recorder heard nothing (its broker connection
-        /// lost, its process paused), not that every node went quiet. Replayed as live: no
-        /// decision meanwhile, and no silence counted against any beacon. The first few,
-        /// each as its start time and length.
+        /// `deafAfter`, then retained messages again, as a recorder gets them when it connects
+        /// anew: the recorder heard nothing (its broker connection lost), not every node going
+        /// quiet. Replayed as live: no decision meanwhile, and no silence counted against any
+        /// beacon. The first few, each as its start time and length.
         public var deafGaps: [String] = []
         public var deafGapCount = 0
 
@@ -58,8 +58,13 @@ public enum ReplayRunner {
     static var longestGap: Double { 86_400 }
 
     /// In a recording with heartbeats (every node sends one a second), no line at all for this
-    /// long is the recorder's deafness (`Report.deafGaps`): the live aggregator's pause threshold.
+    /// long, followed within `reconnectWindow` by a retained message, is the recorder's deafness
+    /// (`Report.deafGaps`): the live aggregator's pause threshold. Without the retained message
+    /// the nodes went quiet (a Wi-Fi outage, the one node rebooting), and the replay says so as
+    /// the live aggregator did.
     static var deafAfter: Double { 5 }
+    /// Seconds after a gap in which a reconnected recorder's retained messages arrive.
+    static var reconnectWindow: Double { 2 }
     /// Seconds after a deaf gap before decisions resume, as live after a reconnect.
     static var deafGrace: Double { 3 }
 
@@ -116,8 +121,9 @@ public enum ReplayRunner {
         // Live, once the resume window is over and the nodes have listened for the away timeout.
         var neverHeardAt: Double? = first.ts + max(AggregatorCore<E>.resumeWindow, core.awayTimeout)
         var heartbeats = false, previous = first.ts
-        for line in inputs {
-            if heartbeats, line.ts - previous > Self.deafAfter {
+        for (index, line) in inputs.enumerated() {
+            if heartbeats, line.ts - previous > Self.deafAfter,
+               inputs[index...].prefix(while: { $0.ts <= line.ts + Self.reconnectWindow }).contains(where: { $0.retain == true }) {
                 // Ticks due in the gap are taken while deaf: no decision, and the engine counts no
                 // silence from before `line.ts`.
                 core.lostHearing()
@@ -127,7 +133,8 @@ public enum ReplayRunner {
                 if report.deafGaps.count < 10 { report.deafGaps.append("\(previous) for \(Int((line.ts - previous).rounded())) s") }
             }
             previous = max(previous, line.ts)
-            if !heartbeats, case .nodeHeartbeat? = core.topics.parse(line.topic) { heartbeats = true }
+            // The suffix first: readings are nearly all the lines, and the parser splits the topic.
+            if !heartbeats, line.topic.hasSuffix("/heartbeat"), case .nodeHeartbeat? = core.topics.parse(line.topic) { heartbeats = true }
             if let due = neverHeardAt, line.ts >= due {
                 out(try core.advance(to: due), at: due)
                 if let away = try core.awayForNeverHeard(now: due) {
