@@ -403,7 +403,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         if rule == .refuseRetainedLearn {
             if learnLog.admit("retained", now: now).admit {
                 logger.warning("ignored a retained learn command; publish learn commands without the retain flag, and clear this one", metadata: [
-                    "mqtt.topic": topic, "hint": "mosquitto_pub -r -n -t \(topic)"])
+                    "mqtt.topic": topic, "hint": "mosquitto_pub -r -n -t \(ShellWord.quoted(topic))"])
             }
             return []
         }
@@ -441,7 +441,11 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             // Resumed after the post-resume refresh went out: republish it, its person and its room's occupancy.
             if let lateResume { messages += try core.republishResumed(lateResume, personWasIn: personWasIn, now: now) }
             if let rejection {
-                let key = rejection.node.map { rejection.reason.rawValue + "/" + $0.prefix(64) } ?? rejection.reason.rawValue
+                // A retained message of a node this aggregator does not have is named by its topic,
+                // each one to clear.
+                let leftover = rejection.reason == .unknownNode && retained == true
+                let key = leftover ? "leftover/" + topic.prefix(256)
+                    : rejection.node.map { rejection.reason.rawValue + "/" + $0.prefix(64) } ?? rejection.reason.rawValue
                 // Another partition's node is heard by every partition, every second, and an ESPresense
                 // node reports kinds of device all the time: counted only.
                 let quiet = rejection.reason == .otherPartition || rejection.reason == .notOneDevice
@@ -452,11 +456,11 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                     logger.warning("one beacon id, two transmitters", metadata: ["detail": rejection.message])
                 } else if admit && rejection.reason == .nodeBackOnline {
                     logger.warning("node status follows its traffic", metadata: ["detail": rejection.message, "suppressed": "\(suppressed)"])
-                } else if admit && rejection.reason == .unknownNode && retained == true {
+                } else if admit && leftover {
                     // Left on the broker by a node renamed or taken away: listing it would be wrong.
                     logger.warning("a retained message of a node this aggregator does not have: a node renamed or taken away?", metadata: [
                         "mqtt.topic": String(topic.prefix(200)), "detail": String(rejection.message.prefix(200)),
-                        "hint": "if the node is gone, clear it: mosquitto_pub -r -n -t '\(topic.prefix(200))'"])
+                        "hint": "if the node is gone, clear it: mosquitto_pub -r -n -t \(ShellWord.quoted(topic))"])
                 } else if admit {
                     logger.warning("rejected inbound message", metadata: [
                         "mqtt.topic": String(topic.prefix(200)), "reason": rejection.reason.rawValue,
