@@ -456,12 +456,6 @@ extension HearingTests {
         #expect(presence.last.map { $0.room == nil && $0.reason == "never_heard" } == true, "\(presence)")
     }
 
-    /// A listed beacon no node has heard since the start is published away (`never_heard`) once
-    /// the nodes have listened for the away timeout, and refreshed as such: its Home Assistant
-    /// entities, which follow the presence topic's availability, would read unavailable while the
-    /// topic holds nothing. One that is heard is placed as usual, one resumed from its retained
-    /// presence keeps what it had (even once forgotten), and the one never heard is placed when
-    /// it is.
     /// No node is heard for the first minute (the Pis boot after a power cut; the broker's host
     /// came up first, and its broker kept no presence): nothing says the listed beacons left. Once
     /// the nodes are heard, those they do not hear are away after the away timeout, as ever.
@@ -495,6 +489,12 @@ extension HearingTests {
         #expect(out.contains { $0.message.topic == Self.topics.presence(cat) })
     }
 
+    /// A listed beacon no node has heard since the start is published away (`never_heard`) once
+    /// the nodes have listened for the away timeout, and refreshed as such: its Home Assistant
+    /// entities, which follow the presence topic's availability, would read unavailable while the
+    /// topic holds nothing. One that is heard is placed as usual, one resumed from its retained
+    /// presence keeps what it had (even once forgotten), and the one never heard is placed when
+    /// it is.
     @Test func aListedBeaconNeverHeardIsPublishedAway() async throws {
         let dog = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-46")!
         let owl = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-47")!
