@@ -108,6 +108,26 @@ import Testing
         #expect(engine.decision(for: id)?.room == "kitchen")
     }
 
+    /// A tag that advertises every 10 s, seen for the first time (home after an hour away, or
+    /// every agent restarted) on a site whose departure counts favour leaving: its first reading
+    /// gives no interval (an agent reports one from the second packet on). It is placed once a
+    /// second reading has come, with its interval, and the 10 s between its readings are never
+    /// taken for leaving, as "five intervals" of an interval not known would be (4 s).
+    @Test func aSlowAdvertiserFirstHeardIsNotLetGoBeforeItsIntervalIsKnown() throws {
+        var engine = FusionEngine(site: site)
+        engine.restore(LearnedRooms(departures: [.init(room: "kitchen", left: 3, returned: 0)]))
+        var published: [PresenceDecision] = []
+        for (k, t) in [100.0, 110, 120, 130].enumerated() {
+            var r = reading("k", -60, t)
+            r.seq = UInt64(k + 1)
+            r.interval = k == 0 ? nil : 10
+            engine.ingest(r, now: t)
+            for tick in stride(from: t, to: t + 10, by: 0.5) { published += engine.tick(now: tick) }
+        }
+        #expect(published.first?.room == "kitchen", "\(published.map { ($0.ts, $0.room ?? "away", $0.reason ?? "") })")
+        #expect(!published.contains { $0.room == nil }, "\(published.map { ($0.ts, $0.room ?? "away", $0.reason ?? "") })")
+    }
+
     /// Held for an offline node when the aggregator restarted (its Wi-Fi down, its Last Will
     /// retained): the beacon stays held, as before the restart, for as long as the node is offline.
     /// Resumed as in force, it went away after the timeout (a leave, a person `not_home`) though
