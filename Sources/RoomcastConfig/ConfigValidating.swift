@@ -25,6 +25,17 @@ public struct ConfigChecks: Sendable {
         for problem in other { add(problem.path, problem.message) }
     }
 
+    /// A name shown to people (Home Assistant device and area names, a beacon's or region's name
+    /// in payloads), never a topic level: not empty, at most 128 bytes, no control characters.
+    public mutating func displayName(_ value: String?, at path: String) {
+        guard let value else { return }
+        if value.allSatisfy({ $0 == " " }) { add(path, "must not be empty") }
+        else if value.utf8.count > 128 { add(path, "must be at most 128 bytes") }
+        else if value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            add(path, "must not contain control characters")
+        }
+    }
+
     /// `value` must be usable as one MQTT topic level (see `TopicName`).
     public mutating func topicName(_ value: String, at path: String) {
         if let problem = TopicName.problem(with: value) { add(path, problem) }

@@ -132,20 +132,21 @@ private func problems<T: Decodable>(_ type: T.Type, _ yaml: String) -> [String] 
         #expect(problems(AgentConfig.self, "node: ''\n") == ["node: must not be empty"])
     }
 
+    /// Names that are topic levels are checked as such; a beacon's or a region's name is only
+    /// shown ("Tag #3", "Up/Down"), and checked as a name people read.
     @Test func everyNameIsCheckedAsATopicLevel() {
         let yaml = """
             node: "a+b"
             mqtt: {topic_prefix: "home//x"}
-            regions: [{name: "r#", uuid: e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0}]
-            beacons: [{id: "mac:a4c138aabbcc", name: "x/y"}]
+            regions: [{name: "Up/Down", uuid: e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0}, {name: "r\\u0007", uuid: e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0}]
+            beacons: [{id: "mac:a4c138aabbcc", name: "Tag #3"}]
             irks: [{name: "", key: "0123456789abcdef0123456789abcdef"}]
             fingerprints: {rules: [{name: "t/t", local_name: x}]}
             """
         #expect(problems(AgentConfig.self, yaml) == [
             "node: must not contain '+'",
             "mqtt.topic_prefix: level '' must not be empty",
-            "regions[0].name: must not contain '#'",
-            "beacons[0].name: must not contain '/'",
+            "regions[1].name: must not contain control characters",
             "irks[0].name: must be lowercase letters, digits, '-', '_' or '.' (not shown: irks entries hold keys)",
             "fingerprints.rules[0].name: 't/t' must be lowercase letters, digits, '-', '_' or '.'",
         ])
@@ -219,10 +220,10 @@ private func problems<T: Decodable>(_ type: T.Type, _ yaml: String) -> [String] 
             beacons: [{id: "irk:anna-phone"}, {id: "irk:anna_phone"}]
             """
         #expect(problems(AggregatorConfig.self, yaml) == [
-            "rooms[1].name: 'office' and rooms[0] 'Office' are one Home Assistant device (roomcast_room_office): rename one, using letters a-z and digits that differ",
-            "rooms[3].name: 'kids_room' and rooms[2] 'kids-room' are one Home Assistant device (roomcast_room_kids_room): rename one, using letters a-z and digits that differ",
-            "rooms[5].name: 'спальня' and rooms[4] 'кухня' are one Home Assistant device (roomcast_room__): rename one, using letters a-z and digits that differ",
-            "nodes[1].name: 'hall_pi' and nodes[0] 'hall-pi' are one Home Assistant device (roomcast_node_hall_pi): rename one, using letters a-z and digits that differ",
+            "rooms[1].name: 'office' and rooms[0] 'Office' are one Home Assistant device (roomcast_room_office): rename one, using letters a-z and digits that differ, and keep the name people read in its display_name",
+            "rooms[3].name: 'kids_room' and rooms[2] 'kids-room' are one Home Assistant device (roomcast_room_kids_room): rename one, using letters a-z and digits that differ, and keep the name people read in its display_name",
+            "rooms[5].name: 'спальня' and rooms[4] 'кухня' are one Home Assistant device (roomcast_room__): rename one, using letters a-z and digits that differ, and keep the name people read in its display_name",
+            "nodes[1].name: 'hall_pi' and nodes[0] 'hall-pi' are one Home Assistant device (roomcast_node_hall_pi): rename one, using letters a-z and digits that differ, and keep the name people read in its display_name",
             "beacons[1].id: 'irk:anna_phone' and beacons[0] 'irk:anna-phone' are one Home Assistant device (roomcast_beacon_irk_anna_phone): rename one, using letters a-z and digits that differ",
         ])
         #expect(problems(AggregatorConfig.self, yaml + "\ndiscovery: {enabled: false}").isEmpty)
@@ -260,7 +261,7 @@ private func problems<T: Decodable>(_ type: T.Type, _ yaml: String) -> [String] 
             "people[1].beacons[0]: 'mac:a4c138aabbcc' is already alice_smith's; a beacon belongs to one person",
             "people[1].beacons[1]: 'mac:a4c138000001' is not under beacons:; list it there so it is tracked",
             "people[1].beacons[1]: 'mac:a4c138000001' is a node's own beacon (nodes[].beacon), which is never tracked",
-            "people[2].id: could not be derived from the name (no letter or digit); give an id",
+            "people[2].id: could not be derived from the name '!!' (no letter a-z or digit in it); give an id of letters a-z and digits",
             "people[2].beacons: must list at least one beacon id",
             "people[3].id: duplicate id 'bob' (also people[1])",
         ])

@@ -48,10 +48,9 @@ extension AgentConfig {
         checks.range(publish.significantChangeM, 0...1000, at: "publish.significant_change_m", unit: " m")
         checks.range(publish.telemetryIntervalS, 1...86400, at: "publish.telemetry_interval_s", unit: " s")
 
-        for (i, region) in regions.enumerated() { checks.topicName(region.name, at: "regions[\(i)].name") }
-        for (i, beacon) in beacons.enumerated() {
-            if let name = beacon.name { checks.topicName(name, at: "beacons[\(i)].name") }
-        }
+        // Shown in payloads (readings, region events), never topic levels: "Tag #3" is a name.
+        for (i, region) in regions.enumerated() { checks.displayName(region.name, at: "regions[\(i)].name") }
+        for (i, beacon) in beacons.enumerated() { checks.displayName(beacon.name, at: "beacons[\(i)].name") }
         // The tracking sections' own rules; this file calls known_beacons `beacons`.
         for line in advertising.validate() {
             let text = line.hasPrefix("known_beacons") ? "beacons" + line.dropFirst("known_beacons".count) : Substring(line)

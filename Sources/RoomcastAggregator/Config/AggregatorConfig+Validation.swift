@@ -160,7 +160,7 @@ extension AggregatorConfig {
             let path = "people[\(i)]"
             checks.displayName(person.name, at: path + ".name")
             if person.id.isEmpty {
-                checks.add(path + ".id", "could not be derived from the name (no letter or digit); give an id")
+                checks.add(path + ".id", "could not be derived from the name '\(ConfigNode.excerpt(person.name))' (no letter a-z or digit in it); give an id of letters a-z and digits")
             } else {
                 checks.topicName(person.id, at: path + ".id")
             }
@@ -199,15 +199,23 @@ extension AggregatorConfig {
                 continue
             }
             guard names[j] != name else { continue }  // a plain duplicate, said already
+            // Home Assistant's ids keep a-z and digits only: names in another script are told apart
+            // by an id in those, the name people read kept where it is shown.
+            let keep = switch kind {
+            case "person": "give one an id of letters a-z and digits that differ"
+            case "room", "node": "rename one, using letters a-z and digits that differ, and keep the name people read in its display_name"
+            default: "rename one, using letters a-z and digits that differ"
+            }
             checks.add("\(list)[\(i)].\(field)", "'\(ConfigNode.excerpt(name))' and \(list)[\(j)] '\(ConfigNode.excerpt(names[j]))' "
-                       + "are one Home Assistant device (\(id)): rename one, using letters a-z and digits that differ")
+                       + "are one Home Assistant device (\(id)): \(keep)")
         }
     }
 
     /// The checks of the known-beacon list `beacons:`.
     static func validate(_ beacons: [SiteModel.KnownBeacon], list: String, into checks: inout ConfigChecks) {
         for (i, beacon) in beacons.enumerated() {
-            if let name = beacon.name { checks.topicName(name, at: "\(list)[\(i)].name") }
+            // Shown (payloads, Home Assistant device names), never a topic level: "Tag #3" is a name.
+            checks.displayName(beacon.name, at: "\(list)[\(i)].name")
             // A 1 m RSSI of 0 or more is no reference: 0 put the beacon 100 m away for good.
             if let power = beacon.power { checks.range(power, -127...(-1), at: "\(list)[\(i)].power", unit: " dBm") }
         }
@@ -277,15 +285,3 @@ extension AggregatorConfig {
     }
 }
 
-extension ConfigChecks {
-    /// A name shown to people (Home Assistant device and area names): not empty, at most 128 bytes,
-    /// no control characters.
-    mutating func displayName(_ value: String?, at path: String) {
-        guard let value else { return }
-        if value.allSatisfy({ $0 == " " }) { add(path, "must not be empty") }
-        else if value.utf8.count > 128 { add(path, "must be at most 128 bytes") }
-        else if value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
-            add(path, "must not contain control characters")
-        }
-    }
-}
