@@ -243,6 +243,14 @@ private func problems<T: Decodable>(_ type: T.Type, _ yaml: String) -> [String] 
         #expect(problems(AggregatorConfig.self, yaml + "\ndiscovery: {enabled: false}").isEmpty)
     }
 
+    /// A beacon's plain room topic says `not_home` for away: a room of that name could not be told
+    /// from it, with discovery on or off.
+    @Test func aRoomNamedAsAwayIsRefused() {
+        #expect(problems(AggregatorConfig.self, "rooms: [{name: not_home}]\ndiscovery: {enabled: false}\n") == [
+            "rooms[0].name: 'not_home' is what a beacon's room topic says for away; name the room otherwise",
+        ])
+    }
+
     @Test func peopleDisplayNamesAndDiscoveryMode() throws {
         let yaml = """
             rooms: [{name: living, area: "Ground floor"}, {name: kitchen, display_name: ""}]

@@ -36,6 +36,10 @@ extension AggregatorConfig {
             checkDoorways(room, at: path, coordinates: coordinate, into: &checks)
         }
         checks.unique(rooms.map(\.name), list: "rooms")
+        // `<prefix>/presence/<id>/room` says `not_home` for away (what a device tracker reads).
+        for (i, room) in rooms.enumerated() where room.name == PresencePublisher.awayText {
+            checks.add("rooms[\(i)].name", "'\(room.name)' is what a beacon's room topic says for away; name the room otherwise")
+        }
         if discovery.enabled {
             Self.discoveryIDsDistinct(rooms.map(\.name), list: "rooms", kind: "room", into: &checks)
             // A beacon's room sensor shows a room's title, or `Away` when it is away.

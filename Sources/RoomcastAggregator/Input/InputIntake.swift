@@ -79,6 +79,11 @@ public struct InputIntake: Sendable {
         if otherPartitionsNodes.contains(node) {
             return RejectionDetail(reason: .otherPartition, message: "\(kind) '\(node)' is another partition's", node: node)
         }
+        // Names are matched exactly: `Kitchen-Pi` on the agent is not the aggregator's `kitchen-pi`.
+        if let known = knownNodes, let guess = Suggestion.closest(to: node, in: known) {
+            return RejectionDetail(reason: .unknownNode, message: "\(kind) '\(node)' is not among this aggregator's nodes; "
+                                   + "did you mean '\(guess)'? (node names are matched exactly, case too)", node: node)
+        }
         return RejectionDetail(reason: .unknownNode, message: "\(kind) '\(node)' is not among this aggregator's nodes: "
                                + "list it under nodes: with its room if it is one of the site's", node: node)
     }
