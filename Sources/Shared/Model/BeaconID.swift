@@ -9,6 +9,9 @@ import Foundation
 /// `mac:<12 hex>`, `irk:<name>`, `fp:<rule>-<value>`.
 public struct BeaconID: Hashable, Comparable, Sendable, CustomStringConvertible {
     public let rawValue: String
+    /// `rawValue`'s hash, taken once: a reading's id is looked up in several tables (the core's,
+    /// fusion's, the publisher's), each lookup hashing some 50 bytes again otherwise.
+    private let hashOfRawValue: Int
 
     /// The kind prefix before the first ':'.
     public var scheme: String {
@@ -23,10 +26,21 @@ public struct BeaconID: Hashable, Comparable, Sendable, CustomStringConvertible 
     /// known form or would not be a single topic level.
     public init?(_ text: String) {
         guard let parsed = BeaconID.validate(text) else { return nil }
-        self.rawValue = parsed
+        self.init(unchecked: parsed)
     }
 
-    private init(unchecked: String) { self.rawValue = unchecked }
+    private init(unchecked: String) {
+        self.rawValue = unchecked
+        self.hashOfRawValue = unchecked.hashValue
+    }
+
+    public static func == (a: BeaconID, b: BeaconID) -> Bool {
+        a.hashOfRawValue == b.hashOfRawValue && a.rawValue == b.rawValue
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(hashOfRawValue)
+    }
 
     public static func iBeacon(uuid: UUID, major: UInt16, minor: UInt16) -> BeaconID {
         BeaconID(unchecked: "ibeacon:\(withUnsafeBytes(of: uuid.uuid) { Hex.uuidString($0) })-\(major)-\(minor)")
