@@ -31,7 +31,9 @@ public struct ConfigChecks: Sendable {
         guard let value else { return }
         if value.allSatisfy({ $0 == " " }) { add(path, "must not be empty") }
         else if value.utf8.count > 128 { add(path, "must be at most 128 bytes") }
-        else if value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+        // The intake's own rule (C0, C1, line separators): a name the agent puts in every reading
+        // must not have every reading refused.
+        else if ControlCharacters.contains(value) {
             add(path, "must not contain control characters")
         }
     }

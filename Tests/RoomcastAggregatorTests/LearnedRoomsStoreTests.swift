@@ -111,6 +111,28 @@ import RoomcastLogging
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == corrupt)
     }
 
+    /// Under `partition:`, a partition whose state file could not be read refuses the commands
+    /// it would answer, not those of the other partitions' rooms: they answer those themselves,
+    /// and a refusal from here made `aggregator learn` report one while another partition taught.
+    @Test func aPartitionWithoutItsStateFileLeavesTheOthersCommandsToThem() throws {
+        let topics = Topics()
+        let site = SiteModel(rooms: [.init(name: "kitchen", floor: 0), .init(name: "office", floor: 1)],
+                             nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "office-pi", room: "office")],
+                             beacons: [.init(id: AggregatorLearningTests.tag, name: "Tag")])
+        var core = AggregatorConfig(site: site, partition: .init(floors: [0])).makeCore()
+        core.learningUnavailable("the state file /x could not be read at start: fix or move it away, then restart the aggregator")
+        _ = try core.start(now: 100)
+        func results(_ command: LearnCommand, at t: Double) throws -> [LearnResult] {
+            try core.handle(topic: topics.aggregatorLearn, payload: command.encoded(), now: t).messages
+                .filter { $0.topic == topics.aggregatorLearnResult }.compactMap { try? WireFormat.decode(LearnResult.self, from: $0.payload) }
+        }
+        #expect(try results(LearnCommand(.label(room: "office", beacon: AggregatorLearningTests.tag, seconds: 10)), at: 101).isEmpty)
+        #expect(try results(LearnCommand(.forget(room: "office")), at: 102).isEmpty)
+        #expect(try results(LearnCommand(.cancel(beacon: AggregatorLearningTests.tag)), at: 103).isEmpty)
+        let own = try results(LearnCommand(.label(room: "kitchen", beacon: AggregatorLearningTests.tag, seconds: 10)), at: 104)
+        #expect(own.map(\.status) == [.rejected] && own.first?.error?.hasPrefix("the state file /x could not be read") == true, "\(own)")
+    }
+
     /// A state file that cannot be written is tried again every `learnedRetryInterval`, not at
     /// every inbound message (each try creates and removes a file: on a full SD card, readings
     /// by the hundred a second), and `/metrics` counts the failures.

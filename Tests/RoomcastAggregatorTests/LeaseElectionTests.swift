@@ -425,6 +425,14 @@ extension InstanceLivenessTests {
         #expect(a.decisionDigest.count == 16)
         #expect(a.decisionDigest == Self.config(rooms: ["kitchen", "office"], keepalive: 60, logLevel: .debug).decisionDigest)
         #expect(a.decisionDigest != Self.config(rooms: ["kitchen", "study"]).decisionDigest)
+        // The instance's own: its state file and HTTP listener; the lease's length is the site's.
+        var own = a
+        own.learn.stateFile = "/srv/other/learned-rooms.json"
+        own.http.listen = "127.0.0.1:9999"
+        #expect(own.decisionDigest == a.decisionDigest)
+        var lease = a
+        lease.standby.leaseS = 60
+        #expect(lease.decisionDigest != a.decisionDigest)
     }
 
     @Test func aStandbyNamesAnActiveInstanceWithAnotherConfig() async throws {
@@ -437,7 +445,7 @@ extension InstanceLivenessTests {
                                         refreshInterval: .infinity, startedAt: 0, logger: Logger(label: "test", level: .info, handler: records))
         _ = await runtime.handle(topic: renewal.topic, payload: renewal.payload, now: 0.5, retained: true)
         _ = await runtime.handle(topic: renewal.topic, payload: renewal.payload, now: 2.5)
-        let said = records.records.filter { $0.message.hasPrefix("the active instance decides with another config") }
+        let said = records.records.filter { $0.message.hasPrefix("the active instance runs another config") }
         #expect(said.count == 1, "said once: \(said)")
         #expect(said.first?.metadata["instance"] == "alpha" && said.first?.metadata["its_config"] == "1111")
 
@@ -448,5 +456,9 @@ extension InstanceLivenessTests {
         var older = LeaseElection(me: "beta", topics: topics, configDigest: "2222")
         older.observe(payload: try WireFormat.encode(LeaseElection.Lease(holder: "alpha", expires: 10)), now: 1)
         #expect(older.otherConfig == nil)
+        // Another release digests its own defaults: a rolling upgrade is no other config.
+        var upgrading = LeaseElection(me: "beta", topics: topics, configDigest: "2222")
+        upgrading.observe(payload: try WireFormat.encode(LeaseElection.Lease(holder: "alpha", expires: 10, config: "1111", release: "0.0.1-older")), now: 1)
+        #expect(upgrading.otherConfig == nil)
     }
 }

@@ -197,3 +197,32 @@ import TestSupport
         #expect(presence.last?.room == "kitchen")
     }
 }
+
+/// A recording that starts a minute before any node is heard (the aggregator's broker came up
+/// before the Pis): the listed beacon never heard is published away only once the nodes have
+/// listened for the away timeout, as live.
+@Suite struct ReplayNeverHeardTests {
+    @Test func neverHeardWaitsForTheFirstNodeHeard() throws {
+        let dog = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-46")!
+        var listed = site
+        listed.beacons.append(.init(id: dog, name: "Dog"))
+        var core = AggregatorConfig(site: listed).makeCore()
+        var lines = [MessageLogLine(ts: 100, topic: Topics().nodeStatus("kitchen-pi"), payload: Array("online".utf8), retain: true)]
+        var seq: UInt64 = 0
+        for t in stride(from: 160.0, to: 260, by: 0.5) {
+            seq += 1
+            lines.append(MessageLogLine(ts: t, topic: Topics().nodeBeacon("kitchen-pi", cat),
+                                        payload: try WireFormat.encode(reading("kitchen-pi", rssi: -55, ts: t, seq: seq))))
+        }
+        var report = ReplayRunner.Report()
+        var dogs: [(ts: Double, decision: PresenceDecision)] = []
+        try ReplayRunner.run(core: &core, inputs: lines, report: &report) { line in
+            if line.topic == Topics().presence(dog), let d = try? WireFormat.decode(PresenceDecision.self, from: line.payload) {
+                dogs.append((line.ts, d))
+            }
+        }
+        let first = try #require(dogs.first, "the dog was never published away")
+        #expect(first.ts >= 190 && first.ts < 195, "away at \(first.ts)")
+        #expect(first.decision.room == nil && first.decision.reason == "never_heard")
+    }
+}

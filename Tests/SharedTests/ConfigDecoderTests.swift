@@ -133,13 +133,14 @@ private func problems<T: Decodable>(_ type: T.Type, _ yaml: String) -> [String] 
     }
 
     /// Names that are topic levels are checked as such; a beacon's or a region's name is only
-    /// shown ("Tag #3", "Up/Down"), and checked as a name people read.
-    @Test func everyNameIsCheckedAsATopicLevel() {
+    /// shown ("Tag #3", "Up/Down"), and checked as a name people read, by the intake's rule for
+    /// control characters (a C1 one too: the aggregator refuses every reading that carries it).
+    @Test func everyNameIsCheckedForWhatItBecomes() {
         let yaml = """
             node: "a+b"
             mqtt: {topic_prefix: "home//x"}
             regions: [{name: "Up/Down", uuid: e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0}, {name: "r\\u0007", uuid: e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0}]
-            beacons: [{id: "mac:a4c138aabbcc", name: "Tag #3"}]
+            beacons: [{id: "mac:a4c138aabbcc", name: "Tag #3"}, {id: "mac:a4c138aabbdd", name: "Tag\\u0085"}]
             irks: [{name: "", key: "0123456789abcdef0123456789abcdef"}]
             fingerprints: {rules: [{name: "t/t", local_name: x}]}
             """
@@ -147,6 +148,7 @@ private func problems<T: Decodable>(_ type: T.Type, _ yaml: String) -> [String] 
             "node: must not contain '+'",
             "mqtt.topic_prefix: level '' must not be empty",
             "regions[1].name: must not contain control characters",
+            "beacons[1].name: must not contain control characters",
             "irks[0].name: must be lowercase letters, digits, '-', '_' or '.' (not shown: irks entries hold keys)",
             "fingerprints.rules[0].name: 't/t' must be lowercase letters, digits, '-', '_' or '.'",
         ])

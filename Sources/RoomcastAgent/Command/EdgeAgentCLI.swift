@@ -339,10 +339,10 @@ public enum EdgeAgentCLI {
 }
 
 /// The radio could not start; a replay file that cannot be read is bad input data (65). A
-/// radio source, settings or `--record` file that cannot be used is the config's fault (78): the
-/// unit's `RestartPreventExitStatus` stops systemd starting it again every 5 s for ever. An
-/// adapter absent, busy or not yet given to the service's group (udev after a USB reset) may come
-/// right: a failure (1), started again.
+/// radio source, settings or `--record` file that cannot be used is the config's fault (78),
+/// which the unit's `RestartPreventExitStatus` does not start again (each start would fail alike).
+/// An adapter absent, busy or not yet given to the service's group (udev after a USB reset) may
+/// come right: a failure (1), started again.
 struct AgentStartError: Error, CustomStringConvertible, ExitCodeProviding {
     let error: RadioError
     let isReplay: Bool

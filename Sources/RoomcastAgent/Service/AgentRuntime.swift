@@ -104,12 +104,13 @@ public final class AgentRuntime: Sendable {
         let warning: CapacityWarning? = state.withLock { s in
             var due: [OutboundMessage] = []
             var warning: CapacityWarning?
+            // A report is the radio listening, whatever the once-a-second look said last.
+            s.listening = true
+            s.deafSince = nil
             if s.saidDeaf {
-                // The radio hears before the once-a-second look says so: online before its first
-                // reading, or the aggregator would take the reading for a node back against its status.
+                // Online before its first reading, or the aggregator would take the reading for a
+                // node back against its status.
                 s.saidDeaf = false
-                s.listening = true
-                s.deafSince = nil
                 sink.send([s.core.onlineMessage], at: s.lastTime)
                 heardAgain = true
             }

@@ -56,7 +56,18 @@ public struct InputIntake: Sendable {
     public let topics: Topics
     /// Nodes from the config; nil accepts any node (a site that lists none). An empty set
     /// accepts none: a partition whose rooms hold no node.
-    public internal(set) var knownNodes: Set<String>?
+    public internal(set) var knownNodes: Set<String>? {
+        didSet { knownNodesByCase = Self.byLowercase(knownNodes) }
+    }
+    /// `knownNodes` by their lower-case spelling: a refused name that differs from one only in
+    /// case is named with it, for the price of one lookup (any client may send unknown names).
+    private var knownNodesByCase: [String: String] = [:]
+
+    private static func byLowercase(_ nodes: Set<String>?) -> [String: String] {
+        var map: [String: String] = [:]
+        for node in nodes ?? [] { map[node.lowercased()] = node }
+        return map
+    }
     public private(set) var rejected: [Rejection: UInt64] = [:]
     public private(set) var accepted: UInt64 = 0
 
@@ -65,6 +76,7 @@ public struct InputIntake: Sendable {
     public init(topics: Topics, knownNodes: Set<String>? = nil) {
         self.topics = topics
         self.knownNodes = knownNodes
+        self.knownNodesByCase = Self.byLowercase(knownNodes)
         self.readingTopics = ReadingTopicMatcher(topics: topics)
     }
 
@@ -80,7 +92,7 @@ public struct InputIntake: Sendable {
             return RejectionDetail(reason: .otherPartition, message: "\(kind) '\(node)' is another partition's", node: node)
         }
         // Names are matched exactly: `Kitchen-Pi` on the agent is not the aggregator's `kitchen-pi`.
-        if let known = knownNodes, let guess = Suggestion.closest(to: node, in: known) {
+        if node.utf8.count <= 128, let guess = knownNodesByCase[node.lowercased()] {
             return RejectionDetail(reason: .unknownNode, message: "\(kind) '\(node)' is not among this aggregator's nodes; "
                                    + "did you mean '\(guess)'? (node names are matched exactly, case too)", node: node)
         }

@@ -44,7 +44,10 @@ extension AggregatorCore {
         guard engine is any TrainableEstimator else {
             return try refuse("this aggregator's estimator cannot learn rooms", request: command.request, now: now)
         }
-        if let why = learning.unavailable { return try refuse(why, request: command.request, now: now) }
+        // Another partition's command is its own to answer, even here.
+        if let why = learning.unavailable, !isOtherPartitions(command.action) {
+            return try refuse(why, request: command.request, now: now)
+        }
         guard learning.admitCommand(now: now) else {
             return try refuse("more than \(LearnSession.commandsPerWindow) learn commands in \(Int(LearnSession.commandWindow)) s; wait and send it again",
                               request: command.request, now: now)
@@ -114,6 +117,15 @@ extension AggregatorCore {
             learning.revision &+= 1
             return [try LearnResult(ts: now, status: .forgotten, request: request, room: room).message(topics: topics),
                     try learnState(now: now)]
+        }
+    }
+
+    /// A command the partitions of other rooms answer: a label or forget in one of their rooms, or
+    /// (under `partition:`) the cancel of a label not running here.
+    private func isOtherPartitions(_ action: LearnCommand.Action) -> Bool {
+        switch action {
+        case let .label(room, _, _), let .forget(room): otherPartitionsRooms.contains(room)
+        case let .cancel(beacon): isPartition && !activeLabels.contains { $0.beacon == beacon }
         }
     }
 

@@ -393,7 +393,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                     "hint": "give each instance its own name (--instance, or a distinct host name)"])
             }
             if let other = election?.otherConfig, other.holder != differed?.holder || other.config != differed?.config {
-                logger.error("the active instance decides with another config than this one: each takes the other's Home Assistant devices away when it takes over", metadata: [
+                logger.error("the active instance runs another config than this one: what is decided and shown in Home Assistant changes at every take-over", metadata: [
                     "instance": "\(other.holder)", "its_config": other.config, "this_config": election?.configDigest ?? "",
                     "hint": "give every instance the same config: stop the standby, change both configs, then start the active one and the standby"])
             }

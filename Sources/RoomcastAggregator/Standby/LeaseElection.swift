@@ -22,12 +22,16 @@ public struct LeaseElection: Sendable {
         /// standby with another config would undo the holder's Home Assistant devices when it
         /// takes over, and the holder its own when it takes back. Nil from a holder that sends none.
         public var config: String?
+        /// The holder's release: digests are compared within one release only, since a release
+        /// that adds a setting digests its default too (a rolling upgrade is no other config).
+        public var release: String?
 
-        public init(holder: String, expires: Double, token: String? = nil, config: String? = nil) {
+        public init(holder: String, expires: Double, token: String? = nil, config: String? = nil, release: String? = nil) {
             self.holder = holder
             self.expires = expires
             self.token = token
             self.config = config
+            self.release = release
         }
     }
 
@@ -72,7 +76,9 @@ public struct LeaseElection: Sendable {
             // the lease of our own previous run, taken back at once.
             let ours = lease.holder == me && (startedAt == nil || isOurs(lease))
             if lease.holder == me && !ours { sameNameSeen = true }
-            if !ours, let theirs = lease.config, let mine = configDigest, theirs != mine { otherConfig = (lease.holder, theirs) }
+            if !ours, let theirs = lease.config, let mine = configDigest, lease.release == RoomcastVersion.current {
+                otherConfig = theirs != mine ? (lease.holder, theirs) : nil
+            }
             if ours { lease.token = token }
             // Another holder's lease is timed on this clock, from when it is read: the holder
             // renews every `duration / 3`, and its own `expires` is on its clock, which on a Pi
@@ -137,7 +143,8 @@ public struct LeaseElection: Sendable {
 
     private mutating func renew(now: Double) -> OutboundMessage {
         lastRenewal = now
-        let lease = Lease(holder: me, expires: now + duration, token: token, config: configDigest)
+        let lease = Lease(holder: me, expires: now + duration, token: token, config: configDigest,
+                          release: configDigest == nil ? nil : RoomcastVersion.current)
         seen = lease
         // Encoding a struct of finite numbers and strings cannot fail.
         return (try? OutboundMessage(topic: topic, json: lease, retain: true, qos: 1))
