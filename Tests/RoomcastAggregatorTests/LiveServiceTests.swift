@@ -392,7 +392,11 @@ enum Home {
                                           ["run", "--config", "\(home)/site.yaml", "--broker", url, "--instance", "sim"],
                                           stdoutPath: "\(dir)/aggregator.log", stderrPath: "\(dir)/aggregator.log")
         defer { aggregator.send(SIGKILL) }
-        try await observer.waitFor("aggregator online") { _ in observer.last("roomcast/aggregator/status") == "online" }
+        // A bound, not a pace: under the sanitizer's parallel run an instrumented aggregator once
+        // took longer than 10 s to connect and announce itself.
+        try await observer.waitFor("aggregator online", timeout: .seconds(60)) { _ in
+            observer.last("roomcast/aggregator/status") == "online"
+        }
         let captures = try FileManager.default.contentsOfDirectory(atPath: "\(home)/nodes").filter { $0.hasSuffix(".btsnoop") }.sorted()
         // Nine instrumented processes at 6× kept a sanitizer's two cores so busy that readings
         // reached the aggregator 4 s after they were stamped, past fusion's freshness: there the
