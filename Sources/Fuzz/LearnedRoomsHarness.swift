@@ -64,7 +64,7 @@ enum LearnedRoomsHarness {
                 FuzzCheck.require(n.spread.isFinite && n.spread >= 0 && n.spread <= LearnedRooms.spreadBound, "\(when): \(n.node) spread \(n.spread)")
             }
         }
-        FuzzCheck.require(learned.departures.count <= LearnedRooms.maximumRooms, "\(when): \(learned.departures.count) departure records")
+        FuzzCheck.require(learned.departures.count <= LearnedRooms.maximumDepartureRooms, "\(when): \(learned.departures.count) departure records")
         FuzzCheck.require(zip(learned.departures, learned.departures.dropFirst()).allSatisfy { $0.room < $1.room },
                           "\(when): departure records not sorted and unique")
         for d in learned.departures {

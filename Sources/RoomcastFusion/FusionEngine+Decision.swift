@@ -136,6 +136,14 @@ extension FusionEngine {
             var silentSince = missing ? lastOffline : lastOnline.isFinite ? lastOnline : s.resumedAt
             silentSince = max(silentSince, hearingSince)
             let silence = now - silentSince
+            // A beacon that sleeps when still (`beacons[].sleeps_when_still`: a tag that
+            // advertises only while moved), fallen silent holding still, is resting where it
+            // lies until it is heard again, never leaving: carried out, it falls silent moving.
+            if !missing && s.decided && s.room >= 0 && s.restsWhenSilent {
+                guard silence > away, s.reason != "resting" else { return false }
+                s.reason = "resting"
+                return true
+            }
             // Let go early only once this process has counted its evidence: a beacon resumed and
             // not heard since has no known advertising interval, and "a few intervals" of a tag
             // heard every 10 s are not 4 s.
@@ -149,7 +157,8 @@ extension FusionEngine {
                 // for the away timeout since they came back. Before then its silence is any
                 // beacon's, and a node's Wi-Fi gone for a few seconds changes nothing Home
                 // Assistant shows.
-                guard s.decided, s.reason != "nodes_offline" else { return false }
+                // A beacon resting (below) rests on: it had no evidence to lose.
+                guard s.decided, s.reason != "nodes_offline", s.reason != "resting" else { return false }
                 s.reason = "nodes_offline"
                 s.confidence = 0
                 s.rising = -1
@@ -189,8 +198,9 @@ extension FusionEngine {
         var newest = -Double.infinity
         for n in scratchNodes { newest = max(newest, slots[base + n].ts) }
         noteReturn(&s, newest: newest, away: away)
-        // Heard again after holding its room without evidence: say so, whatever is decided next.
-        let heldWithoutEvidence = s.decided && s.room >= 0 && s.reason == "nodes_offline"
+        // Heard again after holding its room without evidence, or resting: say so, whatever is
+        // decided next.
+        let heldWithoutEvidence = s.decided && s.room >= 0 && (s.reason == "nodes_offline" || s.reason == "resting")
         if heldWithoutEvidence { s.reason = "returned" }
 
         let usedGeometry = step(&s, b: b, base: base, dt: dt, newest: newest)
@@ -236,6 +246,10 @@ extension FusionEngine {
             guard s.leftRoom >= 0 else { return }
             if newest - s.leftSilentSince <= away { departures.returned(s.leftRoom, undoingDeparture: true) }
             s.leftRoom = -1
+        } else if s.decided && s.room >= 0 && s.restsWhenSilent {
+            // A rest says nothing of where people leave from: counted neither way. (The filter
+            // has counted nothing since the silence began: its motion state is that of then.)
+            return
         } else if s.decided && s.room >= 0 && s.countedUntil.isFinite && s.countedUntil >= hearingSince
                     && newest - s.countedUntil > leavingAfter(s) {
             // (A gap that spans the aggregator's own deafness is no silence of the beacon's.)

@@ -437,6 +437,7 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         state.listed = knownBeacon != nil
         state.name = knownBeacon?.name
         if let p = knownBeacon?.power { state.powerOverride = Double(p); state.power = Double(p) }
+        state.sleepsWhenStill = knownBeacon?.sleepsWhenStill ?? false
         let b: Int
         if let free = freeBeacons.popLast() {
             b = free
@@ -538,6 +539,9 @@ struct BeaconState {
     var active = true
     var powerOverride: Double?
     var power = -59.0
+    /// It advertises only while moved (`beacons[].sleeps_when_still`): silent and still, it
+    /// rests where it lies.
+    var sleepsWhenStill = false
     /// `power` came from a Roomcast node's reading, not an ESPresense node's reference.
     var powerIsBeacons = false
     /// Advertising interval reported by the nodes (seconds); 0 when unknown.
@@ -584,6 +588,15 @@ struct BeaconState {
         self.id = id
         filter = RoomMotionFilter(roomCount: roomCount)
         logPosterior = [Double](repeating: -log(Double(max(roomCount, 1))), count: roomCount)
+    }
+}
+
+extension BeaconState {
+    /// Silent now, it rests where it lies: it sleeps when still and fell silent holding still
+    /// (the filter counts nothing during a silence, so its motion is the silence's start's), or
+    /// it was resumed resting after a restart and has not been heard since.
+    var restsWhenSilent: Bool {
+        sleepsWhenStill && (countedUntil.isFinite ? filter.stillProbability >= 0.5 : reason == "resting")
     }
 }
 
@@ -635,6 +648,8 @@ extension FusionEngine: ResumablePresenceEstimator {
                     s.confidence = 0
                 }
             }
+            // Resting, it rests on: it has not moved since, or it would have been heard.
+            if decision.reason == "resting" && s.sleepsWhenStill { s.reason = "resting" }
         }
         // The resumed decision is in force from now: decision(for:) stamps it with
         // this time, and the room filter's first step runs from here.

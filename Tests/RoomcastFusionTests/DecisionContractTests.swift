@@ -44,8 +44,15 @@ struct DecisionContractTests {
             if let d = restarted.decision(for: Synthetic.tag) { decisions.append(d) }
         }
 
+        // resting: a tag that sleeps when still, silent where it lay (`RestingTests`).
+        var site = Synthetic.twoRooms
+        site.beacons = [.init(id: Synthetic.tag, sleepsWhenStill: true)]
+        engine = FusionEngine(site: site, settings: FusionSettings())
+        hear(["n-office": -58, "n-kitchen": -75], from: 400, to: 460)
+        decisions += engine.tick(now: 500)
+
         let reasons = Set(decisions.compactMap(\.reason))
-        #expect(reasons == ["initial", "moved_nearest", "timeout", "returned", "nodes_offline", "resumed"],
+        #expect(reasons == ["initial", "moved_nearest", "timeout", "returned", "nodes_offline", "resumed", "resting"],
                 "\(reasons.sorted())")
         #expect(decisions.contains { ($0.margin ?? 0) < 0 }, "a challenger building up shows as a negative margin")
         for d in decisions {

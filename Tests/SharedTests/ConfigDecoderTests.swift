@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import Shared
 @testable import RoomcastAgent
@@ -251,6 +252,26 @@ private func problems<T: Decodable>(_ type: T.Type, _ yaml: String) -> [String] 
         #expect(problems(AggregatorConfig.self, "rooms: [{name: not_home}]\ndiscovery: {enabled: false}\n") == [
             "rooms[0].name: 'not_home' is what a beacon's room topic says for away; name the room otherwise",
         ])
+    }
+
+    /// `beacons[].sleeps_when_still` reaches fusion's site; off unless said, a typo is named,
+    /// and a site without it writes as before.
+    @Test func aBeaconThatSleepsWhenStillIsDeclaredPerBeacon() throws {
+        let yaml = """
+            beacons:
+              - {id: "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-1", name: Keys, sleeps_when_still: true}
+              - {id: "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2", name: Phone}
+            """
+        let config = try ConfigLoader.parse(AggregatorConfig.self, yaml: yaml)
+        #expect(config.site.beacons.map(\.sleepsWhenStill) == [true, false])
+        #expect(problems(AggregatorConfig.self, yaml.replacingOccurrences(of: "sleeps_when_still: true", with: "sleep_when_still: true")) == [
+            "beacons[0].sleep_when_still: unknown key; did you mean 'sleeps_when_still'?",
+        ])
+        #expect(problems(AggregatorConfig.self, yaml.replacingOccurrences(of: "sleeps_when_still: true", with: "sleeps_when_still: 2")).count == 1)
+        let phone = try JSONEncoder().encode(config.site.beacons[1])
+        #expect(String(decoding: phone, as: UTF8.self).contains("sleeps") == false)
+        let keys = try JSONEncoder().encode(config.site.beacons[0])
+        #expect(try JSONDecoder().decode(SiteModel.KnownBeacon.self, from: keys) == config.site.beacons[0])
     }
 
     @Test func peopleDisplayNamesAndDiscoveryMode() throws {

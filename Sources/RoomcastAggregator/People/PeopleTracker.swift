@@ -7,8 +7,8 @@ import Shared
 /// beacons that are in a room, those last heard within `recentWindow` of the newest, the most
 /// confident — and the one already deciding keeps deciding unless another leads it by
 /// `switchMargin`, so a tag and a phone in two rooms do not flip the person at every reading.
-/// A beacon held without evidence (`nodes_offline`, confidence 0) still places its person, so no
-/// evidence is never away. Away (`not_home`) only once every beacon of theirs with a decision is away.
+/// A beacon held without evidence (`nodes_offline`, confidence 0) or resting (`sleeps_when_still`)
+/// still places its person, so no evidence is never away. Away (`not_home`) only once every beacon of theirs with a decision is away.
 public struct PeopleTracker: Sendable {
     public let people: [SiteModel.Person]
     /// The person each assigned beacon belongs to.

@@ -119,11 +119,37 @@ public struct SiteModel: Codable, Sendable, Equatable {
         public var name: String?
         /// Reference RSSI at 1 m, overriding what the beacon advertises.
         public var power: Int?
+        /// It advertises only while moved (a tag set to motion-triggered advertising): a
+        /// silence that begins while it holds still is a rest where it lies, not leaving.
+        public var sleepsWhenStill: Bool
 
-        public init(id: BeaconID, name: String? = nil, power: Int? = nil) {
+        public init(id: BeaconID, name: String? = nil, power: Int? = nil, sleepsWhenStill: Bool = false) {
             self.id = id
             self.name = name
             self.power = power
+            self.sleepsWhenStill = sleepsWhenStill
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case id, name, power
+            case sleepsWhenStill = "sleeps_when_still"
+        }
+
+        public init(from decoder: Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            id = try c.decode(BeaconID.self, forKey: .id)
+            name = try c.decodeIfPresent(String.self, forKey: .name)
+            power = try c.decodeIfPresent(Int.self, forKey: .power)
+            sleepsWhenStill = try c.decodeIfPresent(Bool.self, forKey: .sleepsWhenStill) ?? false
+        }
+
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(id, forKey: .id)
+            try c.encodeIfPresent(name, forKey: .name)
+            try c.encodeIfPresent(power, forKey: .power)
+            // Left out when false, so a site written before it reads and writes as it was.
+            if sleepsWhenStill { try c.encode(true, forKey: .sleepsWhenStill) }
         }
     }
 
