@@ -35,14 +35,10 @@ struct SharedIDWatch: Sendable {
     }
 
     /// What to tell the user about one beacon.
-    struct Clash: Sendable, Equatable {
+    struct Clash: Sendable {
         var id: BeaconID
         /// The addresses heard together, each with the node that heard it last.
         var addresses: [(mac: String, node: String)]
-
-        static func == (a: Clash, b: Clash) -> Bool {
-            a.id == b.id && a.addresses.map(\.mac) == b.addresses.map(\.mac) && a.addresses.map(\.node) == b.addresses.map(\.node)
-        }
 
         var message: String {
             let heard = addresses.map { "\($0.mac) at \($0.node)" }.joined(separator: ", ")

@@ -22,7 +22,7 @@ public enum ReplayRunner {
         /// decades early, and every listed beacon is published away at its start.
         public var longGaps: [String] = []
         /// Gaps in a recording whose nodes send heartbeats: nothing at all for longer than
-        /// `deafAfter`, then retained messages again, as a recorder gets them when it connects
+        /// `DeafTime.pauseThreshold`, then retained messages again, as a recorder gets them when it connects
         /// anew: the recorder heard nothing (its broker connection lost), not every node going
         /// quiet. Replayed as live: no decision meanwhile, and no silence counted against any
         /// beacon. The first few, each as its start time and length.
@@ -57,16 +57,13 @@ public enum ReplayRunner {
     /// A gap between two input lines longer than this is reported (`Report.longGaps`).
     static var longestGap: Double { 86_400 }
 
-    /// In a recording with heartbeats (every node sends one a second), no line at all for this
-    /// long, followed within `reconnectWindow` by a retained message, is the recorder's deafness
-    /// (`Report.deafGaps`): the live aggregator's pause threshold. Without the retained message
-    /// the nodes went quiet (a Wi-Fi outage, the one node rebooting), and the replay says so as
-    /// the live aggregator did.
-    static var deafAfter: Double { 5 }
-    /// Seconds after a gap in which a reconnected recorder's retained messages arrive.
+    /// Seconds after a gap in which a reconnected recorder's retained messages arrive. In a
+    /// recording with heartbeats (every node sends one a second), no line at all for longer than
+    /// `DeafTime.pauseThreshold`, followed within this by a retained message, is the recorder's
+    /// deafness (`Report.deafGaps`), and decisions resume `DeafTime.reconnectGrace` later, as
+    /// live. Without the retained message the nodes went quiet (a Wi-Fi outage, the one node
+    /// rebooting), and the replay says so as the live aggregator did.
     static var reconnectWindow: Double { 2 }
-    /// Seconds after a deaf gap before decisions resume, as live after a reconnect.
-    static var deafGrace: Double { 3 }
 
     /// Lines end at LF; a CR before it (a file saved with Windows line ends) is part of the end.
     private static func merged(logs: [(name: String, bytes: [UInt8])], report: inout Report) -> [MessageLogLine] {
@@ -122,13 +119,13 @@ public enum ReplayRunner {
         var neverHeardAt: Double? = first.ts + max(AggregatorCore<E>.resumeWindow, core.awayTimeout)
         var heartbeats = false, previous = first.ts
         for (index, line) in inputs.enumerated() {
-            if heartbeats, line.ts - previous > Self.deafAfter,
+            if heartbeats, line.ts - previous > DeafTime.pauseThreshold,
                inputs[index...].prefix(while: { $0.ts <= line.ts + Self.reconnectWindow }).contains(where: { $0.retain == true }) {
                 // Ticks due in the gap are taken while deaf: no decision, and the engine counts no
                 // silence from before `line.ts`.
                 core.lostHearing()
                 out(try core.advance(to: line.ts), at: line.ts)
-                core.regainedHearing(at: line.ts, grace: Self.deafGrace)
+                core.regainedHearing(at: line.ts, grace: DeafTime.reconnectGrace)
                 report.deafGapCount += 1
                 if report.deafGaps.count < 10 { report.deafGaps.append("\(previous) for \(Int((line.ts - previous).rounded())) s") }
             }

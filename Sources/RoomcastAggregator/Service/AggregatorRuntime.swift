@@ -177,7 +177,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     public nonisolated var syncTopic: String { syncTopicValue }
 
     /// A gap between two runs of this actor longer than this means the process was paused.
-    public let pauseThreshold: Double = 5
+    public let pauseThreshold = DeafTime.pauseThreshold
 
     /// Seconds to wait for the drain marker before deciding again anyway (a broker or ACL
     /// that drops it must not stop the aggregator for good).
@@ -858,7 +858,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     static var maximumPeers: Int { 256 }
 
     /// Seconds after a (re)connect before absence counts again: a few report intervals.
-    public let reconnectGrace: Double = 3
+    public let reconnectGrace = DeafTime.reconnectGrace
 
     /// The lease topic this instance elects on (the partition's own one under a partition).
     public nonisolated var leaseTopic: String { leaseTopicValue }
