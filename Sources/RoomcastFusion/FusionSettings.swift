@@ -77,7 +77,7 @@ public struct FusionSettings: SettingTable, Codable, Equatable {
                      "Beacons tracked at most, at least the beacons listed; beyond it, strangers never placed in a room are evicted first, listed beacons never.",
                      defaultValue: d.maxBeacons),
             .flag("auto_nodes", \.autoNodes, stage: "Capacity",
-                  "On a site whose `nodes:` is empty, each node heard becomes a room of its own name. Once `nodes:` lists any node, one it does not list is refused (`unknown_node`).", defaultValue: d.autoNodes),
+                  "On a site whose `nodes:` is empty, each node heard becomes a room of its own name (but one named `not_home`, which is refused: its room would read as away). Once `nodes:` lists any node, one it does not list is refused (`unknown_node`).", defaultValue: d.autoNodes),
             .integer("max_nodes", \.maxNodes, stage: "Capacity", range: 1...4096,
                      "Nodes at most, listed and automatic together, at least the nodes listed; automatic ones also at most 2097152 ÷ max_beacons, and at least 16 (104 at the default), so their evidence stays within 128 MiB up to 131072 beacons.", defaultValue: d.maxNodes),
             .number("forget_after_s", \.forgetAfter, stage: "Capacity", unit: "s", range: 0...2_592_000,

@@ -82,14 +82,19 @@ public struct InputIntake: Sendable {
 
     public var rejectedTotal: UInt64 { rejected.values.reduce(0, +) }
 
-    /// True when `node` may report (any node when none is configured).
-    public func isKnown(node: String) -> Bool { knownNodes?.contains(node) ?? true }
+    /// True when `node` may report: a configured one, or when none is configured any node but
+    /// one named as away (`PresencePublisher.awayText`), whose room of its own name would read as away.
+    public func isKnown(node: String) -> Bool { knownNodes?.contains(node) ?? (node != PresencePublisher.awayText) }
 
     /// Why a message of `node`, which is not `isKnown`, is not taken (`kind` names what sent it):
     /// another partition's, or a node this aggregator does not have.
     public func refusal(ofNode node: String, kind: String = "node") -> RejectionDetail {
         if otherPartitionsNodes.contains(node) {
             return RejectionDetail(reason: .otherPartition, message: "\(kind) '\(node)' is another partition's", node: node)
+        }
+        if knownNodes == nil {
+            return RejectionDetail(reason: .unknownNode, message: "\(kind) '\(node)' would stand for a room of its name (the site lists no nodes), "
+                                   + "and a room topic saying '\(node)' reads as away: rename the node, or list the site's nodes with their rooms", node: node)
         }
         // Names are matched exactly: `Kitchen-Pi` on the agent is not the aggregator's `kitchen-pi`.
         if node.utf8.count <= 128, let guess = knownNodesByCase[node.lowercased()] {
