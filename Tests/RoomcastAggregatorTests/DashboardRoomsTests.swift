@@ -93,6 +93,37 @@ import TestSupport
         try await Self.expectPage(of: runtime, showsCatIn: "hall-pi", directory: directory)
     }
 
+    /// The page shows the names people read (display names, or names derived from the ids), on
+    /// the plan, the cards, the nodes' table and a beacon's label, and keys everything by the ids.
+    @Test func namesShownAreDisplayNames() async throws {
+        let site = SiteModel(
+            rooms: [.init(name: "kitchen", polygon: [[0, 0], [4, 0], [4, 4], [0, 4]], displayName: "Kitchen & Dining"), .init(name: "garden_shed")],
+            nodes: [.init(name: "kitchen-pi", room: "kitchen", position: [2, 2, 2], displayName: "Counter Pi"),
+                    .init(name: "garden-pi", room: "garden_shed")])
+        let runtime = try await Self.runtime(site: site, loudAt: "kitchen-pi", quietAt: "garden-pi")
+        let built = await runtime.dashboardSnapshot(now: 30, connected: true)
+        #expect(built.rooms.map(\.title) == ["Kitchen & Dining", "Garden Shed"])
+        #expect(built.nodes.map(\.title) == ["Counter Pi", "Garden Pi"])
+        #expect(built.beacons.first?.room == "kitchen")
+        try await Self.withLivePage({ k in
+            var s = built
+            s.ts = 30 + Double(k)
+            s.seq = UInt64(k + 1)
+            return s
+        }) { browser, session in
+            try await Self.waitForUpdates(browser, session, 2)
+            let shown = try await offPool {
+                try browser.evaluate(##"""
+                    [document.querySelector('#plan g.room[data-room="kitchen"] text')?.textContent,
+                     [...document.querySelectorAll("#board .room-card h3")].map((h) => h.textContent).join(","),
+                     [...document.querySelectorAll("#nodes tbody tr")].map((tr) => tr.cells[0].textContent + "/" + tr.cells[1].textContent).join(","),
+                     document.querySelector("#plan g.beacon")?.getAttribute("aria-label")].join("|")
+                    """##, session: session) as? String
+            }
+            #expect(shown == "Kitchen & Dining|Garden Shed|Counter Pi/Kitchen & Dining,Garden Pi/Garden Shed|\(cat.rawValue) in Kitchen & Dining")
+        }
+    }
+
     /// A crowded room and an estimate far outside the plan: 200 beacons without a position in one
     /// room were drawn on one ring round its centre, one over the other, and a position estimated
     /// beyond the plan's box was drawn out of view.

@@ -117,6 +117,9 @@ enum DashboardAssets {
       const label = (b) => b.name || b.id;
       const roomsOn = (f) => snap.rooms.filter((r) => r.floor === f);
       const roomByName = () => new Map(snap.rooms.map((r) => [r.name, r]));
+      // Shown by the names people read (display names); keyed everywhere by the ids.
+      const roomTitle = (name) => { const r = name != null && snap.rooms.find((r) => r.name === name); return (r && r.title) || name; };
+      const nodeTitle = (name) => { const n = snap.nodes.find((n) => n.name === name); return (n && n.title) || name; };
       const hasGeometry = () => snap.rooms.some((r) => r.polygon && r.polygon.length >= 3);
 
       // Where a line across the polygon is inside it: the [from, to] stretches, along x at height
@@ -194,7 +197,7 @@ enum DashboardAssets {
           const g = el("g", { class: "room" + (occupied.has(r.name) ? " occupied" : ""), "data-room": r.name }, undefined, true);
           g.append(el("polygon", { points: r.polygon.map((p) => `${sx(p[0])},${sy(p[1])}`).join(" ") }, undefined, true));
           const c = anchor(r.polygon);
-          g.append(el("text", { x: sx(c.x), y: sy(c.y) }, r.name, true));
+          g.append(el("text", { x: sx(c.x), y: sy(c.y) }, r.title || r.name, true));
           svg.append(g);
         }
         // Doorways over every room's walls: a gap in the outline where the wall is open.
@@ -207,9 +210,9 @@ enum DashboardAssets {
         }
         for (const n of nodes) {
           const g = el("g", { class: "node", "data-node": n.name, "data-status": n.status }, undefined, true);
-          g.append(el("title", {}, `${n.name}: ${n.status}, last seen ${ago(n.last_seen)}, ${rate(n)} readings/s`, true));
+          g.append(el("title", {}, `${n.title || n.name}: ${n.status}, last seen ${ago(n.last_seen)}, ${rate(n)} readings/s`, true));
           g.append(el("circle", { cx: sx(n.position[0]), cy: sy(n.position[1]), r: 0.18 }, undefined, true));
-          g.append(el("text", { x: sx(n.position[0]) + 0.25, y: sy(n.position[1]) + 0.1 }, n.name, true));
+          g.append(el("text", { x: sx(n.position[0]) + 0.25, y: sy(n.position[1]) + 0.1 }, n.title || n.name, true));
           svg.append(g);
         }
         const byRoom = roomByName();
@@ -242,8 +245,8 @@ enum DashboardAssets {
             x = c.x + d * Math.cos(a); y = c.y - below + d * Math.sin(a);
           } else continue;
           const g = el("g", { class: "beacon" + (selected === b.id ? " selected" : ""), "data-beacon": b.id, "data-room": b.room,
-                              tabindex: 0, role: "button", "aria-label": `${label(b)} in ${b.room}`, transform: `translate(${sx(x).toFixed(3)} ${sy(y).toFixed(3)})` }, undefined, true);
-          g.append(el("title", {}, `${label(b)} in ${b.room} (${Math.round(b.confidence * 100)} %)`, true));
+                              tabindex: 0, role: "button", "aria-label": `${label(b)} in ${roomTitle(b.room)}`, transform: `translate(${sx(x).toFixed(3)} ${sy(y).toFixed(3)})` }, undefined, true);
+          g.append(el("title", {}, `${label(b)} in ${roomTitle(b.room)} (${Math.round(b.confidence * 100)} %)`, true));
           g.append(el("circle", { cx: 0, cy: 0, r: size.toFixed(3) }, undefined, true));
           if (labelled) g.append(el("text", { x: 0.3, y: -0.2 }, label(b), true));
           hook(g, b.id);
@@ -266,7 +269,7 @@ enum DashboardAssets {
         board.hidden = rooms.length === 0;
         for (const r of rooms) {
           const card = el("section", { class: "room-card room", "data-room": r.name });
-          card.append(el("h3", {}, r.name));
+          card.append(el("h3", {}, r.title || r.name));
           for (const b of snap.beacons.filter((b) => b.room === r.name)) card.append(chip(b));
           board.append(card);
         }
@@ -293,7 +296,7 @@ enum DashboardAssets {
         body.replaceChildren();
         for (const n of snap.nodes) {
           const tr = el("tr", { class: "node-row", "data-node": n.name, "data-status": n.status });
-          tr.append(el("td", {}, n.name), el("td", {}, n.room || "–"), el("td", { class: "status-" + n.status },
+          tr.append(el("td", {}, n.title || n.name), el("td", {}, n.room ? roomTitle(n.room) : "–"), el("td", { class: "status-" + n.status },
                     n.status + (n.clock_offset_s != null ? ` (clock ${n.clock_offset_s.toFixed(0)} s off)` : "")),
                     el("td", {}, ago(n.last_seen)), el("td", {}, rate(n)));
           body.append(tr);
@@ -308,11 +311,11 @@ enum DashboardAssets {
         const dl = el("dl", { "data-beacon": b.id });
         const row = (k, v) => { if (v !== undefined && v !== null) dl.append(el("dt", {}, k), el("dd", {}, String(v))); };
         row("id", b.id);
-        row("room", b.room || "away");
+        row("room", b.room ? roomTitle(b.room) : "away");
         row("confidence", Math.round(b.confidence * 100) + " %");
         row("since", ago(b.since));
         row("reason", b.reason);
-        row("runner-up", b.runner_up);
+        row("runner-up", b.runner_up ? roomTitle(b.runner_up) : null);
         row("margin", b.margin != null ? b.margin.toFixed(2) : null);
         row("position", b.position ? b.position.map((v) => v.toFixed(1)).join(", ") + " m" : null);
         box.append(dl);
@@ -323,7 +326,7 @@ enum DashboardAssets {
           const body = el("tbody");
           for (const e of b.evidence) {
             const tr = el("tr", { "data-node": e.node });
-            tr.append(el("td", {}, e.node), el("td", {}, e.room || "–"), el("td", {}, e.rssi.toFixed(0) + " dBm"),
+            tr.append(el("td", {}, nodeTitle(e.node)), el("td", {}, e.room ? roomTitle(e.room) : "–"), el("td", {}, e.rssi.toFixed(0) + " dBm"),
                       el("td", {}, e.distance != null ? e.distance.toFixed(1) + " m" : "–"), el("td", {}, ago(e.ts)));
             body.append(tr);
           }
@@ -349,7 +352,7 @@ enum DashboardAssets {
             // Latency: from the aggregator's decision to this page showing it (one clock when on one host).
             const latency = Math.round(Date.now() - b.ts * 1000);
             const li = el("li", { class: "move", "data-beacon": b.id, "data-from": before || "", "data-room": b.room || "",
-                                  "data-latency-ms": latency }, `${label(b)}: ${before || "away"} → ${b.room || "away"}`);
+                                  "data-latency-ms": latency }, `${label(b)}: ${before ? roomTitle(before) : "away"} → ${b.room ? roomTitle(b.room) : "away"}`);
             moves.prepend(li);
             while (moves.children.length > 30) moves.lastChild.remove();
           }

@@ -25,6 +25,9 @@ public struct DashboardSnapshot: Codable, Sendable, Equatable {
         public var polygon: [[Double]]?
         /// The open stretches of its walls (`rooms[].doorways`), drawn as gaps in its outline.
         public var doorways: [[[Double]]]?
+        /// The name people read (`rooms[].display_name`, else derived from `name`); the page
+        /// shows it, and keys everything by `name`.
+        public var title: String?
     }
 
     public struct Node: Codable, Sendable, Equatable {
@@ -39,9 +42,11 @@ public struct DashboardSnapshot: Codable, Sendable, Equatable {
         public var readings: UInt64
         /// Offset of its clock from ours, in seconds (positive: behind), when off by more than the limit.
         public var clockOffsetS: Double?
+        /// The name people read (`nodes[].display_name`, else derived from `name`).
+        public var title: String?
 
         enum CodingKeys: String, CodingKey {
-            case name, room, position, status, readings
+            case name, room, position, status, readings, title
             case lastSeen = "last_seen", clockOffsetS = "clock_offset_s"
         }
     }

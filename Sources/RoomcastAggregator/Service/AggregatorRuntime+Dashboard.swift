@@ -12,24 +12,27 @@ extension AggregatorRuntime {
             DashboardSnapshot.Node(name: n.name, room: n.room, position: n.position,
                                    status: DashboardSnapshot.status(online: !offline.contains(n.name), lastSeen: activity[n.name]?.lastSeen, now: now),
                                    lastSeen: activity[n.name]?.lastSeen, readings: activity[n.name]?.readings ?? 0,
-                                   clockOffsetS: skew[n.name])
+                                   clockOffsetS: skew[n.name], title: n.title)
         }
         // An open site (no nodes listed) shows every node heard.
         let listed = Set(nodes.map(\.name))
         for (name, a) in activity.sorted(by: { $0.key < $1.key }) where !listed.contains(name) {
             nodes.append(DashboardSnapshot.Node(name: name, room: nil, position: nil,
                                                 status: DashboardSnapshot.status(online: !offline.contains(name), lastSeen: a.lastSeen, now: now),
-                                                lastSeen: a.lastSeen, readings: a.readings, clockOffsetS: skew[name]))
+                                                lastSeen: a.lastSeen, readings: a.readings, clockOffsetS: skew[name],
+                                                title: DisplayName.title(for: name)))
         }
         var rooms = core.site.rooms.map { DashboardSnapshot.Room(name: $0.name, floor: $0.floor, polygon: $0.polygon,
-                                                                 doorways: $0.doorways) }
+                                                                 doorways: $0.doorways, title: $0.title) }
         // Rooms fusion made of nodes the site does not list (`auto_nodes`): the page shows a
         // beacon in its room's card, and without the room it showed the beacon nowhere.
         let beacons = core.currentDecisions()
         let configured = Set(rooms.map(\.name))
         var made: [String: Int] = [:]
         for d in beacons { if let room = d.room, !configured.contains(room), made[room] == nil { made[room] = d.floor ?? 0 } }
-        rooms += made.sorted { $0.key < $1.key }.map { DashboardSnapshot.Room(name: $0.key, floor: $0.value, polygon: nil, doorways: nil) }
+        rooms += made.sorted { $0.key < $1.key }.map {
+            DashboardSnapshot.Room(name: $0.key, floor: $0.value, polygon: nil, doorways: nil, title: DisplayName.title(for: $0.key))
+        }
         var snapshot = DashboardSnapshot(ts: now, active: isActive, connected: connected, rooms: rooms, nodes: nodes, beacons: beacons)
         snapshot.seq = dashboardSnapshots
         return snapshot
