@@ -55,16 +55,23 @@ extension FusionEngine {
 
     /// Freshness window of one node's evidence for beacon `s`.
     func freshWindow(_ s: BeaconState, _ slot: EvidenceSlot, awayAfter: Double) -> Double {
-        min(awayAfter, max(model.freshness, model.freshnessIntervals * max(s.interval, slot.gap)))
+        min(awayAfter, max(model.freshness, model.freshnessIntervals * max(cadence(s), slot.gap)))
     }
 
     func awayAfter(_ s: BeaconState) -> Double {
-        max(settings.awayTimeout, model.awayIntervals * s.interval)
+        max(settings.awayTimeout, model.awayIntervals * cadence(s))
     }
 
     /// A silence this long, in a room beacons leave from (`RoomDepartures`), is leaving.
     func leavingAfter(_ s: BeaconState) -> Double {
-        max(model.freshness, model.awayIntervals * s.interval)
+        max(model.freshness, model.awayIntervals * cadence(s))
+    }
+
+    /// The time between two pieces of news of `s` when all is well: its advertising interval,
+    /// or how often its readings arrive when that is longer (a tag sending bursts every 10 s).
+    /// Every window a silence is judged by is a few of these.
+    func cadence(_ s: BeaconState) -> Double {
+        max(s.interval, s.newsGap)
     }
 
     /// Re-evaluates beacon `b` at `now`; true when its room (or away) changed.

@@ -18,9 +18,14 @@ extension FusionEngine {
             // A spot is what was watched: across a span with no evidence longer than evidence
             // stays fresh (the beacon unheard, or the aggregator deaf and reading a backlog)
             // nothing said whether it moved, so what follows is a spot of its own.
-            let watched = max(model.freshness, model.freshnessIntervals * s.interval)
+            let watched = max(model.freshness, model.freshnessIntervals * cadence(s))
             let sinceNews = newest - s.countedUntil
             if sinceNews > watched { s.filter.forgetSpot() }
+            // How often news comes: gaps within the away timeout, none that spans the
+            // aggregator's own deafness (a silence is not the beacon's pace).
+            if sinceNews > 0, sinceNews <= awayAfter(s), s.countedUntil >= hearingSince {
+                s.newsGap = s.newsGap == 0 ? sinceNews : s.newsGap + 0.2 * (sinceNews - s.newsGap)
+            }
             // Evidence counts per second, not per evaluation: agents publish about once a
             // second, and ticking more often must not count the same readings again. A first
             // evaluation counts as one second.

@@ -546,6 +546,10 @@ struct BeaconState {
     var powerIsBeacons = false
     /// Advertising interval reported by the nodes (seconds); 0 when unknown.
     var interval = 0.0
+    /// How often news of it arrives (seconds between readings the filter counts, an average; 0
+    /// until measured). Not the advertising interval: a tag that sends a burst of packets every
+    /// 10 s has a short one, and its readings still come every 10 s.
+    var newsGap = 0.0
     var lastSeen = -Double.infinity
     /// Its first reading's arrival (`initial_wait`), and the earliest capture time heard.
     var firstSeen = -Double.infinity

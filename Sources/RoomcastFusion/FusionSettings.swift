@@ -48,7 +48,7 @@ public struct FusionSettings: SettingTable, Codable, Equatable {
         let d = FusionSettings()
         return [
             .number("away_timeout_s", \.awayTimeout, stage: "Decision", unit: "s", range: 1...86400,
-                    "A beacon no node has heard for this long is away; slow advertisers get five of their advertising intervals when that is longer. From a room beacons have left more often than they came back after a silence (an entrance), or, once beacons have left, from a room where nothing has fallen silent before, five intervals (at least 4 s) suffice.",
+                    "A beacon no node has heard for this long is away; slow advertisers get five of their cadences when that is longer (the advertising interval, or how often the readings come when that is longer: a tag sending bursts). From a room beacons have left more often than they came back after a silence (an entrance), or, once beacons have left, from a room where nothing has fallen silent before, five cadences (at least 4 s) suffice.",
                     defaultValue: d.awayTimeout),
             .number("initial_wait_s", \.initialWait, stage: "Decision", unit: "s", range: 0...60,
                     "A new beacon's first room waits this long, so that every node that hears it has reported once. A beacon the site does not list must also be heard over this span.",

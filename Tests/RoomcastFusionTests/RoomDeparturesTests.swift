@@ -89,6 +89,41 @@ import Shared
         #expect(next > 30, "office away after \(next) s once a beacon came back there")
     }
 
+    /// A tag that sends a burst of packets every 10 s (its advertising interval 0.1 s, as the
+    /// agent measures it) lying in the entrance: its readings come every 10 s, and the gaps
+    /// between them are its pace, not silences. It is never let go between bursts; gone, it is
+    /// let go after five of its gaps, not after five of its packets' intervals.
+    @Test func aTagHeardInBurstsIsNotLetGoBetweenThem() throws {
+        var site = Site()
+        for minor in 1...2 {
+            site.hear(Self.id(minor), by: "n-kitchen", for: 20)
+            _ = site.silence(Self.id(minor), for: 40)
+        }
+        #expect(site.engine.learnedRooms.departures.first?.left == 2, "the kitchen is the entrance")
+        let tag = Self.id(20)
+        var changes: [PresenceDecision] = []
+        for burst in 0..<18 {
+            let start = site.t + Double(burst) * 10
+            for k in 0..<3 {
+                let t = start + Double(k) * 0.1
+                site.engine.ingest(site.synth.reading("n-kitchen", rssi: -60, at: t, id: tag, interval: 0.1), now: t)
+                site.engine.ingest(site.synth.reading("n-office", rssi: -80, at: t, id: tag, interval: 0.1), now: t)
+            }
+            for tick in stride(from: start + 0.25, to: start + 10, by: 0.5) {
+                changes += site.engine.tick(now: tick).filter { $0.id == tag }
+            }
+        }
+        #expect(changes.map { $0.room ?? "away" } == ["kitchen"], "\(changes.map { ($0.ts, $0.room ?? "away") })")
+        // Gone after its last burst (at 170 s into the run): let go five gaps later.
+        let last = site.t + 170.2
+        var away: Double?
+        for tick in stride(from: last + 10, to: last + 120, by: 0.5) where away == nil {
+            if site.engine.tick(now: tick).contains(where: { $0.id == tag && $0.room == nil }) { away = tick - last }
+        }
+        let gone = try #require(away)
+        #expect(gone > 45 && gone < 56, "let go \(gone) s after its last burst")
+    }
+
     @Test func aRoomMistakenForAnEntranceCorrectsItself() throws {
         var site = Site()
         for minor in 1...2 {
