@@ -173,9 +173,19 @@ public final class InMemoryLogHandler: LogHandler {
 /// through ever further apart, each gap twice the last, up to `maximumInterval`: a condition that
 /// lasts (a node whose clock is off, a Pi that keeps publishing under a name the site does not
 /// list) says so a dozen times in its first hours, then hourly, not 8,640 times a day onto a Pi's
-/// SD card. A line that stays away for twice its gap starts again at `interval`.
+/// SD card. So does one that recurs slowly but regularly (an adapter reset every 4 minutes, a
+/// save failing every 5): it recurs at its pace, not after a calm. A line that stays away for twice
+/// its gap, and twice as long as it stayed away before, has had a calm: it starts again at `interval`.
 public final class RateLimitedLog: Sendable {
-    private struct Entry { var lastAt: Double; var gap: Double; var suppressed = 0 }
+    private struct Entry {
+        /// When it was last logged, and when it last came (logged or not).
+        var lastAt: Double
+        var lastSeen: Double
+        /// How long it had stayed away before it last came.
+        var lastQuiet = 0.0
+        var gap: Double
+        var suppressed = 0
+    }
     private let state = Mutex([String: Entry]())
     public let interval: Double
     public let maximumInterval: Double
@@ -195,17 +205,22 @@ public final class RateLimitedLog: Sendable {
             var key = key
             if entries[key] == nil && entries.count >= maximumKeys - 1 { key = "\u{0}overflow" }
             guard var e = entries[key] else {
-                entries[key] = Entry(lastAt: now, gap: interval)
+                entries[key] = Entry(lastAt: now, lastSeen: now, gap: interval)
                 return (true, 0)
             }
             let since = now - e.lastAt
+            let quiet = now - e.lastSeen
+            e.lastSeen = now
             // A last line in the future (the wall clock stepped back) suppresses nothing.
             if (0..<e.gap).contains(since) {
                 e.suppressed += 1
+                e.lastQuiet = max(0, quiet)
                 entries[key] = e
                 return (false, 0)
             }
-            e.gap = (0..<(2 * e.gap)).contains(since) ? min(2 * e.gap, maximumInterval) : interval
+            let calm = quiet < 0 || (quiet >= 2 * e.gap && quiet >= 2 * e.lastQuiet)
+            e.gap = calm ? interval : min(2 * e.gap, maximumInterval)
+            e.lastQuiet = max(0, quiet)
             e.lastAt = now
             let n = e.suppressed
             e.suppressed = 0

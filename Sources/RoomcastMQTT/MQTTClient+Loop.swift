@@ -2,6 +2,7 @@ internal import CMosquitto
 import Dispatch
 import Foundation
 import Shared
+import RoomcastLogging
 
 extension MQTTClient {
     /// A connection that lasted this long before it ended resets the reconnect backoff.
@@ -17,6 +18,9 @@ extension MQTTClient {
         let cfg = configuration
         var wasConnected = false
         var firstAttempt = true
+        // A broker that stays down is said at once, then ever further apart, up to hourly
+        // (docs/deployment.md); each connection lost starts it over.
+        var connectLog = RateLimitedLog(interval: 10)
         while true {
             let proceed = state.withLock { s -> Bool in
                 guard !s.stopping else { return false }
@@ -92,11 +96,22 @@ extension MQTTClient {
             for w in outcome.connectWaiters { w.resume(returning: .failure(failure)) }
             let retry = String(format: "%.2f", outcome.delay)
             if outcome.wasConnected {
+                connectLog = RateLimitedLog(interval: 10)
                 logger.warning("mqtt connection lost", metadata: ["mqtt.error": "\(failure)", "mqtt.retry_in": retry])
                 eventSink.yield(.disconnected(reason: failure))
             } else {
                 connectFailureCount.add(1, ordering: .relaxed)
-                logger.warning("mqtt connect failed", metadata: ["mqtt.error": "\(failure)", "mqtt.retry_in": retry])
+                let (admit, suppressed) = connectLog.admit("\(failure)", now: ContinuousClock.now.secondsSinceStart)
+                if admit {
+                    var metadata: Logger.Metadata = ["mqtt.error": "\(failure)", "mqtt.retry_in": retry]
+                    if suppressed > 0 { metadata["suppressed"] = "\(suppressed)" }
+                    // Retrying with the same settings will not mend a refused password or an untrusted certificate.
+                    if failure.isPermanent {
+                        logger.error("mqtt connect failed", metadata: metadata)
+                    } else {
+                        logger.warning("mqtt connect failed", metadata: metadata)
+                    }
+                }
                 eventSink.yield(.connectFailed(failure, retryIn: outcome.delay))
             }
             _ = wakeup.wait(timeout: .now() + outcome.delay)

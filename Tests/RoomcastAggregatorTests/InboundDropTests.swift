@@ -65,6 +65,22 @@ import Testing
         #expect(firsts == [true, true, true, true, false, false, false, false, false, false], "\(firsts)")
     }
 
+    /// A condition that recurs slowly but regularly (an adapter reset every 4 minutes in a room
+    /// where nothing is heard, a state file save failing every 5) stayed away longer than twice
+    /// the first interval each time, and was logged every time, for ever. It recurs at its pace:
+    /// it too is said ever further apart, and after a real calm from the first interval again.
+    @Test func aConditionThatRecursSlowlyIsLoggedEverFurtherApartToo() {
+        let log = RateLimitedLog(interval: 60)
+        var admitted: [Double] = []
+        for k in 0..<360 where log.admit("adapter reset", now: Double(k) * 241).admit { admitted.append(Double(k) * 241) }
+        #expect(admitted.count < 40, "\(admitted.count) of 360 logged in a day")
+        let gaps = zip(admitted.dropFirst(), admitted).map { $0 - $1 }
+        #expect(gaps.suffix(3).allSatisfy { $0 >= 3600 }, "hourly once it lasts: \(gaps.suffix(3))")
+        // A day of calm, then twice a minute apart: the first is said, the second held back.
+        let back = 360 * 241 + 86_400.0
+        #expect(log.admit("adapter reset", now: back).admit && !log.admit("adapter reset", now: back + 30).admit)
+    }
+
     /// Two nodes' lasting conditions are logged each on its own: one node's line must not hold
     /// another's back for an hour.
     @Test func eachNodesConditionIsLoggedOnItsOwn() async throws {

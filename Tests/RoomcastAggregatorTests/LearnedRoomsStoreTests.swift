@@ -106,6 +106,9 @@ import RoomcastLogging
         let results = out.filter { $0.topic == topics.aggregatorLearnResult }.compactMap { try? WireFormat.decode(LearnResult.self, from: $0.payload) }
         #expect(results.map(\.status) == [.rejected], "\(results)")
         #expect(results.first?.error?.contains("the state file \(path) could not be read at start") == true, "\(results)")
+        // Said in the log too: a teaching select in Home Assistant reads no result topic.
+        let refused = records.records(atLeast: .warning).filter { $0.message == "learn command refused" }
+        #expect(refused.count == 1 && refused.first?.metadata["reason"]?.contains("could not be read at start") == true, "\(refused)")
         #expect(!out.contains { $0.topic == topics.aggregatorLearnState }, "a learn state was published over the retained one")
         #expect(await runtime.learnedRooms.room(named: "kitchen") == nil)
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == corrupt)

@@ -243,6 +243,41 @@ extension LiveRadioSourceTests {
         await source.shutdown()
     }
 
+    /// An undervolted Pi or a flaky dongle reports hardware errors again and again: each is
+    /// counted, and the journal gets a line at first, not one per error.
+    @Test func repeatedHardwareErrorsAreCountedNotEachLogged() async throws {
+        let fake = try ScriptedH4Controller()
+        defer { fake.stop() }
+        let records = InMemoryLogHandler()
+        let source = LiveRadioSource(spec: .h4(path: fake.path, baud: nil), options: Self.options(stall: 30),
+                                     logger: Logger(label: "radio", level: .debug, handler: records))
+        try await withTimeout(.seconds(60), "start") { try await source.start() }
+        for _ in 0..<40 { fake.emitRaw([0x04, 0x10, 0x01, 0x03]) }
+        try await withTimeout(.seconds(60), "40 hardware errors counted") {
+            while source.counters.snapshot.hciErrors < 40 { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        let said = records.records.filter { $0.message == "controller hardware error" }
+        #expect(said.count <= 2, "\(said.count) lines for 40 errors")
+        await source.shutdown()
+    }
+
+    /// An adapter gone for good is tried again and again: each attempt counted, the journal told
+    /// at first, not at every attempt.
+    @Test func anAdapterGoneForGoodIsNotLoggedAtEveryAttempt() async throws {
+        let fake = try ScriptedH4Controller()
+        let records = InMemoryLogHandler()
+        let source = LiveRadioSource(spec: .h4(path: fake.path, baud: nil), options: Self.options(stall: 30),
+                                     logger: Logger(label: "radio", level: .debug, handler: records))
+        try await withTimeout(.seconds(60), "start") { try await source.start() }
+        fake.stop()
+        try await withTimeout(.seconds(60), "20 attempts to reopen") {
+            while source.counters.snapshot.reopens < 20 { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        let said = records.records.filter { $0.message == "radio reopen failed" }
+        #expect(said.count >= 1 && said.count <= 2, "\(said.count) lines for \(source.counters.snapshot.reopens) attempts")
+        await source.shutdown()
+    }
+
     @Test func aReplayIsNotALiveSource() async throws {
         let source = RadioSources.make(.btsnoop(path: try fixturePath(BTSnoopTests.anchor1), speed: .max))
         #expect(source is ReplayRadioSource)

@@ -62,6 +62,25 @@ struct ResilienceTests {
         await broker.cleanup()
     }
 
+    /// A broker that stays down was logged at every attempt, every 30 s or so for as long as it
+    /// was down (3,000 lines a day onto a Pi's SD card). It is said at once, then ever further
+    /// apart; every attempt is still counted.
+    @Test func aBrokerThatStaysDownIsLoggedEverFurtherApart() async throws {
+        let nobody = try RefusingPort()
+        defer { nobody.release() }
+        let logs = InMemoryLogHandler()
+        var configuration = MQTTClientConfiguration.testing(port: nobody.port, id: "down")
+        configuration.reconnectBackoff = MQTTBackoff(initial: 0.02, maximum: 0.05, jitter: 0)
+        let client = try MQTTClient(configuration: configuration, logger: Logger(label: "down", level: .debug, handler: logs))
+        let events = StreamCollector(client.connectionEvents)
+        client.start()
+        _ = try await events.waitFor("40 refused attempts") { $0.filter { $0.failure != nil }.count >= 40 }
+        await client.shutdown()
+        let said = logs.records.filter { $0.message == "mqtt connect failed" }
+        #expect(client.connectFailures >= 40)
+        #expect(said.count <= 2 && said.first?.level == .warning, "\(said.count) lines for \(client.connectFailures) attempts")
+    }
+
     @Test func lastWillOfAKilledProcessIsDelivered() async throws {
         try await withRig { rig in
             let watcher = try await rig.connectedClient("watcher")

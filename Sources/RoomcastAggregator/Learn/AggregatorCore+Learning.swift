@@ -20,6 +20,12 @@ extension AggregatorCore {
     /// Refusals not published because too many came at once.
     public var learnRefusalsSuppressed: UInt64 { learning.refusalsSuppressed }
 
+    /// Why the newest learn command was refused, once: the service logs it.
+    public mutating func takeLearnRefusal() -> String? {
+        defer { learning.unloggedRefusal = nil }
+        return learning.unloggedRefusal
+    }
+
     /// Seeds what was learned before (the state file, read at start-up).
     public mutating func restoreLearned(_ learned: LearnedRooms) {
         train { $0.restore(learned) }
@@ -138,6 +144,7 @@ extension AggregatorCore {
 
     private mutating func refuse(_ message: String, request: String?, room: String? = nil, beacon: BeaconID? = nil,
                                  now: Double) throws -> [OutboundMessage] {
+        learning.unloggedRefusal = message
         guard learning.admitRefusal(now: now) else { return [] }
         return [try LearnResult(ts: now, status: .rejected, request: request, room: room, beacon: beacon, error: message).message(topics: topics)]
     }

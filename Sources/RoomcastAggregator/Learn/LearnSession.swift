@@ -28,6 +28,9 @@ struct LearnSession: Sendable {
     /// automation must not flood the result topic); more are only counted.
     var refusals = WindowLimit(most: Self.refusalsPerWindow, every: Self.refusalWindow)
     var refusalsSuppressed: UInt64 = 0
+    /// The newest refusal's reason, published or not, until the service logs it: a command from
+    /// Home Assistant's teaching select or an automation has nobody reading its result topic.
+    var unloggedRefusal: String?
 
     static let refusalWindow = 10.0
     static let refusalsPerWindow = 5

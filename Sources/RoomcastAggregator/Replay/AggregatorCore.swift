@@ -277,8 +277,9 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             // this clock. Not judged while deaf: what arrives then (a backlog) is late because of us.
             if !decisionsHeld(at: now), let verdict = clocks.observe(node: r.node, captured: r.ts, now: now), verdict.off {
                 let seconds = String(format: "%.0f", abs(verdict.offset))
+                let ours = verdict.steady && clocks.everyNodeAgrees(with: verdict, now: now)
                 let message = switch (verdict.steady, verdict.offset > 0) {
-                case (true, _) where clocks.everyNodeAgrees(with: verdict, now: now):
+                case (true, _) where ours:
                     "its clock, like every node's, is \(seconds) s \(verdict.offset > 0 ? "behind" : "ahead of") this aggregator's: "
                         + "most likely this aggregator's clock is \(seconds) s \(verdict.offset > 0 ? "ahead" : "behind"); "
                         + "check its clock (NTP). Readings are counted as of their arrival"
@@ -288,7 +289,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                     + "fusion counts a reading \(Int(NodeClockWatch.readingLife)) s from its capture"
                 case (false, false): "its readings come \(seconds) s ahead of this clock, by an amount that varies (a clock that drifts); check its clock (NTP)"
                 }
-                note = .init(reason: .clockSkew, message: "node '\(r.node)': " + message, node: r.node)
+                // The aggregator's own clock is one condition, not one per node: said once for all.
+                note = .init(reason: .clockSkew, message: "node '\(r.node)': " + message, node: ours ? nil : r.node)
             }
             if !clocks.offsets.isEmpty, let offset = clocks.offsets[r.node] { r.ts += offset }
             // Captured on this clock: a node whose clock is off is judged by its corrected time.

@@ -392,7 +392,10 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                     "instance": "\(election.me)",
                     "hint": "give each instance its own name (--instance, or a distinct host name)"])
             }
-            if let other = election?.otherConfig, other.holder != differed?.holder || other.config != differed?.config {
+            // Said when it changes, and no more often than a lasting condition (`rejectLog`): any
+            // client the broker lets write the lease topic could send one a message.
+            if let other = election?.otherConfig, other.holder != differed?.holder || other.config != differed?.config,
+               rejectLog.admit("lease/other-config", now: now).admit {
                 logger.error("the active instance runs another config than this one: what is decided and shown in Home Assistant changes at every take-over", metadata: [
                     "instance": "\(other.holder)", "its_config": other.config, "this_config": election?.configDigest ?? "",
                     "hint": "give every instance the same config: stop the standby, change both configs, then start the active one and the standby"])
@@ -438,6 +441,10 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         do {
             let personWasIn = lateResume.flatMap(core.personRoom(owning:))
             var (messages, rejection) = try core.handle(topic: topic, payload: payload, now: now)
+            if let why = core.takeLearnRefusal(), learnLog.admit("refused", now: now).admit {
+                // Answered on the result topic, which a Home Assistant select or an automation does not read.
+                logger.warning("learn command refused", metadata: ["reason": String(why.prefix(300)), "mqtt.topic": core.topics.aggregatorLearnResult])
+            }
             // Resumed after the post-resume refresh went out: republish it, its person and its room's occupancy.
             if let lateResume { messages += try core.republishResumed(lateResume, personWasIn: personWasIn, now: now) }
             if let rejection {

@@ -82,6 +82,10 @@ public actor HCIController {
         // what reaches the task below is then the other events (commands' answers, errors).
         (transport as? FileDescriptorTransport)?.route(reports: route)
         readerTask = Task.detached { [weak self] in
+            // An undervolted Pi or a flaky dongle reports a hardware error at every check: said
+            // ever further apart, each counted (`hciErrors`).
+            let hardwareErrorLog = RateLimitedLog(interval: 60)
+            let started = ContinuousClock.now
             var frames = transport.frames.makeAsyncIterator()
             var complete = [AdvertisingReport]()
             while let burst = await frames.nextBatch() {
@@ -104,7 +108,11 @@ public actor HCIController {
                         if cs.status != 0 { await self?.complete(opcode: cs.opcode, status: cs.status, returned: []) }
                     case let .hardwareError(code):
                         counters.hciErrors.add(1, ordering: .relaxed)
-                        logger.warning("controller hardware error", metadata: ["hci.device": transport.name, "hci.code": "\(code)"])
+                        let (admit, suppressed) = hardwareErrorLog.admit("\(code)", now: (ContinuousClock.now - started) / .seconds(1))
+                        if admit {
+                            logger.warning("controller hardware error", metadata: [
+                                "hci.device": transport.name, "hci.code": "\(code)", "suppressed": "\(suppressed)"])
+                        }
                         activity.withLock { $0.hardwareErrors += 1 }
                         await self?.failPending(.hardwareError(code: code))
                     default:

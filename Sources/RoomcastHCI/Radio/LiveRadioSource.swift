@@ -243,7 +243,11 @@ public final class LiveRadioSource: RadioSource {
                 logger.notice("radio reopened", metadata: ["hci.device": spec.description])
                 return machine.handle(.opened, now: deadlines.now())
             } catch {
-                logger.warning("radio reopen failed", metadata: ["hci.device": spec.description, "error": "\(error)"])
+                // An adapter unplugged for good is retried every minute: said ever further apart.
+                let (said, held) = recoveryLog.admit("reopen/\(error)", now: deadlines.now())
+                if said {
+                    logger.warning("radio reopen failed", metadata: ["hci.device": spec.description, "error": "\(error)", "suppressed": "\(held)"])
+                }
                 if !error.isTransient { state.withLock { $0.error = error } }
                 return machine.handle(.openFailed(transient: error.isTransient), now: deadlines.now())
             }
