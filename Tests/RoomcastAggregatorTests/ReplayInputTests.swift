@@ -1,5 +1,6 @@
 import Foundation
 import Shared
+import RoomcastFusion
 import Testing
 import TestSupport
 @testable import RoomcastAggregator
@@ -135,6 +136,26 @@ import TestSupport
         #expect(garbageLog.contains("no line of the input could be read (10 bad of 10)") && garbageLog.contains("input.jsonl:1:"))
         let (emptyStatus, emptyLog) = try await replay(try Self.write(Array("\n\n".utf8)))
         #expect(emptyStatus == 65 && emptyLog.contains("no line of the input could be read (0 bad of 0)"), "\(emptyLog.suffix(600))")
+    }
+
+    /// A production config names the state file the live aggregator starts from; a replay of it
+    /// without `--learned` does not read it, and says so with the option that would.
+    @Test func aReplayWithoutTheStateFileTheConfigNamesSaysSo() async throws {
+        let input = try Self.write(Array(try Self.lines(3).joined(separator: "\n").utf8))
+        let dir = (input as NSString).deletingLastPathComponent
+        let state = "\(dir)/learned rooms.json"
+        try LearnedRoomsStore(path: state).save(LearnedRooms())
+        try Data("learn: {state_file: \"\(state)\"}\ndiscovery: {enabled: false}\n".utf8).write(to: URL(fileURLWithPath: "\(dir)/site.yaml"))
+        func replay(_ extra: [String]) async throws -> (Int32, String) {
+            let child = try ChildProcess(try LiveRig.executable("aggregator"), ["replay", "-c", "\(dir)/site.yaml"] + extra + [input],
+                                         stdoutPath: "\(dir)/out\(extra.count)", stderrPath: "\(dir)/err\(extra.count)")
+            let status = try await withTimeout(.seconds(60), "aggregator replay to exit") { await child.waitForExit() }
+            return (status, child.stderr)
+        }
+        let (status, log) = try await replay([])
+        #expect(status == 0 && log.contains("replay starts from no learned rooms") && log.contains("--learned '\(state)'"), "\(log.suffix(600))")
+        let (given, quiet) = try await replay(["--learned", state])
+        #expect(given == 0 && !quiet.contains("replay starts from no learned rooms"), "\(quiet.suffix(600))")
     }
 }
 
