@@ -15,12 +15,25 @@ extension AggregatorConfig {
         return site
     }
 
-    /// A topic-level name for the partition (`floors-0_1`, `rooms-office_hall`), nil without one:
-    /// the active/standby pair of each partition elects on its own lease topic.
+    /// A topic-level name for the partition (`floors-0_1`, `rooms-hall_office`), nil without one:
+    /// the active/standby pair of each partition elects on its own lease topic. The same
+    /// partition written in another order is the same name; room names that a `_` could join
+    /// ambiguously (`a_b` against `a` and `b`), or too many to read, are named by a digest
+    /// (`rooms-3f9c…`), so two partitions never share a lease.
     public var partitionName: String? {
         var parts: [String] = []
-        if let floors = partition.floors { parts.append("floors-" + floors.map(String.init).joined(separator: "_")) }
-        if let rooms = partition.rooms { parts.append("rooms-" + rooms.joined(separator: "_")) }
+        if let floors = partition.floors { parts.append("floors-" + Set(floors).sorted().map(String.init).joined(separator: "_")) }
+        if let rooms = partition.rooms {
+            let names = Set(rooms).sorted()
+            let joined = names.joined(separator: "_")
+            if names.contains(where: { $0.contains("_") }) || joined.utf8.count > 64 {
+                var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+                for byte in names.joined(separator: "\u{0}").utf8 { hash ^= UInt64(byte); hash &*= 0x0000_0100_0000_01b3 }
+                parts.append("rooms-" + String(hash, radix: 16))
+            } else {
+                parts.append("rooms-" + joined)
+            }
+        }
         return parts.isEmpty ? nil : parts.joined(separator: "-")
     }
 
