@@ -254,6 +254,26 @@ private func problems<T: Decodable>(_ type: T.Type, _ yaml: String) -> [String] 
         ])
     }
 
+    /// Positions put floor N three metres a storey above the ground floor's floor. A node whose z
+    /// is its height above its own floor, or floors numbered from 1 at the ground, placed every
+    /// room a storey off without a word; now the config says so, with the z that was meant.
+    @Test func aNodesHeightMustBeOnItsRoomsFloor() {
+        let yaml = """
+            rooms: [{name: hall, floor: 0}, {name: bedroom, floor: 1}]
+            nodes:
+              - {name: hall-pi, room: hall, position: [1, 1, 1.2]}
+              - {name: bedroom-pi, room: bedroom, position: [1, 1, Z]}
+            discovery: {enabled: false}
+            """
+        #expect(problems(AggregatorConfig.self, yaml.replacingOccurrences(of: "Z", with: "4.2")).isEmpty)
+        #expect(problems(AggregatorConfig.self, yaml.replacingOccurrences(of: "Z", with: "1.2")) == [
+            "nodes[1].position: z 1.2 m is not on its room's floor 1, which spans 3…6 m: z counts from floor 0's floor (the ground floor's), 3 m a storey; a node 1.2 m above floor 1's floor is at z 4.2",
+        ])
+        // A basement, and a node on the ceiling of the floor below's stairwell: within a metre is its floor.
+        let basement = "rooms: [{name: cellar, floor: -1}]\nnodes: [{name: cellar-pi, room: cellar, position: [0, 0, -1.5]}, {name: stair-pi, room: cellar, position: [0, 0, 0.6]}]\ndiscovery: {enabled: false}\n"
+        #expect(problems(AggregatorConfig.self, basement).isEmpty)
+    }
+
     /// `beacons[].sleeps_when_still` reaches fusion's site; off unless said, a typo is named,
     /// and a site without it writes as before.
     @Test func aBeaconThatSleepsWhenStillIsDeclaredPerBeacon() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import RoomcastConfig
+import RoomcastFusion
 import Shared
 
 extension AggregatorConfig {
@@ -61,6 +62,7 @@ extension AggregatorConfig {
         }
 
         let roomNames = Set(rooms.map(\.name))
+        let floorOf = Dictionary(rooms.map { ($0.name, $0.floor) }, uniquingKeysWith: { first, _ in first })
         for (i, node) in nodes.enumerated() {
             let path = "nodes[\(i)]"
             checks.topicName(node.name, at: path + ".name")
@@ -76,6 +78,20 @@ extension AggregatorConfig {
                     checks.add(path + ".position", "must be [x, y, z] (3 numbers), found \(position.count)")
                 } else if !position.allSatisfy(coordinate.contains) {
                     checks.add(path + ".position", "coordinates must be within ±100000 m")
+                } else if let floor = node.room.flatMap({ floorOf[$0] }) {
+                    // Positions put floor N at N storeys above floor 0's floor: a node whose z is
+                    // the height above its own floor (1.2 on floor 1), or floors numbered from 1 at
+                    // the ground, would be placed a storey off, and rooms judged by the wrong floor.
+                    let storey = FusionModel().floorHeight
+                    let (bottom, top) = (Double(floor) * storey, Double(floor + 1) * storey)
+                    let z = position[2]
+                    if z < bottom - 1 || z > top + 1 {
+                        func m(_ x: Double) -> String { String(format: "%g", x) }
+                        var message = "z \(m(z)) m is not on its room's floor \(floor), which spans \(m(bottom))…\(m(top)) m: "
+                            + "z counts from floor 0's floor (the ground floor's), \(m(storey)) m a storey"
+                        if (0..<storey).contains(z) { message += "; a node \(m(z)) m above floor \(floor)'s floor is at z \(m(bottom + z))" }
+                        checks.add(path + ".position", message)
+                    }
                 }
             }
             checks.range(node.rxAdjust, -50...50, at: path + ".rx_adjust", unit: " dB")
