@@ -42,16 +42,21 @@ import RoomcastFusion
             #expect(why?.reason == .unknownNode, "\(topic)")
         }
         // Heard over its initial wait by both: placed in the hall, as no room named away exists.
+        var out: [OutboundMessage] = []
         for step in 0..<10 {
             let t = 103 + Double(step) * 0.5
             for node in ["not_home", "hall-pi"] {
                 var reading = LiveRig.reading(cat, node: node, rssi: node == "hall-pi" ? -75 : -50, seq: UInt64(10 + step))
                 reading.ts = t
-                _ = try core.handle(topic: topics.nodeBeacon(node, cat), payload: WireFormat.encode(reading), now: t)
+                out += try core.handle(topic: topics.nodeBeacon(node, cat), payload: WireFormat.encode(reading), now: t).messages
             }
         }
-        _ = try core.advance(to: 110)
+        out += try core.advance(to: 110)
         #expect(core.engine.decision(for: cat)?.room == "hall-pi")
+        // The room made of the node is on floor 0 on its room topic, as on the beacon's presence.
+        let occupancy = try #require(out.last { $0.topic == topics.room("hall-pi") })
+        #expect(String(decoding: occupancy.payload, as: UTF8.self).contains(#""floor":0"#))
+        #expect(core.engine.decision(for: cat)?.floor == 0)
         #expect(core.intake.isKnown(node: "hall-pi") && !core.intake.isKnown(node: "not_home"))
     }
 }

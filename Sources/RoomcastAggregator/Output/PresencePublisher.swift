@@ -215,7 +215,8 @@ public struct PresencePublisher: Sendable {
 
     func occupancy(_ room: String, now: Double) throws -> OutboundMessage {
         let beacons = Array(members[room] ?? [])
-        let o = RoomOccupancy(room: room, floor: floorOf[room], beacons: beacons, people: people.people(in: room),
+        // A room fusion made of a node the site does not list is on floor 0, as its beacons' presence says.
+        let o = RoomOccupancy(room: room, floor: floorOf[room] ?? 0, beacons: beacons, people: people.people(in: room),
                               unassigned: beacons.filter { people.ownerOf[$0] == nil }, ts: now)
         return OutboundMessage(topic: topics.room(room), payload: try o.payload(), retain: true, qos: 1)
     }
