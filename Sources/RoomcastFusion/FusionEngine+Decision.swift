@@ -151,11 +151,11 @@ extension FusionEngine {
                 s.reason = "resting"
                 return true
             }
-            // Let go early only once this process has counted its evidence: a beacon resumed and
-            // not heard since has no known advertising interval, and "a few intervals" of a tag
-            // heard every 10 s are not 4 s.
+            // Let go early only once this process knows its cadence: a beacon resumed and not heard
+            // since, or heard once so far, has none yet, and "a few cadences" of a tag heard every
+            // 10 s (its packets 0.1 s apart, in bursts) are not 4 s.
             // Nor while its nodes are missing: their silence is no sign of leaving.
-            guard silence > away || (!missing && s.room >= 0 && s.countedUntil.isFinite && silence > leavingAfter(s)
+            guard silence > away || (!missing && s.room >= 0 && s.countedUntil.isFinite && s.newsGap > 0 && silence > leavingAfter(s)
                                      && departures.favoursLeaving(s.room))
             else { return false }
             if missing {
@@ -164,7 +164,7 @@ extension FusionEngine {
                 // for the away timeout since they came back. Before then its silence is any
                 // beacon's, and a node's Wi-Fi gone for a few seconds changes nothing Home
                 // Assistant shows.
-                // A beacon resting (below) rests on: it had no evidence to lose.
+                // A beacon resting (above) rests on: it had no evidence to lose.
                 guard s.decided, s.reason != "nodes_offline", s.reason != "resting" else { return false }
                 s.reason = "nodes_offline"
                 s.confidence = 0
@@ -254,8 +254,7 @@ extension FusionEngine {
             if newest - s.leftSilentSince <= away { departures.returned(s.leftRoom, undoingDeparture: true) }
             s.leftRoom = -1
         } else if s.decided && s.room >= 0 && s.restsWhenSilent {
-            // A rest says nothing of where people leave from: counted neither way. (The filter
-            // has counted nothing since the silence began: its motion state is that of then.)
+            // A rest says nothing of where people leave from: counted neither way.
             return
         } else if s.decided && s.room >= 0 && s.countedUntil.isFinite && s.countedUntil >= hearingSince
                     && newest - s.countedUntil > leavingAfter(s) {

@@ -22,8 +22,8 @@ extension FusionEngine {
             let sinceNews = newest - s.countedUntil
             if sinceNews > watched { s.filter.forgetSpot() }
             // How often news comes: gaps within the away timeout, none that spans the
-            // aggregator's own deafness (a silence is not the beacon's pace).
-            if sinceNews > 0, sinceNews <= awayAfter(s), s.countedUntil >= hearingSince {
+            // aggregator's own deafness, nor a rest (a silence is not the beacon's pace).
+            if sinceNews > 0, sinceNews <= settings.awayTimeout, s.countedUntil >= hearingSince, !s.restsWhenSilent {
                 s.newsGap = s.newsGap == 0 ? sinceNews : s.newsGap + 0.2 * (sinceNews - s.newsGap)
             }
             // Evidence counts per second, not per evaluation: agents publish about once a
@@ -59,6 +59,7 @@ extension FusionEngine {
                 s.filter.update(roomLogLikelihood: scratchRoomLL, seconds: seconds,
                                 movingLogLikelihoodRatio: motion, model: model)
             }
+            s.stillAtNews = s.filter.stillProbability
             recordTraining(b, base: base, now: s.lastEvaluation, span: covered)
         }
         s.filter.roomLogPosterior(into: &s.logPosterior)

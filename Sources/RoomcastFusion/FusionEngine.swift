@@ -542,6 +542,10 @@ struct BeaconState {
     /// It advertises only while moved (`beacons[].sleeps_when_still`): silent and still, it
     /// rests where it lies.
     var sleepsWhenStill = false
+    /// The filter's still probability as its latest news left it: between news the filter only
+    /// predicts, and a moving beacon's prediction drifts to still within seconds, so whether a
+    /// silence began still is read from this.
+    var stillAtNews = 0.0
     /// `power` came from a Roomcast node's reading, not an ESPresense node's reference.
     var powerIsBeacons = false
     /// Advertising interval reported by the nodes (seconds); 0 when unknown.
@@ -596,11 +600,10 @@ struct BeaconState {
 }
 
 extension BeaconState {
-    /// Silent now, it rests where it lies: it sleeps when still and fell silent holding still
-    /// (the filter counts nothing during a silence, so its motion is the silence's start's), or
-    /// it was resumed resting after a restart and has not been heard since.
+    /// Silent now, it rests where it lies: it sleeps when still and its latest news held it still
+    /// (`stillAtNews`), or it was resumed resting after a restart and has not been heard since.
     var restsWhenSilent: Bool {
-        sleepsWhenStill && (countedUntil.isFinite ? filter.stillProbability >= 0.5 : reason == "resting")
+        sleepsWhenStill && (countedUntil.isFinite ? stillAtNews >= 0.5 : reason == "resting")
     }
 }
 

@@ -473,7 +473,7 @@ extension InstanceLivenessTests {
             _ = await runtime.handle(topic: lease.topic, payload: lease.payload, now: 3 + Double(k) * 0.1)
         }
         let flood = records.records.filter { $0.message.hasPrefix("the active instance runs another config") }
-        #expect(flood.count <= 3, "\(flood.count) error lines for 200 leases in 20 s")
+        #expect(flood.count <= 4, "\(flood.count) error lines for 200 leases in 20 s (each digest paced on its own)")
 
         // The same config, or a holder that sends none (an older release): nothing to say.
         var same = LeaseElection(me: "beta", topics: topics, configDigest: "1111")

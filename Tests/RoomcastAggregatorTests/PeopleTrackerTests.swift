@@ -96,6 +96,26 @@ import TestSupport
         #expect(try person(in: out)?.since == 12)
     }
 
+    /// A tag resting where it was put down (`sleeps_when_still`: keys on the hook) is not carried:
+    /// it places its person only until another of theirs is heard after it fell silent. Alice
+    /// leaving with her phone is not_home though her keys rest in the hall; with her phone at home,
+    /// the phone places her.
+    @Test func keysRestingOnTheHookDoNotKeepSomeoneWhoLeftAtHome() throws {
+        var p = PresencePublisher(topics: Topics(), site: Self.site)
+        _ = try p.publish([decision(Self.tag, "kitchen", lastSeen: 10, ts: 10), decision(Self.phone, "kitchen", lastSeen: 10, ts: 10)], now: 10)
+        _ = try p.publish([decision(Self.tag, "kitchen", lastSeen: 10, reason: "resting", ts: 41)], now: 41)
+        _ = try p.publish([decision(Self.phone, "office", lastSeen: 60, ts: 60)], now: 60)
+        #expect(p.people.current["alice"]?.state == .home && p.people.current["alice"]?.room == "office")
+        // She leaves with the phone; the keys rest on.
+        let out = try p.publish([decision(Self.phone, nil, confidence: 0, lastSeen: 90, reason: "timeout", ts: 120)], now: 120)
+        let alice = try #require(try person(in: out))
+        #expect(alice.state == .notHome, "\(alice)")
+        // Only the keys known (her phone never heard since): they place her.
+        var keysOnly = PresencePublisher(topics: Topics(), site: Self.site)
+        _ = try keysOnly.publish([decision(Self.tag, "kitchen", lastSeen: 10, reason: "resting", ts: 41)], now: 41)
+        #expect(keysOnly.people.current["alice"]?.state == .home)
+    }
+
     @Test func noEvidenceIsNotAwayAndAllAwayIsNotHome() throws {
         var p = PresencePublisher(topics: Topics(), site: Self.site)
         _ = try p.publish([decision(Self.tag, "kitchen", lastSeen: 10, ts: 10), decision(Self.phone, "kitchen", lastSeen: 10, ts: 10)], now: 10)

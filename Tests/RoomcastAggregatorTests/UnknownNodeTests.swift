@@ -58,5 +58,15 @@ import RoomcastFusion
         #expect(String(decoding: occupancy.payload, as: UTF8.self).contains(#""floor":0"#))
         #expect(core.engine.decision(for: cat)?.floor == 0)
         #expect(core.intake.isKnown(node: "hall-pi") && !core.intake.isKnown(node: "not_home"))
+
+        // A retained decision in a room of that name (left by a node so named) is not resumed:
+        // on this site the engine would make the room again.
+        let dog = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-46")!
+        var fresh = AggregatorCore(engine: FusionEngine(site: SiteModel()), site: SiteModel(), topics: topics, discovery: nil)
+        _ = try fresh.start(now: 200)
+        let retained = PresenceDecision(id: dog, name: nil, room: "not_home", floor: 0, distance: 1, confidence: 1,
+                                        node: "not_home", since: 150, lastSeen: 199, evidence: [], ts: 199)
+        _ = try fresh.handle(topic: topics.presence(dog), payload: WireFormat.encode(retained), now: 200)
+        #expect(fresh.engine.decision(for: dog) == nil)
     }
 }

@@ -84,6 +84,8 @@ public struct PresencePublisher: Sendable {
     /// The presence reason of a listed beacon away because no node has heard it since the
     /// aggregator started (`AggregatorCore.awayForNeverHeard`).
     public static var neverHeardReason: String { "never_heard" }
+    /// The reason of a beacon that sleeps when still, silent where it was put down.
+    public static var restingReason: String { "resting" }
 
     /// Messages that clear the retained topics of `id` (presence and plain-text room).
     public func clearRetained(_ id: BeaconID) -> [OutboundMessage] {

@@ -7,8 +7,10 @@ import Shared
 /// beacons that are in a room, those last heard within `recentWindow` of the newest, the most
 /// confident — and the one already deciding keeps deciding unless another leads it by
 /// `switchMargin`, so a tag and a phone in two rooms do not flip the person at every reading.
-/// A beacon held without evidence (`nodes_offline`, confidence 0) or resting (`sleeps_when_still`)
-/// still places its person, so no evidence is never away. Away (`not_home`) only once every beacon of theirs with a decision is away.
+/// A beacon held without evidence (`nodes_offline`, confidence 0) still places its person, so no
+/// evidence is never away. A beacon resting (`sleeps_when_still`: lying where it was put down)
+/// places them only until another of theirs is heard after it fell silent: keys left on the hook
+/// do not keep at home someone who left with their phone. Away (`not_home`) only once every beacon of theirs with a decision is away.
 public struct PeopleTracker: Sendable {
     public let people: [SiteModel.Person]
     /// The person each assigned beacon belongs to.
@@ -145,7 +147,10 @@ public struct PeopleTracker: Sendable {
         let decisions = person.beacons.compactMap { latest[$0] }
         guard !decisions.isEmpty else { return nil }
         let lastSeen = decisions.compactMap(\.lastSeen).max()
-        let placed = decisions.filter { $0.room != nil }
+        let placed = decisions.filter { d in
+            d.room != nil && !(d.reason == PresencePublisher.restingReason
+                               && decisions.contains { ($0.lastSeen ?? -.infinity) > (d.lastSeen ?? -.infinity) })
+        }
         if isPlacedElsewhere(person, placedHere: placed) { return nil }
         func seen(_ d: PresenceDecision) -> Double { d.lastSeen ?? -.infinity }
         guard let newest = placed.map(seen).max() else {

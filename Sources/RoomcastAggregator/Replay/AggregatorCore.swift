@@ -318,7 +318,9 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                othersBeacons.count < Self.maximumOthersBeacons {
                 othersBeacons.insert(d.id)
             }
-            guard feeds(d.id), !droppedThisRun.contains(d.id) else { break }
+            // A room named as away (`not_home`, which no node may be named) is no room to resume
+            // into: on a site that lists no nodes the engine would make it.
+            guard feeds(d.id), !droppedThisRun.contains(d.id), d.room != PresencePublisher.awayText else { break }
             noteClaim(d, now: now)
             if withFusionEngine({ $0.resume(d, now: now) }) != nil {
                 // Resumed only when the engine took it (a full table, or a node's own beacon,

@@ -395,7 +395,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             // Said when it changes, and no more often than a lasting condition (`rejectLog`): any
             // client the broker lets write the lease topic could send one a message.
             if let other = election?.otherConfig, other.holder != differed?.holder || other.config != differed?.config,
-               rejectLog.admit("lease/other-config", now: now).admit {
+               rejectLog.admit("lease/other-config/" + other.config.prefix(32), now: now).admit {
                 logger.error("the active instance runs another config than this one: what is decided and shown in Home Assistant changes at every take-over", metadata: [
                     "instance": "\(other.holder)", "its_config": other.config, "this_config": election?.configDigest ?? "",
                     "hint": "give every instance the same config: stop the standby, change both configs, then start the active one and the standby"])
@@ -441,7 +441,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         do {
             let personWasIn = lateResume.flatMap(core.personRoom(owning:))
             var (messages, rejection) = try core.handle(topic: topic, payload: payload, now: now)
-            if let why = core.takeLearnRefusal(), learnLog.admit("refused", now: now).admit {
+            if let why = core.takeLearnRefusal(), learnLog.admit("refused/" + why.prefix(80), now: now).admit {
                 // Answered on the result topic, which a Home Assistant select or an automation does not read.
                 logger.warning("learn command refused", metadata: ["reason": String(why.prefix(300)), "mqtt.topic": core.topics.aggregatorLearnResult])
             }
