@@ -242,11 +242,13 @@ import TestSupport
         let (config, stateFile) = try Self.writeConfig(port: broker.port, in: dir, awayTimeout: 15)
         let observer = try await Observer(port: broker.port)
         let feeder = try await ReadingFeeder(port: broker.port)
-        /// The cat heard in the kitchen until decided there, then silent: seconds until shown away.
+        /// The cat heard in the kitchen until decided there, and a few seconds more (a beacon is let
+        /// go early only once its cadence is known), then silent: seconds until shown away.
         func visitAndLeave() async throws -> Double {
             feeder.set(Home.cat, node: "kitchen-pi", rssi: -60)
             feeder.set(Home.cat, node: "office-pi", rssi: -76)
             try await observer.waitForRoom(Home.cat, "kitchen", timeout: .seconds(20))
+            try await Task.sleep(for: .seconds(3))
             feeder.set(Home.cat, node: "kitchen-pi", rssi: nil)
             feeder.set(Home.cat, node: "office-pi", rssi: nil)
             let silent = ContinuousClock.now
