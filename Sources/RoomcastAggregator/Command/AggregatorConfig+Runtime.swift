@@ -27,9 +27,7 @@ extension AggregatorConfig {
             let names = Set(rooms).sorted()
             let joined = names.joined(separator: "_")
             if names.contains(where: { $0.contains("_") }) || joined.utf8.count > 64 {
-                var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-                for byte in names.joined(separator: "\u{0}").utf8 { hash ^= UInt64(byte); hash &*= 0x0000_0100_0000_01b3 }
-                parts.append("rooms-" + String(hash, radix: 16))
+                parts.append("rooms-" + FNV1a.hex(names.joined(separator: "\u{0}")))
             } else {
                 parts.append("rooms-" + joined)
             }

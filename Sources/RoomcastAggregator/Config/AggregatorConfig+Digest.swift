@@ -19,12 +19,6 @@ extension AggregatorConfig {
         let json = ConfigLoader.describe(Decides(topicPrefix: mqtt.topicPrefix, rooms: rooms, nodes: nodes, beacons: beacons,
                                                  people: people, fusion: fusion, discovery: discovery, output: output,
                                                  partition: partition, inputs: inputs, leaseS: standby.leaseS))
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in json.utf8 {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01b3
-        }
-        let hex = String(hash, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
+        return FNV1a.hex(json)
     }
 }

@@ -63,6 +63,7 @@ extension AggregatorConfig {
 
         let roomNames = Set(rooms.map(\.name))
         let floorOf = Dictionary(rooms.map { ($0.name, $0.floor) }, uniquingKeysWith: { first, _ in first })
+        let storey = FusionModel().floorHeight
         for (i, node) in nodes.enumerated() {
             let path = "nodes[\(i)]"
             checks.topicName(node.name, at: path + ".name")
@@ -82,7 +83,6 @@ extension AggregatorConfig {
                     // Positions put floor N at N storeys above floor 0's floor: a node whose z is
                     // the height above its own floor (1.2 on floor 1), or floors numbered from 1 at
                     // the ground, would be placed a storey off, and rooms judged by the wrong floor.
-                    let storey = FusionModel().floorHeight
                     let (bottom, top) = (Double(floor) * storey, Double(floor + 1) * storey)
                     let z = position[2]
                     if z < bottom - 1 || z > top + 1 {

@@ -9,9 +9,7 @@ public struct SeededRandom: RandomNumberGenerator, Sendable {
 
     /// A generator for a sub-stream (e.g. one beacon), independent of draws elsewhere.
     public init(seed: UInt64, stream: String) {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in stream.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-        state = seed ^ h
+        state = seed ^ FNV1a.hash(stream)
         _ = next()
     }
 
