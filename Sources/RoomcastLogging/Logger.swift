@@ -186,10 +186,19 @@ public final class RateLimitedLog: Sendable {
         var gap: Double
         var suppressed = 0
     }
-    private let state = Mutex([String: Entry]())
+    private struct State {
+        var entries: [String: Entry] = [:]
+        /// When the full table was last swept for calm keys (at most once per `interval`: a
+        /// stranger sending a new key in every message must not make each admission a sweep).
+        var sweptAt = -Double.infinity
+    }
+    private static let overflowKey = "\u{0}overflow"
+    private let state = Mutex(State())
     public let interval: Double
     public let maximumInterval: Double
-    /// Keys kept at most (they may name things from the network); lines of any further key share one.
+    /// Keys kept at most (they may name things from the network). A full table lets go of keys
+    /// that have had a calm, which would start over anyway; while none has, lines of any further
+    /// key share one.
     public let maximumKeys: Int
 
     public init(interval: Double = 10, maximumInterval: Double = 3600, maximumKeys: Int = 1024) {
@@ -201,31 +210,44 @@ public final class RateLimitedLog: Sendable {
     /// True when a line with `key` may be logged at `now`; also returns how
     /// many were suppressed since the last one.
     public func admit(_ key: String, now: Double) -> (admit: Bool, suppressed: Int) {
-        state.withLock { entries in
+        state.withLock { s in
             var key = key
-            if entries[key] == nil && entries.count >= maximumKeys - 1 { key = "\u{0}overflow" }
-            guard var e = entries[key] else {
-                entries[key] = Entry(lastAt: now, lastSeen: now, gap: interval)
+            if s.entries[key] == nil && s.entries.count >= maximumKeys - 1 {
+                if !(0..<interval).contains(now - s.sweptAt) {
+                    s.sweptAt = now
+                    s.entries = s.entries.filter { !Self.isCalm($0.value, now: now) }
+                }
+                if s.entries.count >= maximumKeys - 1 { key = Self.overflowKey }
+            }
+            guard var e = s.entries[key] else {
+                s.entries[key] = Entry(lastAt: now, lastSeen: now, gap: interval)
                 return (true, 0)
             }
             let since = now - e.lastAt
             let quiet = now - e.lastSeen
-            e.lastSeen = now
             // A last line in the future (the wall clock stepped back) suppresses nothing.
             if (0..<e.gap).contains(since) {
+                e.lastSeen = now
                 e.suppressed += 1
                 e.lastQuiet = max(0, quiet)
-                entries[key] = e
+                s.entries[key] = e
                 return (false, 0)
             }
-            let calm = quiet < 0 || (quiet >= 2 * e.gap && quiet >= 2 * e.lastQuiet)
-            e.gap = calm ? interval : min(2 * e.gap, maximumInterval)
+            e.gap = Self.isCalm(e, now: now) ? interval : min(2 * e.gap, maximumInterval)
+            e.lastSeen = now
             e.lastQuiet = max(0, quiet)
             e.lastAt = now
             let n = e.suppressed
             e.suppressed = 0
-            entries[key] = e
+            s.entries[key] = e
             return (true, n)
         }
+    }
+
+    /// A line away twice its gap, and twice as long as it stayed away before, has had a calm (a
+    /// last sighting in the future: the wall clock stepped back).
+    private static func isCalm(_ e: Entry, now: Double) -> Bool {
+        let quiet = now - e.lastSeen
+        return quiet < 0 || (quiet >= 2 * e.gap && quiet >= 2 * e.lastQuiet)
     }
 }

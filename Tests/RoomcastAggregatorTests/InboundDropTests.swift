@@ -65,6 +65,25 @@ import Testing
         #expect(firsts == [true, true, true, true, false, false, false, false, false, false], "\(firsts)")
     }
 
+    /// Keys name things from the network (a node's name, a topic). Once a stranger had cycled
+    /// through enough names to fill the table, every later key shared one line, for good: a day
+    /// later, two new unknown nodes were said as one, the second held back. Keys that have had
+    /// their calm make room; one still recurring keeps its pace.
+    @Test func keysThatHadTheirCalmMakeRoomForNewOnes() {
+        let log = RateLimitedLog(interval: 10, maximumKeys: 4)
+        for k in 0..<3 { #expect(log.admit("unknown_node/pi-\(k)", now: 0).admit) }
+        #expect(log.admit("unknown_node/pi-3", now: 1).admit && !log.admit("unknown_node/pi-4", now: 2).admit,
+                "full: further keys share one line")
+        #expect(log.admit("unknown_node/garage-pi", now: 86_400).admit)
+        #expect(log.admit("unknown_node/shed-pi", now: 86_401).admit, "a day later, each new name is said on its own")
+
+        let busy = RateLimitedLog(interval: 10, maximumKeys: 3)
+        _ = busy.admit("clock_skew/kitchen-pi", now: 0)
+        for t in stride(from: 0.0, through: 95, by: 5) { _ = busy.admit("clock_skew/hall-pi", now: t) }
+        #expect(busy.admit("unknown_node/garage-pi", now: 100).admit, "the calm key made room")
+        #expect(!busy.admit("clock_skew/hall-pi", now: 101).admit, "the key still recurring kept its pace")
+    }
+
     /// A condition that recurs slowly but regularly (an adapter reset every 4 minutes in a room
     /// where nothing is heard, a state file save failing every 5) stayed away longer than twice
     /// the first interval each time, and was logged every time, for ever. It recurs at its pace:
