@@ -13,6 +13,8 @@ public struct ExitCode: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let usage = ExitCode(64)
     /// Input data was malformed, e.g. a capture file to replay (EX_DATAERR).
     public static let dataError = ExitCode(65)
+    /// A permission the program needs was not given to it, e.g. the agent's CAP_NET_RAW (EX_NOPERM).
+    public static let noPermission = ExitCode(77)
     /// The config file was missing or wrong (EX_CONFIG).
     public static let config = ExitCode(78)
 

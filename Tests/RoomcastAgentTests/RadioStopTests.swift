@@ -1,9 +1,13 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import RoomcastAdvertising
 import RoomcastHCI
 import Shared
 import Synchronization
 import Testing
+import TestSupport
 @testable import RoomcastAgent
 
 /// A radio that stops on an error it cannot recover from ends the agent with that error, after
@@ -49,16 +53,65 @@ import Testing
     }
 
     /// A radio that cannot start for the config's sake exits 78, which the unit does not restart;
-    /// one whose adapter may come right (absent, busy, not yet in the service's group) exits 1,
-    /// and is started again.
+    /// one whose adapter may come right (absent, busy) and was not waited for exits 1, and is
+    /// started again.
     @Test func aRadioThatCannotStartForTheConfigsSakeIsNotRestarted() {
         let device = "hci0"
         #expect(AgentStartError(error: .invalidSettings("scan.window_ms: above the interval"), isReplay: false).exitCode == .config)
         #expect(AgentStartError(error: .invalidSource("hci:x"), isReplay: false).exitCode == .config)
         #expect(AgentStartError(error: .capture(.notBTSnoop(path: "/var/x.btsnoop")), isReplay: false).exitCode == .config)
         #expect(AgentStartError(error: .adapterNotFound(device: device, detail: "no such device"), isReplay: false).exitCode == .failure)
-        #expect(AgentStartError(error: .permissionDenied(device: device, call: "open"), isReplay: false).exitCode == .failure)
         #expect(AgentStartError(error: .capture(.notBTSnoop(path: "/tmp/x.btsnoop")), isReplay: true).exitCode == .dataError)
+    }
+
+    /// A UART controller the agent may not open yet (udev gives a USB controller back from a reset
+    /// its group a moment after it appears) ended the run with exit 1, and systemd started it
+    /// again every 5 s, its config logged each time, for as long as it lasted. The agent waits
+    /// for it, as for an adapter absent at boot, saying why once; a stop is then clean. A missing
+    /// capability, which no wait mends, exits 77, which the unit does not restart.
+    @Test func aDeviceTheAgentMayNotOpenYetIsWaitedFor() async throws {
+        #expect(AgentStartError(error: .permissionDenied(device: "hci0", call: "socket"), isReplay: false).exitCode == .noPermission)
+        let agent = try #require(BuiltExecutable.path("edge-agent"))
+        let dir = NSTemporaryDirectory() + "roomcast-unopenable-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let device = dir + "/ttyUSB0"
+        #expect(FileManager.default.createFile(atPath: device, contents: nil, attributes: [.posixPermissions: 0o000]))
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: dir)
+        // Root opens any file whatever its mode: the agent runs as nobody then.
+        let (program, prefix) = geteuid() == 0
+            ? ("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", agent]) : (agent, [])
+        let port = try freePort()
+        try "http:\n  listen: \"127.0.0.1:\(port)\"\n".write(toFile: dir + "/agent.yaml", atomically: true, encoding: .utf8)
+        let child = try ChildProcess(program, prefix + ["run", "-c", dir + "/agent.yaml", "--node", "hall-pi",
+                                                        "--source", "h4:\(device)", "--dry-run"],
+                                     stdoutPath: dir + "/out", stderrPath: dir + "/err")
+        defer { if child.isRunning { child.send(SIGKILL) } }
+        try await eventually("the agent to wait for the device, or exit", timeout: .seconds(30), detail: { child.stderr }) {
+            child.stderr.contains("radio not available yet") || !child.isRunning
+        }
+        #expect(child.isRunning, "the agent gave up: \(child.stderr)")
+        #expect(child.stderr.contains("permission denied on \(device) (open)"), "it says why: \(child.stderr)")
+        // Its first retry, made at once, failed alike: said once, not once more.
+        try await eventually("a second retry begun", timeout: .seconds(30), poll: .milliseconds(100), detail: { child.stderr }) {
+            let metrics = try? await Self.get(port, "/metrics")
+            return metrics.flatMap { Self.value($0, "roomcast_agent_adapter_reopens_total") }.map { $0 >= 2 } ?? false
+        }
+        #expect(child.stderr.components(separatedBy: "permission denied on").count - 1 == 1, "\(child.stderr)")
+        child.send(SIGTERM)
+        let status = try await withTimeout(.seconds(30), "the agent to stop") { await child.waitForExit() }
+        #expect(status == 0, "\(child.stderr)")
+    }
+
+    static func get(_ port: Int, _ path: String) async throws -> String {
+        let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The value of a series in a Prometheus text.
+    static func value(_ text: String, _ name: String) -> Double? {
+        text.split(separator: "\n").first { $0.hasPrefix(name + "{") || $0.hasPrefix(name + " ") }
+            .flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }
     }
 
     /// `edge-agent advertise` whose adapter gave up ended as a clean stop (exit 0), and

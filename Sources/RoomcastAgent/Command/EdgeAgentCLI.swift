@@ -339,10 +339,11 @@ public enum EdgeAgentCLI {
 }
 
 /// The radio could not start; a replay file that cannot be read is bad input data (65). A
-/// radio source, settings or `--record` file that cannot be used is the config's fault (78),
-/// which the unit's `RestartPreventExitStatus` does not start again (each start would fail alike).
-/// An adapter absent, busy or not yet given to the service's group (udev after a USB reset) may
-/// come right: a failure (1), started again.
+/// radio source, settings or `--record` file that cannot be used is the config's fault (78), and
+/// a missing capability (CAP_NET_RAW) a permission not given (77): the unit's
+/// `RestartPreventExitStatus` starts neither again (each start would fail alike, every 5 s, each
+/// with its config logged). An adapter absent, busy or not yet given to the service's group (udev
+/// after a USB reset) may come right: the service waits for it; a failure otherwise (1).
 struct AgentStartError: Error, CustomStringConvertible, ExitCodeProviding {
     let error: RadioError
     let isReplay: Bool
@@ -351,6 +352,7 @@ struct AgentStartError: Error, CustomStringConvertible, ExitCodeProviding {
         if isReplay { return .dataError }
         switch error {
         case .invalidSource, .invalidSettings, .capture, .readOnly: return .config
+        case .permissionDenied where !error.isTransient: return .noPermission
         default: return .failure
         }
     }

@@ -77,6 +77,8 @@ public final class LiveRadioSource: RadioSource {
             // waited for like one that vanished later; other errors still throw.
             guard options.waitForAdapter, error.isTransient else { throw error }
             logger.warning("radio not available yet; retrying", metadata: ["hci.device": spec.description, "error": "\(error)"])
+            // Said now: the first retry's failing alike is held back with the rest.
+            _ = recoveryLog.admit("reopen/\(error)", now: deadlines.now())
             opened = false
         }
         let task = Task { [weak self, opened] in

@@ -80,13 +80,17 @@ public enum RadioError: Error, Equatable, Sendable, CustomStringConvertible {
     static func isLegacyAdvertising(_ opcode: HCIOpcode) -> Bool { (0x2006...0x200A).contains(opcode.rawValue) }
 
     /// Whether retrying later may help (the adapter may come back); false for
-    /// configuration and permission problems that need a person.
+    /// configuration and capability problems that need a person. A device file or socket the
+    /// agent may not open yet may come right by itself: a USB controller back from a reset is
+    /// given its group by udev a moment after it appears.
     public var isTransient: Bool {
         switch self {
         case .adapterNotFound, .adapterDown, .adapterBusy, .transportClosed, .system, .commandFailed,
              .commandTimeout, .hardwareError, .protocolError:
             true
-        case .permissionDenied, .invalidSource, .readOnly, .capture, .invalidSettings:
+        case let .permissionDenied(_, call):
+            call == "open" || call == "connect"
+        case .invalidSource, .readOnly, .capture, .invalidSettings:
             false
         }
     }
