@@ -127,6 +127,17 @@ import Testing
                 == "binary_sensor.kitchen_pi_connectivity")
         #expect(try component("roomcast_node_kitchen_pi_uptime", of: node)["device_class"] as? String == "duration")
         #expect(try component("roomcast_node_kitchen_pi_last_seen", of: node)["device_class"] as? String == "timestamp")
+        // Its retained telemetry held the last rates of a node stopped or lost: they read
+        // unavailable while the node is offline; connectivity and last seen say so, and since when.
+        for rate in ["adverts", "beacons_in_view", "uptime"] {
+            let sensor = try component("roomcast_node_kitchen_pi_\(rate)", of: node)
+            let topics = (sensor["availability"] as? [[String: Any]])?.compactMap { $0["topic"] as? String }
+            #expect(topics == ["roomcast/aggregator/status", "roomcast/nodes/kitchen-pi/status"], "\(rate): \(String(describing: topics))")
+            #expect(sensor["availability_mode"] as? String == "all")
+        }
+        for kept in ["connectivity", "last_seen"] {
+            #expect(try component("roomcast_node_kitchen_pi_\(kept)", of: node)["availability"] == nil, "\(kept)")
+        }
         let bathNode = try device("roomcast_node_bath_pi", in: all)
         #expect((bathNode["device"] as? [String: Any])?["suggested_area"] as? String == "Upstairs Bathroom")
         #expect(try component("roomcast_node_bath_pi_connectivity", of: bathNode)["default_entity_id"] as? String

@@ -222,6 +222,7 @@ struct HomeAssistantTests {
         s = try await ha.waitFor("unavailable during the outage") { s in
             ["device_tracker.cat", "sensor.cat_room", "device_tracker.alice", "sensor.alice_room"].allSatisfy { s[$0]?.state == "unavailable" }
                 && s["binary_sensor.kitchen_pi_connectivity"]?.state == "off"
+                && s["sensor.kitchen_pi_advertisements"]?.state == "unavailable"
         }
         #expect(s["person.alice"]?.state != "not_home")
         // And so it stays past the away timeout (4 s): silence from nodes that are down is not
@@ -236,6 +237,7 @@ struct HomeAssistantTests {
         feeder.resumeReadings()
         try await ha.waitFor("back after the outage") { s in
             s["device_tracker.cat"]?.state == "home" && s["device_tracker.alice"]?.state == "home" && s["person.alice"]?.state == "home"
+                && s["sensor.kitchen_pi_advertisements"].map { $0.state != "unavailable" } == true
         }
 
         // Alice leaves with both beacons: after the away timeout she is not_home, and so is her Person.

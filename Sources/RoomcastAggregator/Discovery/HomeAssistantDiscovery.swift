@@ -186,6 +186,13 @@ public struct HomeAssistantDiscovery: Sendable {
         let slug = Self.slug(node.name)
         let title = node.title
         let telemetry = topics.nodeTelemetry(node.name)
+        // The telemetry topic is retained: a node stopped or lost left its last rates on it, and
+        // its sensors showed 41.5 adv/s and 7 beacons in view beside Connectivity off. The rates
+        // and the uptime read unavailable while the node says it is offline (its Last Will, a
+        // clean stop, a radio that does not listen); connectivity and last seen stay, to say so
+        // and since when.
+        let whileOnline = availability + [Availability(topic: topics.nodeStatus(node.name), payloadAvailable: "online",
+                                                       payloadNotAvailable: "offline")]
         let device = Device(identifiers: ["roomcast_node_\(slug)"], name: title, manufacturer: "Roomcast",
                             model: "edge-agent", viaDevice: Self.aggregatorDeviceID,
                             suggestedArea: node.room.map { roomsByName[$0]?.areaName ?? DisplayName.title(for: $0) })
@@ -197,16 +204,19 @@ public struct HomeAssistantDiscovery: Sendable {
                 deviceClass: "connectivity", entityCategory: "diagnostic")),
             component("sensor", "roomcast_node_\(slug)_adverts", EntityConfig(
                 name: "Advertisements", uniqueID: "roomcast_node_\(slug)_adverts", entityID: entityID("sensor", title, "Advertisements"),
-                stateTopic: telemetry, valueTemplate: "{{ value_json.adverts_per_s }}", icon: "mdi:bluetooth-audio",
+                stateTopic: telemetry, valueTemplate: "{{ value_json.adverts_per_s }}", availability: whileOnline,
+                icon: "mdi:bluetooth-audio",
                 stateClass: "measurement", entityCategory: "diagnostic", unit: "adv/s")),
             component("sensor", "roomcast_node_\(slug)_beacons_in_view", EntityConfig(
                 name: "Beacons in view", uniqueID: "roomcast_node_\(slug)_beacons_in_view",
                 entityID: entityID("sensor", title, "Beacons in view"),
-                stateTopic: telemetry, valueTemplate: "{{ value_json.beacons_in_view }}", icon: "mdi:bluetooth",
+                stateTopic: telemetry, valueTemplate: "{{ value_json.beacons_in_view }}", availability: whileOnline,
+                icon: "mdi:bluetooth",
                 stateClass: "measurement", entityCategory: "diagnostic")),
             component("sensor", "roomcast_node_\(slug)_uptime", EntityConfig(
                 name: "Uptime", uniqueID: "roomcast_node_\(slug)_uptime", entityID: entityID("sensor", title, "Uptime"),
-                stateTopic: telemetry, valueTemplate: "{{ value_json.uptime | round(0) }}", deviceClass: "duration",
+                stateTopic: telemetry, valueTemplate: "{{ value_json.uptime | round(0) }}", availability: whileOnline,
+                deviceClass: "duration",
                 stateClass: "measurement", entityCategory: "diagnostic", unit: "s")),
             component("sensor", "roomcast_node_\(slug)_last_seen", EntityConfig(
                 name: "Last seen", uniqueID: "roomcast_node_\(slug)_last_seen", entityID: entityID("sensor", title, "Last seen"),
