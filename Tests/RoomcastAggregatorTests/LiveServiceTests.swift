@@ -131,7 +131,7 @@ enum Home {
         let status = try await withTimeout(.seconds(10), "aggregator to exit") { await aggregator.waitForExit() }
         #expect(status == 0)
         let stopLog = aggregator.stderr.components(separatedBy: "shutting down").dropFirst().joined()
-        #expect(!stopLog.isEmpty && !stopLog.contains("broker connection lost") && !stopLog.contains("outbound queue full"),
+        #expect(!stopLog.isEmpty && !stopLog.contains("mqtt connection lost") && !stopLog.contains("outbound queue full"),
                 "\(aggregator.stderr.suffix(2000))")
         try await observer.waitFor("status offline") { _ in observer.last("roomcast/aggregator/status") == "offline" }
         await late.stop()

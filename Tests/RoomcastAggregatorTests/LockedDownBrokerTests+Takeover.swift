@@ -86,7 +86,7 @@ extension LockedDownBrokerTests {
                 #expect(feeder.reconnects == 0, "\(name) was disconnected \(feeder.reconnects) times\n\(logs())")
             }
             let aggregatorText = (try? String(contentsOfFile: aggregatorLog, encoding: .utf8)) ?? ""
-            let aggregatorDrops = aggregatorText.components(separatedBy: "broker connection lost").count - 1
+            let aggregatorDrops = aggregatorText.components(separatedBy: "mqtt connection lost").count - 1
             #expect(aggregatorDrops == 0, "the aggregator lost its connection \(aggregatorDrops) times\n\(logs())")
             #expect(!broker.log.contains("already connected, closing old connection"), "the broker displaced a client\n\(logs())")
             let lost = nodes.values.map(\.publishFailures).reduce(0, +) - failuresBefore

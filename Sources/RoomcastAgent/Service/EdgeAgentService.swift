@@ -74,12 +74,9 @@ public final class EdgeAgentService: Sendable {
                 case .connected:
                     logger.info("broker connected", metadata: ["mqtt.endpoint": mqtt.configuration.endpoint])
                     runtime.brokerConnected()
-                case .disconnected(let reason):
-                    // The client's own end at a stop is no lost connection.
-                    if case .shutDown = reason { continue }
-                    logger.warning("broker connection lost; scanning goes on", metadata: ["error": "\(reason)"])
-                case .connectFailed:
-                    // The client logs it ("mqtt connect failed"), with why and when it tries again.
+                case .disconnected, .connectFailed:
+                    // The client logs both ("mqtt connection lost", "mqtt connect failed"), with
+                    // why and when it tries again; scanning goes on meanwhile.
                     break
                 }
             }

@@ -95,7 +95,7 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
                 case .disconnected(let why):
                     // The client's own end at a stop is no lost connection.
                     if case .shutDown = why { continue }
-                    logger.warning("broker connection lost", metadata: ["error": "\(why)"])
+                    // The client logs it ("mqtt connection lost"), with why and when it tries again.
                     await runtime.brokerDisconnected()
                 case .connectFailed:
                     // The client logs it ("mqtt connect failed"), with why and when it tries again.
