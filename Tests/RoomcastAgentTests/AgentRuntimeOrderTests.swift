@@ -3,6 +3,7 @@ import RoomcastAdvertising
 import RoomcastHCI
 import Shared
 import Synchronization
+import RoomcastLogging
 import Testing
 @testable import RoomcastAgent
 
@@ -69,7 +70,9 @@ extension AgentCoreTests {
         let core = try officeRegionCore()
         let sink = CollectingSink()
         let boot = ManualTimeSource(500)
-        let runtime = AgentRuntime(core: core, sink: sink, counters: nil, ticksFromReports: false, startTime: 0, elapsed: boot)
+        let logs = InMemoryLogHandler()
+        let runtime = AgentRuntime(core: core, sink: sink, counters: nil, ticksFromReports: false, startTime: 0, elapsed: boot,
+                                   logger: Logger(label: "agent", level: .info, handler: logs))
         func events() -> [String] { sink.topics.filter { $0.hasSuffix("/events") } }
         var t = 0.0
         /// The beacon heard twice a second for `seconds`, the timer ticking every second.
@@ -89,6 +92,9 @@ extension AgentCoreTests {
         runtime.tick(now: t)
         #expect(events().count == 1, "no exit on the step")
         #expect(runtime.stats.clockSteps == 1)
+        // Said with how far and which way: the hour ahead, less the second that passed.
+        let said = logs.records.filter { $0.message.hasPrefix("the wall clock stepped") }.map { "\($0.metadata["step_s"] ?? "")" }
+        #expect(said == ["+3599.0"], "\(said)")
         // A report the radio captured just before the step, handled after the tick that saw it:
         // late, not a step back across the hour.
         runtime.handle(report(t: t - 3600 - 0.05, rssi: -60))

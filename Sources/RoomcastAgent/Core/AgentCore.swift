@@ -64,8 +64,10 @@ public struct AgentCore: Sendable {
         public var unstableAddresses: UInt64 = 0
         /// Strangers not tracked because every place was taken by known beacons and IRK phones.
         public var refused: UInt64 = 0
-        /// Times the wall clock was seen to step back (`clockSteppedBack`).
+        /// Times the wall clock was seen to step (`clockSteppedBack`, `clockSteppedForward`).
         public var clockSteps: UInt64 = 0
+        /// The last step, in seconds: positive forward, negative back.
+        public var lastClockStep: Double = 0
     }
 
     public init(settings: AgentSettings, decoder: AdvertisementDecoder, startTime: Double) {
@@ -249,6 +251,7 @@ public struct AgentCore: Sendable {
         rateWindow.start -= seconds
         if let warned = capacityWarned { capacityWarned = (warned.at - seconds, warned.evicted, warned.refused) }
         stats.clockSteps += 1
+        stats.lastClockStep = -seconds
     }
 
     /// The node's health as a retained message.

@@ -168,8 +168,9 @@ public final class AgentRuntime: Sendable {
     }
 
     private func warnClockStep() {
+        let stats = stats
         logger.warning("the wall clock stepped: every time kept moves with it", metadata: [
-            "clock_steps": "\(stats.clockSteps)"])
+            "clock_steps": "\(stats.clockSteps)", "step_s": "\(String(format: "%+.1f", stats.lastClockStep))"])
     }
 
     /// Outside the lock: a log handler may write to a slow terminal or journal.
