@@ -153,9 +153,8 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         var placed: [SiteGeometry.PlacedNode] = []
         for node in site.nodes {
             guard let p = node.position, p.count >= 2, p.allSatisfy(\.isFinite), let i = nodeIndex[node.name] else { continue }
-            let z = p.count >= 3 ? p[2] : model.floorHeight * 0.7
-            let floor = nodes[i].room >= 0 ? roomFloors[nodes[i].room]
-                                          : Int((z / model.floorHeight).rounded(.down))
+            let z = p.count >= 3 ? p[2] : model.defaultNodeHeight
+            let floor = nodes[i].room >= 0 ? roomFloors[nodes[i].room] : model.floor(atHeight: z)
             placed.append(.init(engineIndex: i, x: p[0], y: p[1], z: z, floor: floor))
         }
         if outlines.isEmpty && placed.isEmpty { return }

@@ -100,6 +100,12 @@ public struct FusionModel: Sendable, Equatable {
     /// Storey height for nodes without a room, and the beacon's height above its floor (metres).
     public var floorHeight: Double = 3
     public var beaconHeight: Double = 1.0
+
+    /// The height of a node given no z: a wall or shelf well above the floor it stands on.
+    public var defaultNodeHeight: Double { floorHeight * 0.7 }
+
+    /// The floor a node without a room stands on: the storey its z (from floor 0's floor) lies in.
+    public func floor(atHeight z: Double) -> Int { Int((z / floorHeight).rounded(.down)) }
     /// RSSI spread around the path-loss model (dB), growing per wall; spread of a beacon's
     /// real 1 m power around its advertised one (dB).
     public var rssiSigma: Double = 5

@@ -124,6 +124,35 @@ import TestSupport
         }
     }
 
+    /// A node with a position but no room (a Pi on the landing a site lists for positions only)
+    /// was drawn on every floor's plan. It is drawn on the storey its z lies in.
+    @Test func aNodeWithoutARoomIsDrawnOnItsOwnFloor() async throws {
+        let site = SiteModel(
+            rooms: [.init(name: "kitchen", floor: 0, polygon: [[0, 0], [4, 0], [4, 4], [0, 4]]),
+                    .init(name: "bedroom", floor: 1, polygon: [[0, 0], [4, 0], [4, 4], [0, 4]])],
+            nodes: [.init(name: "kitchen-pi", room: "kitchen", position: [2, 2, 2]),
+                    .init(name: "bedroom-pi", room: "bedroom", position: [2, 2, 5]),
+                    .init(name: "landing-pi", room: nil, position: [3, 3, 4.2]), .init(name: "porch-pi", room: nil, position: [1, 1])])
+        let runtime = try await Self.runtime(site: site, loudAt: "kitchen-pi", quietAt: "bedroom-pi")
+        let built = await runtime.dashboardSnapshot(now: 30, connected: true)
+        #expect(built.nodes.map(\.floor) == [0, 1, 1, 0], "the room's floor, else the storey of z (none: a node's usual height)")
+        for (floor, drawn) in [(0, "kitchen-pi,porch-pi"), (1, "bedroom-pi,landing-pi")] {
+            try await Self.withLivePage({ k in
+                var s = built
+                s.ts = 30 + Double(k)
+                s.seq = UInt64(k + 1)
+                return s
+            }, fragment: "#floor=\(floor)") { browser, session in
+                try await Self.waitForUpdates(browser, session, 2)
+                let shown = try await offPool {
+                    try browser.evaluate(##"[...document.querySelectorAll("#plan g.node")].map((g) => g.dataset.node).sort().join(",")"##,
+                                         session: session) as? String
+                }
+                #expect(shown == drawn, "floor \(floor)")
+            }
+        }
+    }
+
     /// A crowded room and an estimate far outside the plan: 200 beacons without a position in one
     /// room were drawn on one ring round its centre, one over the other, and a position estimated
     /// beyond the plan's box was drawn out of view.
@@ -199,7 +228,7 @@ import TestSupport
         #expect(overlaps == 0, "\(overlaps) pairs of kitchen markers overlap")
     }
     /// Serves `snapshot(k)` to a real page, pushing the next one every 0.3 s, for `body`.
-    static func withLivePage(_ snapshot: @escaping @Sendable (Int) -> DashboardSnapshot,
+    static func withLivePage(_ snapshot: @escaping @Sendable (Int) -> DashboardSnapshot, fragment: String = "",
                              _ body: (HeadlessBrowser, String) async throws -> Void) async throws {
         let idle = AggregatorRuntime(core: AggregatorConfig(site: SiteModel()).makeCore(), election: nil, refreshInterval: 60,
                                      startedAt: 0, logger: .silent)
@@ -214,7 +243,7 @@ import TestSupport
         }
         let browser = try HeadlessBrowser(chromium: try RequiredTool.chromium.require(), directory: try Self.directory())
         defer { pusher.cancel(); browser.shutdown(); http.shutdown() }
-        let session = try await offPool { try browser.open("http://127.0.0.1:\(port)/") }
+        let session = try await offPool { try browser.open("http://127.0.0.1:\(port)/\(fragment)") }
         try await body(browser, session)
     }
 

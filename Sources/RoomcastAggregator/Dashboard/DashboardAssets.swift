@@ -181,7 +181,8 @@ enum DashboardAssets {
         const rooms = roomsOn(floor).filter((r) => r.polygon && r.polygon.length >= 3);
         const names = new Set(rooms.map((r) => r.name));
         const points = rooms.flatMap((r) => r.polygon);
-        const nodes = snap.nodes.filter((n) => n.position && (names.has(n.room) || n.room == null));
+        // A node without a room on the floor its height puts it on.
+        const nodes = snap.nodes.filter((n) => n.position && (names.has(n.room) || (n.room == null && n.floor === floor)));
         for (const n of nodes) points.push(n.position);
         if (!points.length) { svg.hidden = true; return; }
         const xs = points.map((p) => p[0]), ys = points.map((p) => p[1]);

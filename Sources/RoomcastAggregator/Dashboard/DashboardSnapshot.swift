@@ -44,9 +44,12 @@ public struct DashboardSnapshot: Codable, Sendable, Equatable {
         public var clockOffsetS: Double?
         /// The name people read (`nodes[].display_name`, else derived from `name`).
         public var title: String?
+        /// The floor the plan draws it on: its room's, else the storey its z lies in (a node
+        /// without a room was drawn on every floor).
+        public var floor: Int?
 
         enum CodingKeys: String, CodingKey {
-            case name, room, position, status, readings, title
+            case name, room, position, status, readings, title, floor
             case lastSeen = "last_seen", clockOffsetS = "clock_offset_s"
         }
     }

@@ -8,11 +8,15 @@ extension AggregatorRuntime {
         let activity = core.nodeActivity.nodes
         let offline = core.offline
         let skew = core.skewedNodes
+        let floors = Dictionary(core.site.rooms.map { ($0.name, $0.floor) }, uniquingKeysWith: { a, _ in a })
+        let model = FusionModel()
         var nodes = core.site.nodes.map { n in
             DashboardSnapshot.Node(name: n.name, room: n.room, position: n.position,
                                    status: DashboardSnapshot.status(online: !offline.contains(n.name), lastSeen: activity[n.name]?.lastSeen, now: now),
                                    lastSeen: activity[n.name]?.lastSeen, readings: activity[n.name]?.readings ?? 0,
-                                   clockOffsetS: skew[n.name], title: n.title)
+                                   clockOffsetS: skew[n.name], title: n.title,
+                                   floor: n.room.flatMap { floors[$0] }
+                                       ?? n.position.map { model.floor(atHeight: $0.count >= 3 ? $0[2] : model.defaultNodeHeight) })
         }
         // An open site (no nodes listed) shows every node heard.
         let listed = Set(nodes.map(\.name))
