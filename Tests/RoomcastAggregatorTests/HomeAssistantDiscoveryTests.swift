@@ -144,6 +144,30 @@ import Testing
                 == "binary_sensor.bath_node_connectivity")
     }
 
+    /// A bathroom on each floor, both shown as "Bathroom": one Home Assistant area held both rooms'
+    /// devices (and their nodes), two devices of one name, the second's entities `_2`. Each is
+    /// named as the room sensors' options name it, with its id beside the title; one given an
+    /// area keeps it.
+    @Test func twoRoomsOfOneTitleAreTwoDevicesInTwoAreas() throws {
+        let site = SiteModel(
+            rooms: [.init(name: "bath_down", displayName: "Bathroom"), .init(name: "bath_up", floor: 1, displayName: "Bathroom"),
+                    .init(name: "loo", displayName: "Bathroom", area: "Utility"), .init(name: "kitchen")],
+            nodes: [.init(name: "down-pi", room: "bath_down"), .init(name: "up-pi", room: "bath_up")],
+            beacons: [.init(id: cat, name: "Cat")])
+        let all = try HomeAssistantDiscovery(topics: Topics(), mode: .device, site: site).siteConfigs(site)
+        func dev(_ id: String) throws -> [String: Any] { try #require(try device(id, in: all)["device"] as? [String: Any]) }
+        #expect(try dev("roomcast_room_bath_down")["name"] as? String == "Bathroom (bath_down)")
+        #expect(try dev("roomcast_room_bath_down")["suggested_area"] as? String == "Bathroom (bath_down)")
+        #expect(try dev("roomcast_room_bath_up")["suggested_area"] as? String == "Bathroom (bath_up)")
+        #expect(try dev("roomcast_room_loo")["suggested_area"] as? String == "Utility")
+        #expect(try dev("roomcast_room_kitchen")["name"] as? String == "Kitchen", "a title of its own is shown as it is")
+        #expect(try dev("roomcast_node_up_pi")["suggested_area"] as? String == "Bathroom (bath_up)")
+        let ids = try ["bath_down", "bath_up"].map { room in
+            try component("roomcast_room_\(room)_occupancy", of: try device("roomcast_room_\(room)", in: all))["default_entity_id"] as? String
+        }
+        #expect(ids == ["binary_sensor.bathroom_bath_down_occupancy", "binary_sensor.bathroom_bath_up_occupancy"])
+    }
+
     @Test func eachTrackedBeaconHasASelectThatTeachesTheRoomItIsIn() throws {
         let all = try discovery().siteConfigs(Self.site)
         let catDevice = try device("roomcast_beacon_ibeacon_e06f95e4_fcfc_42c6_b4f8_f6bae87ea1a0_1233_45", in: all)

@@ -324,8 +324,8 @@ private func problems<T: Decodable>(_ type: T.Type, _ yaml: String) -> [String] 
             """)
         #expect(ok.validate().isEmpty)
         #expect(ok.people[0].id == "alice_smith" && ok.site.people == ok.people)
-        #expect(ok.rooms[0].title == "Living Room" && ok.rooms[0].areaName == "Living Room")
-        #expect(ok.rooms[1].title == "Bathroom" && ok.rooms[1].areaName == "Upstairs")
+        #expect(ok.rooms[0].title == "Living Room" && ok.rooms[0].area == nil)
+        #expect(ok.rooms[1].title == "Bathroom" && ok.rooms[1].area == "Upstairs")
         #expect(ok.discovery.mode == .entity && ok.discovery.nodeDistances)
         #expect(problems(AggregatorConfig.self, "discovery: {mode: devices}").first?.contains("did you mean 'device'") == true)
     }

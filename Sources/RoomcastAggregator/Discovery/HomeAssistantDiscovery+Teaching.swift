@@ -75,6 +75,8 @@ extension HomeAssistantDiscovery {
         var options: [String]
         var byOption: String
         var byRoom: String
+        /// Each room's name as Home Assistant shows it, by room id.
+        var shown: [String: String]
 
         init(_ rooms: [SiteModel.Room], reserved: String) {
             var seen: [String: Int] = [:]
@@ -83,6 +85,7 @@ extension HomeAssistantDiscovery {
                 (room: r.name, option: seen[r.title, default: 0] > 1 || r.title == reserved ? "\(r.title) (\(r.name))" : r.title)
             }
             options = pairs.map(\.option)
+            shown = Dictionary(pairs.map { ($0.room, $0.option) }, uniquingKeysWith: { a, _ in a })
             byOption = pairs.map { "'\(HomeAssistantDiscovery.templateString($0.option))': '\(HomeAssistantDiscovery.templateString($0.room))'" }
                 .joined(separator: ", ")
             byRoom = pairs.map { "'\(HomeAssistantDiscovery.templateString($0.room))': '\(HomeAssistantDiscovery.templateString($0.option))'" }

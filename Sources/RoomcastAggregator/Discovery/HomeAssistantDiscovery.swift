@@ -134,11 +134,11 @@ public struct HomeAssistantDiscovery: Sendable {
     /// other beacons separately.
     func roomDevice(_ room: SiteModel.Room) -> DeviceConfig {
         let slug = Self.slug(room.name)
-        let title = room.title
+        let title = shownTitle(room)
         let state = topics.room(room.name)
         let device = Device(identifiers: ["roomcast_room_\(slug)"], name: title, manufacturer: "Roomcast",
                             model: "room, floor \(room.floor)", viaDevice: Self.aggregatorDeviceID,
-                            suggestedArea: room.areaName)
+                            suggestedArea: room.area ?? title)
         var components = [
             component("binary_sensor", "roomcast_room_\(slug)_occupancy", EntityConfig(
                 name: "Occupancy", uniqueID: "roomcast_room_\(slug)_occupancy", entityID: entityID("binary_sensor", title, "Occupancy"),
@@ -195,7 +195,7 @@ public struct HomeAssistantDiscovery: Sendable {
                                                        payloadNotAvailable: "offline")]
         let device = Device(identifiers: ["roomcast_node_\(slug)"], name: title, manufacturer: "Roomcast",
                             model: "edge-agent", viaDevice: Self.aggregatorDeviceID,
-                            suggestedArea: node.room.map { roomsByName[$0]?.areaName ?? DisplayName.title(for: $0) })
+                            suggestedArea: node.room.map { room in roomsByName[room].map { $0.area ?? shownTitle($0) } ?? DisplayName.title(for: room) })
         var components = [
             component("binary_sensor", "roomcast_node_\(slug)_connectivity", EntityConfig(
                 name: "Connectivity", uniqueID: "roomcast_node_\(slug)_connectivity",
@@ -578,6 +578,11 @@ public struct HomeAssistantDiscovery: Sendable {
         case .plain: return []
         }
     }
+
+    /// A room's name as Home Assistant shows it: its title, with its id beside it when another
+    /// room has that title too (a bathroom on each floor), so that each is its own device and
+    /// area, with entity ids of its own, as each is its own option of the room sensors.
+    func shownTitle(_ room: SiteModel.Room) -> String { roomTitles.shown[room.name] ?? room.title }
 
     /// A template expression for the display name of the room id in `expression` (`roomTitles`).
     private func roomTitle(_ expression: String) -> String {

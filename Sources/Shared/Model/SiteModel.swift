@@ -48,8 +48,6 @@ public struct SiteModel: Codable, Sendable, Equatable {
 
         /// The name shown to people: `display_name`, else derived from the id.
         public var title: String { displayName ?? DisplayName.title(for: name) }
-        /// The Home Assistant area: `area`, else the title.
-        public var areaName: String { area ?? title }
 
         enum CodingKeys: String, CodingKey {
             case name, floor, polygon, area
