@@ -489,6 +489,40 @@ extension HearingTests {
         #expect(out.contains { $0.message.topic == Self.topics.presence(cat) })
     }
 
+    /// A site that lists people and no beacons (every beacon heard is tracked; these are Alice's):
+    /// Alice, out when the aggregator first started, had no presence at all, her person topic
+    /// nothing, and Home Assistant showed her unknown until she came home. Her phone is awaited
+    /// as a listed beacon is: away (`never_heard`) once the nodes have listened, and she not_home.
+    @Test func aPersonsBeaconNeverHeardIsAwayOnASiteThatListsNoBeacons() async throws {
+        let phone = BeaconID("irk:alice-phone")!
+        var config = Self.config()
+        config.beacons = []
+        config.people = [.init(name: "Alice", beacons: [phone])]
+        let runtime = AggregatorRuntime(core: config.makeCore(), election: nil, refreshInterval: 10, startedAt: 0, logger: .silent)
+        var home = Home()
+        var out: [(at: Double, message: OutboundMessage)] = []
+        await runtime.brokerConnected(now: 0)
+        for step in 1...160 {
+            let now = Double(step) * 0.5
+            if step % 2 == 0 {
+                for r in home.readings(at: now) { out += await runtime.handle(topic: r.topic, payload: r.payload, now: now).map { (now, $0) } }
+            }
+            let messages = await runtime.tick(now: now)
+            out += messages.map { (now, $0) }
+            for m in messages where m.topic == runtime.syncTopic {
+                out += await runtime.handle(topic: m.topic, payload: m.payload, now: now + 0.01).map { (now, $0) }
+            }
+        }
+        let away = try #require(out.first { $0.message.topic == Self.topics.presence(phone) }, "the phone never published")
+        #expect(away.at >= 30, "away at \(away.at), before the nodes had listened for the away timeout")
+        let decision = try WireFormat.decode(PresenceDecision.self, from: away.message.payload)
+        #expect(decision.room == nil && decision.reason == "never_heard")
+        let alice = try #require(out.last { $0.message.topic == Self.topics.person("alice") }, "Alice never published")
+        let person = try WireFormat.decode(PersonPresence.self, from: alice.message.payload)
+        #expect(person.state == .notHome, "\(person)")
+        #expect(out.contains { $0.message.topic == Self.topics.presence(cat) }, "the cat, heard, is tracked as before")
+    }
+
     /// A listed beacon no node has heard since the start is published away (`never_heard`) once
     /// the nodes have listened for the away timeout, and refreshed as such: its Home Assistant
     /// entities, which follow the presence topic's availability, would read unavailable while the

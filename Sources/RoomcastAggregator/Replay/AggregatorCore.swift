@@ -18,6 +18,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     private let knownBeacons: [BeaconID: SiteModel.KnownBeacon]
     /// The nodes' own beacons: not tracked, but the engine calibrates receivers with them.
     private let nodeBeacons: Set<BeaconID>
+    /// Every person's beacons, listed under `beacons:` or not.
+    private let peoplesBeacons: Set<BeaconID>
     /// Each node's clock against ours, judged over windows of its readings.
     public private(set) var clocks = NodeClockWatch()
     /// Nodes whose clock is off (a steady median lag beyond `NodeClockWatch.limit`), with the
@@ -105,6 +107,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         for b in site.beacons { known[b.id] = b }
         self.knownBeacons = known
         self.nodeBeacons = Set(site.nodes.compactMap(\.beacon))
+        self.peoplesBeacons = Set(site.people.flatMap(\.beacons))
         self.sharedIDs = SharedIDWatch(limit: engine.capacityUse?.limit ?? 100_000)
     }
 
@@ -374,9 +377,17 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     private mutating func noteHeard(_ id: BeaconID) {
         if let listed = neverHeard {
             if !listed.ids.isEmpty { neverHeard?.ids.remove(id) }
-        } else if knownBeacons[id] != nil {
+        } else if knownBeacons[id] != nil || peoplesBeacons.contains(id) {
             knownThisRun.insert(id)
         }
+    }
+
+    /// The beacons awaited from the start: those listed, and people's (a site may list people
+    /// and no beacons, tracking every one it hears). One nothing is known of is published away
+    /// once the nodes have listened (`awayForNeverHeard`): someone away when the aggregator first
+    /// starts reads away, not nothing at all.
+    private var awaitedBeacons: [SiteModel.KnownBeacon] {
+        site.beacons + peoplesBeacons.subtracting(knownBeacons.keys).sorted().map { SiteModel.KnownBeacon(id: $0) }
     }
 
     /// Offline nodes remembered: status topics come from the network, so the set is bounded
@@ -708,7 +719,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     public mutating func awayForNeverHeard(now: Double) throws -> [OutboundMessage]? {
         guard let due = neverHeardDue, now >= due else { return nil }
         guard !isPartition else { return [] }
-        let ids = Set(site.beacons.map(\.id)).subtracting(knownThisRun)
+        let ids = Set(awaitedBeacons.map(\.id)).subtracting(knownThisRun)
         neverHeard = (now, ids)
         knownThisRun = []
         return try publisher.publish(neverHeardDecisions(now: now), now: now)
@@ -732,7 +743,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// (a reading takes a beacon off the list), refreshed with every other decision.
     private func neverHeardDecisions(now: Double) -> [PresenceDecision] {
         guard let neverHeard else { return [] }
-        return site.beacons.filter { neverHeard.ids.contains($0.id) }.map {
+        return awaitedBeacons.filter { neverHeard.ids.contains($0.id) }.map {
             Self.away($0.id, name: $0.name, reason: PresencePublisher.neverHeardReason, since: neverHeard.since, now: now)
         }
     }
