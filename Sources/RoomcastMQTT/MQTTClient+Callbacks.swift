@@ -229,6 +229,10 @@ extension MQTTClient {
                 if s.phase.attemptStart != nil && s.attemptTLSDetail == nil { s.attemptTLSDetail = detail }
             }
         }
-        logger.log(level: mapped, "libmosquitto", metadata: ["mqtt.log": line])
+        let (say, held) = libraryLog.admit(line, now: ContinuousClock.now.secondsSinceStart)
+        guard say else { return }
+        var metadata: Logger.Metadata = ["mqtt.log": line]
+        if held > 0 { metadata["suppressed"] = "\(held)" }
+        logger.log(level: mapped, "libmosquitto", metadata: metadata)
     }
 }

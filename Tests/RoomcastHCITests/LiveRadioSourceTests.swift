@@ -61,6 +61,7 @@ import Testing
         let lines = logs.records.map(\.message)
         #expect(lines.filter { $0.hasPrefix("no advertising report") }.count == 1, "\(lines)")
         #expect(lines.filter { $0 == "resetting the adapter" }.count == 1, "\(lines)")
+        #expect(lines.filter { $0 == "controller initialised" }.count == 1, "the same controller, initialised again: \(lines)")
         await source.shutdown()
     }
 

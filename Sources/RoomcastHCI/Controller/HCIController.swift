@@ -237,8 +237,11 @@ public actor HCIController {
             address: Array(address[0..<6].reversed()), hciVersion: version[0],
             hciRevision: UInt16(version[1]) | UInt16(version[2]) << 8, lmpVersion: version[3],
             manufacturer: UInt16(version[4]) | UInt16(version[5]) << 8, leFeatures: LEFeatures(rawValue: f))
+        // The same controller initialised again (an adapter reset, every 4 minutes in a room that
+        // hears nothing) is no news: "resetting the adapter" says so, paced.
+        let level: Logger.Level = info == result ? .debug : .info
         info = result
-        logger.info("controller initialised", metadata: [
+        logger.log(level: level, "controller initialised", metadata: [
             "hci.device": transport.name, "hci.address": Hex.encode(result.address),
             "hci.version": "\(result.hciVersion)", "hci.extended": "\(result.leFeatures.extendedAdvertising)",
         ])
