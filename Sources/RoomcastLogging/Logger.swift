@@ -197,7 +197,8 @@ public final class RateLimitedLog: Sendable {
     public let interval: Double
     public let maximumInterval: Double
     /// Keys kept at most (they may name things from the network). A full table lets go of keys
-    /// that have had a calm, which would start over anyway; while none has, lines of any further
+    /// that have had a calm, which would start over anyway (a count they held back goes with
+    /// them: it is said only when its line comes again); while none has, lines of any further
     /// key share one.
     public let maximumKeys: Int
 

@@ -229,6 +229,9 @@ extension MQTTClient {
                 if s.phase.attemptStart != nil && s.attemptTLSDetail == nil { s.attemptTLSDetail = detail }
             }
         }
+        // Warnings and errors are paced, each line on its own; the debug lines, asked for, carry
+        // message ids (a new key each) and are logged as they come.
+        guard mapped >= .warning else { return logger.log(level: mapped, "libmosquitto", metadata: ["mqtt.log": line]) }
         let (say, held) = libraryLog.admit(line, now: ContinuousClock.now.secondsSinceStart)
         guard say else { return }
         var metadata: Logger.Metadata = ["mqtt.log": line]

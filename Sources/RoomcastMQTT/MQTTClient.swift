@@ -49,8 +49,8 @@ public final class MQTTClient: Sendable {
     let receivedInboundCount = Atomic<Int>(0)
     let connectFailureCount = Atomic<Int>(0)
     let refusals = Mutex(PublishRefusals())
-    /// libmosquitto's own lines, each said at once and then ever further apart: a failed TLS
-    /// handshake logs one at every retry (an expired broker certificate: every 30 s, for good).
+    /// libmosquitto's warnings and errors, each said at once and then ever further apart: a failed
+    /// TLS handshake logs one at every retry (an expired broker certificate: every 30 s, for good).
     let libraryLog = RateLimitedLog(interval: 10)
     /// Maps a refused topic to the family it is counted under (e.g. beacon ids replaced by `+`).
     let refusalFamily: @Sendable (String) -> String

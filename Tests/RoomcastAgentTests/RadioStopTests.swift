@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import RoomcastAdvertising
 import RoomcastHCI
 import Shared
@@ -94,24 +91,13 @@ import TestSupport
         #expect(child.stderr.contains("permission denied on \(device) (open)"), "it says why: \(child.stderr)")
         // Its first retry, made at once, failed alike: said once, not once more.
         try await eventually("a second retry begun", timeout: .seconds(30), poll: .milliseconds(100), detail: { child.stderr }) {
-            let metrics = try? await Self.get(port, "/metrics")
-            return metrics.flatMap { Self.value($0, "roomcast_agent_adapter_reopens_total") }.map { $0 >= 2 } ?? false
+            let metrics = try? await LocalHTTP.get(port, "/metrics")
+            return metrics.flatMap { LocalHTTP.value($0.body, "roomcast_agent_adapter_reopens_total") }.map { $0 >= 2 } ?? false
         }
         #expect(child.stderr.components(separatedBy: "permission denied on").count - 1 == 1, "\(child.stderr)")
         child.send(SIGTERM)
         let status = try await withTimeout(.seconds(30), "the agent to stop") { await child.waitForExit() }
         #expect(status == 0, "\(child.stderr)")
-    }
-
-    static func get(_ port: Int, _ path: String) async throws -> String {
-        let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)\(path)")!)
-        return String(decoding: data, as: UTF8.self)
-    }
-
-    /// The value of a series in a Prometheus text.
-    static func value(_ text: String, _ name: String) -> Double? {
-        text.split(separator: "\n").first { $0.hasPrefix(name + "{") || $0.hasPrefix(name + " ") }
-            .flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }
     }
 
     /// `edge-agent advertise` whose adapter gave up ended as a clean stop (exit 0), and

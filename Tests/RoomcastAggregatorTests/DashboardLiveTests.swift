@@ -207,20 +207,6 @@ import TestSupport
         await rig.shutdown()
     }
 
-    /// GETs `path` from a local listener; the status and body.
-    static func get(_ port: Int, _ path: String) async throws -> (status: Int, body: String) {
-        let (data, response) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)\(path)")!)
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
-    }
-
-    /// The value of an unlabelled-but-node series in a Prometheus text.
-    static func value(_ text: String, _ name: String) -> Double? {
-        for line in text.split(separator: "\n") where line.hasPrefix(name + "{") || line.hasPrefix(name + " ") {
-            if let v = line.split(separator: " ").last.flatMap({ Double($0) }) { return v }
-        }
-        return nil
-    }
-
     @Test func theEdgeAgentServesItsMetrics() async throws {
         let bin = try FaultRig.productsDirectory()
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-agent-http-\(UUID().uuidString.prefix(8))").path
@@ -238,27 +224,27 @@ import TestSupport
         ], stdoutPath: "\(dir)/agent.out", stderrPath: "\(dir)/agent.log")
         defer { agent.send(SIGKILL) }
         try await eventually("the agent's listener", timeout: .seconds(30), poll: .milliseconds(100)) {
-            (try? await Self.get(port, "/healthz"))?.status == 200
+            (try? await LocalHTTP.get(port, "/healthz"))?.status == 200
         }
-        let health = try await Self.get(port, "/healthz")
+        let health = try await LocalHTTP.get(port, "/healthz")
         #expect(health.body.contains("node: kitchen-pi") && health.body.contains("mqtt: none (dry run)"), "\(health.body)")
         // Two scrapes a few seconds apart: the counters move with the replay, and agree with what it printed.
         try await eventually("readings counted", timeout: .seconds(30), poll: .milliseconds(200)) {
-            (Self.value((try? await Self.get(port, "/metrics"))?.body ?? "", "roomcast_agent_readings_total") ?? 0) > 0
+            (LocalHTTP.value((try? await LocalHTTP.get(port, "/metrics"))?.body ?? "", "roomcast_agent_readings_total") ?? 0) > 0
         }
-        let first = try await Self.get(port, "/metrics")
+        let first = try await LocalHTTP.get(port, "/metrics")
         #expect(first.status == 200)
-        let adverts1 = try #require(Self.value(first.body, "roomcast_agent_advertisements_total"))
+        let adverts1 = try #require(LocalHTTP.value(first.body, "roomcast_agent_advertisements_total"))
         try await eventually("more advertisements", timeout: .seconds(30), poll: .milliseconds(200)) {
-            (Self.value((try? await Self.get(port, "/metrics"))?.body ?? "", "roomcast_agent_advertisements_total") ?? 0) > adverts1
+            (LocalHTTP.value((try? await LocalHTTP.get(port, "/metrics"))?.body ?? "", "roomcast_agent_advertisements_total") ?? 0) > adverts1
         }
-        let second = try await Self.get(port, "/metrics").body
-        let readings = try #require(Self.value(second, "roomcast_agent_readings_total"))
+        let second = try await LocalHTTP.get(port, "/metrics").body
+        let readings = try #require(LocalHTTP.value(second, "roomcast_agent_readings_total"))
         #expect(readings >= 1)
-        #expect(Self.value(second, "roomcast_agent_beacons_tracked").map { $0 >= 1 } == true)
-        #expect(Self.value(second, "roomcast_agent_beacons_max") == 4096)
-        #expect(Self.value(second, "roomcast_agent_hci_errors_total") == 0)
-        #expect(Self.value(second, "roomcast_agent_reports_dropped_total") == 0)
+        #expect(LocalHTTP.value(second, "roomcast_agent_beacons_tracked").map { $0 >= 1 } == true)
+        #expect(LocalHTTP.value(second, "roomcast_agent_beacons_max") == 4096)
+        #expect(LocalHTTP.value(second, "roomcast_agent_hci_errors_total") == 0)
+        #expect(LocalHTTP.value(second, "roomcast_agent_reports_dropped_total") == 0)
         #expect(!second.contains("roomcast_agent_mqtt_connected"), "no broker series in a dry run")
         agent.send(SIGTERM)
         _ = await agent.waitForExit()
@@ -266,6 +252,6 @@ import TestSupport
         let printed = try String(contentsOfFile: "\(dir)/agent.out", encoding: .utf8).split(separator: "\n")
             .filter { $0.contains("/beacons/") }.count
         #expect(Double(printed) >= readings, "readings counted \(readings), reading lines printed \(printed)")
-        print("agent metrics: \(Int(readings)) readings and \(Int(Self.value(second, "roomcast_agent_advertisements_total") ?? 0)) advertisements counted while the replay printed \(printed) reading lines")
+        print("agent metrics: \(Int(readings)) readings and \(Int(LocalHTTP.value(second, "roomcast_agent_advertisements_total") ?? 0)) advertisements counted while the replay printed \(printed) reading lines")
     }
 }

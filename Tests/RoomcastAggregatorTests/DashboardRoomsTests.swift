@@ -125,18 +125,21 @@ import TestSupport
     }
 
     /// A node with a position but no room (a Pi on the landing a site lists for positions only)
-    /// was drawn on every floor's plan. It is drawn on the storey its z lies in.
+    /// was drawn on every floor's plan. It is drawn on the storey its z lies in, one with no
+    /// rooms too.
     @Test func aNodeWithoutARoomIsDrawnOnItsOwnFloor() async throws {
         let site = SiteModel(
             rooms: [.init(name: "kitchen", floor: 0, polygon: [[0, 0], [4, 0], [4, 4], [0, 4]]),
                     .init(name: "bedroom", floor: 1, polygon: [[0, 0], [4, 0], [4, 4], [0, 4]])],
             nodes: [.init(name: "kitchen-pi", room: "kitchen", position: [2, 2, 2]),
                     .init(name: "bedroom-pi", room: "bedroom", position: [2, 2, 5]),
-                    .init(name: "landing-pi", room: nil, position: [3, 3, 4.2]), .init(name: "porch-pi", room: nil, position: [1, 1])])
+                    .init(name: "landing-pi", room: nil, position: [3, 3, 4.2]), .init(name: "porch-pi", room: nil, position: [1, 1]),
+                    .init(name: "attic-pi", room: nil, position: [2, 2, 7])])
         let runtime = try await Self.runtime(site: site, loudAt: "kitchen-pi", quietAt: "bedroom-pi")
         let built = await runtime.dashboardSnapshot(now: 30, connected: true)
-        #expect(built.nodes.map(\.floor) == [0, 1, 1, 0], "the room's floor, else the storey of z (none: a node's usual height)")
-        for (floor, drawn) in [(0, "kitchen-pi,porch-pi"), (1, "bedroom-pi,landing-pi")] {
+        #expect(built.nodes.map(\.floor) == [0, 1, 1, 0, 2], "the room's floor, else the storey of z (none: a node's usual height)")
+        // The attic has no room: its node is drawn on a plan of its own.
+        for (floor, drawn) in [(0, "kitchen-pi,porch-pi"), (1, "bedroom-pi,landing-pi"), (2, "attic-pi")] {
             try await Self.withLivePage({ k in
                 var s = built
                 s.ts = 30 + Double(k)

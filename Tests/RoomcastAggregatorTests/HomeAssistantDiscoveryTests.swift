@@ -146,12 +146,12 @@ import Testing
 
     /// A bathroom on each floor, both shown as "Bathroom": one Home Assistant area held both rooms'
     /// devices (and their nodes), two devices of one name, the second's entities `_2`. Each is
-    /// named as the room sensors' options name it, with its id beside the title; one given an
-    /// area keeps it.
+    /// named as the room sensors' options name it, with its id beside the title (titles compared
+    /// as Home Assistant compares areas, whatever their case); one given an area keeps it.
     @Test func twoRoomsOfOneTitleAreTwoDevicesInTwoAreas() throws {
         let site = SiteModel(
             rooms: [.init(name: "bath_down", displayName: "Bathroom"), .init(name: "bath_up", floor: 1, displayName: "Bathroom"),
-                    .init(name: "loo", displayName: "Bathroom", area: "Utility"), .init(name: "kitchen")],
+                    .init(name: "loo", displayName: "bathroom", area: "Utility"), .init(name: "kitchen")],
             nodes: [.init(name: "down-pi", room: "bath_down"), .init(name: "up-pi", room: "bath_up")],
             beacons: [.init(id: cat, name: "Cat")])
         let all = try HomeAssistantDiscovery(topics: Topics(), mode: .device, site: site).siteConfigs(site)
@@ -160,6 +160,7 @@ import Testing
         #expect(try dev("roomcast_room_bath_down")["suggested_area"] as? String == "Bathroom (bath_down)")
         #expect(try dev("roomcast_room_bath_up")["suggested_area"] as? String == "Bathroom (bath_up)")
         #expect(try dev("roomcast_room_loo")["suggested_area"] as? String == "Utility")
+        #expect(try dev("roomcast_room_loo")["name"] as? String == "bathroom (loo)", "titles told apart whatever their case")
         #expect(try dev("roomcast_room_kitchen")["name"] as? String == "Kitchen", "a title of its own is shown as it is")
         #expect(try dev("roomcast_node_up_pi")["suggested_area"] as? String == "Bathroom (bath_up)")
         let ids = try ["bath_down", "bath_up"].map { room in

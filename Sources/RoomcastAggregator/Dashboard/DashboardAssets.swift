@@ -164,7 +164,9 @@ enum DashboardAssets {
       }
 
       function renderFloors() {
-        const floors = [...new Set(snap.rooms.map((r) => r.floor))].sort((a, b) => a - b);
+        // Room-less nodes' floors too: a Pi on a landing above every room is drawn on a plan of its own.
+        const floors = [...new Set(snap.rooms.map((r) => r.floor)
+          .concat(snap.nodes.filter((n) => n.room == null && n.position && n.floor != null).map((n) => n.floor)))].sort((a, b) => a - b);
         if (floor === null || !floors.includes(floor)) floor = floors.length ? floors[0] : 0;
         const nav = $("floors");
         nav.replaceChildren();

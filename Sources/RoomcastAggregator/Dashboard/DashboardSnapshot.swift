@@ -44,8 +44,7 @@ public struct DashboardSnapshot: Codable, Sendable, Equatable {
         public var clockOffsetS: Double?
         /// The name people read (`nodes[].display_name`, else derived from `name`).
         public var title: String?
-        /// The floor the plan draws it on: its room's, else the storey its z lies in (a node
-        /// without a room was drawn on every floor).
+        /// The floor the plan draws it on: its room's, else the storey its z lies in.
         public var floor: Int?
 
         enum CodingKeys: String, CodingKey {

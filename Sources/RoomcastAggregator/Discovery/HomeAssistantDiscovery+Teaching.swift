@@ -80,9 +80,10 @@ extension HomeAssistantDiscovery {
 
         init(_ rooms: [SiteModel.Room], reserved: String) {
             var seen: [String: Int] = [:]
-            for r in rooms { seen[r.title, default: 0] += 1 }
+            // Case folded: Home Assistant matches areas so, and entity ids are lower case.
+            for r in rooms { seen[r.title.lowercased(), default: 0] += 1 }
             let pairs = rooms.map { r in
-                (room: r.name, option: seen[r.title, default: 0] > 1 || r.title == reserved ? "\(r.title) (\(r.name))" : r.title)
+                (room: r.name, option: seen[r.title.lowercased(), default: 0] > 1 || r.title == reserved ? "\(r.title) (\(r.name))" : r.title)
             }
             options = pairs.map(\.option)
             shown = Dictionary(pairs.map { ($0.room, $0.option) }, uniquingKeysWith: { a, _ in a })

@@ -138,7 +138,7 @@ public struct HomeAssistantDiscovery: Sendable {
         let state = topics.room(room.name)
         let device = Device(identifiers: ["roomcast_room_\(slug)"], name: title, manufacturer: "Roomcast",
                             model: "room, floor \(room.floor)", viaDevice: Self.aggregatorDeviceID,
-                            suggestedArea: room.area ?? title)
+                            suggestedArea: areaName(room))
         var components = [
             component("binary_sensor", "roomcast_room_\(slug)_occupancy", EntityConfig(
                 name: "Occupancy", uniqueID: "roomcast_room_\(slug)_occupancy", entityID: entityID("binary_sensor", title, "Occupancy"),
@@ -186,16 +186,15 @@ public struct HomeAssistantDiscovery: Sendable {
         let slug = Self.slug(node.name)
         let title = node.title
         let telemetry = topics.nodeTelemetry(node.name)
-        // The telemetry topic is retained: a node stopped or lost left its last rates on it, and
-        // its sensors showed 41.5 adv/s and 7 beacons in view beside Connectivity off. The rates
-        // and the uptime read unavailable while the node says it is offline (its Last Will, a
-        // clean stop, a radio that does not listen); connectivity and last seen stay, to say so
-        // and since when.
+        // The telemetry topic is retained: a node stopped or lost leaves its last rates on it. The
+        // rates and the uptime read unavailable while the node says it is offline (its Last Will,
+        // a clean stop, a radio that does not listen), not rates it no longer has; connectivity
+        // and last seen stay, to say so and since when.
         let whileOnline = availability + [Availability(topic: topics.nodeStatus(node.name), payloadAvailable: "online",
                                                        payloadNotAvailable: "offline")]
         let device = Device(identifiers: ["roomcast_node_\(slug)"], name: title, manufacturer: "Roomcast",
                             model: "edge-agent", viaDevice: Self.aggregatorDeviceID,
-                            suggestedArea: node.room.map { room in roomsByName[room].map { $0.area ?? shownTitle($0) } ?? DisplayName.title(for: room) })
+                            suggestedArea: node.room.map { room in roomsByName[room].map(areaName) ?? DisplayName.title(for: room) })
         var components = [
             component("binary_sensor", "roomcast_node_\(slug)_connectivity", EntityConfig(
                 name: "Connectivity", uniqueID: "roomcast_node_\(slug)_connectivity",
@@ -583,6 +582,9 @@ public struct HomeAssistantDiscovery: Sendable {
     /// room has that title too (a bathroom on each floor), so that each is its own device and
     /// area, with entity ids of its own, as each is its own option of the room sensors.
     func shownTitle(_ room: SiteModel.Room) -> String { roomTitles.shown[room.name] ?? room.title }
+
+    /// The Home Assistant area a room's devices and its nodes join: `area`, else its shown title.
+    func areaName(_ room: SiteModel.Room) -> String { room.area ?? shownTitle(room) }
 
     /// A template expression for the display name of the room id in `expression` (`roomTitles`).
     private func roomTitle(_ expression: String) -> String {
