@@ -106,6 +106,7 @@ public struct FusionModel: Sendable, Equatable {
 
     /// The floor a node without a room stands on: the storey its z (from floor 0's floor) lies in.
     public func floor(atHeight z: Double) -> Int { Int((z / floorHeight).rounded(.down)) }
+
     /// RSSI spread around the path-loss model (dB), growing per wall; spread of a beacon's
     /// real 1 m power around its advertised one (dB).
     public var rssiSigma: Double = 5
