@@ -1,12 +1,15 @@
+import RoomcastLogging
+
 /// Publishes the broker acknowledged with a refusing MQTT 5 reason code (PUBACK ≥ 0x80, e.g.
 /// 0x87 Not authorized when its ACL denies the topic), counted per topic family, and when to
 /// say so in the log.
 ///
 /// A broker that denies a publish drops it; under MQTT 3.1.1 or at QoS 0 the client never
 /// hears of it. Under MQTT 5 a QoS 1 publish comes back with the reason, and this is where it
-/// is kept. Pure: the caller passes the time, so the once-a-minute rule is tested without waiting.
+/// is kept. Pure: the caller passes the time, so the pacing is tested without waiting.
 public struct PublishRefusals: Sendable, Equatable {
-    /// Shortest gap between two log lines about refusals.
+    /// Shortest gap between two log lines about refusals; while they go on, the gaps grow to
+    /// hourly (`LogPacing`): a broker whose ACL denies a node's topics does so for good.
     public static let logInterval: Double = 60
     /// Most topic families counted apart; further ones are counted under `otherFamily`, so a
     /// broker refusing everything cannot grow this without bound.
@@ -17,7 +20,7 @@ public struct PublishRefusals: Sendable, Equatable {
     public private(set) var byFamily: [String: Int] = [:]
     /// The reason code of the latest refusal.
     public private(set) var lastReason: Int?
-    private var loggedAt: Double?
+    private var lines = LogPacing(interval: PublishRefusals.logInterval)
     private var loggedTotal = 0
 
     public init() {}
@@ -32,14 +35,12 @@ public struct PublishRefusals: Sendable, Equatable {
         lastReason = reason
     }
 
-    /// What to log now: nil unless refusals came since the last report and the last report is
-    /// at least `logInterval` old (the first one is reported at once).
+    /// What to log now: nil unless refusals came since the last report and a line is due (the
+    /// first at once, then from `logInterval` apart ever further apart while they go on).
     public mutating func report(now: Double) -> Report? {
         let total = self.total
-        guard total > loggedTotal else { return nil }
-        if let at = loggedAt, now - at < Self.logInterval, now >= at { return nil }
+        guard total > loggedTotal, lines.admit(now: now).admit else { return nil }
         let report = Report(sinceLast: total - loggedTotal, total: total, byFamily: byFamily, reason: lastReason ?? 0)
-        loggedAt = now
         loggedTotal = total
         return report
     }

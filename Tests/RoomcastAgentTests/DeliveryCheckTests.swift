@@ -54,4 +54,25 @@ import Testing
         for i in 0..<100 { r.record(family: "t/\(i)", reason: 0x87) }
         #expect(r.byFamily.count == PublishRefusals.maxFamilies + 1 && r.total == 103)
     }
+
+    /// A broker whose ACL denies a node's topics (its user name is not its node name) does so for
+    /// good: a line a minute was 1,440 a day onto the Pi's SD card. They come ever further apart,
+    /// up to hourly, every refusal counted.
+    @Test func refusalsThatGoOnAreReportedEverFurtherApart() {
+        var r = PublishRefusals()
+        var lines: [Double] = []
+        var counted = 0
+        for t in stride(from: 0.0, to: 86_400, by: 10) {
+            r.record(family: "roomcast/nodes/+/beacons/+", reason: 0x87)
+            if let report = r.report(now: t) {
+                lines.append(t)
+                counted += report.sinceLast
+            }
+        }
+        #expect(lines.prefix(3) == [0, 60, 180], "\(lines.prefix(5))")
+        #expect(lines.count < 40, "\(lines.count) lines in a day")
+        #expect(zip(lines.dropFirst(), lines).map { $0 - $1 }.suffix(3).allSatisfy { $0 >= 3600 })
+        let next = r.report(now: 200_000)
+        #expect(counted + (next?.sinceLast ?? 0) == 8_640 && next?.total == 8_640, "every refusal counted")
+    }
 }

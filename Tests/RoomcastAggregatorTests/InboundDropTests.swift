@@ -17,6 +17,27 @@ import Testing
         #expect(report.due(dropped: 1201, now: 131).map { [$0.total, $0.since] } == [1201, 1])
     }
 
+    /// Fusion behind the broker for good (a site too big for its host): a line every 10 s was
+    /// 8,640 a day. They come ever further apart while losses go on, up to hourly, each with the
+    /// total; after a calm, the next loss is said at once and at 10 s again.
+    @Test func lossesThatGoOnAreLoggedEverFurtherApart() {
+        var report = InboundDropReport(interval: 10)
+        var lines: [Double] = []
+        var dropped = 0
+        for t in stride(from: 0.0, to: 86_400, by: 1) {
+            dropped += 3
+            if let line = report.due(dropped: dropped, now: t) {
+                lines.append(t)
+                #expect(line.total == dropped)
+            }
+        }
+        #expect(lines.prefix(4) == [0, 10, 30, 70], "\(lines.prefix(6))")
+        #expect(lines.count < 40, "\(lines.count) lines in a day")
+        let back = 86_400 + 7_200.0
+        #expect(report.due(dropped: dropped + 1, now: back) != nil && report.due(dropped: dropped + 2, now: back + 5) == nil
+                && report.due(dropped: dropped + 3, now: back + 10) != nil)
+    }
+
     /// The wall clock stepped back: the last line's time lies ahead, and held every line back
     /// until the clock caught up. The rate-limited log lines and the dashboards' pushes alike
     /// (open dashboards froze for as long as the step).
