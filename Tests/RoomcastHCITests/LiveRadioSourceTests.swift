@@ -65,6 +65,26 @@ import Testing
         await source.shutdown()
     }
 
+    /// An adapter that refuses to advertise, in a room that hears nothing: the refusal, asked
+    /// again at every reset, was an error line each time (every 4 minutes, 360 a day). It is said
+    /// once, then paced with the other recoveries.
+    @Test func anAdvertisingRefusalIsNotLoggedAtEveryReset() async throws {
+        let fake = try ScriptedH4Controller(configuration: .init(extended: true, failingOpcodes: [0x2006: 0x0C]))
+        defer { fake.stop() }
+        let logs = InMemoryLogHandler()
+        var options = Self.options()
+        options.advertise = AdvertisingSettings(data: ControllerTests.beacon, interval: 0.5)
+        let source = LiveRadioSource(spec: .h4(path: fake.path, baud: nil), options: options,
+                                     logger: Logger(label: "radio", level: .info, handler: logs))
+        try await withTimeout(.seconds(60), "start") { try await source.start() }
+        // Refused at the start and after each of three resets.
+        try await awaitCommands(fake, opcode: 0x2006, count: 4)
+        let refusals = logs.records.filter { $0.message.hasPrefix("the adapter refused legacy advertising") }
+        #expect(refusals.count == 1, "\(refusals.count) lines for 4 refusals")
+        #expect(source.counters.snapshot.resets >= 3)
+        await source.shutdown()
+    }
+
     @Test func reportsKeepTheScanFromBeingRestarted() async throws {
         let fake = try ScriptedH4Controller(configuration: .init(scanBatches: [ControllerTests.script([-50, -51])]))
         defer { fake.stop() }

@@ -139,22 +139,29 @@ public final class LiveRadioSource: RadioSource {
                 try await controller.startAdvertising(advertise)
             } catch .commandFailed(let opcode, let status) where !options.advertisingRequired {
                 // A refusal is the controller's answer to these settings: retrying cannot help,
-                // and the node's job is scanning, so it stays a scanner.
-                if status == RadioError.commandDisallowed {
-                    // BlueZ drives an adapter that has extended advertising with the extended
-                    // commands from its start, and the controller then refuses the legacy ones
-                    // (Core 5.4 Vol 4 Part E §3.1.1).
-                    logger.error("the adapter refused legacy advertising (Command Disallowed): BlueZ uses extended advertising on it; scanning without advertising. Advertise from another adapter, or an H4 controller the agent resets",
-                                 metadata: ["hci.device": "\(spec)", "hci.opcode": "\(opcode)"])
-                } else {
-                    // E.g. Invalid HCI Command Parameters (0x12) from a controller older than
-                    // Bluetooth 5, where a non-connectable advertisement needs 100 ms or more.
-                    logger.error("the adapter refused to advertise; scanning without advertising. Check advertise.interval_ms (controllers before Bluetooth 5 need at least 100 ms)",
-                                 metadata: ["hci.device": "\(spec)", "error": "\(RadioError.commandFailed(opcode: opcode, status: status))"])
-                }
+                // and the node's job is scanning, so it stays a scanner. Asked again at every
+                // adapter reset (every 4 minutes in a room that hears nothing): said paced.
+                let (said, held) = recoveryLog.admit("advertise/\(status)", now: deadlines.now())
+                if said { logAdvertisingRefused(opcode: opcode, status: status, suppressed: held) }
             }
         }
         try await controller.startScanning(options.scan)
+    }
+
+    private func logAdvertisingRefused(opcode: HCIOpcode, status: UInt8, suppressed: Int) {
+        if status == RadioError.commandDisallowed {
+            // BlueZ drives an adapter that has extended advertising with the extended commands
+            // from its start, and the controller then refuses the legacy ones (Core 5.4 Vol 4
+            // Part E §3.1.1).
+            logger.error("the adapter refused legacy advertising (Command Disallowed): BlueZ uses extended advertising on it; scanning without advertising. Advertise from another adapter, or an H4 controller the agent resets",
+                         metadata: ["hci.device": "\(spec)", "hci.opcode": "\(opcode)", "suppressed": "\(suppressed)"])
+        } else {
+            // E.g. Invalid HCI Command Parameters (0x12) from a controller older than Bluetooth 5,
+            // where a non-connectable advertisement needs 100 ms or more.
+            logger.error("the adapter refused to advertise; scanning without advertising. Check advertise.interval_ms (controllers before Bluetooth 5 need at least 100 ms)",
+                         metadata: ["hci.device": "\(spec)", "error": "\(RadioError.commandFailed(opcode: opcode, status: status))",
+                                    "suppressed": "\(suppressed)"])
+        }
     }
 
     /// Seconds between two restarts of the scan after another program changed it.
