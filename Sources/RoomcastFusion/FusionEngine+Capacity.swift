@@ -17,12 +17,16 @@ public struct DroppedBeacon: Sendable, Equatable {
     /// Its name and newest capture time when dropped: the away it is published with keeps them.
     public var name: String?
     public var lastSeen: Double?
+    /// The decision in force when it was dropped (nil: never decided): what its retained
+    /// presence says, which the aggregator goes on refreshing for a beacon the site awaits.
+    public var decision: PresenceDecision?
 
-    public init(id: BeaconID, reason: Reason, name: String? = nil, lastSeen: Double? = nil) {
+    public init(id: BeaconID, reason: Reason, name: String? = nil, lastSeen: Double? = nil, decision: PresenceDecision? = nil) {
         self.id = id
         self.reason = reason
         self.name = name
         self.lastSeen = lastSeen
+        self.decision = decision
     }
 }
 
@@ -155,6 +159,7 @@ extension FusionEngine {
 
     /// Stops tracking beacon `b` and reports it (`takeDropped`).
     mutating func drop(_ b: Int, reason: DroppedBeacon.Reason) {
+        let last = beacons[b].decided ? makeDecision(b, at: beacons[b].lastEvaluation) : nil
         let p = beacons[b].pool
         if p >= 0 {
             if beacons[b].stranger { pools[p].strangerCount -= 1 } else { pools[p].placedCount -= 1 }
@@ -168,7 +173,8 @@ extension FusionEngine {
         freeBeacons.append(b)
         if dropped.count < Self.maximumDroppedReports {
             let seen = beacons[b].lastSeen
-            dropped.append(DroppedBeacon(id: beacons[b].id, reason: reason, name: beacons[b].name, lastSeen: seen.isFinite ? seen : nil))
+            dropped.append(DroppedBeacon(id: beacons[b].id, reason: reason, name: beacons[b].name, lastSeen: seen.isFinite ? seen : nil,
+                                         decision: last))
         } else {
             counters.droppedUnreported &+= 1
         }

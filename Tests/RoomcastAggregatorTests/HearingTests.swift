@@ -45,9 +45,9 @@ import Testing
         var now = 0.0
         var out: [(at: Double, message: OutboundMessage)] = []
 
-        init(standbyAs name: String? = nil) {
+        init(standbyAs name: String? = nil, config: AggregatorConfig = HearingTests.config()) {
             let election = name.map { LeaseElection(me: $0, topics: HearingTests.topics, duration: 6) }
-            runtime = AggregatorRuntime(core: HearingTests.config().makeCore(), election: election,
+            runtime = AggregatorRuntime(core: config.makeCore(), election: election,
                                         refreshInterval: 10, startedAt: 0, logger: .silent)
         }
 
@@ -521,6 +521,30 @@ extension HearingTests {
         let person = try WireFormat.decode(PersonPresence.self, from: alice.message.payload)
         #expect(person.state == .notHome, "\(person)")
         #expect(out.contains { $0.message.topic == Self.topics.presence(cat) }, "the cat, heard, is tracked as before")
+    }
+
+    /// A listed beacon away for `forget_after_s` is let go by fusion, but its presence is still
+    /// refreshed as it was: a broker that lost its retained messages (no persistence) would
+    /// otherwise hold nothing for it, and Home Assistant show it unavailable until it came home.
+    /// Heard again, it is followed as before.
+    @Test func aListedBeaconForgottenWhileAwayIsStillRefreshed() async throws {
+        var config = Self.config()
+        config.fusion.forgetAfter = 60
+        let rig = Rig(config: config)
+        await rig.connect()
+        await rig.run(20)
+        #expect(await rig.room == "kitchen")
+        _ = try #require(await rig.leave(), "the cat never left")
+        let away = try #require(rig.presence(since: 0).last)
+        await rig.run(150)
+        #expect(await rig.runtime.decision(for: cat) == nil, "fusion still tracks the cat: the test shows nothing")
+        let refreshed = rig.presence(since: rig.now - 30)
+        #expect(!refreshed.isEmpty, "no refresh of the cat's presence once it was forgotten")
+        #expect(refreshed.allSatisfy { $0.room == nil && $0.since == away.since && $0.reason == away.reason && $0.lastSeen == away.lastSeen },
+                "\(refreshed) after \(away)")
+        #expect(refreshed.last.map { $0.ts > away.ts } == true, "a refresh is stamped when it is sent")
+        rig.home.heard = true
+        #expect(await rig.move(to: "office") != nil, "the cat, heard again, is not followed")
     }
 
     /// A listed beacon no node has heard since the start is published away (`never_heard`) once

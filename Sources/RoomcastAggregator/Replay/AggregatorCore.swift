@@ -207,6 +207,11 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// which the broker sends again at every reconnect, is not resumed again. Resumed, each was
     /// tracked anew, announced again, and gave its person the retained message's old time.
     private var droppedThisRun: Set<BeaconID> = []
+    /// The last decision of each awaited beacon (listed, or a person's) the engine forgot after
+    /// `forget_after_s` away: the refresh goes on republishing it, or a broker that lost its
+    /// retained messages would hold no presence for it, and Home Assistant show it unavailable.
+    /// Bounded by the config; a decision of the engine's, once the beacon is heard again, wins.
+    private var forgottenAwaited: [BeaconID: PresenceDecision] = [:]
     /// Beacons remembered in `droppedThisRun` at most (a flood of strangers fills it).
     static var maximumDroppedThisRun: Int { 65_536 }
     /// Whether `start` has run: what the core answers before it (announced configs, a stale
@@ -579,7 +584,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
 
     /// Periodic refresh of every retained output.
     public func refresh(now: Double) throws -> [OutboundMessage] {
-        let all = publishedDecisions()
+        let all = publishedDecisions(now: now)
         return try publisher.refresh(all + neverHeardDecisions(now: now), now: now, handedOver: handedOver(all))
     }
 
@@ -659,10 +664,19 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         }
     }
 
-    func publishedDecisions() -> [PresenceDecision] {
+    /// Every decision in force; an awaited beacon the engine forgot keeps its last, stamped `now`
+    /// when given (a refresh's).
+    func publishedDecisions(now: Double? = nil) -> [PresenceDecision] {
         var ids = Set(knownBeacons.keys)
         ids.formUnion(announcedBeacons)
-        return ids.sorted().compactMap { engine.decision(for: $0) }
+        ids.formUnion(forgottenAwaited.keys)
+        return ids.sorted().compactMap { id in
+            engine.decision(for: id) ?? forgottenAwaited[id].map { d in
+                var d = d
+                d.ts = now ?? d.ts
+                return d
+            }
+        }
     }
 
     /// Tidies up after the beacons the engine dropped: forgets what was published of them and,
@@ -693,6 +707,9 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             presenceStats.forget(d.id)
             // Another partition's retained presence is its own to clear.
             guard claims.removeValue(forKey: d.id) == nil else { continue }
+            if d.reason == .forgotten, knownBeacons[d.id] != nil || peoplesBeacons.contains(d.id), let last = d.decision {
+                forgottenAwaited[d.id] = last
+            }
             guard d.reason == .evictedStranger, knownBeacons[d.id] == nil else { continue }
             evictedBeacons &+= 1
             let clears = published ? publisher.clearRetained(d.id) : []
