@@ -110,6 +110,31 @@ import TestSupport
         await rig.shutdown()
     }
 
+    /// The dashboard's port held by another process (the run before still closing, another
+    /// service) costs the home nothing: the aggregator decides as ever, says why the dashboard is
+    /// not there, and serves it once the port is free, with no restart.
+    @Test func aTakenDashboardPortDoesNotStopPresence() async throws {
+        let held = try RefusingPort()
+        let rig = try await FaultRig.start(refreshInterval: 60, aggregatorArguments: ["--http", "127.0.0.1:\(held.port)"])
+        do {
+            _ = try await FaultTests.warmUp(rig)
+            let log = try String(contentsOfFile: "\(rig.directory)/aggregator.log", encoding: .utf8)
+            #expect(log.contains("cannot listen") && log.contains("another process holds the port"), "\(log.suffix(2000))")
+            held.release()
+            try await eventually("the dashboard on the freed port", timeout: .seconds(30), poll: .milliseconds(200)) {
+                (try? await LocalHTTP.get(held.port, "/metrics"))?.status == 200
+            }
+            let metrics = try await LocalHTTP.get(held.port, "/metrics").body
+            #expect(LocalHTTP.value(metrics, "roomcast_decisions_total").map { $0 >= 1 } == true, "\(metrics.prefix(600))")
+            let after = try String(contentsOfFile: "\(rig.directory)/aggregator.log", encoding: .utf8)
+            #expect(after.components(separatedBy: "effective config").count == 2, "the aggregator started more than once")
+        } catch {
+            await rig.shutdown()
+            throw error
+        }
+        await rig.shutdown()
+    }
+
     /// Prometheus's answer to `query` as (labels, value) pairs.
     static func query(_ prometheusPort: Int, _ query: String) async throws -> [([String: String], Double)] {
         var components = URLComponents(string: "http://127.0.0.1:\(prometheusPort)/api/v1/query")!
@@ -216,7 +241,10 @@ import TestSupport
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try await ChildProcess.run("\(bin)/roomcast-sim", ["generate", "--layout", "house", "--seed", "4", "--duration", "120",
                                                            "--out", "\(dir)/home"], in: dir)
-        let port = try freePort()
+        // Its port is held at the start (the run before not gone yet): the agent scans on and
+        // listens once the port is free.
+        let held = try RefusingPort()
+        let port = held.port
         let config = "\(dir)/agent.yaml"
         try (String(contentsOfFile: "\(dir)/home/agent.yaml", encoding: .utf8) + "\nhttp:\n  listen: \"127.0.0.1:\(port)\"\n")
             .write(toFile: config, atomically: true, encoding: .utf8)
@@ -225,6 +253,10 @@ import TestSupport
             "--speed", "realtime", "--dry-run",
         ], stdoutPath: "\(dir)/agent.out", stderrPath: "\(dir)/agent.log")
         defer { agent.send(SIGKILL) }
+        try await eventually("the agent says its port is taken", timeout: .seconds(30), poll: .milliseconds(100)) {
+            ((try? String(contentsOfFile: "\(dir)/agent.log", encoding: .utf8)) ?? "").contains("cannot listen")
+        }
+        held.release()
         try await eventually("the agent's listener", timeout: .seconds(30), poll: .milliseconds(100)) {
             (try? await LocalHTTP.get(port, "/healthz"))?.status == 200
         }

@@ -147,7 +147,8 @@ public final class EdgeAgentService: Sendable {
     }
 
     /// Starts `/metrics` and `/healthz` when `http.listen` is set. A listener that cannot start
-    /// (port in use) is reported and the agent scans on: the radio matters more than its metrics.
+    /// (port in use) is reported and tried again while the agent scans on: the radio matters more
+    /// than its metrics.
     private func startListener(runtime: AgentRuntime) -> AgentHTTP? {
         guard let http, let configuration = HTTPServer.Configuration(http) else { return nil }
         let (settings, source, mqtt) = (settings, source, mqtt)
@@ -158,18 +159,14 @@ public final class EdgeAgentService: Sendable {
                                     radio: source.counters.snapshot, mqttConnected: mqtt?.isConnected,
                                     mqttReconnects: mqtt?.reconnects ?? 0, mqttPublishFailures: mqtt?.publishFailures ?? 0)
         }, logger: logger)
-        do {
-            try listener.start()
+        if listener.server.startOrKeepTrying() {
             logger.info("metrics listening", metadata: ["http.listen": http.listen ?? ""])
-            if http.exposesReads() {
-                logger.warning("/metrics is readable from the network without a token",
-                               metadata: ["http.listen": http.listen ?? "", "hint": "\(HTTPConfig.exposureHint)"])
-            }
-            return listener
-        } catch {
-            logger.error("cannot start the metrics listener", metadata: ["error": "\(error)"])
-            return nil
         }
+        if http.exposesReads() {
+            logger.warning("/metrics is readable from the network without a token",
+                           metadata: ["http.listen": http.listen ?? "", "hint": "\(HTTPConfig.exposureHint)"])
+        }
+        return listener
     }
 
     /// Ends `run()` gracefully (idempotent).

@@ -242,7 +242,9 @@ public enum AggregatorCLI {
                 }), logger: logger)
         }
         if let http {
-            do { try http.start() } catch { return fail("\(error)", .failure) }
+            // Presence goes on while the dashboard's port is taken (the run before still closing,
+            // another service): the listen is tried again, not the whole aggregator restarted.
+            http.server.startOrKeepTrying()
             if config.http.exposesReads() {
                 logger.warning("the dashboard and /metrics are readable from the network without a token",
                                metadata: ["http.listen": config.http.listen ?? "", "hint": "\(HTTPConfig.exposureHint)"])

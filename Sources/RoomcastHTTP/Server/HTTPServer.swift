@@ -57,6 +57,8 @@ public final class HTTPServer: Sendable {
         /// Refused connections still being closed gracefully, each on its own short-lived thread.
         var lingeringRefusals = 0
         var counters = Counters()
+        /// Listening again after a failed start (`startOrKeepTrying`), until it listens or stops.
+        var retry: Task<Void, Never>?
     }
 
     /// How long a finished connection waits for the client to stop sending before it is closed.
@@ -99,10 +101,17 @@ public final class HTTPServer: Sendable {
                 close(fd)  // or the port stays held, with no one to accept on it
                 throw error
             }
-            state.withLock {
-                $0.listenFD = fd
-                $0.wake = wake
-                $0.port = port
+            // Shut down meanwhile (a retry racing the end of the process): nothing listens.
+            let stopped = state.withLock { s -> Bool in
+                guard !s.stopped else { return true }
+                s.listenFD = fd
+                s.wake = wake
+                s.port = port
+                return false
+            }
+            if stopped {
+                for descriptor in [fd, wake.read, wake.write] { close(descriptor) }
+                return
             }
         } catch {
             throw HTTPServerError(endpoint: endpoint.description, underlying: error)
@@ -113,6 +122,46 @@ public final class HTTPServer: Sendable {
         logger.info("http listening", metadata: ["http.listen": "\(endpoint.isIPv6 ? "[\(endpoint.host)]" : endpoint.host):\(port)"])
     }
 
+    /// Listens now or, failing that, as soon as it can. A port another process holds (the run
+    /// before not gone yet, another service) or an address not up yet at boot must not stop the
+    /// work the listener only shows, nor restart it every few seconds: the failure is logged, and
+    /// the listen tried again every `retryInterval` seconds until it succeeds or the server is
+    /// shut down, the failure said again ever further apart. Returns whether it listens now.
+    @discardableResult
+    public func startOrKeepTrying(retryInterval: Double = 5) -> Bool {
+        do {
+            try start()
+            return true
+        } catch {
+            logger.error("cannot listen; the rest runs on and the listen is tried again", metadata: [
+                "error": "\(error)", "retry_s": "\(retryInterval)"])
+        }
+        let task = Task { [weak self] in
+            var pacing = LogPacing(interval: 60)
+            _ = pacing.admit(now: Syscall.monotonicSeconds())
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(retryInterval))
+                guard let self, !Task.isCancelled else { return }
+                do {
+                    try self.start()
+                    return
+                } catch {
+                    let (admit, suppressed) = pacing.admit(now: Syscall.monotonicSeconds())
+                    if admit {
+                        self.logger.warning("still cannot listen; tried again", metadata: [
+                            "error": "\(error)", "suppressed": "\(suppressed)"])
+                    }
+                }
+            }
+        }
+        let stopped = state.withLock { s -> Bool in
+            if !s.stopped { s.retry = task }
+            return s.stopped
+        }
+        if stopped { task.cancel() }
+        return false
+    }
+
     /// Stops accepting, ends every open connection (streams included) and closes the socket.
     /// Idempotent.
     public func shutdown() {
@@ -121,6 +170,7 @@ public final class HTTPServer: Sendable {
         state.withLock { s in
             guard !s.stopped else { return }
             s.stopped = true
+            s.retry?.cancel()
             for fd in s.connections { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
             if s.wake.write >= 0 { _ = try? Syscall.writeAll(s.wake.write, [1]) }
         }
