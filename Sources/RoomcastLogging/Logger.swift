@@ -212,6 +212,14 @@ public struct LogPacing: Sendable, Equatable {
         return (true, suppressed)
     }
 
+    /// The wall clock stepped back by `seconds` (forward when negative) and the caller's times
+    /// moved with it: the times kept here move too, so the pacing goes on where it was.
+    public mutating func clockSteppedBack(by seconds: Double) {
+        guard seconds.isFinite else { return }
+        lastAt = lastAt.map { $0 - seconds }
+        lastSeen -= seconds
+    }
+
     /// Whether the line has had a calm by `now` (a last sighting in the future: the wall clock
     /// stepped back): come again, it would start over at `interval`.
     public func isCalm(now: Double) -> Bool {

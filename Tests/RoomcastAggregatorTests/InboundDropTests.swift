@@ -56,6 +56,19 @@ import Testing
         #expect(pushes.due(now: 6_400) && !pushes.due(now: 6_400.5) && pushes.due(now: 6_401))
     }
 
+    /// A caller that moves its own times with a clock step (the agent's full beacon table) moves
+    /// the pacing with them: the condition goes on being said at its pace, not at once again
+    /// after each step, nor held back for the step's length.
+    @Test func aPacingMovedWithTheClockGoesOnWhereItWas() {
+        var pacing = LogPacing(interval: 60)
+        #expect(pacing.admit(now: 0).admit && pacing.admit(now: 60).admit, "at once, then a minute later")
+        pacing.clockSteppedBack(by: 1000)
+        #expect(pacing.admit(now: 60 - 1000 + 119).admit == false, "the next is 120 s after the last, on the stepped clock")
+        #expect(pacing.admit(now: 60 - 1000 + 120) == (true, 1))
+        pacing.clockSteppedBack(by: -5000)
+        #expect(pacing.admit(now: 180 - 1000 + 5000 + 239).admit == false, "a step forward is no calm")
+    }
+
     /// A condition that lasts (a node whose clock is off, judged every 10 s; a Pi publishing under
     /// a name the site does not list) was logged every 10 s for as long as it lasted: 8,640
     /// lines a day onto a Pi's SD card. Its lines come ever further apart, up to hourly; one that

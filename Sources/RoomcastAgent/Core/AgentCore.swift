@@ -1,5 +1,6 @@
 import RoomcastAdvertising
 import RoomcastHCI
+import RoomcastLogging
 import Shared
 
 /// The edge agent's whole decision path without I/O: advertising report →
@@ -47,7 +48,9 @@ public struct AgentCore: Sendable {
     private var nextTelemetry: Double
     private var rateWindow: (start: Double, count: UInt64)
     private var advertisementsPerSecond: Double = 0
-    private var capacityWarned: (at: Double, evicted: UInt64, refused: UInt64)?
+    /// When a full table is said (`capacityWarning`), and the counts the last warning gave.
+    private var capacityPacing = LogPacing(interval: CapacityWarning.interval)
+    private var capacityReported: (evicted: UInt64, refused: UInt64) = (0, 0)
 
     /// What the core has counted, for telemetry and logs.
     public struct Stats: Sendable, Equatable {
@@ -249,7 +252,7 @@ public struct AgentCore: Sendable {
         latestTime -= seconds
         nextTelemetry -= seconds
         rateWindow.start -= seconds
-        if let warned = capacityWarned { capacityWarned = (warned.at - seconds, warned.evicted, warned.refused) }
+        capacityPacing.clockSteppedBack(by: seconds)
         stats.clockSteps += 1
         stats.lastClockStep = -seconds
     }
@@ -294,18 +297,17 @@ public struct AgentCore: Sendable {
         return table
     }
 
-    /// What to tell the user about a full table, at most once a minute and only when beacons
-    /// were evicted or refused since the last time; nil otherwise. Call it after `tick`.
+    /// What to tell the user about a full table, only when beacons were evicted or refused since
+    /// the last time, and paced as every lasting condition is (`LogPacing`: at once, then a
+    /// minute later, each gap twice the last, up to hourly); nil otherwise. Call it after `tick`.
     public mutating func capacityWarning(now: Double) -> CapacityWarning? {
-        let evictedSinceLast = stats.evicted - (capacityWarned?.evicted ?? 0)
-        let refusedSinceLast = stats.refused - (capacityWarned?.refused ?? 0)
-        guard evictedSinceLast + refusedSinceLast > 0 else { return nil }
-        if let last = capacityWarned, now - last.at < CapacityWarning.interval, now >= last.at { return nil }
-        let warning = CapacityWarning(capacity: beacons.capacity, tracked: beacons.count, evicted: stats.evicted,
-                                      evictedSinceLast: evictedSinceLast, evictedKnown: stats.evictedKnown,
-                                      refused: stats.refused, refusedSinceLast: refusedSinceLast)
-        capacityWarned = (now, stats.evicted, stats.refused)
-        return warning
+        let evictedSinceLast = stats.evicted - capacityReported.evicted
+        let refusedSinceLast = stats.refused - capacityReported.refused
+        guard evictedSinceLast + refusedSinceLast > 0, capacityPacing.admit(now: now).admit else { return nil }
+        capacityReported = (stats.evicted, stats.refused)
+        return CapacityWarning(capacity: beacons.capacity, tracked: beacons.count, evicted: stats.evicted,
+                               evictedSinceLast: evictedSinceLast, evictedKnown: stats.evictedKnown,
+                               refused: stats.refused, refusedSinceLast: refusedSinceLast)
     }
 
     /// The slot of `identity`'s beacon, heard from `address` at `ts`: found and marked heard, or

@@ -1,7 +1,8 @@
-/// The beacon table is full and beacons were evicted or strangers refused: what the agent logs, at most once
-/// per `interval` (AgentCore.capacityWarning), so a flood is visible without flooding the journal.
+/// The beacon table is full and beacons were evicted or strangers refused: what the agent logs, at once
+/// and then ever further apart while it lasts (AgentCore.capacityWarning), so a flood is visible
+/// without flooding the journal.
 public struct CapacityWarning: Sendable, Equatable {
-    /// Seconds between two warnings at most.
+    /// Seconds between the first two warnings; each later gap is twice the one before, up to an hour.
     public static let interval = 60.0
 
     /// `max_tracked_beacons`.
