@@ -104,6 +104,8 @@ extension MQTTClient {
 
     struct ReadyActions {
         var isReconnect: Bool
+        /// The connection before this one did not hold (`State.lastConnectionWasShort`).
+        var afterShortConnection = false
         var waiters: [CheckedContinuation<Result<Void, MQTTError>, Never>]
     }
 
@@ -115,13 +117,17 @@ extension MQTTClient {
         s.everConnected = true
         let w = Array(s.connectWaiters.values)
         s.connectWaiters.removeAll()
-        return ReadyActions(isReconnect: again, waiters: w)
+        return ReadyActions(isReconnect: again, afterShortConnection: s.lastConnectionWasShort, waiters: w)
     }
 
     func perform(_ ready: ReadyActions) {
         if ready.isReconnect { reconnectCount.add(1, ordering: .relaxed) }
-        logger.info(ready.isReconnect ? "mqtt reconnected" : "mqtt connected",
-                    metadata: ["mqtt.subscriptions": "\(state.withLock { $0.subscriptions.count })"])
+        var metadata: Logger.Metadata = ["mqtt.endpoint": configuration.endpoint,
+                                         "mqtt.subscriptions": "\(state.withLock { $0.subscriptions.count })"]
+        let (admit, suppressed) = ready.afterShortConnection
+            ? shortConnectionLog.admit("reconnected", now: ContinuousClock.now.secondsSinceStart) : (true, 0)
+        if suppressed > 0 { metadata["suppressed"] = "\(suppressed)" }
+        if admit { logger.info(ready.isReconnect ? "mqtt reconnected" : "mqtt connected", metadata: metadata) }
         eventSink.yield(.connected)
         for w in ready.waiters { w.resume(returning: .success(())) }
     }

@@ -62,7 +62,8 @@ extension MQTTClient {
                 s.phase = .idle
                 s.resubscribeMids.removeAll()
                 s.lateSubscribeMids.removeAll()
-                var o = AttemptOutcome(wasConnected: connected)
+                let held = connected && s.connectedAt.map { ContinuousClock.now - $0 >= Self.stableConnection } == true
+                var o = AttemptOutcome(wasConnected: connected, held: held)
                 o.flushWaiters = s.forgetUnconfirmableAfterDisconnect()
                 o.subscribeWaiters = Array(s.subscribeWaiters.values)
                 s.subscribeWaiters.removeAll()
@@ -74,8 +75,8 @@ extension MQTTClient {
                 // closed soon after it was made counts as a failure: two clients with one client
                 // id (a copied config, an old process still alive) displace each other at every
                 // connect, and each reset of the backoff made that twice a second, for good.
-                let held = connected && s.connectedAt.map { ContinuousClock.now - $0 >= Self.stableConnection } == true
                 s.connectedAt = nil
+                s.lastConnectionWasShort = connected && !held
                 s.consecutiveFailures = held ? 1 : s.consecutiveFailures + 1
                 s.lastError = failure
                 o.delay = cfg.reconnectBackoff.delay(afterFailures: s.consecutiveFailures,
@@ -97,7 +98,17 @@ extension MQTTClient {
             let retry = String(format: "%.2f", outcome.delay)
             if outcome.wasConnected {
                 connectLog = RateLimitedLog(interval: 10)
-                logger.warning("mqtt connection lost", metadata: ["mqtt.error": "\(failure)", "mqtt.retry_in": retry])
+                var metadata: Logger.Metadata = ["mqtt.error": "\(failure)", "mqtt.retry_in": retry]
+                // One that held is said each time; one that did not is said ever further apart
+                // while such connections go on, each line with the count held back.
+                let (admit, suppressed) = outcome.held
+                    ? (true, 0) : shortConnectionLog.admit("lost", now: ContinuousClock.now.secondsSinceStart)
+                if suppressed > 0 { metadata["suppressed"] = "\(suppressed)" }
+                if !outcome.held {
+                    // An MQTT 3.1.1 broker closes a displaced connection without a reason.
+                    metadata["hint"] = "closed within \(Self.stableConnection.components.seconds) s of being made: is another program connected with this client id (a copied config, a second process)?"
+                }
+                if admit { logger.warning("mqtt connection lost", metadata: metadata) }
                 eventSink.yield(.disconnected(reason: failure))
             } else {
                 connectFailureCount.add(1, ordering: .relaxed)
@@ -121,6 +132,8 @@ extension MQTTClient {
 
     struct AttemptOutcome {
         var wasConnected: Bool
+        /// It was connected for `stableConnection` or longer.
+        var held = false
         var exit = false
         var delay = 0.0
         var flushWaiters: [CheckedContinuation<Bool, Never>] = []

@@ -53,6 +53,9 @@ extension MQTTClient {
         /// When the current connection became ready (nil: not connected).
         var connectedAt: ContinuousClock.Instant?
         var everConnected = false
+        /// The last connection was closed within `stableConnection` of being made (another client
+        /// with this client id displacing it at every connect): its successor is said paced.
+        var lastConnectionWasShort = false
         var lastError: MQTTError?
         /// What the broker said in a refusing CONNACK during the current attempt.
         var attemptError: MQTTError?

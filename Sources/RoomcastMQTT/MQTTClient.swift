@@ -44,6 +44,9 @@ public final class MQTTClient: Sendable {
     let wakeup = DispatchSemaphore(value: 0)
 
     let reconnectCount = Atomic<Int>(0)
+    /// The lines of connections that do not hold (`stableConnection`): lost and made again at
+    /// every cycle while two clients with one id displace each other, said ever further apart.
+    let shortConnectionLog = RateLimitedLog(interval: 10)
     let publishFailureCount = Atomic<Int>(0)
     let droppedInboundCount = Atomic<Int>(0)
     let receivedInboundCount = Atomic<Int>(0)

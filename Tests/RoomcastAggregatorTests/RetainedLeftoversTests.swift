@@ -195,7 +195,6 @@ import TestSupport
     /// Home Assistant, and the old one's device goes with its customisations and Person links:
     /// the log names what is removed, and how to keep it.
     @Test func theDevicesRemovedAreNamedWithHowToKeepThem() async throws {
-        let topics = Topics()
         let records = InMemoryLogHandler()
         let runtime = AggregatorRuntime(core: AggregatorConfig(site: Self.site()).makeCore(), election: nil, refreshInterval: .infinity,
                                         startedAt: 0, logger: Logger(label: "test", level: .info, handler: records))

@@ -156,6 +156,32 @@ struct ResilienceTests {
         }
     }
 
+    /// Displaced at every connect, each client logged lost and reconnected at every cycle, for
+    /// as long as the two ran: two warnings and two info lines a cycle on each Pi. The first
+    /// cycle is said with the likely cause, the rest ever further apart with the count held
+    /// back; a connection that holds is said each time again.
+    @Test func connectionsThatDoNotHoldAreSaidEverFurtherApart() async throws {
+        try await withRig { rig in
+            var cfg = rig.configuration("twin")
+            cfg.reconnectBackoff = MQTTBackoff(initial: 0.2, maximum: 0.4, jitter: 0)
+            let a = try rig.client(cfg), b = try rig.client(cfg)
+            try await eventually("ten displacements", timeout: .seconds(30), poll: .milliseconds(100),
+                                 detail: { "\(a.reconnects + b.reconnects) reconnects" }) {
+                a.reconnects + b.reconnects >= 10
+            }
+            let lines = rig.logs.records.filter { $0.label == "twin" }
+            let lost = lines.filter { $0.message == "mqtt connection lost" }
+            let made = lines.filter { $0.message == "mqtt reconnected" }
+            #expect((1...4).contains(lost.count) && (1...4).contains(made.count),
+                    "\(lost.count) lost and \(made.count) reconnected lines for \(a.reconnects + b.reconnects) reconnects")
+            #expect(lost.allSatisfy { $0.metadata["hint"]?.contains("another program connected with this client id") == true },
+                    "\(lost.map(\.metadata))")
+            #expect(made.first?.metadata["mqtt.endpoint"] == "127.0.0.1:\(rig.broker.port)")
+            // Each still counted, and each client still connects.
+            #expect(a.reconnects >= 1 && b.reconnects >= 1)
+        }
+    }
+
     @Test func keepAliveNoticesAFrozenBrokerAndRecovers() async throws {
         try await withRig { rig in
             let c = try await rig.connectedClient("pinger") { c in c.keepAlive = 5 }

@@ -67,12 +67,12 @@ public final class EdgeAgentService: Sendable {
         let listener = startListener(runtime: runtime)
         defer { listener?.shutdown() }
 
-        let connectionWatcher = Task { [mqtt, logger] in
+        let connectionWatcher = Task { [mqtt] in
             guard let mqtt else { return }
             for await event in mqtt.connectionEvents {
                 switch event {
                 case .connected:
-                    logger.info("broker connected", metadata: ["mqtt.endpoint": mqtt.configuration.endpoint])
+                    // The client logs it ("mqtt connected", "mqtt reconnected"), with the endpoint.
                     runtime.brokerConnected()
                 case .disconnected, .connectFailed:
                     // The client logs both ("mqtt connection lost", "mqtt connect failed"), with

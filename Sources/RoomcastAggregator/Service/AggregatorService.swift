@@ -86,11 +86,11 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
                 try? await Task.sleep(for: .seconds(tickInterval))
             }
         }
-        let events = Task { [mqtt, runtime, clock, logger] in
+        let events = Task { [mqtt, runtime, clock] in
             for await e in mqtt.connectionEvents {
                 switch e {
                 case .connected:
-                    logger.info("broker connected", metadata: ["mqtt.endpoint": mqtt.configuration.endpoint])
+                    // The client logs it ("mqtt connected", "mqtt reconnected"), with the endpoint.
                     await runtime.brokerConnected(clock: clock)
                 case .disconnected(let why):
                     // The client's own end at a stop is no lost connection.
