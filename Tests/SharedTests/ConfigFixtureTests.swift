@@ -313,6 +313,24 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         #expect(lines.contains("  nodes[0].room: unknown room 'kitchn'; did you mean 'kitchen'? (line 23, column 11)"))
     }
 
+    /// A one-Pi site that lists its node but not the room it stands in (the Pi's own agent config
+    /// names it, which the aggregator does not read) placed nothing, with nothing in the log. A
+    /// site where some node has a room keeps its room-less ones: they hear fingerprints.
+    @Test func aSiteWhoseNodesHaveNoRoomIsRefused() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-no-room-\(UUID().uuidString.prefix(8)).yaml").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try "rooms:\n  - name: kitchen\nnodes:\n  - name: kitchen-pi\n".write(toFile: path, atomically: true, encoding: .utf8)
+        do {
+            _ = try ConfigLoader.load(AggregatorConfig.self, from: path)
+            Issue.record("a site whose nodes have no room loaded")
+        } catch {
+            #expect(error.messages == ["nodes: no node has a room (room:) or a position (position:), so no beacon can be placed; give each node the room it stands in"])
+        }
+        try "rooms:\n  - name: kitchen\nnodes:\n  - name: kitchen-pi\n    room: kitchen\n  - name: hall-pi\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let c = try ConfigLoader.load(AggregatorConfig.self, from: path)
+        #expect(c.nodes.map(\.room) == ["kitchen", nil])
+    }
+
     @Test func duplicateKeysAreRejectedWithBothLines() throws {
         let error = try loadError(AgentConfig.self, "duplicate-keys.yaml")
         #expect(error.problems == [ConfigProblem(path: "mqtt.broker", message: "duplicate key (first at line 3)",
