@@ -192,7 +192,10 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         }
         let transmitters = nodes.filter(\.transmits).count
         let beacons = "\(transmitters) node beacon\(transmitters == 1 ? "" : "s")"
-        if transmitters > 0 {
+        if transmitters > 0 && nodes.count < 3 {
+            // A node's beacon counts once two other nodes hear it (calibration and fingerprints alike).
+            parts.append("node beacons unused (each needs two other nodes to hear it)")
+        } else if transmitters > 0 {
             if usesGeometry {
                 parts.append(settings.learnCalibration ? "receiver calibration from \(beacons)" : "node beacons ignored (learn_calibration off)")
             } else {

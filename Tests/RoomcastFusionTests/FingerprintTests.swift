@@ -80,6 +80,10 @@ struct FingerprintTests {
         off.fingerprints = false
         #expect(FusionEngine(site: Self.site(transmitting: true), settings: off).modeSummary.contains("node beacons ignored (fingerprints off)"))
         #expect(FusionEngine(site: Self.site(transmitting: false)).modeSummary == "node membership")
+        // Two Pis: each one's beacon is heard by one other node only, which teaches nothing.
+        var two = Self.site(transmitting: true)
+        two.nodes.removeLast(2)
+        #expect(FusionEngine(site: two).modeSummary == "node membership; node beacons unused (each needs two other nodes to hear it)")
         var placed = Self.site(transmitting: true)
         for i in placed.nodes.indices { placed.nodes[i].position = Self.positions[placed.nodes[i].name]! + [1] }
         // Positions without polygons: geometry cannot draw the rooms, and the summary says so.
