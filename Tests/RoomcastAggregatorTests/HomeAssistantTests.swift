@@ -79,6 +79,10 @@ struct HomeAssistantTests {
                 name: Cat mqtt_room
                 state_topic: room_presence
                 away_timeout: 120
+              - platform: mqtt_room
+                device_id: "\(Self.tag.rawValue)"
+                name: Alice tag mqtt_room
+                state_topic: room_presence
 
             """)
         defer { ha.process.send(SIGKILL) }
@@ -241,9 +245,13 @@ struct HomeAssistantTests {
         }
 
         // Alice leaves with both beacons: after the away timeout she is not_home, and so is her Person.
+        // So is her tag's mqtt_room sensor, told so by Roomcast (at the away report's distance, not
+        // the null of a sensor told nothing), whose own away_timeout (0) would keep a room for good.
         for b in [Self.tag, Self.phone] { for n in Self.nodes { feeder.set(b, node: n, rssi: nil) } }
         try await ha.waitFor("Alice away") { s in
             s["device_tracker.alice"]?.state == "not_home" && s["person.alice"]?.state == "not_home"
+                && s["sensor.alice_tag_mqtt_room"]?.state == "not_home"
+                && s["sensor.alice_tag_mqtt_room"]?.attributes["distance"]?.number == MQTTRoomReport.awayDistance
                 && s["sensor.alice_room"]?.state == "Away" && s["sensor.kitchen_people"]?.state == "0"
                 && s["sensor.kitchen_count"]?.state == "1"
         }

@@ -45,25 +45,28 @@ import Testing
         let moved = try reports(p.publish([decision("office", distance: 1.5)], now: 101))
         #expect(moved.map(\.room) == ["kitchen", "office"])
         #expect(moved[0].distance == MQTTRoomReport.outOfRange && moved[1].distance == 1.5)
-        // Going away sends nothing (mqtt_room's away_timeout covers it); the refresh repeats the room.
-        #expect(try reports(p.publish([decision(nil, distance: nil)], now: 102)).isEmpty)
         #expect(try reports(p.refresh([decision("office", distance: 2)], now: 103)).map(\.room) == ["office"])
         #expect(try reports(PresencePublisher(topics: topics, site: site).refresh([decision("office")], now: 103)).isEmpty)
     }
 
-    /// mqtt_room is told nothing of an away, so it still shows the kitchen: back in the office,
-    /// the kitchen hears first that the beacon is out of range, or the office, no closer, waits
-    /// for the kitchen's report to age (the next refresh, a minute by default). Back in the
-    /// kitchen, the kitchen alone.
-    @Test func mqttRoomAfterAnAwayStillMovesFromTheRoomItShows() throws {
+    /// mqtt_room is told of an away as the room `not_home` (the state it shows for away), right
+    /// after the room left at `outOfRange`, and closer than that, so it is taken at once. Left to
+    /// its own `away_timeout`, it kept the last room for good (at 0, its default); and a beacon back
+    /// in another room went through the room it had left. Back, the room it comes back to is
+    /// closer than the away report, and taken at once too.
+    @Test func mqttRoomIsToldOfAnAwayAndOfTheReturn() throws {
         var p = PresencePublisher(topics: topics, site: site, outputs: [.mqttRoom])
         _ = try p.publish([decision("kitchen", distance: 1.5)], now: 100)
-        #expect(try reports(p.publish([decision(nil, distance: nil)], now: 101)).isEmpty)
+        let away = try reports(p.publish([decision(nil, distance: nil)], now: 101))
+        #expect(away.map(\.room) == ["kitchen", "not_home"] && away.map(\.distance) == [MQTTRoomReport.outOfRange, MQTTRoomReport.awayDistance])
+        #expect(MQTTRoomReport.awayDistance < MQTTRoomReport.outOfRange)
+        #expect(try reports(p.refresh([decision(nil, distance: nil)], now: 102)).map(\.room) == ["not_home"], "refreshed as away")
         let back = try reports(p.publish([decision("office", distance: 2)], now: 103))
-        #expect(back.map(\.room) == ["kitchen", "office"])
-        #expect(back.first?.distance == MQTTRoomReport.outOfRange)
-        _ = try p.publish([decision(nil, distance: nil)], now: 104)
-        #expect(try reports(p.publish([decision("office", distance: 2)], now: 105)).map(\.room) == ["office"])
+        #expect(!back.contains { $0.room == "kitchen" }, "back in the office through the kitchen: \(back)")
+        #expect(back.last.map { $0.room == "office" && $0.distance < MQTTRoomReport.awayDistance } == true, "\(back)")
+        // A beacon first published away (never heard) is reported away alone.
+        var fresh = PresencePublisher(topics: topics, site: site, outputs: [.mqttRoom])
+        #expect(try reports(fresh.publish([decision(nil, distance: nil)], now: 100)).map(\.room) == ["not_home"])
         // Forgotten, it starts again: nothing to move from.
         let forgotten = p.forget(cat)
         #expect(forgotten)

@@ -7,8 +7,8 @@ import Shared
 public struct DecisionOutput: Sendable, Equatable, CustomStringConvertible {
     /// The key under `output:` that turns it on (`mqtt_room`).
     public let key: String
-    /// The messages for a decision that changed, with the room it was last published in (an away
-    /// since not counted: these layouts are told of rooms only) and whether that room differs.
+    /// The messages for a decision that changed, with the room it was last published in (`not_home`
+    /// for away, nil when never published) and whether that differs from the decision's.
     let changed: @Sendable (_ decision: PresenceDecision, _ previous: String?, _ moved: Bool) throws -> [OutboundMessage]
     /// The messages of a periodic refresh, for every decision.
     let refresh: @Sendable (_ decisions: [PresenceDecision]) throws -> [OutboundMessage]
@@ -19,9 +19,11 @@ public struct DecisionOutput: Sendable, Equatable, CustomStringConvertible {
 
     /// Home Assistant's mqtt_room sensor (`room_presence/<room>`), on change and with every refresh:
     /// its reports are not retained, so the refresh is how a Home Assistant that (re)started after
-    /// the last move learns where beacons are.
+    /// the last move learns where beacons are. An away is reported as the room `not_home`, the
+    /// state mqtt_room shows for away: left to its own `away_timeout`, the sensor kept the last
+    /// room for good (at 0, its default), and a beacon back in another room passed through the
+    /// room it had left.
     public static let mqttRoom = DecisionOutput(key: "mqtt_room", changed: { d, previous, moved in
-        guard d.room != nil else { return [] }
         var out: [OutboundMessage] = []
         if moved, let old = previous {
             // mqtt_room keeps a beacon in its room unless a report from another room is
@@ -29,15 +31,17 @@ public struct DecisionOutput: Sendable, Equatable, CustomStringConvertible {
             // distance would be ignored: first tell the old room the beacon is out of range.
             out.append(try mqttRoomReport(d, room: old, distance: MQTTRoomReport.outOfRange))
         }
-        return out + (try mqttRoomReports([d]))
-    }, refresh: { decisions in try mqttRoomReports(decisions) })
+        return out + [try mqttRoomReport(d)]
+    }, refresh: { decisions in try decisions.map { try mqttRoomReport($0) } })
 
     /// Every output, in the order their messages are published.
     public static let all: [DecisionOutput] = [.mqttRoom]
 
-    /// mqtt_room reports (`room_presence/<room>`) for the decisions that have a room.
-    static func mqttRoomReports(_ decisions: [PresenceDecision]) throws -> [OutboundMessage] {
-        try decisions.compactMap { d in try d.room.map { try mqttRoomReport(d, room: $0, distance: d.distance ?? 0) } }
+    /// A decision's mqtt_room report: its room at its distance, or, away, `not_home` at
+    /// `MQTTRoomReport.awayDistance`.
+    static func mqttRoomReport(_ d: PresenceDecision) throws -> OutboundMessage {
+        guard let room = d.room else { return try mqttRoomReport(d, room: MQTTRoomReport.awayRoom, distance: MQTTRoomReport.awayDistance) }
+        return try mqttRoomReport(d, room: room, distance: d.distance ?? 0)
     }
 
     static func mqttRoomReport(_ d: PresenceDecision, room: String, distance: Double) throws -> OutboundMessage {

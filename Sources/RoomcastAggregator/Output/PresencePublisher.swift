@@ -13,9 +13,6 @@ public struct PresencePublisher: Sendable {
 
     /// The room each beacon was last published in (nil = away).
     private var roomOf: [BeaconID: String?] = [:]
-    /// The room each beacon was last published in, an away since not counted: the room other
-    /// ecosystems' layouts (mqtt_room) still show it in, as they are told nothing of an away.
-    private var lastRoom: [BeaconID: String] = [:]
     /// Members per room, as last published.
     private var members: [String: Set<BeaconID>] = [:]
     private let floorOf: [String: Int]
@@ -44,10 +41,7 @@ public struct PresencePublisher: Sendable {
         let fresh = decisions.filter { roomOf[$0.id] == nil }
         for d in fresh {
             roomOf[d.id] = .some(d.room)
-            if let room = d.room {
-                members[room, default: []].insert(d.id)
-                lastRoom[d.id] = room
-            }
+            if let room = d.room { members[room, default: []].insert(d.id) }
             people.observe(d)
         }
         people.rework(owning: fresh.map(\.id))
@@ -75,7 +69,6 @@ public struct PresencePublisher: Sendable {
     /// when and why they left, which their other beacons (never heard, say) may not.
     public mutating func forget(_ id: BeaconID) -> Bool {
         if roomOf[id] != .some(nil) { people.forget(id) }
-        lastRoom[id] = nil
         guard let room = roomOf.removeValue(forKey: id) else { return false }
         if let room { members[room]?.remove(id) }
         return true
@@ -127,11 +120,10 @@ public struct PresencePublisher: Sendable {
                 continue
             }
             people.observe(d)
-            // Told of rooms only, they still show the room before an away: kitchen, away, office
-            // is a move from the kitchen to them.
-            let shown = lastRoom[d.id]
-            if let room = d.room { lastRoom[d.id] = room }
-            for output in outputs { out += try output.changed(d, shown, shown != d.room) }
+            // Other ecosystems' layouts name an away as Home Assistant does (`not_home`).
+            let shown = known ? previous ?? Self.awayText : nil
+            let current = d.room ?? Self.awayText
+            for output in outputs { out += try output.changed(d, shown, shown != current) }
         }
         return out + (try updatePeople(now: now, touching: touchedRooms))
     }
