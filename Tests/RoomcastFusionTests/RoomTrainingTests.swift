@@ -255,6 +255,18 @@ import Testing
         #expect(!shown(learned: nil, kitchen: -68, office: -68).contains("hall"))
     }
 
+    /// One Pi: heard at all is its room, however faint, since no other node says otherwise. A
+    /// room without a node (`elsewhere`) and the Pi's room taught make the difference: a beacon
+    /// heard far below the taught level is elsewhere, at it in the room (README, one Pi).
+    @Test func onePiTellsItsRoomFromElsewhereOnceTaught() {
+        let site = SiteModel(rooms: [.init(name: "kitchen"), .init(name: "elsewhere")], nodes: [.init(name: "n1", room: "kitchen")])
+        let taught = LearnedRooms(rooms: [Self.taughtRoom("kitchen", nodes: ["n1"], [-60], spread: 3, seconds: 60)])
+        let untaught = LearnedRooms(rooms: [])
+        #expect(Self.shownAfterAMinute(site: site, taught: untaught, nodes: ["n1"], levels: [-92]) == "kitchen", "untaught, heard is its room")
+        #expect(Self.shownAfterAMinute(site: site, taught: taught, nodes: ["n1"], levels: [-92]) == "elsewhere")
+        #expect(Self.shownAfterAMinute(site: site, taught: taught, nodes: ["n1"], levels: [-61]) == "kitchen")
+    }
+
     /// A site whose nodes all stand in a porch, beside `rooms`: node membership cannot tell those
     /// rooms apart, only taught levels can.
     static func porchSite(nodes: [String], rooms: [String]) -> SiteModel {
