@@ -81,7 +81,7 @@ public struct FusionSettings: SettingTable, Codable, Equatable {
             .integer("max_nodes", \.maxNodes, stage: "Capacity", range: 1...4096,
                      "Nodes at most, listed and automatic together, at least the nodes listed; automatic ones also at most 2097152 ÷ max_beacons, and at least 16 (104 at the default), so their evidence stays within 128 MiB up to 131072 beacons.", defaultValue: d.maxNodes),
             .number("forget_after_s", \.forgetAfter, stage: "Capacity", unit: "s", range: 0...2_592_000,
-                    "An away beacon, or one never placed, not heard for this long is forgotten (0 = never); at least away_timeout_s. A listed beacon's or a person's away presence is still refreshed.", defaultValue: d.forgetAfter),
+                    "An away beacon, or one never placed, not heard for this long is forgotten (0 = never); at least away_timeout_s. A listed beacon's or a person's away presence is still refreshed (not under partition:).", defaultValue: d.forgetAfter),
         ]
     }()
 

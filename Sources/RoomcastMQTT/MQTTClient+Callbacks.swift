@@ -104,7 +104,7 @@ extension MQTTClient {
 
     struct ReadyActions {
         var isReconnect: Bool
-        /// The connection before this one did not hold (`State.lastConnectionWasShort`).
+        /// The connection before this one did not hold (`State.shortConnectionsInARow`).
         var afterShortConnection = false
         var waiters: [CheckedContinuation<Result<Void, MQTTError>, Never>]
     }
@@ -117,7 +117,7 @@ extension MQTTClient {
         s.everConnected = true
         let w = Array(s.connectWaiters.values)
         s.connectWaiters.removeAll()
-        return ReadyActions(isReconnect: again, afterShortConnection: s.lastConnectionWasShort, waiters: w)
+        return ReadyActions(isReconnect: again, afterShortConnection: s.shortConnectionsInARow > 0, waiters: w)
     }
 
     func perform(_ ready: ReadyActions) {

@@ -76,7 +76,7 @@ extension MQTTClient {
                 // id (a copied config, an old process still alive) displace each other at every
                 // connect, and each reset of the backoff made that twice a second, for good.
                 s.connectedAt = nil
-                s.lastConnectionWasShort = connected && !held
+                if connected { s.shortConnectionsInARow = held ? 0 : s.shortConnectionsInARow + 1 }
                 s.consecutiveFailures = held ? 1 : s.consecutiveFailures + 1
                 s.lastError = failure
                 o.delay = cfg.reconnectBackoff.delay(afterFailures: s.consecutiveFailures,
@@ -180,12 +180,22 @@ extension MQTTClient {
             let receivedNow = receivedInboundCount.load(ordering: .relaxed)
             let progressed = receivedNow != received
             received = receivedNow
+            var holdsAfterShortOnes = 0
             let verdict = state.withLock { s -> PumpVerdict in
                 if progressed, s.phase.isSubscribing { s.phase = .subscribing(since: now) }
+                if s.shortConnectionsInARow > 0, let at = s.connectedAt, now - at >= Self.stableConnection {
+                    holdsAfterShortOnes = s.shortConnectionsInARow
+                    s.shortConnectionsInARow = 0
+                }
                 if s.stopping && !s.drainOnStop { return .exit }
                 if let d = s.stopDeadline, now >= d { return .exit }
                 if let start = s.phase.attemptStart, now - start > timeout { return .timedOut }
                 return s.phase == .connected ? .drain : .keepGoing
+            }
+            if holdsAfterShortOnes > 0 {
+                // Their lines were paced: say that it is over, so the log does not end on a lost one.
+                logger.notice("mqtt connection holds", metadata: ["mqtt.endpoint": endpoint,
+                                                                  "mqtt.short_connections": "\(holdsAfterShortOnes)"])
             }
             switch verdict {
             case .drain:

@@ -53,9 +53,10 @@ extension MQTTClient {
         /// When the current connection became ready (nil: not connected).
         var connectedAt: ContinuousClock.Instant?
         var everConnected = false
-        /// The last connection was closed within `stableConnection` of being made (another client
-        /// with this client id displacing it at every connect): its successor is said paced.
-        var lastConnectionWasShort = false
+        /// Connections in a row closed within `stableConnection` of being made (another client
+        /// with this client id displacing this one at every connect): while there are any, the
+        /// next is said paced, and one that then holds is said (`pump`).
+        var shortConnectionsInARow = 0
         var lastError: MQTTError?
         /// What the broker said in a refusing CONNACK during the current attempt.
         var attemptError: MQTTError?

@@ -541,6 +541,26 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(core.engine.decision(for: cat) == nil && again.isEmpty, "\(again.map(\.topic))")
     }
 
+    /// A listed beacon forgotten while away keeps its away refreshed, but not under `partition:`:
+    /// another partition may have placed it since, and the refresh would publish away over its
+    /// room (as a never-heard beacon's away is not published there either).
+    @Test(arguments: [false, true])
+    func aForgottenListedBeaconIsRefreshedAwayOutsideAPartition(partitioned: Bool) throws {
+        var config = AggregatorConfig(site: site, partition: partitioned ? .init(floors: [0]) : .init())
+        config.fusion.awayTimeout = 5
+        config.fusion.forgetAfter = 10
+        config.fusion.learnCalibration = false
+        var core = config.makeCore()
+        _ = try core.start(now: 100)
+        var out = try hearCat(&core, at: "kitchen-pi", count: 10)
+        for t in stride(from: 105.0, through: 140, by: 0.5) { out += try core.advance(to: t) }
+        let away = try #require(out.last { $0.topic == Topics().presence(cat) })
+        #expect(try WireFormat.decode(PresenceDecision.self, from: away.payload).room == nil, "away")
+        #expect(core.engine.decision(for: cat) == nil, "forgotten")
+        let refreshed = try core.refresh(now: 141).filter { $0.topic == Topics().presence(cat) }
+        #expect(refreshed.count == (partitioned ? 0 : 1), "\(refreshed.map { String(decoding: $0.payload, as: UTF8.self) })")
+    }
+
     /// A core with Home Assistant discovery on the test site without its `beacons:` list.
     static func unlistedCore(awayTimeout: Double? = nil, forgetAfter: Double) -> AggregatorCore<FusionEngine> {
         let topics = Topics()

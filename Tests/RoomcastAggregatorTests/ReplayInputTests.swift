@@ -27,7 +27,7 @@ import TestSupport
     /// listed beacon went away at the start.
     @Test func aGapOfMoreThanADayBetweenLinesIsNamed() throws {
         let good = try Self.lines(3)  // at ts 100, 101, 102
-        let later = try MessageLogLine(ts: 200_102, topic: Topics().nodeStatus("kitchen-pi"), payload: Array("online".utf8)).encoded()
+        let later = MessageLogLine(ts: 200_102, topic: Topics().nodeStatus("kitchen-pi"), payload: Array("online".utf8)).encoded()
         var report = ReplayRunner.Report()
         let read = ReplayRunner.mergedInputs(logs: [(name: "hall.jsonl", text: (good + [later]).joined(separator: "\n"))], report: &report)
         #expect(read.count == 4)

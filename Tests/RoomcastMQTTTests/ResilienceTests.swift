@@ -159,7 +159,7 @@ struct ResilienceTests {
     /// Displaced at every connect, each client logged lost and reconnected at every cycle, for
     /// as long as the two ran: two warnings and two info lines a cycle on each Pi. The first
     /// cycle is said with the likely cause, the rest ever further apart with the count held
-    /// back; a connection that holds is said each time again.
+    /// back; the connection that holds at last is said too.
     @Test func connectionsThatDoNotHoldAreSaidEverFurtherApart() async throws {
         try await withRig { rig in
             var cfg = rig.configuration("twin")
@@ -179,6 +179,13 @@ struct ResilienceTests {
             #expect(made.first?.metadata["mqtt.endpoint"] == "127.0.0.1:\(rig.broker.port)")
             // Each still counted, and each client still connects.
             #expect(a.reconnects >= 1 && b.reconnects >= 1)
+            // The twin gone, the connection that then holds is said, with the count before it:
+            // the log does not end on a lost connection.
+            await b.shutdown(timeout: .seconds(2))
+            try await eventually("the connection that holds said", timeout: .seconds(30), poll: .milliseconds(200)) {
+                rig.logs.records.contains { $0.label == "twin" && $0.message == "mqtt connection holds"
+                    && ($0.metadata["mqtt.short_connections"].flatMap(Int.init) ?? 0) >= 1 }
+            }
         }
     }
 

@@ -86,8 +86,5 @@ public final class AgentHTTP: Sendable {
         server = HTTPServer(configuration: configuration, logger: logger) { routes.respond(to: $0) }
     }
 
-    /// Listens (see `HTTPServer.start`).
-    public func start() throws(HTTPServerError) { try server.start() }
-
     public func shutdown() { server.shutdown() }
 }

@@ -159,8 +159,11 @@ public final class EdgeAgentService: Sendable {
                                     radio: source.counters.snapshot, mqttConnected: mqtt?.isConnected,
                                     mqttReconnects: mqtt?.reconnects ?? 0, mqttPublishFailures: mqtt?.publishFailures ?? 0)
         }, logger: logger)
-        if listener.server.startOrKeepTrying() {
-            logger.info("metrics listening", metadata: ["http.listen": http.listen ?? ""])
+        do {
+            if try listener.server.startOrKeepTrying() { logger.info("metrics listening", metadata: ["http.listen": http.listen ?? ""]) }
+        } catch {
+            logger.error("cannot start the metrics listener", metadata: ["error": "\(error)"])
+            return nil
         }
         if http.exposesReads() {
             logger.warning("/metrics is readable from the network without a token",

@@ -244,7 +244,7 @@ public enum AggregatorCLI {
         if let http {
             // Presence goes on while the dashboard's port is taken (the run before still closing,
             // another service): the listen is tried again, not the whole aggregator restarted.
-            http.server.startOrKeepTrying()
+            do { try http.server.startOrKeepTrying() } catch { return fail("\(error)", .failure) }
             if config.http.exposesReads() {
                 logger.warning("the dashboard and /metrics are readable from the network without a token",
                                metadata: ["http.listen": config.http.listen ?? "", "hint": "\(HTTPConfig.exposureHint)"])

@@ -68,7 +68,7 @@ extension AggregatorConfig {
             // A room-less node helps others place beacons (it hears their fingerprints), but
             // with no node in a room nothing can be placed: the room a Pi's own agent config
             // names is not sent, and listing nodes turns automatic ones off. A one-Pi site listed
-            // this way saw no presence at all, with nothing in the log.
+            // this way would see no presence at all, with nothing in the log.
             checks.add("nodes", "no node has a room (room:) or a position (position:), so no beacon can be placed; give each node the room it stands in")
         }
         for (i, node) in nodes.enumerated() {

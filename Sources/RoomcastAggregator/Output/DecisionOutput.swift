@@ -20,15 +20,17 @@ public struct DecisionOutput: Sendable, Equatable, CustomStringConvertible {
     /// Home Assistant's mqtt_room sensor (`room_presence/<room>`), on change and with every refresh:
     /// its reports are not retained, so the refresh is how a Home Assistant that (re)started after
     /// the last move learns where beacons are. An away is reported as the room `not_home`, the
-    /// state mqtt_room shows for away: left to its own `away_timeout`, the sensor kept the last
-    /// room for good (at 0, its default), and a beacon back in another room passed through the
-    /// room it had left.
+    /// state mqtt_room shows for away: left to its own `away_timeout`, the sensor would keep the
+    /// last room (for good at 0, its default), and a beacon back in another room would pass
+    /// through the room it had left.
     public static let mqttRoom = DecisionOutput(key: "mqtt_room", changed: { d, previous, moved in
         var out: [OutboundMessage] = []
-        if moved, let old = previous {
-            // mqtt_room keeps a beacon in its room unless a report from another room is
-            // closer or the last one is `timeout` (5 s) old, so a move to a room at the same
-            // distance would be ignored: first tell the old room the beacon is out of range.
+        // mqtt_room keeps a beacon in its room unless a report from another room is closer or
+        // the last one is `timeout` (5 s) old, so a move to a room at the same distance would be
+        // ignored: first tell the old room the beacon is out of range. Not after an away, whose
+        // report any room beats (`MQTTRoomReport.awayDistance`): out of range, `not_home`
+        // would be taken again for a moment, firing what waits for it.
+        if moved, let old = previous, old != PresencePublisher.awayText {
             out.append(try mqttRoomReport(d, room: old, distance: MQTTRoomReport.outOfRange))
         }
         return out + [try mqttRoomReport(d)]
@@ -40,7 +42,7 @@ public struct DecisionOutput: Sendable, Equatable, CustomStringConvertible {
     /// A decision's mqtt_room report: its room at its distance, or, away, `not_home` at
     /// `MQTTRoomReport.awayDistance`.
     static func mqttRoomReport(_ d: PresenceDecision) throws -> OutboundMessage {
-        guard let room = d.room else { return try mqttRoomReport(d, room: MQTTRoomReport.awayRoom, distance: MQTTRoomReport.awayDistance) }
+        guard let room = d.room else { return try mqttRoomReport(d, room: PresencePublisher.awayText, distance: MQTTRoomReport.awayDistance) }
         return try mqttRoomReport(d, room: room, distance: d.distance ?? 0)
     }
 

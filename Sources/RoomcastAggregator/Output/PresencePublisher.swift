@@ -178,7 +178,8 @@ public struct PresencePublisher: Sendable {
     }
 
     /// Every retained output again (presence, plain-text room, rooms) and each output's refresh
-    /// (mqtt_room: a report for every beacon in a room, since those reports are not retained).
+    /// (mqtt_room: a report for every beacon, in its room or `not_home`, since those reports are
+    /// not retained).
     public func refresh(_ decisions: [PresenceDecision], now: Double, handedOver: Set<BeaconID> = []) throws -> [OutboundMessage] {
         let ours = handedOver.isEmpty ? decisions : decisions.filter { !handedOver.contains($0.id) }
         var out: [OutboundMessage] = []
@@ -204,7 +205,8 @@ public struct PresencePublisher: Sendable {
         OutboundMessage(topic: topics.presenceRoom(d.id), text: d.room ?? Self.awayText, retain: true, qos: 1)
     }
 
-    /// What the plain-text room topic says while a beacon is away.
+    /// What the plain-text room topic, and the mqtt_room output, say while a beacon is away
+    /// (Home Assistant's word; a site's room may not be named so).
     public static let awayText = "not_home"
 
     func occupancy(_ room: String, now: Double) throws -> OutboundMessage {

@@ -211,6 +211,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// `forget_after_s` away: the refresh goes on republishing it, or a broker that lost its
     /// retained messages would hold no presence for it, and Home Assistant show it unavailable.
     /// Bounded by the config; a decision of the engine's, once the beacon is heard again, wins.
+    /// Empty under `partition:`, as the away of a beacon never heard is.
     private var forgottenAwaited: [BeaconID: PresenceDecision] = [:]
     /// Beacons remembered in `droppedThisRun` at most (a flood of strangers fills it).
     static var maximumDroppedThisRun: Int { 65_536 }
@@ -707,7 +708,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             presenceStats.forget(d.id)
             // Another partition's retained presence is its own to clear.
             guard claims.removeValue(forKey: d.id) == nil else { continue }
-            if d.reason == .forgotten, knownBeacons[d.id] != nil || peoplesBeacons.contains(d.id), let last = d.decision {
+            // Not under `partition:`: another partition may have placed the beacon since.
+            if d.reason == .forgotten, !isPartition, knownBeacons[d.id] != nil || peoplesBeacons.contains(d.id), let last = d.decision {
                 forgottenAwaited[d.id] = last
             }
             guard d.reason == .evictedStranger, knownBeacons[d.id] == nil else { continue }

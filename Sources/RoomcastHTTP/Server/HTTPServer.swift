@@ -127,12 +127,14 @@ public final class HTTPServer: Sendable {
     /// work the listener only shows, nor restart it every few seconds: the failure is logged, and
     /// the listen tried again every `retryInterval` seconds until it succeeds or the server is
     /// shut down, the failure said again ever further apart. Returns whether it listens now.
+    /// Throws what waiting cannot mend (a port that needs privileges), as `start` does.
     @discardableResult
-    public func startOrKeepTrying(retryInterval: Double = 5) -> Bool {
+    public func startOrKeepTrying(retryInterval: Double = 5) throws(HTTPServerError) -> Bool {
         do {
             try start()
             return true
         } catch {
+            guard error.isTransient else { throw error }
             logger.error("cannot listen; the rest runs on and the listen is tried again", metadata: [
                 "error": "\(error)", "retry_s": "\(retryInterval)"])
         }

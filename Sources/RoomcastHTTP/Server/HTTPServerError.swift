@@ -5,6 +5,9 @@ public struct HTTPServerError: Error, Sendable, Equatable, CustomStringConvertib
     public var endpoint: String
     public var underlying: SystemCallError
 
+    /// Whether waiting may mend it: a port another process holds, an address not up yet.
+    public var isTransient: Bool { [98, 99].contains(underlying.errno) }  // EADDRINUSE, EADDRNOTAVAIL
+
     public var description: String {
         var text = "cannot listen on \(endpoint): \(underlying)"
         if underlying.errno == 98 { text += "; another process holds the port (change http.listen)" }  // EADDRINUSE

@@ -13,11 +13,9 @@ public struct MQTTRoomReport: Codable, Sendable, Equatable {
 
     /// The distance reported to a room a beacon has just left (metres; beyond any BLE range).
     public static let outOfRange: Double = 1000
-    /// The room an away is reported in: the state Home Assistant's mqtt_room shows for away (a
-    /// site's room may not be named so).
-    public static let awayRoom = "not_home"
-    /// The distance an away is reported at: just within `outOfRange`, so that, reported right
-    /// after the room left at `outOfRange`, mqtt_room takes it as closer at once; and a room
-    /// the beacon is heard in next is closer still.
+    /// The distance an away is reported at (as the room `not_home`, the state Home Assistant's
+    /// mqtt_room shows for away): just within `outOfRange`, so that, reported right after the
+    /// room left at `outOfRange`, mqtt_room takes it as closer at once; and a room the beacon is
+    /// heard in next is closer still.
     public static let awayDistance: Double = 999
 }
