@@ -990,6 +990,8 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
 
     @Test func idsMapOntoOursOrAFingerprint() {
         #expect(ESPresenseInput.beaconID("iBeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-45") == cat)
+        #expect(ESPresenseInput.beaconID("altBeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-7-8")?.rawValue
+                == "altbeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-7-8")
         #expect(ESPresenseInput.beaconID("name:johns-watch")?.rawValue == "fp:espresense-name-johns-watch")
         #expect(ESPresenseInput.beaconID("tile:f155906529dc")?.rawValue == "fp:espresense-tile-f155906529dc")
         #expect(ESPresenseInput.beaconID("eddy:edd1ebeac04e5defa017-0bdb87539b67")?.rawValue == "eddystone:edd1ebeac04e5defa017-0bdb87539b67")
