@@ -52,6 +52,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// quiet, and whether a change is still to be said.
     private var livenessLogged: (revision: UInt64, quiet: Set<String>, pending: Bool) = (0, [], false)
     private let livenessLog = RateLimitedLog(interval: 60)
+    /// How long a node is quiet before the log says so: the default away timeout, by when a
+    /// beacon only it hears would otherwise have gone away.
+    static var quietReportedAfter: Double { 30 }
     private let logger: Logger
     private var wasActive = false
     /// Became active, and every decision is to be republished once decisions are current.
@@ -567,14 +570,19 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         return now
     }
 
-    /// Says which nodes went quiet or were heard again (`NodeLiveness`): each node's change once,
-    /// each node's lines limited on their own (a node on a link that stalls now and then would
-    /// flap); a change held back is said once its node's limit allows, if it still holds. One that
-    /// left the quiet by its status `offline` was not heard again: its status says so.
+    /// Says which nodes stayed quiet for `quietReportedAfter` or were heard again after that
+    /// (`NodeLiveness`): each node's change once, each node's lines limited on their own (a node
+    /// on a link that stalls now and then would flap); a change held back is said once its
+    /// node's limit allows, if it still holds. One that left the quiet by its status `offline`
+    /// was not heard again: its status says so. A shorter quiet (Wi-Fi power saving, a roam) is
+    /// handled by fusion all the same, and changes nothing shown: it is not logged.
     private func reportLiveness(now: Double) {
-        guard core.livenessRevision != livenessLogged.revision || livenessLogged.pending else { return }
-        let quiet = Set(core.liveness.quiet.keys), offline = core.offline
-        let gone = quiet.subtracting(livenessLogged.quiet).sorted()
+        guard core.livenessRevision != livenessLogged.revision || livenessLogged.pending
+                || core.liveness.quiet.count > livenessLogged.quiet.count else { return }
+        let offline = core.offline
+        let quiet = Set(core.liveness.quiet.keys)
+        let long = Set(core.liveness.quiet.filter { now - $0.value >= Self.quietReportedAfter }.keys)
+        let gone = long.subtracting(livenessLogged.quiet).sorted()
         let back = livenessLogged.quiet.subtracting(quiet).sorted().filter { !offline.contains($0) }
         livenessLogged.quiet.subtract(livenessLogged.quiet.subtracting(quiet).filter { offline.contains($0) })
         let goneSaid = gone.filter { livenessLog.admit("quiet/" + $0.prefix(64), now: now).admit }
@@ -584,7 +592,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         livenessLogged.revision = core.livenessRevision
         livenessLogged.pending = goneSaid.count < gone.count || backSaid.count < back.count
         if !goneSaid.isEmpty {
-            logger.warning("nodes quiet: no heartbeat or reading for \(Int(NodeLiveness.quietAfter)) s; the beacons only they hear are held where they were until they are heard again",
+            logger.warning("nodes quiet: no heartbeat or reading for \(Int(Self.quietReportedAfter)) s; the beacons only they hear are held where they were until they are heard again",
                            metadata: ["nodes": "\(goneSaid.prefix(20).joined(separator: ","))", "count": "\(goneSaid.count)"])
         }
         if !backSaid.isEmpty {
