@@ -160,7 +160,8 @@ public final class EdgeAgentService: Sendable {
                                     mqttReconnects: mqtt?.reconnects ?? 0, mqttPublishFailures: mqtt?.publishFailures ?? 0)
         }, logger: logger)
         do {
-            if try listener.server.startOrKeepTrying() { logger.info("metrics listening", metadata: ["http.listen": http.listen ?? ""]) }
+            // The server says "http listening" itself, now or once a retry succeeds.
+            try listener.server.startOrKeepTrying()
         } catch {
             logger.error("cannot start the metrics listener", metadata: ["error": "\(error)"])
             return nil
