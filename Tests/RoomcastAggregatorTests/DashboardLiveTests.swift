@@ -253,8 +253,12 @@ import TestSupport
             "--speed", "realtime", "--dry-run",
         ], stdoutPath: "\(dir)/agent.out", stderrPath: "\(dir)/agent.log")
         defer { agent.send(SIGKILL) }
+        // Read through a file handle: Foundation's `String(contentsOfFile:)` leaked its read buffer
+        // here under AddressSanitizer, polling a log the agent was writing.
         try await eventually("the agent says its port is taken", timeout: .seconds(30), poll: .milliseconds(100)) {
-            ((try? String(contentsOfFile: "\(dir)/agent.log", encoding: .utf8)) ?? "").contains("cannot listen")
+            let log = FileHandle(forReadingAtPath: "\(dir)/agent.log")
+            defer { try? log?.close() }
+            return String(decoding: (try? log?.readToEnd()) ?? Data(), as: UTF8.self).contains("cannot listen")
         }
         held.release()
         try await eventually("the agent's listener", timeout: .seconds(30), poll: .milliseconds(100)) {
