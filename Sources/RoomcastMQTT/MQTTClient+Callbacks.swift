@@ -122,8 +122,7 @@ extension MQTTClient {
 
     func perform(_ ready: ReadyActions) {
         if ready.isReconnect { reconnectCount.add(1, ordering: .relaxed) }
-        var metadata: Logger.Metadata = ["mqtt.endpoint": configuration.endpoint,
-                                         "mqtt.subscriptions": "\(state.withLock { $0.subscriptions.count })"]
+        var metadata: Logger.Metadata = ["mqtt.subscriptions": "\(state.withLock { $0.subscriptions.count })"]
         let (admit, suppressed) = ready.afterShortConnection
             ? shortConnectionLog.admit("reconnected", now: ContinuousClock.now.secondsSinceStart) : (true, 0)
         if suppressed > 0 { metadata["suppressed"] = "\(suppressed)" }

@@ -194,8 +194,7 @@ extension MQTTClient {
             }
             if holdsAfterShortOnes > 0 {
                 // Their lines were paced: say that it is over, so the log does not end on a lost one.
-                logger.notice("mqtt connection holds", metadata: ["mqtt.endpoint": endpoint,
-                                                                  "mqtt.short_connections": "\(holdsAfterShortOnes)"])
+                logger.notice("mqtt connection holds", metadata: ["mqtt.short_connections": "\(holdsAfterShortOnes)"])
             }
             switch verdict {
             case .drain:

@@ -72,7 +72,7 @@ public final class EdgeAgentService: Sendable {
             for await event in mqtt.connectionEvents {
                 switch event {
                 case .connected:
-                    // The client logs it ("mqtt connected", "mqtt reconnected"), with the endpoint.
+                    // The client logs it ("mqtt connected", "mqtt reconnected"); its lines name the broker.
                     runtime.brokerConnected()
                 case .disconnected, .connectFailed:
                     // The client logs both ("mqtt connection lost", "mqtt connect failed"), with

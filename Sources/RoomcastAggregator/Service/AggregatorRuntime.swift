@@ -52,9 +52,6 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// quiet, and whether a change is still to be said.
     private var livenessLogged: (revision: UInt64, quiet: Set<String>, pending: Bool) = (0, [], false)
     private let livenessLog = RateLimitedLog(interval: 60)
-    /// How long a node is quiet before the log says so: the default away timeout, by when a
-    /// beacon only it hears would otherwise have gone away.
-    static var quietReportedAfter: Double { 30 }
     private let logger: Logger
     private var wasActive = false
     /// Became active, and every decision is to be republished once decisions are current.
@@ -570,7 +567,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         return now
     }
 
-    /// Says which nodes stayed quiet for `quietReportedAfter` or were heard again after that
+    /// Says which nodes stayed quiet for the away timeout (by when a beacon only they hear would
+    /// otherwise have gone away) or were heard again after that
     /// (`NodeLiveness`): each node's change once, each node's lines limited on their own (a node
     /// on a link that stalls now and then would flap); a change held back is said once its
     /// node's limit allows, if it still holds. One that left the quiet by its status `offline`
@@ -581,7 +579,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 || core.liveness.quiet.count > livenessLogged.quiet.count else { return }
         let offline = core.offline
         let quiet = Set(core.liveness.quiet.keys)
-        let long = Set(core.liveness.quiet.filter { now - $0.value >= Self.quietReportedAfter }.keys)
+        let long = Set(core.liveness.quiet.filter { now - $0.value >= core.awayTimeout }.keys)
         let gone = long.subtracting(livenessLogged.quiet).sorted()
         let back = livenessLogged.quiet.subtracting(quiet).sorted().filter { !offline.contains($0) }
         livenessLogged.quiet.subtract(livenessLogged.quiet.subtracting(quiet).filter { offline.contains($0) })
@@ -592,7 +590,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         livenessLogged.revision = core.livenessRevision
         livenessLogged.pending = goneSaid.count < gone.count || backSaid.count < back.count
         if !goneSaid.isEmpty {
-            logger.warning("nodes quiet: no heartbeat or reading for \(Int(Self.quietReportedAfter)) s; the beacons only they hear are held where they were until they are heard again",
+            logger.warning("nodes quiet: no heartbeat or reading for \(Int(core.awayTimeout)) s (the away timeout); the beacons only they hear are held where they were until they are heard again",
                            metadata: ["nodes": "\(goneSaid.prefix(20).joined(separator: ","))", "count": "\(goneSaid.count)"])
         }
         if !backSaid.isEmpty {

@@ -90,7 +90,7 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
             for await e in mqtt.connectionEvents {
                 switch e {
                 case .connected:
-                    // The client logs it ("mqtt connected", "mqtt reconnected"), with the endpoint.
+                    // The client logs it ("mqtt connected", "mqtt reconnected"); its lines name the broker.
                     await runtime.brokerConnected(clock: clock)
                 case .disconnected(let why):
                     // The client's own end at a stop is no lost connection.
