@@ -8,7 +8,7 @@ import Testing
 /// once, each line with the total and the number since the last) and exported on `/metrics`.
 @Suite struct InboundDropTests {
     @Test func theFirstLossIsLoggedAtOnceThenAtMostEveryInterval() {
-        var report = InboundDropReport(interval: 10)
+        var report = DropReport(interval: 10)
         #expect(report.due(dropped: 0, now: 100) == nil, "nothing lost, nothing logged")
         #expect(report.due(dropped: 5, now: 101).map { [$0.total, $0.since] } == [5, 5])
         #expect(report.due(dropped: 900, now: 105) == nil, "within the interval: held back")
@@ -21,7 +21,7 @@ import Testing
     /// 8,640 a day. They come ever further apart while losses go on, up to hourly, each with the
     /// total; after a calm, the next loss is said at once and at 10 s again.
     @Test func lossesThatGoOnAreLoggedEverFurtherApart() {
-        var report = InboundDropReport(interval: 10)
+        var report = DropReport(interval: 10)
         var lines: [Double] = []
         var dropped = 0
         for t in stride(from: 0.0, to: 86_400, by: 1) {
@@ -42,7 +42,7 @@ import Testing
     /// until the clock caught up. The rate-limited log lines and the dashboards' pushes alike
     /// (open dashboards froze for as long as the step).
     @Test func aClockSteppedBackHoldsNoLineBack() {
-        var report = InboundDropReport(interval: 10)
+        var report = DropReport(interval: 10)
         #expect(report.due(dropped: 5, now: 10_000) != nil)
         #expect(report.due(dropped: 9, now: 6_400).map { [$0.total, $0.since] } == [9, 4])
         #expect(report.due(dropped: 12, now: 6_405) == nil, "then every 10 s again")

@@ -248,6 +248,33 @@ extension LiveRadioSourceTests {
         await source.shutdown()
     }
 
+    /// Home Assistant's bluetooth (or bluetoothd) taking the scan every few minutes, all day: each
+    /// time the scan is started again, and the line says so once, then ever further apart up to
+    /// hourly, with the count, not every ten minutes (144 notices a day).
+    @Test func aScanAnotherProgramKeepsChangingIsLoggedEverFurtherApart() async throws {
+        let fake = try ScriptedH4Controller()
+        defer { fake.stop() }
+        let clock = ManualTimeSource(1_000)
+        let logs = InMemoryLogHandler()
+        let source = LiveRadioSource(spec: .h4(path: fake.path, baud: nil), options: Self.options(stall: 1e6),
+                                     logger: Logger(label: "radio", level: .info, handler: logs), clock: clock)
+        try await withTimeout(.seconds(60), "start") { try await source.start() }
+        try await awaitCommands(fake, opcode: 0x200C, count: 2)  // disable, enable
+        // Every 5 minutes for 4 hours.
+        for _ in 0..<48 {
+            let before = fake.commands.filter { $0.opcode == 0x200C }.count
+            fake.emitRaw([0x04, 0x0E, 0x04, 0x01, 0x0C, 0x20, 0x00])
+            try await awaitCommands(fake, opcode: 0x200C, count: before + 2)
+            #expect(fake.commands.last { $0.opcode == 0x200C }?.parameters.first == 1, "our scan is on again")
+            clock.advance(by: 300)
+        }
+        let said = logs.records.filter { $0.message.hasPrefix("another program changed the scan") }
+        #expect((3...10).contains(said.count), "\(said.count) lines for 48 changes")
+        #expect(said.first?.metadata["times"] == "1")
+        #expect(said.last?.metadata["times"].flatMap { Int($0) } ?? 0 >= 40, "the count goes on: \(said.map(\.metadata))")
+        await source.shutdown()
+    }
+
     @Test func aHardwareErrorResetsTheAdapter() async throws {
         let fake = try ScriptedH4Controller()
         defer { fake.stop() }

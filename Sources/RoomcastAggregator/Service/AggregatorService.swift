@@ -69,7 +69,8 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
                     try? await Task.sleep(for: .seconds(1))
                 }
             }
-            var drops = InboundDropReport()
+            var inboundDrops = DropReport()
+            var outboundDrops = DropReport()
             var pushes = Pacer(interval: 1)
             while !Task.isCancelled {
                 let now = await runtime.tick(clock: clock) { out, active in self.enqueue(out, active: active) }
@@ -78,10 +79,15 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
                     http.push(await runtime.dashboardSnapshot(now: now, connected: mqtt.isConnected))
                 }
                 await self.updateStatusGuard(wanted: await runtime.wantsStatusGuard)
-                // Readings the inbound buffer could not hold are lost to fusion: say so, at most every 10 s.
-                if let line = drops.due(dropped: mqtt.droppedInbound, now: now) {
+                // Readings the inbound buffer could not hold are lost to fusion; output the outbound
+                // queue could not hold (a broker that stopped acknowledging) is lost to subscribers.
+                if let line = inboundDrops.due(dropped: mqtt.droppedInbound, now: now) {
                     self.logger.warning("inbound messages dropped: the aggregator is behind", metadata: [
                         "mqtt.dropped_inbound": "\(line.total)", "mqtt.dropped_since_last": "\(line.since)"])
+                }
+                if let line = outboundDrops.due(dropped: Int(clamping: self.outbound.dropped), now: now) {
+                    self.logger.warning("outbound queue full; output dropped", metadata: [
+                        "dropped": "\(line.total)", "dropped_since_last": "\(line.since)", "queued": "\(self.outbound.count)"])
                 }
                 try? await Task.sleep(for: .seconds(tickInterval))
             }
@@ -190,11 +196,9 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
     private func enqueue(_ messages: [OutboundMessage], active: Bool) {
         outbound.appendControl(messages.filter { runtime.isControlTopic($0.topic) })
         guard active else { return }
-        let dropped = outbound.append(messages.filter { !runtime.isControlTopic($0.topic) })
-        // Once stopping, the queue is closed: what is decided now is left for the stop's own messages.
-        if dropped > 0, !stopping.load(ordering: .acquiring) {
-            logger.warning("outbound queue full; output dropped", metadata: ["messages": "\(dropped)", "queued": "\(outbound.count)"])
-        }
+        // What does not fit is counted, and logged by the ticker. Once stopping, the queue is
+        // closed: what is decided now is left for the stop's own messages, and not counted.
+        outbound.append(messages.filter { !runtime.isControlTopic($0.topic) })
     }
 
     /// Sends the queue in order. A refresh or a (re)announcement can be thousands of QoS 1

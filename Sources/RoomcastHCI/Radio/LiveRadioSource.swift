@@ -13,9 +13,10 @@ public final class LiveRadioSource: RadioSource {
     public let options: RadioOptions
     private let producer: BoundedStream<AdvertisingReport>.Producer
     private let logger: Logger
-    /// A node in a room that hears no BLE at all restarts its scan every `restart_after_s` and
-    /// resets the adapter every few restarts, for as long as the silence lasts: said once a
-    /// minute at first, then ever further apart (the counters on /metrics count every one).
+    /// Recoveries that can go on all day, each line by its kind: a node in a room that hears no
+    /// BLE at all restarts its scan every `restart_after_s` and resets the adapter every few
+    /// restarts; another program may keep taking the scan. Said once a minute at first, then
+    /// ever further apart (the counters on /metrics count every one).
     private let recoveryLog = RateLimitedLog(interval: 60)
     private let clock: any TimeSource
     /// The supervisor's clock (`RecoveryMachine`): the stall watchdog and the reopen backoff
@@ -175,7 +176,6 @@ public final class LiveRadioSource: RadioSource {
         var hardwareErrors = 0
         var foreignScanChanges = 0
         var scanReassertedAt = -Double.infinity
-        var scanReassertLoggedAt = -Double.infinity
         var scanReasserts = 0
         var tracked: ObjectIdentifier?
         var recordingFailed = false
@@ -225,10 +225,10 @@ public final class LiveRadioSource: RadioSource {
                     foreignScanChanges = health.foreignScanChanges
                     scanReassertedAt = now
                     scanReasserts += 1
-                    // Logged at most every 10 minutes: a program that keeps changing it (a
-                    // discovery run by another app) shows in the count.
-                    if now - scanReassertLoggedAt >= 600 {
-                        scanReassertLoggedAt = now
+                    // Paced with the other recoveries: a program that keeps changing it (Home
+                    // Assistant's bluetooth, a discovery another app runs) does so all day, and
+                    // shows in the count, not in a line every few minutes.
+                    if recoveryLog.admit("foreign-scan", now: now).admit {
                         logger.notice("another program changed the scan (the kernel or bluetoothd); starting ours again",
                                       metadata: ["hci.device": spec.description, "times": "\(scanReasserts)"])
                     }

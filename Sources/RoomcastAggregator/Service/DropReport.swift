@@ -1,10 +1,11 @@
 import RoomcastLogging
 
-/// When the service logs inbound messages lost in its buffer (fusion behind the broker): the
-/// first loss at once, then ever further apart while losses go on (`LogPacing`: from `interval`
-/// seconds up to hourly), each line with the total and the number since the line before, so a
-/// sustained overload cannot flood the journal.
-struct InboundDropReport {
+/// When the service logs messages lost in one of its buffers (inbound: fusion behind the broker;
+/// outbound: a broker that has stopped acknowledging): the first loss at once, then ever further
+/// apart while losses go on (`LogPacing`: from `interval` seconds up to hourly), each line with the
+/// total and the number since the line before, so a sustained overload or a long outage cannot
+/// flood the journal.
+struct DropReport {
     private var lines: LogPacing
     private var reported = 0
 
