@@ -113,7 +113,8 @@ public final class AggregatorHTTP: Sendable {
             guard let sample = samples.value(timeout: answerTimeout) else {
                 return .text("unhealthy: the aggregator did not answer within \(Int(answerTimeout)) s\n", status: .serviceUnavailable)
             }
-            return .text("ok\nmqtt: \(sample.mqttConnected ? "connected" : "disconnected")\nactive: \(sample.active)\n",
+            let nodes = sample.noNodeHeard ? "nodes: none heard since connecting (see the log)\n" : ""
+            return .text("ok\nmqtt: \(sample.mqttConnected ? "connected" : "disconnected")\nactive: \(sample.active)\n\(nodes)",
                          headers: [("Cache-Control", "no-store")])
         }
     }

@@ -26,6 +26,8 @@ public struct AggregatorMetricsSample: Sendable {
     public var stateFileFailures: UInt64 = 0
     /// Beacons whose id two transmitters advertise at once (`SharedIDWatch`).
     public var sharedIDBeacons = 0
+    /// No node heard since connecting, for longer than a site whose messages arrive takes (`FirstNodeWait`).
+    public var noNodeHeard = false
     public var mqttConnected = false
     public var mqttReconnects = 0
     public var mqttDroppedInbound = 0

@@ -56,6 +56,7 @@ extension AggregatorRuntime {
             stats: core.presenceStats, beaconsTracked: core.engine.capacityUse?.tracked ?? decisions.count,
             beaconsEvicted: core.evictedBeacons, occupancy: occupancy, away: decisions.count { $0.room == nil },
             active: isActive, standby: standbyEnabled, decisionsHeld: core.decisionsHeld(at: now),
-            stateFileFailures: learnedSaveFailures, sharedIDBeacons: core.sharedIDBeacons)
+            stateFileFailures: learnedSaveFailures, sharedIDBeacons: core.sharedIDBeacons,
+            noNodeHeard: firstNodeOverdue(now: now))
     }
 }

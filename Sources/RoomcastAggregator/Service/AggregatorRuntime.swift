@@ -45,6 +45,10 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// Start-up time, moved to the first broker connection: the retained state arrives only then.
     private var startedAt: Double
     private var connectedOnce = false
+    /// Whether the nodes' messages reach this aggregator at all (`FirstNodeWait`).
+    private var firstNode = FirstNodeWait()
+    /// `<prefix>/nodes/`: every node's topics.
+    private let nodesPrefix: String
     /// Retained output read back within this window after start is resumed from.
     private let resumeWindow: Double
     private let rejectLog = RateLimitedLog(interval: 10)
@@ -160,6 +164,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         self.peerPresence = PeerPresence(limit: core.engine.capacityUse?.limit ?? 100_000)
         self.leaseTopicValue = election?.topic ?? core.topics.aggregatorLease
         self.presencePrefix = core.topics.prefix + "/presence/"
+        self.nodesPrefix = core.topics.prefix + "/nodes/"
         self.instancesPrefix = core.topics.prefix + "/aggregator/instances/"
         self.instanceTopicValue = election.map { LeaseElection.instanceTopic(core.topics, $0.me) }
         self.refreshInterval = refreshInterval
@@ -419,6 +424,11 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             election?.observeInstance(name, online: online)
             return []
         }
+        if !firstNode.heard, topic.hasPrefix(nodesPrefix)
+            || core.acceptsESPresense && (topic.hasPrefix(Topics.Compatibility.espresenseDevicePrefix)
+                                          || topic.hasPrefix(Topics.Compatibility.espresenseRoomPrefix)) {
+            firstNode.nodeHeard()
+        }
         var lateResume: BeaconID?
         if topic.hasPrefix(presencePrefix), case .presence(let id) = core.topics.parse(topic) {
             if !leftoversCleared { leftovers.observe(topic: topic, payload: payload, retained: retained) }
@@ -598,10 +608,30 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         }
     }
 
+    /// No node heard for `FirstNodeWait.patience` since connecting.
+    func firstNodeOverdue(now: Double) -> Bool {
+        firstNode.overdue(now: now, connectedAt: connectedOnce ? startedAt : nil)
+    }
+
+    /// Says when no node has been heard since connecting (`FirstNodeWait`), and when one is at last.
+    private func reportFirstNode(now: Double) {
+        switch firstNode.due(now: now, connectedAt: connectedOnce ? startedAt : nil, listening: hearing == .hearing) {
+        case .noneHeard(let waited):
+            let espresense = core.acceptsESPresense ? " (and ESPresense's espresense/#)" : ""
+            logger.error("no node heard since connecting: nothing can be placed", metadata: [
+                "waited_s": "\(Int(waited.rounded()))", "mqtt.topic": "\(nodesPrefix)#",
+                "hint": "check that the edge agents use this broker and topic_prefix '\(core.topics.prefix)', and that the broker lets this aggregator's user read \(nodesPrefix)#\(espresense) (mosquitto's acl_file grants a subscription it then delivers nothing to)"])
+        case .heardAtLast(let waited):
+            logger.notice("a node is heard at last", metadata: ["waited_s": "\(Int(waited.rounded()))"])
+        case nil:
+            break
+        }
+    }
+
     /// Timer: fusion ticks, lease renewal, periodic refresh, discovery clean-up.
     public func tick(now: Double) -> [OutboundMessage] {
         noticePause(now: now)
-        defer { persistLearned(now: now); reportLiveness(now: now) }
+        defer { persistLearned(now: now); reportLiveness(now: now); reportFirstNode(now: now) }
         reportCapacity(now: now)
         let activeBefore = isActive
         var out: [OutboundMessage] = []
