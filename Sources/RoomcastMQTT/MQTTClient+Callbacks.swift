@@ -155,7 +155,9 @@ extension MQTTClient {
             return (nil, nil)
         }
         if let rejected {
-            logger.error("mqtt broker rejected a subscription", metadata: ["mqtt.topic": rejected])
+            logger.error("mqtt broker rejected a subscription", metadata: [
+                "mqtt.topic": rejected, "mqtt.user": configuration.username ?? "(none)",
+                "hint": "nothing on it reaches this program; check the broker's ACL for this user"])
         }
         if let waiter {
             waiter.continuation.resume(returning: granted >= 0x80 ? .failure(.subscriptionRejected(filter: waiter.filter)) : .success(()))
@@ -199,9 +201,11 @@ extension MQTTClient {
         }
         guard let report else { return }
         let user = configuration.username.map { "user '\($0)'" } ?? "anonymous clients"
-        let hint = report.reason == 0x87
-            ? "the broker's ACL does not let \(user) publish to these topics; allow them there (Roomcast's: deploy/mosquitto/roomcast.acl)"
-            : "the broker refused these messages"
+        let hint = switch report.reason {
+        case 0x87: "the broker's ACL does not let \(user) publish to these topics; allow them there (Roomcast's: deploy/mosquitto/roomcast.acl)"
+        case 0x95: "these messages are larger than the broker takes (mosquitto's message_size_limit); Roomcast's messages need up to 64 KiB"
+        default: "the broker refused these messages"
+        }
         logger.warning("mqtt broker refused publishes", metadata: [
             "mqtt.refused": "\(report.sinceLast)", "mqtt.refused_total": "\(report.total)", "mqtt.topics": report.families,
             "mqtt.reason": PublishRefusals.describe(reason: report.reason), "mqtt.hint": hint,

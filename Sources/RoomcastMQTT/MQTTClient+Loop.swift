@@ -236,7 +236,12 @@ extension MQTTClient {
             // alert (`tlsDetail` above). So it is retried like any lost connection.
             return .connectionLost(endpoint: endpoint, detail: Self.closedDuringHandshake(detail))
         }
-        return .connectionLost(endpoint: endpoint, detail: "the broker closed the connection before answering CONNECT (\(detail)); if this port expects TLS, configure tls")
+        // Under MQTT 3.1.1 a broker that refuses retained messages (mosquitto's
+        // `retain_available false`) closes without a CONNACK at a retained Last Will, as every
+        // Roomcast program's is; MQTT 5 gets a reason.
+        let retained = configuration.lastWill?.retain == true
+            ? "; or the broker refuses retained messages (retain_available false), which Roomcast needs" : ""
+        return .connectionLost(endpoint: endpoint, detail: "the broker closed the connection before answering CONNECT (\(detail)); if this port expects TLS, configure tls\(retained)")
     }
 
     static func closedDuringHandshake(_ detail: String) -> String {

@@ -75,7 +75,7 @@ public enum MQTTError: Error, Sendable, Hashable, CustomStringConvertible {
         case .connectTimedOut(let ep, let s):
             return "no answer from MQTT broker \(ep) within \(Self.seconds(s)); check the address, port and whether TLS is expected there"
         case .tlsHandshakeFailed(let ep, let detail):
-            return "TLS handshake with MQTT broker \(ep) failed: \(detail); check that the CA file signed the broker's certificate, that the host matches the certificate's name (the `insecure` switch skips only that name check) and, if the broker requires one, the client certificate"
+            return "TLS handshake with MQTT broker \(ep) failed: \(detail); check that the CA file signed the broker's certificate, that the host matches the certificate's name (the `insecure` switch skips only that name check), that no certificate has expired or is not yet valid by this machine's clock (a Pi without a clock battery is wrong until NTP sets it: check `date`) and, if the broker requires one, the client certificate"
         case .badCredentials(let ep, let user):
             return "MQTT broker \(ep) refused the connection: bad user name or password\(Self.user(user)); fix the credentials (mosquitto_passwd on the broker)"
         case .notAuthorized(let ep, let user):

@@ -63,7 +63,10 @@ enum Mosquitto {
             let reason: String
             switch code {
             case 1, 0x84: reason = "unacceptable protocol version (try the other protocolVersion)"
-            case 2, 0x85: reason = "client identifier rejected (choose another clientID)"
+            // MQTT 3.1.1 has no code for a keep-alive the broker will not take: mosquitto 2 says
+            // this one for it too.
+            case 2: reason = "client identifier rejected (choose another clientID), or a keep-alive longer than the broker allows (mosquitto's max_keepalive: lower mqtt.keepalive)"
+            case 0x85: reason = "client identifier rejected (choose another clientID)"
             case 3, 0x88: reason = "server unavailable"
             case 0x89: reason = "server busy"
             case 0x8A: reason = "client banned"

@@ -58,7 +58,8 @@ public struct PublishRefusals: Sendable, Equatable {
         }
     }
 
-    /// MQTT 5 reason codes a PUBACK can carry (MQTT 5.0 §3.4.2.1), as words.
+    /// MQTT 5 reason codes a PUBACK can carry (MQTT 5.0 §3.4.2.1), as words; and 0x95, which
+    /// mosquitto sends for a message over its `message_size_limit`.
     public static func describe(reason: Int) -> String {
         let name: String = switch reason {
         case 0x10: "no matching subscribers"
@@ -67,6 +68,7 @@ public struct PublishRefusals: Sendable, Equatable {
         case 0x87: "not authorized"
         case 0x90: "topic name invalid"
         case 0x91: "packet identifier in use"
+        case 0x95: "packet too large"
         case 0x97: "quota exceeded"
         case 0x99: "payload format invalid"
         default: "reason code"

@@ -21,4 +21,22 @@ import TestSupport
         #expect(process.stderr.contains("cannot reach the broker at mqtt://127.0.0.1:\(port)"), "\(process.stderr)")
         #expect(!process.stdout.contains("Roomcast —"), "no board drawn: \(process.stdout)")
     }
+
+    /// A dashboard's account the broker does not let subscribe to presence: `watch` ignored the
+    /// refusal and drew an empty board, "connected", for good. It ends with the refusal and where
+    /// to look.
+    @Test(.requiresMosquitto) func aRefusedSubscriptionEndsTheCommandWithTheReason() async throws {
+        let dir = try LiveRig.workDirectory()
+        let broker = try await MosquittoBroker.start(.init(extraConfig: try MosquittoBroker.denyingEverySubscription(in: dir)))
+        let config = try LiveRig.config(port: broker.port, rooms: [.init(name: "kitchen", floor: 0)],
+                                        nodes: [.init(name: "kitchen-pi", room: "kitchen")], beacons: [])
+        try config.write(toFile: "\(dir)/aggregator.json", atomically: true, encoding: .utf8)
+        let process = try ChildProcess(try LiveRig.executable("aggregator"), ["watch", "--config", "\(dir)/aggregator.json"],
+                                       stdoutPath: "\(dir)/out.txt", stderrPath: "\(dir)/err.txt")
+        let code = try await withTimeout(.seconds(60), "watch to end") { await process.waitForExit() }
+        await broker.stop()
+        #expect(code != 0)
+        #expect(["rejected the subscription to", "roomcast/presence/+", "check the broker's ACL"].allSatisfy(process.stderr.contains),
+                "\(process.stderr)")
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RoomcastLogging
 import RoomcastMQTT
 import Testing
 import TestSupport
@@ -67,6 +68,29 @@ struct AuthTests {
             try c.publish(MQTTMessage(topic: "roomcast/done", string: "visible", qos: .atLeastOnce))
             let got = try await inbox.waitFor("the allowed message") { !$0.isEmpty }
             #expect(got.map(\.topic) == ["roomcast/done"])
+        }
+    }
+
+    /// A broker that refuses subscriptions (mosquitto's dynamic security, EMQX, HiveMQ): one made
+    /// before connecting, sent again at each connect, is an error in the log naming the filter,
+    /// the user and the ACL; one made while connected throws.
+    @Test func aRefusedSubscriptionIsAnErrorNamingTheFilterAndTheACL() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-dynsec-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try await withRig(.init(extraConfig: try MosquittoBroker.denyingEverySubscription(in: dir))) { rig in
+            let c = try MQTTClient(configuration: rig.configuration("refused"),
+                                   logger: Logger(label: "refused", level: .debug, handler: rig.logs))
+            try await c.subscribe("roomcast/nodes/#")
+            c.start()
+            try await c.waitUntilConnected(timeout: .seconds(10))
+            let line = rig.logs.records.first { $0.message == "mqtt broker rejected a subscription" }
+            #expect(line?.level == .error && line?.metadata["mqtt.topic"] == "roomcast/nodes/#", "\(rig.logs.records.map(\.message))")
+            #expect(line?.metadata["hint"]?.contains("ACL") == true)
+            await #expect(throws: MQTTError.subscriptionRejected(filter: "roomcast/presence/+")) {
+                try await c.subscribe("roomcast/presence/+")
+            }
+            await c.shutdown(timeout: .seconds(2))
         }
     }
 }

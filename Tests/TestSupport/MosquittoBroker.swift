@@ -60,6 +60,23 @@ public final class MosquittoBroker: Sendable {
 
     public static let binary = "/usr/sbin/mosquitto"
     public static let passwdTool = "/usr/bin/mosquitto_passwd"
+    /// mosquitto's dynamic security plugin (Debian's mosquitto package ships it), which unlike
+    /// an `acl_file` refuses a subscription it will not deliver.
+    public static var dynamicSecurityPlugin: String {
+        let lib = "/usr/lib"
+        let arches = (try? FileManager.default.contentsOfDirectory(atPath: lib)) ?? []
+        return arches.map { "\(lib)/\($0)/mosquitto_dynamic_security.so" }.first { FileManager.default.fileExists(atPath: $0) }
+            ?? "\(lib)/x86_64-linux-gnu/mosquitto_dynamic_security.so"
+    }
+
+    /// `extraConfig` lines that load the dynamic security plugin with a configuration, written to
+    /// `directory`, that denies every subscription (anonymous clients; publishing is allowed).
+    public static func denyingEverySubscription(in directory: String) throws -> [String] {
+        let path = "\(directory)/dynamic-security.json"
+        try #"{"defaultACLAccess":{"publishClientSend":true,"publishClientReceive":true,"subscribe":false,"unsubscribe":true},"clients":[],"groups":[],"roles":[]}"#
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        return ["plugin \(dynamicSecurityPlugin)", "plugin_opt_config_file \(path)"]
+    }
 
     /// True when running under CI (`CI=true`), where a missing broker must fail tests.
     public static var isCI: Bool { RequiredTool.isCI }

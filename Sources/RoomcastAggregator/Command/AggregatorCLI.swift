@@ -291,8 +291,10 @@ public enum AggregatorCLI {
         let lifecycle = ServiceLifecycle(logger: Logger(label: "aggregator", level: .warning))
         lifecycle.onShutdown("disconnect") { await client.shutdown() }
         return await lifecycle.run {
-            try? await client.subscribe(topics.allPresence)
-            try? await client.subscribe(topics.allRooms)
+            // Refused (an account the broker's ACL does not let read them): the board would
+            // stay empty for good, so the refusal ends the command.
+            try await client.subscribe(topics.allPresence)
+            try await client.subscribe(topics.allRooms)
             let board = Mutex(PresenceBoard(limit: config.fusion.maxBeacons))
             let reader = Task {
                 for await m in client.messages { board.withLock { $0.take(topic: m.topic, payload: m.payload, topics: topics) } }
