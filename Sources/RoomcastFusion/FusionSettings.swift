@@ -65,7 +65,7 @@ public struct FusionSettings: SettingTable, Codable, Equatable {
                   "Without positions, compare a beacon's pattern across the nodes with the pattern of each node's own beacon.",
                   defaultValue: d.fingerprints),
             .flag("learned_rooms", \.learnedRooms, stage: "Knowledge of the site",
-                  "Use the rooms taught with `aggregator learn` (docs/fusion.md, Training). False also leaves out Home Assistant's \"Teach room\" selects.",
+                  "Use the rooms taught with `aggregator learn` (docs/fusion.md, Training). False also leaves out Home Assistant's \"Teach room\" selects, as does a site of one room.",
                   defaultValue: d.learnedRooms),
             .number("path_loss_exponent", \.pathLossExponent, stage: "Radio physics (positions only)", range: 1...6,
                     "How fast the signal falls with distance (2 in free space, 2–3.5 indoors). What each value gives on the recordings (an open plan, a furnished flat): docs/results.md, \"The path-loss exponent\".", defaultValue: d.pathLossExponent),

@@ -76,6 +76,24 @@ import Testing
         #expect(try announced(discovery: nil) == nil)
     }
 
+    /// A one-room site has nothing to teach (a beacon heard at all is in its room): Home Assistant
+    /// is offered no teaching select there, nor the rooms-taught sensor; two rooms are.
+    @Test func aOneRoomSiteIsOfferedNoTeaching() throws {
+        func components(_ site: SiteModel) throws -> [String] {
+            var core = AggregatorConfig(site: site).makeCore()
+            let started = try core.start(now: 100)
+            return try started.filter { $0.topic.hasPrefix("homeassistant/device/") && !$0.payload.isEmpty }.flatMap { m in
+                let cmps = (try JSONSerialization.jsonObject(with: Data(m.payload)) as? [String: Any])?["cmps"] as? [String: Any]
+                return Array((cmps ?? [:]).keys)
+            }
+        }
+        let oneRoom = SiteModel(rooms: [.init(name: "kitchen")], nodes: [.init(name: "kitchen-pi", room: "kitchen")], beacons: Self.site.beacons)
+        let one = try components(oneRoom)
+        #expect(one.contains { $0.hasSuffix("_room") } && !one.contains { $0.hasSuffix("_teach") || $0.contains("rooms_taught") }, "\(one)")
+        let two = try components(Self.site)
+        #expect(two.contains { $0.hasSuffix("_teach") } && two.contains { $0.contains("rooms_taught") }, "\(two)")
+    }
+
     /// Under `partition:` every aggregator hears each learn command and Home Assistant's configs
     /// for a beacon or a person come from whichever published last: the configs name every room
     /// of the site, and a command for another partition's room is left to it, not refused.
