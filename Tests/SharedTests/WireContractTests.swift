@@ -50,6 +50,13 @@ import TestSupport
                                            beaconsInView: 2, dropped: 0, hciErrors: 0, hciResets: 0, brokerReconnects: 1),
                              "telemetry.schema.json") == [])
         #expect(try problems(NodeHeartbeat(ts: 1_732_880_000.5), "heartbeat.schema.json") == [])
+        // Decoded once, its version checked after (every node's, every second, at the aggregator):
+        // another version or none is still said as such.
+        #expect(NodeHeartbeat.self is any WireVersioned.Type && PersonPresence.self is any WireVersioned.Type
+                && ReceiverCalibrationReport.self is any WireVersioned.Type)
+        #expect(throws: WireFormatError.unsupportedVersion(2)) { try WireFormat.decode(NodeHeartbeat.self, from: Array(#"{"v":2,"ts":1}"#.utf8)) }
+        #expect(throws: WireFormatError.unsupportedVersion(nil)) { try WireFormat.decode(NodeHeartbeat.self, from: Array(#"{"ts":1}"#.utf8)) }
+        #expect(try WireFormat.decode(NodeHeartbeat.self, from: Array(#"{"v":1,"ts":1.5}"#.utf8)) == NodeHeartbeat(ts: 1.5))
         #expect(try JSONSchemaValidator.contract("heartbeat.schema.json").validate(json: Array(#"{"v":1}"#.utf8)) != [])
         let calibration = ReceiverCalibrationReport(ts: 1, nodes: [.init(node: "kitchen-pi", offsetDb: 2.5, source: .nodeBeacons),
                                                                    .init(node: "hall-pi", offsetDb: -0.4, source: .beacons)])

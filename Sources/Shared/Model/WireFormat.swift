@@ -99,3 +99,6 @@ extension RoomOccupancy: WireVersioned {}
 extension RoomEvent: WireVersioned {}
 extension RegionEvent: WireVersioned {}
 extension NodeTelemetry: WireVersioned {}
+extension NodeHeartbeat: WireVersioned {}
+extension PersonPresence: WireVersioned {}
+extension ReceiverCalibrationReport: WireVersioned {}
