@@ -19,8 +19,6 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     public let model: FusionModel
     /// What happened to the input so far.
     public internal(set) var counters = FusionCounters()
-    /// Why geometry is off, when the site has positions or polygons but they cannot be used.
-    public var geometryNote: String? { geometryUnused.map { "\($0); using node membership" } }
     /// Why positions and polygons, though configured, cannot be used (nil: they are, or
     /// none are configured).
     var geometryUnused: String?

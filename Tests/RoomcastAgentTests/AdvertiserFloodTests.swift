@@ -243,7 +243,7 @@ import RoomcastYAML
         let cat = try #require(BeaconID("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-7-7"))
         let logs = InMemoryLogHandler()
         let sink = CountingSink(watching: cat)
-        let core = AgentCore(settings: AgentSettings(node: "n", maxTrackedBeacons: 2),
+        let core = AgentCore(settings: AgentSettings(node: "n", telemetryInterval: 30, maxTrackedBeacons: 2),
                              decoder: try AdvertisementDecoder(config: config), startTime: Self.t0)
         let runtime = AgentRuntime(core: core, sink: sink, counters: nil, ticksFromReports: true, startTime: Self.t0,
                                    logger: Logger(label: "test", level: .info, handler: logs))

@@ -46,7 +46,7 @@ import Testing
         var core = AgentCore(settings: AgentSettings(node: "n"), decoder: try AdvertisementDecoder(), startTime: 0)
         let r = try #require(try readings(core.handle(report(t: 0, rssi: nil))).first)
         #expect(r.proximity == .unknown && r.rssi == -127 && r.rssiSD == nil, "the floor is no measured level")
-        #expect(core.stats.withoutRSSI == 1)
+        #expect(core.stats.readings == 1)
     }
 
     @Test func untrackedAdvertisementsAreCountedNotPublished() throws {

@@ -212,21 +212,6 @@ struct RangingTests {
         #expect(table.count == 0)
     }
 
-    @Test("config round-trips through JSON and validates")
-    func configCodable() throws {
-        var c = RangingConfig()
-        c.powerOverrides[Self.id] = -61
-        c.pathLossExponent = 2.7
-        let data = try JSONEncoder().encode(c)
-        #expect(String(decoding: data, as: UTF8.self).contains("\"\(Self.id.rawValue)\":-61"))
-        #expect(try JSONDecoder().decode(RangingConfig.self, from: data) == c)
-        #expect(try JSONDecoder().decode(RangingConfig.self, from: Data("{}".utf8)) == RangingConfig())
-        #expect(c.problems().isEmpty)
-        c.nearBelow = 0.1
-        c.medianWindow = 0
-        #expect(c.problems().count == 2)
-    }
-
     /// A `mac:` identity (an Eddystone-URL beacon's) hears URL frames, which carry its power,
     /// between TLM frames, which do not: the power fell back to the default at each TLM frame,
     /// and at a steady −70 dBm the distance jumped between 6.9 m and 2.75 m.

@@ -211,7 +211,7 @@ import Shared
         site.rooms[1].polygon = nil
         let engine = FusionEngine(site: site, settings: FusionSettings())
         #expect(!engine.usesGeometry)
-        #expect(engine.geometryNote?.contains("right") == true)
+        #expect(engine.modeSummary.contains("node membership (room 'right' has a node but no polygon)"), "\(engine.modeSummary)")
     }
 
     @Test func floorsSeparateStackedRooms() throws {

@@ -56,7 +56,6 @@ public struct AgentCore: Sendable {
     public struct Stats: Sendable, Equatable {
         public var reports: UInt64 = 0
         public var untracked: UInt64 = 0
-        public var withoutRSSI: UInt64 = 0
         public var readings: UInt64 = 0
         /// Beacons dropped from the full table to make room for a new one.
         public var evicted: UInt64 = 0
@@ -142,7 +141,6 @@ public struct AgentCore: Sendable {
         } else {
             // RSSI 127 = not available: the beacon was heard but cannot be ranged. Keep the
             // filter untouched; report the floor (-127 dBm) with proximity unknown.
-            stats.withoutRSSI += 1
             range = ranged.map { var r = $0; r.proximity = .unknown; return r }
                 ?? BeaconRanger.Range(rssiFiltered: -127, power: identity.referencePower ?? settings.ranging.defaultPower,
                                       distance: settings.ranging.maxDistance, proximity: .unknown)

@@ -18,9 +18,14 @@ public struct AgentSettings: Sendable {
     /// Most beacons tracked at once (`max_tracked_beacons`); see `BeaconTable`.
     public var maxTrackedBeacons: Int
 
+    /// The publish defaults are the config's (`AgentConfig.Publish`), so a core made without a
+    /// config publishes as the agent does.
     public init(node: String, room: String? = nil, topics: Topics = Topics(), ranging: RangingConfig = RangingConfig(),
-                reportInterval: Double = 1.0, significantChangeDB: Double = 6, significantChangeMeters: Double = 1.5,
-                telemetryInterval: Double = 30, regionExitDelay: Double = 30, outputs: [CompatibilityOutput] = [],
+                reportInterval: Double = AgentConfig.Publish().reportIntervalS,
+                significantChangeDB: Double = AgentConfig.Publish().significantChangeDb,
+                significantChangeMeters: Double = AgentConfig.Publish().significantChangeM,
+                telemetryInterval: Double = AgentConfig.Publish().telemetryIntervalS, regionExitDelay: Double = 30,
+                outputs: [CompatibilityOutput] = [],
                 adapter: String = "hci", version: String = RoomcastVersion.current,
                 maxTrackedBeacons: Int = AgentConfig.defaultMaxTrackedBeacons) {
         self.node = node

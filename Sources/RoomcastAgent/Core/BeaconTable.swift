@@ -89,7 +89,6 @@ public struct BeaconTable: Sendable {
 
     /// Beacons held.
     public var count: Int { index.count }
-    public var isFull: Bool { index.count >= capacity }
     /// Evictions of every class.
     public var evictedTotal: UInt64 { evicted.reduce(0, +) }
 

@@ -251,7 +251,7 @@ public enum AggregatorCLI {
             }
         }
         let service = AggregatorService(runtime: runtime, mqtt: client, topics: topics,
-                                        discoveryFilter: config.discovery.enabled ? "\(config.discovery.prefix)/+/+/config" : nil,
+                                        discoveryFilter: config.discovery.enabled ? HomeAssistantDiscovery.configFilter(prefix: config.discovery.prefix) : nil,
                                         extraFilters: config.inputs.espresense ? ESPresenseInput.filters : [],
                                         clock: clock, statusGuard: statusGuard, http: http, logger: logger)
         let lifecycle = ServiceLifecycle(logger: logger)

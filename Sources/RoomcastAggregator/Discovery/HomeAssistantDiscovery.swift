@@ -281,15 +281,6 @@ public struct HomeAssistantDiscovery: Sendable {
     /// Discovery configs for one person.
     public func personConfigs(_ person: SiteModel.Person) throws -> [OutboundMessage] { try messages(personDevice(person)) }
 
-    /// Discovery configs for one room.
-    public func roomConfigs(_ room: SiteModel.Room) throws -> [OutboundMessage] { try messages(roomDevice(room)) }
-
-    /// Discovery configs for one node.
-    public func nodeConfigs(_ node: SiteModel.Node) throws -> [OutboundMessage] { try messages(nodeDevice(node)) }
-
-    /// Discovery configs for the aggregator's device.
-    public func aggregatorConfigs() throws -> [OutboundMessage] { try messages(aggregatorDevice()) }
-
     /// Every device of a site: the aggregator, people, the known beacons that are nobody's, rooms, nodes.
     func siteDevices(_ site: SiteModel) -> [DeviceConfig] {
         let owned = site.personOfBeacon
@@ -472,7 +463,7 @@ public struct HomeAssistantDiscovery: Sendable {
     }
 
     /// The subscription that reads back retained discovery configs (both modes' topics).
-    public var configFilter: String { "\(prefix)/+/+/config" }
+    public static func configFilter(prefix: String) -> String { "\(prefix)/+/+/config" }
 
     /// The site's aggregator status topic as it appears in every config's JSON.
     private var statusTopicInJSON: [UInt8] { Array("\"\(topics.aggregatorStatus)\"".utf8) }

@@ -1,5 +1,4 @@
-/// Lets `[BeaconID: T]` encode as a JSON object keyed by the id string
-/// (e.g. `RangingConfig.powerOverrides`) instead of a flat array.
+/// Lets `[BeaconID: T]` encode as a JSON object keyed by the id string instead of a flat array.
 extension BeaconID: CodingKeyRepresentable {
     public var codingKey: any CodingKey { Key(stringValue: rawValue) }
 

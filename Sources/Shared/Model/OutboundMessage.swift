@@ -186,12 +186,6 @@ public struct MessageLogLine: Sendable, Equatable {
         return MessageLogLine(ts: ts, topic: topic, payload: payload, retain: retain)
     }
 
-    static func formatTimestamp(_ t: Double) -> String {
-        var out: [UInt8] = []
-        appendTimestamp(t, to: &out)
-        return String(decoding: out, as: UTF8.self)
-    }
-
     /// `t` in seconds with at most three decimals and no trailing zeros, appended as ASCII digits.
     static func appendTimestamp(_ t: Double, to out: inout [UInt8]) {
         let ms = (t * 1000).rounded()
@@ -242,12 +236,6 @@ public struct MessageLogLine: Sendable, Equatable {
             } while v != 0
             out.append(contentsOf: UnsafeBufferPointer(rebasing: buf[i..<20]))
         }
-    }
-
-    static func jsonString(_ s: String) -> String {
-        var out: [UInt8] = []
-        appendJSONString(s.utf8, to: &out)
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// `utf8` (well-formed UTF-8) as a JSON string: quotes, backslashes and control characters escaped.
