@@ -39,6 +39,9 @@ public protocol PresenceEstimator {
     /// How full its beacon table is, for a capacity warning (nil: unbounded or not reported).
     var capacityUse: CapacityUse? { get }
 
+    /// What it did with its input (the readings it refused, by reason), for `/metrics`.
+    var counters: FusionCounters { get }
+
     /// When the evidence for the room `id` last switched to began to lead, so the switch's
     /// latency can be measured from it (nil: not known).
     func switchEvidenceSince(for id: BeaconID) -> Double?
@@ -75,6 +78,8 @@ extension PresenceEstimator {
     /// Estimators that never drop a beacon report none.
     public mutating func takeDropped() -> [DroppedBeacon] { [] }
     public var capacityUse: CapacityUse? { nil }
+    /// Estimators that count nothing report zeros.
+    public var counters: FusionCounters { FusionCounters() }
     public func switchEvidenceSince(for id: BeaconID) -> Double? { nil }
     /// Estimators that decide at the first reading track what they have decided on.
     public func isTracking(_ id: BeaconID) -> Bool { decision(for: id) != nil }

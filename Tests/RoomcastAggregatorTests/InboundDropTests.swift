@@ -163,4 +163,24 @@ import Testing
         #expect(lines.contains("# TYPE roomcast_mqtt_inbound_dropped_total counter"))
         #expect(lines.contains("roomcast_mqtt_inbound_dropped_total 7694"))
     }
+
+    /// Readings the intake passes and fusion refuses (a reading repeated, as QoS 1 redelivers
+    /// one; one captured long before it arrived) were counted where nothing showed them.
+    @Test func readingsFusionRefusesAreCountedOnMetrics() async throws {
+        let site = SiteModel(rooms: [.init(name: "kitchen")], nodes: [.init(name: "kitchen-pi", room: "kitchen")])
+        let core = AggregatorCore(engine: FusionEngine(site: site), site: site, topics: Topics(), discovery: nil)
+        let runtime = AggregatorRuntime(core: core, election: nil, refreshInterval: .infinity, startedAt: 0, logger: .silent)
+        let id = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1-1")!
+        func reading(seq: UInt64, ts: Double) -> BeaconReading {
+            BeaconReading(id: id, node: "kitchen-pi", ts: ts, seq: seq, rssi: -60, rssiFiltered: -60, power: -59, distance: 1,
+                          proximity: .near, kind: .iBeacon, mac: "aa:bb:cc:dd:ee:ff")
+        }
+        for (seq, ts, now) in [(1, 100.0, 100.0), (1, 100.0, 100.2), (2, 101.0, 101.0)] as [(UInt64, Double, Double)] {
+            _ = await runtime.handle(topic: Topics().nodeBeacon("kitchen-pi", id), payload: try WireFormat.encode(reading(seq: seq, ts: ts)), now: now)
+        }
+        let lines = await runtime.metricsSample(now: 102).render().split(separator: "\n")
+        #expect(lines.contains("# TYPE roomcast_fusion_readings_rejected_total counter"))
+        #expect(lines.contains("roomcast_fusion_readings_rejected_total{reason=\"duplicate\"} 1"), "\(lines.filter { $0.contains("fusion") })")
+        #expect(lines.contains("roomcast_fusion_readings_rejected_total{reason=\"too_old\"} 0"))
+    }
 }

@@ -1,3 +1,4 @@
+import RoomcastFusion
 import RoomcastHTTP
 import Shared
 
@@ -8,6 +9,9 @@ public struct AggregatorMetricsSample: Sendable {
     public var now: Double
     public var accepted: UInt64
     public var rejected: [InputIntake.Rejection: UInt64]
+    /// Readings the intake passed that fusion refused (late, repeated, from a node it took as
+    /// offline), by reason.
+    public var fusionRejected: [RejectReason: UInt64] = [:]
     public var nodes: [String: NodeActivity.Node]
     /// Nodes configured in the site (shown with zero readings until heard).
     public var configuredNodes: [String]
@@ -45,6 +49,10 @@ public struct AggregatorMetricsSample: Sendable {
         p.family("roomcast_readings_rejected_total", .counter, help: "Inbound messages rejected, by reason.")
         for reason in InputIntake.Rejection.allCases {
             p.sample("roomcast_readings_rejected_total", [("reason", reason.rawValue)], Double(rejected[reason] ?? 0))
+        }
+        p.family("roomcast_fusion_readings_rejected_total", .counter, help: "Readings the intake passed that fusion refused, by reason.")
+        for reason in RejectReason.allCases {
+            p.sample("roomcast_fusion_readings_rejected_total", [("reason", reason.description)], Double(fusionRejected[reason] ?? 0))
         }
         let names = Set(configuredNodes).union(nodes.keys).sorted()
         p.family("roomcast_node_readings_total", .counter, help: "Readings accepted per node.")

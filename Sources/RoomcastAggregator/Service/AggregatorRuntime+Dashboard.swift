@@ -48,10 +48,13 @@ extension AggregatorRuntime {
         var occupancy: [String: Int] = [:]
         for room in core.site.rooms { occupancy[room.name] = 0 }
         for d in decisions { if let room = d.room { occupancy[room, default: 0] += 1 } }
+        let fusion = core.engine.counters
         return AggregatorMetricsSample(
             // Readings, Roomcast's and ESPresense's: the intake's count is of every message it
             // took (our own presence echoed back, statuses, leases) and not ESPresense's.
-            now: now, accepted: core.nodeActivity.readings, rejected: core.intake.rejected, nodes: core.nodeActivity.nodes,
+            now: now, accepted: core.nodeActivity.readings, rejected: core.intake.rejected,
+            fusionRejected: Dictionary(uniqueKeysWithValues: RejectReason.allCases.map { ($0, fusion.rejected($0)) }),
+            nodes: core.nodeActivity.nodes,
             configuredNodes: core.site.nodes.map(\.name), offlineNodes: core.offline, clockOffsets: core.skewedNodes,
             stats: core.presenceStats, beaconsTracked: core.engine.capacityUse?.tracked ?? decisions.count,
             beaconsEvicted: core.evictedBeacons, occupancy: occupancy, away: decisions.count { $0.room == nil },
