@@ -135,6 +135,13 @@ import Testing
             #expect(topics == ["roomcast/aggregator/status", "roomcast/nodes/kitchen-pi/status"], "\(rate): \(String(describing: topics))")
             #expect(sensor["availability_mode"] as? String == "all")
         }
+        // What changes at every telemetry is registered disabled; what changes with the node's state is not.
+        for ticking in ["adverts", "uptime", "last_seen"] {
+            #expect(try component("roomcast_node_kitchen_pi_\(ticking)", of: node)["enabled_by_default"] as? Bool == false, "\(ticking)")
+        }
+        for kept in ["connectivity", "beacons_in_view"] {
+            #expect(try component("roomcast_node_kitchen_pi_\(kept)", of: node)["enabled_by_default"] == nil, "\(kept)")
+        }
         for kept in ["connectivity", "last_seen"] {
             #expect(try component("roomcast_node_kitchen_pi_\(kept)", of: node)["availability"] == nil, "\(kept)")
         }

@@ -55,6 +55,9 @@ struct EntityConfig: Encodable {
     var icon: String?
     var stateClass: String?
     var entityCategory: String?
+    /// False: Home Assistant registers the entity disabled, for the user to turn on (a
+    /// diagnostic whose value changes at every message fills the recorder's history).
+    var enabledByDefault: Bool?
     var options: [String]?
     var unit: String?
     /// A select's: where Home Assistant publishes the option picked, rendered by the template.
@@ -67,7 +70,8 @@ struct EntityConfig: Encodable {
          jsonAttributesTopic: String? = nil, jsonAttributesTemplate: String? = nil, sourceType: String? = nil,
          payloadHome: String? = nil, payloadNotHome: String? = nil, payloadOn: String? = nil, payloadOff: String? = nil,
          availability: [Availability]? = nil, deviceClass: String? = nil, icon: String? = nil,
-         stateClass: String? = nil, entityCategory: String? = nil, options: [String]? = nil, unit: String? = nil) {
+         stateClass: String? = nil, entityCategory: String? = nil, enabledByDefault: Bool? = nil, options: [String]? = nil,
+         unit: String? = nil) {
         self.name = name
         self.uniqueID = uniqueID
         self.entityID = entityID
@@ -85,6 +89,7 @@ struct EntityConfig: Encodable {
         self.icon = icon
         self.stateClass = stateClass
         self.entityCategory = entityCategory
+        self.enabledByDefault = enabledByDefault
         self.options = options
         self.unit = unit
     }
@@ -108,6 +113,7 @@ struct EntityConfig: Encodable {
         case deviceClass = "device_class"
         case stateClass = "state_class"
         case entityCategory = "entity_category"
+        case enabledByDefault = "enabled_by_default"
         case unit = "unit_of_measurement"
         case commandTopic = "command_topic"
         case commandTemplate = "command_template"
@@ -144,6 +150,7 @@ struct EntityConfig: Encodable {
         try c.encodeIfPresent(icon, forKey: .icon)
         try c.encodeIfPresent(stateClass, forKey: .stateClass)
         try c.encodeIfPresent(entityCategory, forKey: .entityCategory)
+        try c.encodeIfPresent(enabledByDefault, forKey: .enabledByDefault)
         try c.encodeIfPresent(options, forKey: .options)
         try c.encodeIfPresent(unit, forKey: .unit)
         try c.encodeIfPresent(commandTopic, forKey: .commandTopic)

@@ -182,6 +182,9 @@ public struct HomeAssistantDiscovery: Sendable {
 
     /// A node's device, in its room's area: connectivity and its telemetry (advertisements/s,
     /// beacons in view, uptime, last report), and with `node_distances` a distance per known beacon.
+    /// The advertisement rate, the uptime and the last report change at every telemetry (a row
+    /// a minute each in Home Assistant's recorder, 900 an hour for five nodes, of nothing a user
+    /// looks back on): they are registered disabled, for a user who wants them to turn on.
     func nodeDevice(_ node: SiteModel.Node) -> DeviceConfig {
         let slug = Self.slug(node.name)
         let title = node.title
@@ -205,7 +208,7 @@ public struct HomeAssistantDiscovery: Sendable {
                 name: "Advertisements", uniqueID: "roomcast_node_\(slug)_adverts", entityID: entityID("sensor", title, "Advertisements"),
                 stateTopic: telemetry, valueTemplate: "{{ value_json.adverts_per_s }}", availability: whileOnline,
                 icon: "mdi:bluetooth-audio",
-                stateClass: "measurement", entityCategory: "diagnostic", unit: "adv/s")),
+                stateClass: "measurement", entityCategory: "diagnostic", enabledByDefault: false, unit: "adv/s")),
             component("sensor", "roomcast_node_\(slug)_beacons_in_view", EntityConfig(
                 name: "Beacons in view", uniqueID: "roomcast_node_\(slug)_beacons_in_view",
                 entityID: entityID("sensor", title, "Beacons in view"),
@@ -216,11 +219,11 @@ public struct HomeAssistantDiscovery: Sendable {
                 name: "Uptime", uniqueID: "roomcast_node_\(slug)_uptime", entityID: entityID("sensor", title, "Uptime"),
                 stateTopic: telemetry, valueTemplate: "{{ value_json.uptime | round(0) }}", availability: whileOnline,
                 deviceClass: "duration",
-                stateClass: "measurement", entityCategory: "diagnostic", unit: "s")),
+                stateClass: "measurement", entityCategory: "diagnostic", enabledByDefault: false, unit: "s")),
             component("sensor", "roomcast_node_\(slug)_last_seen", EntityConfig(
                 name: "Last seen", uniqueID: "roomcast_node_\(slug)_last_seen", entityID: entityID("sensor", title, "Last seen"),
                 stateTopic: telemetry, valueTemplate: Self.isoTimeTemplate("value_json.ts"), deviceClass: "timestamp",
-                entityCategory: "diagnostic")),
+                entityCategory: "diagnostic", enabledByDefault: false)),
         ]
         if nodeDistances {
             var bytes = 0
