@@ -30,6 +30,7 @@ struct DecisionTrace<Inner: PresenceEstimator & Sendable>: PresenceEstimator, Se
     mutating func clockSteppedBack(by seconds: Double) { inner.clockSteppedBack(by: seconds) }
     mutating func takeDropped() -> [DroppedBeacon] { inner.takeDropped() }
     var capacityUse: CapacityUse? { inner.capacityUse }
+    var counters: FusionCounters { inner.counters }
     func switchEvidenceSince(for id: BeaconID) -> Double? { inner.switchEvidenceSince(for: id) }
 
     mutating func tick(now: Double) -> [PresenceDecision] {

@@ -239,7 +239,7 @@ extension MQTTClient {
         // Under MQTT 3.1.1 a broker that refuses retained messages (mosquitto's
         // `retain_available false`) closes without a CONNACK at a retained Last Will, as every
         // Roomcast program's is; MQTT 5 gets a reason.
-        let retained = configuration.lastWill?.retain == true
+        let retained = configuration.protocolVersion == .v311 && configuration.lastWill?.retain == true
             ? "; or the broker refuses retained messages (retain_available false), which Roomcast needs" : ""
         return .connectionLost(endpoint: endpoint, detail: "the broker closed the connection before answering CONNECT (\(detail)); if this port expects TLS, configure tls\(retained)")
     }

@@ -63,8 +63,8 @@ enum Mosquitto {
             let reason: String
             switch code {
             case 1, 0x84: reason = "unacceptable protocol version (try the other protocolVersion)"
-            // MQTT 3.1.1 has no code for a keep-alive the broker will not take: mosquitto 2 says
-            // this one for it too.
+            // MQTT 3.1.1 has no code for a keep-alive the broker will not take: mosquitto 2.0.12
+            // and later say this one for it too.
             case 2: reason = "client identifier rejected (choose another clientID), or a keep-alive longer than the broker allows (mosquitto's max_keepalive: lower mqtt.keepalive)"
             case 0x85: reason = "client identifier rejected (choose another clientID)"
             case 3, 0x88: reason = "server unavailable"

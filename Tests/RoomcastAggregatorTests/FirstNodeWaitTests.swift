@@ -2,12 +2,13 @@ import RoomcastFusion
 import RoomcastLogging
 import Shared
 import Testing
+import TestSupport
 @testable import RoomcastAggregator
 
 /// An aggregator that hears no node at all (the agents on another broker or topic prefix, an
-/// account the broker's ACL does not let read the nodes' topics) placed nothing, published nobody
-/// away, and said nothing: `/healthz` answered ok. Two minutes after connecting it says so, in
-/// the log and on `/healthz`, and says when a node is heard at last.
+/// account the broker's ACL does not let read the nodes' topics, every node off) places nothing
+/// and publishes nobody away. Two minutes of listening after connecting without a live message
+/// from a node, it says so in the log and on `/healthz`, and says when a node is heard at last.
 @Suite struct FirstNodeWaitTests {
     static let topics = Topics()
 
@@ -20,30 +21,45 @@ import Testing
         records.records.filter { $0.message.hasPrefix("no node heard since connecting") }
     }
 
+    static func ticks(_ runtime: AggregatorRuntime<FusionEngine>, _ times: StrideThrough<Double>) async {
+        for t in times { _ = await runtime.tickAnswered(now: t) }
+    }
+
     @Test func anAggregatorThatHearsNoNodeSaysSoAndWhenOneIsHeard() async throws {
         let records = InMemoryLogHandler()
         let runtime = Self.runtime(records)
         await runtime.brokerConnected(now: 10)
-        for t in stride(from: 10.5, through: 129, by: 0.5) { _ = await runtime.tickAnswered(now: t) }
+        // A retained status is no sign the node is still on this broker.
+        _ = await runtime.handle(topic: Self.topics.nodeStatus("kitchen-pi"), payload: Array("offline".utf8), now: 10.1, retained: true)
+        await Self.ticks(runtime, stride(from: 10.5, through: 129, by: 0.5))
         #expect(Self.noneHeardLines(records).isEmpty, "within the patience")
         #expect(await runtime.metricsSample(now: 129).noNodeHeard == false)
-        for t in stride(from: 129.5, through: 600, by: 0.5) { _ = await runtime.tickAnswered(now: t) }
+        await Self.ticks(runtime, stride(from: 129.5, through: 600, by: 0.5))
         let lines = Self.noneHeardLines(records)
         #expect(lines.count == 1 && lines.first?.level == .error, "\(lines.map(\.message))")
-        #expect(lines.first?.metadata["hint"]?.contains("roomcast/nodes/#") == true)
+        #expect(lines.first?.metadata["mqtt.topics"]?.contains("roomcast/nodes/+/heartbeat") == true)
         #expect(await runtime.metricsSample(now: 600).noNodeHeard)
 
-        // A node's retained status arrives (the ACL mended, the agents pointed at this broker).
-        _ = await runtime.handle(topic: Self.topics.nodeStatus("kitchen-pi"), payload: Array("online".utf8), now: 600.2)
+        // /healthz says so beside ok: the runtime answers, the nodes' messages do not arrive.
+        let (http, port) = try DashboardRoomsTests.serve(.init(snapshot: { await runtime.dashboardSnapshot(now: 600, connected: true) },
+                                                               metrics: { await runtime.metricsSample(now: 600) }))
+        let health = try await LocalHTTP.get(port, "/healthz")
+        http.shutdown()
+        #expect(health.status == 200 && health.body.hasPrefix("ok\n") && health.body.contains("nodes: none heard since connecting"),
+                "\(health.body)")
+
+        // A node's heartbeat arrives (the ACL mended, the agents pointed at this broker).
+        _ = await runtime.handle(topic: Self.topics.nodeHeartbeat("kitchen-pi"), payload: try WireFormat.encode(NodeHeartbeat(ts: 600.2)),
+                                 now: 600.2)
         _ = await runtime.tickAnswered(now: 600.5)
         #expect(records.records.filter { $0.message == "a node is heard at last" }.count == 1)
         #expect(await runtime.metricsSample(now: 601).noNodeHeard == false)
-        for t in stride(from: 601, through: 2000, by: 0.5) { _ = await runtime.tickAnswered(now: t) }
+        await Self.ticks(runtime, stride(from: 601, through: 2000, by: 0.5))
         #expect(Self.noneHeardLines(records).count == 1, "nothing more once a node is heard")
     }
 
-    /// A site whose nodes are heard, however late in the patience, and one still not heard an
-    /// hour on: said at two minutes, then ever further apart, not every tick.
+    /// A site whose nodes are heard, however late in the patience, and one still not heard four
+    /// hours on: said at two minutes, then ever further apart, not every tick.
     @Test func aHeardSiteSaysNothingAndAnUnheardOneIsNotSaidAtEveryTick() async throws {
         let heardLate = InMemoryLogHandler()
         let runtime = Self.runtime(heardLate)
@@ -59,8 +75,39 @@ import Testing
         let unheard = InMemoryLogHandler()
         let silent = Self.runtime(unheard)
         await silent.brokerConnected(now: 0)
-        for t in stride(from: 1.0, through: 4 * 3600, by: 1) { _ = await silent.tickAnswered(now: t) }
+        await Self.ticks(silent, stride(from: 1.0, through: 4 * 3600, by: 1))
         let lines = Self.noneHeardLines(unheard)
         #expect((3...8).contains(lines.count), "\(lines.count) lines in four hours")
+    }
+
+    /// A Pi without a clock battery: NTP steps the wall clock hours forward just after the
+    /// aggregator connected. The step is no time the nodes had to be heard in.
+    @Test func aClockSteppedForwardIsNoTimeListened() async throws {
+        let records = InMemoryLogHandler()
+        let runtime = Self.runtime(records)
+        await runtime.brokerConnected(now: 10)
+        await Self.ticks(runtime, stride(from: 10.5, through: 20, by: 0.5))
+        await Self.ticks(runtime, stride(from: 20_000, through: 20_060, by: 0.5))
+        #expect(Self.noneHeardLines(records).isEmpty, "\(records.records.map(\.message))")
+        await Self.ticks(runtime, stride(from: 20_060.5, through: 20_200, by: 0.5))
+        #expect(Self.noneHeardLines(records).count == 1, "two minutes of listening, whatever the clock did")
+    }
+
+    /// Each connection waits afresh: an ACL changed while the aggregator ran takes effect at the
+    /// broker's restart, after which nothing of the nodes arrives.
+    @Test func aReconnectWaitsAfresh() async throws {
+        let records = InMemoryLogHandler()
+        let runtime = Self.runtime(records)
+        await runtime.brokerConnected(now: 0)
+        for t in stride(from: 0.5, through: 300, by: 0.5) {
+            if t.truncatingRemainder(dividingBy: 1) == 0 {
+                _ = await runtime.handle(topic: Self.topics.nodeHeartbeat("office-pi"), payload: try WireFormat.encode(NodeHeartbeat(ts: t)), now: t)
+            }
+            _ = await runtime.tickAnswered(now: t)
+        }
+        await runtime.brokerDisconnected()
+        await runtime.brokerConnected(now: 310)
+        await Self.ticks(runtime, stride(from: 310.5, through: 600, by: 0.5))
+        #expect(Self.noneHeardLines(records).count == 1, "\(records.records.map(\.message))")
     }
 }

@@ -165,7 +165,7 @@ import Testing
     }
 
     /// Readings the intake passes and fusion refuses (a reading repeated, as QoS 1 redelivers
-    /// one; one captured long before it arrived) were counted where nothing showed them.
+    /// one; one captured long before it arrived) are on /metrics by reason.
     @Test func readingsFusionRefusesAreCountedOnMetrics() async throws {
         let site = SiteModel(rooms: [.init(name: "kitchen")], nodes: [.init(name: "kitchen-pi", room: "kitchen")])
         let core = AggregatorCore(engine: FusionEngine(site: site), site: site, topics: Topics(), discovery: nil)

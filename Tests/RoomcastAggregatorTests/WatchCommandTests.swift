@@ -22,9 +22,8 @@ import TestSupport
         #expect(!process.stdout.contains("Roomcast —"), "no board drawn: \(process.stdout)")
     }
 
-    /// A dashboard's account the broker does not let subscribe to presence: `watch` ignored the
-    /// refusal and drew an empty board, "connected", for good. It ends with the refusal and where
-    /// to look.
+    /// A dashboard's account the broker does not let subscribe to presence: an empty board,
+    /// "connected", would wait for good. The command ends with the refusal and where to look.
     @Test(.requiresMosquitto) func aRefusedSubscriptionEndsTheCommandWithTheReason() async throws {
         let dir = try LiveRig.workDirectory()
         let broker = try await MosquittoBroker.start(.init(extraConfig: try MosquittoBroker.denyingEverySubscription(in: dir)))

@@ -40,11 +40,6 @@ extension AggregatorConfig {
         makeCore(engine: FusionEngine(site: partitionedSite, settings: fusion))
     }
 
-    /// Whether Home Assistant is offered the teaching entities: where the engine uses taught
-    /// rooms, and there are two rooms to tell apart (on a one-room site a beacon heard at all is
-    /// in it).
-    var offersTeaching: Bool { fusion.learnedRooms && site.rooms.count >= 2 }
-
     /// The aggregator core for this config around another estimator (evaluations score the
     /// baseline rules and candidate settings behind the same intake and ticks).
     public func makeCore<Engine: PresenceEstimator & Sendable>(engine: Engine) -> AggregatorCore<Engine> {
@@ -54,7 +49,7 @@ extension AggregatorConfig {
                                   discovery: discovery.enabled
                                       ? HomeAssistantDiscovery(prefix: discovery.prefix, topics: topics, mode: discovery.mode,
                                                                site: site, nodeDistances: discovery.nodeDistances,
-                                                               teaching: offersTeaching, siteRooms: self.site.rooms)
+                                                               teaching: fusion.learnedRooms, siteRooms: self.site.rooms)
                                       : nil,
                                   outputs: output.enabled, restrictToKnownNodes: !site.nodes.isEmpty)
         core.acceptsESPresense = inputs.espresense

@@ -65,8 +65,9 @@ extension HomeAssistantDiscovery {
         return component("select", "roomcast_\(slug)_teach", config)
     }
 
-    /// True when tracked beacons get a teaching select: teaching is on and there are rooms to pick.
-    public var offersTeaching: Bool { teaching && !siteRooms.isEmpty }
+    /// True when tracked beacons get a teaching select: teaching is on and there are two rooms to
+    /// tell apart (on a one-room site a beacon heard at all is in it).
+    public var offersTeaching: Bool { teaching && siteRooms.count >= 2 }
 
     /// Each room's option in a select or an enum sensor, its display name (with its id beside it
     /// where two rooms share one, or where it is the option `reserved` takes: `Not teaching`,

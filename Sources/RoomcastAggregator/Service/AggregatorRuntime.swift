@@ -424,7 +424,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             election?.observeInstance(name, online: online)
             return []
         }
-        if !firstNode.heard, topic.hasPrefix(nodesPrefix)
+        if !firstNode.heard, retained != true, topic.hasPrefix(nodesPrefix)
             || core.acceptsESPresense && (topic.hasPrefix(Topics.Compatibility.espresenseDevicePrefix)
                                           || topic.hasPrefix(Topics.Compatibility.espresenseRoomPrefix)) {
             firstNode.nodeHeard()
@@ -609,20 +609,19 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     }
 
     /// No node heard for `FirstNodeWait.patience` since connecting.
-    func firstNodeOverdue(now: Double) -> Bool {
-        firstNode.overdue(now: now, connectedAt: connectedOnce ? startedAt : nil)
-    }
+    var firstNodeOverdue: Bool { firstNode.overdue }
 
     /// Says when no node has been heard since connecting (`FirstNodeWait`), and when one is at last.
     private func reportFirstNode(now: Double) {
-        switch firstNode.due(now: now, connectedAt: connectedOnce ? startedAt : nil, listening: hearing == .hearing) {
-        case .noneHeard(let waited):
-            let espresense = core.acceptsESPresense ? " (and ESPresense's espresense/#)" : ""
+        switch firstNode.step(now: now, listening: hearing == .hearing) {
+        case .noneHeard(let listened):
+            let topics = [core.topics.allNodeBeacons, core.topics.allNodeStatus, core.topics.allNodeHeartbeats]
+                + (core.acceptsESPresense ? ESPresenseInput.filters : [])
             logger.error("no node heard since connecting: nothing can be placed", metadata: [
-                "waited_s": "\(Int(waited.rounded()))", "mqtt.topic": "\(nodesPrefix)#",
-                "hint": "check that the edge agents use this broker and topic_prefix '\(core.topics.prefix)', and that the broker lets this aggregator's user read \(nodesPrefix)#\(espresense) (mosquitto's acl_file grants a subscription it then delivers nothing to)"])
-        case .heardAtLast(let waited):
-            logger.notice("a node is heard at last", metadata: ["waited_s": "\(Int(waited.rounded()))"])
+                "listened_s": "\(Int(listened.rounded()))", "mqtt.topics": topics.joined(separator: " "),
+                "hint": "check that the edge agents are on and use this broker and topic_prefix '\(core.topics.prefix)', and that the broker lets this aggregator's user read these topics (mosquitto's acl_file grants a subscription it then delivers nothing to)"])
+        case .heardAtLast:
+            logger.notice("a node is heard at last")
         case nil:
             break
         }
@@ -845,6 +844,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         }
         reconcileFrom = now
         wasActive = false
+        firstNode.connected()
         if let election, election.isActive {
             // The broker fired our Last Will when the link dropped: a standby may have taken the
             // lease, even one that has not yet run out. Taking it back by name would be a second

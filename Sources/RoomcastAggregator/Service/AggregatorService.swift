@@ -47,11 +47,10 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
     }
 
     public func run() async {
+        // Remembered before the client starts, so every one is sent at each (re)connect, where a
+        // refusal is logged with the filter: none is ever answered to this call instead.
+        for f in filters { try? await mqtt.subscribe(f, qos: .atLeastOnce) }
         mqtt.start()
-        for f in filters {
-            // Remembered by the client and re-sent on every (re)connect; failing now only means not connected yet.
-            try? await mqtt.subscribe(f, qos: .atLeastOnce)
-        }
         let sender = Task { await self.sendQueued() }
         let inbound = Task { [mqtt, runtime, clock] in
             if mqtt.configuration.batchInbound {

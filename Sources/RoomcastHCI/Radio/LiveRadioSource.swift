@@ -226,8 +226,8 @@ public final class LiveRadioSource: RadioSource {
                     scanReassertedAt = now
                     scanReasserts += 1
                     // Paced with the other recoveries: a program that keeps changing it (Home
-                    // Assistant's bluetooth, a discovery another app runs) does so all day, and
-                    // shows in the count, not in a line every few minutes.
+                    // Assistant's bluetooth, a discovery another app runs) may do so all day; the
+                    // count on each line says how often.
                     if recoveryLog.admit("foreign-scan", now: now).admit {
                         logger.notice("another program changed the scan (the kernel or bluetoothd); starting ours again",
                                       metadata: ["hci.device": spec.description, "times": "\(scanReasserts)"])

@@ -130,5 +130,6 @@ public struct AnyPresenceEstimator: PresenceEstimator, Sendable {
     public mutating func hearingRestored(at now: Double) { base.hearingRestored(at: now) }
     public mutating func takeDropped() -> [DroppedBeacon] { base.takeDropped() }
     public var capacityUse: CapacityUse? { base.capacityUse }
+    public var counters: FusionCounters { base.counters }
     public func switchEvidenceSince(for id: BeaconID) -> Double? { base.switchEvidenceSince(for: id) }
 }
