@@ -82,6 +82,17 @@ import Testing
         #expect(AggregatorCLI.shown(state).contains("leaves out what each node heard") && AggregatorCLI.shown(state).contains("--file"))
     }
 
+    /// The retained learn state is written by whoever the broker lets write it: a running label's
+    /// room or nodes holding an escape sequence (one that clears the terminal, retitles it or
+    /// writes its clipboard) is shown with `?` for each control character, its lines kept.
+    @Test func showWritesNoControlCharacterFromTheBroker() throws {
+        let retained = #"{"v":1,"ts":0,"rooms":[],"active":[{"room":"\u001b]0;x\u0007\u001b[2Jkitchen","beacon":"mac:001122334455","#
+            + #""started":0,"ends":30,"recorded":3,"nodes":["hall\u001b]52;c;ZXZpbA==\u0007"]}]}"#
+        let text = AggregatorCLI.shown(try WireFormat.decode(LearnState.self, from: Array(retained.utf8)))
+        #expect(!text.unicodeScalars.contains { $0 != "\n" && ControlCharacters.isControl($0) }, "\(text.debugDescription)")
+        #expect(text.contains("?]0;x??[2Jkitchen") && text.contains("\n"), "\(text.debugDescription)")
+    }
+
     /// `learn --show` prints the same from the retained state, whose figures are rounded to
     /// hundredths, as from the state file, which keeps them whole.
     @Test func showPrintsTheSameFromTheRetainedStateAsFromTheFile() {

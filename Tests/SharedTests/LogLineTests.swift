@@ -1,3 +1,4 @@
+import Shared
 import Testing
 @testable import RoomcastLogging
 
@@ -22,5 +23,22 @@ import Testing
         #expect(StderrLogHandler.quote(#"say "hi" \ bye"#) == #""say \"hi\" \\ bye""#)
         #expect(StderrLogHandler.quote("a\u{0}b") == #""a\u{0}b""#)
         #expect(StderrLogHandler.quote("") == #""""#)
+    }
+
+    /// A command in a hint is pasted from the log as the log shows it: a shell word that the log's
+    /// quoting would change (a `'`, written with a `\`; a `"`; a control character) is not given
+    /// as one, so a stranger's topic `x';touch /tmp/p;'` cannot make the pasted command another.
+    @Test(arguments: ["roomcast/nodes/attic-pi/status", "roomcast/nodes/Bob pi/status", "x';touch /tmp/p;'", "a\\b", "say \"hi\"",
+                      "line\nbreak", "esc\u{1b}[2J", "$(reboot)", "`reboot`", "a;b|c&d"])
+    func aHintsShellWordReadsInTheLogAsItIsMeant(_ text: String) {
+        guard let word = ShellWord.quotedForLog(text) else {
+            #expect(text.contains("'") || text.contains("\"") || text.contains("\\") || Self.raw(text), "\(text) refused")
+            return
+        }
+        let hint = "mosquitto_pub -r -n -t " + word
+        #expect(StderrLogHandler.quote(hint) == "\"" + hint + "\"", "the log shows the command as made")
+        #expect(word == ShellWord.quoted(text))
+        // Single-quoted (or bare), nothing in it is run: no `'` inside to end the quote.
+        #expect(word.hasPrefix("'") ? word.dropFirst().dropLast().allSatisfy { $0 != "'" } : !word.contains { " ;|&$`()".contains($0) })
     }
 }

@@ -133,7 +133,8 @@ public enum AggregatorCLI {
             // The live aggregator starts from it: a replay that did not would place beacons
             // otherwise, and the difference would look like the recording's.
             logger.notice("replay starts from no learned rooms: the state file the config names is not read", metadata: [
-                "learn.state_file": file, "hint": "give --learned \(ShellWord.quoted(file)) to start from what the live aggregator learned"])
+                "learn.state_file": file,
+                "hint": "give --learned " + (ShellWord.quotedForLog(file) ?? "with the path of learn.state_file") + " to start from what the live aggregator learned"])
         }
         var buffer = ""
         do {

@@ -107,7 +107,9 @@ extension AggregatorCLI {
             let reader = Task {
                 for await m in client.messages {
                     let (lines, done) = follower.state.withLock { $0.take(topic: m.topic, payload: m.payload, topics: topics, now: LearnFollower.clock()) }
-                    for line in lines { StandardStream.error.write((line + "\n")) }
+                    // The aggregator's answers quote what the command held, and anyone who may
+                    // publish there may answer: no escape sequence reaches the terminal.
+                    for line in lines { StandardStream.error.write(ControlCharacters.replacedInLines(of: line) + "\n") }
                     if done { lifecycle.requestShutdown(); return }
                 }
             }
@@ -134,7 +136,7 @@ extension AggregatorCLI {
             }
             return fail("no answer from the aggregator on \(topics.aggregatorLearnResult): is it running, and may this account publish \(topics.aggregatorLearn)?", .failure)
         }
-        print(outcome.report)
+        print(ControlCharacters.replacedInLines(of: outcome.report))
         return outcome.code
     }
 
@@ -182,7 +184,8 @@ extension AggregatorCLI {
         switch read {
         case .success(let s)?: state = s
         case .failure(let error)?:
-            return fail("the learn state on \(topics.aggregatorLearnState) cannot be read: \(error) (from a newer aggregator?)", .dataError)
+            return fail(ControlCharacters.replaced(in: "the learn state on \(topics.aggregatorLearnState) cannot be read: \(error) (from a newer aggregator?)"),
+                        .dataError)
         case nil: state = nil
         }
         guard let state else {
@@ -194,14 +197,16 @@ extension AggregatorCLI {
     }
 
     /// What `--show` prints of the retained learn state. One too large to publish whole went out
-    /// without what each node heard: without a word, every room read as heard by no node.
+    /// without what each node heard: without a word, every room read as heard by no node. A
+    /// running label's room and nodes are as the retained state has them, which any client the
+    /// broker lets write it may have set: no control character reaches the terminal.
     static func shown(_ state: LearnState) -> String {
         var text = LearnFollower.describe(state.rooms, active: state.active)
         if state.truncated == true {
             text += "\nThe state on the broker leaves out what each node heard (it is too large to publish whole);"
                 + " read the state file for it: aggregator learn --show --file PATH\n"
         }
-        return text
+        return ControlCharacters.replacedInLines(of: text)
     }
 }
 

@@ -411,7 +411,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         if rule == .refuseRetainedLearn {
             if learnLog.admit("retained", now: now).admit {
                 logger.warning("ignored a retained learn command; publish learn commands without the retain flag, and clear this one", metadata: [
-                    "mqtt.topic": topic, "hint": "mosquitto_pub -r -n -t \(ShellWord.quoted(topic))"])
+                    "mqtt.topic": topic, "hint": Self.clearHint(topic)])
             }
             return []
         }
@@ -477,7 +477,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                     // Left on the broker by a node renamed or taken away: listing it would be wrong.
                     logger.warning("a retained message of a node this aggregator does not have: a node renamed or taken away?", metadata: [
                         "mqtt.topic": String(topic.prefix(200)), "detail": String(rejection.message.prefix(200)),
-                        "hint": "if the node is gone, clear it: mosquitto_pub -r -n -t \(ShellWord.quoted(topic))"])
+                        "hint": "if the node is gone, clear it: " + Self.clearHint(topic)])
                 } else if admit {
                     logger.warning("rejected inbound message", metadata: [
                         "mqtt.topic": String(topic.prefix(200)), "reason": rejection.reason.rawValue,
@@ -610,6 +610,13 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
 
     /// No node heard for `FirstNodeWait.patience` since connecting.
     var firstNodeOverdue: Bool { firstNode.overdue }
+
+    /// The command that clears the retained message of `topic`, to copy from the log; where the
+    /// log would escape the topic's characters (`ShellWord.quotedForLog`), what to type instead.
+    static func clearHint(_ topic: String) -> String {
+        ShellWord.quotedForLog(topic).map { "mosquitto_pub -r -n -t \($0)" }
+            ?? "mosquitto_pub -r -n -t with the topic of mqtt.topic, typed rather than pasted (it holds a character the log escapes)"
+    }
 
     /// Says when no node has been heard since connecting (`FirstNodeWait`), and when one is at last.
     private func reportFirstNode(now: Double) {

@@ -17,4 +17,11 @@ public enum ControlCharacters {
         guard contains(text) else { return text }
         return String(String.UnicodeScalarView(text.unicodeScalars.map { isControl($0) ? "?" : $0 }))
     }
+
+    /// `text` of several lines (its own line breaks kept) with every other control character
+    /// shown as `?`: a report printed whole that quotes what the network sent.
+    public static func replacedInLines(of text: String) -> String {
+        guard contains(text) else { return text }
+        return text.split(separator: "\n", omittingEmptySubsequences: false).map { replaced(in: String($0)) }.joined(separator: "\n")
+    }
 }

@@ -9,4 +9,16 @@ public enum ShellWord {
         }
         return plain ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
+
+    /// `quoted(text)` for a hint in a log line's metadata, nil where the log would change it: the
+    /// log escapes `\`, `"` and control characters in a quoted value, so a `'` (written with a
+    /// `\`) or any of those would reach the reader as other words than the ones meant, and a
+    /// pasted command as another command.
+    public static func quotedForLog(_ text: String) -> String? {
+        let unsafe = text.unicodeScalars.contains { s in
+            s == "'" || s == "\"" || s == "\\" || s.value < 0x20 || (0x7F...0x9F).contains(s.value)
+                || s.value == 0x2028 || s.value == 0x2029
+        }
+        return unsafe ? nil : quoted(text)
+    }
 }
