@@ -17,18 +17,31 @@ import TestSupport
                           refreshInterval: .infinity, startedAt: 0, logger: Logger(label: "test", level: .info, handler: records))
     }
 
+    /// A runtime logging to a handler of its own, connected at `time`.
+    static func connected(at time: Double) async -> (AggregatorRuntime<FusionEngine>, InMemoryLogHandler) {
+        let records = InMemoryLogHandler()
+        let runtime = runtime(records)
+        await runtime.brokerConnected(now: time)
+        return (runtime, records)
+    }
+
     static func noneHeardLines(_ records: InMemoryLogHandler) -> [LogRecord] {
         records.records.filter { $0.message.hasPrefix("no node heard since connecting") }
     }
 
-    static func ticks(_ runtime: AggregatorRuntime<FusionEngine>, _ times: StrideThrough<Double>) async {
-        for t in times { _ = await runtime.tickAnswered(now: t) }
+    /// Ticks at `times`; from `heartbeatsFrom` on, the office's node beats every whole second.
+    static func ticks(_ runtime: AggregatorRuntime<FusionEngine>, _ times: StrideThrough<Double>,
+                      heartbeatsFrom: Double = .infinity) async {
+        for t in times {
+            if t >= heartbeatsFrom, t.truncatingRemainder(dividingBy: 1) == 0, let beat = try? WireFormat.encode(NodeHeartbeat(ts: t)) {
+                _ = await runtime.handle(topic: topics.nodeHeartbeat("office-pi"), payload: beat, now: t)
+            }
+            _ = await runtime.tickAnswered(now: t)
+        }
     }
 
     @Test func anAggregatorThatHearsNoNodeSaysSoAndWhenOneIsHeard() async throws {
-        let records = InMemoryLogHandler()
-        let runtime = Self.runtime(records)
-        await runtime.brokerConnected(now: 10)
+        let (runtime, records) = await Self.connected(at: 10)
         // A retained status is no sign the node is still on this broker.
         _ = await runtime.handle(topic: Self.topics.nodeStatus("kitchen-pi"), payload: Array("offline".utf8), now: 10.1, retained: true)
         await Self.ticks(runtime, stride(from: 10.5, through: 129, by: 0.5))
@@ -67,20 +80,11 @@ import TestSupport
     /// A site whose nodes are heard, however late in the patience, and one still not heard four
     /// hours on: said at two minutes, then ever further apart, not every tick.
     @Test func aHeardSiteSaysNothingAndAnUnheardOneIsNotSaidAtEveryTick() async throws {
-        let heardLate = InMemoryLogHandler()
-        let runtime = Self.runtime(heardLate)
-        await runtime.brokerConnected(now: 0)
-        for t in stride(from: 0.5, through: 900, by: 0.5) {
-            if t >= 100, t.truncatingRemainder(dividingBy: 1) == 0 {
-                _ = await runtime.handle(topic: Self.topics.nodeHeartbeat("office-pi"), payload: try WireFormat.encode(NodeHeartbeat(ts: t)), now: t)
-            }
-            _ = await runtime.tickAnswered(now: t)
-        }
+        let (runtime, heardLate) = await Self.connected(at: 0)
+        await Self.ticks(runtime, stride(from: 0.5, through: 900, by: 0.5), heartbeatsFrom: 100)
         #expect(Self.noneHeardLines(heardLate).isEmpty && !heardLate.records.contains { $0.message == "a node is heard at last" })
 
-        let unheard = InMemoryLogHandler()
-        let silent = Self.runtime(unheard)
-        await silent.brokerConnected(now: 0)
+        let (silent, unheard) = await Self.connected(at: 0)
         await Self.ticks(silent, stride(from: 1.0, through: 4 * 3600, by: 1))
         let lines = Self.noneHeardLines(unheard)
         #expect((3...8).contains(lines.count), "\(lines.count) lines in four hours")
@@ -89,9 +93,7 @@ import TestSupport
     /// A Pi without a clock battery: NTP steps the wall clock hours forward just after the
     /// aggregator connected. The step is no time the nodes had to be heard in.
     @Test func aClockSteppedForwardIsNoTimeListened() async throws {
-        let records = InMemoryLogHandler()
-        let runtime = Self.runtime(records)
-        await runtime.brokerConnected(now: 10)
+        let (runtime, records) = await Self.connected(at: 10)
         await Self.ticks(runtime, stride(from: 10.5, through: 20, by: 0.5))
         await Self.ticks(runtime, stride(from: 20_000, through: 20_060, by: 0.5))
         #expect(Self.noneHeardLines(records).isEmpty, "\(records.records.map(\.message))")
@@ -102,15 +104,8 @@ import TestSupport
     /// Each connection waits afresh: an ACL changed while the aggregator ran takes effect at the
     /// broker's restart, after which nothing of the nodes arrives.
     @Test func aReconnectWaitsAfresh() async throws {
-        let records = InMemoryLogHandler()
-        let runtime = Self.runtime(records)
-        await runtime.brokerConnected(now: 0)
-        for t in stride(from: 0.5, through: 300, by: 0.5) {
-            if t.truncatingRemainder(dividingBy: 1) == 0 {
-                _ = await runtime.handle(topic: Self.topics.nodeHeartbeat("office-pi"), payload: try WireFormat.encode(NodeHeartbeat(ts: t)), now: t)
-            }
-            _ = await runtime.tickAnswered(now: t)
-        }
+        let (runtime, records) = await Self.connected(at: 0)
+        await Self.ticks(runtime, stride(from: 0.5, through: 300, by: 0.5), heartbeatsFrom: 0)
         await runtime.brokerDisconnected()
         await runtime.brokerConnected(now: 310)
         await Self.ticks(runtime, stride(from: 310.5, through: 600, by: 0.5))
