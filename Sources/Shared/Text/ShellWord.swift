@@ -15,10 +15,7 @@ public enum ShellWord {
     /// `\`) or any of those would reach the reader as other words than the ones meant, and a
     /// pasted command as another command.
     public static func quotedForLog(_ text: String) -> String? {
-        let unsafe = text.unicodeScalars.contains { s in
-            s == "'" || s == "\"" || s == "\\" || s.value < 0x20 || (0x7F...0x9F).contains(s.value)
-                || s.value == 0x2028 || s.value == 0x2029
-        }
+        let unsafe = text.unicodeScalars.contains { s in s == "'" || s == "\"" || s == "\\" || ControlCharacters.isControl(s) }
         return unsafe ? nil : quoted(text)
     }
 }
