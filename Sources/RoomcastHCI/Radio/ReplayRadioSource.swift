@@ -30,11 +30,19 @@ public final class ReplayRadioSource: RadioSource {
 
     public var notice: String? { state.withLock { $0.notice } }
 
-    /// What to say about a capture of more than one adapter, replayed as the first of them.
+    /// What to say about a capture: one of more than one adapter, replayed as the first of them;
+    /// one that ends inside a record (a recording cut off while it was written: a power cut, a
+    /// full disk), whose replay stops short of where the file ends.
     static func notice(_ reader: BTSnoopReader) -> String? {
-        guard reader.otherAdapterRecords > 0, let adapter = reader.followedAdapter else { return nil }
-        return "the capture holds more than one adapter's records: replayed hci\(adapter)'s, the first heard, and skipped "
-            + "\(reader.otherAdapterRecords) of the others (one node is one adapter; capture one with btmon -i)"
+        var said: [String] = []
+        if reader.otherAdapterRecords > 0, let adapter = reader.followedAdapter {
+            said.append("the capture holds more than one adapter's records: replayed hci\(adapter)'s, the first heard, and skipped "
+                        + "\(reader.otherAdapterRecords) of the others (one node is one adapter; capture one with btmon -i)")
+        }
+        if reader.endedInsideRecord {
+            said.append("the capture ends inside a record (cut off while it was written?): replayed the records before it")
+        }
+        return said.isEmpty ? nil : said.joined(separator: "; ")
     }
 
     public func start() async throws(RadioError) {
