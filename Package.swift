@@ -121,7 +121,7 @@ let package = Package(
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "RoomcastMQTTTests", dependencies: ["RoomcastMQTT", "RoomcastLogging", "TestSupport"]),
         .testTarget(name: "RoomcastHTTPTests", dependencies: ["RoomcastHTTP", "RoomcastConfig", "Shared", "RoomcastLogging", "TestSupport"]),
-        .testTarget(name: "RoomcastHCITests", dependencies: ["RoomcastHCI", "TestSupport"],
+        .testTarget(name: "RoomcastHCITests", dependencies: ["RoomcastHCI", "RoomcastAdvertising", "TestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "RoomcastAdvertisingTests",
                     dependencies: ["RoomcastAdvertising", "RoomcastConfig", "RoomcastHCI", "TestSupport"],

@@ -1,4 +1,5 @@
 import Foundation
+import RoomcastAdvertising
 import RoomcastHCI
 import Shared
 import RoomcastCLI
@@ -191,13 +192,13 @@ enum AgentBenchmark {
         var status: Int32 = 0
         var peakKB = 0
         var signalled = false
-        let spawned = ControllerEmulator.monotonic()
+        let spawned = Syscall.monotonicSeconds()
         while true {
             if let hwm = highWaterMarkKB(pid) { peakKB = max(peakKB, hwm) }
             let done = wait4(pid, &status, WNOHANG, &usage)
             if done == pid || (done < 0 && errno != EINTR) { break }
             if let emulator, !signalled {
-                let now = ControllerEmulator.monotonic()
+                let now = Syscall.monotonicSeconds()
                 if let since = emulator.progress.scanningSince, now - since >= stopAfterScanning {
                     kill(pid, SIGTERM)
                     signalled = true

@@ -1,4 +1,5 @@
 import Foundation
+import Shared
 
 /// Where the machine's CPU went between two moments, from /proc: the whole machine's busy time
 /// (all cores, steal included: time the hypervisor gave to someone else is not ours either) and
@@ -45,9 +46,7 @@ struct CPUShare {
             guard fields.count > 12, let u = Double(fields[11]), let s = Double(fields[12]) else { return 0 }
             return (u + s) / ticksPerSecond
         }
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Sample(machineBusy: busy, machineTotal: total, processes: processes, at: Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9)
+        return Sample(machineBusy: busy, machineTotal: total, processes: processes, at: Syscall.monotonicSeconds())
     }
 
     static func between(_ a: Sample, _ b: Sample) -> Interval {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import Shared
 import Synchronization
 
 /// A Bluetooth controller played by the benchmark, for the agent's live radio path: it
@@ -100,12 +101,6 @@ final class ControllerEmulator: @unchecked Sendable {
         if let socketPath { unlink(socketPath) }
     }
 
-    static func monotonic() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
-
     private func run() {
         let fd: Int32
         if link == .pty {
@@ -137,7 +132,7 @@ final class ControllerEmulator: @unchecked Sendable {
                 return
             }
             guard let since = state.withLock({ $0.scanningSince }) else { continue }
-            let due = Int((Self.monotonic() - since) * rate)
+            let due = Int((Syscall.monotonicSeconds() - since) * rate)
             var sent = state.withLock { $0.sent }
             while sent < due {
                 var e = events[next % events.count]
@@ -174,7 +169,7 @@ final class ControllerEmulator: @unchecked Sendable {
         state.withLock { s in
             s.commands += 1
             if command.opcode == 0x200C {  // LE Set Scan Enable
-                s.scanningSince = command.parameters.first == 1 ? (s.scanningSince ?? Self.monotonic()) : nil
+                s.scanningSince = command.parameters.first == 1 ? (s.scanningSince ?? Syscall.monotonicSeconds()) : nil
             }
         }
         _ = write(fd, [0x04, 0x0E, UInt8(3 + returned.count), 0x01, UInt8(command.opcode & 0xFF), UInt8(command.opcode >> 8)] + returned)

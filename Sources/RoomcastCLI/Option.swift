@@ -73,62 +73,13 @@ struct OptionValueFailure: Error {
     var reason: String?
 }
 
-/// A flag (`--dry-run`), declared once and read as a `Bool` (`command[dryRun]`) or a count
-/// (`command.count(of: verbose)` for `-vv`).
-public struct Flag: OptionDeclaration {
-    public private(set) var spec: OptionSpec
-
-    public init(_ name: String, short: Character? = nil, help: String) {
-        spec = .flag(name, short: short, help: help)
-    }
-
-    /// The same flag, setting the config file's `path` to true when given (`Overrides(command)`).
-    public func overriding(_ path: String) -> Flag {
-        var copy = self
-        copy.spec.configPath = path
-        return copy
-    }
-}
-
-/// A positional argument, declared once and read typed: `String` when required, `String?`
-/// when optional, `[String]` when it takes every remaining positional.
-public struct Argument<Value: Sendable>: ArgumentDeclaration {
-    public let spec: ArgumentSpec
-    let read: @Sendable ([String]) -> Value
-
-    public init(_ name: String, help: String) where Value == String {
-        spec = ArgumentSpec(name, help: help)
-        read = { $0.first ?? "" }
-    }
-
-    public init(_ name: String, help: String) where Value == String? {
-        spec = ArgumentSpec(name, help: help, optional: true)
-        read = { $0.first }
-    }
-
-    /// Every remaining positional; at least one unless `optional`.
-    public init(_ name: String, help: String, optional: Bool = false) where Value == [String] {
-        spec = ArgumentSpec(name, help: help, optional: optional, repeating: true)
-        read = { $0 }
-    }
-}
-
 /// Anything a command lists among its options: an `OptionSpec`, an `Option` or a `Flag`.
 public protocol OptionDeclaration: Sendable {
     var spec: OptionSpec { get }
 }
 
-/// Anything a command lists among its positional arguments.
-public protocol ArgumentDeclaration: Sendable {
-    var spec: ArgumentSpec { get }
-}
-
 extension OptionSpec: OptionDeclaration {
     public var spec: OptionSpec { self }
-}
-
-extension ArgumentSpec: ArgumentDeclaration {
-    public var spec: ArgumentSpec { self }
 }
 
 extension OptionDeclaration where Self == OptionSpec {

@@ -26,7 +26,7 @@ import TestSupport
         // The scanning agent, publishing to the broker.
         let client = try MQTTClient(configuration: MQTTClientConfiguration(host: "127.0.0.1", port: broker.port,
                                                                           clientID: "scanner-pi"), logger: .silent)
-        let scanSource = RadioSources.make(.h4(path: BTVirt.bredrLEPath, baud: nil),
+        let scanSource = RadioSourceFactory.make(.h4(path: BTVirt.bredrLEPath, baud: nil),
                                            options: RadioOptions(scan: ScanSettings(mode: .legacy), resetOnOpen: true, commandTimeout: 3))
         let scanner = EdgeAgentService(settings: AgentSettings(node: "scanner-pi"), decoder: try AdvertisementDecoder(),
                                        source: scanSource, sink: MQTTSink(client: client, logger: .silent), mqtt: client,
@@ -39,7 +39,7 @@ import TestSupport
         // The transmitting agent: `edge-agent advertise` / the `advertise:` section.
         let beacon = try #require(IBeaconAdvertisement.encode(uuidString: "e2c56db5-dffb-48d2-b060-d0f5a71096e0",
                                                               major: 100, minor: 7, power: -59))
-        let advertiser = RadioSources.make(.h4(path: BTVirt.lePath, baud: nil),
+        let advertiser = RadioSourceFactory.make(.h4(path: BTVirt.lePath, baud: nil),
                                            options: RadioOptions(advertise: AdvertisingSettings(data: beacon, interval: 0.1),
                                                                  resetOnOpen: true, commandTimeout: 3))
         try await withTimeout(.seconds(60), "advertiser start") { try await advertiser.start() }

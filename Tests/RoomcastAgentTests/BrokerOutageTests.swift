@@ -43,7 +43,7 @@ import TestSupport
             host: "127.0.0.1", port: port, clientID: "agent-pi-1", lastWill: will,
             reconnectBackoff: MQTTBackoff(initial: 0.1, maximum: 0.5)), logger: Logger(label: "agent", level: .info, handler: logs))
         let sink = MQTTSink(client: client, logger: .silent)
-        let source = RadioSources.make(.h4(path: fake.path, baud: nil),
+        let source = RadioSourceFactory.make(.h4(path: fake.path, baud: nil),
                                        options: RadioOptions(recovery: RecoveryPolicy(stallTimeout: 30), commandTimeout: 2))
         let service = EdgeAgentService(settings: settings, decoder: try AdvertisementDecoder(), source: source, sink: sink,
                                        mqtt: client, logger: Logger(label: "agent", level: .info, handler: logs))

@@ -174,9 +174,9 @@ struct RangingTests {
         var config = RangingConfig()
         config.rxAdjust = 6
         config.pathLossExponent = 3
-        var table = RangingTable(config: config)
-        let ingested = table.ingest(Self.id, rssi: -95, power: -59, at: 0)
-        let e = try #require(ingested)
+        var ranger = BeaconRanger(id: Self.id, config: config)
+        ranger.ingest(rssi: -95, advertised: -59, at: 0)
+        let e = try #require(ranger.estimate(now: 0))
         #expect(e.rssiFiltered == -89)
         #expect(abs(e.distance - 10) < 1e-9)
         #expect(e.proximity == .far)
@@ -185,31 +185,28 @@ struct RangingTests {
 
     @Test("an unusable RSSI (127 = not available) counts as heard but does not move the filter")
     func unusableRSSI() throws {
-        var table = RangingTable()
-        let none = table.ingest(Self.id, rssi: 127, power: -59, at: 0)
-        #expect(none == nil)
-        let e1 = table.ingest(Self.id, rssi: -70, power: -59, at: 1)
-        let e2 = table.ingest(Self.id, rssi: 127, power: -59, at: 2)
-        let first = try #require(e1)
-        let after = try #require(e2)
+        var ranger = BeaconRanger(id: Self.id, config: RangingConfig())
+        ranger.ingest(rssi: 127, advertised: -59, at: 0)
+        #expect(ranger.estimate(now: 0) == nil)
+        ranger.ingest(rssi: -70, advertised: -59, at: 1)
+        let first = try #require(ranger.estimate(now: 1))
+        ranger.ingest(rssi: 127, advertised: -59, at: 2)
+        let after = try #require(ranger.estimate(now: 2))
         #expect(after.rssiFiltered == first.rssiFiltered)
         #expect(after.rssi == -70)
         #expect(after.lastSeen == 2)
         #expect(after.samples == 1)
-        let e3 = table.ingest(Self.id, rssi: -70, power: -59, at: .nan)
-        #expect(e3?.lastSeen == 2)
+        ranger.ingest(rssi: -70, advertised: -59, at: .nan)
+        #expect(ranger.estimate(now: 2)?.lastSeen == 2)
     }
 
-    @Test("a silent beacon goes unknown, then is forgotten")
-    func expiry() throws {
-        var table = RangingTable()
-        table.ingest(Self.id, rssi: -59, power: -59, at: 100)
-        #expect(table.estimate(for: Self.id, now: 105)?.proximity == .near)
-        #expect(table.estimate(for: Self.id, now: 111)?.proximity == .unknown)
-        #expect(table.expire(now: 150).isEmpty)
-        #expect(table.expire(now: 161) == [Self.id])
-        #expect(table.estimate(for: Self.id, now: 161) == nil)
-        #expect(table.count == 0)
+    /// Forgetting it later is the agent's table's (`BeaconTableTests`).
+    @Test("a silent beacon goes unknown")
+    func silence() throws {
+        var ranger = BeaconRanger(id: Self.id, config: RangingConfig())
+        ranger.ingest(rssi: -59, advertised: -59, at: 100)
+        #expect(ranger.estimate(now: 105)?.proximity == .near)
+        #expect(ranger.estimate(now: 111)?.proximity == .unknown)
     }
 
     /// A `mac:` identity (an Eddystone-URL beacon's) hears URL frames, which carry its power,

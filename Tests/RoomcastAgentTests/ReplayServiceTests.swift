@@ -26,7 +26,7 @@ import Testing
         FileManager.default.createFile(atPath: out.path, contents: nil)
         let handle = try FileHandle(forWritingTo: out)
         let service = EdgeAgentService(settings: AgentSettings(node: "hall-pi"), decoder: try AdvertisementDecoder(),
-                                       source: RadioSources.make(try RadioSourceSpec.parse("btsnoop:\(path)@max")),
+                                       source: RadioSourceFactory.make(try RadioSourceSpec.parse("btsnoop:\(path)@max")),
                                        sink: DryRunSink(handle: handle), mqtt: nil, logger: .silent)
         _ = try await service.run()
         try handle.close()

@@ -43,10 +43,10 @@ import TestSupport
 
     /// The dashboard's listener on a port the kernel picks as it binds: a port chosen free beforehand
     /// can be taken by another test before the listener binds it.
-    static func serve(_ sources: AggregatorHTTP.Sources) throws -> (AggregatorHTTP, port: Int) {
+    static func serve(_ readers: AggregatorHTTP.Readers) throws -> (AggregatorHTTP, port: Int) {
         var configuration = HTTPServer.Configuration(HTTPConfig(listen: "127.0.0.1:8267"))!
         configuration.endpoint.port = 0
-        let http = AggregatorHTTP(configuration: configuration, config: HTTPConfig(listen: "127.0.0.1:8267"), sources: sources,
+        let http = AggregatorHTTP(configuration: configuration, config: HTTPConfig(listen: "127.0.0.1:8267"), readers: readers,
                                   logger: .silent)
         try http.start()
         return (http, Int(http.server.port))

@@ -302,7 +302,7 @@ import Testing
             #expect(configs.allSatisfy { $0.payload.count <= WireFormat.maxPayloadBytes },
                     "\(mode), \(count) rooms: \(largest?.topic ?? "") is \(largest?.payload.count ?? 0) bytes")
         }
-        let cat = try device("roomcast_beacon_\(HomeAssistantDiscovery.slug(cat.rawValue))",
+        let cat = try device("roomcast_beacon_\(HomeAssistantDiscovery.discoveryID(cat.rawValue))",
                              in: try HomeAssistantDiscovery(topics: Topics(), site: site).siteConfigs(site))
         let room = try #require((cat["cmps"] as? [String: [String: Any]])?.values.first { $0["name"] as? String == "Room" })
         switch count {

@@ -355,7 +355,7 @@ func collect(_ source: any RadioSource) async throws -> [AdvertisingReport] {
 
 extension BTSnoopTests {
     @Test func replayTransportDeliversFramesAndRefusesCommands() async throws {
-        let transport = try RadioSources.openTransport(.btsnoop(path: try fixturePath(Self.anchor1), speed: .max))
+        let transport = try RadioSourceFactory.openTransport(.btsnoop(path: try fixturePath(Self.anchor1), speed: .max))
         #expect(throws: RadioError.readOnly(transport.name)) { try transport.send(.reset) }
         var count = 0
         var first: HCIFrame?

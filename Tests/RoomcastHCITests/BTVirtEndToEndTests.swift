@@ -1,4 +1,5 @@
 import Foundation
+import RoomcastAdvertising
 import RoomcastHCI
 import Shared
 import TestSupport
@@ -13,7 +14,7 @@ import Testing
                                                     major: 100, minor: 7, power: -59)!
 
     func controller(_ path: String) throws -> (HCIController, BoundedStream<AdvertisingReport>) {
-        let transport = try RadioSources.openTransport(.h4(path: path, baud: nil))
+        let transport = try RadioSourceFactory.openTransport(.h4(path: path, baud: nil))
         let (stream, producer) = BoundedStream<AdvertisingReport>.make(capacity: 64, mode: .dropOldest)
         return (HCIController(transport: transport, reports: producer, commandTimeout: 3), stream)
     }

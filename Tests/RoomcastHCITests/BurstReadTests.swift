@@ -152,10 +152,10 @@ import TestSupport
         defer { close(fd); unlink(path) }
         // Kernel-stamped (seqpacket, as the raw HCI socket): the rest only delays a report, so it is
         // longer; stamped at the read (a byte stream): it stays under a fast beacon's interval.
-        let transport = try #require(try RadioSources.openTransport(.h4(path: path, baud: nil), burstWindow: nil) as? FileDescriptorTransport)
+        let transport = try #require(try RadioSourceFactory.openTransport(.h4(path: path, baud: nil), burstWindow: nil) as? FileDescriptorTransport)
         defer { transport.shutdown() }
         #expect(transport.burstWindow == window)
-        let configured = try #require(try RadioSources.openTransport(.h4(path: path, baud: nil), burstWindow: 0.02) as? FileDescriptorTransport)
+        let configured = try #require(try RadioSourceFactory.openTransport(.h4(path: path, baud: nil), burstWindow: 0.02) as? FileDescriptorTransport)
         defer { configured.shutdown() }
         #expect(configured.burstWindow == 0.02)
     }

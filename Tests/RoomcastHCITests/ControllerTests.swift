@@ -1,4 +1,5 @@
 import Foundation
+import RoomcastAdvertising
 import RoomcastHCI
 import Shared
 import TestSupport
@@ -16,7 +17,7 @@ import Testing
     }
 
     func makeController(_ fake: ScriptedH4Controller) throws -> (HCIController, BoundedStream<AdvertisingReport>) {
-        let transport = try RadioSources.openTransport(.h4(path: fake.path, baud: nil))
+        let transport = try RadioSourceFactory.openTransport(.h4(path: fake.path, baud: nil))
         let (stream, producer) = BoundedStream<AdvertisingReport>.make(capacity: 64, mode: .dropOldest)
         return (HCIController(transport: transport, reports: producer, commandTimeout: 1), stream)
     }

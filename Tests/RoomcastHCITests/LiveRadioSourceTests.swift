@@ -122,7 +122,7 @@ import Testing
     }
 
     @Test func aMissingAdapterFailsTheStartClearly() async throws {
-        let source = RadioSources.make(.h4(path: "/nonexistent/roomcast.sock", baud: nil))
+        let source = RadioSourceFactory.make(.h4(path: "/nonexistent/roomcast.sock", baud: nil))
         await #expect(throws: RadioError.self) { try await source.start() }
     }
 
@@ -327,7 +327,7 @@ extension LiveRadioSourceTests {
     }
 
     @Test func aReplayIsNotALiveSource() async throws {
-        let source = RadioSources.make(.btsnoop(path: try fixturePath(BTSnoopTests.anchor1), speed: .max))
+        let source = RadioSourceFactory.make(.btsnoop(path: try fixturePath(BTSnoopTests.anchor1), speed: .max))
         #expect(source is ReplayRadioSource)
         let reports = try await collect(source)
         #expect(reports.count == 2157)

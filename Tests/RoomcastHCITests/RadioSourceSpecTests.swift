@@ -65,7 +65,7 @@ import Testing
         // This machine's kernel has no AF_BLUETOOTH; on one with Bluetooth but no
         // adapter the error is also adapterNotFound. Either way it must be clear.
         do {
-            let transport = try RadioSources.openTransport(.hci(device: "hci0"))
+            let transport = try RadioSourceFactory.openTransport(.hci(device: "hci0"))
             transport.shutdown()
         } catch let error {
             switch error {
@@ -78,7 +78,7 @@ import Testing
 
     @Test func missingH4SocketIsAdapterNotFound() {
         #expect(throws: RadioError.adapterNotFound(device: "/nonexistent/h4.sock", detail: "no such socket or serial device")) {
-            try RadioSources.openTransport(.h4(path: "/nonexistent/h4.sock", baud: nil))
+            try RadioSourceFactory.openTransport(.h4(path: "/nonexistent/h4.sock", baud: nil))
         }
     }
 }

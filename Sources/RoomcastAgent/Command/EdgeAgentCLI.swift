@@ -231,7 +231,7 @@ public enum EdgeAgentCLI {
         var prepared: Prepared
         do { prepared = try prepare(command, scan: false) } catch { throw RunFailure(message: error.message, code: error.code) }
         prepared.logger.logLevel = max(prepared.logger.logLevel, logLevel)
-        let source = RadioSources.make(prepared.spec, options: prepared.options, logger: prepared.logger)
+        let source = RadioSourceFactory.make(prepared.spec, options: prepared.options, logger: prepared.logger)
         let service = EdgeAgentService(settings: prepared.config.agentSettings, decoder: prepared.decoder, source: source,
                                        sink: DryRunSink(write: write), mqtt: nil, logger: prepared.logger)
         do { return try await service.run() } catch {
@@ -248,7 +248,7 @@ public enum EdgeAgentCLI {
 
         // `scan` opens no listener: a token it would never use (its variable not passed by sudo) is no problem.
         if !scan, let problem = config.http.tokenProblem() { return fail("bad config:\n\(ConfigError(problems: [problem]))", .config) }
-        let source = RadioSources.make(spec, options: options, logger: logger)
+        let source = RadioSourceFactory.make(spec, options: options, logger: logger)
         let sink: any AgentSink
         var mqtt: MQTTClient?
         let json = command[scanJSON]
@@ -316,7 +316,7 @@ public enum EdgeAgentCLI {
         var options = RadioOptions()
         options.advertise = AdvertisingSettings(data: data, interval: interval / 1000)
         options.advertisingRequired = true
-        let source = RadioSources.make(spec, options: options, logger: logger)
+        let source = RadioSourceFactory.make(spec, options: options, logger: logger)
         let lifecycle = ServiceLifecycle(logger: logger)
         lifecycle.onShutdown("stop advertising") { await source.shutdown() }
         return await lifecycle.run {
@@ -356,9 +356,4 @@ struct AgentStartError: Error, CustomStringConvertible, ExitCodeProviding {
         default: return .failure
         }
     }
-}
-
-extension RadioSourceSpec {
-    /// A capture replayed (`btsnoop:`), not a radio.
-    var isReplay: Bool { if case .btsnoop = self { true } else { false } }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RoomcastAdvertising
 import RoomcastHCI
 import RoomcastMQTT
 import Shared

@@ -41,7 +41,7 @@ public final class EdgeAgentService: Sendable {
         self.clock = clock
         self.logger = logger
         self.onTick = onTick
-        if case .btsnoop = source.spec { isReplay = true } else { isReplay = false }
+        isReplay = source.spec.isReplay
     }
 
     /// Runs until the source ends or `stop()` is called. Throws when the radio cannot start

@@ -230,7 +230,7 @@ public enum AggregatorCLI {
                                         startedAt: clock.now(), learnedStore: stateFile.map(LearnedRoomsStore.init(path:)),
                                         logger: logger)
         let http = HTTPServer.Configuration(config.http).map { server in
-            AggregatorHTTP(configuration: server, config: config.http, sources: .init(
+            AggregatorHTTP(configuration: server, config: config.http, readers: .init(
                 snapshot: { await runtime.dashboardSnapshot(now: clock.now(), connected: client.isConnected) },
                 metrics: {
                     var sample = await runtime.metricsSample(now: clock.now())

@@ -220,7 +220,7 @@ extension AggregatorConfig {
                                      into checks: inout ConfigChecks) {
         var first: [String: Int] = [:]
         for (i, name) in names.enumerated() {
-            let id = "roomcast_\(kind)_\(HomeAssistantDiscovery.slug(name))"
+            let id = "roomcast_\(kind)_\(HomeAssistantDiscovery.discoveryID(name))"
             guard let j = first[id] else {
                 first[id] = i
                 continue

@@ -7,10 +7,10 @@ import RoomcastLogging
 /// The aggregator's HTTP listener (`http:`): the dashboard at `/`, its live updates at
 /// `/events` (Server-Sent Events), `/api/state`, `/metrics` and `/healthz` (docs/http.md).
 /// Handlers run on the server's connection threads; they ask the runtime actor through
-/// `Sources` and wait for it there, never on the cooperative pool.
+/// `Readers` and wait for it there, never on the cooperative pool.
 public final class AggregatorHTTP: Sendable {
     /// Where the data comes from: the service passes closures over its runtime and MQTT client.
-    public struct Sources: Sendable {
+    public struct Readers: Sendable {
         public var snapshot: @Sendable () async -> DashboardSnapshot
         public var metrics: @Sendable () async -> AggregatorMetricsSample
 
@@ -23,15 +23,15 @@ public final class AggregatorHTTP: Sendable {
 
     public let server: HTTPServer
     public let events: EventStream
-    private let sources: Sources
+    private let readers: Readers
     private let lastPushed = Mutex<[UInt8]>([])
     /// How long a handler waits for the runtime before answering 503 (a wedged actor must show
     /// in `/healthz`, not hang the connection).
     static let answerTimeout: Double = 3
 
-    public init(configuration: HTTPServer.Configuration, config: HTTPConfig, sources: Sources, logger: Logger,
+    public init(configuration: HTTPServer.Configuration, config: HTTPConfig, readers: Readers, logger: Logger,
                 environment: [String: String] = ProcessInfo.processInfo.environment) {
-        self.sources = sources
+        self.readers = readers
         // Each event is the whole state: a slow page gets the newest, not a backlog.
         let events = EventStream(maxClients: config.maxEventStreams, replacing: ["state"])
         self.events = events
@@ -40,7 +40,7 @@ public final class AggregatorHTTP: Sendable {
         // The routes are made before the server whose counters `/metrics` shows: they reach it
         // through this box, weakly (the server holds the routes).
         let counters = CountersBox()
-        Self.addRoutes(to: &router, events: events, sources: sources, counters: counters)
+        Self.addRoutes(to: &router, events: events, readers: readers, counters: counters)
         let routes = router
         let server = HTTPServer(configuration: configuration, logger: logger) { routes.respond(to: $0) }
         self.server = server
@@ -76,7 +76,7 @@ public final class AggregatorHTTP: Sendable {
         if changed { events.publish(ServerSentEvent(name: "state", data: String(decoding: bytes, as: UTF8.self))) }
     }
 
-    private static func addRoutes(to router: inout HTTPRouter, events: EventStream, sources: Sources, counters: CountersBox) {
+    private static func addRoutes(to router: inout HTTPRouter, events: EventStream, readers: Readers, counters: CountersBox) {
         router.get("/") { _ in
             HTTPResponse(contentType: "text/html; charset=utf-8", body: Array(DashboardAssets.html.utf8),
                          headers: DashboardAssets.pageHeaders)
@@ -89,7 +89,7 @@ public final class AggregatorHTTP: Sendable {
             HTTPResponse(contentType: "text/css; charset=utf-8", body: Array(DashboardAssets.style.utf8),
                          headers: [("Cache-Control", "no-cache")])
         }
-        let snapshots = SingleFlight(sources.snapshot), samples = SingleFlight(sources.metrics)
+        let snapshots = SingleFlight(readers.snapshot), samples = SingleFlight(readers.metrics)
         router.get("/events") { _ in
             events.response {
                 guard let snapshot = snapshots.value(timeout: answerTimeout), let bytes = try? WireFormat.encode(snapshot) else { return [] }

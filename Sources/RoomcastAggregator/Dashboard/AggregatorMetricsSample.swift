@@ -11,7 +11,7 @@ public struct AggregatorMetricsSample: Sendable {
     public var rejected: [InputIntake.Rejection: UInt64]
     /// Readings the intake passed that fusion refused (late, repeated, from a node it took as
     /// offline), by reason.
-    public var fusionRejected: [RejectReason: UInt64] = [:]
+    public var fusionRejected: [FusionRejectReason: UInt64] = [:]
     public var nodes: [String: NodeActivity.Node]
     /// Nodes configured in the site (shown with zero readings until heard).
     public var configuredNodes: [String]
@@ -51,7 +51,7 @@ public struct AggregatorMetricsSample: Sendable {
             p.sample("roomcast_readings_rejected_total", [("reason", reason.rawValue)], Double(rejected[reason] ?? 0))
         }
         p.family("roomcast_fusion_readings_rejected_total", .counter, help: "Readings the intake passed that fusion refused, by reason.")
-        for reason in RejectReason.allCases {
+        for reason in FusionRejectReason.allCases {
             p.sample("roomcast_fusion_readings_rejected_total", [("reason", reason.description)], Double(fusionRejected[reason] ?? 0))
         }
         let names = Set(configuredNodes).union(nodes.keys).sorted()

@@ -38,7 +38,7 @@ extension HomeAssistantDiscovery {
     /// it sits on the device's page, not on the dashboards HA generates. `titled`: the options are
     /// the rooms' display names, which the templates map to and from the ids; else the ids.
     private func teachSelect(beacon: BeaconID, deviceName: String, entityName: String, titled: Bool) -> Component {
-        let slug = Self.slug(beacon.rawValue)
+        let slug = Self.discoveryID(beacon.rawValue)
         let id = Self.templateString(beacon.rawValue), request = Self.templateString(Self.teachRequest)
         let notTeaching = Self.templateString(Self.notTeachingOption)
         let learn = "{'room': ROOM, 'beacon': '\(id)', 'request': '\(request)'}"

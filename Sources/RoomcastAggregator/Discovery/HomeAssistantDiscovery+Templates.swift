@@ -25,9 +25,11 @@ extension HomeAssistantDiscovery {
         text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")
     }
 
-    /// A discovery-safe id for unique_ids and component ids: [a-z0-9_] (kept as it always was, so
-    /// ids do not change under existing installations).
-    public static func slug(_ text: String) -> String {
+    /// The id a name takes in unique_ids, component ids and device ids: lowercase ASCII letters and
+    /// digits, every run of other characters one `_`. Unlike `DisplayName.slug` it keeps a `_` at
+    /// either end: these ids are Home Assistant's keys for the entities an installation has, and
+    /// one that changed would orphan them.
+    public static func discoveryID(_ text: String) -> String {
         var out = ""
         for c in text.lowercased().unicodeScalars {
             switch c {

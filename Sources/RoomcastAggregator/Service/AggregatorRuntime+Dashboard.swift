@@ -53,7 +53,7 @@ extension AggregatorRuntime {
             // Readings, Roomcast's and ESPresense's: the intake's count is of every message it
             // took (our own presence echoed back, statuses, leases) and not ESPresense's.
             now: now, accepted: core.nodeActivity.readings, rejected: core.intake.rejected,
-            fusionRejected: Dictionary(uniqueKeysWithValues: RejectReason.allCases.map { ($0, fusion.rejected($0)) }),
+            fusionRejected: Dictionary(uniqueKeysWithValues: FusionRejectReason.allCases.map { ($0, fusion.rejected($0)) }),
             nodes: core.nodeActivity.nodes,
             configuredNodes: core.site.nodes.map(\.name), offlineNodes: core.offline, clockOffsets: core.skewedNodes,
             stats: core.presenceStats, beaconsTracked: core.engine.capacityUse?.tracked ?? decisions.count,

@@ -129,6 +129,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// The latest `tick` or `handle`: a longer gap than `pauseThreshold` before the next one
     /// means this process did not run (SIGSTOP, a suspended VM, a starved machine).
     private var lastActivity = -Double.infinity
+    /// The beacon table's evictions and refusals when its capacity was last reported, and when.
+    private var capacityLogged: (evicted: UInt64, refused: UInt64) = (0, 0)
+    private var capacityLoggedAt = -Double.infinity
 
     /// `learnedStore`: the learned-rooms state file, read here (a file that cannot be read is
     /// logged and left alone: this run learns without it and does not overwrite it).
@@ -548,9 +551,6 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         return [try core.calibrationReport(rounded, now: now)]
     }
 
-    private var capacityLogged: (evicted: UInt64, refused: UInt64) = (0, 0)
-    private var capacityLoggedAt = -Double.infinity
-
     /// Says, at most once a minute, that the beacon table is full and what it costs: a flood of
     /// new ids (or a site bigger than `max_beacons`) must not go unnoticed.
     private func reportCapacity(now: Double) {
@@ -883,9 +883,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         // arrives with the subscriptions, before the client reports the connection: read from now.
         discoveryReconciled = false
         leftoversCleared = false
-        // Read afresh with the retained state that comes at the reconnect. Counted across
-        // connections, a standby (whose clean-up never runs) used up the budget after a few weeks
-        // of daily broker restarts on a big site, and recorded no configs after.
+        // Read afresh with the retained state that comes at the reconnect: counted across
+        // connections, a standby (whose clean-up never runs) would use up the budget over weeks of
+        // broker restarts on a big site, and record no configs after.
         componentsOnBroker = [:]
         componentsReadBack = 0
         noteGuardAsHearingIsLost()

@@ -286,7 +286,7 @@ public actor HCIController {
         scanMode = nil
     }
 
-    /// Starts legacy advertising of `settings.data` (e.g. `IBeaconAdvertisement.encode`),
+    /// Starts legacy advertising of `settings.data` (e.g. RoomcastAdvertising's `IBeaconAdvertisement.encode`),
     /// non-connectable by default; may run while scanning.
     public func startAdvertising(_ settings: AdvertisingSettings) async throws(RadioError) {
         if let problem = settings.validate().first { throw .invalidSettings(problem) }

@@ -107,7 +107,7 @@ public final class LiveRadioSource: RadioSource {
 
     /// Opens the transport, initialises the controller, starts scanning (and advertising).
     private func open() async throws(RadioError) {
-        let transport = try RadioSources.openTransport(spec, recorder: recorder.withLock { $0 }, clock: clock,
+        let transport = try RadioSourceFactory.openTransport(spec, recorder: recorder.withLock { $0 }, clock: clock,
                                                       capacity: options.bufferCapacity, burstWindow: options.burstWindow)
         let controller = HCIController(transport: transport, reports: producer, counters: counters, logger: logger,
                                        commandTimeout: options.commandTimeout)

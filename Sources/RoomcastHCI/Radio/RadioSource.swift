@@ -1,5 +1,5 @@
 /// A stream of advertising reports from one radio source: a live controller
-/// (raw HCI socket or H4) or a capture replay. Create one with `RadioSources.make`.
+/// (raw HCI socket or H4) or a capture replay. Create one with `RadioSourceFactory.make`.
 public protocol RadioSource: AnyObject, Sendable {
     var spec: RadioSourceSpec { get }
     /// Every advertising report, legacy or extended (fragments already joined).

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Shared
 
 /// Holds a replay thread back so records come out at the capture's pace
 /// times `factor` (nil: no waiting). The timestamps handed on are always the
@@ -23,7 +24,7 @@ struct ReplayPacer {
     /// The monotonic wall time at which the record captured at `timestamp` is due
     /// (now, before the first record started the clock).
     func dueTime(_ timestamp: Double) -> Double {
-        guard let factor, let start = captureStart else { return Self.monotonic() }
+        guard let factor, let start = captureStart else { return Syscall.monotonicSeconds() }
         return wallStart + max(0, timestamp - start) / factor
     }
 
@@ -45,7 +46,7 @@ struct ReplayPacer {
         guard captureStart != nil else {
             captureStart = timestamp
             latest = timestamp
-            wallStart = Self.monotonic()
+            wallStart = Syscall.monotonicSeconds()
             return true
         }
         if isJump(to: timestamp) {
@@ -63,17 +64,11 @@ struct ReplayPacer {
     /// false when it became true.
     static func sleep(until wall: Double, stopped: () -> Bool) -> Bool {
         while true {
-            let left = wall - monotonic()
+            let left = wall - Syscall.monotonicSeconds()
             if left <= 0 { return true }
             if stopped() { return false }
             var ts = timespec(tv_sec: 0, tv_nsec: Int(min(left, 0.1) * 1e9))
             nanosleep(&ts, nil)
         }
-    }
-
-    static func monotonic() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 }

@@ -1,3 +1,4 @@
+import RoomcastAdvertising
 import RoomcastHCI
 import Shared
 

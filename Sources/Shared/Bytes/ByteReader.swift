@@ -45,33 +45,11 @@ public struct ByteReader: Sendable {
         return UInt16(bytes[position]) << 8 | UInt16(bytes[position + 1])
     }
 
-    @inlinable public mutating func readUInt24LE() throws(ByteReaderError) -> UInt32 {
-        try need(3)
-        defer { position += 3 }
-        return UInt32(bytes[position]) | UInt32(bytes[position + 1]) << 8 | UInt32(bytes[position + 2]) << 16
-    }
-
     @inlinable public mutating func readUInt32LE() throws(ByteReaderError) -> UInt32 {
         try need(4)
         defer { position += 4 }
         var v: UInt32 = 0
         for i in 0..<4 { v |= UInt32(bytes[position + i]) << (8 * i) }
-        return v
-    }
-
-    @inlinable public mutating func readUInt32BE() throws(ByteReaderError) -> UInt32 {
-        try need(4)
-        defer { position += 4 }
-        var v: UInt32 = 0
-        for i in 0..<4 { v = v << 8 | UInt32(bytes[position + i]) }
-        return v
-    }
-
-    @inlinable public mutating func readUInt64BE() throws(ByteReaderError) -> UInt64 {
-        try need(8)
-        defer { position += 8 }
-        var v: UInt64 = 0
-        for i in 0..<8 { v = v << 8 | UInt64(bytes[position + i]) }
         return v
     }
 

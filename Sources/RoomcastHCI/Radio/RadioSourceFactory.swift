@@ -2,7 +2,7 @@ import Shared
 import RoomcastLogging
 
 /// Creates radio sources and transports from a `RadioSourceSpec`.
-public enum RadioSources {
+public enum RadioSourceFactory {
     /// The source for `spec`: a replay for `btsnoop:`, a live controller otherwise.
     public static func make(_ spec: RadioSourceSpec, options: RadioOptions = RadioOptions(), logger: Logger = .silent,
                             clock: any TimeSource = SystemTimeSource()) -> any RadioSource {

@@ -1,4 +1,4 @@
-import RoomcastHCI
+import RoomcastAdvertising
 import Shared
 import Testing
 

@@ -3,7 +3,7 @@ import Shared
 /// Builds the advertising data of an iBeacon: the flags structure
 /// `02 01 06`, then Apple's manufacturer data `1A FF 4C 00 02 15`, the 16-byte
 /// proximity UUID, major and minor (big-endian) and the measured power at 1 m: the frame
-/// `IBeacon.decode` (RoomcastAdvertising) reads; `IBeaconRoundTripTests` holds the two together.
+/// `IBeacon.decode` reads; `IBeaconRoundTripTests` holds the two together.
 public enum IBeaconAdvertisement {
     /// The 30 AD bytes for an iBeacon (fits the 31-byte legacy payload).
     /// `uuid` must be 16 bytes (it is zero-padded or cut otherwise).
