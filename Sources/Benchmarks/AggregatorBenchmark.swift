@@ -106,19 +106,7 @@ enum AggregatorBenchmark {
 
     static func run(_ command: ParsedCommand) throws {
         let options = try Options(command)
-        let outcome = Mutex<Result<Void, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            do {
-                try await runAsync(options)
-                outcome.withLock { $0 = .success(()) }
-            } catch {
-                outcome.withLock { $0 = .failure(error) }
-            }
-            done.signal()
-        }
-        done.wait()
-        try outcome.withLock { $0 }?.get()
+        try awaitResult { try await runAsync(options) }
     }
 
     static func runAsync(_ o: Options) async throws {

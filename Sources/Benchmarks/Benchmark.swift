@@ -1,5 +1,6 @@
 import Foundation
 import Shared
+import Synchronization
 import RoomcastCLI
 import RoomcastConfig
 import RoomcastFusion
@@ -85,4 +86,23 @@ enum BenchOptions {
         guard let path = command[option] else { return nil }
         return try ConfigLoader.load(FusionSettings.self, from: path)
     }
+}
+
+/// Waits for an async step from a benchmark's synchronous body, which runs on a thread of its
+/// own (`benchmark`): the semaphore blocks only that thread, never the cooperative pool.
+func awaitResult<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let box = ResultBox<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do { box.set(.success(try await body())) } catch { box.set(.failure(error)) }
+        done.signal()
+    }
+    done.wait()
+    return try box.get()
+}
+
+final class ResultBox<T: Sendable>: Sendable {
+    private let value = Mutex<Result<T, any Error>?>(nil)
+    func set(_ v: Result<T, any Error>) { value.withLock { $0 = v } }
+    func get() throws -> T { try value.withLock { $0 }!.get() }
 }

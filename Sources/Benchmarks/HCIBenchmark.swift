@@ -66,15 +66,13 @@ enum HCIBenchmark {
             }
         }
         // 2. The whole replay source: decode thread -> bounded stream -> async consumer.
-        let streamedBox = LockedBox(0)
-        let stream = try measureAsync {
+        let (stream, streamed) = try measureAsync {
             let source = ReplayRadioSource(path: path, speed: .max)
             try await source.start()
             var n = 0
             for await _ in source.reports { n += 1 }
-            streamedBox.set(n)
+            return n
         }
-        let streamed = streamedBox.get()
         // 3. btmon on the same file.
         var btmon: Usage?
         if runBtmon, FileManager.default.isExecutableFile(atPath: "/usr/bin/btmon") {
@@ -168,20 +166,13 @@ enum HCIBenchmark {
         return Usage(wall: wall, cpu: after.cpu - before.cpu, maxRSSKB: after.maxRSSKB)
     }
 
-    static func measureAsync(_ body: @escaping @Sendable () async throws -> Void) throws -> Usage {
+    static func measureAsync<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> (Usage, T) {
         let before = rusageSelf()
         let t0 = Date()
-        let done = DispatchSemaphore(value: 0)
-        let failure = LockedBox<Error?>(nil)
-        Task {
-            do { try await body() } catch { failure.set(error) }
-            done.signal()
-        }
-        done.wait()
-        if let error = failure.get() { throw error }
+        let value = try awaitResult(body)
         let wall = Date().timeIntervalSince(t0)
         let after = rusageSelf()
-        return Usage(wall: wall, cpu: after.cpu - before.cpu, maxRSSKB: after.maxRSSKB)
+        return (Usage(wall: wall, cpu: after.cpu - before.cpu, maxRSSKB: after.maxRSSKB), value)
     }
 
     static func measureChild(_ executable: String, _ arguments: [String]) throws -> Usage {
@@ -207,15 +198,6 @@ enum HCIBenchmark {
     static func pad(_ s: String, _ width: Int) -> String {
         s.count >= width ? s + " " : s + String(repeating: " ", count: width - s.count)
     }
-}
-
-/// A value shared with a task the benchmark waits for.
-final class LockedBox<T: Sendable>: @unchecked Sendable {
-    private var value: T
-    private let lock = NSLock()
-    init(_ value: T) { self.value = value }
-    func get() -> T { lock.lock(); defer { lock.unlock() }; return value }
-    func set(_ v: T) { lock.lock(); value = v; lock.unlock() }
 }
 
 private extension HCIPacket {

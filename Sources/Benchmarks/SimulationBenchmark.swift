@@ -375,22 +375,3 @@ enum SimulationBenchmark {
         }
     }
 }
-
-/// Waits for an async evaluation step from the benchmark's synchronous loop (a command-line
-/// tool with nothing else to run: the semaphore blocks only the main thread).
-func awaitResult<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-    let box = ResultBox<T>()
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        do { box.set(.success(try await body())) } catch { box.set(.failure(error)) }
-        done.signal()
-    }
-    done.wait()
-    return try box.get()
-}
-
-final class ResultBox<T: Sendable>: Sendable {
-    private let value = Mutex<Result<T, any Error>?>(nil)
-    func set(_ v: Result<T, any Error>) { value.withLock { $0 = v } }
-    func get() throws -> T { try value.withLock { $0 }!.get() }
-}

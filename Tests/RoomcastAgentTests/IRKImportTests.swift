@@ -195,10 +195,10 @@ import RoomcastYAML
     @Test func theFilesWriteCreatesStartPrivate() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("roomcast-irks-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        try IRKImport.writePrivately(Data("irks: []\n".utf8), to: path)
+        try IRKImport.writePrivately(Array("irks: []\n".utf8), to: path)
         #expect(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int == 0o600)
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "irks: []\n")
-        #expect(throws: POSIXError.self) { try IRKImport.writePrivately(Data("x".utf8), to: path) }
+        #expect(throws: SystemCallError(call: "open", errno: EEXIST)) { try IRKImport.writePrivately(Array("x".utf8), to: path) }
     }
 
     @Test(arguments: [

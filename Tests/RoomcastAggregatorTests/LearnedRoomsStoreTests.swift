@@ -136,7 +136,7 @@ import RoomcastLogging
         #expect(own.map(\.status) == [.rejected] && own.first?.error?.hasPrefix("the state file /x could not be read") == true, "\(own)")
     }
 
-    /// A state file that cannot be written is tried again every `learnedRetryInterval`, not at
+    /// A state file that cannot be written is tried again every `LearnedRoomsPersistence.retryInterval`, not at
     /// every inbound message (each try creates and removes a file: on a full SD card, readings
     /// by the hundred a second), and `/metrics` counts the failures.
     @Test func aStateFileThatCannotBeWrittenIsRetriedEveryTenSeconds() async throws {
@@ -166,7 +166,7 @@ import RoomcastLogging
     }
 
     /// Where beacons leave from is kept too: the first count at once, later ones at most every
-    /// `departuresSaveInterval` and at a graceful stop; a restart reads them back.
+    /// `LearnedRoomsPersistence.departuresSaveInterval` and at a graceful stop; a restart reads them back.
     @Test func departureCountsAreSavedAndReadBack() async throws {
         let dir = try directory()
         let store = LearnedRoomsStore(path: dir + "/learned-rooms.json")

@@ -97,7 +97,7 @@ import Testing
         b.observeInstance("a", online: false)
         #expect(b.tick(now: 7) != nil)
         #expect(b.isActive)
-        #expect(LeaseElection.instanceTopic(topics, "b") == "roomcast/aggregator/instances/b")
+        #expect(topics.aggregatorInstance("b") == "roomcast/aggregator/instances/b")
     }
 
     /// `alpha`, connected, its backlog read, and active (alone).

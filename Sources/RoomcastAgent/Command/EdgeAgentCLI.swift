@@ -87,7 +87,7 @@ public enum EdgeAgentCLI {
         do {
             let config = try command[StandardOptions.config].map { try ConfigLoader.load(AgentConfig.self, from: $0).advertising }
             let output = try DecodeCommand.decode(hex, config: config ?? AdvertisingConfig())
-            print(try DecodeCommand.json(output))
+            StandardStream.output.write(try DecodeCommand.json(output) + "\n")
             return .success
         } catch let e as ConfigError {
             return fail("bad config:\n\(e)", .config)
@@ -97,7 +97,7 @@ public enum EdgeAgentCLI {
     }
 
     /// `irks import`: print the paired devices' keys, or merge them into the config file.
-    static func importIRKs(_ command: ParsedCommand, output: (String) -> Void = { print($0, terminator: "") }) -> ExitCode {
+    static func importIRKs(_ command: ParsedCommand, output: (String) -> Void = { StandardStream.output.write($0) }) -> ExitCode {
         let contents: BlueZPairingStore.Contents
         do { contents = try BlueZPairingStore.read(directory: command[bluetoothDir]) } catch {
             return fail(error.description, .failure)
@@ -142,7 +142,7 @@ public enum EdgeAgentCLI {
             if let byHand = e.byHand { output(byHand) }
             return fail(e.description, .config)
         } catch {
-            return fail("cannot write \(path): \(error.localizedDescription)", .failure)
+            return fail("cannot write \(path): \((error as? SystemCallError)?.description ?? error.localizedDescription)", .failure)
         }
     }
 

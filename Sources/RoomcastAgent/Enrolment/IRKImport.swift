@@ -171,35 +171,24 @@ public enum IRKImport {
         var keep: [FileAttributeKey: Any] = [:]
         for k in [FileAttributeKey.posixPermissions, .ownerAccountID, .groupOwnerAccountID] { keep[k] = attributes[k] }
         if fm.fileExists(atPath: backup) { try fm.removeItem(atPath: backup) }
-        try writePrivately(try Data(contentsOf: URL(fileURLWithPath: path)), to: backup)
+        try writePrivately(Array(try Data(contentsOf: URL(fileURLWithPath: path))), to: backup)
         try fm.setAttributes(keep, ofItemAtPath: backup)
+        // The new config is written whole and synced before it takes the old one's name: a power
+        // cut just after the import leaves the old config or the new, never an empty one.
         let temp = path + ".irks-import.tmp"
         try? fm.removeItem(atPath: temp)
-        try writePrivately(Data(text.utf8), to: temp)
+        try writePrivately(Array(text.utf8), to: temp)
         try fm.setAttributes(keep, ofItemAtPath: temp)
-        guard rename(temp, path) == 0 else {
-            let e = errno
+        do { try Syscall.call("rename") { rename(temp, path) } } catch {
             try? fm.removeItem(atPath: temp)
-            throw POSIXError(POSIXErrorCode(rawValue: e) ?? .EIO)
+            throw error
         }
+        Syscall.syncFolder(of: path)
         return backup
     }
 
-    /// Creates `path` (which must not exist) with mode 0600 and writes `data` to it.
-    static func writePrivately(_ data: Data, to path: String) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        defer { close(fd) }
-        try data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) throws in
-            var offset = 0
-            while offset < buffer.count {
-                let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
-                }
-                offset += n
-            }
-        }
+    /// Creates `path` (which must not exist) with mode 0600, writes `bytes` to it and syncs them.
+    static func writePrivately(_ bytes: [UInt8], to path: String) throws(SystemCallError) {
+        try Syscall.createDurably(path, bytes: bytes, mode: 0o600)
     }
 }

@@ -74,7 +74,7 @@ extension AggregatorCLI {
         let result = calibrator.withLock { $0.suggestion() }
         switch result {
         case .success(let suggestion):
-            print(suggestion.report)
+            StandardStream.output.write(suggestion.report + "\n")
             return .success
         case .failure(let problem):
             var message = problem.description

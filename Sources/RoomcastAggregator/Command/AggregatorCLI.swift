@@ -190,7 +190,7 @@ public enum AggregatorCLI {
         // at once), and the site status is left to the status guard, a second connection that only
         // the last live instance keeps; without standby the will marks the aggregator offline.
         let siteOffline = OutboundMessage(topic: topics.aggregatorStatus, text: "offline", retain: true, qos: 1)
-        let will = election.map { OutboundMessage(topic: LeaseElection.instanceTopic(topics, $0.me), text: "offline", retain: true, qos: 1) }
+        let will = election.map { OutboundMessage(topic: topics.aggregatorInstance($0.me), text: "offline", retain: true, qos: 1) }
             ?? siteOffline
         let client: MQTTClient
         let guardConfiguration: MQTTClientConfiguration?
@@ -306,7 +306,7 @@ public enum AggregatorCLI {
                 let status = client.isConnected ? "connected to \(config.mqtt.broker.redacted)" : "waiting for \(config.mqtt.broker.redacted)"
                 let frame = "Roomcast — \(status)   \(Date().formatted(date: .omitted, time: .standard))\n\n"
                     + board.withLock { $0.render(now: Date().timeIntervalSince1970) }
-                if frame != last { print(TerminalScreen.clear + frame, terminator: ""); last = frame }
+                if frame != last { StandardStream.output.write(TerminalScreen.clear + frame); last = frame }
                 try? await Task.sleep(for: .seconds(1))
             }
         }

@@ -569,7 +569,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// False for a held clear of a beacon's presence published again meanwhile (a stranger
     /// evicted, heard again and placed): clearing it would wipe the new presence.
     private func isStillToClear(_ clear: OutboundMessage) -> Bool {
-        let head = topics.prefix + "/presence/"
+        let head = topics.presencePrefix
         guard clear.topic.hasPrefix(head),
               let id = BeaconID(String(clear.topic.dropFirst(head.count).prefix { $0 != "/" })) else { return true }
         if case .none = publisher.publishedRoom(of: id) { return true }

@@ -136,7 +136,7 @@ extension AggregatorCLI {
             }
             return fail("no answer from the aggregator on \(topics.aggregatorLearnResult): is it running, and may this account publish \(topics.aggregatorLearn)?", .failure)
         }
-        print(ControlCharacters.replacedInLines(of: outcome.report))
+        StandardStream.output.write(ControlCharacters.replacedInLines(of: outcome.report) + "\n")
         return outcome.code
     }
 
@@ -144,7 +144,7 @@ extension AggregatorCLI {
     private static func showLearned(file: String) -> ExitCode {
         do {
             guard let learned = try LearnedRoomsStore(path: file).load() else { return fail("\(file): no such file", .dataError) }
-            print(LearnFollower.describe(learned.rooms, active: [], departures: learned.departures))
+            StandardStream.output.write(LearnFollower.describe(learned.rooms, active: [], departures: learned.departures) + "\n")
             return .success
         } catch {
             return fail("\(error)", .dataError)
@@ -189,10 +189,10 @@ extension AggregatorCLI {
         case nil: state = nil
         }
         guard let state else {
-            print("Nothing learned: the broker holds no learn state on \(topics.aggregatorLearnState) (teach a room with aggregator learn --room ROOM --beacon ID).")
+            StandardStream.output.write("Nothing learned: the broker holds no learn state on \(topics.aggregatorLearnState) (teach a room with aggregator learn --room ROOM --beacon ID).\n")
             return .success
         }
-        print(shown(state))
+        StandardStream.output.write(shown(state) + "\n")
         return .success
     }
 

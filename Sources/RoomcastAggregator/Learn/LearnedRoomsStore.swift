@@ -53,28 +53,13 @@ public struct LearnedRoomsStore: Sendable {
         removeLeftovers()
         let temporary = path + ".tmp-\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
         do throws(SystemCallError) {
-            let fd = try Syscall.call("open") { open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640) }
-            do {
-                try Syscall.writeAll(fd, learned.encoded() + Array("\n".utf8))
-                try Syscall.call("fsync") { fsync(fd) }
-            } catch {
-                close(fd)
-                unlink(temporary)
-                throw error
-            }
-            close(fd)
+            try Syscall.createDurably(temporary, bytes: learned.encoded() + Array("\n".utf8), mode: 0o640)
             do { try Syscall.call("rename") { rename(temporary, path) } } catch {
                 unlink(temporary)
                 throw error
             }
-            // The rename lives in the folder: unsynced, a power cut can undo it, and after the
-            // first save there is no older file to fall back on.
-            let folder = (path as NSString).deletingLastPathComponent
-            let folderFD = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            if folderFD >= 0 {
-                _ = fsync(folderFD)
-                close(folderFD)
-            }
+            // After the first save there is no older file to fall back on.
+            Syscall.syncFolder(of: path)
         } catch {
             throw Failure(path: path, message: error.description)
         }

@@ -31,8 +31,8 @@ struct RetainedLeftovers: Sendable {
 
     init(site: SiteModel, topics: Topics) {
         self.topics = topics
-        self.roomsPrefix = topics.prefix + "/rooms/"
-        self.peoplePrefix = topics.prefix + "/people/"
+        self.roomsPrefix = topics.roomsPrefix
+        self.peoplePrefix = topics.peoplePrefix
         self.rooms = site.nodes.isEmpty ? nil : Set(site.rooms.map(\.name))
         self.people = Set(site.people.map(\.id))
         self.beacons = site.beacons.isEmpty ? nil : Set(site.beacons.map(\.id))

@@ -72,23 +72,12 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// Other instances whose liveness topic says online (their Last Will says offline).
     private var peersOnline: Set<String> = []
     private var announceInstance = false
-    /// Where the learned rooms are kept (nil: nowhere; they last until the process stops).
-    private let learnedStore: LearnedRoomsStore?
-    /// False when the state file could not be read at start: it is left as it is, never
-    /// overwritten by what this run learns.
-    private var learnedWritable = true
+    /// The learned rooms' state file.
+    private var learned: LearnedRoomsPersistence
     /// Dashboard snapshots built so far: each one's `seq`, in the order the actor built them.
     var dashboardSnapshots: UInt64 = 0
-    private var learnedSavedRevision: UInt64 = 0
-    /// The departure counts (`RoomDepartures`) as last written, and when.
-    private var learnedSavedDepartures: UInt64 = 0
-    private var learnedSavedAt = -Double.infinity
-    /// After a failed write, the next is tried no sooner than this (`learnedRetryInterval`):
-    /// `persistLearned` runs at every inbound message, and a full or read-only disk must not
-    /// turn each reading into a file created and removed.
-    private var learnedRetryAt = -Double.infinity
     /// Writes of the state file that failed (`/metrics`).
-    public private(set) var learnedSaveFailures: UInt64 = 0
+    public var learnedSaveFailures: UInt64 { learned.saveFailures }
     private let learnLog = RateLimitedLog(interval: 60)
     /// The receiver calibration last logged, and when.
     private var loggedCalibration: [ReceiverCalibrationReport.Node] = []
@@ -141,35 +130,14 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         self.leftovers = RetainedLeftovers(site: core.wholeSite, topics: core.topics)
         self.leftoverFilters = leftovers.filters
         self.core.lostHearing()
-        self.learnedStore = learnedStore
-        if let learnedStore {
-            do {
-                if let learned = try learnedStore.load() {
-                    self.core.restoreLearned(learned)
-                    logger.info("learned rooms loaded", metadata: [
-                        "learn.state_file": learnedStore.path, "rooms": "\(learned.rooms.map(\.name).joined(separator: ", "))"])
-                    Self.warnOfRenames(learned, site: core.wholeSite, logger: logger)
-                } else {
-                    logger.info("no learned rooms yet", metadata: ["learn.state_file": learnedStore.path])
-                }
-            } catch {
-                learnedWritable = false
-                self.core.learningUnavailable("the state file \(learnedStore.path) could not be read at start: "
-                                              + "fix or move it away, then restart the aggregator")
-                logger.error("cannot read the learned rooms: running without them; the file is left as it is and not overwritten", metadata: [
-                    "learn.state_file": learnedStore.path, "error": "\(error.message)",
-                    "hint": "fix or move the file away, then restart the aggregator"])
-            }
-        }
-        self.learnedSavedRevision = self.core.learnedRevision
-        self.learnedSavedDepartures = self.core.departuresRevision
+        self.learned = LearnedRoomsPersistence(store: learnedStore, core: &self.core, log: learnLog, logger: logger)
         self.election = election
         self.peerPresence = PeerPresence(limit: core.engine.capacityUse?.limit ?? 100_000)
         self.leaseTopicValue = election?.topic ?? core.topics.aggregatorLease
-        self.presencePrefix = core.topics.prefix + "/presence/"
-        self.nodesPrefix = core.topics.prefix + "/nodes/"
-        self.instancesPrefix = core.topics.prefix + "/aggregator/instances/"
-        self.instanceTopicValue = election.map { LeaseElection.instanceTopic(core.topics, $0.me) }
+        self.presencePrefix = core.topics.presencePrefix
+        self.nodesPrefix = core.topics.nodesPrefix
+        self.instancesPrefix = core.topics.aggregatorInstancesPrefix
+        self.instanceTopicValue = election.map { core.topics.aggregatorInstance($0.me) }
         self.refreshInterval = refreshInterval
         self.startedAt = startedAt
         self.reconcileFrom = startedAt
@@ -217,8 +185,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         nextRefresh -= step
         startedAt -= step
         reconcileFrom -= step
-        learnedSavedAt -= step
-        learnedRetryAt -= step
+        learned.clockSteppedBack(by: step)
         calibrationLoggedAt -= step
         capacityLoggedAt -= step
         if case .draining(let marker, let since, let sentAt) = hearing {
@@ -759,78 +726,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         return out
     }
 
-    /// Rooms and nodes that were taught and that the config no longer has (renamed, replaced,
-    /// taken away): what was taught of them is not used, and a node taught under another name
-    /// hears the beacon in no taught room, which counts against each. Said once, at the start.
-    static func warnOfRenames(_ learned: LearnedRooms, site: SiteModel, logger: Logger) {
-        let rooms = Set(site.rooms.map(\.name)), nodes = Set(site.nodes.map(\.name))
-        // A site that lists no rooms or no nodes makes them as it hears them: nothing to compare.
-        let goneRooms = rooms.isEmpty ? [] : learned.rooms.map(\.name).filter { !rooms.contains($0) }
-        let goneNodes = nodes.isEmpty ? [] : Set(learned.rooms.flatMap { $0.nodes.map(\.node) }).subtracting(nodes).sorted()
-        if !goneRooms.isEmpty {
-            logger.warning("rooms taught that the config no longer has: what was taught of them is not used", metadata: [
-                "rooms": "\(goneRooms.joined(separator: ", "))",
-                "hint": "teach a renamed room again (aggregator learn --room NEW), and forget the old name (aggregator learn --forget OLD)"])
-        }
-        if !goneNodes.isEmpty {
-            logger.warning("nodes heard while teaching that the config no longer has: the rooms taught with them match less well", metadata: [
-                "nodes": "\(goneNodes.joined(separator: ", "))",
-                "hint": "after renaming or replacing a node, teach the rooms around it again"])
-        }
-    }
-
-    /// The departure counts change each time a beacon leaves or comes back: they are written
-    /// at most this often (seconds) and when the aggregator stops, not a disk write per
-    /// person through the door. A crash loses at most this much of them.
-    static var departuresSaveInterval: Double { 300 }
-
-    /// Seconds between attempts to write a state file that could not be written.
-    static var learnedRetryInterval: Double { 10 }
-
-    /// Writes the learned rooms when a room was taught or forgotten since the last write, and
-    /// the departure counts when they changed and `departuresSaveInterval` has passed (or `stopping`).
     private func persistLearned(now: Double, stopping: Bool = false) {
-        let taught = core.learnedRevision != learnedSavedRevision
-        let counted = core.departuresRevision != learnedSavedDepartures
-            && (stopping || now - learnedSavedAt >= Self.departuresSaveInterval)
-        guard taught || counted else { return }
-        let marked = (core.learnedRevision, core.departuresRevision)
-        guard let learnedStore else {
-            (learnedSavedRevision, learnedSavedDepartures) = marked
-            if taught, learnLog.admit("nowhere", now: now).admit {
-                logger.notice("learned rooms are kept in memory only: set learn.state_file to keep them across restarts")
-            }
-            return
-        }
-        guard learnedWritable else {
-            (learnedSavedRevision, learnedSavedDepartures) = marked
-            if taught {
-                logger.error("learned rooms not saved: the state file could not be read at start and is left as it is", metadata: [
-                    "learn.state_file": learnedStore.path, "hint": "fix or move the file away, then restart the aggregator"])
-            }
-            return
-        }
-        guard stopping || now >= learnedRetryAt else { return }
-        do {
-            let learned = core.learnedRooms
-            try learnedStore.save(learned)
-            (learnedSavedRevision, learnedSavedDepartures) = marked
-            learnedSavedAt = now
-            learnedRetryAt = -.infinity
-            logger.log(level: taught ? .info : .debug, "learned rooms saved", metadata: [
-                "learn.state_file": learnedStore.path, "rooms": "\(learned.rooms.count)",
-                "departure_rooms": "\(learned.departures.count)"])
-        } catch {
-            // Tried again `learnedRetryInterval` later; said at most once a minute.
-            learnedSavedAt = now
-            learnedRetryAt = now + Self.learnedRetryInterval
-            learnedSaveFailures &+= 1
-            let (admit, suppressed) = learnLog.admit("save", now: now)
-            if admit {
-                logger.error("cannot save the learned rooms", metadata: ["learn.state_file": learnedStore.path,
-                                                                         "error": "\(error.message)", "suppressed": "\(suppressed)"])
-            }
-        }
+        learned.persist(core, now: now, stopping: stopping)
     }
 
     /// Writes what was learned and not yet saved (the service's graceful stop).

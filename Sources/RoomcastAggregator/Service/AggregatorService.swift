@@ -42,7 +42,7 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
     var filters: [String] {
         [topics.allNodeBeacons, topics.allNodeStatus, topics.allNodeHeartbeats, topics.allPresence, topics.aggregatorCalibration, topics.aggregatorLearn,
          topics.aggregatorLearnState, runtime.leaseTopic, runtime.syncTopic]
-            + (runtime.instanceTopic == nil ? [] : [LeaseElection.instanceTopic(topics, "+")])
+            + (runtime.instanceTopic == nil ? [] : [topics.aggregatorInstance("+")])
             + (discoveryFilter.map { [$0] } ?? []) + runtime.leftoverFilters + extraFilters
     }
 

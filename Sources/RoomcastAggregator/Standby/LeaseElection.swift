@@ -114,11 +114,6 @@ public struct LeaseElection: Sendable {
         if !online, name != me, seen?.holder == name { seen = nil }
     }
 
-    /// The retained liveness topic of one instance; its Last Will sets it `offline`.
-    public static func instanceTopic(_ topics: Topics, _ name: String) -> String {
-        "\(topics.prefix)/aggregator/instances/\(name)"
-    }
-
     /// Advances to `now`; returns the lease message to publish, if any.
     /// `grace` is how long to wait after start for the retained lease to arrive.
     public mutating func tick(now: Double, grace: Double = 1.0) -> OutboundMessage? {

@@ -163,7 +163,8 @@ public enum Evaluation {
     /// The decisions of an `aggregator replay`'s output, under whichever `mqtt.topic_prefix` it
     /// ran with: the prefix of its first presence topic.
     public static func timeline(replayOutput published: [MessageLogLine]) -> DecisionTimeline {
-        let prefix = published.lazy.compactMap { line in line.topic.range(of: "/presence/").map { String(line.topic[..<$0.lowerBound]) } }.first
+        let marker = Topics(prefix: "").presencePrefix  // "/presence/"
+        let prefix = published.lazy.compactMap { line in line.topic.range(of: marker).map { String(line.topic[..<$0.lowerBound]) } }.first
         return timeline(published: published, topics: Topics(prefix: prefix ?? Topics().prefix))
     }
 

@@ -23,6 +23,8 @@ public struct Topics: Sendable, Equatable {
     public var events: String { "\(prefix)/events" }
     public var aggregatorStatus: String { "\(prefix)/aggregator/status" }
     public var aggregatorLease: String { "\(prefix)/aggregator/lease" }
+    /// Retained, one per hot-standby instance: `online`, and `offline` by its Last Will.
+    public func aggregatorInstance(_ name: String) -> String { "\(aggregatorInstancesPrefix)\(name)" }
     /// Retained: what fusion learned about each receiver (`ReceiverCalibrationReport`).
     public var aggregatorCalibration: String { "\(prefix)/aggregator/calibration" }
     /// Commands that teach rooms (`{"room":"kitchen","beacon":"<id>","seconds":30}`), from users,
@@ -46,6 +48,14 @@ public struct Topics: Sendable, Equatable {
     public var allPresence: String { "\(prefix)/presence/+" }
     public var allRooms: String { "\(prefix)/rooms/+" }
     public var allPeople: String { "\(prefix)/people/+" }
+
+    /// What every topic of one kind begins with, for matching a topic without parsing it (the
+    /// reading path's and the retained read-back's).
+    public var nodesPrefix: String { "\(prefix)/nodes/" }
+    public var presencePrefix: String { "\(prefix)/presence/" }
+    public var roomsPrefix: String { "\(prefix)/rooms/" }
+    public var peoplePrefix: String { "\(prefix)/people/" }
+    public var aggregatorInstancesPrefix: String { "\(prefix)/aggregator/instances/" }
 
     /// A parsed topic of the contract.
     public enum Topic: Equatable, Sendable {
