@@ -135,7 +135,11 @@ extension MQTTClient {
         var rejected: String?
         let (ready, waiter) = state.withLock { s -> (ReadyActions?, SubscribeWaiter?) in
             if let filter = s.resubscribeMids.removeValue(forKey: mid) {
-                if granted >= 0x80 { rejected = filter }
+                // Noted before the connection is reported ready: what waits for it reads it then.
+                if granted >= 0x80 {
+                    rejected = filter
+                    s.refusedFilters.insert(filter)
+                }
                 if s.resubscribeMids.isEmpty && s.phase.isSubscribing { return (becomeReady(&s), nil) }
                 if s.phase.isSubscribing { s.phase = .subscribing(since: .now) }  // an answer: progress (`pump`)
                 return (nil, nil)
@@ -145,6 +149,7 @@ extension MQTTClient {
             if let filter = s.lateSubscribeMids.removeValue(forKey: mid) {
                 if granted >= 0x80 {
                     rejected = filter
+                    s.refusedFilters.insert(filter)
                     s.subscriptions.removeAll { $0.filter == filter }
                 }
                 return (nil, nil)

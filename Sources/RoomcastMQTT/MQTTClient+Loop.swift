@@ -25,6 +25,7 @@ extension MQTTClient {
             let proceed = state.withLock { s -> Bool in
                 guard !s.stopping else { return false }
                 s.phase = .connecting(since: .now)
+                s.refusedFilters.removeAll()
                 s.attemptError = nil
                 s.attemptTLSDetail = nil
                 s.inConnectCall = true

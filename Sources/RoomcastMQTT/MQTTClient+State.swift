@@ -88,6 +88,9 @@ extension MQTTClient {
         /// Subscriptions whose wait for a SUBACK ran out, by id: a SUBACK that comes later is
         /// theirs, not one that beat a later `subscribe` reusing the id (ids are 16-bit).
         var lateSubscribeMids: [Int32: String] = [:]
+        /// Filters the broker refused on the current connection (SUBACK ≥ 0x80): an ACL that
+        /// denies them. Emptied at each connection attempt, whose subscriptions are answered anew.
+        var refusedFilters: Set<String> = []
 
         init(subscriptions: [Subscription]) { self.subscriptions = subscriptions }
 

@@ -81,6 +81,10 @@ public final class MQTTClient: Sendable {
     /// True while connected with every subscription in place.
     public var isConnected: Bool { state.withLock { $0.phase == .connected } }
 
+    /// Whether the broker refused `filter` on the current connection (its ACL denies it):
+    /// nothing published on it reaches this client until a later connection is granted it.
+    public func isRefused(_ filter: String) -> Bool { state.withLock { $0.refusedFilters.contains(filter) } }
+
     /// Creates the client and its mosquitto handle; nothing touches the network until `start()`.
     /// `refusalFamily` names the family a refused topic is counted under (default: the topic).
     public init(configuration: MQTTClientConfiguration, logger: Logger,

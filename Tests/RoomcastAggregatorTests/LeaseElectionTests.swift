@@ -488,3 +488,51 @@ extension InstanceLivenessTests {
         #expect(upgrading.otherConfig == nil)
     }
 }
+
+/// A broker whose ACL refuses an instance the lease topic (mosquitto's dynamic security plugin,
+/// EMQX and HiveMQ answer the subscription with a refusal) leaves it blind to every other holder:
+/// taking the lease after its grace made two active instances, both publishing. It stands by and
+/// says why; granted the topic on a later connection, it elects as usual.
+@Suite struct LeaseRefusedTests {
+    static func leases(_ out: [OutboundMessage]) -> [OutboundMessage] { out.filter { $0.topic == "roomcast/aggregator/lease" } }
+
+    /// Connected at `now` with the drain marker back: hearing.
+    static func connect(_ r: AggregatorRuntime<StrongestLatest>, at now: Double) async throws {
+        await r.brokerConnected(now: now)
+        let marker = try #require(await r.tick(now: now).first { $0.topic == r.syncTopic })
+        _ = await r.handle(topic: marker.topic, payload: marker.payload, now: now)
+    }
+
+    @Test func anInstanceRefusedTheLeaseTopicStandsByAndSaysWhy() async throws {
+        let records = InMemoryLogHandler()
+        let core = AggregatorCore(engine: StrongestLatest(roomOfNode: ["kitchen-pi": "kitchen"]), site: site,
+                                  topics: Topics(), discovery: nil)
+        let r = AggregatorRuntime(core: core, election: LeaseElection(me: "alpha", topics: Topics(), duration: 6),
+                                  refreshInterval: .infinity, startedAt: 0, logger: Logger(label: "test", level: .info, handler: records))
+        await r.leaseSubscription(refused: true)
+        try await Self.connect(r, at: 0)
+        var leases: [OutboundMessage] = []
+        for t in stride(from: 0.5, through: 120, by: 0.5) { leases += Self.leases(await r.tickAnswered(now: t)) }
+        let active = await r.isActive
+        #expect(leases.isEmpty && !active, "a blind instance took the lease")
+        let lines = records.records.filter { $0.message.hasPrefix("the broker refuses this instance the lease topic") }
+        // Said at once, then ever further apart (a minute, then two, …): twice in two minutes.
+        #expect(lines.count == 2 && lines.first?.level == .error && lines.first?.metadata["mqtt.topic"] == "roomcast/aggregator/lease",
+                "\(lines.map(\.message))")
+        #expect(await r.metricsSample(now: 120).leaseUnreadable)
+
+        // The ACL mended: the next connection is granted the topic, and with no holder the lease is taken.
+        await r.brokerDisconnected()
+        await r.leaseSubscription(refused: false)
+        try await Self.connect(r, at: 200)
+        for t in stride(from: 200.5, through: 203, by: 0.5) { leases += Self.leases(await r.tickAnswered(now: t)) }
+        let taken = await r.isActive
+        #expect(taken && !leases.isEmpty)
+        #expect(await !r.metricsSample(now: 203).leaseUnreadable)
+
+        // Refused again on a later connection while active: it stops publishing at once.
+        await r.leaseSubscription(refused: true)
+        _ = await r.tickAnswered(now: 203.5)
+        #expect(await !r.isActive)
+    }
+}

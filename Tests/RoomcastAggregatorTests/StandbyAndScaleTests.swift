@@ -79,6 +79,34 @@ import TestSupport
         await broker.cleanup()
     }
 
+    /// The wiring of `LeaseRefusedTests`: a broker whose dynamic security plugin refuses the
+    /// lease topic (and grants the rest) gets an instance that reads the readings, says why it
+    /// stands by, and publishes neither a lease nor presence.
+    @Test func anInstanceTheBrokerRefusesTheLeaseTopicStandsBy() async throws {
+        let dir = try LiveRig.workDirectory()
+        let broker = try await MosquittoBroker.start(.init(
+            extraConfig: try MosquittoBroker.denyingSubscriptions(to: ["roomcast/aggregator/lease"], in: dir)))
+        let configPath = "\(dir)/site.json"
+        try LiveRig.config(port: broker.port, rooms: Home.rooms, nodes: Home.nodes, beacons: Home.beacons, standbyLease: 3, refresh: 2)
+            .write(toFile: configPath, atomically: true, encoding: .utf8)
+        let feeder = try await ReadingFeeder(port: broker.port)
+        feeder.set(Home.cat, node: "office-pi", rssi: -56)
+        let a = try LiveRig.startAggregator(configPath: configPath, instance: "alpha", in: dir)
+        defer { a.send(SIGKILL) }
+        let log = "\(dir)/aggregator-alpha.log"
+        try await eventually("alpha to say the broker refuses it the lease topic", timeout: .seconds(30), poll: .milliseconds(100)) {
+            (try? String(contentsOfFile: log, encoding: .utf8))?.contains("the broker refuses this instance the lease topic") == true
+        }
+        // Said at the first tick that could have taken the lease (past the start-up grace).
+        #expect(broker.publishers(of: "roomcast/aggregator/lease").isEmpty)
+        #expect(broker.publishers(of: "roomcast/presence/").isEmpty)
+        #expect(broker.log.contains("roomcast-aggregator-alpha"), "alpha connected")
+        a.send(SIGTERM)
+        await a.waitForExit()
+        await feeder.stop()
+        await broker.cleanup()
+    }
+
     /// Both instances killed one after the other, in either order: the site status stays `online`
     /// across the first death (no flap: a standby or the active one is left) and ends `offline`
     /// with the second (the survivor's status guard connection has the will for it).

@@ -78,6 +78,19 @@ public final class MosquittoBroker: Sendable {
         return ["plugin \(dynamicSecurityPlugin)", "plugin_opt_config_file \(path)"]
     }
 
+    /// `extraConfig` lines that load the dynamic security plugin with a configuration, written to
+    /// `directory`, that lets anonymous clients subscribe to everything but `topics` (each refused
+    /// with SUBACK 128, or 135 under MQTT 5).
+    public static func denyingSubscriptions(to topics: [String], in directory: String) throws -> [String] {
+        let path = "\(directory)/dynamic-security.json"
+        let acls = topics.map { #"{"acltype":"subscribePattern","topic":"\#($0)","priority":1,"allow":false}"# }.joined(separator: ",")
+        try (#"{"defaultACLAccess":{"publishClientSend":true,"publishClientReceive":true,"subscribe":true,"unsubscribe":true},"#
+             + #""clients":[],"groups":[{"groupname":"anonymous","roles":[{"rolename":"denied"}]}],"#
+             + #""roles":[{"rolename":"denied","acls":[\#(acls)]}],"anonymousGroup":"anonymous"}"#)
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        return ["plugin \(dynamicSecurityPlugin)", "plugin_opt_config_file \(path)"]
+    }
+
     /// True when running under CI (`CI=true`), where a missing broker must fail tests.
     public static var isCI: Bool { RequiredTool.isCI }
 

@@ -114,7 +114,8 @@ public final class AggregatorHTTP: Sendable {
                 return .text("unhealthy: the aggregator did not answer within \(Int(answerTimeout)) s\n", status: .serviceUnavailable)
             }
             let nodes = sample.noNodeHeard ? "nodes: none heard since connecting (see the log)\n" : ""
-            return .text("ok\nmqtt: \(sample.mqttConnected ? "connected" : "disconnected")\nactive: \(sample.active)\n\(nodes)",
+            let lease = sample.leaseUnreadable ? "lease: the broker refuses this instance the lease topic; standing by (see the log)\n" : ""
+            return .text("ok\nmqtt: \(sample.mqttConnected ? "connected" : "disconnected")\nactive: \(sample.active)\n\(nodes)\(lease)",
                          headers: [("Cache-Control", "no-store")])
         }
     }

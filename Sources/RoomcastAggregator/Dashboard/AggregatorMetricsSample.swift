@@ -32,6 +32,8 @@ public struct AggregatorMetricsSample: Sendable {
     public var sharedIDBeacons = 0
     /// No node heard since connecting, for longer than a site whose messages arrive takes (`FirstNodeWait`).
     public var noNodeHeard = false
+    /// Hot standby is on and the broker refuses this instance the lease topic: it stands by for good.
+    public var leaseUnreadable = false
     public var mqttConnected = false
     public var mqttReconnects = 0
     public var mqttDroppedInbound = 0

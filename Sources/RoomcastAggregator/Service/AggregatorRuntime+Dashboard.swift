@@ -60,6 +60,6 @@ extension AggregatorRuntime {
             beaconsEvicted: core.evictedBeacons, occupancy: occupancy, away: decisions.count { $0.room == nil },
             active: isActive, standby: standbyEnabled, decisionsHeld: core.decisionsHeld(at: now),
             stateFileFailures: learnedSaveFailures, sharedIDBeacons: core.sharedIDBeacons,
-            noNodeHeard: firstNodeOverdue)
+            noNodeHeard: firstNodeOverdue, leaseUnreadable: standbyEnabled && leaseUnreadable)
     }
 }

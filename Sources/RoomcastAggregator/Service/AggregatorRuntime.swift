@@ -118,6 +118,10 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// The latest `tick` or `handle`: a longer gap than `pauseThreshold` before the next one
     /// means this process did not run (SIGSTOP, a suspended VM, a starved machine).
     private var lastActivity = -Double.infinity
+    /// The broker refused this instance's subscription to the lease topic on the current
+    /// connection (`leaseSubscription(refused:)`): it cannot see another holder, so it stands by.
+    private(set) var leaseUnreadable = false
+    private let leaseLog = RateLimitedLog(interval: 60)
     /// The beacon table's evictions and refusals when its capacity was last reported, and when.
     private var capacityLogged: (evicted: UInt64, refused: UInt64) = (0, 0)
     private var capacityLoggedAt = -Double.infinity
@@ -578,6 +582,12 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// No node heard for `FirstNodeWait.patience` since connecting.
     var firstNodeOverdue: Bool { firstNode.overdue }
 
+    /// Whether the broker refused the lease subscription on the current connection (the
+    /// service asks the client before each tick): a hot-standby instance then never takes the lease.
+    public func leaseSubscription(refused: Bool) {
+        leaseUnreadable = refused
+    }
+
     /// The command that clears the retained message of `topic`, to copy from the log; where the
     /// log would escape the topic's characters (`ShellWord.quotedForLog`), what to type instead.
     static func clearHint(_ topic: String) -> String {
@@ -629,7 +639,25 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 announceInstance = false
                 out.append(OutboundMessage(topic: instanceTopic, text: "online", retain: true, qos: 1))
             }
-            if let lease = election?.tick(now: now) { out.append(lease) }
+            if leaseUnreadable, let holding = election?.isActive {
+                // Taking or keeping the lease blind would make two active instances as soon as
+                // another holds it: both publishing, each undoing the other's retained state.
+                // The election still ticks (its start-up grace runs); a lease it took or renewed
+                // is given up unpublished, and that is when it is said.
+                let wouldHold = election?.tick(now: now) != nil || holding
+                if holding { noteGuardAsHearingIsLost() }
+                if wouldHold { election?.stepDown() }
+                let (admit, suppressed) = wouldHold ? leaseLog.admit("unreadable", now: now) : (false, 0)
+                if admit {
+                    var metadata: Logger.Metadata = [
+                        "mqtt.topic": leaseTopicValue,
+                        "hint": "let this instance's broker user subscribe to \(core.topics.prefix)/aggregator/#"]
+                    if suppressed > 0 { metadata["suppressed"] = "\(suppressed)" }
+                    logger.error("the broker refuses this instance the lease topic: standing by, as it cannot see whether another instance holds the lease", metadata: metadata)
+                }
+            } else if let lease = election?.tick(now: now) {
+                out.append(lease)
+            }
             let active = isActive
             // While decisions are held, what the engine has is not yet current: announcing
             // and refreshing waits until fresh readings have been decided on.

@@ -71,7 +71,9 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
             var inboundDrops = DropReport()
             var outboundDrops = DropReport()
             var pushes = Pacer(interval: 1)
+            let standby = await runtime.standbyEnabled
             while !Task.isCancelled {
+                if standby { await runtime.leaseSubscription(refused: mqtt.isRefused(runtime.leaseTopic)) }
                 let now = await runtime.tick(clock: clock) { out, active in self.enqueue(out, active: active) }
                 // Open dashboards get the state once a second; nobody watching costs nothing.
                 if let http, http.hasWatchers, pushes.due(now: now) {
