@@ -5,6 +5,9 @@ import Shared
 /// ends, what was heard is pooled into `learnedRooms`. Recording only: how rooms are
 /// decided does not depend on anything here.
 extension FusionEngine {
+    /// How long a label may last, in seconds: a shorter or longer one is refused.
+    public static var labelSeconds: ClosedRange<Double> { RoomTraining.secondsRange }
+
     /// Starts a label: `beacon` is carried in `room` for the next `seconds`. A label running
     /// for the same beacon is replaced (the person moved on).
     public mutating func beginLabel(room: String, beacon: BeaconID, seconds: Double, now: Double) throws(LabelError) {

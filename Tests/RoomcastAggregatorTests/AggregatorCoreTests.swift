@@ -1000,6 +1000,12 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         // A public or static address, bare or known: the id a Roomcast agent gives a device listed by it.
         #expect(ESPresenseInput.beaconID("f155906529dc")?.rawValue == "mac:f155906529dc")
         #expect(ESPresenseInput.beaconID("known:F155906529DC")?.rawValue == "mac:f155906529dc")
+        // Twelve characters that are not six bytes (the separators Hex skips) are no address: a
+        // `mac:` id of fewer bytes has a presence topic that never parses back.
+        for id in ["aa-bb-cc-dd-", "::::::::::::", "aa bb cc dd e"] {
+            let made = ESPresenseInput.beaconID(id)
+            #expect(made?.scheme == "fp" && made.map { Topics().parse(Topics().presence($0)) == .presence(id: $0) } == true, "\(id): \(made?.rawValue ?? "nil")")
+        }
         // A kind of device, shared by every such device near the node: no beacon.
         for kind in ["apple:1005:9-26", "apple:findmy", "exp:20", "md:0118:26", "sd:0000fe9f", "ad:0000fd6f-20",
                      "msft:cdp:0102", "smarttag:13", "node:kitchen"] {

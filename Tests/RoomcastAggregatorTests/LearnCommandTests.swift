@@ -113,6 +113,8 @@ import Testing
                                   started: -1e300, ends: 1e300)
         let first = follower.take(topic: topics.aggregatorLearnResult, payload: try WireFormat.encode(started), topics: topics, now: 1)
         #expect(first.lines.first?.contains("for ? s") == true, "\(first.lines)")
+        // Nor does it keep the command waiting for ever: at most a label's longest, and the answer's wait.
+        #expect(follower.deadline == 1 + FusionEngine.labelSeconds.upperBound + LearnFollower.answerTimeout, "\(follower.deadline)")
         #expect(LearnFollower.whole(29.6) == "30" && LearnFollower.whole(.nan) == "?" && LearnFollower.whole(-1e300) == "?")
     }
 

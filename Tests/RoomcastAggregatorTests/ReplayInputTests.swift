@@ -207,6 +207,10 @@ import TestSupport
         #expect(report.deafGapCount == 1 && report.deafGaps == ["159.5 for 121 s"], "\(report.deafGaps)")
         // A recording without the gap says nothing of deafness.
         #expect(try Self.replay(try Self.recording(gap: nil)).report.deafGapCount == 0)
+        // A log's times are anyone's: a gap past Int's range is reported, not a crash.
+        let far = [MessageLogLine(ts: 0, topic: Topics().nodeHeartbeat("kitchen-pi"), payload: try WireFormat.encode(NodeHeartbeat(ts: 0))),
+                   MessageLogLine(ts: 1e300, topic: Topics().nodeStatus("kitchen-pi"), payload: Array("online".utf8), retain: true)]
+        #expect(try Self.replay(far).report.deafGaps == ["0.0 for 1e+300 s"])
     }
 
     @Test func aGapWithoutAReconnectIsTheNodesGoingQuiet() throws {

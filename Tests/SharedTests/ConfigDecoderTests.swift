@@ -272,6 +272,9 @@ private func problems<T: Decodable>(_ type: T.Type, _ yaml: String) -> [String] 
         // A basement, and a node on the ceiling of the floor below's stairwell: within a metre is its floor.
         let basement = "rooms: [{name: cellar, floor: -1}]\nnodes: [{name: cellar-pi, room: cellar, position: [0, 0, -1.5]}, {name: stair-pi, room: cellar, position: [0, 0, 0.6]}]\ndiscovery: {enabled: false}\n"
         #expect(problems(AggregatorConfig.self, basement).isEmpty)
+        // A floor past every range is its range's problem, not a crash working out its height.
+        let huge = "rooms: [{name: attic, floor: 9223372036854775807}]\nnodes: [{name: attic-pi, room: attic, position: [1, 1, 1]}]\ndiscovery: {enabled: false}\n"
+        #expect(problems(AggregatorConfig.self, huge).contains { $0.hasPrefix("rooms[0].floor:") })
     }
 
     /// `beacons[].sleeps_when_still` reaches fusion's site; off unless said, a typo is named,

@@ -90,7 +90,8 @@ extension AggregatorConfig {
                     // Positions put floor N at N storeys above floor 0's floor: a node whose z is
                     // the height above its own floor (1.2 on floor 1), or floors numbered from 1 at
                     // the ground, would be placed a storey off, and rooms judged by the wrong floor.
-                    let (bottom, top) = (Double(floor) * storey, Double(floor + 1) * storey)
+                    // In Double: a floor out of range (reported above) may be Int.max.
+                    let (bottom, top) = (Double(floor) * storey, Double(floor) * storey + storey)
                     let z = position[2]
                     if z < bottom - 1 || z > top + 1 {
                         func m(_ x: Double) -> String { String(format: "%g", x) }

@@ -109,7 +109,7 @@ public struct ESPresenseInput: Sendable {
         if let id = BeaconID(lower), id.scheme == "ibeacon" || id.scheme == "altbeacon" { return id }
         if lower.hasPrefix("eddy:"), let id = BeaconID("eddystone:" + Self.eddystoneBody(lower.dropFirst("eddy:".count))) { return id }
         let address = lower.hasPrefix("known:") ? lower.dropFirst("known:".count) : Substring(lower)
-        if address.count == 12, let bytes = Hex.decode(String(address)) { return BeaconID.mac(bytes) }
+        if address.count == 12, let bytes = Hex.decode(String(address)), bytes.count == 6 { return BeaconID.mac(bytes) }
         if kindPrefixes.contains(where: lower.hasPrefix) { return nil }
         var safe = ""
         for c in lower.unicodeScalars {

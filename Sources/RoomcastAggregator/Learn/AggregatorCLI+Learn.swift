@@ -58,7 +58,10 @@ extension AggregatorCLI {
                     throw command.usageError(message)
                 }
                 let seconds = try command[LearnOptions.seconds]
-                guard seconds >= 5, seconds <= 600 else { throw command.usageError("--seconds must be 5…600") }
+                let range = FusionEngine.labelSeconds
+                guard range.contains(seconds) else {
+                    throw command.usageError("--seconds must be \(Int(range.lowerBound))…\(Int(range.upperBound))")
+                }
                 request = LearnCommand(.label(room: room, beacon: try beacon(), seconds: seconds), request: token)
             }
         } catch {

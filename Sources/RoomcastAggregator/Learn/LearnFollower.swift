@@ -48,10 +48,11 @@ struct LearnFollower: Sendable {
               result.request == request.request else { return ([], false) }
         switch result.status {
         case .started:
-            // The label's times are the aggregator's wall clock: only their difference is used here.
+            // The label's times are the aggregator's wall clock: only their difference is used
+            // here, and no longer than a label may last (anyone may publish a result).
             let seconds = if let end = result.ends, let start = result.started { end - start } else { 0.0 }
             ends = result.ends
-            deadline = max(deadline, now + max(0, seconds) + Self.answerTimeout)
+            deadline = max(deadline, now + min(max(0, seconds), FusionEngine.labelSeconds.upperBound) + Self.answerTimeout)
             lastProgress = now
             return (["Learning \(result.room ?? "?") from \(result.beacon?.rawValue ?? "?") for \(Self.whole(seconds)) s: keep the beacon on you and walk round the room."], false)
         case .learned:

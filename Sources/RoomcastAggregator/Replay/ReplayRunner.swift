@@ -127,7 +127,11 @@ public enum ReplayRunner {
                 out(try core.advance(to: line.ts), at: line.ts)
                 core.regainedHearing(at: line.ts, grace: DeafTime.reconnectGrace)
                 report.deafGapCount += 1
-                if report.deafGaps.count < 10 { report.deafGaps.append("\(previous) for \(Int((line.ts - previous).rounded())) s") }
+                if report.deafGaps.count < 10 {
+                    // A log's times are any finite numbers: a gap past Int's range is shown as it is.
+                    let gap = (line.ts - previous).rounded()
+                    report.deafGaps.append("\(previous) for \(gap < 1e15 ? "\(Int(gap))" : "\(gap)") s")
+                }
             }
             previous = max(previous, line.ts)
             // The suffix first: readings are nearly all the lines, and the parser splits the topic.
