@@ -16,7 +16,7 @@ extension AggregatorConfig {
             checks.displayName(room.displayName, at: path + ".display_name")
             checks.displayName(room.area, at: path + ".area")
             checks.displayName(room.openPlan, at: path + ".open_plan")
-            checks.range(room.floor, -100...300, at: path + ".floor")
+            checks.range(room.floor, Self.floors, at: path + ".floor")
             if let polygon = room.polygon {
                 if polygon.count < 3 {
                     checks.add(path + ".polygon", "needs at least 3 points, found \(polygon.count)")
@@ -86,12 +86,11 @@ extension AggregatorConfig {
                     checks.add(path + ".position", "must be [x, y, z] (3 numbers), found \(position.count)")
                 } else if !position.allSatisfy(coordinate.contains) {
                     checks.add(path + ".position", "coordinates must be within ±100000 m")
-                } else if let floor = node.room.flatMap({ floorOf[$0] }) {
+                } else if let floor = node.room.flatMap({ floorOf[$0] }), Self.floors.contains(floor) {
                     // Positions put floor N at N storeys above floor 0's floor: a node whose z is
                     // the height above its own floor (1.2 on floor 1), or floors numbered from 1 at
                     // the ground, would be placed a storey off, and rooms judged by the wrong floor.
-                    // In Double: a floor out of range (reported above) may be Int.max.
-                    let (bottom, top) = (Double(floor) * storey, Double(floor) * storey + storey)
+                    let (bottom, top) = (Double(floor) * storey, Double(floor + 1) * storey)
                     let z = position[2]
                     if z < bottom - 1 || z > top + 1 {
                         func m(_ x: Double) -> String { String(format: "%g", x) }
@@ -290,6 +289,10 @@ extension AggregatorConfig {
 
     /// Doorways a room may list.
     static let maxDoorways = 64
+
+    /// The floors a room may be on; a node's height is checked against its room's floor only
+    /// within them (one past Int's range would overflow working out its height).
+    static let floors = -100...300
 
     /// How far a doorway's end may lie from its room's outline: a wall's width, for a doorway
     /// drawn on the other room's side of the wall.
