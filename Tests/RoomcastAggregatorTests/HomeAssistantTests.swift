@@ -245,6 +245,10 @@ struct HomeAssistantTests {
             s["device_tracker.cat"]?.state == "home" && s["device_tracker.alice"]?.state == "home" && s["person.alice"]?.state == "home"
                 && s["sensor.kitchen_pi_beacons_in_view"].map { $0.state != "unavailable" } == true
         }
+        // Home, each tracker says it is in the home zone: from 2026.7 Home Assistant counts a person
+        // in a zone, and judges zone conditions, by the zones their tracker says it is in.
+        #expect(try await ha.render("{{ state_attr('device_tracker.cat', 'in_zones') | join(',') }}|"
+                                    + "{{ state_attr('device_tracker.alice', 'in_zones') | join(',') }}") == "zone.home|zone.home")
 
         // Alice leaves with both beacons: after the away timeout she is not_home, and so is her Person.
         // So is her tag's mqtt_room sensor, told so by Roomcast (at the away report's distance, not
@@ -257,6 +261,7 @@ struct HomeAssistantTests {
                 && s["sensor.alice_room"]?.state == "Away" && s["sensor.kitchen_people"]?.state == "0"
                 && s["sensor.kitchen_count"]?.state == "1"
         }
+        #expect(try await ha.render("{{ state_attr('device_tracker.alice', 'in_zones') | length }}") == "0")
 
         // A graceful stop publishes `offline` on the availability topic: every entity is unavailable.
         aggregator.send(SIGTERM)

@@ -20,6 +20,15 @@ extension HomeAssistantDiscovery {
         "{{ ((\(expression)) | timestamp_custom('%Y-%m-%dT%H:%M:%S+00:00', false)) if (\(expression)) else 'None' }}"
     }
 
+    /// A tracker's `in_zones` attribute: the home zone while `condition` holds. Home Assistant
+    /// counts a person in a zone, and judges zone conditions and triggers, by the zones their
+    /// tracker says it is in (from 2026.7); a tracker without coordinates says none of itself, so
+    /// a person home by Roomcast alone would be in no zone. Earlier releases judge by the state
+    /// and keep it as an attribute.
+    static func homeZone(when condition: String) -> String {
+        "(['zone.home'] if \(condition) else [])"
+    }
+
     /// `text` inside a single-quoted Jinja string.
     static func templateString(_ text: String) -> String {
         text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")

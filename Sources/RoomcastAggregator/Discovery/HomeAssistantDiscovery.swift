@@ -94,7 +94,8 @@ public struct HomeAssistantDiscovery: Sendable {
                     attributes: "{{ {'room': \(roomTitle("value_json.room")), 'room_id': value_json.room, "
                         + "'floor': value_json.get('floor'), 'distance': value_json.get('distance'), "
                         + "'confidence': value_json.get('confidence'), 'node': value_json.get('node'), "
-                        + "'reason': value_json.get('reason'), 'last_seen': \(Self.isoTime("value_json.get('last_seen')"))} | tojson }}"),
+                        + "'reason': value_json.get('reason'), 'last_seen': \(Self.isoTime("value_json.get('last_seen')")), "
+                        + "'in_zones': \(Self.homeZone(when: "value_json.room"))} | tojson }}"),
             roomSensor(component: "roomcast_\(slug)_room", uniqueID: "roomcast_\(slug)_room", deviceName: display,
                        stateTopic: presence,
                        attributes: Self.attributesTemplate(["confidence", "node", "distance", "runner_up", "reason"])),
@@ -104,7 +105,8 @@ public struct HomeAssistantDiscovery: Sendable {
     }
 
     /// A person's device: a device_tracker in Home Assistant's presence terms (so a Person linked to
-    /// it is home / not_home and zones count them), a room sensor and a last-seen timestamp.
+    /// it is home / not_home and the home zone counts them: `homeZone`), a room sensor and a
+    /// last-seen timestamp.
     func personDevice(_ person: SiteModel.Person) -> DeviceConfig {
         let slug = Self.discoveryID(person.id)
         let state = topics.person(person.id)
@@ -116,7 +118,8 @@ public struct HomeAssistantDiscovery: Sendable {
                     stateTopic: state, state: "{{ value_json.state }}",
                     attributes: "{{ {'room': value_json.room_name, 'room_id': value_json.room, 'floor': value_json.floor, "
                         + "'confidence': value_json.confidence, 'beacon': value_json.beacon, 'reason': value_json.reason, "
-                        + "'last_seen': \(Self.isoTime("value_json.last_seen"))} | tojson }}"),
+                        + "'last_seen': \(Self.isoTime("value_json.last_seen")), "
+                        + "'in_zones': \(Self.homeZone(when: "value_json.state == 'home'"))} | tojson }}"),
             roomSensor(component: "roomcast_person_\(slug)_room", uniqueID: "roomcast_person_\(slug)_room",
                        deviceName: person.name, stateTopic: state,
                        attributes: Self.attributesTemplate(["confidence", "beacon", "reason"])),
