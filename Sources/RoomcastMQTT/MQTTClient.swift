@@ -81,8 +81,10 @@ public final class MQTTClient: Sendable {
     /// True while connected with every subscription in place.
     public var isConnected: Bool { state.withLock { $0.phase == .connected } }
 
-    /// Whether the broker refused `filter` on the current connection (its ACL denies it):
-    /// nothing published on it reaches this client until a later connection is granted it.
+    /// Whether the broker refused `filter` among the subscriptions sent at the current
+    /// connection's start (its ACL denies it; or later, for one whose wait ran out): nothing
+    /// published on it reaches this client until a later connection is granted it. A refusal
+    /// answered to a `subscribe` call is that call's error instead.
     public func isRefused(_ filter: String) -> Bool { state.withLock { $0.refusedFilters.contains(filter) } }
 
     /// Creates the client and its mosquitto handle; nothing touches the network until `start()`.

@@ -530,9 +530,13 @@ extension InstanceLivenessTests {
         #expect(taken && !leases.isEmpty)
         #expect(await !r.metricsSample(now: 203).leaseUnreadable)
 
-        // Refused again on a later connection while active: it stops publishing at once.
+        // Refused again on a later connection: the reconnect stood it down, and it stays so.
+        await r.brokerDisconnected()
         await r.leaseSubscription(refused: true)
-        _ = await r.tickAnswered(now: 203.5)
-        #expect(await !r.isActive)
+        try await Self.connect(r, at: 300)
+        var later: [OutboundMessage] = []
+        for t in stride(from: 300.5, through: 330, by: 0.5) { later += Self.leases(await r.tickAnswered(now: t)) }
+        let activeAgain = await r.isActive
+        #expect(later.isEmpty && !activeAgain)
     }
 }

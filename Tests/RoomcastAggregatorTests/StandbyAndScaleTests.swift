@@ -97,7 +97,18 @@ import TestSupport
         try await eventually("alpha to say the broker refuses it the lease topic", timeout: .seconds(30), poll: .milliseconds(100)) {
             (try? String(contentsOfFile: log, encoding: .utf8))?.contains("the broker refuses this instance the lease topic") == true
         }
-        // Said at the first tick that could have taken the lease (past the start-up grace).
+        // Said at the tick that would have taken the lease. Then well past a lease and a refresh,
+        // counted by alpha's own heartbeats through the broker (one each half second): still
+        // nothing of a holder's.
+        func heartbeats() -> Int {
+            broker.log.split(separator: "\n").count {
+                $0.contains("Received PUBLISH from roomcast-aggregator-alpha ") && $0.contains("'roomcast/aggregator/sync/")
+            }
+        }
+        let beatsAtLine = heartbeats()
+        try await eventually("ten more of alpha's heartbeats", timeout: .seconds(30), poll: .milliseconds(100)) {
+            heartbeats() >= beatsAtLine + 10
+        }
         #expect(broker.publishers(of: "roomcast/aggregator/lease").isEmpty)
         #expect(broker.publishers(of: "roomcast/presence/").isEmpty)
         #expect(broker.log.contains("roomcast-aggregator-alpha"), "alpha connected")

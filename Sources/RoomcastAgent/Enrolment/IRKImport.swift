@@ -178,8 +178,11 @@ public enum IRKImport {
         let temp = path + ".irks-import.tmp"
         try? fm.removeItem(atPath: temp)
         try writePrivately(Array(text.utf8), to: temp)
-        try fm.setAttributes(keep, ofItemAtPath: temp)
-        do { try Syscall.call("rename") { rename(temp, path) } } catch {
+        // From here a failure takes the temporary file away: it holds every key.
+        do {
+            try fm.setAttributes(keep, ofItemAtPath: temp)
+            try Syscall.call("rename") { rename(temp, path) }
+        } catch {
             try? fm.removeItem(atPath: temp)
             throw error
         }

@@ -44,7 +44,7 @@ extension AggregatorCLI {
         client.start()
         do {
             try await client.waitUntilConnected(timeout: .seconds(10))
-            try await client.subscribe("\(topics.prefix)/nodes/\(node)/beacons/+")
+            try await client.subscribe(topics.allBeacons(of: node))
             try await client.subscribe(topics.nodeStatus(node))
         } catch {
             await client.shutdown()

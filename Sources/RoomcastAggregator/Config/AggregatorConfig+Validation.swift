@@ -213,7 +213,7 @@ extension AggregatorConfig {
         }
     }
 
-    /// Home Assistant's ids keep only `a-z0-9` of a name (`HomeAssistantDiscovery.slug`): two
+    /// Home Assistant's ids keep only `a-z0-9` of a name (`HomeAssistantDiscovery.discoveryID`): two
     /// names that differ only in case or other characters (`Office`, `office`; `kids-room`,
     /// `kids_room`; `кухня`, `спальня`) would be one device, the last published hiding the other.
     static func discoveryIDsDistinct(_ names: [String], list: String, field: String = "name", kind: String,

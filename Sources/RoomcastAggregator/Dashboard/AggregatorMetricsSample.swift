@@ -32,7 +32,7 @@ public struct AggregatorMetricsSample: Sendable {
     public var sharedIDBeacons = 0
     /// No node heard since connecting, for longer than a site whose messages arrive takes (`FirstNodeWait`).
     public var noNodeHeard = false
-    /// Hot standby is on and the broker refuses this instance the lease topic: it stands by for good.
+    /// Hot standby is on and the broker refuses this instance the lease topic: it stands by while it does.
     public var leaseUnreadable = false
     public var mqttConnected = false
     public var mqttReconnects = 0

@@ -13,7 +13,7 @@ struct ReadingTopicMatcher: Sendable {
     var cachedIDs: Int { ids.count }
 
     init(topics: Topics) {
-        nodesPrefix = Array("\(topics.prefix)/nodes/".utf8)
+        nodesPrefix = Array(topics.nodesPrefix.utf8)
     }
 
     /// What a topic of the reading shape names.

@@ -84,13 +84,19 @@ struct LearnedRoomsPersistence {
         }
     }
 
+    /// Whether `persist` has anything to write for these revisions: asked at every inbound
+    /// message, so the core is handed over only when it does.
+    func isDue(learnedRevision: UInt64, departuresRevision: UInt64, now: Double, stopping: Bool) -> Bool {
+        learnedRevision != savedRevision
+            || (departuresRevision != savedDepartures && (stopping || now - savedAt >= Self.departuresSaveInterval))
+    }
+
     /// Writes the learned rooms when a room was taught or forgotten since the last write, and
     /// the departure counts when they changed and `departuresSaveInterval` has passed (or `stopping`).
     mutating func persist<Engine>(_ core: AggregatorCore<Engine>, now: Double, stopping: Bool = false) {
+        guard isDue(learnedRevision: core.learnedRevision, departuresRevision: core.departuresRevision, now: now, stopping: stopping)
+        else { return }
         let taught = core.learnedRevision != savedRevision
-        let counted = core.departuresRevision != savedDepartures
-            && (stopping || now - savedAt >= Self.departuresSaveInterval)
-        guard taught || counted else { return }
         let marked = (core.learnedRevision, core.departuresRevision)
         guard let store else {
             (savedRevision, savedDepartures) = marked

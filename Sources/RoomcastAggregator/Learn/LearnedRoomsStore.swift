@@ -58,7 +58,8 @@ public struct LearnedRoomsStore: Sendable {
                 unlink(temporary)
                 throw error
             }
-            // After the first save there is no older file to fall back on.
+            // The rename is what a power cut could undo, and after the first save there is no
+            // older file to fall back on.
             Syscall.syncFolder(of: path)
         } catch {
             throw Failure(path: path, message: error.description)

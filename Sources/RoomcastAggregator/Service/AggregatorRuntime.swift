@@ -643,9 +643,10 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 // Taking or keeping the lease blind would make two active instances as soon as
                 // another holds it: both publishing, each undoing the other's retained state.
                 // The election still ticks (its start-up grace runs); a lease it took or renewed
-                // is given up unpublished, and that is when it is said.
+                // is given up unpublished, and that is when it is said. (A refusal is known before
+                // the connection is ready, and each connection stands an active instance down
+                // first: `holding` is a guard, not a path the service takes.)
                 let wouldHold = election?.tick(now: now) != nil || holding
-                if holding { noteGuardAsHearingIsLost() }
                 if wouldHold { election?.stepDown() }
                 let (admit, suppressed) = wouldHold ? leaseLog.admit("unreadable", now: now) : (false, 0)
                 if admit {
@@ -755,6 +756,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     }
 
     private func persistLearned(now: Double, stopping: Bool = false) {
+        // Checked here first: handing the core over copies it, and this runs at every message.
+        guard learned.isDue(learnedRevision: core.learnedRevision, departuresRevision: core.departuresRevision,
+                            now: now, stopping: stopping) else { return }
         learned.persist(core, now: now, stopping: stopping)
     }
 

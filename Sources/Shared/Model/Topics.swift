@@ -41,6 +41,7 @@ public struct Topics: Sendable, Equatable {
 
     /// Subscription filters.
     public var allNodeBeacons: String { "\(prefix)/nodes/+/beacons/+" }
+    public func allBeacons(of node: String) -> String { "\(prefix)/nodes/\(node)/beacons/+" }
     public var allNodeStatus: String { "\(prefix)/nodes/+/status" }
     public var allNodeTelemetry: String { "\(prefix)/nodes/+/telemetry" }
     public var allNodeHeartbeats: String { "\(prefix)/nodes/+/heartbeat" }
