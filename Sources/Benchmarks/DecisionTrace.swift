@@ -32,6 +32,7 @@ struct DecisionTrace<Inner: PresenceEstimator & Sendable>: PresenceEstimator, Se
     var capacityUse: CapacityUse? { inner.capacityUse }
     var counters: FusionCounters { inner.counters }
     func switchEvidenceSince(for id: BeaconID) -> Double? { inner.switchEvidenceSince(for: id) }
+    func madeNode(_ node: String) -> Bool { inner.madeNode(node) }
 
     mutating func tick(now: Double) -> [PresenceDecision] {
         let changed = inner.tick(now: now)

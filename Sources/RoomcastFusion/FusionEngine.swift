@@ -376,6 +376,10 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
         }
     }
 
+    public func madeNode(_ node: String) -> Bool {
+        site.nodes.isEmpty && nodeIndex[node] != nil
+    }
+
     /// `node` is listening (its heartbeat): after a restart, the beacons it heard last count their
     /// silence from when it is first heard.
     public mutating func nodeHeard(_ node: String, now: Double) {

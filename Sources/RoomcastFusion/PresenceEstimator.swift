@@ -45,6 +45,9 @@ public protocol PresenceEstimator {
     /// When the evidence for the room `id` last switched to began to lead, so the switch's
     /// latency can be measured from it (nil: not known).
     func switchEvidenceSince(for id: BeaconID) -> Double?
+
+    /// Whether `node` is one it made a room of, on a site that lists no nodes (`auto_nodes`).
+    func madeNode(_ node: String) -> Bool
 }
 
 /// How full an estimator's beacon table is.
@@ -78,6 +81,8 @@ extension PresenceEstimator {
     /// Estimators that never drop a beacon report none.
     public mutating func takeDropped() -> [DroppedBeacon] { [] }
     public var capacityUse: CapacityUse? { nil }
+    /// Estimators that make no rooms of nodes have made none.
+    public func madeNode(_ node: String) -> Bool { false }
     /// Estimators that count nothing report zeros.
     public var counters: FusionCounters { FusionCounters() }
     public func switchEvidenceSince(for id: BeaconID) -> Double? { nil }

@@ -65,6 +65,10 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// are another partition's, which announces each once per run, so the clean-up after the
     /// start keeps them (`wantedDiscovery`). Bounded: retained topics come from the network.
     var othersBeacons: Set<BeaconID> = []
+    /// Nodes fusion made a room of, on a site that lists no nodes (`auto_nodes`), announced to
+    /// Home Assistant with their rooms: from then on in the start's configs and kept by the
+    /// clean-up. Bounded by the engine's nodes.
+    public private(set) var announcedNodes: Set<String> = []
     private var espresense = ESPresenseInput()
     /// Readings accepted per node and when each last arrived (the dashboard, `/metrics`).
     public private(set) var nodeActivity = NodeActivity()
@@ -136,7 +140,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// The discovery configs `start` publishes: the site's, and those of the beacons announced.
     public func startConfigs() throws -> [OutboundMessage] {
         guard let discovery else { return [] }
-        return try discovery.siteConfigs(site) + announcedConfigs()
+        return try discovery.siteConfigs(site) + announcedConfigs() + madeNodeConfigs(announcedNodes)
     }
 
     /// The clean-up after the start has run: of the other mode's configs, only `remaining` are
@@ -190,6 +194,24 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     public func wantedDiscovery() throws -> [OutboundMessage] {
         guard let discovery else { return [] }
         return try discovery.siteConfigs(wholeSite) + announcedConfigs() + beaconDevices(othersBeacons.subtracting(announcedBeacons))
+            + madeNodeConfigs(announcedNodes.union(site.nodes.isEmpty ? Set(offlineNodes.keys) : []))
+    }
+
+    /// The Home Assistant devices of `nodes`, each a node fusion made a room of, and its room.
+    private func madeNodeConfigs(_ nodes: Set<String>) throws -> [OutboundMessage] {
+        guard let discovery else { return [] }
+        return try nodes.sorted().flatMap(discovery.madeNodeConfigs)
+    }
+
+    /// A node fusion has just made a room of (`madeNode`): its devices and its room's go to
+    /// Home Assistant, as a listed node's do at the start, and its room's occupancy is published
+    /// with every refresh from then on, as a listed room's is.
+    private mutating func announceNode(_ node: String) throws -> [OutboundMessage] {
+        guard site.nodes.isEmpty, !announcedNodes.contains(node), engine.madeNode(node) else { return [] }
+        announcedNodes.insert(node)
+        publisher.roomMade(node)
+        guard started, let discovery else { return [] }
+        return try discovery.madeNodeConfigs(node)
     }
 
     /// Beacons remembered in `othersBeacons` at most.
@@ -248,6 +270,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                     // ESPresense gives no address where it has none: nothing to tell transmitters by.
                     if r.mac != ESPresenseInput.noAddress, note == nil { note = transmitterClash(r, now: now) }
                     out += try ingest(r, now: now)
+                    out += try announceNode(r.node)
                 } else {
                     engine.nodeHeard(r.node, now: now)
                 }
@@ -308,6 +331,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             if feeds(r.id) {
                 if note == nil { note = transmitterClash(r, now: now) }
                 out += try ingest(r, now: now)
+                out += try announceNode(r.node)
             } else {
                 engine.nodeHeard(r.node, now: now)
             }
@@ -449,7 +473,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         if !online && liveness.quiet[node] != nil { livenessRevision &+= 1 }
         if !online { liveness.forget(node) }
         engine.nodeStatus(node, online: online, now: now)
-        return !online && !decisionsHeld(at: now) ? try publishChanges(now: now) : []
+        if online { return try announceNode(node) }
+        return !decisionsHeld(at: now) ? try publishChanges(now: now) : []
     }
 
     /// Anything from `node` but a heartbeat: one that had gone quiet is back.

@@ -298,6 +298,18 @@ public struct HomeAssistantDiscovery: Sendable {
         return out
     }
 
+    /// The devices of a node fusion made a room of, on a site that lists no nodes (`auto_nodes`):
+    /// the node's, and its room's unless the site lists a room of that name.
+    func madeNodeDevices(_ node: String) -> [DeviceConfig] {
+        let nodeDevice = nodeDevice(SiteModel.Node(name: node, room: node))
+        return roomsByName[node] == nil ? [roomDevice(SiteModel.Room(name: node)), nodeDevice] : [nodeDevice]
+    }
+
+    /// The configs of `madeNodeDevices`.
+    public func madeNodeConfigs(_ node: String) throws -> [OutboundMessage] {
+        try madeNodeDevices(node).flatMap(messages)
+    }
+
     /// Every config for a site.
     public func siteConfigs(_ site: SiteModel) throws -> [OutboundMessage] {
         try siteDevices(site).flatMap(messages)

@@ -16,8 +16,8 @@ public struct PresencePublisher: Sendable {
     /// Members per room, as last published.
     private var members: [String: Set<BeaconID>] = [:]
     private let floorOf: [String: Int]
-    /// The rooms the site lists.
-    public let listedRooms: Set<String>
+    /// The rooms the site lists, and those fusion made of nodes it does not (`roomMade`).
+    public private(set) var listedRooms: Set<String>
     /// Where each person is.
     public private(set) var people: PeopleTracker
 
@@ -188,6 +188,12 @@ public struct PresencePublisher: Sendable {
         out += try roomNames().map { try occupancy($0, now: now) }
         for output in outputs { out += try output.refresh(ours) }
         return out
+    }
+
+    /// A room fusion made of a node the site does not list (`auto_nodes`): its occupancy is
+    /// published with every refresh from now on, as a listed room's is, empty or not.
+    mutating func roomMade(_ room: String) {
+        listedRooms.insert(room)
     }
 
     /// Occupancy of every configured room (and rooms seen in decisions).
