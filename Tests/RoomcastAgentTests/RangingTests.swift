@@ -74,6 +74,15 @@ struct RangingTests {
         }
     }
 
+    /// The ranging a test or a tool gets by default is the one a user's agent runs with a config
+    /// that leaves `ranging:` out: tests judged the filter and distance model at other values.
+    @Test("the default ranging is the config's default")
+    func defaultRangingIsTheConfigs() throws {
+        let config = try ConfigLoader.parse(AgentConfig.self, yaml: "node: hall\n")
+        #expect(config.rangingConfig == RangingConfig())
+        #expect(AgentSettings(node: "hall").ranging == config.rangingConfig)
+    }
+
     @Test("a real step is followed within seconds, at 10 Hz and at one sample per 10 s")
     func stepFollowed() {
         var fast = RSSIFilter(config: RangingConfig())

@@ -3,7 +3,8 @@ import Shared
 /// Tuning of per-beacon ranging at one node: RSSI filter, distance model,
 /// proximity thresholds and how long a silent beacon is kept (docs/ranging.md). Made from the
 /// agent's `ranging:` section (`AgentConfig.rangingConfig`), which is where its values are
-/// decoded and checked.
+/// decoded and checked; its defaults are that section's, so what a test ranges with by default
+/// is what a user's agent runs.
 public struct RangingConfig: Sendable, Equatable {
     /// Samples in the sliding median window (odd is best; 1 disables the median).
     public var medianWindow: Int = 3
@@ -21,7 +22,7 @@ public struct RangingConfig: Sendable, Equatable {
     /// Innovations beyond this many standard deviations are down-weighted (robust update).
     public var outlierGate: Double = 3
     /// Log-distance path-loss exponent (2 in free space, 2–4 indoors).
-    public var pathLossExponent: Double = 2.0
+    public var pathLossExponent: Double = 2.5
     /// Added to every RSSI this node measures, in dB (receiver calibration).
     public var rxAdjust: Double = 0
     /// Reference RSSI at 1 m for beacons that advertise none and have no override.
@@ -38,7 +39,7 @@ public struct RangingConfig: Sendable, Equatable {
     /// With no sample for this many seconds, proximity becomes `unknown`.
     public var unknownAfter: Double = 10
     /// With no sample for this many seconds, the beacon is forgotten.
-    public var forgetAfter: Double = 60
+    public var forgetAfter: Double = 30
     /// Gaps between samples that feed the advertising-interval estimate.
     public var intervalHistory: Int = 16
 
