@@ -102,4 +102,40 @@ import TestSupport
             .map { $0.topic == status ? String(decoding: $0.payload, as: UTF8.self) : "reading" }
         #expect(order == ["offline", "online", "reading"], "\(order)")
     }
+
+    /// The radio closes for longer than the exit delay: the node says it is offline, and its
+    /// regions end with that, as at a stop. It sent an exit at the delay for every region it was
+    /// in, though nothing left, and then, as the radio came back, no `enter`; a consumer that
+    /// ended the region at `offline`, as docs/mqtt-api.md says, kept it ended. Once it hears
+    /// again, the beacon's first advertisement is an `enter`.
+    @Test func aRadioThatClosesEndsItsRegionsWithoutAnExit() throws {
+        let sink = KeepingSink()
+        var config = AdvertisingConfig()
+        config.regions = [RegionConfig(name: "office", uuid: CaptureBuilder.uuid.lowercased())]
+        let core = AgentCore(settings: AgentSettings(node: "pi-1", regionExitDelay: 30), decoder: try AdvertisementDecoder(config: config),
+                             startTime: 100)
+        let runtime = AgentRuntime(core: core, sink: sink, counters: nil, ticksFromReports: false, startTime: 100)
+        func hear(at t: Double) {
+            runtime.handle(AdvertisingReport(address: [0xC8, 0x1F, 0x66, 0x0A, 0x1B, 0x2C], addressType: .public,
+                                             eventType: AdvertisingEventType(legacy: 0x03), rssi: -60,
+                                             data: CaptureBuilder.iBeacon(major: 1, minor: 2), timestamp: t))
+        }
+        func events() throws -> [RegionEvent.Kind] {
+            try sink.messages.filter { $0.topic == Topics().nodeEvents("pi-1") }.map { try WireFormat.decode(RegionEvent.self, from: $0.payload).event }
+        }
+        runtime.start(now: 100, listening: true)
+        hear(at: 100.4)
+        #expect(try events() == [.enter])
+        for t in stride(from: 101.0, through: 150, by: 1) {
+            runtime.radio(listening: false, now: t)
+            runtime.tick(now: t)
+        }
+        #expect(try events() == [.enter], "no exit while the radio heard nothing")
+        runtime.radio(listening: true, now: 151)
+        hear(at: 151.4)
+        #expect(try events() == [.enter, .enter], "heard again: an enter")
+        // A real exit still comes, the delay after the beacon was last heard.
+        for t in stride(from: 152.0, through: 185, by: 1) { runtime.tick(now: t) }
+        #expect(try events() == [.enter, .enter, .exit])
+    }
 }

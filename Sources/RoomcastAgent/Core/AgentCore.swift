@@ -110,6 +110,13 @@ public struct AgentCore: Sendable {
         OutboundMessage(topic: settings.topics.nodeStatus(settings.node), text: "offline", retain: true, qos: 1)
     }
 
+    /// The node says it is offline while running (`AgentRuntime.radio`, its radio closed): what
+    /// it was inside ends as at a stop (`RegionTracker.forgetAll`), with no exit at the exit
+    /// delay for a radio that heard nothing, and an `enter` once it hears again.
+    public mutating func radioClosed() {
+        regions.forgetAll()
+    }
+
     /// One advertising report; returns what to publish because of it.
     public mutating func handle(_ report: AdvertisingReport) -> [OutboundMessage] {
         stats.reports += 1

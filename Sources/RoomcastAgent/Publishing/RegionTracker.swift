@@ -43,6 +43,13 @@ public struct RegionTracker: Sendable {
         return events
     }
 
+    /// The node says it is offline (its radio closed): its regions end with it as at a stop,
+    /// with no exit, since nothing left; once it hears again, the first advertisement of a
+    /// region's beacon is an `enter`, as after a restart.
+    mutating func forgetAll() {
+        inside.removeAll()
+    }
+
     /// The clock stepped back by `seconds`: an exit stays due as long after the last beacon
     /// heard as before.
     mutating func clockSteppedBack(by seconds: Double) {

@@ -88,6 +88,7 @@ public final class AgentRuntime: Sendable {
             s.deafSince = since
             guard !s.saidDeaf, now - since >= Self.deafAfter else { return nil }
             s.saidDeaf = true
+            s.core.radioClosed()
             sink.send([s.core.offlineMessage], at: s.lastTime)
             return false
         }
