@@ -159,7 +159,7 @@ public struct InputIntake: Sendable {
         switch parsed {
         case let .nodeBeacon(node, id):
             if !isKnown(node: node) { return unknown(node) }
-            let reading: BeaconReading
+            var reading: BeaconReading
             do { reading = try BeaconReading.decodeWire(payload, expectedID: id) } catch {
                 if case .unsupportedVersion = error { return reject(node: node, .badVersion, error.description) }
                 if case .tooLarge = error { return reject(node: node, .tooLarge, error.description) }
@@ -167,6 +167,9 @@ public struct InputIntake: Sendable {
             }
             if reading.node != node { return reject(node: node, .nodeMismatch, "topic node '\(node)' but payload node '\(reading.node)'") }
             if reading.id != id { return reject(node: node, .idMismatch, "topic id differs from payload id") }
+            // Gaps an agent keeping silent beacons for hours measures (`ranging.forget_after_s`
+            // up to a day) are no advertising cadence: the reading stands without one.
+            if let i = reading.interval, i.isFinite, i > Self.longestInterval { reading.interval = nil }
             if let problem = Self.rangeProblem(reading) { return reject(node: node, .outOfRange, problem) }
             return .success(.reading(reading))
         case let .nodeStatus(node):
@@ -239,6 +242,9 @@ public struct InputIntake: Sendable {
         }
     }
 
+    /// The longest advertising interval a reading's `interval` is taken as, in seconds.
+    static let longestInterval: Double = 3600
+
     /// The longest beacon name a reading may carry.
     public static let maximumNameBytes = 248
 
@@ -249,7 +255,7 @@ public struct InputIntake: Sendable {
         if !r.rssiFiltered.isFinite || r.rssiFiltered < -127 || r.rssiFiltered > 20 { return "rssi_filtered out of range" }
         if !r.distance.isFinite || r.distance < 0 || r.distance > 1000 { return "distance out of range" }
         if r.power < -127 || r.power > 20 { return "power out of range" }
-        if let i = r.interval, !i.isFinite || i < 0 || i > 3600 { return "interval out of range" }
+        if let i = r.interval, !i.isFinite || i < 0 || i > longestInterval { return "interval out of range" }
         // A spread of 0 would make a reading infinitely sure; no radio reads to a hundredth of a dB.
         if let d = r.rssiSD, !d.isFinite || d < 0.01 || d > 100 { return "rssi_sd out of range" }
         if let p = TopicName.problem(with: r.node) { return "node name \(p)" }

@@ -5,9 +5,13 @@
 /// The fast path takes only what it can decode with certainty: one flat
 /// object of known keys, each at most once; strings without escapes; integers
 /// as plain digits; decimals without an exponent and with at most 15
-/// significant digits. Everything else — an unknown or repeated key, an escape, `null`, a
-/// nested `telemetry`, a version other than ours, a syntax error — goes to the
-/// full `WireFormat.decode`, so values and errors are those of the Codable path (tested).
+/// significant digits; `null` for an optional key (absent, as the Codable path takes it).
+/// A key it does not know, with a plain string, number or literal as its value, is skipped
+/// as the Codable path ignores it: a newer agent may add optional keys within v1
+/// (docs/mqtt-api.md), and each would otherwise send every reading down the slow path.
+/// Everything else — a repeated key, an escape, a nested value, `null` for a required key,
+/// a version other than ours, a syntax error — goes to the full `WireFormat.decode`, so
+/// values and errors are those of the Codable path (tested).
 extension BeaconReading {
     /// Decodes a reading payload: the same value, or the same error, as
     /// `WireFormat.decode(BeaconReading.self, from:)`, several times faster.
@@ -40,6 +44,12 @@ struct FastReadingReader {
 
     private static let requiredMask: UInt32 = (1 << 12) - 1
 
+    /// What a key in the payload is: one of the reading's, or one to skip.
+    private enum KeyRead {
+        case known(Key)
+        case unknown
+    }
+
     /// The reading when the fast path can decode `bytes`, else nil.
     static func read(_ bytes: [UInt8], expectedID: BeaconID?) -> BeaconReading? {
         bytes.withUnsafeBufferPointer { buffer in
@@ -61,13 +71,30 @@ struct FastReadingReader {
         skipSpace()
         if !take(0x7D) {  // }
             while true {
-                guard let key = readKey() else { return nil }
+                guard let read = readKey() else { return nil }
+                guard case .known(let key) = read else {
+                    skipSpace()
+                    guard take(0x3A) else { return nil }  // :
+                    skipSpace()
+                    guard skipScalar() else { return nil }
+                    skipSpace()
+                    if take(0x2C) { skipSpace(); continue }  // ,
+                    guard take(0x7D) else { return nil }
+                    break
+                }
                 let bit: UInt32 = 1 << UInt32(key.rawValue)
                 guard seen & bit == 0 else { return nil }
                 seen |= bit
                 skipSpace()
                 guard take(0x3A) else { return nil }  // :
                 skipSpace()
+                // An optional key's null is its absence; a required key's is the Codable path's error.
+                if key.rawValue >= Key.addressType.rawValue, takeLiteral("null") {
+                    skipSpace()
+                    if take(0x2C) { skipSpace(); continue }  // ,
+                    guard take(0x7D) else { return nil }
+                    break
+                }
                 switch key {
                 case .v: guard let x = readInt() else { return nil }; v = x
                 case .id:
@@ -85,8 +112,8 @@ struct FastReadingReader {
                 case .rssiFiltered: guard let x = readDouble() else { return nil }; rssiFiltered = x
                 case .power: guard let x = readInt() else { return nil }; power = x
                 case .distance: guard let x = readDouble() else { return nil }; distance = x
-                case .proximity: guard let x = readCase(Self.proximities) else { return nil }; proximity = x
-                case .kind: guard let x = readCase(Self.kinds) else { return nil }; kind = x
+                case .proximity: guard let x = readCase(Self.proximities, else: .unknown) else { return nil }; proximity = x
+                case .kind: guard let x = readCase(Self.kinds, else: .device) else { return nil }; kind = x
                 case .mac: guard let x = readString() else { return nil }; mac = x
                 case .addressType: guard let x = readString() else { return nil }; addressType = x
                 case .name: guard let x = readString() else { return nil }; name = x
@@ -167,10 +194,12 @@ struct FastReadingReader {
     private static let proximities = Proximity.allCases.map { (Array($0.rawValue.utf8), $0) }
     private static let kinds = BeaconKind.allCases.map { (Array($0.rawValue.utf8), $0) }
 
-    private mutating func readCase<E>(_ table: [([UInt8], E)]) -> E? {
+    /// The case a string names, else `fallback` for a name it does not know (as the enum's
+    /// decoder takes it); nil for what is no plain string.
+    private mutating func readCase<E>(_ table: [([UInt8], E)], else fallback: E) -> E? {
         guard let s = readStringBytes() else { return nil }
         for (name, value) in table where name.count == s.count && name.elementsEqual(s) { return value }
-        return nil
+        return string(s) == nil ? nil : fallback
     }
 
     private mutating func readString() -> String? {
@@ -190,8 +219,42 @@ struct FastReadingReader {
         return text.withUTF8 { t in t.count == s.count && t.elementsEqual(s) }
     }
 
-    private mutating func readKey() -> Key? {
+    /// An exact literal (`null`, `true`, `false`) at the cursor, taken.
+    private mutating func takeLiteral(_ word: StaticString) -> Bool {
+        let n = word.utf8CodeUnitCount
+        guard b.count - i >= n,
+              UnsafeBufferPointer(start: word.utf8Start, count: n).elementsEqual(UnsafeBufferPointer(rebasing: b[i..<(i + n)]))
+        else { return false }
+        i += n
+        return true
+    }
+
+    /// Skips the value of a key the reading does not have when it is one this reader can judge
+    /// valid JSON as the Codable path would: a string without escapes in valid UTF-8, a number
+    /// of the forms `readDouble` reads, or a literal. False for anything else (a nested value,
+    /// an escape, an exponent): the Codable path decides.
+    private mutating func skipScalar() -> Bool {
+        guard i < b.count else { return false }
+        switch b[i] {
+        case 0x22: return readString() != nil
+        case 0x74: return takeLiteral("true")
+        case 0x66: return takeLiteral("false")
+        case 0x6E: return takeLiteral("null")
+        default: return readDouble() != nil
+        }
+    }
+
+    private mutating func readKey() -> KeyRead? {
         guard let k = readStringBytes() else { return nil }
+        guard let key = knownKey(k) else {
+            // A key the Codable path would not take as valid UTF-8 is its to refuse, and
+            // `telemetry`, nested, is one of the reading's that this reader leaves to it.
+            return string(k) == nil || k.elementsEqual("telemetry".utf8) ? nil : .unknown
+        }
+        return .known(key)
+    }
+
+    private func knownKey(_ k: UnsafeBufferPointer<UInt8>) -> Key? {
         func is_(_ name: StaticString) -> Bool {
             name.utf8CodeUnitCount == k.count
                 && UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount).elementsEqual(k)
