@@ -399,6 +399,30 @@ extension InstanceLivenessTests {
         #expect(standby.tick(now: 7.5) != nil, "past one duration without a renewal, the standby takes over")
         #expect(standby.isActive)
     }
+
+    /// A rolling upgrade of a hot-standby pair: the upgraded instance holds the lease in a form
+    /// this release cannot decode. Taken as no lease, the standby went active a second after it
+    /// started, and never stepped down: both published, each undoing the other's devices. It is
+    /// held as any holder's: the standby stays off while it is renewed and takes over once it
+    /// stops, and an active instance that reads one stands by.
+    @Test func aLeaseThisReleaseCannotReadHoldsTheLeaseWhileItIsRenewed() throws {
+        let newer = Array(#"{"expires":1e12,"holder":"agg-a","term":{"n":7},"v":2}"#.utf8)
+        var standby = LeaseElection(me: "agg-b", topics: Topics(), duration: 6)
+        _ = standby.tick(now: 0)
+        for t in stride(from: 0.5, through: 30, by: 2) {
+            standby.observe(payload: newer, now: t)
+            #expect(standby.tick(now: t + 1) == nil, "renewed at \(t): held")
+        }
+        #expect(!standby.isActive)
+        #expect(standby.unreadableLeases == 15)
+        #expect(standby.tick(now: 37) != nil, "no renewal for a duration: taken over")
+
+        var active = LeaseElection(me: "agg-a0", topics: Topics(), duration: 6)
+        #expect(active.tick(now: 0, grace: 0) != nil && active.isActive)
+        active.observe(payload: newer, now: 1)
+        #expect(!active.isActive, "an active instance stands by for it")
+        #expect(active.tick(now: 2) == nil)
+    }
 }
 
 @Suite struct SyncTopicTests {

@@ -365,7 +365,13 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         if topic == leaseTopic {
             let clashed = election?.sameNameSeen ?? false
             let differed = election?.otherConfig
+            let unreadable = election?.unreadableLeases ?? 0
             election?.observe(payload: payload, now: now)
+            if let election, election.unreadableLeases != unreadable, rejectLog.admit("lease/unreadable", now: now).admit {
+                logger.warning("read a lease this release cannot decode: this instance stands by while it is renewed", metadata: [
+                    "mqtt.topic": topic,
+                    "hint": "an instance of a newer release holds it (finish the upgrade), or a client writes the lease topic (restrict it)"])
+            }
             if !clashed, let election, election.sameNameSeen {
                 logger.error("another aggregator process runs under this instance's name: one of the two stands by", metadata: [
                     "instance": "\(election.me)",

@@ -55,6 +55,14 @@ public struct LeaseElection: Sendable {
     public let configDigest: String?
     /// The newest holder seen deciding with another config, and its digest.
     public private(set) var otherConfig: (holder: String, config: String)?
+    /// How many leases were read that this release cannot decode (`unreadableHolder`).
+    public private(set) var unreadableLeases: UInt64 = 0
+
+    /// The holder of a lease this release cannot read: most likely a newer release's, in a
+    /// rolling upgrade of a hot-standby pair. It holds the lease for a term from when it is read,
+    /// as any other holder's, so this instance stands by while it renews, and takes over once
+    /// it stops; taken as no lease, both would be active, each undoing the other's output.
+    public static let unreadableHolder = "(a lease this release cannot read)"
 
     /// `scope` names a partition: partitions elect independently, each on
     /// `<prefix>/aggregator/lease/<scope>`; nil uses the site's one lease topic.
@@ -70,6 +78,12 @@ public struct LeaseElection: Sendable {
     public mutating func observe(payload: [UInt8], now: Double) {
         if payload.isEmpty {
             seen = nil
+        } else if (try? WireFormat.decode(Lease.self, from: payload)).map({ !$0.expires.isFinite }) ?? true {
+            unreadableLeases &+= 1
+            seen = Lease(holder: Self.unreadableHolder, expires: now + duration)
+            // Active, this instance stands by: the holder may read our lease no better, and the
+            // rule for two active instances needs both names.
+            if role == .active { role = .standby }
         } else if var lease = try? WireFormat.decode(Lease.self, from: payload), lease.expires.isFinite {
             // Our name with another process's token, once running: another process started with
             // this name, a holder like any other. Read at start-up (before the first tick), it is
