@@ -57,3 +57,40 @@ import Testing
         #expect(why.reason == .outOfRange)
     }
 }
+
+/// What the aggregators of a site share, written by a newer release: its receiver calibration
+/// and what the intake says of a payload of another contract version.
+@Suite struct SharedStateSkewTests {
+    /// A source of calibration a newer release names refused the whole retained report, and
+    /// every receiver started again from 0 dB; it is kept, and published again as it came.
+    @Test func aCalibrationSourceThisReleaseDoesNotKnowKeepsTheReport() throws {
+        let payload = Array(#"{"nodes":[{"node":"kitchen-pi","offset_db":2.5,"source":"node_beacons"},{"node":"hall-pi","offset_db":-0.4,"source":"taught"}],"ts":1767225660.0,"v":1}"#.utf8)
+        var intake = InputIntake(topics: Topics())
+        guard case .success(.retainedCalibration(let report)) = intake.accept(topic: Topics().aggregatorCalibration, payload: payload) else {
+            Issue.record("refused")
+            return
+        }
+        #expect(report.nodes.map(\.offsetDb) == [2.5, -0.4])
+        #expect(report.nodes.map(\.source) == [.nodeBeacons, .init(rawValue: "taught")])
+        #expect(String(decoding: try WireFormat.encode(report), as: UTF8.self).contains(#""source":"taught""#))
+        let long = Array(#"{"nodes":[{"node":"a","offset_db":1,"source":"\#(String(repeating: "x", count: 65))"}],"ts":1,"v":1}"#.utf8)
+        guard case .failure(let why) = intake.accept(topic: Topics().aggregatorCalibration, payload: long) else {
+            Issue.record("a source no release writes is refused")
+            return
+        }
+        #expect(why.reason == .badPayload)
+    }
+
+    /// Another contract version is `bad_version` on every topic, as it is for a reading: the
+    /// count says an upgrade is half done, not that a payload is broken.
+    @Test(arguments: [Topics().nodeHeartbeat("kitchen-pi"), Topics().aggregatorCalibration, Topics().aggregatorLearnState,
+                      Topics().presence(BeaconID("mac:a4c138aabbcc")!)])
+    func anotherContractVersionIsABadVersionEverywhere(topic: String) {
+        var intake = InputIntake(topics: Topics())
+        guard case .failure(let why) = intake.accept(topic: topic, payload: Array(#"{"ts":1,"v":2}"#.utf8)) else {
+            Issue.record("accepted")
+            return
+        }
+        #expect(why.reason == .badVersion, "\(why.message)")
+    }
+}

@@ -63,7 +63,20 @@ import TestSupport
         #expect(try problems(calibration, "calibration.schema.json") == [])
         #expect(String(decoding: try WireFormat.encode(calibration), as: UTF8.self).contains("\"offset_db\":2.5"))
         #expect(try JSONSchemaValidator.contract("calibration.schema.json")
-            .validate(json: Array(#"{"v":1,"ts":1,"nodes":[{"node":"a","offset_db":1,"source":"guess"}]}"#.utf8)) != [])
+            .validate(json: Array(#"{"v":1,"ts":1,"nodes":[{"node":"a","offset_db":1,"source":5}]}"#.utf8)) != [])
+        // Within v1 a payload may gain keys, and a room's people and unassigned came later
+        // than its contract: a consumer validating with the schemas takes either.
+        #expect(try JSONSchemaValidator.contract("room.schema.json")
+            .validate(json: Array(#"{"beacons":[],"count":0,"floor":0,"occupied":false,"room":"kitchen","ts":1,"v":1}"#.utf8)) == [])
+        let alice = PersonPresence(id: "alice", name: "Alice", state: .home, room: "kitchen", roomName: "Kitchen", floor: 0,
+                                   confidence: 0.9, beacon: nil, reason: nil, since: 1, lastSeen: 1, ts: 1)
+        var extended = try WireFormat.encode(alice)
+        extended.removeLast()
+        extended += Array(#","x_new":1}"#.utf8)
+        #expect(try JSONSchemaValidator.contract("person.schema.json").validate(json: extended) == [])
+        // A source a newer release names is valid within v1.
+        #expect(try JSONSchemaValidator.contract("calibration.schema.json")
+            .validate(json: Array(#"{"v":1,"ts":1,"nodes":[{"node":"a","offset_db":1,"source":"taught"}]}"#.utf8)) == [])
     }
 }
 

@@ -146,6 +146,11 @@ public struct InputIntake: Sendable {
             .failure(RejectionDetail(reason: r, message: m, node: node))
         }
         func unknown(_ node: String) -> Result<Input, RejectionDetail> { .failure(refusal(ofNode: node)) }
+        /// A payload that does not decode: of another contract version, `bad_version`, whatever it is.
+        func undecodable(node: String? = nil, _ error: WireFormatError) -> Result<Input, RejectionDetail> {
+            if case .unsupportedVersion = error { return reject(node: node, .badVersion, error.description) }
+            return reject(node: node, .badPayload, error.description)
+        }
         // Readings are nearly all the traffic: their topics skip the general parser.
         let parsed: Topics.Topic
         switch readingTopics.match(topic) {
@@ -198,7 +203,7 @@ public struct InputIntake: Sendable {
                 }
                 return .success(.retainedPresence(d))
             } catch {
-                return reject(.badPayload, error.description)
+                return undecodable(error)
             }
         case .aggregatorStatus:
             return .success(.aggregatorStatus(String(decoding: payload, as: UTF8.self)))
@@ -209,7 +214,7 @@ public struct InputIntake: Sendable {
             do {
                 return .success(.retainedCalibration(try WireFormat.decode(ReceiverCalibrationReport.self, from: payload)))
             } catch {
-                return reject(.badPayload, error.description)
+                return undecodable(error)
             }
         case .aggregatorLearn:
             // Clearing a retained command (`mosquitto_pub -r -n`) is forwarded live, empty.
@@ -223,7 +228,7 @@ public struct InputIntake: Sendable {
             do {
                 return .success(.learnState(try WireFormat.decode(LearnState.self, from: payload)))
             } catch {
-                return reject(.badPayload, error.description)
+                return undecodable(error)
             }
         case let .nodeHeartbeat(node):
             if !isKnown(node: node) { return unknown(node) }
@@ -232,7 +237,7 @@ public struct InputIntake: Sendable {
                 let beat = try WireFormat.decode(NodeHeartbeat.self, from: payload)
                 guard beat.ts.isFinite else { return reject(node: node, .outOfRange, "ts is not a finite number") }
             } catch {
-                return reject(node: node, .badPayload, error.description)
+                return undecodable(node: node, error)
             }
             return .success(.nodeHeartbeat(node: node))
         case .nodeTelemetry, .nodeEvents, .aggregatorLearnResult:
