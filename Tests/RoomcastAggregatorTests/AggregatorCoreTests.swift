@@ -496,6 +496,29 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         #expect(home.placedBy == ["kitchen", nil])
     }
 
+    /// A beacon a node hears only without an RSSI (HCI's 127) is reported at the floor with
+    /// proximity unknown: heard, no measurement. Fusion took the floor as a level: it placed the
+    /// beacon by it, and each such reading pulled the node's hearing floor down.
+    @Test func aReadingWithoutALevelDecidesNothing() throws {
+        var core = AggregatorConfig(site: SiteModel()).makeCore()
+        _ = try core.start(now: 0)
+        let unheard = BeaconID("mac:a4c138aabbcc")!
+        for t in stride(from: 1.0, through: 20, by: 1) {
+            var r = BeaconReading(id: unheard, node: "hall-pi", ts: t, seq: UInt64(t), rssi: -127, rssiFiltered: -127, power: -59,
+                                  distance: 100, proximity: .unknown, kind: .device, mac: "a4:c1:38:aa:bb:cc")
+            r.samples = 1
+            _ = try core.handle(topic: Topics().nodeBeacon("hall-pi", unheard), payload: WireFormat.encode(r), now: t)
+            _ = try core.advance(to: t)
+        }
+        #expect(!core.engine.isTracking(unheard))
+        // A level the node's filter made, even with this advertisement's RSSI missing, is one.
+        var r = BeaconReading(id: unheard, node: "hall-pi", ts: 21, seq: 21, rssi: -127, rssiFiltered: -70, power: -59,
+                              distance: 4, proximity: .unknown, kind: .device, mac: "a4:c1:38:aa:bb:cc")
+        r.samples = 1
+        _ = try core.handle(topic: Topics().nodeBeacon("hall-pi", unheard), payload: WireFormat.encode(r), now: 21)
+        #expect(core.engine.isTracking(unheard))
+    }
+
     /// A site that lists no beacons announces each as it is placed. Resumed from the retained
     /// presence after a restart, a beacon is announced and refreshed again, and the clean-up
     /// after the start keeps its config; an aggregator that becomes active again (a standby

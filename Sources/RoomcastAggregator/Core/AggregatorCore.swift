@@ -328,7 +328,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             // Captured on this clock: a node whose clock is off is judged by its corrected time.
             note = note ?? nodeAlive(r.node, capturedAt: r.ts, now: now)
             if let note { intake.count(note) }
-            if feeds(r.id) {
+            if feeds(r.id), r.hasLevel {
                 if note == nil { note = transmitterClash(r, now: now) }
                 out += try ingest(r, now: now)
                 out += try announceNode(r.node)

@@ -64,6 +64,13 @@ public struct BeaconReading: Codable, Sendable, Equatable {
     }
 }
 
+extension BeaconReading {
+    /// Whether the reading carries a level to range by. A beacon its node has heard only without
+    /// an RSSI (HCI's 127, "not available") is reported at the floor with proximity `unknown`,
+    /// as CoreLocation reports rssi 0: heard, but no measurement, and fusion takes none from it.
+    public var hasLevel: Bool { !(proximity == .unknown && rssiFiltered <= -127) }
+}
+
 /// Beacon telemetry (Eddystone-TLM, Estimote Telemetry), every field optional.
 public struct BeaconTelemetry: Codable, Sendable, Equatable {
     public var batteryMillivolts: Int?
