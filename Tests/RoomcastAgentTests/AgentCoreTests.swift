@@ -3,6 +3,7 @@ import RoomcastAdvertising
 import RoomcastHCI
 import Shared
 import Testing
+import TestSupport
 @testable import RoomcastAgent
 
 @Suite struct AgentCoreTests {
@@ -47,6 +48,41 @@ import Testing
         let r = try #require(try readings(core.handle(report(t: 0, rssi: nil))).first)
         #expect(r.proximity == .unknown && r.rssi == -127 && r.rssiSD == nil, "the floor is no measured level")
         #expect(core.stats.readings == 1)
+    }
+
+    /// Advertisements without an RSSI are the beacon heard: they count for its advertising
+    /// interval and its last time heard. Skipped, a beacon whose every other report lacks one
+    /// read as advertising half as often, and went `unknown` while still heard.
+    @Test func reportsWithoutAnRSSICountForTheInterval() throws {
+        var core = AgentCore(settings: AgentSettings(node: "n"), decoder: try AdvertisementDecoder(), startTime: 0)
+        var all: [BeaconReading] = []
+        for i in 0..<40 { all += try readings(core.handle(report(t: Double(i) * 0.5, rssi: i % 2 == 0 ? -60 : nil))) }
+        let last = try #require(all.last)
+        #expect(abs((last.interval ?? 0) - 0.5) < 0.01, "\(String(describing: last.interval))")
+        for i in 40..<70 { all += try readings(core.handle(report(t: Double(i) * 0.5, rssi: nil))) }
+        #expect(core.scanTable(now: 34.6).sorted.first?.proximity != .unknown, "heard for 15 s without an RSSI: still in view")
+    }
+
+    /// A receiver calibrated below the model (`rx_adjust_db`) reads a weak beacon under the floor:
+    /// the reading says the floor, within the contract, and the aggregator takes it.
+    @Test func aFilteredLevelStaysWithinTheContractWhateverTheAdjustment() throws {
+        var ranging = RangingConfig()
+        ranging.rxAdjust = -20
+        var core = AgentCore(settings: AgentSettings(node: "n", ranging: ranging), decoder: try AdvertisementDecoder(), startTime: 0)
+        let r = try #require(try readings(core.handle(report(t: 0, rssi: -115))).first)
+        #expect(r.rssiFiltered == -127)
+        #expect(try JSONSchemaValidator.contract("reading.schema.json").validate(json: WireFormat.encode(r)) == [])
+    }
+
+    /// `edge-agent scan` lists the beacons in view nearest first: one gone quiet keeps its last
+    /// distance until forgotten, and stood first, above beacons heard now.
+    @Test func theScanListsBeaconsInViewBeforeThoseGoneQuiet() throws {
+        var core = AgentCore(settings: AgentSettings(node: "n"), decoder: try AdvertisementDecoder(), startTime: 0)
+        _ = core.handle(report(t: 0, rssi: -45, minor: 1))
+        for i in 0...40 { _ = core.handle(report(t: Double(i) * 0.5, rssi: -65, minor: 2)) }
+        let rows = core.scanTable(now: 20).sorted
+        #expect(rows.map(\.proximity) == [.far, .unknown] || rows.map(\.proximity) == [.near, .unknown], "\(rows)")
+        #expect(rows.first?.label.hasSuffix("-675-2") == true)
     }
 
     @Test func untrackedAdvertisementsAreCountedNotPublished() throws {

@@ -142,6 +142,18 @@ func loadError<T: Decodable>(_ type: T.Type, _ name: String) throws -> ConfigErr
         #expect(messages("601") == ["standby.lease_s: must be between 3.0 and 600.0 s, found 601.0"])
     }
 
+    /// The power a node advertises is the level at 1 m receivers range by: the adapter's transmit
+    /// power (0 to +20 dBm) in its place is refused, as every receiver takes it as no level.
+    @Test func advertisedPowerIsALevelAtOneMetre() throws {
+        func messages(_ power: Int) -> [String] {
+            let yaml = "node: hall-pi\nadvertise: {enabled: true, uuid: e2c56db5-dffb-48d2-b060-d0f5a71096e0, power: \(power)}\n"
+            do { _ = try ConfigLoader.parse(AgentConfig.self, yaml: yaml); return [] } catch { return error.messages }
+        }
+        #expect(messages(-59) == [])
+        #expect(messages(4) == ["advertise.power: must be between -127 and -1 dBm, found 4"])
+        #expect(messages(0).count == 1)
+    }
+
     @Test func maxTrackedBeaconsIsValidatedWithItsPath() throws {
         func messages(_ yaml: String) -> [String] {
             do { _ = try ConfigLoader.parse(AgentConfig.self, yaml: "node: hall-pi\n" + yaml); return [] } catch { return error.messages }

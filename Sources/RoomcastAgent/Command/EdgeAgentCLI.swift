@@ -301,7 +301,9 @@ public enum EdgeAgentCLI {
             return fail("--uuid '\(uuid)' is not a UUID", .usage)
         }
         guard (20...10240).contains(interval) else { return fail("--interval-ms must be 20...10240", .usage) }
-        guard (-127...20).contains(power) else { return fail("--power must be -127...20 dBm", .usage) }
+        guard Beacon.plausibleReferencePower.contains(Int(power)) else {
+            return fail("--power must be -127...-1 dBm: the level at 1 m receivers range by, not the transmit power", .usage)
+        }
         let levelName = command[StandardOptions.logLevel] ?? "info"
         guard let level = Logger.Level(name: levelName) else {
             let names = Logger.Level.allCases.map(\.description)

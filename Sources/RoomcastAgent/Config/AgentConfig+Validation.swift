@@ -1,4 +1,5 @@
 import Foundation
+import RoomcastAdvertising
 import RoomcastConfig
 import Shared
 
@@ -74,7 +75,9 @@ extension AgentConfig {
         } else if let uuid = advertise.uuid, UUID(uuidString: uuid) == nil {
             checks.add("advertise.uuid", "not a UUID '\(ConfigNode.excerpt(uuid))'")
         }
-        checks.range(advertise.power, -127...20, at: "advertise.power", unit: " dBm")
+        // The level at 1 m a receiver ranges by, not the adapter's transmit power: a receiver
+        // takes 0 and above as no level (docs/beacons.md) and ranges the beacon at its default.
+        checks.range(advertise.power, Beacon.plausibleReferencePower, at: "advertise.power", unit: " dBm")
         checks.range(advertise.intervalMs, 20...10240, at: "advertise.interval_ms", unit: " ms")
         http.validate(at: "http", servesEventStreams: false, into: &checks)
         return checks.problems

@@ -139,7 +139,9 @@ public struct AgentCore: Sendable {
         guard let slot = track(identity, from: report.addressValue, at: ts) else { return out }
         if case .eddystone(.uid)? = identity.beacon { noteEddystone(identity.id, at: report.addressValue) }
         let ranged = beacons.withEntry(slot) { e -> BeaconRanger.Range? in
-            if let rssi = report.rssi { e.ranger.ingest(rssi: rssi, advertised: identity.referencePower, at: ts) }
+            // Heard either way: a report without an RSSI (HCI's 127) counts for the interval and
+            // the last time heard, and leaves the filter alone.
+            e.ranger.ingest(rssi: report.rssi ?? BeaconRanger.unavailableRSSI, advertised: identity.referencePower, at: ts)
             return e.ranger.range(now: ts)
         }
         let range: BeaconRanger.Range
@@ -394,7 +396,7 @@ public struct AgentCore: Sendable {
                               samples: Int) -> BeaconReading {
         var r = BeaconReading(id: identity.id, node: settings.node, ts: WireFormat.milliseconds(report.timestamp),
                               seq: sequence.next(), rssi: report.rssi ?? -127,
-                              rssiFiltered: (range.rssiFiltered * 10).rounded() / 10, power: range.power,
+                              rssiFiltered: (min(20, max(-127, range.rssiFiltered)) * 10).rounded() / 10, power: range.power,
                               distance: (range.distance * 100).rounded() / 100, proximity: range.proximity,
                               kind: identity.kind, mac: report.addressString)
         r.addressType = Self.wireAddressType(report.addressType)

@@ -25,6 +25,8 @@ public struct BeaconRanger: Sendable, Equatable {
 
     /// RSSI values a controller can really report; HCI uses 127 for "not available".
     public static let validRSSI = -127...20
+    /// HCI's "not available".
+    public static let unavailableRSSI = 127
 
     /// Folds in one advertisement heard with `rssi` at `t`. `advertised` is the beacon's
     /// own 1 m power, if it carries one (0 or an implausible value counts as none); one

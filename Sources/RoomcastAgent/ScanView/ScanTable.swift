@@ -45,9 +45,15 @@ public struct ScanTable: Sendable {
         rows = rows.filter { now - $0.value.lastSeen < forgetAfter }
     }
 
-    /// Rows nearest first (then by label, so the order is stable).
+    /// Rows nearest first, those in view before those gone quiet (`unknown`, kept at their last
+    /// distance until forgotten: a tag carried out of range is no nearest beacon), then by label,
+    /// so the order is stable.
     public var sorted: [Row] {
-        rows.values.sorted { $0.distance != $1.distance ? $0.distance < $1.distance : $0.label < $1.label }
+        rows.values.sorted { a, b in
+            let (aQuiet, bQuiet) = (a.proximity == .unknown, b.proximity == .unknown)
+            if aQuiet != bQuiet { return bQuiet }
+            return a.distance != b.distance ? a.distance < b.distance : a.label < b.label
+        }
     }
 
     /// The table as text at `now`, at most `width` columns wide (the label column gives way, down
