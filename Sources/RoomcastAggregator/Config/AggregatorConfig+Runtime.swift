@@ -53,6 +53,7 @@ extension AggregatorConfig {
                                       : nil,
                                   outputs: output.enabled, restrictToKnownNodes: !site.nodes.isEmpty)
         core.acceptsESPresense = inputs.espresense
+        if !output.enabled.isEmpty { core.homeAssistantStatusTopic = "\(discovery.prefix)/status" }
         core.awayTimeout = fusion.awayTimeout
         core.otherPartitionsRooms = Set(self.site.rooms.map(\.name)).subtracting(site.rooms.map(\.name))
         // A partition hears its own nodes only, even where it has none: open to every node, it

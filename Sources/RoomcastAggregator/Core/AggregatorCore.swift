@@ -39,6 +39,11 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     private var hearingBackAt: Double?
     /// Also take ESPresense nodes' readings (`inputs.espresense`).
     public var acceptsESPresense = false
+    /// Home Assistant's status topic (its birth message, `<discovery prefix>/status`), read
+    /// where an output's messages are not retained (`output.mqtt_room`): Home Assistant back
+    /// from a restart gets them again at once (`outputsRefresh`) rather than at the next
+    /// refresh, up to a minute of everyone shown away.
+    public var homeAssistantStatusTopic: String?
     /// The site's rooms that other aggregators' partitions decide (`partition:`): every
     /// partition hears each learn command, and one naming such a room is theirs to answer,
     /// not a mistake to refuse here.
@@ -612,6 +617,13 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     public func refresh(now: Double) throws -> [OutboundMessage] {
         let all = publishedDecisions(now: now)
         return try publisher.refresh(all + neverHeardDecisions(now: now), now: now, handedOver: handedOver(all))
+    }
+
+    /// The messages of the outputs for other ecosystems alone (`output.mqtt_room`), as the
+    /// refresh has them: what Home Assistant back from a restart has not kept.
+    public func outputsRefresh(now: Double) throws -> [OutboundMessage] {
+        let all = publishedDecisions(now: now)
+        return try publisher.outputsRefresh(all + neverHeardDecisions(now: now), handedOver: handedOver(all))
     }
 
     /// The retained messages of one beacon's decision in force (none when it has none, or

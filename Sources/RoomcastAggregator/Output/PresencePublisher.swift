@@ -196,6 +196,12 @@ public struct PresencePublisher: Sendable {
         listedRooms.insert(room)
     }
 
+    /// The refresh of each output alone (`refresh`'s last part).
+    public func outputsRefresh(_ decisions: [PresenceDecision], handedOver: Set<BeaconID> = []) throws -> [OutboundMessage] {
+        let ours = handedOver.isEmpty ? decisions : decisions.filter { !handedOver.contains($0.id) }
+        return try outputs.flatMap { try $0.refresh(ours) }
+    }
+
     /// Occupancy of every configured room (and rooms seen in decisions).
     public func roomNames() -> [String] {
         listedRooms.union(members.keys).sorted()

@@ -42,6 +42,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     private var leftoversCleared = false
     /// The subscriptions that read back the retained rooms and people; the service adds them.
     public nonisolated let leftoverFilters: [String]
+    /// Home Assistant's status topic, read where an output is not retained (`AggregatorCore`).
+    public nonisolated let homeAssistantStatusTopic: String?
     /// Start-up time, moved to the first broker connection: the retained state arrives only then.
     private var startedAt: Double
     private var connectedOnce = false
@@ -133,6 +135,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         self.core = core
         self.leftovers = RetainedLeftovers(site: core.wholeSite, topics: core.topics)
         self.leftoverFilters = leftovers.filters
+        self.homeAssistantStatusTopic = core.homeAssistantStatusTopic
         self.core.lostHearing()
         self.learned = LearnedRoomsPersistence(store: learnedStore, core: &self.core, log: learnLog, logger: logger)
         self.election = election
@@ -335,6 +338,15 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 heartbeat = nil
             }
             return []
+        }
+        if let status = core.homeAssistantStatusTopic, topic == status {
+            // Home Assistant's birth message: it restarted, and lost what was not retained. A
+            // retained `online` is no restart, only what the broker kept.
+            guard retained != true, payload == Array("online".utf8), isActive, wasActive, !core.decisionsHeld(at: now) else { return [] }
+            do { return try core.outputsRefresh(now: now) } catch {
+                logger.error("could not encode output", metadata: ["error": "\(error)"])
+                return []
+            }
         }
         if leftovers.isRoomOrPerson(topic) {
             if !leftoversCleared { leftovers.observe(topic: topic, payload: payload, retained: retained) }

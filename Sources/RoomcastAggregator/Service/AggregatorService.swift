@@ -44,6 +44,7 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
          topics.aggregatorLearnState, runtime.leaseTopic, runtime.syncTopic]
             + (runtime.instanceTopic == nil ? [] : [topics.aggregatorInstance("+")])
             + (discoveryFilter.map { [$0] } ?? []) + runtime.leftoverFilters + extraFilters
+            + (runtime.homeAssistantStatusTopic.map { [$0] } ?? [])
     }
 
     public func run() async {
