@@ -24,6 +24,11 @@ struct TaughtRooms: Sendable {
 }
 
 extension FusionEngine {
+    /// The room node `n` stands in; nil for one in no room.
+    func roomName(ofNode n: Int) -> String? {
+        roomNames.indices.contains(nodes[n].room) ? roomNames[nodes[n].room] : nil
+    }
+
     /// How many of the site's rooms were taught.
     var learnedRoomCount: Int { training.learned.rooms.filter { roomIndex[$0.name] != nil }.count }
 
@@ -37,7 +42,8 @@ extension FusionEngine {
             guard let r = roomIndex[room.name], room.seconds > 0 else { continue }
             var levels = [TaughtRooms.Level?](repeating: nil, count: nodes.count)
             for level in room.nodes {
-                guard let n = nodeIndex[level.node] else { continue }
+                // A node taught in another room than it stands in now hears this room otherwise.
+                guard let n = nodeIndex[level.node], level.room.map({ $0 == roomName(ofNode: n) }) ?? true else { continue }
                 let precision = 1 / (level.spread * level.spread + floor * floor)
                 levels[n] = .init(mean: level.mean, precision: precision, halfLogPrecision: 0.5 * log(precision),
                                   heard: min(1, level.seconds / room.seconds))

@@ -126,7 +126,8 @@ extension FusionEngine {
         label.levels.indices.compactMap { n -> LearnedRooms.NodeLevel? in
             let level = label.levels[n]
             guard level.weight > 0, n < nodes.count else { return nil }
-            return .init(node: nodes[n].name, seconds: level.weight, mean: level.mean, spread: level.spread)
+            return .init(node: nodes[n].name, seconds: level.weight, mean: level.mean, spread: level.spread,
+                         room: roomName(ofNode: n))
         }.sorted { $0.node < $1.node }
     }
 

@@ -7,7 +7,7 @@ import Shared
 ///
 /// Its JSON (the aggregator's state file; the `learn/state` topic carries its rooms) has the
 /// keys `version`, `rooms`, `departures`; per room `name`, `seconds`, `nodes`, per node `node`,
-/// `seconds`, `mean`, `spread`; per departure record `room`, `left`, `returned` — one word
+/// `seconds`, `mean`, `spread`, `room`; per departure record `room`, `left`, `returned` — one word
 /// each, so snake_case and Swift spelling agree. `departures` is left out when empty (and a
 /// file without it reads as none: files written before it existed read as they were). Decoding
 /// checks every value (`LearnedRooms.decode`): a file that is not what this writes is an
@@ -38,12 +38,18 @@ public struct LearnedRooms: Codable, Sendable, Equatable {
         public var mean: Double
         /// Standard deviation of the same (dB).
         public var spread: Double
+        /// The room the node stood in when this was taught (its `nodes[].room`; on a site that
+        /// lists no nodes, the room of its name). A node moved to another room since hears this
+        /// room otherwise: its level is not used there until it is back, or the room is taught
+        /// again with it where it is now. Nil where a file did not say (taken as where it is).
+        public var room: String?
 
-        public init(node: String, seconds: Double, mean: Double, spread: Double) {
+        public init(node: String, seconds: Double, mean: Double, spread: Double, room: String? = nil) {
             self.node = node
             self.seconds = seconds
             self.mean = mean
             self.spread = spread
+            self.room = room
         }
     }
 
@@ -115,6 +121,8 @@ public struct LearnedRooms: Codable, Sendable, Equatable {
     }
 
     static func pooled(_ a: NodeLevel, _ b: NodeLevel) -> NodeLevel {
+        // Taught with the node in another room: the old level is of a place the node left.
+        if let was = a.room, let now = b.room, was != now { return b }
         let n = a.seconds + b.seconds
         guard n > 0 else { return a }
         let mean = (a.seconds * a.mean + b.seconds * b.mean) / n
@@ -122,7 +130,7 @@ public struct LearnedRooms: Codable, Sendable, Equatable {
         let m2 = a.seconds * a.spread * a.spread + b.seconds * b.spread * b.spread + a.seconds * b.seconds / n * d * d
         // Clamped to what a state file may hold, so that what is written can be read back.
         return NodeLevel(node: a.node, seconds: min(n, secondsBound), mean: min(max(mean, -meanBound), meanBound),
-                         spread: min(max(0, m2 / n).squareRoot(), spreadBound))
+                         spread: min(max(0, m2 / n).squareRoot(), spreadBound), room: b.room ?? a.room)
     }
 
     /// At most `maximumNodes`, those heard longest, sorted by name.
@@ -145,9 +153,9 @@ public struct LearnedRooms: Codable, Sendable, Equatable {
     /// Nodes per room at most.
     public static let maximumNodes = 128
     /// The largest state file read (bytes): every bound above at once, with names JSON escapes to
-    /// twice their length, pretty-prints to 15.1 MB (`LearnedRoomsTests.theLargestStateItMayWriteReadsBack`),
+    /// twice their length, pretty-prints to 24.2 MB (`LearnedRoomsTests.theLargestStateItMayWriteReadsBack`),
     /// so whatever is written reads back.
-    public static let maximumFileBytes = 16 * 1024 * 1024
+    public static let maximumFileBytes = 32 * 1024 * 1024
     /// |mean| at most (dB): an RSSI and a measured power are each within −127…20.
     public static let meanBound = 200.0
     /// Spread at most (dB).
@@ -209,7 +217,7 @@ extension LearnedRooms.Room {
 }
 
 extension LearnedRooms.NodeLevel {
-    enum CodingKeys: String, CodingKey { case node, seconds, mean, spread }
+    enum CodingKeys: String, CodingKey { case node, seconds, mean, spread, room }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -217,6 +225,7 @@ extension LearnedRooms.NodeLevel {
         seconds = try LearnedRooms.decodeNumber(c, .seconds, 0...LearnedRooms.secondsBound)
         mean = try LearnedRooms.decodeNumber(c, .mean, -LearnedRooms.meanBound...LearnedRooms.meanBound)
         spread = try LearnedRooms.decodeNumber(c, .spread, 0...LearnedRooms.spreadBound)
+        room = c.contains(.room) ? try LearnedRooms.decodeName(c, .room) : nil
     }
 }
 

@@ -76,6 +76,27 @@ import RoomcastLogging
         #expect(warnings.contains { $0.message.hasPrefix("nodes heard while teaching") && $0.metadata["nodes"] == "old-pi" })
     }
 
+    /// A node taught in one room and placed in another by the config since (a Pi moved): its
+    /// taught levels are not used, and the start says which, and what to do.
+    @Test func aNodeTaughtInAnotherRoomIsNamed() throws {
+        let dir = try directory()
+        let store = LearnedRoomsStore(path: dir + "/learned-rooms.json")
+        let taught = LearnedRooms(rooms: [.init(name: "kitchen", seconds: 30, nodes: [
+            .init(node: "kitchen-pi", seconds: 30, mean: -3, spread: 2, room: "kitchen"),
+            .init(node: "office-pi", seconds: 30, mean: -19, spread: 2, room: "hall")])])
+        try store.save(taught)
+        #expect(try store.load() == taught, "where each node stood is kept")
+        let records = InMemoryLogHandler()
+        let site = AggregatorLearningTests.site
+        let core = AggregatorCore(engine: FusionEngine(site: site), site: site, topics: Topics(), discovery: nil)
+        _ = AggregatorRuntime(core: core, election: nil, refreshInterval: .infinity, startedAt: 1000, learnedStore: store,
+                              logger: Logger(label: "test", level: .info, handler: records))
+        let warnings = records.records(atLeast: .warning)
+        #expect(warnings.count == 1, "\(warnings)")
+        #expect(warnings.first?.message.hasPrefix("nodes taught in another room") == true
+                && warnings.first?.metadata["nodes"] == "office-pi (hall → office)")
+    }
+
     /// The service with a corrupt state file: it says so, never overwrites the file, and teaches
     /// nothing in this run. A label it took would be lost at the next start, and the learn state it
     /// published (empty, or holding only that label) would replace the retained one, the only

@@ -119,7 +119,7 @@ import Testing
         func name(_ k: Int) -> String { String(repeating: "\"", count: 124) + String(format: "%04d", k) }
         let nodes = (0..<LearnedRooms.maximumNodes).map {
             LearnedRooms.NodeLevel(node: name($0), seconds: 999_999_999.999_999_9, mean: -123.456_789_012_345_67,
-                                   spread: 198.765_432_109_876_54)
+                                   spread: 198.765_432_109_876_54, room: name($0 + 1))
         }
         let rooms = (0..<LearnedRooms.maximumRooms).map { LearnedRooms.Room(name: name($0), seconds: 999_999_999.999_999_9, nodes: nodes) }
         let departures = (0..<LearnedRooms.maximumDepartureRooms).map {

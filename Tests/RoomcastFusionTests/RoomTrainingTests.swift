@@ -267,6 +267,42 @@ import Testing
         #expect(Self.shownAfterAMinute(site: site, taught: taught, nodes: ["n1"], levels: [-61]) == "kitchen")
     }
 
+    /// Two Pis swapped between the kitchen and the living room after both rooms were taught:
+    /// what each was taught to hear in a room is of the place it left. Used as taught, the levels
+    /// put a beacon beside the Pi now in the living room in the kitchen. A level is kept with the
+    /// room its node stood in, and one of a node since moved is not used; with the Pis back, it is.
+    @Test func aPiMovedToAnotherRoomDoesNotCarryItsTaughtLevels() {
+        let rooms: [SiteModel.Room] = [.init(name: "kitchen"), .init(name: "living")]
+        let before = SiteModel(rooms: rooms, nodes: [.init(name: "a", room: "kitchen"), .init(name: "b", room: "living")])
+        let swapped = SiteModel(rooms: rooms, nodes: [.init(name: "a", room: "living"), .init(name: "b", room: "kitchen")])
+        // Taught with a in the kitchen and b in the living room.
+        let stood = ["a": "kitchen", "b": "living"]
+        func taught(_ name: String, _ a: Double, _ b: Double) -> LearnedRooms.Room {
+            .init(name: name, seconds: 60, nodes: [("a", a), ("b", b)].map {
+                .init(node: $0.0, seconds: 60, mean: $0.1 + 59, spread: 3, room: stood[$0.0])
+            })
+        }
+        let learned = LearnedRooms(rooms: [taught("kitchen", -70, -74), taught("living", -74, -70)])
+        #expect(learned.rooms.allSatisfy { $0.nodes.map(\.room) == ["kitchen", "living"] }, "a in the kitchen, b in the living room")
+        #expect(Self.shownAfterAMinute(site: before, taught: learned, nodes: ["a", "b"], levels: [-70, -74]) == "kitchen")
+        #expect(Self.shownAfterAMinute(site: swapped, taught: learned, nodes: ["a", "b"], levels: [-70, -74]) == "living",
+                "beside a, which stands in the living room now")
+        // A level from a file that did not say where its node stood is used as before.
+        var unsaid = learned
+        for r in unsaid.rooms.indices { for n in unsaid.rooms[r].nodes.indices { unsaid.rooms[r].nodes[n].room = nil } }
+        #expect(Self.shownAfterAMinute(site: before, taught: unsaid, nodes: ["a", "b"], levels: [-70, -74]) == "kitchen")
+    }
+
+    /// A label taught with a node in another room than before replaces that node's level
+    /// rather than pooling the two places into one.
+    @Test func teachingAgainAfterAMoveReplacesTheLevel() {
+        var learned = LearnedRooms(rooms: [.init(name: "kitchen", seconds: 60, nodes: [.init(node: "a", seconds: 60, mean: -5, spread: 3, room: "kitchen")])])
+        learned.merge(LearnedRooms(rooms: [.init(name: "kitchen", seconds: 30, nodes: [.init(node: "a", seconds: 30, mean: -25, spread: 2, room: "living")])]))
+        #expect(learned.rooms[0].nodes == [.init(node: "a", seconds: 30, mean: -25, spread: 2, room: "living")])
+        learned.merge(LearnedRooms(rooms: [.init(name: "kitchen", seconds: 30, nodes: [.init(node: "a", seconds: 30, mean: -23, spread: 2, room: "living")])]))
+        #expect(learned.rooms[0].nodes.first?.mean == -24 && learned.rooms[0].nodes.first?.room == "living", "same place: pooled")
+    }
+
     /// A site whose nodes all stand in a porch, beside `rooms`: node membership cannot tell those
     /// rooms apart, only taught levels can.
     static func porchSite(nodes: [String], rooms: [String]) -> SiteModel {

@@ -24,7 +24,7 @@ public struct LearnState: Codable, Sendable, Equatable {
     static func rounded(_ x: Double) -> Double { (x * 100).rounded() / 100 }
 
     static func rounded(_ level: LearnedRooms.NodeLevel) -> LearnedRooms.NodeLevel {
-        .init(node: level.node, seconds: rounded(level.seconds), mean: rounded(level.mean), spread: rounded(level.spread))
+        .init(node: level.node, seconds: rounded(level.seconds), mean: rounded(level.mean), spread: rounded(level.spread), room: level.room)
     }
 
     /// What this state says of the rooms in `rooms` (`inside`), or of every other room: the

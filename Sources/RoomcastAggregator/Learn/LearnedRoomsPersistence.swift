@@ -82,6 +82,15 @@ struct LearnedRoomsPersistence {
                 "nodes": "\(goneNodes.joined(separator: ", "))",
                 "hint": "after renaming or replacing a node, teach the rooms around it again"])
         }
+        let roomOf = Dictionary(site.nodes.compactMap { n in n.room.map { (n.name, $0) } }, uniquingKeysWith: { a, _ in a })
+        let moved = Set(learned.rooms.flatMap { $0.nodes.compactMap { l in
+            l.room.flatMap { was in roomOf[l.node].flatMap { now in now != was ? "\(l.node) (\(was) → \(now))" : nil } }
+        } }).sorted()
+        if !moved.isEmpty {
+            logger.warning("nodes taught in another room than the config puts them in now: their taught levels are not used", metadata: [
+                "nodes": "\(moved.joined(separator: ", "))",
+                "hint": "after moving a node, teach the rooms around it again (aggregator learn --room ROOM)"])
+        }
     }
 
     /// Whether `persist` has anything to write for these revisions: asked at every inbound
