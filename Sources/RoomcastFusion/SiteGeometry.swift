@@ -30,26 +30,12 @@ struct SiteGeometry {
         var doorways: [Doorway] = []
 
         func contains(_ px: Double, _ py: Double) -> Bool {
-            var inside = false
-            var j = points.count - 1
-            for i in 0..<points.count {
-                let a = points[i], b = points[j]
-                if (a.y > py) != (b.y > py) {
-                    let xCross = a.x + (py - a.y) / (b.y - a.y) * (b.x - a.x)
-                    if px < xCross { inside.toggle() }
-                }
-                j = i
-            }
-            return inside
+            PlanGeometry.contains(x: px, y: py, count: points.count) { points[$0] }
         }
 
+        /// Empty (from +∞ to −∞) for an outline without points.
         var bounds: (x0: Double, y0: Double, x1: Double, y1: Double) {
-            var b = (x0: Double.infinity, y0: Double.infinity, x1: -Double.infinity, y1: -Double.infinity)
-            for p in points {
-                b.x0 = min(b.x0, p.x); b.y0 = min(b.y0, p.y)
-                b.x1 = max(b.x1, p.x); b.y1 = max(b.y1, p.y)
-            }
-            return b
+            PlanGeometry.bounds(count: points.count) { points[$0] } ?? (.infinity, .infinity, -.infinity, -.infinity)
         }
 
         /// A point inside the outline, nearest the middle of its bounds of a 16 × 16 sample

@@ -1,3 +1,5 @@
+import Shared
+
 /// A point on a floor plan, metres.
 public struct Point: Sendable, Equatable, Hashable {
     public var x: Double
@@ -16,20 +18,10 @@ public struct Point: Sendable, Equatable, Hashable {
 
 /// Plane geometry for floor plans: point in polygon, segment crossing.
 public enum Geometry {
-    /// Even-odd point-in-polygon test.
+    /// Even-odd point-in-polygon test: fusion's own (`PlanGeometry.contains`), so that the
+    /// ground truth at a room's edge is what the engine's grid takes it for.
     public static func contains(_ polygon: [Point], _ p: Point) -> Bool {
-        guard polygon.count >= 3 else { return false }
-        var inside = false
-        var j = polygon.count - 1
-        for i in 0..<polygon.count {
-            let a = polygon[i], b = polygon[j]
-            if (a.y > p.y) != (b.y > p.y) {
-                let x = a.x + (p.y - a.y) * (b.x - a.x) / (b.y - a.y)
-                if p.x < x { inside.toggle() }
-            }
-            j = i
-        }
-        return inside
+        PlanGeometry.contains(x: p.x, y: p.y, count: polygon.count) { (polygon[$0].x, polygon[$0].y) }
     }
 
     /// Whether segments pq and ab cross properly (touching at an end does not count).
@@ -44,12 +36,7 @@ public enum Geometry {
 
     /// The axis-aligned bounding box of a polygon; nil when it has no points.
     public static func bounds(_ polygon: [Point]) -> (x0: Double, y0: Double, x1: Double, y1: Double)? {
-        guard let first = polygon.first else { return nil }
-        var b = (x0: first.x, y0: first.y, x1: first.x, y1: first.y)
-        for p in polygon.dropFirst() {
-            b = (min(b.x0, p.x), min(b.y0, p.y), max(b.x1, p.x), max(b.y1, p.y))
-        }
-        return b
+        PlanGeometry.bounds(count: polygon.count) { (polygon[$0].x, polygon[$0].y) }
     }
 
     /// The centroid of a polygon's vertices (good enough for convex and L-shaped rooms).
