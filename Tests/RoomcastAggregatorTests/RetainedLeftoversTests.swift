@@ -114,6 +114,38 @@ import TestSupport
         #expect(out.contains { $0.message.topic == topics.presence(Self.kept) && String(decoding: $0.message.payload, as: UTF8.self).contains(#""room":"kitchen""#) })
     }
 
+    /// Discovery turned off: Home Assistant removes an entity only when its config is emptied, so
+    /// the configs a run with discovery on left kept every entity for good, updating. This site's
+    /// go after the start; another site's (another topic prefix) stay.
+    @Test func discoveryTurnedOffRemovesThisSitesConfigs() async throws {
+        var config = AggregatorConfig(site: Self.site())
+        config.discovery.enabled = false
+        let core = config.makeCore()
+        #expect(core.discovery == nil)
+        let runtime = AggregatorRuntime(core: core, election: nil, refreshInterval: .infinity, startedAt: 0, logger: .silent)
+        await runtime.brokerConnected(now: 0)
+        let ours = try HomeAssistantDiscovery(topics: Topics(), site: Self.site()).siteConfigs(Self.site())
+        let theirs = try HomeAssistantDiscovery(topics: Topics(prefix: "flat-b/roomcast"), site: Self.site()).siteConfigs(Self.site())
+        for config in ours { _ = await runtime.handle(topic: config.topic, payload: config.payload, now: 0, retained: true) }
+        // Another site's on the same broker (the same object ids, its own status topic).
+        let other = try #require(theirs.first)
+        _ = await runtime.handle(topic: other.topic, payload: other.payload, now: 0, retained: true)
+        #expect(await runtime.discoveryConfigsOnBroker == ours.count - 1)
+        var out: [OutboundMessage] = []
+        // Past the drain of what the broker held (its marker is not echoed here) and the resume window.
+        for t in stride(from: 0.5, through: 60, by: 0.5) {
+            let r = BeaconReading(id: Self.kept, node: "kitchen-pi", ts: t, seq: UInt64(t * 2), rssi: -50, rssiFiltered: -50,
+                                  power: -59, distance: 1, proximity: .near, kind: .iBeacon, mac: "aa:bb:cc:dd:ee:ff")
+            out += await runtime.handle(topic: Topics().nodeBeacon("kitchen-pi", Self.kept), payload: try WireFormat.encode(r), now: t)
+            out += await runtime.tick(now: t)
+        }
+        let emptied = out.filter { $0.payload.isEmpty && $0.topic.hasPrefix("homeassistant/") }.map(\.topic)
+        // The other site's config took one of the topics over: that one is no longer ours.
+        #expect(Set(emptied) == Set(ours.map(\.topic)).subtracting([other.topic]), "\(emptied)")
+        #expect(emptied.count == Set(emptied).count && emptied.count == ours.count - 1)
+        #expect(!out.contains { $0.topic.hasPrefix("homeassistant/") && !$0.payload.isEmpty }, "nothing published")
+    }
+
     /// The clean-up's messages go once: a link lost as they were sent lost them, and the broker
     /// still holds the configs and the presence. The clean-up is done again after the reconnect,
     /// from what the broker sends again with the subscriptions.

@@ -252,7 +252,8 @@ public enum AggregatorCLI {
             }
         }
         let service = AggregatorService(runtime: runtime, mqtt: client, topics: topics,
-                                        discoveryFilter: config.discovery.enabled ? HomeAssistantDiscovery.configFilter(prefix: config.discovery.prefix) : nil,
+                                        // Read with discovery off too: this site's configs left on the broker are cleared.
+                                        discoveryFilter: HomeAssistantDiscovery.configFilter(prefix: config.discovery.prefix),
                                         extraFilters: config.inputs.espresense ? ESPresenseInput.filters : [],
                                         clock: clock, statusGuard: statusGuard, http: http, logger: logger)
         let lifecycle = ServiceLifecycle(logger: logger)

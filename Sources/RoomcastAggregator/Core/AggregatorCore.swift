@@ -44,6 +44,11 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// from a restart gets them again at once (`outputsRefresh`) rather than at the next
     /// refresh, up to a minute of everyone shown away.
     public var homeAssistantStatusTopic: String?
+    /// With discovery off (`discovery.enabled: false`), what tells this site's configs on the
+    /// broker, which a run with it on left: they are emptied after the start, as configs no
+    /// longer wanted are, or Home Assistant would keep every entity for good (it removes one only
+    /// when its config is emptied), and go on updating it.
+    public var discoveryToClear: HomeAssistantDiscovery?
     /// The site's rooms that other aggregators' partitions decide (`partition:`): every
     /// partition hears each learn command, and one naming such a room is theirs to answer,
     /// not a mistake to refuse here.

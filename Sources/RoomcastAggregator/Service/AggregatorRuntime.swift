@@ -356,7 +356,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             if retained == true, !resumeRefreshed { _ = core.resumeRetainedPerson(topic: topic, payload: payload, now: now) }
             return []
         }
-        if let discovery = core.discovery, discovery.isOurs(topic) {
+        if let discovery = core.discovery ?? core.discoveryToClear, discovery.isOurs(topic) {
             if payload.isEmpty || !discovery.isThisSites(payload) {
                 discoveryOnBroker.remove(topic)
                 componentsOnBroker[topic] = nil
@@ -755,6 +755,15 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                     out += removals
                     core.discoveryCleanedUp(remaining: discoveryOnBroker.subtracting(removals.map(\.topic)))
                     out += discovery.componentRemovals(onBroker: componentsOnBroker, wanted: wanted)
+                    componentsOnBroker = [:]
+                    componentsReadBack = 0
+                } else if let clearing = core.discoveryToClear {
+                    let removals = clearing.removals(existing: discoveryOnBroker, wanted: [])
+                    if !removals.isEmpty {
+                        logger.notice("Home Assistant discovery is off: removing this site's devices and entities", metadata: [
+                            "configs": "\(removals.count)", "hint": "discovery.enabled: true brings them back"])
+                    }
+                    out += removals
                     componentsOnBroker = [:]
                     componentsReadBack = 0
                 }
