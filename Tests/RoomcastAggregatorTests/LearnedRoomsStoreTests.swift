@@ -60,38 +60,35 @@ import RoomcastLogging
     /// taught: what was taught of them is not used, and the start says so, with what to do. What
     /// the config still has is not named.
     @Test func roomsAndNodesTaughtThatTheConfigNoLongerHasAreNamed() throws {
-        let dir = try directory()
-        let store = LearnedRoomsStore(path: dir + "/learned-rooms.json")
         var taught = learned
         taught.rooms.append(.init(name: "pantry", seconds: 30, nodes: [.init(node: "old-pi", seconds: 30, mean: -5, spread: 2)]))
-        try store.save(taught)
-        let records = InMemoryLogHandler()
-        let site = AggregatorLearningTests.site
-        let core = AggregatorCore(engine: FusionEngine(site: site), site: site, topics: Topics(), discovery: nil)
-        _ = AggregatorRuntime(core: core, election: nil, refreshInterval: .infinity, startedAt: 1000, learnedStore: store,
-                              logger: Logger(label: "test", level: .info, handler: records))
-        let warnings = records.records(atLeast: .warning)
+        let warnings = try startWarnings(taught)
         #expect(warnings.count == 2, "\(warnings)")
         #expect(warnings.contains { $0.message.hasPrefix("rooms taught that the config no longer has") && $0.metadata["rooms"] == "pantry" })
         #expect(warnings.contains { $0.message.hasPrefix("nodes heard while teaching") && $0.metadata["nodes"] == "old-pi" })
     }
 
-    /// A node taught in one room and placed in another by the config since (a Pi moved): its
-    /// taught levels are not used, and the start says which, and what to do.
-    @Test func aNodeTaughtInAnotherRoomIsNamed() throws {
-        let dir = try directory()
-        let store = LearnedRoomsStore(path: dir + "/learned-rooms.json")
-        let taught = LearnedRooms(rooms: [.init(name: "kitchen", seconds: 30, nodes: [
-            .init(node: "kitchen-pi", seconds: 30, mean: -3, spread: 2, room: "kitchen"),
-            .init(node: "office-pi", seconds: 30, mean: -19, spread: 2, room: "hall")])])
+    /// The warnings of a start on the learning site with `taught` in its state file (which reads
+    /// back as it was saved).
+    func startWarnings(_ taught: LearnedRooms) throws -> [LogRecord] {
+        let store = LearnedRoomsStore(path: try directory() + "/learned-rooms.json")
         try store.save(taught)
-        #expect(try store.load() == taught, "where each node stood is kept")
+        #expect(try store.load() == taught)
         let records = InMemoryLogHandler()
         let site = AggregatorLearningTests.site
         let core = AggregatorCore(engine: FusionEngine(site: site), site: site, topics: Topics(), discovery: nil)
         _ = AggregatorRuntime(core: core, election: nil, refreshInterval: .infinity, startedAt: 1000, learnedStore: store,
                               logger: Logger(label: "test", level: .info, handler: records))
-        let warnings = records.records(atLeast: .warning)
+        return records.records(atLeast: .warning)
+    }
+
+    /// A node taught in one room and placed in another by the config since (a Pi moved): its
+    /// taught levels are not used, and the start says which, and what to do.
+    @Test func aNodeTaughtInAnotherRoomIsNamed() throws {
+        let taught = LearnedRooms(rooms: [.init(name: "kitchen", seconds: 30, nodes: [
+            .init(node: "kitchen-pi", seconds: 30, mean: -3, spread: 2, room: "kitchen"),
+            .init(node: "office-pi", seconds: 30, mean: -19, spread: 2, room: "hall")])])
+        let warnings = try startWarnings(taught)
         #expect(warnings.count == 1, "\(warnings)")
         #expect(warnings.first?.message.hasPrefix("nodes taught in another room") == true
                 && warnings.first?.metadata["nodes"] == "office-pi (hall → office)")
