@@ -33,6 +33,7 @@ struct DecisionTrace<Inner: PresenceEstimator & Sendable>: PresenceEstimator, Se
     var counters: FusionCounters { inner.counters }
     func switchEvidenceSince(for id: BeaconID) -> Double? { inner.switchEvidenceSince(for: id) }
     func madeNode(_ node: String) -> Bool { inner.madeNode(node) }
+    var makesNodes: Bool { inner.makesNodes }
 
     mutating func tick(now: Double) -> [PresenceDecision] {
         let changed = inner.tick(now: now)

@@ -29,6 +29,14 @@ extension FusionEngine {
         roomNames.indices.contains(nodes[n].room) ? roomNames[nodes[n].room] : nil
     }
 
+    /// Whether `level` was taught with node `n` in another room of the site than it stands in now
+    /// (or it stands in none now): it hears the taught room otherwise from where it is. A room the
+    /// site no longer has is one renamed, not left.
+    func moved(_ level: LearnedRooms.NodeLevel, node n: Int) -> Bool {
+        guard let was = level.room, roomIndex[was] != nil else { return false }
+        return was != roomName(ofNode: n)
+    }
+
     /// How many of the site's rooms were taught.
     var learnedRoomCount: Int { training.learned.rooms.filter { roomIndex[$0.name] != nil }.count }
 
@@ -42,8 +50,7 @@ extension FusionEngine {
             guard let r = roomIndex[room.name], room.seconds > 0 else { continue }
             var levels = [TaughtRooms.Level?](repeating: nil, count: nodes.count)
             for level in room.nodes {
-                // A node taught in another room than it stands in now hears this room otherwise.
-                guard let n = nodeIndex[level.node], level.room.map({ $0 == roomName(ofNode: n) }) ?? true else { continue }
+                guard let n = nodeIndex[level.node], !moved(level, node: n) else { continue }
                 let precision = 1 / (level.spread * level.spread + floor * floor)
                 levels[n] = .init(mean: level.mean, precision: precision, halfLogPrecision: 0.5 * log(precision),
                                   heard: min(1, level.seconds / room.seconds))

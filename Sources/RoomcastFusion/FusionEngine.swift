@@ -377,8 +377,10 @@ public struct FusionEngine: PresenceEstimator, CalibratingEstimator, Sendable {
     }
 
     public func madeNode(_ node: String) -> Bool {
-        site.nodes.isEmpty && nodeIndex[node] != nil
+        makesNodes && nodeIndex[node] != nil
     }
+
+    public var makesNodes: Bool { site.nodes.isEmpty && settings.autoNodes }
 
     /// `node` is listening (its heartbeat): after a restart, the beacons it heard last count their
     /// silence from when it is first heard.

@@ -104,7 +104,15 @@ public struct LearnedRooms: Codable, Sendable, Equatable {
             var room = rooms[i]
             room.seconds = min(room.seconds + incoming.seconds, Self.secondsBound)
             for level in incoming.nodes {
-                if let j = room.nodes.firstIndex(where: { $0.node == level.node }) {
+                if let j = room.nodes.firstIndex(where: { $0.node == level.node }), let was = room.nodes[j].room,
+                   let now = level.room, was != now {
+                    // Taught again with the node in another room: the old level is of a place it
+                    // left, and goes. The new one keeps its share of the label it was heard in,
+                    // or the room's seconds, which count both labels, would understate it.
+                    var moved = level
+                    if incoming.seconds > 0 { moved.seconds = min(level.seconds / incoming.seconds * room.seconds, Self.secondsBound) }
+                    room.nodes[j] = moved
+                } else if let j = room.nodes.firstIndex(where: { $0.node == level.node }) {
                     room.nodes[j] = Self.pooled(room.nodes[j], level)
                 } else {
                     room.nodes.append(level)
@@ -121,8 +129,6 @@ public struct LearnedRooms: Codable, Sendable, Equatable {
     }
 
     static func pooled(_ a: NodeLevel, _ b: NodeLevel) -> NodeLevel {
-        // Taught with the node in another room: the old level is of a place the node left.
-        if let was = a.room, let now = b.room, was != now { return b }
         let n = a.seconds + b.seconds
         guard n > 0 else { return a }
         let mean = (a.seconds * a.mean + b.seconds * b.mean) / n

@@ -48,6 +48,9 @@ public protocol PresenceEstimator {
 
     /// Whether `node` is one it made a room of, on a site that lists no nodes (`auto_nodes`).
     func madeNode(_ node: String) -> Bool
+
+    /// Whether it makes a room of each node it hears (a site that lists no nodes, `auto_nodes` on).
+    var makesNodes: Bool { get }
 }
 
 /// How full an estimator's beacon table is.
@@ -83,6 +86,7 @@ extension PresenceEstimator {
     public var capacityUse: CapacityUse? { nil }
     /// Estimators that make no rooms of nodes have made none.
     public func madeNode(_ node: String) -> Bool { false }
+    public var makesNodes: Bool { false }
     /// Estimators that count nothing report zeros.
     public var counters: FusionCounters { FusionCounters() }
     public func switchEvidenceSince(for id: BeaconID) -> Double? { nil }

@@ -58,6 +58,20 @@ import Testing
         #expect(listed.announcedNodes.isEmpty)
     }
 
+    /// Two nodes whose names give one Home Assistant id (`hall-pi`, `hall_pi`) would share one
+    /// config, each overwriting the other's: the second gets none. Fusion still makes its room.
+    @Test func aNodeWhoseIdsAreAnothersGetsNoDevices() throws {
+        var core = AggregatorConfig(site: SiteModel()).makeCore()
+        _ = try core.start(now: 0)
+        var out: [OutboundMessage] = []
+        for (k, node) in ["hall-pi", "hall_pi"].enumerated() {
+            out += try core.handle(topic: Self.topics.nodeStatus(node), payload: Array("online".utf8), now: Double(k)).messages
+        }
+        #expect(out.filter { $0.topic.hasPrefix("homeassistant/") }.map(\.topic).sorted() == (try Self.topicsOf("hall-pi")).sorted())
+        #expect(core.announcedNodes == ["hall-pi"])
+        #expect(core.engine.madeNode("hall_pi"))
+    }
+
     /// Through the runtime, after a restart: the broker sends the retained statuses and the
     /// devices' configs. A node that says `online` is announced again; one that says `offline`
     /// (down across the restart) keeps its devices without being announced; one whose status

@@ -144,6 +144,12 @@ import TestSupport
         #expect(Set(emptied) == Set(ours.map(\.topic)).subtracting([other.topic]), "\(emptied)")
         #expect(emptied.count == Set(emptied).count && emptied.count == ours.count - 1)
         #expect(!out.contains { $0.topic.hasPrefix("homeassistant/") && !$0.payload.isEmpty }, "nothing published")
+
+        // Under `partition:` another partition's configs name the same status topic, and it may
+        // publish them: left alone.
+        var partitioned = AggregatorConfig(site: Self.site(), partition: .init(floors: [0]))
+        partitioned.discovery.enabled = false
+        #expect(partitioned.makeCore().discoveryToClear == nil)
     }
 
     /// The clean-up's messages go once: a link lost as they were sent lost them, and the broker

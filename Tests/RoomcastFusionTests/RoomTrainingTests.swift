@@ -291,6 +291,12 @@ import Testing
         var unsaid = learned
         for r in unsaid.rooms.indices { for n in unsaid.rooms[r].nodes.indices { unsaid.rooms[r].nodes[n].room = nil } }
         #expect(Self.shownAfterAMinute(site: before, taught: unsaid, nodes: ["a", "b"], levels: [-70, -74]) == "kitchen")
+        // A room the site no longer has (renamed) is no move: the levels taught there stand.
+        var renamed = learned
+        for r in renamed.rooms.indices { for n in renamed.rooms[r].nodes.indices where renamed.rooms[r].nodes[n].node == "a" {
+            renamed.rooms[r].nodes[n].room = "scullery"
+        } }
+        #expect(Self.shownAfterAMinute(site: before, taught: renamed, nodes: ["a", "b"], levels: [-70, -74]) == "kitchen")
     }
 
     /// A label taught with a node in another room than before replaces that node's level
@@ -298,9 +304,11 @@ import Testing
     @Test func teachingAgainAfterAMoveReplacesTheLevel() {
         var learned = LearnedRooms(rooms: [.init(name: "kitchen", seconds: 60, nodes: [.init(node: "a", seconds: 60, mean: -5, spread: 3, room: "kitchen")])])
         learned.merge(LearnedRooms(rooms: [.init(name: "kitchen", seconds: 30, nodes: [.init(node: "a", seconds: 30, mean: -25, spread: 2, room: "living")])]))
-        #expect(learned.rooms[0].nodes == [.init(node: "a", seconds: 30, mean: -25, spread: 2, room: "living")])
+        // Heard through all of the new label: its share of the room's 90 s is whole, not 30 of them.
+        #expect(learned.rooms[0].seconds == 90)
+        #expect(learned.rooms[0].nodes == [.init(node: "a", seconds: 90, mean: -25, spread: 2, room: "living")])
         learned.merge(LearnedRooms(rooms: [.init(name: "kitchen", seconds: 30, nodes: [.init(node: "a", seconds: 30, mean: -23, spread: 2, room: "living")])]))
-        #expect(learned.rooms[0].nodes.first?.mean == -24 && learned.rooms[0].nodes.first?.room == "living", "same place: pooled")
+        #expect(learned.rooms[0].nodes.first?.mean == -24.5 && learned.rooms[0].nodes.first?.room == "living", "same place: pooled")
     }
 
     /// A site whose nodes all stand in a porch, beside `rooms`: node membership cannot tell those

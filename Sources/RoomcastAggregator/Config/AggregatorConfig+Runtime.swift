@@ -53,8 +53,12 @@ extension AggregatorConfig {
                                       : nil,
                                   outputs: output.enabled, restrictToKnownNodes: !site.nodes.isEmpty)
         core.acceptsESPresense = inputs.espresense
-        if !output.enabled.isEmpty { core.homeAssistantStatusTopic = "\(discovery.prefix)/status" }
-        if !discovery.enabled { core.discoveryToClear = HomeAssistantDiscovery(prefix: discovery.prefix, topics: topics, mode: discovery.mode) }
+        if !output.enabled.isEmpty { core.homeAssistantStatusTopic = HomeAssistantDiscovery.birthTopic }
+        // Not under `partition:`: every partition's configs name the site's one status topic, and
+        // another partition, with discovery on, publishes its own.
+        if !discovery.enabled, partitionName == nil {
+            core.discoveryToClear = HomeAssistantDiscovery(prefix: discovery.prefix, topics: topics, mode: discovery.mode)
+        }
         core.awayTimeout = fusion.awayTimeout
         core.otherPartitionsRooms = Set(self.site.rooms.map(\.name)).subtracting(site.rooms.map(\.name))
         // A partition hears its own nodes only, even where it has none: open to every node, it

@@ -39,7 +39,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     private var hearingBackAt: Double?
     /// Also take ESPresense nodes' readings (`inputs.espresense`).
     public var acceptsESPresense = false
-    /// Home Assistant's status topic (its birth message, `<discovery prefix>/status`), read
+    /// Home Assistant's status topic (its birth message, `HomeAssistantDiscovery.birthTopic`), read
     /// where an output's messages are not retained (`output.mqtt_room`): Home Assistant back
     /// from a restart gets them again at once (`outputsRefresh`) rather than at the next
     /// refresh, up to a minute of everyone shown away.
@@ -79,6 +79,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// Home Assistant with their rooms: from then on in the start's configs and kept by the
     /// clean-up. Bounded by the engine's nodes.
     public private(set) var announcedNodes: Set<String> = []
+    /// The Home Assistant id of each node in `announcedNodes`, to the node.
+    private var madeNodeSlugs: [String: String] = [:]
     private var espresense = ESPresenseInput()
     /// Readings accepted per node and when each last arrived (the dashboard, `/metrics`).
     public private(set) var nodeActivity = NodeActivity()
@@ -199,12 +201,13 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         }
     }
 
-    /// Every discovery config this aggregator, or another partition of the site, publishes:
-    /// what the clean-up after the start keeps.
+    /// Every discovery config this aggregator, or another partition of the site, publishes, and
+    /// those of the nodes said to be offline where nodes are made of what is heard (their devices
+    /// outlast a restart while the broker holds their status): what the clean-up after the start keeps.
     public func wantedDiscovery() throws -> [OutboundMessage] {
         guard let discovery else { return [] }
         return try discovery.siteConfigs(wholeSite) + announcedConfigs() + beaconDevices(othersBeacons.subtracting(announcedBeacons))
-            + madeNodeConfigs(announcedNodes.union(site.nodes.isEmpty ? Set(offlineNodes.keys) : []))
+            + madeNodeConfigs(announcedNodes.union(engine.makesNodes ? Set(offlineNodes.keys) : []))
     }
 
     /// The Home Assistant devices of `nodes`, each a node fusion made a room of, and its room.
@@ -216,8 +219,17 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// A node fusion has just made a room of (`madeNode`): its devices and its room's go to
     /// Home Assistant, as a listed node's do at the start, and its room's occupancy is published
     /// with every refresh from then on, as a listed room's is.
+    /// A node whose devices' ids would be another's (`hall-pi` and `hall_pi`, or a listed room's
+    /// of another spelling: Home Assistant ids keep letters and digits alone) gets none: they would
+    /// share one config, each overwriting the other's.
     private mutating func announceNode(_ node: String) throws -> [OutboundMessage] {
         guard site.nodes.isEmpty, !announcedNodes.contains(node), engine.madeNode(node) else { return [] }
+        let slug = HomeAssistantDiscovery.discoveryID(node)
+        if let other = madeNodeSlugs[slug] ?? site.rooms.first(where: { HomeAssistantDiscovery.discoveryID($0.name) == slug })?.name,
+           other != node {
+            return []
+        }
+        madeNodeSlugs[slug] = node
         announcedNodes.insert(node)
         publisher.roomMade(node)
         guard started, let discovery else { return [] }

@@ -315,6 +315,10 @@ public struct HomeAssistantDiscovery: Sendable {
         try siteDevices(site).flatMap(messages)
     }
 
+    /// Where Home Assistant says it has started (its birth message, `online`): its default,
+    /// whatever the discovery prefix.
+    public static let birthTopic = "homeassistant/status"
+
     /// The subscription that reads back retained discovery configs (both modes' topics).
     public static func configFilter(prefix: String) -> String { "\(prefix)/+/+/config" }
 

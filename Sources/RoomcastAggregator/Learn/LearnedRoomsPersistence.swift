@@ -82,9 +82,12 @@ struct LearnedRoomsPersistence {
                 "nodes": "\(goneNodes.joined(separator: ", "))",
                 "hint": "after renaming or replacing a node, teach the rooms around it again"])
         }
-        let roomOf = Dictionary(site.nodes.compactMap { n in n.room.map { (n.name, $0) } }, uniquingKeysWith: { a, _ in a })
-        let moved = Set(learned.rooms.flatMap { $0.nodes.compactMap { l in
-            l.room.flatMap { was in roomOf[l.node].flatMap { now in now != was ? "\(l.node) (\(was) → \(now))" : nil } }
+        // As fusion judges it (`FusionEngine.moved`): taught in a room the site still has, and
+        // standing in another now, or in none. A room renamed is said above.
+        let roomOf = Dictionary(site.nodes.map { ($0.name, $0.room) }, uniquingKeysWith: { a, _ in a })
+        let moved = Set(learned.rooms.flatMap { $0.nodes.compactMap { l -> String? in
+            guard let was = l.room, rooms.contains(was), let now = roomOf[l.node], now != was else { return nil }
+            return "\(l.node) (\(was) → \(now ?? "no room"))"
         } }).sorted()
         if !moved.isEmpty {
             logger.warning("nodes taught in another room than the config puts them in now: their taught levels are not used", metadata: [

@@ -44,6 +44,10 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     public nonisolated let leftoverFilters: [String]
     /// Home Assistant's status topic, read where an output is not retained (`AggregatorCore`).
     public nonisolated let homeAssistantStatusTopic: String?
+    /// When Home Assistant's birth message was last answered.
+    private var birthAnswered = -Double.infinity
+    /// Seconds between two answers to Home Assistant's birth message at least.
+    static var birthAnswerGap: Double { 10 }
     /// Start-up time, moved to the first broker connection: the retained state arrives only then.
     private var startedAt: Double
     private var connectedOnce = false
@@ -342,7 +346,11 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         if let status = core.homeAssistantStatusTopic, topic == status {
             // Home Assistant's birth message: it restarted, and lost what was not retained. A
             // retained `online` is no restart, only what the broker kept.
-            guard retained != true, payload == Array("online".utf8), isActive, wasActive, !core.decisionsHeld(at: now) else { return [] }
+            // At most one answer per `birthAnswerGap`: any client the broker lets write the topic
+            // could otherwise have every beacon's report sent again at each message.
+            guard retained != true, payload == Array("online".utf8), isActive, wasActive, !core.decisionsHeld(at: now),
+                  abs(now - birthAnswered) >= Self.birthAnswerGap else { return [] }
+            birthAnswered = now
             do { return try core.outputsRefresh(now: now) } catch {
                 logger.error("could not encode output", metadata: ["error": "\(error)"])
                 return []
