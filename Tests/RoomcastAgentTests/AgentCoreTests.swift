@@ -63,6 +63,25 @@ import TestSupport
         #expect(core.scanTable(now: 34.6).sorted.first?.proximity != .unknown, "heard for 15 s without an RSSI: still in view")
     }
 
+    /// A still tag at 3 m: the readings' class holds (`BeaconRanger.nextProximity`), while a
+    /// distance crossing the threshold is still reported at once, as the aggregator expects.
+    @Test func aStillTagAtAThresholdKeepsItsClassWhileCrossingsAreReported() throws {
+        var core = AgentCore(settings: AgentSettings(node: "n"), decoder: try AdvertisementDecoder(), startTime: 0)
+        let config = RangingConfig()
+        let atThreshold = -59 - 10 * config.pathLossExponent * log10(config.nearBelow)
+        var rng = SeededRandom(seed: 5)
+        var all: [BeaconReading] = []
+        for k in 0..<1800 {
+            let rssi = Int((atThreshold + rng.gaussian() * 4).rounded())
+            all += try readings(core.handle(report(t: Double(k) / 3, rssi: rssi)))
+        }
+        func changes(_ classes: [Proximity]) -> Int { zip(classes, classes.dropFirst()).filter { $0 != $1 }.count }
+        let carried = changes(all.map(\.proximity))
+        let crossed = changes(all.map { Proximity(distance: $0.distance, config: config) })
+        #expect(carried <= 20, "\(carried) class changes in the readings of 10 minutes")
+        #expect(crossed > 100, "only \(crossed) readings across the threshold")
+    }
+
     /// A receiver calibrated below the model (`rx_adjust_db`) reads a weak beacon under the floor:
     /// the reading says the floor, within the contract, and the aggregator takes it.
     @Test func aFilteredLevelStaysWithinTheContractWhateverTheAdjustment() throws {

@@ -209,6 +209,51 @@ struct RangingTests {
         #expect(ranger.estimate(now: 2)?.lastSeen == 2)
     }
 
+    /// A still tag whose filtered level sits near a threshold flipped `near`/`far` every second or
+    /// so, each flip published at once as a significant change. The class now changes only when the
+    /// filter is sure; a tag carried across a threshold is still followed within seconds.
+    @Test("a still tag at a threshold keeps its class, and a tag carried across changes it")
+    func proximityHoldsAtAThresholdAndFollowsAMove() throws {
+        let config = RangingConfig()
+        // The level at exactly `nearBelow` (3 m) from a beacon of −59 dBm at 1 m.
+        let atThreshold = -59 - 10 * config.pathLossExponent * log10(config.nearBelow)
+        var rng = SeededRandom(seed: 11)
+        var ranger = BeaconRanger(id: Self.id, config: config)
+        var changes = 0, last: Proximity?
+        for k in 0..<1800 {                                   // 10 minutes at 3 Hz, 4 dB of noise
+            let t = Double(k) / 3
+            ranger.ingest(rssi: Int((atThreshold + rng.gaussian() * 4).rounded()), advertised: -59, at: t)
+            let p = try #require(ranger.range(now: t)).proximity
+            if k >= 30, let l = last, l != p { changes += 1 }
+            last = p
+        }
+        #expect(changes <= 20, "\(changes) class changes in 10 minutes of a still tag")
+
+        // Carried from 1 m out to 8 m and back, still at 3 Hz with the same noise.
+        func level(_ metres: Double) -> Double { -59 - 10 * config.pathLossExponent * log10(metres) }
+        var carried = BeaconRanger(id: Self.id, config: config)
+        var t = 0.0
+        func hear(at metres: Double, for seconds: Double) -> [Proximity] {
+            var seen: [Proximity] = []
+            let end = t + seconds
+            while t < end {
+                carried.ingest(rssi: Int((level(metres) + rng.gaussian() * 4).rounded()), advertised: -59, at: t)
+                seen.append(carried.range(now: t)!.proximity)
+                t += 1.0 / 3
+            }
+            return seen
+        }
+        #expect(hear(at: 1, for: 20).last == .near)
+        let out = hear(at: 8, for: 10)
+        let farAfter = try #require(out.firstIndex(of: .far), "never far at 8 m")
+        #expect(Double(farAfter) / 3 <= 3, "far only after \(Double(farAfter) / 3) s")
+        #expect(out.suffix(10).allSatisfy { $0 == .far })
+        let back = hear(at: 1, for: 10)
+        let nearAfter = try #require(back.firstIndex(of: .near), "never near again at 1 m")
+        #expect(Double(nearAfter) / 3 <= 3, "near again only after \(Double(nearAfter) / 3) s")
+        #expect(back.suffix(10).allSatisfy { $0 == .near })
+    }
+
     /// Forgetting it later is the agent's table's (`BeaconTableTests`).
     @Test("a silent beacon goes unknown")
     func silence() throws {

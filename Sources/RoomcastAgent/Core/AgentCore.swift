@@ -154,8 +154,12 @@ public struct AgentCore: Sendable {
                 ?? BeaconRanger.Range(rssiFiltered: -127, power: identity.referencePower ?? settings.ranging.defaultPower,
                                       distance: settings.ranging.maxDistance, proximity: .unknown)
         }
+        // The policy is told of the distance's own class, not the held one the reading carries: a
+        // distance crossing a threshold is reported at once, as before the class was held, since
+        // the aggregator's rooms on the recordings lean on those readings (docs/ranging.md).
+        let distanceClass = report.rssi == nil ? range.proximity : Proximity(distance: range.distance, config: settings.ranging)
         guard let due = policy.offer(&beacons[slot].published, ts: ts, filtered: range.rssiFiltered,
-                                     distance: range.distance, proximity: range.proximity, measured: report.rssi != nil) else { return out }
+                                     distance: range.distance, proximity: distanceClass, measured: report.rssi != nil) else { return out }
         // Only a reading needs the interval and the topic: the interval's median is taken now (nothing
         // was ingested since the range), the topic built at the beacon's first reading.
         let (topics, node) = (settings.topics, settings.node)

@@ -3,7 +3,7 @@ import Shared
 /// Decides when a beacon's reading goes out: the first time it is heard, then
 /// at most once per `reportInterval`, plus at once on a significant change
 /// (filtered RSSI moved by `significantChangeDB`, distance by
-/// `significantChangeMeters`, or the proximity class changed; a threshold of 0 is off).
+/// `significantChangeMeters`, or the distance crossed a proximity threshold; a threshold of 0 is off).
 ///
 /// It is only asked when an advertisement arrives, so it never publishes more
 /// often than the radio gives and never republishes a stale value on a timer.

@@ -14,6 +14,9 @@ public struct BeaconRanger: Sendable, Equatable {
     /// The beacon's own 1 m power as last advertised: a `mac:`, `irk:` or `fp:` identity's
     /// frames without one (an Eddystone-TLM between URL frames, a scan response) keep it.
     public private(set) var advertisedPower: Int?
+    /// The proximity class as last decided: it changes only when the filter is sure the beacon
+    /// has crossed a threshold (`nextProximity`), so a still tag near one does not flip.
+    public private(set) var proximity: Proximity = .unknown
 
     public init(id: BeaconID, config: RangingConfig) {
         self.id = id
@@ -36,12 +39,41 @@ public struct BeaconRanger: Sendable, Equatable {
         guard t.isFinite else { return }
         if let a = advertised, Beacon.plausibleReferencePower ~= a { advertisedPower = a }
         power = BeaconRanger.referencePower(id: id, advertised: advertisedPower, config: config)
+        // A beacon back from a silence (published `unknown`) gets its class afresh.
+        if t - lastSeen > config.unknownAfter { proximity = .unknown }
         lastSeen = max(t, lastSeen)
         intervals.record(at: t)
         guard BeaconRanger.validRSSI ~= rssi else { return }
         lastRSSI = rssi
         samples += 1
         filter.update(rssi: Double(rssi) + config.rxAdjust, at: t)
+        if let filtered = filter.estimate {
+            proximity = BeaconRanger.nextProximity(after: proximity, filtered: filtered,
+                                                   sd: filter.variance.squareRoot(), power: power, config: config)
+        }
+    }
+
+    /// The class after `current` for a filtered level known to within `sd` dB: `current` while the
+    /// level's band of two standard deviations each side still reaches into it, else the class of
+    /// the level itself. A still tag whose filtered level wanders across a threshold by less than
+    /// the filter is sure of keeps its class (at 3 Hz with 4 dB of noise, 6 changes in 10 minutes
+    /// instead of 275: `RangingTests`); one carried across changes a second or two later.
+    static func nextProximity(after current: Proximity, filtered: Double, sd: Double, power: Int,
+                              config: RangingConfig) -> Proximity {
+        let plain = Proximity(distance: distance(rssi: filtered, power: power, config: config), config: config)
+        guard current != .unknown, plain != current, sd.isFinite, sd > 0 else { return plain }
+        let nearest = Proximity(distance: distance(rssi: filtered + 2 * sd, power: power, config: config), config: config)
+        let farthest = Proximity(distance: distance(rssi: filtered - 2 * sd, power: power, config: config), config: config)
+        let order: [Proximity] = [.immediate, .near, .far]
+        guard let c = order.firstIndex(of: current), let lo = order.firstIndex(of: nearest),
+              let hi = order.firstIndex(of: farthest) else { return plain }
+        return lo <= c && c <= hi ? current : plain
+    }
+
+    /// The distance of a filtered level under `config`'s model, at most its `maxDistance`.
+    static func distance(rssi: Double, power: Int, config: RangingConfig) -> Double {
+        DistanceModel.logDistance(exponent: config.pathLossExponent)
+            .distance(rssi: rssi, power: Double(power), maxDistance: config.maxDistance) ?? config.maxDistance
     }
 
     /// The clock stepped back by `seconds`: every time kept moves back with it.
@@ -91,12 +123,9 @@ public struct BeaconRanger: Sendable, Equatable {
     /// `estimate(now:)`'s filtered RSSI, power, distance and proximity; nil before the first sample.
     public func range(now: Double) -> Range? {
         guard let filtered = filter.estimate else { return nil }
-        let model = DistanceModel.logDistance(exponent: config.pathLossExponent)
-        let d = model.distance(rssi: filtered, power: Double(power), maxDistance: config.maxDistance)
-            ?? config.maxDistance
         let silent = now - lastSeen > config.unknownAfter
-        return Range(rssiFiltered: filtered, power: power, distance: d,
-                     proximity: silent ? .unknown : Proximity(distance: d, config: config),
-                     rssiSD: filter.variance.squareRoot())
+        return Range(rssiFiltered: filtered, power: power,
+                     distance: BeaconRanger.distance(rssi: filtered, power: power, config: config),
+                     proximity: silent ? .unknown : proximity, rssiSD: filter.variance.squareRoot())
     }
 }
