@@ -22,13 +22,16 @@ struct HomeAssistantTests {
 
     /// The aggregator config: "living" and "kitchen" (HA's onboarding made the areas Living Room and
     /// Kitchen), a short away timeout so away is quick to see.
-    static func config(port: Int, beacons: [LiveRig.Beacon], alice: [BeaconID] = [tag, phone], mode: String) throws -> String {
+    static func config(port: Int, beacons: [LiveRig.Beacon], alice: [BeaconID] = [tag, phone], aliceID: String? = nil,
+                       mode: String) throws -> String {
+        var person: [String: Any] = ["name": "Alice", "beacons": alice.map(\.rawValue)]
+        if let aliceID { person["id"] = aliceID }
         let root: [String: Any] = [
             "mqtt": ["broker": "mqtt://127.0.0.1:\(port)"],
             "rooms": [["name": "kitchen", "floor": 0], ["name": "living", "floor": 0]],
             "nodes": [["name": "kitchen-pi", "room": "kitchen"], ["name": "living-pi", "room": "living"]],
             "beacons": beacons.map { ["id": $0.id.rawValue, "name": $0.name] },
-            "people": [["name": "Alice", "beacons": alice.map(\.rawValue)]],
+            "people": [person],
             "fusion": ["away_timeout_s": 4],
             "discovery": ["mode": mode, "node_distances": true],
             "output": ["mqtt_room": true, "refresh_interval_s": 60],
@@ -273,9 +276,11 @@ struct HomeAssistantTests {
                 && s["binary_sensor.roomcast_aggregator_connectivity"]?.state == "off"
         }
 
-        // The cat leaves the config, and Alice gives her phone away for the keys: after a restart none
-        // of the cat's entities is left, Alice's are back, and each teaching select is on its new owner.
-        try Self.config(port: broker.port, beacons: Array(Self.beacons.dropFirst()), alice: [Self.tag, Self.keys], mode: mode)
+        // The cat leaves the config, Alice gives her phone away for the keys, and she is given an id
+        // of her own (her device's id changes, her name does not): after a restart none of the cat's
+        // entities is left, Alice's are back under their ids, and each teaching select is on its new owner.
+        try Self.config(port: broker.port, beacons: Array(Self.beacons.dropFirst()), alice: [Self.tag, Self.keys],
+                        aliceID: "alice-smith", mode: mode)
             .write(toFile: configPath, atomically: true, encoding: .utf8)
         let observer = try LiveRig.client(port: broker.port, id: "observer")
         let catPresence = StreamCollector(observer.messages)
@@ -291,6 +296,11 @@ struct HomeAssistantTests {
                 && s["binary_sensor.kitchen_pi_connectivity"] != nil
         }
         #expect(try await ha.render("{{ integration_entities('mqtt') | select('search', 'cat_r|cat_l|tracker.cat') | list | count }}") == "0")
+        // Alice's tracker is her new device's, under its old id, which her Person follows: the old
+        // device went before the new one came, so no `_2` id was given.
+        #expect(try await ha.render("{{ device_attr(device_id('device_tracker.alice'), 'identifiers') | list | string }}")
+            .contains("roomcast_person_alice_smith"))
+        #expect(try await ha.render("{{ integration_entities('mqtt') | select('search', '_2$') | list | join(',') }}") == "")
         // The teaching selects as the new owners' devices carry them, live (Home Assistant refuses
         // an entity whose unique id another one still holds, until it restarts).
         func selects(of device: String) -> String {
@@ -324,7 +334,8 @@ struct HomeAssistantTests {
             aggregator.send(SIGTERM)
             let stopping = aggregator
             #expect(try await withTimeout(.seconds(10), "aggregator to exit") { await stopping.waitForExit() } == 0)
-            try Self.config(port: broker.port, beacons: Array(Self.beacons.dropFirst()), alice: [Self.tag, Self.keys], mode: "entity")
+            try Self.config(port: broker.port, beacons: Array(Self.beacons.dropFirst()), alice: [Self.tag, Self.keys],
+                            aliceID: "alice-smith", mode: "entity")
                 .write(toFile: configPath, atomically: true, encoding: .utf8)
             aggregator = try LiveRig.startAggregator(configPath: configPath, instance: "a", in: dir)
             try await ha.waitFor("the per-entity configs in force", timeout: .seconds(30)) { s in
@@ -334,9 +345,9 @@ struct HomeAssistantTests {
             #expect(try await ha.render("{{ integration_entities('mqtt') | sort | join(',') }}") == entities)
             let configs = try await Observer(port: broker.port, filters: ["homeassistant/#"])
             try await configs.waitFor("the per-entity configs retained") { _ in
-                configs.last("homeassistant/sensor/roomcast_person_alice_room/config")?.isEmpty == false
+                configs.last("homeassistant/sensor/roomcast_person_alice_smith_room/config")?.isEmpty == false
             }
-            #expect(configs.last("homeassistant/device/roomcast_person_alice/config") == nil, "device config still retained")
+            #expect(configs.last("homeassistant/device/roomcast_person_alice_smith/config") == nil, "device config still retained")
             await configs.stop()
         }
         // Clearing a device topic after its migration, as Home Assistant's rollback asks, makes it

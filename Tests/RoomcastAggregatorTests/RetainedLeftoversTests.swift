@@ -11,6 +11,7 @@ import TestSupport
 @Suite struct RetainedLeftoversTests {
     static let kept = BeaconID("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-1")!
     static let removed = BeaconID("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2")!
+    static let replacement = BeaconID("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-3")!
 
     static func site(nodes: Bool = true, beacons: Bool = true) -> SiteModel {
         SiteModel(rooms: [.init(name: "kitchen"), .init(name: "hall")],
@@ -150,6 +151,70 @@ import TestSupport
         var partitioned = AggregatorConfig(site: Self.site(), partition: .init(floors: [0]))
         partitioned.discovery.enabled = false
         #expect(partitioned.makeCore().discoveryToClear == nil)
+    }
+
+    /// A beacon replaced under the same name, a person given an `id`, a room given another id: the
+    /// old device still held the entity ids when the new one's configs went out, and Home Assistant
+    /// gave the new entities `_2` ids for good. What the config alone says is gone is emptied
+    /// before the start's configs; what it cannot judge (a beacon heard on a site that lists
+    /// none, a node made of what is heard) waits for the clean-up after the start.
+    @Test(arguments: [AggregatorConfig.Discovery.Mode.device, .entity])
+    func devicesTheConfigSaysAreGoneAreRemovedBeforeTheStartsConfigs(mode: AggregatorConfig.Discovery.Mode) async throws {
+        let old = SiteModel(rooms: [.init(name: "kitchen"), .init(name: "hall")],
+                            nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "hall-pi", room: "hall")],
+                            beacons: [.init(id: Self.removed, name: "Keys"), .init(id: Self.kept, name: "Alice's tag")],
+                            people: [.init(name: "Alice", beacons: [Self.kept])])
+        let new = SiteModel(rooms: [.init(name: "kitchen"), .init(name: "lobby", displayName: "Hall")],
+                            nodes: [.init(name: "kitchen-pi", room: "kitchen"), .init(name: "hall-pi", room: "lobby")],
+                            beacons: [.init(id: Self.replacement, name: "Keys"), .init(id: Self.kept, name: "Alice's tag")],
+                            people: [.init(id: "alice-smith", name: "Alice", beacons: [Self.kept])])
+        let heard = BeaconID("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-9-9")!
+        let topics = Topics()
+        let was = try HomeAssistantDiscovery(topics: topics, mode: mode, site: old)
+        let retained = try was.siteConfigs(old)
+        var config = AggregatorConfig(site: new)
+        config.discovery.mode = mode
+        let core = config.makeCore()
+        let now = try #require(core.discovery)
+        let runtime = AggregatorRuntime(core: core, election: nil, refreshInterval: .infinity, startedAt: 0, logger: .silent)
+        for message in retained { _ = await runtime.handle(topic: message.topic, payload: message.payload, now: 0, retained: true) }
+        await runtime.brokerConnected(now: 0)
+        /// The ticks' discovery messages up to the tick that published the start's configs, with their times.
+        func started<E>(_ runtime: AggregatorRuntime<E>) async -> [(t: Double, message: OutboundMessage)] {
+            var out: [(t: Double, message: OutboundMessage)] = []
+            for t in stride(from: 0.5, through: 5, by: 0.5) {
+                out += await runtime.tickAnswered(now: t).filter { $0.topic.hasPrefix("homeassistant/") }.map { (t, $0) }
+                if out.contains(where: { !$0.message.payload.isEmpty }) { break }
+            }
+            return out
+        }
+        let timed = await started(runtime)
+        let start = timed.map(\.message)
+        let wanted = Set(try now.siteConfigs(new).map(\.topic))
+        let gone = Set(retained.map(\.topic)).subtracting(wanted)
+        let emptied = start.filter { $0.payload.isEmpty }.map { $0.topic }
+        // Besides those gone, per-entity configs that move to another device (Alice's tag's
+        // teaching select, to her device of the new id) are emptied, then written again.
+        #expect(Set(emptied).subtracting(gone).isSubset(of: wanted) && Set(emptied).isSuperset(of: gone), "\(emptied)")
+        #expect(!gone.isEmpty && gone.contains { $0.contains("roomcast_person_alice") } && gone.contains { $0.contains("1_2") }
+            && gone.contains { $0.contains("roomcast_room_hall") })
+        // Every removal before the first config the start publishes, by the time Home Assistant
+        // needs to let go of their entity ids.
+        let firstConfig = try #require(timed.first { !$0.message.payload.isEmpty }?.t)
+        let lastRemoval = try #require(timed.last { $0.message.payload.isEmpty && gone.contains($0.message.topic) }?.t)
+        #expect(firstConfig - lastRemoval >= HomeAssistantDiscovery.removalLead, "removed at \(lastRemoval) s, started at \(firstConfig) s")
+
+        // On a site that lists no beacons, a beacon's device is not the config's to judge.
+        let open = SiteModel(rooms: new.rooms, nodes: new.nodes, beacons: [], people: [])
+        let heardConfigs = try was.beaconConfigs(id: heard, name: "Keys")
+        var openConfig = AggregatorConfig(site: open)
+        openConfig.discovery.mode = mode
+        let openRuntime = AggregatorRuntime(core: openConfig.makeCore(), election: nil, refreshInterval: .infinity, startedAt: 0, logger: .silent)
+        for message in heardConfigs { _ = await openRuntime.handle(topic: message.topic, payload: message.payload, now: 0, retained: true) }
+        await openRuntime.brokerConnected(now: 0)
+        let openStart = await started(openRuntime)
+        #expect(openStart.contains { !$0.message.payload.isEmpty }, "the start's configs")
+        #expect(!openStart.contains { $0.message.payload.isEmpty }, "\(openStart.filter { $0.message.payload.isEmpty }.map { $0.message.topic })")
     }
 
     /// The clean-up's messages go once: a link lost as they were sent lost them, and the broker

@@ -19,6 +19,31 @@ extension HomeAssistantDiscovery {
         return existing.subtracting(keep).filter(isOurs).sorted().map(Self.emptied)
     }
 
+    /// Empty retained payloads for the configs on the broker (`onBroker`, with `entityDevices`
+    /// from `entityDevice` for the per-entity ones) of devices that the config of `site` (the whole
+    /// site's) alone says are gone: a person not in it; with beacons listed, a beacon not listed or
+    /// now a person's; with nodes listed, a room or node not in it. These go before the start's
+    /// configs: a beacon replaced under the same name, a room given another id, a person given an
+    /// `id` has a new device whose entity ids its old one still holds, and Home Assistant gives the
+    /// new entities `_2` ids (`device_tracker.keys_2`), which they keep. Beacons heard but not
+    /// listed and nodes made of what is heard wait for the clean-up after the start (`removals`).
+    public func goneFromTheConfig(onBroker: Set<String>, entityDevices: [String: String], site: SiteModel) -> [OutboundMessage] {
+        let kept = Set(siteDevices(site).map(\.id))
+        var decided = ["roomcast_person_"]
+        if !site.beacons.isEmpty { decided.append("roomcast_beacon_") }
+        if !site.nodes.isEmpty { decided += ["roomcast_room_", "roomcast_node_"] }
+        return onBroker.filter { topic in
+            guard isOurs(topic), let device = deviceID(ofTopic: topic) ?? entityDevices[topic] else { return false }
+            return !kept.contains(device) && decided.contains { device.hasPrefix($0) }
+        }.sorted().map(Self.emptied)
+    }
+
+    /// How long after `goneFromTheConfig`'s removals the start's configs wait. Home Assistant takes
+    /// an entity out of its registry when its config is emptied, but out of its states a moment
+    /// later, in a task of its own; a new entity named before then gets a `_2` id for good (seen
+    /// with 2024.3 in `HomeAssistantTests` when the new configs followed at once).
+    public static var removalLead: Double { 1 }
+
     /// The components (id → platform) of one of our device configs as read back from the
     /// broker; nil for an entity-mode topic or a payload that is not one.
     public func deviceComponents(topic: String, payload: [UInt8]) -> [String: String]? {

@@ -64,6 +64,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     private let livenessLog = RateLimitedLog(interval: 60)
     private let logger: Logger
     private var wasActive = false
+    /// The start waits until then for Home Assistant to let go of removed devices (`removeGoneBeforeStart`).
+    private var startAfter = -Double.infinity
     /// Became active, and every decision is to be republished once decisions are current.
     private var refreshPending = false
     private var resumeRefreshed = false
@@ -685,7 +687,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             } else if let lease = election?.tick(now: now) {
                 out.append(lease)
             }
-            let active = isActive
+            // About to start: the devices the config alone says are gone are removed first, and the
+            // start waits for Home Assistant to let go of their entity ids.
+            let active = isActive && (wasActive || !removeGoneBeforeStart(now: now, into: &out))
             // While decisions are held, what the engine has is not yet current: announcing
             // and refreshing waits until fresh readings have been decided on.
             let current = !core.decisionsHeld(at: now)
@@ -752,14 +756,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 if let discovery = core.discovery {
                     let wanted = try core.wantedDiscovery()
                     let removals = discovery.removals(existing: discoveryOnBroker, wanted: wanted)
-                    if !removals.isEmpty {
-                        // Said by name: a person or room renamed in the config is a new one to Home
-                        // Assistant, and the old one's entities go with their customisations.
-                        let shown = removals.prefix(10).map(\.topic).joined(separator: ", ")
-                        logger.notice("removing Home Assistant devices and entities no longer in the config", metadata: [
-                            "topics": removals.count > 10 ? shown + ", and \(removals.count - 10) more" : shown,
-                            "hint": "a person renamed keeps their entities when people[].id is set to the old id"])
-                    }
+                    if !removals.isEmpty { logRemovals(removals) }
                     out += removals
                     core.discoveryCleanedUp(remaining: discoveryOnBroker.subtracting(removals.map(\.topic)))
                     out += discovery.componentRemovals(onBroker: componentsOnBroker, wanted: wanted)
@@ -788,6 +785,37 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             logger.error("could not encode output", metadata: ["error": "\(error)"])
         }
         return out
+    }
+
+    /// Before the start: empties the configs on the broker of devices the config alone says are
+    /// gone (`HomeAssistantDiscovery.goneFromTheConfig`: a beacon replaced under the same name, a
+    /// person given an `id`, a room given another id), whose entity ids the new devices take.
+    /// Returns whether the start waits, `HomeAssistantDiscovery.removalLead` from the removals.
+    private func removeGoneBeforeStart(now: Double, into out: inout [OutboundMessage]) -> Bool {
+        if let discovery = core.discovery {
+            let gone = discovery.goneFromTheConfig(onBroker: discoveryOnBroker, entityDevices: entityDevicesOnBroker,
+                                                   site: core.wholeSite)
+            if !gone.isEmpty {
+                logRemovals(gone)
+                out += gone
+                for topic in gone.map(\.topic) {
+                    discoveryOnBroker.remove(topic)
+                    componentsOnBroker[topic] = nil
+                    entityDevicesOnBroker[topic] = nil
+                }
+                startAfter = now + HomeAssistantDiscovery.removalLead
+            }
+        }
+        return now < startAfter
+    }
+
+    /// Says by name which configs go: a person or room renamed in the config is a new one to
+    /// Home Assistant, and the old one's entities go with their customisations.
+    private func logRemovals(_ removals: [OutboundMessage]) {
+        let shown = removals.prefix(10).map(\.topic).joined(separator: ", ")
+        logger.notice("removing Home Assistant devices and entities no longer in the config", metadata: [
+            "topics": removals.count > 10 ? shown + ", and \(removals.count - 10) more" : shown,
+            "hint": "a person renamed keeps their entities when people[].id is set to the old id"])
     }
 
     private func persistLearned(now: Double, stopping: Bool = false) {
