@@ -277,6 +277,29 @@ private func problems<T: Decodable>(_ type: T.Type, _ yaml: String) -> [String] 
         #expect(problems(AggregatorConfig.self, huge) == ["rooms[0].floor: must be between -100 and 300, found 9223372036854775807"])
     }
 
+    /// A Pi moved and given its new room, but not its new position, was placed where it stood
+    /// before without a word; a position outside its room's polygon is now named. One on a wall
+    /// may stand a wall's width outside (the wall's other face).
+    @Test func aNodesPositionMustBeInItsRoomsPolygon() {
+        let yaml = """
+            rooms:
+              - {name: hall, polygon: [[0, 0], [4, 0], [4, 3], [0, 3]]}
+              - {name: kitchen, polygon: [[4, 0], [8, 0], [8, 3], [4, 3]]}
+            nodes:
+              - {name: hall-pi, room: hall, position: [1, 1, 1]}
+              - {name: kitchen-pi, room: kitchen, position: [X, 1, 1]}
+            discovery: {enabled: false}
+            """
+        #expect(problems(AggregatorConfig.self, yaml.replacingOccurrences(of: "X", with: "6")).isEmpty)
+        #expect(problems(AggregatorConfig.self, yaml.replacingOccurrences(of: "X", with: "3.7")).isEmpty, "on the wall")
+        #expect(problems(AggregatorConfig.self, yaml.replacingOccurrences(of: "X", with: "2")) == [
+            "nodes[1].position: x, y lies 2.00 m outside its room 'kitchen''s polygon: give the position it has in the room it stands in",
+        ])
+        // A room without a polygon has no outline to judge by.
+        let open = "rooms: [{name: hall}]\nnodes: [{name: hall-pi, room: hall, position: [50, 50, 1]}]\ndiscovery: {enabled: false}\n"
+        #expect(problems(AggregatorConfig.self, open).isEmpty)
+    }
+
     /// `beacons[].sleeps_when_still` reaches fusion's site; off unless said, a typo is named,
     /// and a site without it writes as before.
     @Test func aBeaconThatSleepsWhenStillIsDeclaredPerBeacon() throws {

@@ -63,6 +63,7 @@ extension AggregatorConfig {
 
         let roomNames = Set(rooms.map(\.name))
         let floorOf = Dictionary(rooms.map { ($0.name, $0.floor) }, uniquingKeysWith: { first, _ in first })
+        let outlineOf = Dictionary(rooms.map { ($0.name, ($0.polygon ?? []).filter { $0.count == 2 }) }, uniquingKeysWith: { first, _ in first })
         let storey = FusionModel().floorHeight
         if !nodes.isEmpty, nodes.allSatisfy({ $0.room == nil && $0.position == nil }) {
             // A room-less node helps others place beacons (it hears their fingerprints), but
@@ -98,6 +99,18 @@ extension AggregatorConfig {
                             + "z counts from floor 0's floor (the ground floor's), \(m(storey)) m a storey"
                         if (0..<storey).contains(z) { message += "; a node \(m(z)) m above floor \(floor)'s floor is at z \(m(bottom + z))" }
                         checks.add(path + ".position", message)
+                    }
+                }
+                if position.count == 3, position.allSatisfy(coordinate.contains), let room = node.room,
+                   let outline = outlineOf[room], outline.count >= 3, outline.count == rooms.first(where: { $0.name == room })?.polygon?.count,
+                   !PlanGeometry.contains(x: position[0], y: position[1], count: outline.count, vertex: { (outline[$0][0], outline[$0][1]) }) {
+                    // Fusion places a node by its position and judges the room it stands in by its
+                    // room: a Pi moved and given its new room, but not its new position, is placed
+                    // where it was. One on a wall may stand a wall's width outside.
+                    let off = Self.distance(from: [position[0], position[1]], toOutline: outline)
+                    if off > Self.wallWidth {
+                        checks.add(path + ".position", "x, y lies \(String(format: "%.2f", off)) m outside its room '\(ConfigNode.excerpt(room))''s polygon: "
+                                   + "give the position it has in the room it stands in")
                     }
                 }
             }
@@ -281,7 +294,7 @@ extension AggregatorConfig {
             }
             guard wellFormed else { continue }
             let off = doorway.map { Self.distance(from: $0, toOutline: outline) }.max() ?? 0
-            if off > Self.doorwayTolerance {
+            if off > Self.wallWidth {
                 checks.add(at, "an end lies \(String(format: "%.2f", off)) m from the room's polygon; a doorway is a stretch of its outline")
             }
         }
@@ -294,9 +307,9 @@ extension AggregatorConfig {
     /// within them (one past Int's range would overflow working out its height).
     static let floors = -100...300
 
-    /// How far a doorway's end may lie from its room's outline: a wall's width, for a doorway
-    /// drawn on the other room's side of the wall.
-    static let doorwayTolerance = 0.5
+    /// A wall's width: how far a doorway's end may lie from its room's outline (one drawn on the
+    /// other room's side of the wall), and a node outside it (a Pi on the wall's other face).
+    static let wallWidth = 0.5
 
     /// The area a polygon of `[x, y]` points encloses (shoelace), in square metres.
     static func area(of polygon: [[Double]]) -> Double {
