@@ -76,15 +76,17 @@ public struct LeaseElection: Sendable {
 
     /// The retained lease as read from the broker (empty payload = released).
     public mutating func observe(payload: [UInt8], now: Double) {
+        // Decoded once: a holder renews every `duration / 3`, and every instance reads each renewal.
+        let decoded = payload.isEmpty ? nil : (try? WireFormat.decode(Lease.self, from: payload)).flatMap { $0.expires.isFinite ? $0 : nil }
         if payload.isEmpty {
             seen = nil
-        } else if (try? WireFormat.decode(Lease.self, from: payload)).map({ !$0.expires.isFinite }) ?? true {
+        } else if decoded == nil {
             unreadableLeases &+= 1
             seen = Lease(holder: Self.unreadableHolder, expires: now + duration)
             // Active, this instance stands by: the holder may read our lease no better, and the
             // rule for two active instances needs both names.
             if role == .active { role = .standby }
-        } else if var lease = try? WireFormat.decode(Lease.self, from: payload), lease.expires.isFinite {
+        } else if var lease = decoded {
             // Our name with another process's token, once running: another process started with
             // this name, a holder like any other. Read at start-up (before the first tick), it is
             // the lease of our own previous run, taken back at once.
