@@ -58,6 +58,15 @@ struct FastReadingReader {
         }
     }
 
+    /// After a member's value: a `,` and another member to read (true), or the `}` that ends
+    /// the object (false); nil for anything else.
+    @inline(__always)
+    private mutating func nextMember() -> Bool? {
+        skipSpace()
+        if take(0x2C) { skipSpace(); return true }  // ,
+        return take(0x7D) ? false : nil  // }
+    }
+
     mutating func read() -> BeaconReading? {
         var v: Int?, id: BeaconID?, node: String?, ts: Double?, seq: UInt64?, rssi: Int?
         var rssiFiltered: Double?, power: Int?, distance: Double?, proximity: Proximity?, kind: BeaconKind?, mac: String?
@@ -76,10 +85,8 @@ struct FastReadingReader {
                     skipSpace()
                     guard take(0x3A) else { return nil }  // :
                     skipSpace()
-                    guard skipScalar() else { return nil }
-                    skipSpace()
-                    if take(0x2C) { skipSpace(); continue }  // ,
-                    guard take(0x7D) else { return nil }
+                    guard skipScalar(), let more = nextMember() else { return nil }
+                    if more { continue }
                     break
                 }
                 let bit: UInt32 = 1 << UInt32(key.rawValue)
@@ -90,9 +97,8 @@ struct FastReadingReader {
                 skipSpace()
                 // An optional key's null is its absence; a required key's is the Codable path's error.
                 if key.rawValue >= Key.addressType.rawValue, takeLiteral("null") {
-                    skipSpace()
-                    if take(0x2C) { skipSpace(); continue }  // ,
-                    guard take(0x7D) else { return nil }
+                    guard let more = nextMember() else { return nil }
+                    if more { continue }
                     break
                 }
                 switch key {
@@ -128,9 +134,8 @@ struct FastReadingReader {
                 case .samples: guard let x = readInt() else { return nil }; samples = x
                 case .rssiSD: guard let x = readDouble() else { return nil }; rssiSD = x
                 }
-                skipSpace()
-                if take(0x2C) { skipSpace(); continue }  // ,
-                guard take(0x7D) else { return nil }
+                guard let more = nextMember() else { return nil }
+                if more { continue }
                 break
             }
         }
