@@ -489,6 +489,68 @@ extension HearingTests {
         #expect(out.contains { $0.message.topic == Self.topics.presence(cat) })
     }
 
+    /// After a power cut, on a broker that kept nothing (mosquitto without persistence), the Pis
+    /// come up one by one. Alice sleeps in the office, whose Pi comes up a minute after the
+    /// kitchen's: her phone was published away (`never_heard`) 30 s after the kitchen's Pi was
+    /// first heard, and she read not_home until her own room's Pi heard her. The away timeout now
+    /// runs from when every listed node has been heard listening (at most `FirstNodeWait.patience`
+    /// after the first), and a tag that sleeps when still is never published never heard.
+    @Test func staggeredBootOnAnEmptyBrokerSendsNobodyAway() async throws {
+        let phone = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-50")!
+        let keys = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-51")!
+        let owl = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-52")!
+        var config = Self.config()
+        config.beacons += [.init(id: phone, name: "Alice's phone"), .init(id: keys, name: "Keys", sleepsWhenStill: true),
+                           .init(id: owl, name: "Owl")]
+        config.people = [.init(name: "Alice", beacons: [phone])]
+        func run(officeUpAt: Double?, until end: Double) async throws -> [(at: Double, message: OutboundMessage)] {
+            let runtime = AggregatorRuntime(core: config.makeCore(), election: nil, refreshInterval: 10, startedAt: 0, logger: .silent)
+            await runtime.brokerConnected(now: 0)
+            var out: [(at: Double, message: OutboundMessage)] = []
+            var seq: UInt64 = 0
+            for step in 1...Int(end * 2) {
+                let now = Double(step) * 0.5
+                if step % 2 == 0 {
+                    seq += 1
+                    var heard: [(BeaconID, String, Double)] = [(cat, "kitchen-pi", -58)]
+                    if let up = officeUpAt, now >= up { heard += [(cat, "office-pi", -75), (phone, "office-pi", -57)] }
+                    for (id, node, rssi) in heard {
+                        let r = BeaconReading(id: id, node: node, ts: now, seq: seq, rssi: Int(rssi), rssiFiltered: rssi, power: -59,
+                                              distance: 1, proximity: .near, kind: .iBeacon, mac: "aa:bb:cc:dd:ee:0\(id == cat ? 1 : 2)")
+                        out += await runtime.handle(topic: Self.topics.nodeBeacon(node, id), payload: try WireFormat.encode(r), now: now)
+                            .map { (now, $0) }
+                    }
+                }
+                let messages = await runtime.tick(now: now)
+                out += messages.map { (now, $0) }
+                for m in messages where m.topic == runtime.syncTopic {
+                    out += await runtime.handle(topic: m.topic, payload: m.payload, now: now + 0.01).map { (now, $0) }
+                }
+            }
+            return out
+        }
+        func decisions(_ out: [(at: Double, message: OutboundMessage)], _ id: BeaconID) -> [(at: Double, decision: PresenceDecision)] {
+            out.filter { $0.message.topic == Self.topics.presence(id) }
+                .compactMap { m in (try? WireFormat.decode(PresenceDecision.self, from: m.message.payload)).map { (m.at, $0) } }
+        }
+
+        let staggered = try await run(officeUpAt: 60, until: 110)
+        #expect(!decisions(staggered, phone).contains { $0.decision.room == nil }, "\(decisions(staggered, phone))")
+        #expect(decisions(staggered, phone).last?.decision.room == "office")
+        let alice = staggered.filter { $0.message.topic == Self.topics.person("alice") }
+            .compactMap { try? WireFormat.decode(PersonPresence.self, from: $0.message.payload) }
+        #expect(!alice.isEmpty && !alice.contains { $0.state == .notHome }, "\(alice.map(\.state))")
+        // Once every node has listened for the away timeout, what none hears is away, as ever.
+        let owlAway = try #require(decisions(staggered, owl).first, "the owl never published away")
+        #expect(owlAway.decision.reason == "never_heard" && owlAway.at >= 60 + 30, "away at \(owlAway.at)")
+        #expect(decisions(staggered, keys).isEmpty, "a tag that sleeps when still, published \(decisions(staggered, keys))")
+
+        // A listed Pi that never comes up is waited for no longer than `FirstNodeWait.patience`.
+        let down = try await run(officeUpAt: nil, until: 2 + FirstNodeWait.patience + 40)
+        let phoneAway = try #require(decisions(down, phone).first, "never published, with the office's Pi down")
+        #expect(phoneAway.decision.reason == "never_heard" && phoneAway.at >= FirstNodeWait.patience + 30, "away at \(phoneAway.at)")
+    }
+
     /// A site that lists people and no beacons (every beacon heard is tracked; these are Alice's):
     /// Alice, out when the aggregator first started, had no presence at all, her person topic
     /// nothing, and Home Assistant showed her unknown until she came home. Her phone is awaited

@@ -102,6 +102,10 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// When a node was first heard listening in this run (a reading, or a heartbeat): a retained
     /// `online` is no sign of it (it outlives a power cut on a broker that keeps it).
     private(set) var firstNodeHeardAt: Double?
+    /// The listed nodes heard listening in this run, until every one has been (`everyNodeListeningAt`).
+    private var nodesListening: Set<String> = []
+    /// When the last listed node was first heard listening in this run.
+    private var everyNodeListeningAt: Double?
     /// Listed beacons heard, or resumed from retained presence, in this run until the never
     /// heard were published: known, whatever the engine has forgotten of them since.
     private var knownThisRun: Set<BeaconID> = []
@@ -283,7 +287,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
                 outcome = intake.refusal(ofNode: r.node, kind: "ESPresense node")
             case .success(let r):
                 nodeActivity.heard(r.node, now: now)
-                if firstNodeHeardAt == nil { firstNodeHeardAt = now }
+                heardListening(r.node, now: now)
                 intake.count(nil)
                 // Stamped on arrival, so captured after any `offline` before it.
                 var note = nodeAlive(r.node, capturedAt: now, now: now)
@@ -320,7 +324,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             return (out, why)
         case .success(.reading(var r)):
             nodeActivity.heard(r.node, now: now)
-            if firstNodeHeardAt == nil { firstNodeHeardAt = now }
+            heardListening(r.node, now: now)
             nodeHeard(r.node, now: now)
             var note: InputIntake.RejectionDetail?
             // Fusion judges readings by capture time, and counts one for only a few seconds: a
@@ -359,7 +363,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             }
             return (out, note)
         case .success(.nodeHeartbeat(let node)):
-            if firstNodeHeardAt == nil { firstNodeHeardAt = now }
+            heardListening(node, now: now)
             if liveness.heartbeat(node, now: now) { nodeBack(node, now: now) }
             engine.nodeHeard(node, now: now)
         case .success(.nodeStatus(let node, let online)):
@@ -610,6 +614,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         presenceStats.clockSteppedBack(by: seconds)
         deferredClears.clockSteppedBack(by: seconds)
         if let heard = firstNodeHeardAt { firstNodeHeardAt = heard - seconds }
+        if let every = everyNodeListeningAt { everyNodeListeningAt = every - seconds }
         sharedIDs.clockSteppedBack(by: seconds)
     }
 
@@ -792,16 +797,34 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     public mutating func awayForNeverHeard(now: Double) throws -> [OutboundMessage]? {
         guard let due = neverHeardDue, now >= due else { return nil }
         guard !isPartition else { return [] }
-        let ids = Set(awaitedBeacons.map(\.id)).subtracting(knownThisRun)
+        // A tag that sleeps when still may lie where it was last put down, saying nothing: not
+        // knowing where it is is not its being away (its entities read unavailable until it moves).
+        let ids = Set(awaitedBeacons.filter { !$0.sleepsWhenStill }.map(\.id)).subtracting(knownThisRun)
         neverHeard = (now, ids)
         knownThisRun = []
         return try publisher.publish(neverHeardDecisions(now: now), now: now)
     }
 
     /// When the listed beacons nothing is known of may be published away; nil while no node
-    /// has been heard.
+    /// has been heard. The nodes must have listened for the away timeout: where the site lists
+    /// its nodes, from when the last of them was heard listening, since after a power cut the
+    /// Pis come up one by one (a bedroom's, a minute after the hall's, has not yet heard whoever
+    /// sleeps there); a listed node not heard within `FirstNodeWait.patience` of the first (a
+    /// Pi that is down) is waited for no longer.
     public var neverHeardDue: Double? {
-        firstNodeHeardAt.map { max(decisionsHeldUntil, $0) + awayTimeout }
+        guard let first = firstNodeHeardAt else { return nil }
+        let listening = site.nodes.isEmpty ? first : min(everyNodeListeningAt ?? .infinity, first + FirstNodeWait.patience)
+        return max(decisionsHeldUntil, listening) + awayTimeout
+    }
+
+    /// A node heard listening (a reading, a heartbeat): the first of this run, and on a site that
+    /// lists its nodes, whether every one now has been.
+    private mutating func heardListening(_ node: String, now: Double) {
+        if firstNodeHeardAt == nil { firstNodeHeardAt = now }
+        guard everyNodeListeningAt == nil, !site.nodes.isEmpty, !nodesListening.contains(node),
+              site.nodes.contains(where: { $0.name == node }) else { return }
+        nodesListening.insert(node)
+        if nodesListening.count == site.nodes.count { everyNodeListeningAt = now }
     }
 
     /// An away decision published by the aggregator itself (evicted, never heard).
