@@ -75,8 +75,6 @@ struct EvaluationPathTests {
         #expect(result.score == binaryScore, "\(result.score.summary) vs \(binaryScore.summary)")
     }
 
-    /// The bench compares agent settings (docs/results.md, the agent's RSSI filter) by adding a
-    /// config to the agents' own: it must reach every node's agent.
     @Test("agents' output that does not decode is no score of a partial feed")
     func undecodableAgentOutputIsAnError() throws {
         let scenario = try SimulationFixtures.scenario("kolakowski-robot")
@@ -85,6 +83,8 @@ struct EvaluationPathTests {
         #expect(throws: Evaluation.CaptureError.self) { try Evaluation.replay(scenario: scenario, inputs: inputs, core: &core) }
     }
 
+    /// The bench compares agent settings (docs/results.md, the agent's RSSI filter) by adding a
+    /// config to the agents' own: it must reach every node's agent.
     @Test("a config added to the agents reaches every node's agent")
     func addedAgentConfigReachesTheAgents() async throws {
         let fixture = try SimulationFixtures.directory("kolakowski-robot")
