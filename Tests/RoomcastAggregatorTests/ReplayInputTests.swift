@@ -89,6 +89,8 @@ import TestSupport
                 return MessageLogLine(ts: t, topic: topics.nodeBeacon("kitchen-pi", cat),
                                       payload: try WireFormat.encode(reading("kitchen-pi", rssi: -55, ts: t, seq: UInt64(k + 1))))
             }
+            // The office's Pi listens too: the never heard wait for every listed node.
+            inputs.append(MessageLogLine(ts: 100, topic: topics.nodeHeartbeat("office-pi"), payload: try WireFormat.encode(NodeHeartbeat(ts: 100))))
             let learn = LearnCommand(.label(room: "kitchen", beacon: cat, seconds: 5))
             inputs.append(MessageLogLine(ts: 110, topic: topics.aggregatorLearn, payload: learn.encoded(), retain: retainedLearn))
             let elsewhere = PresenceDecision(id: keys, name: "Keys", room: "office", floor: 1, distance: 1, confidence: 0.9,
@@ -239,6 +241,9 @@ import TestSupport
             lines.append(MessageLogLine(ts: t, topic: Topics().nodeBeacon("kitchen-pi", cat),
                                         payload: try WireFormat.encode(reading("kitchen-pi", rssi: -55, ts: t, seq: seq))))
         }
+        // The office's Pi comes up with the kitchen's: the never heard wait for every listed node.
+        lines.append(MessageLogLine(ts: 160, topic: Topics().nodeHeartbeat("office-pi"), payload: try WireFormat.encode(NodeHeartbeat(ts: 160))))
+        lines.sort { $0.ts < $1.ts }
         var report = ReplayRunner.Report()
         var dogs: [(ts: Double, decision: PresenceDecision)] = []
         try ReplayRunner.run(core: &core, inputs: lines, report: &report) { line in

@@ -116,7 +116,8 @@ public enum ReplayRunner {
         }
         out(try core.start(now: first.ts), at: first.ts)
         // Live, once the resume window is over and the nodes have listened for the away timeout.
-        var neverHeardAt: Double? = first.ts + max(AggregatorCore<E>.resumeWindow, core.awayTimeout)
+        let neverHeardFrom = first.ts + max(AggregatorCore<E>.resumeWindow, core.awayTimeout)
+        var neverHeardPending = true
         var heartbeats = false, previous = first.ts
         for (index, line) in inputs.enumerated() {
             if heartbeats, line.ts - previous > DeafTime.pauseThreshold,
@@ -136,14 +137,13 @@ public enum ReplayRunner {
             previous = max(previous, line.ts)
             // The suffix first: readings are nearly all the lines, and the parser splits the topic.
             if !heartbeats, line.topic.hasSuffix("/heartbeat"), case .nodeHeartbeat? = core.topics.parse(line.topic) { heartbeats = true }
-            if let due = neverHeardAt, line.ts >= due {
+            // Asked afresh at each line: the due time waits for the first node heard, and where the
+            // site lists its nodes, comes sooner once the last of them is heard.
+            if neverHeardPending, let heardDue = core.neverHeardDue, case let due = max(neverHeardFrom, heardDue), line.ts >= due {
                 out(try core.advance(to: due), at: due)
                 if let away = try core.awayForNeverHeard(now: due) {
                     out(away, at: due)
-                    neverHeardAt = nil
-                } else {
-                    // No node heard yet, or heard too lately: tried again when it may be.
-                    neverHeardAt = max(core.neverHeardDue ?? line.ts, due + core.tickInterval)
+                    neverHeardPending = false
                 }
             }
             switch core.retainRule(topic: line.topic, retained: line.retain, sinceStart: line.ts - first.ts) {
