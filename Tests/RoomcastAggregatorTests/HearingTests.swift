@@ -491,10 +491,10 @@ extension HearingTests {
 
     /// After a power cut, on a broker that kept nothing (mosquitto without persistence), the Pis
     /// come up one by one. Alice sleeps in the office, whose Pi comes up a minute after the
-    /// kitchen's: her phone was published away (`never_heard`) 30 s after the kitchen's Pi was
-    /// first heard, and she read not_home until her own room's Pi heard her. The away timeout now
-    /// runs from when every listed node has been heard listening (at most `FirstNodeWait.patience`
-    /// after the first), and a tag that sleeps when still is never published never heard.
+    /// kitchen's: she is not published away (`never_heard`) meanwhile, nor read not_home, since the
+    /// away timeout runs from when every listed node has been heard listening (at most
+    /// `FirstNodeWait.patience` after the first); a tag that sleeps when still is never published
+    /// never heard.
     @Test func staggeredBootOnAnEmptyBrokerSendsNobodyAway() async throws {
         let phone = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-50")!
         let keys = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-1233-51")!
@@ -503,10 +503,14 @@ extension HearingTests {
         config.beacons += [.init(id: phone, name: "Alice's phone"), .init(id: keys, name: "Keys", sleepsWhenStill: true),
                            .init(id: owl, name: "Owl")]
         config.people = [.init(name: "Alice", beacons: [phone])]
-        func run(officeUpAt: Double?, until end: Double) async throws -> [(at: Double, message: OutboundMessage)] {
+        func run(officeUpAt: Double?, officeSaysOffline: Bool = false, until end: Double) async throws -> [(at: Double, message: OutboundMessage)] {
             let runtime = AggregatorRuntime(core: config.makeCore(), election: nil, refreshInterval: 10, startedAt: 0, logger: .silent)
             await runtime.brokerConnected(now: 0)
             var out: [(at: Double, message: OutboundMessage)] = []
+            if officeSaysOffline {
+                out += await runtime.handle(topic: Self.topics.nodeStatus("office-pi"), payload: Array("offline".utf8), now: 0.2, retained: true)
+                    .map { (0.2, $0) }
+            }
             var seq: UInt64 = 0
             for step in 1...Int(end * 2) {
                 let now = Double(step) * 0.5
@@ -549,6 +553,10 @@ extension HearingTests {
         let down = try await run(officeUpAt: nil, until: 2 + FirstNodeWait.patience + 40)
         let phoneAway = try #require(decisions(down, phone).first, "never published, with the office's Pi down")
         #expect(phoneAway.decision.reason == "never_heard" && phoneAway.at >= FirstNodeWait.patience + 30, "away at \(phoneAway.at)")
+        // One whose status says it is offline (stopped, its Last Will) is not waited for.
+        let stopped = try await run(officeUpAt: nil, officeSaysOffline: true, until: 60)
+        let phoneGone = try #require(decisions(stopped, phone).first, "never published, with the office's Pi offline")
+        #expect(phoneGone.decision.reason == "never_heard" && phoneGone.at < 40, "away at \(phoneGone.at)")
     }
 
     /// A site that lists people and no beacons (every beacon heard is tracked; these are Alice's):

@@ -154,10 +154,11 @@ import TestSupport
     }
 
     /// A beacon replaced under the same name, a person given an `id`, a room given another id: the
-    /// old device still held the entity ids when the new one's configs went out, and Home Assistant
-    /// gave the new entities `_2` ids for good. What the config alone says is gone is emptied
-    /// before the start's configs; what it cannot judge (a beacon heard on a site that lists
-    /// none, a node made of what is heard) waits for the clean-up after the start.
+    /// old device holds the entity ids until Home Assistant has removed it, and new entities named
+    /// before then get `_2` ids for good. What the config alone says is gone is emptied before the
+    /// start's configs, which wait `HomeAssistantDiscovery.removalLead`; what it cannot judge (a
+    /// beacon heard on a site that lists none, a node made of what is heard) waits for the
+    /// clean-up after the start.
     @Test(arguments: [AggregatorConfig.Discovery.Mode.device, .entity])
     func devicesTheConfigSaysAreGoneAreRemovedBeforeTheStartsConfigs(mode: AggregatorConfig.Discovery.Mode) async throws {
         let old = SiteModel(rooms: [.init(name: "kitchen"), .init(name: "hall")],

@@ -155,8 +155,8 @@ public struct AgentCore: Sendable {
                                       distance: settings.ranging.maxDistance, proximity: .unknown)
         }
         // The policy is told of the distance's own class, not the held one the reading carries: a
-        // distance crossing a threshold is reported at once, as before the class was held, since
-        // the aggregator's rooms on the recordings lean on those readings (docs/ranging.md).
+        // distance crossing a threshold is reported at once, since the aggregator's rooms on the
+        // recordings lean on those readings (docs/ranging.md).
         let distanceClass = report.rssi == nil ? range.proximity : Proximity(distance: range.distance, config: settings.ranging)
         guard let due = policy.offer(&beacons[slot].published, ts: ts, filtered: range.rssiFiltered,
                                      distance: range.distance, proximity: distanceClass, measured: report.rssi != nil) else { return out }

@@ -43,10 +43,12 @@ public struct BeaconRanger: Sendable, Equatable {
         if t - lastSeen > config.unknownAfter { proximity = .unknown }
         lastSeen = max(t, lastSeen)
         intervals.record(at: t)
-        guard BeaconRanger.validRSSI ~= rssi else { return }
-        lastRSSI = rssi
-        samples += 1
-        filter.update(rssi: Double(rssi) + config.rxAdjust, at: t)
+        if BeaconRanger.validRSSI ~= rssi {
+            lastRSSI = rssi
+            samples += 1
+            filter.update(rssi: Double(rssi) + config.rxAdjust, at: t)
+        }
+        // Also after a frame without an RSSI: it may carry another power, or end a silence.
         if let filtered = filter.estimate {
             proximity = BeaconRanger.nextProximity(after: proximity, filtered: filtered,
                                                    sd: filter.variance.squareRoot(), power: power, config: config)
@@ -54,21 +56,28 @@ public struct BeaconRanger: Sendable, Equatable {
     }
 
     /// The class after `current` for a filtered level known to within `sd` dB: `current` while the
-    /// level's band of two standard deviations each side still reaches into it, else the class of
-    /// the level itself. A still tag whose filtered level wanders across a threshold by less than
-    /// the filter is sure of keeps its class (at 3 Hz with 4 dB of noise, 6 changes in 10 minutes
-    /// instead of 275: `RangingTests`); one carried across changes a second or two later.
+    /// level's band of two standard deviations each side (at most `maximumMargin`) still reaches
+    /// into it, else the class of the level itself. A still tag whose filtered level wanders across
+    /// a threshold by less than the filter is sure of keeps its class; one carried across changes a
+    /// second or two later, and one moved well past a threshold changes whatever the filter's
+    /// spread (`RangingTests` has the figures).
     static func nextProximity(after current: Proximity, filtered: Double, sd: Double, power: Int,
                               config: RangingConfig) -> Proximity {
         let plain = Proximity(distance: distance(rssi: filtered, power: power, config: config), config: config)
         guard current != .unknown, plain != current, sd.isFinite, sd > 0 else { return plain }
-        let nearest = Proximity(distance: distance(rssi: filtered + 2 * sd, power: power, config: config), config: config)
-        let farthest = Proximity(distance: distance(rssi: filtered - 2 * sd, power: power, config: config), config: config)
+        let margin = min(2 * sd, maximumMargin)
+        let nearest = Proximity(distance: distance(rssi: filtered + margin, power: power, config: config), config: config)
+        let farthest = Proximity(distance: distance(rssi: filtered - margin, power: power, config: config), config: config)
         let order: [Proximity] = [.immediate, .near, .far]
         guard let c = order.firstIndex(of: current), let lo = order.firstIndex(of: nearest),
               let hi = order.firstIndex(of: farthest) else { return plain }
         return lo <= c && c <= hi ? current : plain
     }
+
+    /// The widest the hysteresis reaches past a threshold, in dB: a factor of 1.3 in distance at
+    /// the default exponent (`near` ends by 3.9 m, and is back within 2.3 m). A slow beacon's or an
+    /// unfiltered level's spread is wider, and would hold a class metres past its threshold.
+    static let maximumMargin = 3.0
 
     /// The distance of a filtered level under `config`'s model, at most its `maxDistance`.
     static func distance(rssi: Double, power: Int, config: RangingConfig) -> Double {

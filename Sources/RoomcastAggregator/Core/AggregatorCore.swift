@@ -102,10 +102,11 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// When a node was first heard listening in this run (a reading, or a heartbeat): a retained
     /// `online` is no sign of it (it outlives a power cut on a broker that keeps it).
     private(set) var firstNodeHeardAt: Double?
-    /// The listed nodes heard listening in this run, until every one has been (`everyNodeListeningAt`).
-    private var nodesListening: Set<String> = []
-    /// When the last listed node was first heard listening in this run.
-    private var everyNodeListeningAt: Double?
+    /// The listed nodes heard listening in this run, or said offline, until every one has been
+    /// (`everyNodeHeardFromAt`).
+    private var nodesHeardFrom: Set<String> = []
+    /// When the last listed node was first heard listening, or said offline, in this run.
+    private var everyNodeHeardFromAt: Double?
     /// Listed beacons heard, or resumed from retained presence, in this run until the never
     /// heard were published: known, whatever the engine has forgotten of them since.
     private var knownThisRun: Set<BeaconID> = []
@@ -494,7 +495,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         } else if offlineNodes[node] == nil, offlineNodes.count < Self.maximumOfflineNodes {
             offlineNodes[node] = now
         }
-        if online { nodeHeard(node, now: now) }
+        if online { nodeHeard(node, now: now) } else { heardFrom(node, now: now) }
         // Offline by its own word: its status says the rest; its next heartbeat promises again.
         if !online && liveness.quiet[node] != nil { livenessRevision &+= 1 }
         if !online { liveness.forget(node) }
@@ -614,7 +615,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         presenceStats.clockSteppedBack(by: seconds)
         deferredClears.clockSteppedBack(by: seconds)
         if let heard = firstNodeHeardAt { firstNodeHeardAt = heard - seconds }
-        if let every = everyNodeListeningAt { everyNodeListeningAt = every - seconds }
+        if let every = everyNodeHeardFromAt { everyNodeHeardFromAt = every - seconds }
         sharedIDs.clockSteppedBack(by: seconds)
     }
 
@@ -790,10 +791,11 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// Away decisions for the listed beacons nothing is known of: not heard in this run, no
     /// retained presence. Their Home Assistant entities follow the presence topic's availability
     /// too, and would read unavailable while it holds nothing; away is what the nodes say, once
-    /// they have listened for the away timeout since decisions are current and a node was first
-    /// heard. Before any node is heard (the Pis still booting after a power cut, while the
-    /// broker's host is up), nothing says anyone left. Nil until then (`neverHeardDue`);
-    /// published once. Not under `partition:`: another partition may have the beacon.
+    /// they have listened for the away timeout since decisions are current (`neverHeardDue`: from
+    /// the last listed node heard from). Before any node is heard (the Pis still booting after a
+    /// power cut, while the broker's host is up), nothing says anyone left. Nil until then;
+    /// published once. Not under `partition:`: another partition may have the beacon. Nor for a
+    /// beacon that sleeps when still: it may lie where it was put down, saying nothing.
     public mutating func awayForNeverHeard(now: Double) throws -> [OutboundMessage]? {
         guard let due = neverHeardDue, now >= due else { return nil }
         guard !isPartition else { return [] }
@@ -807,24 +809,30 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
 
     /// When the listed beacons nothing is known of may be published away; nil while no node
     /// has been heard. The nodes must have listened for the away timeout: where the site lists
-    /// its nodes, from when the last of them was heard listening, since after a power cut the
-    /// Pis come up one by one (a bedroom's, a minute after the hall's, has not yet heard whoever
-    /// sleeps there); a listed node not heard within `FirstNodeWait.patience` of the first (a
-    /// Pi that is down) is waited for no longer.
+    /// its nodes, from when the last of them was heard listening (or said it is offline), since
+    /// after a power cut the Pis come up one by one (a bedroom's, a minute after the hall's, has
+    /// not yet heard whoever sleeps there); a listed node not heard from within
+    /// `FirstNodeWait.patience` of the first (a Pi that is down) is waited for no longer.
     public var neverHeardDue: Double? {
         guard let first = firstNodeHeardAt else { return nil }
-        let listening = site.nodes.isEmpty ? first : min(everyNodeListeningAt ?? .infinity, first + FirstNodeWait.patience)
+        let listening = site.nodes.isEmpty ? first : min(everyNodeHeardFromAt ?? .infinity, first + FirstNodeWait.patience)
         return max(decisionsHeldUntil, listening) + awayTimeout
     }
 
-    /// A node heard listening (a reading, a heartbeat): the first of this run, and on a site that
-    /// lists its nodes, whether every one now has been.
+    /// A node heard listening (a reading, a heartbeat): the first of this run, and one the never
+    /// heard wait for no more.
     private mutating func heardListening(_ node: String, now: Double) {
         if firstNodeHeardAt == nil { firstNodeHeardAt = now }
-        guard everyNodeListeningAt == nil, !site.nodes.isEmpty, !nodesListening.contains(node),
+        heardFrom(node, now: now)
+    }
+
+    /// A listed node heard listening, or said offline (it hears nothing, and says so): the never
+    /// heard wait for it no more, and once every listed node has been, for none.
+    private mutating func heardFrom(_ node: String, now: Double) {
+        guard everyNodeHeardFromAt == nil, !site.nodes.isEmpty, !nodesHeardFrom.contains(node),
               site.nodes.contains(where: { $0.name == node }) else { return }
-        nodesListening.insert(node)
-        if nodesListening.count == site.nodes.count { everyNodeListeningAt = now }
+        nodesHeardFrom.insert(node)
+        if nodesHeardFrom.count == site.nodes.count { everyNodeHeardFromAt = now }
     }
 
     /// An away decision published by the aggregator itself (evicted, never heard).

@@ -40,9 +40,10 @@ extension HomeAssistantDiscovery {
 
     /// How long after `goneFromTheConfig`'s removals the start's configs wait. Home Assistant takes
     /// an entity out of its registry when its config is emptied, but out of its states a moment
-    /// later, in a task of its own; a new entity named before then gets a `_2` id for good (seen
-    /// with 2024.3 in `HomeAssistantTests` when the new configs followed at once).
-    public static var removalLead: Double { 1 }
+    /// later, in a task of its own; a new entity named before then gets a `_2` id for good (so
+    /// 2024.3 does in `HomeAssistantTests` when the new configs follow at once). A few seconds,
+    /// for a Home Assistant busy on a Pi: paid only at a start after the config changed.
+    public static var removalLead: Double { 3 }
 
     /// The components (id → platform) of one of our device configs as read back from the
     /// broker; nil for an entity-mode topic or a payload that is not one.

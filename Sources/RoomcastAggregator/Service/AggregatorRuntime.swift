@@ -198,6 +198,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         nextRefresh -= step
         startedAt -= step
         reconcileFrom -= step
+        startAfter -= step
         learned.clockSteppedBack(by: step)
         calibrationLoggedAt -= step
         capacityLoggedAt -= step
@@ -688,8 +689,10 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 out.append(lease)
             }
             // About to start: the devices the config alone says are gone are removed first, and the
-            // start waits for Home Assistant to let go of their entity ids.
-            let active = isActive && (wasActive || !removeGoneBeforeStart(now: now, into: &out))
+            // start waits for Home Assistant to let go of their entity ids. Not at a take-over (the
+            // lease taken in this tick): the start goes out at once with the moves decided while
+            // standing by, and such devices go with the clean-up after it.
+            let active = isActive && (wasActive || !activeBefore || !removeGoneBeforeStart(now: now, into: &out))
             // While decisions are held, what the engine has is not yet current: announcing
             // and refreshing waits until fresh readings have been decided on.
             let current = !core.decisionsHeld(at: now)
@@ -700,6 +703,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 // Just became active (start, reconnect, or took over): announce at once, and
                 // republish every decision once they are current.
                 wasActive = true
+                startAfter = -.infinity
                 // The moves since the active instance last published were decided standing by,
                 // some in this tick before the lease was taken: the take-over's messages say each
                 // once, against what subscribers were last told. This tick's events of those
