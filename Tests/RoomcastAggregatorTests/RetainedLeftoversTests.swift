@@ -218,6 +218,37 @@ import TestSupport
         #expect(!openStart.contains { $0.message.payload.isEmpty }, "\(openStart.filter { $0.message.payload.isEmpty }.map { $0.message.topic })")
     }
 
+    /// Under hot standby the instance that takes the lease starts at once, with the moves it
+    /// decided standing by: it does not wait to remove what the config says is gone (the tick's
+    /// events, against its own view, would go out meanwhile); such devices go with the hand-over
+    /// at the start or the clean-up after it.
+    @Test func aTakeOverStartsAtOnceAndRemovesWhatIsGone() async throws {
+        let old = Self.site()
+        var new = Self.site()
+        new.beacons = [.init(id: Self.replacement, name: "Keys")]
+        new.people = []
+        let retained = try HomeAssistantDiscovery(topics: Topics(), site: old).siteConfigs(old)
+        let runtime = AggregatorRuntime(core: AggregatorConfig(site: new).makeCore(), election: LeaseElection(me: "beta", topics: Topics(), duration: 6),
+                                        refreshInterval: .infinity, startedAt: 0, logger: .silent)
+        for message in retained { _ = await runtime.handle(topic: message.topic, payload: message.payload, now: 0, retained: true) }
+        let lease = try WireFormat.encode(LeaseElection.Lease(holder: "alpha", expires: 6))
+        _ = await runtime.handle(topic: Topics().aggregatorLease, payload: lease, now: 0, retained: true)
+        await runtime.brokerConnected(now: 0)
+        var tookOver: Double?, startedAt: Double?, emptiedAt: Double?
+        let gone = Set(retained.map(\.topic)).subtracting(try HomeAssistantDiscovery(topics: Topics(), site: new).siteConfigs(new).map(\.topic))
+        #expect(!gone.isEmpty)
+        for t in stride(from: 0.5, through: 30, by: 0.5) {
+            let out = await runtime.tickAnswered(now: t)
+            if tookOver == nil, await runtime.isActive { tookOver = t }
+            if startedAt == nil, out.contains(where: { $0.topic.hasPrefix("homeassistant/") && !$0.payload.isEmpty }) { startedAt = t }
+            if emptiedAt == nil, out.contains(where: { gone.contains($0.topic) && $0.payload.isEmpty }) { emptiedAt = t }
+        }
+        let active = try #require(tookOver, "beta never took the lease")
+        #expect(startedAt == active, "took the lease at \(active) s, started at \(String(describing: startedAt)) s")
+        let emptied = try #require(emptiedAt, "what is gone was never removed")
+        #expect(emptied >= active, "a standby publishes nothing")
+    }
+
     /// The clean-up's messages go once: a link lost as they were sent lost them, and the broker
     /// still holds the configs and the presence. The clean-up is done again after the reconnect,
     /// from what the broker sends again with the subscriptions.

@@ -829,8 +829,10 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// A listed node heard listening, or said offline (it hears nothing, and says so): the never
     /// heard wait for it no more, and once every listed node has been, for none.
     private mutating func heardFrom(_ node: String, now: Double) {
-        guard everyNodeHeardFromAt == nil, !site.nodes.isEmpty, !nodesHeardFrom.contains(node),
-              site.nodes.contains(where: { $0.name == node }) else { return }
+        // Checked first: this runs at every reading, and past the patience nothing waits any more.
+        guard everyNodeHeardFromAt == nil, !site.nodes.isEmpty,
+              firstNodeHeardAt.map({ now - $0 <= FirstNodeWait.patience }) ?? true,
+              !nodesHeardFrom.contains(node), site.nodes.contains(where: { $0.name == node }) else { return }
         nodesHeardFrom.insert(node)
         if nodesHeardFrom.count == site.nodes.count { everyNodeHeardFromAt = now }
     }
