@@ -17,6 +17,9 @@ public struct BeaconRanger: Sendable, Equatable {
     /// The proximity class as last decided: it changes only when the filter is sure the beacon
     /// has crossed a threshold (`nextProximity`), so a still tag near one does not flip.
     public private(set) var proximity: Proximity = .unknown
+    /// The distance of the filtered level at the power in use, worked out once per advertisement
+    /// (the class needs it there, and `range(now:)` is asked for it at once after).
+    private var distance: Double = 0
 
     public init(id: BeaconID, config: RangingConfig) {
         self.id = id
@@ -50,7 +53,8 @@ public struct BeaconRanger: Sendable, Equatable {
         }
         // Also after a frame without an RSSI: it may carry another power, or end a silence.
         if let filtered = filter.estimate {
-            proximity = BeaconRanger.nextProximity(after: proximity, filtered: filtered,
+            distance = BeaconRanger.distance(rssi: filtered, power: power, config: config)
+            proximity = BeaconRanger.nextProximity(after: proximity, filtered: filtered, distance: distance,
                                                    sd: filter.variance.squareRoot(), power: power, config: config)
         }
     }
@@ -61,9 +65,9 @@ public struct BeaconRanger: Sendable, Equatable {
     /// a threshold by less than the filter is sure of keeps its class; one carried across changes a
     /// second or two later, and one moved well past a threshold changes whatever the filter's
     /// spread (`RangingTests` has the figures).
-    static func nextProximity(after current: Proximity, filtered: Double, sd: Double, power: Int,
+    static func nextProximity(after current: Proximity, filtered: Double, distance d: Double, sd: Double, power: Int,
                               config: RangingConfig) -> Proximity {
-        let plain = Proximity(distance: distance(rssi: filtered, power: power, config: config), config: config)
+        let plain = Proximity(distance: d, config: config)
         guard current != .unknown, plain != current, sd.isFinite, sd > 0 else { return plain }
         let margin = min(2 * sd, maximumMargin)
         let nearest = Proximity(distance: distance(rssi: filtered + margin, power: power, config: config), config: config)
@@ -134,7 +138,7 @@ public struct BeaconRanger: Sendable, Equatable {
         guard let filtered = filter.estimate else { return nil }
         let silent = now - lastSeen > config.unknownAfter
         return Range(rssiFiltered: filtered, power: power,
-                     distance: BeaconRanger.distance(rssi: filtered, power: power, config: config),
+                     distance: distance,
                      proximity: silent ? .unknown : proximity, rssiSD: filter.variance.squareRoot())
     }
 }

@@ -63,7 +63,10 @@ extension AggregatorConfig {
 
         let roomNames = Set(rooms.map(\.name))
         let floorOf = Dictionary(rooms.map { ($0.name, $0.floor) }, uniquingKeysWith: { first, _ in first })
-        let outlineOf = Dictionary(rooms.map { ($0.name, ($0.polygon ?? []).filter { $0.count == 2 }) }, uniquingKeysWith: { first, _ in first })
+        // Only well-formed outlines: a malformed polygon is its own problem, named with its room above.
+        let outlineOf = Dictionary(rooms.compactMap { room in
+            room.polygon.flatMap { p in p.count >= 3 && p.allSatisfy({ $0.count == 2 }) ? (room.name, p) : nil }
+        }, uniquingKeysWith: { first, _ in first })
         let storey = FusionModel().floorHeight
         if !nodes.isEmpty, nodes.allSatisfy({ $0.room == nil && $0.position == nil }) {
             // A room-less node helps others place beacons (it hears their fingerprints), but
@@ -102,7 +105,7 @@ extension AggregatorConfig {
                     }
                 }
                 if position.count == 3, position.allSatisfy(coordinate.contains), let room = node.room,
-                   let outline = outlineOf[room], outline.count >= 3, outline.count == rooms.first(where: { $0.name == room })?.polygon?.count,
+                   let outline = outlineOf[room],
                    !PlanGeometry.contains(x: position[0], y: position[1], count: outline.count, vertex: { (outline[$0][0], outline[$0][1]) }) {
                     // Fusion places a node by its position and judges the room it stands in by its
                     // room: a Pi moved and given its new room, but not its new position, is placed

@@ -796,6 +796,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// person given an `id`, a room given another id), whose entity ids the new devices take.
     /// Returns whether the start waits, `HomeAssistantDiscovery.removalLead` from the removals.
     private func removeGoneBeforeStart(now: Double, into out: inout [OutboundMessage]) -> Bool {
+        // Worked out once per start: it builds every device of the site, and the wait is ticks long.
+        if now < startAfter { return true }
         if let discovery = core.discovery {
             let gone = discovery.goneFromTheConfig(onBroker: discoveryOnBroker, entityDevices: entityDevicesOnBroker,
                                                    site: core.wholeSite)
