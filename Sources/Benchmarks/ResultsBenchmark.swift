@@ -104,6 +104,8 @@ enum ResultsBenchmark {
     /// A generated home of the check split: its scenario (the bound and the ceiling come from
     /// the simulator) and its readings through the agents.
     struct SimulatedHome {
+        /// The simulator's floor plan (`FloorPlan.named`).
+        let layout: String
         let generated: GeneratedScenario
         let ceilingNearest: Score
         let run: ScenarioRun
@@ -157,7 +159,7 @@ enum ResultsBenchmark {
                 let otherDay = ScenarioSimulator(settings: settings).run()
                 settings.makeTeachingDay()
                 let tourDay = ScenarioSimulator(settings: settings).run()
-                homes.append(SimulatedHome(generated: generated, ceilingNearest: ceiling,
+                homes.append(SimulatedHome(layout: layout, generated: generated, ceilingNearest: ceiling,
                                            run: try awaitResult { try await ScenarioRun.generated(generated) },
                                            otherDay: try awaitResult { try await ScenarioRun.generated(otherDay) },
                                            tourDay: try awaitResult { try await ScenarioRun.generated(tourDay) },
@@ -384,16 +386,22 @@ enum ResultsBenchmark {
                  settingsChange: { $0.awayTimeout = 10 }),
     ]
 
+    /// The check split's homes with one node per floor: where one node alone hears a beacon,
+    /// which the split's mean hides and which no recording has.
+    static let loneNodeLayout = "sparse"
+
     static func contributions(_ runs: [(name: String, run: ScenarioRun)], _ homes: [SimulatedHome]) throws -> String {
         let simulated = homes.map(\.run)
+        let loneNode = homes.filter { $0.layout == loneNodeLayout }.map(\.run)
         var out = "\n## What each part of the model is worth\n\n"
         out += "Node membership only, each part taken out in turn ([fusion.md](fusion.md#the-model)); the check split"
-        out += " as above (means, median switch pooled).\n\n"
-        out += tableHead("model", runs)
+        out += " as above (means, median switch pooled), and apart its homes with one node per floor"
+        out += " (`\(loneNodeLayout)`: six of eight rooms have no node, so one node alone often hears a beacon).\n\n"
+        out += tableHead("model", runs, extra: ["one node per floor"])
         for ablation in ablations {
             var model = FusionModel.standard
             ablation.change(&model)
-            out += try tableRow(ablation.label, runs, simulated, model: model, settings: ablation.settingsChange)
+            out += try tableRow(ablation.label, runs, simulated, extra: [loneNode], model: model, settings: ablation.settingsChange)
         }
         return out
     }
@@ -447,16 +455,17 @@ enum ResultsBenchmark {
         return out
     }
 
-    /// The head of a table of rows: `first`, each recording, the check split.
-    static func tableHead(_ first: String, _ recorded: [(name: String, run: ScenarioRun)]) -> String {
-        "| \(first) | " + recorded.map(\.name).joined(separator: " | ") + " | check split |\n|---|"
-            + String(repeating: "---|", count: recorded.count + 1) + "\n"
+    /// The head of a table of rows: `first`, each recording, the check split, then `extra`.
+    static func tableHead(_ first: String, _ recorded: [(name: String, run: ScenarioRun)], extra: [String] = []) -> String {
+        "| \(first) | " + recorded.map(\.name).joined(separator: " | ") + " | check split |"
+            + extra.map { " \($0) |" }.joined() + "\n|---|"
+            + String(repeating: "---|", count: recorded.count + 1 + extra.count) + "\n"
     }
 
-    /// One row: each recording, then the check split's means; node membership only unless
-    /// `positions`.
+    /// One row: each recording, then the check split's means and each `extra` group's; node
+    /// membership only unless `positions`.
     static func tableRow(_ label: String, _ recorded: [(name: String, run: ScenarioRun)], _ simulated: [ScenarioRun],
-                         positions: Bool = false, model: FusionModel = .standard,
+                         extra: [[ScenarioRun]] = [], positions: Bool = false, model: FusionModel = .standard,
                          settings change: (inout FusionSettings) -> Void = { _ in }) throws -> String {
         func score(_ run: ScenarioRun) throws -> Score {
             var settings = try run.site(positions: positions).fusion
@@ -464,9 +473,11 @@ enum ResultsBenchmark {
             return try run.fusion(settings, model: model, positions: positions).score
         }
         var cells = try recorded.map { cell(try score($0.run)) }
-        var tally = Tally()
-        for run in simulated { tally.add(try score(run)) }
-        cells.append(tally.cell(separator: " / "))
+        for group in [simulated] + extra {
+            var tally = Tally()
+            for run in group { tally.add(try score(run)) }
+            cells.append(tally.cell(separator: " / "))
+        }
         return "| \(label) | " + cells.joined(separator: " | ") + " |\n"
     }
 }
