@@ -5,10 +5,11 @@ import Shared
 /// start-up and hands to fusion (`FusionEngine.restore`).
 ///
 /// Input: the file's bytes. A file that decodes must hold only what the bounds allow
-/// (rooms, nodes, departure counts, names, finite numbers in range, sorted and unique),
-/// re-encode to itself, and survive a restore (which keeps the counts of the site's rooms
-/// only), a taught label and a forget: what the aggregator would then write must decode
-/// again. One that does not decode must fail with a `LearnedRoomsError`.
+/// (rooms, nodes, departure counts, placements, names, finite numbers in range, sorted and
+/// unique), re-encode to itself, and survive a restore (which keeps the counts of the site's
+/// rooms only; the placements are the aggregator's, not fusion's), a taught label and a
+/// forget: what the aggregator would then write must decode again. One that does not decode
+/// must fail with a `LearnedRoomsError`.
 enum LearnedRoomsHarness {
     static func run(_ input: [UInt8]) {
         let learned: LearnedRooms
@@ -24,6 +25,8 @@ enum LearnedRoomsHarness {
         var restored = learned
         let siteRooms = Set(FuzzSite.site.rooms.map(\.name))
         restored.departures.removeAll { !siteRooms.contains($0.room) || $0.left + $0.returned == 0 }
+        // The rooms last published are resumed by the aggregator's runtime, not fusion.
+        restored.placed = []
         FuzzCheck.require(engine.learnedRooms == restored, "restore changed the state")
         let room = FuzzSite.site.rooms[0].name
         do { try engine.beginLabel(room: room, beacon: FuzzSite.cat, seconds: 5, now: FuzzSite.start) } catch {
@@ -71,6 +74,17 @@ enum LearnedRoomsHarness {
             FuzzCheck.require(TopicName.isValid(d.room), "\(when): departure room name '\(d.room)'")
             FuzzCheck.require((0...LearnedRooms.countBound).contains(d.left) && (0...LearnedRooms.countBound).contains(d.returned),
                               "\(when): \(d.room) counts \(d.left)/\(d.returned)")
+        }
+        FuzzCheck.require(learned.placed.count <= LearnedRooms.maximumPlacements, "\(when): \(learned.placed.count) placements")
+        FuzzCheck.require(zip(learned.placed, learned.placed.dropFirst()).allSatisfy { $0.beacon < $1.beacon },
+                          "\(when): placements not sorted and unique")
+        let times = -LearnedRooms.timeBound...LearnedRooms.timeBound
+        for p in learned.placed {
+            FuzzCheck.require(BeaconID(p.beacon.rawValue) == p.beacon, "\(when): beacon id '\(p.beacon)'")
+            FuzzCheck.require(TopicName.isValid(p.room) && p.node.map(TopicName.isValid) ?? true, "\(when): \(p.beacon) room or node name")
+            FuzzCheck.require(times.contains(p.since) && times.contains(p.at) && p.seen.map(times.contains) ?? true,
+                              "\(when): \(p.beacon) times \(p.since) \(p.at) \(String(describing: p.seen))")
+            FuzzCheck.require((0...1).contains(p.confidence), "\(when): \(p.beacon) confidence \(p.confidence)")
         }
     }
 }

@@ -65,6 +65,8 @@ extension FusionEngine {
     public mutating func restore(_ learned: LearnedRooms) {
         training.learned = learned
         training.learned.departures = []
+        // The rooms last published are the aggregator's to resume, not what was learned.
+        training.learned.placed = []
         departures.restore(learned.departures, roomIndex: roomIndex, roomsComeLater: site.nodes.isEmpty && settings.autoNodes)
     }
 

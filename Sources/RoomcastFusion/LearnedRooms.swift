@@ -5,11 +5,15 @@ import Shared
 /// there; and per room, how many silences there ended in the beacon leaving the site or in
 /// its coming back (`RoomDepartures`), so that where beacons leave from outlives a restart.
 ///
+/// The state file also keeps the room each beacon was last published in (`placed`): a broker
+/// that kept nothing across a power cut has no retained presence to resume from, and this does.
+///
 /// Its JSON (the aggregator's state file; the `learn/state` topic carries its rooms) has the
-/// keys `version`, `rooms`, `departures`; per room `name`, `seconds`, `nodes`, per node `node`,
-/// `seconds`, `mean`, `spread`, `room`; per departure record `room`, `left`, `returned` — one word
-/// each, so snake_case and Swift spelling agree. `departures` is left out when empty (and a
-/// file without it reads as none: files written before it existed read as they were). Decoding
+/// keys `version`, `rooms`, `departures`, `placed`; per room `name`, `seconds`, `nodes`, per node
+/// `node`, `seconds`, `mean`, `spread`, `room`; per departure record `room`, `left`, `returned`;
+/// per placement `beacon`, `room`, `since`, `seen`, `node`, `confidence`, `at` — one word each, so
+/// snake_case and Swift spelling agree. `departures` and `placed` are left out when empty (and a
+/// file without one reads as none: files written before it existed read as they were). Decoding
 /// checks every value (`LearnedRooms.decode`): a file that is not what this writes is an
 /// error naming the first bad value's path, never a partial result.
 public struct LearnedRooms: Codable, Sendable, Equatable {
@@ -68,14 +72,43 @@ public struct LearnedRooms: Codable, Sendable, Equatable {
         }
     }
 
+    /// A beacon's room as the aggregator last published it: what a restart resumes from when
+    /// the broker holds no retained presence of it.
+    public struct Placement: Codable, Sendable, Equatable {
+        public var beacon: BeaconID
+        public var room: String
+        /// When it entered the room (the decision's `since`).
+        public var since: Double
+        /// When it was last heard (the decision's `last_seen`), if known.
+        public var seen: Double?
+        /// The node whose evidence decided.
+        public var node: String?
+        public var confidence: Double
+        /// When the decision was made (its `ts`).
+        public var at: Double
+
+        public init(beacon: BeaconID, room: String, since: Double, seen: Double?, node: String?, confidence: Double, at: Double) {
+            self.beacon = beacon
+            self.room = room
+            self.since = since
+            self.seen = seen
+            self.node = node
+            self.confidence = confidence
+            self.at = at
+        }
+    }
+
     public var version = 1
     public var rooms: [Room]   // sorted by name
     /// Sorted by room; only rooms with a silence counted.
     public var departures: [Departures]
+    /// Sorted by beacon; at most `maximumPlacements`.
+    public var placed: [Placement]
 
-    public init(rooms: [Room] = [], departures: [Departures] = []) {
+    public init(rooms: [Room] = [], departures: [Departures] = [], placed: [Placement] = []) {
         self.rooms = rooms.sorted { $0.name < $1.name }
         self.departures = departures.sorted { $0.room < $1.room }
+        self.placed = placed.sorted { $0.beacon < $1.beacon }
     }
 
     /// The learned room called `named`, if any.
@@ -158,10 +191,15 @@ public struct LearnedRooms: Codable, Sendable, Equatable {
     public static let maximumDepartureRooms = 4096
     /// Nodes per room at most.
     public static let maximumNodes = 128
+    /// Beacons whose last room a state holds at most (`AggregatorCore.placementsToKeep` keeps
+    /// the awaited ones first, then those heard last).
+    public static let maximumPlacements = 16_384
+    /// |time| at most in a placement (seconds since 1970: about the year 33658).
+    public static let timeBound = 1e12
     /// The largest state file read (bytes): every bound above at once, with names JSON escapes to
-    /// twice their length, pretty-prints to 24.2 MB (`LearnedRoomsTests.theLargestStateItMayWriteReadsBack`),
+    /// twice their length, pretty-prints to 39.2 MB (`LearnedRoomsTests.theLargestStateItMayWriteReadsBack`),
     /// so whatever is written reads back.
-    public static let maximumFileBytes = 32 * 1024 * 1024
+    public static let maximumFileBytes = 48 * 1024 * 1024
     /// |mean| at most (dB): an RSSI and a measured power are each within −127…20.
     public static let meanBound = 200.0
     /// Spread at most (dB).
@@ -173,13 +211,14 @@ public struct LearnedRooms: Codable, Sendable, Equatable {
 
     // MARK: Coding
 
-    enum CodingKeys: String, CodingKey { case version, rooms, departures }
+    enum CodingKeys: String, CodingKey { case version, rooms, departures, placed }
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(version, forKey: .version)
         try c.encode(rooms, forKey: .rooms)
         if !departures.isEmpty { try c.encode(departures, forKey: .departures) }
+        if !placed.isEmpty { try c.encode(placed, forKey: .placed) }
     }
 
     public init(from decoder: any Decoder) throws {
@@ -196,6 +235,28 @@ public struct LearnedRooms: Codable, Sendable, Equatable {
             records = try Self.decodeUnique(&list, Departures.self, most: Self.maximumDepartureRooms, of: "rooms", name: \.room)
         }
         self.departures = records
+        var placements: [Placement] = []
+        if c.contains(.placed) {
+            var list = try c.nestedUnkeyedContainer(forKey: .placed)
+            placements = try Self.decodeUnique(&list, Placement.self, most: Self.maximumPlacements, of: "beacons", name: \.beacon.rawValue)
+        }
+        self.placed = placements
+    }
+}
+
+extension LearnedRooms.Placement {
+    enum CodingKeys: String, CodingKey { case beacon, room, since, seen, node, confidence, at }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        beacon = try c.decode(BeaconID.self, forKey: .beacon)
+        room = try LearnedRooms.decodeName(c, .room)
+        let times = -LearnedRooms.timeBound...LearnedRooms.timeBound
+        since = try LearnedRooms.decodeNumber(c, .since, times)
+        seen = c.contains(.seen) ? try LearnedRooms.decodeNumber(c, .seen, times) : nil
+        node = c.contains(.node) ? try LearnedRooms.decodeName(c, .node) : nil
+        confidence = try LearnedRooms.decodeNumber(c, .confidence, 0...1)
+        at = try LearnedRooms.decodeNumber(c, .at, times)
     }
 }
 

@@ -187,8 +187,10 @@ import RoomcastLogging
         #expect(metrics.contains("roomcast_state_file_failures_total \(failures + 1)"))
     }
 
-    /// Where beacons leave from is kept too: the first count at once, later ones at most every
-    /// `LearnedRoomsPersistence.departuresSaveInterval` and at a graceful stop; a restart reads them back.
+    /// Where beacons leave from is kept too, not a write per person through the door: a count
+    /// goes with the next write, which a room change of the published presence brings at most
+    /// every `LearnedRoomsPersistence.placementsSaveInterval`, and with a graceful stop; a
+    /// restart reads them back.
     @Test func departureCountsAreSavedAndReadBack() async throws {
         let dir = try directory()
         let store = LearnedRoomsStore(path: dir + "/learned-rooms.json")
@@ -215,11 +217,12 @@ import RoomcastLogging
         }
         let first = runtime()
         try await hear(first, at: 1000)
-        let firstAway = try await visit(first, from: 1000, to: 1020, until: 1060)
+        let firstAway = try await visit(first, from: 1000, to: 1020, until: 1070)
         #expect(firstAway ?? 0 > 25, "the away timeout, not seconds: first away after \(String(describing: firstAway)) s")
+        // Written with the away, a minute after the tag's first room was.
         #expect(try store.load()?.departures == [.init(room: "kitchen", left: 1, returned: 0)])
         // The kitchen is an entrance now: the next silence there is leaving within seconds. Its
-        // count waits for the interval, or the stop.
+        // count waits for the next write (a minute after the return's), or the stop.
         let second = try #require(try await visit(first, from: 1100, to: 1120, until: 1160))
         #expect(second < 6)
         #expect(try store.load()?.departures == [.init(room: "kitchen", left: 1, returned: 0)])

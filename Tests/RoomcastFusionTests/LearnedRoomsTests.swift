@@ -74,6 +74,15 @@ import Testing
         let back = try LearnedRooms.decode(counted)
         #expect(back == learned && back.departures.map(\.room) == ["bed room", "kitchen"])
         #expect(String(decoding: counted, as: UTF8.self).contains("\"returned\" : 1"))
+        // Rooms last published: `placed`, left out when none, read back sorted by beacon.
+        #expect(!String(decoding: counted, as: UTF8.self).contains("placed"))
+        let tag = try #require(BeaconID("mac:aabbccddeeff")), other = try #require(BeaconID("mac:0011223344ff"))
+        learned.placed = [.init(beacon: tag, room: "kitchen", since: 100.5, seen: 160.25, node: "k-pi", confidence: 0.9, at: 161),
+                          .init(beacon: other, room: "bed room", since: 50, seen: nil, node: nil, confidence: 1, at: 60)]
+        let placed = try LearnedRooms.decode(learned.encoded())
+        #expect(placed.placed.map(\.beacon) == [other, tag] && Set(placed.placed.map(\.beacon)) == Set(learned.placed.map(\.beacon)))
+        #expect(placed.placed.first { $0.beacon == tag } == learned.placed.first { $0.beacon == tag })
+        #expect(placed.placed.first { $0.beacon == other } == learned.placed.first { $0.beacon == other })
     }
 
     @Test(arguments: [
@@ -94,6 +103,11 @@ import Testing
         ("{\"version\":1,\"rooms\":[],\"departures\":[{\"room\":\"hall\",\"left\":1e20,\"returned\":0}]}", "departures[0].left: 100000000000000000000 is outside"),
         ("{\"version\":1,\"rooms\":[],\"departures\":[{\"room\":\"hall\",\"left\":1.5,\"returned\":0}]}", "departures[0].left: 1.5 is not a whole number"),
         ("{\"version\":1,\"rooms\":[],\"departures\":[{\"room\":\"h\",\"left\":1,\"returned\":0},{\"room\":\"h\",\"left\":1,\"returned\":0}]}", "room 'h' appears twice"),
+        ("{\"version\":1,\"rooms\":[],\"placed\":[{\"beacon\":\"IBEACON:x\",\"room\":\"h\",\"since\":1,\"confidence\":1,\"at\":2}]}", "placed[0].beacon"),
+        ("{\"version\":1,\"rooms\":[],\"placed\":[{\"beacon\":\"mac:aabbccddeeff\",\"room\":\"h\",\"since\":1,\"confidence\":1.5,\"at\":2}]}", "placed[0].confidence: 1.5 is outside 0.0…1.0"),
+        ("{\"version\":1,\"rooms\":[],\"placed\":[{\"beacon\":\"mac:aabbccddeeff\",\"room\":\"h\",\"confidence\":1,\"at\":2}]}", "placed[0].since: missing"),
+        ("{\"version\":1,\"rooms\":[],\"placed\":[{\"beacon\":\"mac:aabbccddeeff\",\"room\":\"h/x\",\"since\":1,\"confidence\":1,\"at\":2}]}", "placed[0].room: name must not contain '/'"),
+        ("{\"version\":1,\"rooms\":[],\"placed\":[{\"beacon\":\"mac:aabbccddeeff\",\"room\":\"h\",\"since\":1,\"confidence\":1,\"at\":2},{\"beacon\":\"mac:aabbccddeeff\",\"room\":\"k\",\"since\":1,\"confidence\":1,\"at\":2}]}", "beacon 'mac:aabbccddeeff' appears twice"),
     ])
     func aBadStateFileIsAClearError(text: String, expected: String) {
         #expect {
@@ -113,8 +127,9 @@ import Testing
     }
 
     /// Whatever the aggregator may write, it reads back: every bound at once (256 rooms of 128
-    /// nodes, 4,096 departure counts, 128-byte names that JSON escapes to twice their length,
-    /// the longest numbers) stays within the file size it reads.
+    /// nodes, 4,096 departure counts, 16,384 placements of 200-byte beacon ids, 128-byte names
+    /// that JSON escapes to twice their length, the longest numbers) stays within the file size
+    /// it reads.
     @Test func theLargestStateItMayWriteReadsBack() throws {
         func name(_ k: Int) -> String { String(repeating: "\"", count: 124) + String(format: "%04d", k) }
         let nodes = (0..<LearnedRooms.maximumNodes).map {
@@ -125,7 +140,12 @@ import Testing
         let departures = (0..<LearnedRooms.maximumDepartureRooms).map {
             LearnedRooms.Departures(room: name($0), left: LearnedRooms.countBound, returned: LearnedRooms.countBound)
         }
-        let state = LearnedRooms(rooms: rooms, departures: departures)
+        let placed = try (0..<LearnedRooms.maximumPlacements).map { k in
+            let id = try #require(BeaconID("irk:" + String(repeating: "x", count: 190) + String(format: "%05d", k)))
+            return LearnedRooms.Placement(beacon: id, room: name(k % 4096), since: -999_999_999_999.999_9, seen: 999_999_999_999.999_9,
+                                          node: name(k % 4096 + 1), confidence: 0.123_456_789_012_345_67, at: 999_999_999_999.999_9)
+        }
+        let state = LearnedRooms(rooms: rooms, departures: departures, placed: placed)
         let bytes = state.encoded()
         #expect(bytes.count <= LearnedRooms.maximumFileBytes, "\(bytes.count) bytes")
         #expect(try LearnedRooms.decode(bytes) == state)

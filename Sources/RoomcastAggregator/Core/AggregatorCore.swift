@@ -15,11 +15,11 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     public let tickInterval: Double
     private var nextTick: Double?
     private var announcedBeacons: Set<BeaconID> = []
-    private let knownBeacons: [BeaconID: SiteModel.KnownBeacon]
+    let knownBeacons: [BeaconID: SiteModel.KnownBeacon]
     /// The nodes' own beacons: not tracked, but the engine calibrates receivers with them.
     private let nodeBeacons: Set<BeaconID>
     /// Every person's beacons, listed under `beacons:` or not.
-    private let peoplesBeacons: Set<BeaconID>
+    let peoplesBeacons: Set<BeaconID>
     /// Each node's clock against ours, judged over windows of its readings.
     public private(set) var clocks = NodeClockWatch()
     /// Nodes whose clock is off (a steady median lag beyond `NodeClockWatch.limit`), with the

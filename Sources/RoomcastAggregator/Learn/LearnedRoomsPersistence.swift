@@ -2,10 +2,11 @@ import RoomcastFusion
 import Shared
 import RoomcastLogging
 
-/// Keeps what was taught, and the rooms beacons leave the site from, in the state file
-/// (`learn.state_file`, `LearnedRoomsStore`) while the aggregator runs: read once at the start,
-/// written after every room taught or forgotten, the departure counts at most every
-/// `departuresSaveInterval`, and at a graceful stop. A file that cannot be read at the start is
+/// Keeps what was taught, the rooms beacons leave the site from, and the room each beacon was
+/// last published in, in the state file (`learn.state_file`, `LearnedRoomsStore`) while the
+/// aggregator runs: read once at the start, written after every room taught or forgotten, the
+/// departure counts at most every `departuresSaveInterval`, the published rooms at most every
+/// `placementsSaveInterval`, and at a graceful stop. A file that cannot be read at the start is
 /// left as it is and never overwritten; one that cannot be written is tried again every
 /// `retryInterval`, said at most once a minute.
 struct LearnedRoomsPersistence {
@@ -16,7 +17,11 @@ struct LearnedRoomsPersistence {
     /// The core's revisions of the taught rooms and of the departure counts as last written, and when.
     private var savedRevision: UInt64 = 0
     private var savedDepartures: UInt64 = 0
+    private var savedPlacements: UInt64 = 0
     private var savedAt = -Double.infinity
+    /// The published rooms the file held at the start, until the runtime resumes from them
+    /// (`takePlacements`).
+    private var placementsRead: [LearnedRooms.Placement] = []
     /// After a failed write, the next is tried no sooner than this: `persist` runs at every
     /// inbound message, and a full or read-only disk must not turn each reading into a file
     /// created and removed.
@@ -32,6 +37,12 @@ struct LearnedRoomsPersistence {
     /// person through the door. A crash loses at most this much of them.
     static var departuresSaveInterval: Double { 300 }
 
+    /// The published rooms change as people walk about: written at most this often (seconds)
+    /// and when the aggregator stops, a small file a minute at most. A power cut loses at most
+    /// this much of them: a beacon that moved in that time resumes in the room it left, and
+    /// moves again when heard.
+    static var placementsSaveInterval: Double { 60 }
+
     /// Seconds between attempts to write a state file that could not be written.
     static var retryInterval: Double { 10 }
 
@@ -45,6 +56,7 @@ struct LearnedRoomsPersistence {
             do {
                 if let learned = try store.load() {
                     core.restoreLearned(learned)
+                    placementsRead = learned.placed
                     logger.info("learned rooms loaded", metadata: [
                         "learn.state_file": store.path, "rooms": "\(learned.rooms.map(\.name).joined(separator: ", "))"])
                     Self.warnOfRenames(learned, site: core.wholeSite, logger: logger)
@@ -62,6 +74,14 @@ struct LearnedRoomsPersistence {
         }
         savedRevision = core.learnedRevision
         savedDepartures = core.departuresRevision
+        savedPlacements = core.placementsRevision
+    }
+
+    /// The published rooms the state file held at the start, once: the runtime resumes the
+    /// beacons the broker had no retained presence of from them, or lets them go.
+    mutating func takePlacements() -> [LearnedRooms.Placement] {
+        defer { placementsRead = [] }
+        return placementsRead
     }
 
     /// Rooms and nodes that were taught and that the config no longer has (renamed, replaced,
@@ -98,27 +118,30 @@ struct LearnedRoomsPersistence {
 
     /// Whether `persist` has anything to write for these revisions: asked at every inbound
     /// message, so the core is handed over only when it does.
-    func isDue(learnedRevision: UInt64, departuresRevision: UInt64, now: Double, stopping: Bool) -> Bool {
+    func isDue(learnedRevision: UInt64, departuresRevision: UInt64, placementsRevision: UInt64, now: Double, stopping: Bool) -> Bool {
         learnedRevision != savedRevision
             || (departuresRevision != savedDepartures && (stopping || now - savedAt >= Self.departuresSaveInterval))
+            || (placementsRevision != savedPlacements && (stopping || now - savedAt >= Self.placementsSaveInterval))
     }
 
-    /// Writes the learned rooms when a room was taught or forgotten since the last write, and
-    /// the departure counts when they changed and `departuresSaveInterval` has passed (or `stopping`).
+    /// Writes the learned rooms when a room was taught or forgotten since the last write, the
+    /// departure counts when they changed and `departuresSaveInterval` has passed, and the
+    /// published rooms when they changed and `placementsSaveInterval` has passed (or `stopping`).
     mutating func persist<Engine>(_ core: AggregatorCore<Engine>, now: Double, stopping: Bool = false) {
-        guard isDue(learnedRevision: core.learnedRevision, departuresRevision: core.departuresRevision, now: now, stopping: stopping)
+        guard isDue(learnedRevision: core.learnedRevision, departuresRevision: core.departuresRevision,
+                    placementsRevision: core.placementsRevision, now: now, stopping: stopping)
         else { return }
         let taught = core.learnedRevision != savedRevision
-        let marked = (core.learnedRevision, core.departuresRevision)
+        let marked = (core.learnedRevision, core.departuresRevision, core.placementsRevision)
         guard let store else {
-            (savedRevision, savedDepartures) = marked
+            (savedRevision, savedDepartures, savedPlacements) = marked
             if taught, log.admit("nowhere", now: now).admit {
                 logger.notice("learned rooms are kept in memory only: set learn.state_file to keep them across restarts")
             }
             return
         }
         guard writable else {
-            (savedRevision, savedDepartures) = marked
+            (savedRevision, savedDepartures, savedPlacements) = marked
             if taught {
                 logger.error("learned rooms not saved: the state file could not be read at start and is left as it is", metadata: [
                     "learn.state_file": store.path, "hint": "fix or move the file away, then restart the aggregator"])
@@ -127,14 +150,15 @@ struct LearnedRoomsPersistence {
         }
         guard stopping || now >= retryAt else { return }
         do {
-            let learned = core.learnedRooms
+            var learned = core.learnedRooms
+            learned.placed = core.placementsToKeep()
             try store.save(learned)
-            (savedRevision, savedDepartures) = marked
+            (savedRevision, savedDepartures, savedPlacements) = marked
             savedAt = now
             retryAt = -.infinity
             logger.log(level: taught ? .info : .debug, "learned rooms saved", metadata: [
                 "learn.state_file": store.path, "rooms": "\(learned.rooms.count)",
-                "departure_rooms": "\(learned.departures.count)"])
+                "departure_rooms": "\(learned.departures.count)", "placed": "\(learned.placed.count)"])
         } catch {
             // Tried again `retryInterval` later; said at most once a minute.
             savedAt = now

@@ -15,6 +15,9 @@ public struct PresencePublisher: Sendable {
     private var roomOf: [BeaconID: String?] = [:]
     /// Members per room, as last published.
     private var members: [String: Set<BeaconID>] = [:]
+    /// Moves whenever a beacon's published room changes: the state file's placements
+    /// (`LearnedRoomsPersistence`) are older than this.
+    public private(set) var roomsRevision: UInt64 = 0
     private let floorOf: [String: Int]
     /// The rooms the site lists, and those fusion made of nodes it does not (`roomMade`).
     public private(set) var listedRooms: Set<String>
@@ -89,6 +92,11 @@ public struct PresencePublisher: Sendable {
     /// The room a beacon is published in; `.none` when never published.
     public func publishedRoom(of id: BeaconID) -> String?? { roomOf[id] }
 
+    /// Every beacon published (or resumed) in a room, with that room.
+    public var placedBeacons: [(id: BeaconID, room: String)] {
+        roomOf.compactMap { id, room in room.map { (id, $0) } }
+    }
+
     /// Messages for decisions that changed at `now`. `handedOver`: beacons another partition has
     /// (`AggregatorCore+Handover`): they leave this partition's rooms and their person's place
     /// here, and their presence and person topics are that partition's to publish.
@@ -104,6 +112,7 @@ public struct PresencePublisher: Sendable {
             roomOf[d.id] = .some(d.room)
             let moved = previous != d.room || !known
             if moved {
+                roomsRevision &+= 1
                 if !handed { out.append(roomText(d)) }
                 if let old = previous {
                     members[old]?.remove(d.id)

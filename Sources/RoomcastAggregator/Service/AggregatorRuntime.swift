@@ -82,6 +82,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     private var announceInstance = false
     /// The learned rooms' state file.
     private var learned: LearnedRoomsPersistence
+    /// The state file's published rooms were resumed from, or let go (`resumePlacements`).
+    private var placementsSettled = false
     /// Dashboard snapshots built so far: each one's `seq`, in the order the actor built them.
     var dashboardSnapshots: UInt64 = 0
     /// Writes of the state file that failed (`/metrics`).
@@ -520,6 +522,24 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     /// Every retained output republished: the decisions in force, and the receiver calibration
     /// last reported (a broker restarted without persistence forgot it, and an aggregator
     /// restarted after that would start every node from 0).
+    /// At the end of the start's resume window, the beacons the broker had no retained presence
+    /// of (a broker that kept nothing across a power cut) resume from the rooms the state file
+    /// says they were last published in; the refresh that follows publishes them again. Only
+    /// once, and only `using` them when this instance is active then: a standby's file is from
+    /// when it last was, older than what the active instance publishes.
+    private func resumePlacements(now: Double, using: Bool) throws -> [OutboundMessage] {
+        placementsSettled = true
+        let placements = learned.takePlacements()
+        guard using, !placements.isEmpty else { return [] }
+        let (messages, resumed) = try core.resume(placements: placements, now: now)
+        if resumed > 0 {
+            logger.notice("the broker held no retained presence of some beacons: resumed in the rooms the state file says they were last published in", metadata: [
+                "beacons": "\(resumed)", "learn.state_file": learned.store?.path ?? "",
+                "hint": "give the broker persistence (deploy/mosquitto/README.md) so that it keeps them itself"])
+        }
+        return messages
+    }
+
     private func refresh(now: Double) throws -> [OutboundMessage] {
         var out = try core.refresh(now: now)
         if let reportedCalibration { out.append(try core.calibrationReport(reportedCalibration, now: now)) }
@@ -731,6 +751,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 // subscribers were told is what this instance publishes.
                 peerPresence.removeAll()
             }
+            if !placementsSettled, now - startedAt > resumeWindow, !resumeRefreshed, !isActive || active && current {
+                out += try resumePlacements(now: now, using: isActive)
+            }
             if active && current && refreshPending {
                 refreshPending = false
                 out += try refresh(now: now)
@@ -827,7 +850,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     private func persistLearned(now: Double, stopping: Bool = false) {
         // Checked here first: handing the core over copies it, and this runs at every message.
         guard learned.isDue(learnedRevision: core.learnedRevision, departuresRevision: core.departuresRevision,
-                            now: now, stopping: stopping) else { return }
+                            placementsRevision: core.placementsRevision, now: now, stopping: stopping) else { return }
         learned.persist(core, now: now, stopping: stopping)
     }
 
