@@ -3,6 +3,7 @@ import RoomcastFusion
 import Shared
 import Testing
 @testable import RoomcastAggregator
+import RoomcastLogging
 
 /// The aggregator going deaf (broker outage, a paused process) and hearing again, through the
 /// real runtime and fusion engine on a virtual clock. Each test checks that the system still
@@ -503,8 +504,10 @@ extension HearingTests {
         config.beacons += [.init(id: phone, name: "Alice's phone"), .init(id: keys, name: "Keys", sleepsWhenStill: true),
                            .init(id: owl, name: "Owl")]
         config.people = [.init(name: "Alice", beacons: [phone])]
-        func run(officeUpAt: Double?, officeSaysOffline: Bool = false, until end: Double) async throws -> [(at: Double, message: OutboundMessage)] {
-            let runtime = AggregatorRuntime(core: config.makeCore(), election: nil, refreshInterval: 10, startedAt: 0, logger: .silent)
+        func run(officeUpAt: Double?, officeSaysOffline: Bool = false, until end: Double,
+                 log: InMemoryLogHandler = InMemoryLogHandler()) async throws -> [(at: Double, message: OutboundMessage)] {
+            let runtime = AggregatorRuntime(core: config.makeCore(), election: nil, refreshInterval: 10, startedAt: 0,
+                                            logger: Logger(label: "test", level: .warning, handler: log))
             await runtime.brokerConnected(now: 0)
             var out: [(at: Double, message: OutboundMessage)] = []
             if officeSaysOffline {
@@ -538,7 +541,12 @@ extension HearingTests {
                 .compactMap { m in (try? WireFormat.decode(PresenceDecision.self, from: m.message.payload)).map { (m.at, $0) } }
         }
 
-        let staggered = try await run(officeUpAt: 60, until: 110)
+        func unheardSaid(_ log: InMemoryLogHandler) -> [LogRecord] {
+            log.records.filter { $0.message.hasPrefix("listed nodes not heard since the start") }
+        }
+        let staggeredLog = InMemoryLogHandler()
+        let staggered = try await run(officeUpAt: 60, until: 2 + FirstNodeWait.patience + 10, log: staggeredLog)
+        #expect(unheardSaid(staggeredLog).isEmpty, "the office's Pi was heard, a minute late")
         #expect(!decisions(staggered, phone).contains { $0.decision.room == nil }, "\(decisions(staggered, phone))")
         #expect(decisions(staggered, phone).last?.decision.room == "office")
         let alice = staggered.filter { $0.message.topic == Self.topics.person("alice") }
@@ -550,11 +558,16 @@ extension HearingTests {
         #expect(decisions(staggered, keys).isEmpty, "a tag that sleeps when still, published \(decisions(staggered, keys))")
 
         // A listed Pi that never comes up is waited for no longer than `FirstNodeWait.patience`.
-        let down = try await run(officeUpAt: nil, until: 2 + FirstNodeWait.patience + 40)
+        // It is named in the log, once.
+        let downLog = InMemoryLogHandler()
+        let down = try await run(officeUpAt: nil, until: 2 + FirstNodeWait.patience + 40, log: downLog)
         let phoneAway = try #require(decisions(down, phone).first, "never published, with the office's Pi down")
         #expect(phoneAway.decision.reason == "never_heard" && phoneAway.at >= FirstNodeWait.patience + 30, "away at \(phoneAway.at)")
-        // One whose status says it is offline (stopped, its Last Will) is not waited for.
-        let stopped = try await run(officeUpAt: nil, officeSaysOffline: true, until: 60)
+        #expect(unheardSaid(downLog).map { $0.metadata["nodes"] } == ["office-pi"], "\(unheardSaid(downLog))")
+        // One whose status says it is offline (stopped, its Last Will) is not waited for, nor named.
+        let stoppedLog = InMemoryLogHandler()
+        let stopped = try await run(officeUpAt: nil, officeSaysOffline: true, until: FirstNodeWait.patience + 10, log: stoppedLog)
+        #expect(unheardSaid(stoppedLog).isEmpty)
         let phoneGone = try #require(decisions(stopped, phone).first, "never published, with the office's Pi offline")
         #expect(phoneGone.decision.reason == "never_heard" && phoneGone.at < 40, "away at \(phoneGone.at)")
     }

@@ -819,6 +819,16 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         return max(decisionsHeldUntil, listening) + awayTimeout
     }
 
+    /// The listed nodes not heard from (listening, or saying they are offline) within
+    /// `FirstNodeWait.patience` of the first node heard: a Pi that is down, or whose agent goes by
+    /// another name than the config's. Nil until the patience is over, and where every listed
+    /// node was heard from.
+    public func nodesNotHeard(now: Double) -> [String]? {
+        guard everyNodeHeardFromAt == nil, !site.nodes.isEmpty, let first = firstNodeHeardAt,
+              now - first > FirstNodeWait.patience else { return nil }
+        return site.nodes.map(\.name).filter { !nodesHeardFrom.contains($0) }.sorted()
+    }
+
     /// A node heard listening (a reading, a heartbeat): the first of this run, and one the never
     /// heard wait for no more.
     private mutating func heardListening(_ node: String, now: Double) {

@@ -53,6 +53,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     private var connectedOnce = false
     /// Whether the nodes' messages reach this aggregator at all (`FirstNodeWait`).
     private var firstNode = FirstNodeWait()
+    /// The listed nodes not heard within `FirstNodeWait.patience` of the first were named (once a run).
+    private var unheardNodesSaid = false
     /// `<prefix>/nodes/`: every node's topics.
     private let nodesPrefix: String
     /// Retained output read back within this window after start is resumed from.
@@ -657,6 +659,14 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             logger.notice("a node is heard at last")
         case nil:
             break
+        }
+        if !unheardNodesSaid, let unheard = core.nodesNotHeard(now: now) {
+            unheardNodesSaid = true
+            if !unheard.isEmpty {
+                logger.warning("listed nodes not heard since the start: no reading, heartbeat or offline status from them in \(Int(FirstNodeWait.patience)) s after the first node; the rooms only they cover are decided without them", metadata: [
+                    "nodes": "\(unheard.prefix(20).joined(separator: ","))", "count": "\(unheard.count)",
+                    "hint": "check that each one's edge-agent runs on this broker, and that its node.name is the name under nodes: here (another name's readings are refused as unknown_node); an ESPresense node says nothing while it hears nothing"])
+            }
         }
     }
 
