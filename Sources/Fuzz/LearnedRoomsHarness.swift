@@ -85,6 +85,8 @@ enum LearnedRoomsHarness {
             FuzzCheck.require(times.contains(p.since) && times.contains(p.at) && p.seen.map(times.contains) ?? true,
                               "\(when): \(p.beacon) times \(p.since) \(p.at) \(String(describing: p.seen))")
             FuzzCheck.require((0...1).contains(p.confidence), "\(when): \(p.beacon) confidence \(p.confidence)")
+            FuzzCheck.require(p.name.map(LearnedRooms.isValidDisplayName) ?? true && p.reason.map(TopicName.isValid) ?? true,
+                              "\(when): \(p.beacon) name or reason")
         }
     }
 }

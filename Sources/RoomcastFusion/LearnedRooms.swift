@@ -11,7 +11,7 @@ import Shared
 /// Its JSON (the aggregator's state file; the `learn/state` topic carries its rooms) has the
 /// keys `version`, `rooms`, `departures`, `placed`; per room `name`, `seconds`, `nodes`, per node
 /// `node`, `seconds`, `mean`, `spread`, `room`; per departure record `room`, `left`, `returned`;
-/// per placement `beacon`, `room`, `since`, `seen`, `node`, `confidence`, `at` — one word each, so
+/// per placement `beacon`, `name`, `room`, `since`, `seen`, `node`, `confidence`, `reason`, `at` — one word each, so
 /// snake_case and Swift spelling agree. `departures` and `placed` are left out when empty (and a
 /// file without one reads as none: files written before it existed read as they were). Decoding
 /// checks every value (`LearnedRooms.decode`): a file that is not what this writes is an
@@ -76,6 +76,8 @@ public struct LearnedRooms: Codable, Sendable, Equatable {
     /// the broker holds no retained presence of it.
     public struct Placement: Codable, Sendable, Equatable {
         public var beacon: BeaconID
+        /// Its display name, as published (a beacon the site does not list has only this one).
+        public var name: String?
         public var room: String
         /// When it entered the room (the decision's `since`).
         public var since: Double
@@ -84,16 +86,22 @@ public struct LearnedRooms: Codable, Sendable, Equatable {
         /// The node whose evidence decided.
         public var node: String?
         public var confidence: Double
+        /// Why it is there (the decision's `reason`): `resting` keeps a tag that sleeps when still
+        /// where it lies, `nodes_offline` holds it for its nodes.
+        public var reason: String?
         /// When the decision was made (its `ts`).
         public var at: Double
 
-        public init(beacon: BeaconID, room: String, since: Double, seen: Double?, node: String?, confidence: Double, at: Double) {
+        public init(beacon: BeaconID, name: String? = nil, room: String, since: Double, seen: Double?, node: String?,
+                    confidence: Double, reason: String? = nil, at: Double) {
             self.beacon = beacon
+            self.name = name
             self.room = room
             self.since = since
             self.seen = seen
             self.node = node
             self.confidence = confidence
+            self.reason = reason
             self.at = at
         }
     }
@@ -196,10 +204,17 @@ public struct LearnedRooms: Codable, Sendable, Equatable {
     public static let maximumPlacements = 16_384
     /// |time| at most in a placement (seconds since 1970: about the year 33658).
     public static let timeBound = 1e12
+    /// A placement's display name at most (bytes).
+    public static let maximumNameBytes = 256
+
+    /// Whether `name` may be a placement's display name: at most `maximumNameBytes`, no control characters.
+    public static func isValidDisplayName(_ name: String) -> Bool {
+        name.utf8.count <= maximumNameBytes && !name.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
     /// The largest state file read (bytes): every bound above at once, with names JSON escapes to
-    /// twice their length, pretty-prints to 39.2 MB (`LearnedRoomsTests.theLargestStateItMayWriteReadsBack`),
+    /// twice their length, pretty-prints to 52.4 MB (`LearnedRoomsTests.theLargestStateItMayWriteReadsBack`),
     /// so whatever is written reads back.
-    public static let maximumFileBytes = 48 * 1024 * 1024
+    public static let maximumFileBytes = 64 * 1024 * 1024
     /// |mean| at most (dB): an RSSI and a measured power are each within −127…20.
     public static let meanBound = 200.0
     /// Spread at most (dB).
@@ -245,17 +260,27 @@ public struct LearnedRooms: Codable, Sendable, Equatable {
 }
 
 extension LearnedRooms.Placement {
-    enum CodingKeys: String, CodingKey { case beacon, room, since, seen, node, confidence, at }
+    enum CodingKeys: String, CodingKey { case beacon, name, room, since, seen, node, confidence, reason, at }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         beacon = try c.decode(BeaconID.self, forKey: .beacon)
+        if c.contains(.name) {
+            let text = try c.decode(String.self, forKey: .name)
+            guard LearnedRooms.isValidDisplayName(text) else {
+                throw DecodingError.dataCorruptedError(forKey: .name, in: c, debugDescription: "a name of at most \(LearnedRooms.maximumNameBytes) bytes without control characters")
+            }
+            name = text
+        } else {
+            name = nil
+        }
         room = try LearnedRooms.decodeName(c, .room)
         let times = -LearnedRooms.timeBound...LearnedRooms.timeBound
         since = try LearnedRooms.decodeNumber(c, .since, times)
         seen = c.contains(.seen) ? try LearnedRooms.decodeNumber(c, .seen, times) : nil
         node = c.contains(.node) ? try LearnedRooms.decodeName(c, .node) : nil
         confidence = try LearnedRooms.decodeNumber(c, .confidence, 0...1)
+        reason = c.contains(.reason) ? try LearnedRooms.decodeName(c, .reason) : nil
         at = try LearnedRooms.decodeNumber(c, .at, times)
     }
 }

@@ -8,7 +8,7 @@ import RoomcastLogging
 /// A broker without persistence loses every retained presence at a power cut. The aggregator
 /// restarted with it resumes from the rooms its state file says each beacon was last published
 /// in: no `enter` event for a beacon that stayed put, its `since` kept, and a beacon that then
-/// moves is followed. What the broker did retain wins.
+/// moves is followed. Where the broker retained the beacon too, the newer of the two wins.
 @Suite struct PlacementsResumeTests {
     static let tag = AggregatorLearningTests.tag
     let topics = Topics()
@@ -19,8 +19,8 @@ import RoomcastLogging
         return LearnedRoomsStore(path: dir + "/learned-rooms.json")
     }
 
-    func runtime(_ store: LearnedRoomsStore, log: InMemoryLogHandler = InMemoryLogHandler()) -> AggregatorRuntime<FusionEngine> {
-        let site = AggregatorLearningTests.site
+    func runtime(_ store: LearnedRoomsStore, log: InMemoryLogHandler = InMemoryLogHandler(),
+                 site: SiteModel = AggregatorLearningTests.site) -> AggregatorRuntime<FusionEngine> {
         let core = AggregatorCore(engine: FusionEngine(site: site), site: site, topics: topics, discovery: nil)
         return AggregatorRuntime(core: core, election: nil, refreshInterval: .infinity, startedAt: 0,
                                  learnedStore: store, logger: Logger(label: "test", level: .info, handler: log))
@@ -46,10 +46,18 @@ import RoomcastLogging
         return out
     }
 
-    func ticks(_ runtime: AggregatorRuntime<FusionEngine>, from: Double, until: Double) async -> [OutboundMessage] {
+    /// Ticks every half second over `from..<until`; with `heartbeats`, each node says every
+    /// second that it is listening.
+    func ticks(_ runtime: AggregatorRuntime<FusionEngine>, from: Double, until: Double, heartbeats: Bool = false) async -> [OutboundMessage] {
         var out: [OutboundMessage] = []
         var t = from
         while t < until {
+            if heartbeats, t.rounded() == t {
+                for node in ["kitchen-pi", "office-pi"] {
+                    let beat = NodeHeartbeat(ts: t)
+                    out += await runtime.handle(topic: topics.nodeHeartbeat(node), payload: (try? WireFormat.encode(beat)) ?? [], now: t)
+                }
+            }
             out += await runtime.tickAnswered(now: t)
             t += 0.5
         }
@@ -125,15 +133,76 @@ import RoomcastLogging
         #expect(!published.isEmpty && published.allSatisfy { $0.room == "office" && $0.since == 4000 }, "\(published)")
         #expect(events(out).isEmpty)
     }
-    /// A standby's state file is from when it last was active, older than what the active
-    /// instance publishes: it lets those rooms go, and taking over later does not bring them back.
-    @Test func aStandbyLetsTheStateFilesRoomsGo() async throws {
+    /// The Pis were up before the aggregator: the tag is heard from the moment it connects,
+    /// before the resume window ends. It is resumed first, then heard: no event.
+    @Test func aBeaconHeardAtOnceIsResumedBeforeItIsDecided() async throws {
+        let store = try store()
+        let first = runtime(store)
+        try await connect(first, at: 1000)
+        _ = try await play(first, from: 1000, to: 1030, until: 1032)
+        let since = try #require(await first.decision(for: Self.tag)).since
+        await first.persistLearnedAtStop(now: 1032)
+
+        let second = runtime(store)
+        try await connect(second, at: 5000)
+        let out = try await play(second, from: 5000, to: 5015, until: 5016)
+        #expect(events(out).isEmpty, "\(events(out))")
+        #expect(await second.decision(for: Self.tag)?.room == "kitchen")
+        #expect(await second.decision(for: Self.tag)?.since == since)
+    }
+
+    /// A broker that saves its retained messages only now and then (mosquitto's autosave) can
+    /// come back with a copy older than the state file's: the file's room, newer, wins.
+    @Test func aStateFileNewerThanTheBrokersCopyWins() async throws {
         let store = try store()
         let first = runtime(store)
         try await connect(first, at: 1000)
         _ = try await play(first, from: 1000, to: 1030, until: 1032)
         await first.persistLearnedAtStop(now: 1032)
-        #expect(try store.load()?.placed.map(\.room) == ["kitchen"])
+
+        let second = runtime(store)
+        try await connect(second, at: 5000)
+        var old = try #require(await first.decision(for: Self.tag))
+        old.room = "office"
+        old.since = 500
+        old.ts = 600
+        _ = await second.handle(topic: topics.presence(Self.tag), payload: try old.wireJSON(), now: 5000.5, retained: true)
+        let out = await ticks(second, from: 5000.5, until: 5006)
+        #expect(!presence(out).isEmpty && presence(out).allSatisfy { $0.room == "kitchen" }, "\(presence(out))")
+        #expect(events(out).isEmpty)
+    }
+
+    /// A tag that sleeps when still, resting in the kitchen at the power cut, rests on after the
+    /// restart while its nodes listen past the away timeout.
+    @Test func aRestingTagRestsOnAfterTheRestart() async throws {
+        var site = AggregatorLearningTests.site
+        site.beacons = [.init(id: Self.tag, name: "Keys", sleepsWhenStill: true)]
+        let store = try store()
+        let first = runtime(store, site: site)
+        try await connect(first, at: 1000)
+        _ = try await play(first, from: 1000, to: 1030, until: 1030)
+        _ = await ticks(first, from: 1030, until: 1100, heartbeats: true)
+        #expect(await first.decision(for: Self.tag)?.reason == "resting")
+        await first.persistLearnedAtStop(now: 1100)
+        #expect(try store.load()?.placed.map(\.reason) == ["resting"])
+
+        let second = runtime(store, site: site)
+        try await connect(second, at: 5000)
+        let out = await ticks(second, from: 5000, until: 5100, heartbeats: true)
+        #expect(events(out).isEmpty, "\(events(out))")
+        #expect(await second.decision(for: Self.tag)?.room == "kitchen")
+        #expect(await second.decision(for: Self.tag)?.reason == "resting")
+    }
+
+    /// A standby's state file is its own view of the site, kept as the active's is: it resumes
+    /// from it too, and publishes those rooms when it takes over.
+    @Test func aStandbyResumesTooAndPublishesThemWhenItTakesOver() async throws {
+        let store = try store()
+        let first = runtime(store)
+        try await connect(first, at: 1000)
+        _ = try await play(first, from: 1000, to: 1030, until: 1032)
+        let since = try #require(await first.decision(for: Self.tag)).since
+        await first.persistLearnedAtStop(now: 1032)
 
         let site = AggregatorLearningTests.site
         let core = AggregatorCore(engine: FusionEngine(site: site), site: site, topics: topics, discovery: nil)
@@ -146,9 +215,34 @@ import RoomcastLogging
         _ = await standby.handle(topic: marker.topic, payload: marker.payload, now: 5000)
         var out = await ticks(standby, from: 5000, until: 5004.5)
         #expect(await !standby.isActive, "alpha holds the lease past the resume window")
+        #expect(await standby.decision(for: Self.tag)?.room == "kitchen")
         out += await ticks(standby, from: 5004.5, until: 5020)
         #expect(await standby.isActive, "alpha's lease ran out unrenewed")
-        #expect(presence(out).isEmpty, "\(presence(out))")
-        #expect(await standby.decision(for: Self.tag) == nil)
+        let published = presence(out)
+        #expect(!published.isEmpty && published.allSatisfy { $0.room == "kitchen" && $0.since == since }, "\(published)")
+        #expect(events(out).isEmpty)
+    }
+
+    /// A retained presence anybody could publish, with a time out of the state file's bounds,
+    /// is resumed as ever, but the file written afterwards leaves it out rather than become
+    /// unreadable (and with it what was taught).
+    @Test func aPlacementOutOfTheFilesBoundsIsLeftOut() async throws {
+        let store = try store()
+        let r = runtime(store)
+        try await connect(r, at: 2000)
+        var forged = PresenceDecision(id: Self.tag, name: "Tag", room: "office", floor: nil, distance: nil, confidence: 1,
+                                      node: "office-pi", since: -2e12, lastSeen: 1999, evidence: [], ts: 1999)
+        forged.reason = "moved_nearest"
+        _ = await r.handle(topic: topics.presence(Self.tag), payload: try forged.wireJSON(), now: 2000.5, retained: true)
+        _ = await ticks(r, from: 2000.5, until: 2004)
+        #expect(await r.decision(for: Self.tag)?.since == -2e12)
+        let label = LearnCommand(.label(room: "office", beacon: Self.tag, seconds: 5))
+        _ = await r.handle(topic: topics.aggregatorLearn, payload: label.encoded(), now: 2004)
+        _ = try await play(r, from: 2004, to: 2015, until: 2016, kitchen: -78, office: -62)
+        #expect(await r.decision(for: Self.tag)?.room == "office")
+        await r.persistLearnedAtStop(now: 2016)
+        let saved = try #require(try store.load(), "the file reads back")
+        #expect(saved.room(named: "office") != nil, "what was taught is kept")
+        #expect(saved.placed.isEmpty, "\(saved.placed)")
     }
 }

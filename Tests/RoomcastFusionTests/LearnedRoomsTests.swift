@@ -77,7 +77,8 @@ import Testing
         // Rooms last published: `placed`, left out when none, read back sorted by beacon.
         #expect(!String(decoding: counted, as: UTF8.self).contains("placed"))
         let tag = try #require(BeaconID("mac:aabbccddeeff")), other = try #require(BeaconID("mac:0011223344ff"))
-        learned.placed = [.init(beacon: tag, room: "kitchen", since: 100.5, seen: 160.25, node: "k-pi", confidence: 0.9, at: 161),
+        learned.placed = [.init(beacon: tag, name: "Alice's keys \"blue\"", room: "kitchen", since: 100.5, seen: 160.25, node: "k-pi",
+                                confidence: 0.9, reason: "resting", at: 161),
                           .init(beacon: other, room: "bed room", since: 50, seen: nil, node: nil, confidence: 1, at: 60)]
         let placed = try LearnedRooms.decode(learned.encoded())
         #expect(placed.placed.map(\.beacon) == [other, tag] && Set(placed.placed.map(\.beacon)) == Set(learned.placed.map(\.beacon)))
@@ -107,6 +108,8 @@ import Testing
         ("{\"version\":1,\"rooms\":[],\"placed\":[{\"beacon\":\"mac:aabbccddeeff\",\"room\":\"h\",\"since\":1,\"confidence\":1.5,\"at\":2}]}", "placed[0].confidence: 1.5 is outside 0.0…1.0"),
         ("{\"version\":1,\"rooms\":[],\"placed\":[{\"beacon\":\"mac:aabbccddeeff\",\"room\":\"h\",\"confidence\":1,\"at\":2}]}", "placed[0].since: missing"),
         ("{\"version\":1,\"rooms\":[],\"placed\":[{\"beacon\":\"mac:aabbccddeeff\",\"room\":\"h/x\",\"since\":1,\"confidence\":1,\"at\":2}]}", "placed[0].room: name must not contain '/'"),
+        ("{\"version\":1,\"rooms\":[],\"placed\":[{\"beacon\":\"mac:aabbccddeeff\",\"name\":\"a\\nb\",\"room\":\"h\",\"since\":1,\"confidence\":1,\"at\":2}]}", "placed[0].name: a name of at most 256 bytes"),
+        ("{\"version\":1,\"rooms\":[],\"placed\":[{\"beacon\":\"mac:aabbccddeeff\",\"room\":\"h\",\"since\":1,\"confidence\":1,\"reason\":\"a b/c\",\"at\":2}]}", "placed[0].reason: name"),
         ("{\"version\":1,\"rooms\":[],\"placed\":[{\"beacon\":\"mac:aabbccddeeff\",\"room\":\"h\",\"since\":1,\"confidence\":1,\"at\":2},{\"beacon\":\"mac:aabbccddeeff\",\"room\":\"k\",\"since\":1,\"confidence\":1,\"at\":2}]}", "beacon 'mac:aabbccddeeff' appears twice"),
     ])
     func aBadStateFileIsAClearError(text: String, expected: String) {
@@ -127,7 +130,7 @@ import Testing
     }
 
     /// Whatever the aggregator may write, it reads back: every bound at once (256 rooms of 128
-    /// nodes, 4,096 departure counts, 16,384 placements of 200-byte beacon ids, 128-byte names
+    /// nodes, 4,096 departure counts, 16,384 placements of 200-byte beacon ids and 256-byte display names, 128-byte names
     /// that JSON escapes to twice their length, the longest numbers) stays within the file size
     /// it reads.
     @Test func theLargestStateItMayWriteReadsBack() throws {
@@ -142,8 +145,10 @@ import Testing
         }
         let placed = try (0..<LearnedRooms.maximumPlacements).map { k in
             let id = try #require(BeaconID("irk:" + String(repeating: "x", count: 190) + String(format: "%05d", k)))
-            return LearnedRooms.Placement(beacon: id, room: name(k % 4096), since: -999_999_999_999.999_9, seen: 999_999_999_999.999_9,
-                                          node: name(k % 4096 + 1), confidence: 0.123_456_789_012_345_67, at: 999_999_999_999.999_9)
+            return LearnedRooms.Placement(beacon: id, name: String(repeating: "\"", count: LearnedRooms.maximumNameBytes),
+                                          room: name(k % 4096), since: -999_999_999_999.999_9, seen: 999_999_999_999.999_9,
+                                          node: name(k % 4096 + 1), confidence: 0.123_456_789_012_345_67, reason: name(k % 4096 + 2),
+                                          at: 999_999_999_999.999_9)
         }
         let state = LearnedRooms(rooms: rooms, departures: departures, placed: placed)
         let bytes = state.encoded()

@@ -11,13 +11,20 @@ extension AggregatorCore {
     public var placementsRevision: UInt64 { publisher.roomsRevision }
 
     /// Every beacon published in a room, as the engine decided it: the awaited ones (listed, or
-    /// a person's) first, then those heard last, at most `LearnedRooms.maximumPlacements`.
+    /// a person's) first, then those heard last, at most `LearnedRooms.maximumPlacements`. Only
+    /// what the state file reads back: a time out of its bounds (from a retained message
+    /// anybody could publish) leaves the beacon out, and a name too long or a reason that is no
+    /// plain word goes unsaid.
     public func placementsToKeep() -> [LearnedRooms.Placement] {
         var kept: [(awaited: Bool, placement: LearnedRooms.Placement)] = []
+        let times = -LearnedRooms.timeBound...LearnedRooms.timeBound
         for (id, room) in publisher.placedBeacons {
-            guard let d = engine.decision(for: id), d.room == room else { continue }
-            let placement = LearnedRooms.Placement(beacon: id, room: room, since: d.since, seen: d.lastSeen,
-                                                   node: d.node, confidence: min(max(d.confidence, 0), 1), at: d.ts)
+            guard let d = engine.decision(for: id), d.room == room, times.contains(d.since), times.contains(d.ts),
+                  d.node.map(TopicName.isValid) ?? true else { continue }
+            let placement = LearnedRooms.Placement(
+                beacon: id, name: d.name.flatMap { LearnedRooms.isValidDisplayName($0) ? $0 : nil }, room: room,
+                since: d.since, seen: d.lastSeen.flatMap { times.contains($0) ? $0 : nil }, node: d.node,
+                confidence: min(max(d.confidence, 0), 1), reason: d.reason.flatMap { TopicName.isValid($0) ? $0 : nil }, at: d.ts)
             kept.append((knownBeacons[id] != nil || peoplesBeacons.contains(id), placement))
         }
         if kept.count > LearnedRooms.maximumPlacements {
@@ -29,18 +36,37 @@ extension AggregatorCore {
         return kept.map(\.placement).sorted { $0.beacon < $1.beacon }
     }
 
-    /// Resumes `placements` (read from the state file at the start) that the broker had no
-    /// retained presence for, as if the broker had sent them: what the broker retained is what
-    /// was published last, and wins. Returns what to publish and how many were resumed.
-    public mutating func resume(placements: [LearnedRooms.Placement], now: Double) throws -> (messages: [OutboundMessage], resumed: Int) {
+    /// Holds the state file's placements, read at the start, until each beacon's retained
+    /// presence arrives (the newer of the two is resumed), it is first heard (resumed, then
+    /// heard), or the start's resume window ends (`resumePendingPlacements`).
+    public mutating func holdPlacements(_ placements: [LearnedRooms.Placement]) {
+        pendingPlacements = Dictionary(placements.map { ($0.beacon, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// Resumes the held placements whose beacons the broker had no retained presence of and no
+    /// node has heard yet: as if the broker had retained them. Returns what to publish.
+    public mutating func resumePendingPlacements(now: Double) throws -> [OutboundMessage] {
+        let placements = pendingPlacements.values.sorted { $0.beacon < $1.beacon }
+        pendingPlacements = [:]
         var out: [OutboundMessage] = []
-        var resumed = 0
         for p in placements where engine.decision(for: p.beacon) == nil && publisher.publishedRoom(of: p.beacon) == nil {
-            let d = PresenceDecision(id: p.beacon, name: nil, room: p.room, floor: nil, distance: nil, confidence: p.confidence,
-                                     node: p.node, since: p.since, lastSeen: p.seen, evidence: [], ts: p.at)
-            out += try handle(topic: topics.presence(p.beacon), payload: d.wireJSON(), now: now).messages
-            if publisher.publishedRoom(of: p.beacon) == .some(p.room) { resumed += 1 }
+            out += try resume(p, now: now)
         }
-        return (out, resumed)
+        return out
+    }
+
+    /// Resumes one placement, counted in `placementsResumed` when the beacon is then in its room.
+    mutating func resume(_ p: LearnedRooms.Placement, now: Double) throws -> [OutboundMessage] {
+        let out = try resumeRetained(Self.decision(of: p), now: now)
+        if publisher.publishedRoom(of: p.beacon) == .some(p.room) { placementsResumed += 1 }
+        return out
+    }
+
+    /// The decision a placement stands for, as its retained presence would have said it.
+    static func decision(of p: LearnedRooms.Placement) -> PresenceDecision {
+        var d = PresenceDecision(id: p.beacon, name: p.name, room: p.room, floor: nil, distance: nil, confidence: p.confidence,
+                                 node: p.node, since: p.since, lastSeen: p.seen, evidence: [], ts: p.at)
+        d.reason = p.reason
+        return d
     }
 }

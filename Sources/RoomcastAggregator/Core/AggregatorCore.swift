@@ -252,6 +252,12 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// The other discovery mode's configs on the broker at the start, less those migrated: a
     /// beacon announced later has its among them.
     private var legacyDiscovery: Set<String> = []
+    /// The state file's rooms last published (`AggregatorCore+Placements`) not yet resumed: each
+    /// goes in when its beacon's retained presence arrives (whichever is newer wins), when it is
+    /// first heard, or at the end of the start's resume window.
+    var pendingPlacements: [BeaconID: LearnedRooms.Placement] = [:]
+    /// Beacons resumed from the state file's placements in this run.
+    public internal(set) var placementsResumed = 0
     /// Beacons the engine dropped in this run (forgotten, evicted): their retained presence,
     /// which the broker sends again at every reconnect, is not resumed again. Resumed, each was
     /// tracked anew, announced again, and gave its person the retained message's old time.
@@ -369,33 +375,13 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             engine.nodeHeard(node, now: now)
         case .success(.nodeStatus(let node, let online)):
             out += try nodeStatus(node, online: online, now: now)
-        case .success(.retainedPresence(let d)):
-            // Only a decision this aggregator could have published is resumed: of a beacon it
-            // follows, and where the engine takes it, in a room the engine has. Another
-            // partition's decision, or one in a room no longer configured, is not its own:
-            // resumed, the next change would publish that room's occupancy.
-            if isPartition, knownBeacons.isEmpty, d.room.map(otherPartitionsRooms.contains) ?? true,
-               othersBeacons.count < Self.maximumOthersBeacons {
-                othersBeacons.insert(d.id)
-            }
-            // A room named as away (`not_home`, which no node may be named) is no room to resume
-            // into: on a site that lists no nodes the engine would make it.
-            guard feeds(d.id), !droppedThisRun.contains(d.id), d.room != PresencePublisher.awayText else { break }
-            noteClaim(d, now: now)
-            if withFusionEngine({ $0.resume(d, now: now) }) != nil {
-                // Resumed only when the engine took it (a full table, or a node's own beacon,
-                // leaves it out: an away decision would match its absence). One not resumed (in
-                // a room taken out of the config) counts as never heard: its retained room goes.
-                if let resumed = engine.decision(for: d.id), resumed.room == d.room {
-                    noteHeard(d.id)
-                    publisher.resume(from: [d])
-                    out += try announceResumed(d)
-                }
-                out += try tidyDropped(now: now)
+        case .success(.retainedPresence(let retained)):
+            // The state file's room of the beacon, when newer (a broker that saves its retained
+            // messages only now and then), is what was published last.
+            if !pendingPlacements.isEmpty, let p = pendingPlacements.removeValue(forKey: retained.id), p.at > retained.ts {
+                out += try resume(p, now: now)
             } else {
-                noteHeard(d.id)
-                publisher.resume(from: [d])
-                out += try announceResumed(d)
+                out += try resumeRetained(retained, now: now)
             }
         case .success(.retainedCalibration(let report)):
             withFusionEngine { $0.resume(report) }
@@ -410,6 +396,40 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         return (out, nil)
     }
 
+    /// Resumes a decision published before a restart (retained presence, or the state file's
+    /// placement): the beacon is in force where it was, with no event and its `since`.
+    mutating func resumeRetained(_ d: PresenceDecision, now: Double) throws -> [OutboundMessage] {
+        var out: [OutboundMessage] = []
+        // Only a decision this aggregator could have published is resumed: of a beacon it
+        // follows, and where the engine takes it, in a room the engine has. Another
+        // partition's decision, or one in a room no longer configured, is not its own:
+        // resumed, the next change would publish that room's occupancy.
+        if isPartition, knownBeacons.isEmpty, d.room.map(otherPartitionsRooms.contains) ?? true,
+           othersBeacons.count < Self.maximumOthersBeacons {
+            othersBeacons.insert(d.id)
+        }
+        // A room named as away (`not_home`, which no node may be named) is no room to resume
+        // into: on a site that lists no nodes the engine would make it.
+        guard feeds(d.id), !droppedThisRun.contains(d.id), d.room != PresencePublisher.awayText else { return [] }
+        noteClaim(d, now: now)
+        if withFusionEngine({ $0.resume(d, now: now) }) != nil {
+            // Resumed only when the engine took it (a full table, or a node's own beacon,
+            // leaves it out: an away decision would match its absence). One not resumed (in
+            // a room taken out of the config) counts as never heard: its retained room goes.
+            if let resumed = engine.decision(for: d.id), resumed.room == d.room {
+                noteHeard(d.id)
+                publisher.resume(from: [d])
+                out += try announceResumed(d)
+            }
+            out += try tidyDropped(now: now)
+        } else {
+            noteHeard(d.id)
+            publisher.resume(from: [d])
+            out += try announceResumed(d)
+        }
+        return out
+    }
+
     /// The note to give when `r`'s id turns out to be advertised by two transmitters at once
     /// (`SharedIDWatch`), counted; nil otherwise.
     private mutating func transmitterClash(_ r: BeaconReading, now: Double) -> InputIntake.RejectionDetail? {
@@ -422,11 +442,17 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
 
     /// One reading of a beacon this aggregator follows, from a Roomcast or an ESPresense node.
     private mutating func ingest(_ r: BeaconReading, now: Double) throws -> [OutboundMessage] {
+        // Heard before the state file's rooms were resumed: its own first, or its first decision
+        // would be an `enter` of the room it never left.
+        var out: [OutboundMessage] = []
+        if !pendingPlacements.isEmpty, let p = pendingPlacements.removeValue(forKey: r.id) {
+            out += try resume(p, now: now)
+        }
         engine.ingest(r, now: now)
         // Heard is taken in by the engine: a reading it refused (too old for it) leaves a listed
         // beacon to be published never heard, not with no presence at all.
         if engine.isTracking(r.id) { noteHeard(r.id) }
-        return try tidyDropped(now: now)
+        return try out + tidyDropped(now: now)
     }
 
     /// A listed beacon heard or resumed: it is not published as never heard, or no longer. Only

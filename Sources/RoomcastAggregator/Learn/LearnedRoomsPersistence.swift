@@ -19,9 +19,9 @@ struct LearnedRoomsPersistence {
     private var savedDepartures: UInt64 = 0
     private var savedPlacements: UInt64 = 0
     private var savedAt = -Double.infinity
-    /// The published rooms the file held at the start, until the runtime resumes from them
-    /// (`takePlacements`).
-    private var placementsRead: [LearnedRooms.Placement] = []
+    /// A change of the published rooms is written no sooner than this after the last write: one
+    /// `placementsSaveInterval`, longer for a file bigger than `placementsWriteBudget`.
+    private var placementsWait = LearnedRoomsPersistence.placementsSaveInterval
     /// After a failed write, the next is tried no sooner than this: `persist` runs at every
     /// inbound message, and a full or read-only disk must not turn each reading into a file
     /// created and removed.
@@ -38,10 +38,14 @@ struct LearnedRoomsPersistence {
     static var departuresSaveInterval: Double { 300 }
 
     /// The published rooms change as people walk about: written at most this often (seconds)
-    /// and when the aggregator stops, a small file a minute at most. A power cut loses at most
-    /// this much of them: a beacon that moved in that time resumes in the room it left, and
-    /// moves again when heard.
+    /// and when the aggregator stops. A power cut loses at most this much of them: a beacon that
+    /// moved in that time resumes in the room it left, and moves again when heard.
     static var placementsSaveInterval: Double { 60 }
+
+    /// Bytes a `placementsSaveInterval` the published rooms may cost the disk, on average: a home's
+    /// file of a few kB is written a minute after a change, a site of thousands of beacons less
+    /// often (every file write wears an SD card, and is synced while the aggregator waits).
+    static var placementsWriteBudget: Int { 64 * 1024 }
 
     /// Seconds between attempts to write a state file that could not be written.
     static var retryInterval: Double { 10 }
@@ -56,7 +60,7 @@ struct LearnedRoomsPersistence {
             do {
                 if let learned = try store.load() {
                     core.restoreLearned(learned)
-                    placementsRead = learned.placed
+                    core.holdPlacements(learned.placed)
                     logger.info("learned rooms loaded", metadata: [
                         "learn.state_file": store.path, "rooms": "\(learned.rooms.map(\.name).joined(separator: ", "))"])
                     Self.warnOfRenames(learned, site: core.wholeSite, logger: logger)
@@ -75,13 +79,6 @@ struct LearnedRoomsPersistence {
         savedRevision = core.learnedRevision
         savedDepartures = core.departuresRevision
         savedPlacements = core.placementsRevision
-    }
-
-    /// The published rooms the state file held at the start, once: the runtime resumes the
-    /// beacons the broker had no retained presence of from them, or lets them go.
-    mutating func takePlacements() -> [LearnedRooms.Placement] {
-        defer { placementsRead = [] }
-        return placementsRead
     }
 
     /// Rooms and nodes that were taught and that the config no longer has (renamed, replaced,
@@ -121,7 +118,7 @@ struct LearnedRoomsPersistence {
     func isDue(learnedRevision: UInt64, departuresRevision: UInt64, placementsRevision: UInt64, now: Double, stopping: Bool) -> Bool {
         learnedRevision != savedRevision
             || (departuresRevision != savedDepartures && (stopping || now - savedAt >= Self.departuresSaveInterval))
-            || (placementsRevision != savedPlacements && (stopping || now - savedAt >= Self.placementsSaveInterval))
+            || (placementsRevision != savedPlacements && (stopping || now - savedAt >= placementsWait))
     }
 
     /// Writes the learned rooms when a room was taught or forgotten since the last write, the
@@ -152,9 +149,10 @@ struct LearnedRoomsPersistence {
         do {
             var learned = core.learnedRooms
             learned.placed = core.placementsToKeep()
-            try store.save(learned)
+            let bytes = try store.save(learned)
             (savedRevision, savedDepartures, savedPlacements) = marked
             savedAt = now
+            placementsWait = Self.placementsSaveInterval * max(1, Double(bytes) / Double(Self.placementsWriteBudget))
             retryAt = -.infinity
             logger.log(level: taught ? .info : .debug, "learned rooms saved", metadata: [
                 "learn.state_file": store.path, "rooms": "\(learned.rooms.count)",

@@ -49,11 +49,14 @@ public struct LearnedRoomsStore: Sendable {
     /// Writes `learned` atomically (temporary file, fsync, rename, fsync of the folder). The
     /// temporary file is this write's own (a random name, created exclusively): two containers
     /// whose aggregators are both process 1 may share the folder.
-    public func save(_ learned: LearnedRooms) throws(Failure) {
+    /// Returns the bytes written.
+    @discardableResult
+    public func save(_ learned: LearnedRooms) throws(Failure) -> Int {
         removeLeftovers()
         let temporary = path + ".tmp-\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
+        let bytes = learned.encoded() + Array("\n".utf8)
         do throws(SystemCallError) {
-            try Syscall.createDurably(temporary, bytes: learned.encoded() + Array("\n".utf8), mode: 0o640)
+            try Syscall.createDurably(temporary, bytes: bytes, mode: 0o640)
             do { try Syscall.call("rename") { rename(temporary, path) } } catch {
                 unlink(temporary)
                 throw error
@@ -64,6 +67,7 @@ public struct LearnedRoomsStore: Sendable {
         } catch {
             throw Failure(path: path, message: error.description)
         }
+        return bytes.count
     }
 
     /// Removes the temporary files of writes a crash cut short (killed between creating one

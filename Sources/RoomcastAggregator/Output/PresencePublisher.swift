@@ -15,9 +15,12 @@ public struct PresencePublisher: Sendable {
     private var roomOf: [BeaconID: String?] = [:]
     /// Members per room, as last published.
     private var members: [String: Set<BeaconID>] = [:]
-    /// Moves whenever a beacon's published room changes: the state file's placements
-    /// (`LearnedRoomsPersistence`) are older than this.
+    /// Moves whenever a beacon's published room changes, or whether it rests there: the state
+    /// file's placements (`LearnedRoomsPersistence`) are older than this.
     public private(set) var roomsRevision: UInt64 = 0
+    /// The beacons last published resting (`restingReason`): a tag resumed resting after a
+    /// restart rests on, one resumed otherwise may have been carried off.
+    private var resting: Set<BeaconID> = []
     private let floorOf: [String: Int]
     /// The rooms the site lists, and those fusion made of nodes it does not (`roomMade`).
     public private(set) var listedRooms: Set<String>
@@ -72,6 +75,7 @@ public struct PresencePublisher: Sendable {
     /// when and why they left, which their other beacons (never heard, say) may not.
     public mutating func forget(_ id: BeaconID) -> Bool {
         if roomOf[id] != .some(nil) { people.forget(id) }
+        resting.remove(id)
         guard let room = roomOf.removeValue(forKey: id) else { return false }
         if let room { members[room]?.remove(id) }
         return true
@@ -111,6 +115,10 @@ public struct PresencePublisher: Sendable {
             let known = roomOf[d.id] != nil
             roomOf[d.id] = .some(d.room)
             let moved = previous != d.room || !known
+            if (d.reason == Self.restingReason) != resting.contains(d.id) {
+                if d.reason == Self.restingReason { resting.insert(d.id) } else { resting.remove(d.id) }
+                roomsRevision &+= 1
+            }
             if moved {
                 roomsRevision &+= 1
                 if !handed { out.append(roomText(d)) }

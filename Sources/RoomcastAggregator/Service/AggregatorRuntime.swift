@@ -84,7 +84,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     private var announceInstance = false
     /// The learned rooms' state file.
     private var learned: LearnedRoomsPersistence
-    /// The state file's published rooms were resumed from, or let go (`resumePlacements`).
+    /// The state file's rooms still held at the end of the start's resume window were resumed
+    /// (`resumePlacements`).
     private var placementsSettled = false
     /// Dashboard snapshots built so far: each one's `seq`, in the order the actor built them.
     var dashboardSnapshots: UInt64 = 0
@@ -521,27 +522,25 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         }
     }
 
-    /// Every retained output republished: the decisions in force, and the receiver calibration
-    /// last reported (a broker restarted without persistence forgot it, and an aggregator
-    /// restarted after that would start every node from 0).
     /// At the end of the start's resume window, the beacons the broker had no retained presence
-    /// of (a broker that kept nothing across a power cut) resume from the rooms the state file
-    /// says they were last published in; the refresh that follows publishes them again. Only
-    /// once, and only `using` them when this instance is active then: a standby's file is from
-    /// when it last was, older than what the active instance publishes.
-    private func resumePlacements(now: Double, using: Bool) throws -> [OutboundMessage] {
+    /// of (a broker that kept nothing across a power cut) and no node has heard yet resume from
+    /// the rooms the state file says they were last published in; the refresh that follows
+    /// publishes them again. A standby resumes them as well: its file is its own view, kept as
+    /// the active instance's is.
+    private func resumePlacements(now: Double) throws -> [OutboundMessage] {
         placementsSettled = true
-        let placements = learned.takePlacements()
-        guard using, !placements.isEmpty else { return [] }
-        let (messages, resumed) = try core.resume(placements: placements, now: now)
-        if resumed > 0 {
+        let messages = try core.resumePendingPlacements(now: now)
+        if core.placementsResumed > 0 {
             logger.notice("the broker held no retained presence of some beacons: resumed in the rooms the state file says they were last published in", metadata: [
-                "beacons": "\(resumed)", "learn.state_file": learned.store?.path ?? "",
+                "beacons": "\(core.placementsResumed)", "learn.state_file": learned.store?.path ?? "",
                 "hint": "give the broker persistence (deploy/mosquitto/README.md) so that it keeps them itself"])
         }
         return messages
     }
 
+    /// Every retained output republished: the decisions in force, and the receiver calibration
+    /// last reported (a broker restarted without persistence forgot it, and an aggregator
+    /// restarted after that would start every node from 0).
     private func refresh(now: Double) throws -> [OutboundMessage] {
         var out = try core.refresh(now: now)
         if let reportedCalibration { out.append(try core.calibrationReport(reportedCalibration, now: now)) }
@@ -663,8 +662,9 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         if !unheardNodesSaid, let unheard = core.nodesNotHeard(now: now) {
             unheardNodesSaid = true
             if !unheard.isEmpty {
-                logger.warning("listed nodes not heard since the start: no reading, heartbeat or offline status from them in \(Int(FirstNodeWait.patience)) s after the first node; the rooms only they cover are decided without them", metadata: [
+                logger.warning("listed nodes not heard since the start: no reading, heartbeat or offline status from them since the first node was; the rooms only they cover are decided without them", metadata: [
                     "nodes": "\(unheard.prefix(20).joined(separator: ","))", "count": "\(unheard.count)",
+                    "waited_s": "\(Int(FirstNodeWait.patience))",
                     "hint": "check that each one's edge-agent runs on this broker, and that its node.name is the name under nodes: here (another name's readings are refused as unknown_node); an ESPresense node says nothing while it hears nothing"])
             }
         }
@@ -761,8 +761,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                 // subscribers were told is what this instance publishes.
                 peerPresence.removeAll()
             }
-            if !placementsSettled, now - startedAt > resumeWindow, !resumeRefreshed, !isActive || active && current {
-                out += try resumePlacements(now: now, using: isActive)
+            if !placementsSettled, now - startedAt > resumeWindow, current {
+                out += try resumePlacements(now: now)
             }
             if active && current && refreshPending {
                 refreshPending = false
