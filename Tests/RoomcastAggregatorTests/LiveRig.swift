@@ -54,7 +54,7 @@ enum LiveRig {
 
     static func config(port: Int, rooms: [Room], nodes: [Node], beacons: [Beacon], standbyLease: Double? = nil,
                        partitionFloors: [Int]? = nil, discovery: Bool = true, refresh: Double = 60,
-                       awayTimeout: Double? = nil, mqtt: [String: Any]? = nil) throws -> String {
+                       awayTimeout: Double? = nil, mqtt: [String: Any]? = nil, stateFile: String? = nil) throws -> String {
         var root: [String: Any] = [
             "mqtt": mqtt ?? ["broker": "mqtt://127.0.0.1:\(port)"],
             "rooms": rooms.map { ["name": $0.name, "floor": $0.floor] as [String: Any] },
@@ -67,6 +67,7 @@ enum LiveRig {
         if let standbyLease { root["standby"] = ["enabled": true, "lease_s": standbyLease] }
         if let partitionFloors { root["partition"] = ["floors": partitionFloors] }
         if let awayTimeout { root["fusion"] = ["away_timeout_s": awayTimeout] }
+        if let stateFile { root["learn"] = ["state_file": stateFile] }
         let data = try JSONSerialization.data(withJSONObject: root, options: [.prettyPrinted, .sortedKeys])
         return String(decoding: data, as: UTF8.self)
     }

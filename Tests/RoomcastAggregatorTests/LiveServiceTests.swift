@@ -140,6 +140,58 @@ enum Home {
         await broker.cleanup()
     }
 
+    /// The broker's retained presence of a beacon is read before its readings, however they
+    /// come: the aggregator subscribes to what is retained first. So its state file, older,
+    /// loses to it even while the beacon is heard from the first second: the cat, shown in the
+    /// office by the broker's newer copy and heard there, stays there with the broker's `since`,
+    /// with no event; the file's kitchen never shows.
+    @Test func theBrokersNewerPresenceWinsOverTheStateFileWhileTheBeaconIsHeard() async throws {
+        let broker = try await MosquittoBroker.start()
+        let dir = try LiveRig.workDirectory()
+        let configPath = "\(dir)/site.json"
+        try LiveRig.config(port: broker.port, rooms: Home.rooms, nodes: Home.nodes, beacons: Home.beacons,
+                           stateFile: "\(dir)/learned-rooms.json")
+            .write(toFile: configPath, atomically: true, encoding: .utf8)
+        let feeder = try await ReadingFeeder(port: broker.port)
+        feeder.set(Home.cat, node: "kitchen-pi", rssi: -55)
+        let observer = try await Observer(port: broker.port)
+        var aggregator = try LiveRig.startAggregator(configPath: configPath, instance: "a", in: dir)
+        try await observer.waitForRoom(Home.cat, "kitchen", timeout: .seconds(20))
+        aggregator.send(SIGTERM)
+        let stopping = aggregator
+        _ = try await withTimeout(.seconds(10), "aggregator to exit") { await stopping.waitForExit() }
+        let saved = try #require(try LearnedRoomsStore(path: "\(dir)/learned-rooms.json").load())
+        #expect(saved.placed.map(\.room) == ["kitchen"])
+        await observer.stop()
+
+        // Moved while the aggregator was down, and published so by another instance: newer than
+        // the file, which says the kitchen as of the cat's last decision there.
+        let now = Date().timeIntervalSince1970 + 1
+        let since = (now - 5).rounded(.down)
+        var moved = PresenceDecision(id: Home.cat, name: "Cat", room: "office", floor: 1, distance: 1, confidence: 0.9,
+                                     node: "office-pi", since: since, lastSeen: now, evidence: [], ts: now)
+        moved.reason = "moved_nearest"
+        try feeder.publish(MQTTMessage(topic: Topics().presence(Home.cat), payload: try WireFormat.encode(moved), qos: .atLeastOnce, retain: true))
+        feeder.set(Home.cat, node: "kitchen-pi", rssi: -80)
+        feeder.set(Home.cat, node: "office-pi", rssi: -55)
+        let after = try await Observer(port: broker.port)
+        try await after.waitFor("the broker's copy") { _ in after.presence(Home.cat).last?.room == "office" }
+        let mark = after.seen.elements.count
+        aggregator = try LiveRig.startAggregator(configPath: configPath, instance: "a", in: dir)
+        defer { aggregator.send(SIGKILL) }
+        try await after.waitFor("the restarted aggregator's presence", timeout: .seconds(20)) { seen in
+            seen.dropFirst(mark).contains { $0.topic == Topics().presence(Home.cat) }
+        }
+        // Its first word on the cat: resumed from the file, it would be the kitchen.
+        let first = try #require(after.seen.elements.dropFirst(mark).first { $0.topic == Topics().presence(Home.cat) }
+            .flatMap { try? WireFormat.decode(PresenceDecision.self, from: $0.payload) })
+        #expect(first.room == "office" && abs(first.since - since) < 0.01, "\(first.room ?? "away") since \(first.since) not \(since)\n\(after.summary(30))")
+        #expect(!after.events().contains { $0.id == Home.cat }, "\(after.events())")
+        await after.stop()
+        await feeder.stop()
+        await broker.cleanup()
+    }
+
     /// A site that lists no beacons announces each one it places. After a restart the
     /// aggregator clears the configs nobody wants any more; a beacon it placed and announced
     /// again is wanted, so its device stays in Home Assistant.

@@ -87,6 +87,13 @@ import RoomcastLogging
         #expect(try store.load()?.placed.map(\.room) == ["kitchen"])
         await first.persistLearnedAtStop(now: 1032)
 
+        // Stopped again inside the start's resume window: what the file held is kept.
+        let brief = runtime(store)
+        try await connect(brief, at: 4000)
+        _ = await ticks(brief, from: 4000, until: 4001)
+        await brief.persistLearnedAtStop(now: 4001)
+        #expect(try store.load()?.placed.map(\.room) == ["kitchen"])
+
         let log = InMemoryLogHandler()
         let second = runtime(store, log: log)
         try await connect(second, at: 5000)
@@ -114,6 +121,7 @@ import RoomcastLogging
     /// The broker kept the tag's presence (in the office, where another instance published it
     /// last): that wins over the state file's kitchen.
     @Test func theBrokersRetainedPresenceWinsOverTheStateFile() async throws {
+        let log = InMemoryLogHandler()
         let store = try store()
         let first = runtime(store)
         try await connect(first, at: 1000)
@@ -121,7 +129,7 @@ import RoomcastLogging
         await first.persistLearnedAtStop(now: 1032)
         #expect(try store.load()?.placed.map(\.room) == ["kitchen"])
 
-        let second = runtime(store)
+        let second = runtime(store, log: log)
         try await connect(second, at: 5000)
         var retained = try #require(await first.decision(for: Self.tag))
         retained.room = "office"
@@ -132,6 +140,7 @@ import RoomcastLogging
         let published = presence(out)
         #expect(!published.isEmpty && published.allSatisfy { $0.room == "office" && $0.since == 4000 }, "\(published)")
         #expect(events(out).isEmpty)
+        #expect(!log.records.contains { $0.message.hasPrefix("the broker held no retained presence") }, "it held it")
     }
     /// The Pis were up before the aggregator: the tag is heard from the moment it connects,
     /// before the resume window ends. It is resumed first, then heard: no event.

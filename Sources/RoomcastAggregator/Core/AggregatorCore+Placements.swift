@@ -10,7 +10,8 @@ extension AggregatorCore {
     /// Moves whenever a beacon's published room changes: placements saved before are stale.
     public var placementsRevision: UInt64 { publisher.roomsRevision }
 
-    /// Every beacon published in a room, as the engine decided it: the awaited ones (listed, or
+    /// Every beacon published in a room, as the engine decided it, and those the file held that
+    /// are not resumed yet (a write in the start's resume window): the awaited ones (listed, or
     /// a person's) first, then those heard last, at most `LearnedRooms.maximumPlacements`. Only
     /// what the state file reads back: a time out of its bounds (from a retained message
     /// anybody could publish) leaves the beacon out, and a name too long or a reason that is no
@@ -26,6 +27,9 @@ extension AggregatorCore {
                 since: d.since, seen: d.lastSeen.flatMap { times.contains($0) ? $0 : nil }, node: d.node,
                 confidence: min(max(d.confidence, 0), 1), reason: d.reason.flatMap { TopicName.isValid($0) ? $0 : nil }, at: d.ts)
             kept.append((knownBeacons[id] != nil || peoplesBeacons.contains(id), placement))
+        }
+        for p in pendingPlacements.values where publisher.publishedRoom(of: p.beacon) == nil {
+            kept.append((knownBeacons[p.beacon] != nil || peoplesBeacons.contains(p.beacon), p))
         }
         if kept.count > LearnedRooms.maximumPlacements {
             kept.sort { a, b in
@@ -55,7 +59,8 @@ extension AggregatorCore {
         return out
     }
 
-    /// Resumes one placement, counted in `placementsResumed` when the beacon is then in its room.
+    /// Resumes one placement the broker held no retained presence of, counted in
+    /// `placementsResumed` when the beacon is then in its room.
     mutating func resume(_ p: LearnedRooms.Placement, now: Double) throws -> [OutboundMessage] {
         let out = try resumeRetained(Self.decision(of: p), now: now)
         if publisher.publishedRoom(of: p.beacon) == .some(p.room) { placementsResumed += 1 }

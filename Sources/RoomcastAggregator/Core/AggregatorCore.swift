@@ -256,7 +256,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// goes in when its beacon's retained presence arrives (whichever is newer wins), when it is
     /// first heard, or at the end of the start's resume window.
     var pendingPlacements: [BeaconID: LearnedRooms.Placement] = [:]
-    /// Beacons resumed from the state file's placements in this run.
+    /// Beacons resumed from the state file's placements in this run that the broker held no
+    /// retained presence of.
     public internal(set) var placementsResumed = 0
     /// Beacons the engine dropped in this run (forgotten, evicted): their retained presence,
     /// which the broker sends again at every reconnect, is not resumed again. Resumed, each was
@@ -377,9 +378,11 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
             out += try nodeStatus(node, online: online, now: now)
         case .success(.retainedPresence(let retained)):
             // The state file's room of the beacon, when newer (a broker that saves its retained
-            // messages only now and then), is what was published last.
-            if !pendingPlacements.isEmpty, let p = pendingPlacements.removeValue(forKey: retained.id), p.at > retained.ts {
-                out += try resume(p, now: now)
+            // messages only now and then) and another room of this site's, is what was published
+            // last. In the same room the retained copy says more (every node that heard it).
+            if !pendingPlacements.isEmpty, let p = pendingPlacements.removeValue(forKey: retained.id), p.at > retained.ts,
+               p.room != retained.room, publisher.listedRooms.contains(p.room) {
+                out += try resumeRetained(Self.decision(of: p), now: now)
             } else {
                 out += try resumeRetained(retained, now: now)
             }

@@ -5,8 +5,9 @@ import RoomcastLogging
 /// Keeps what was taught, the rooms beacons leave the site from, and the room each beacon was
 /// last published in, in the state file (`learn.state_file`, `LearnedRoomsStore`) while the
 /// aggregator runs: read once at the start, written after every room taught or forgotten, the
-/// departure counts at most every `departuresSaveInterval`, the published rooms at most every
-/// `placementsSaveInterval`, and at a graceful stop. A file that cannot be read at the start is
+/// published rooms at most every `placementsSaveInterval` (a big file less often, within
+/// `placementsWriteBudget`), the departure counts at most every `departuresSaveInterval` or as
+/// seldom as the published rooms, and at a graceful stop. A file that cannot be read at the start is
 /// left as it is and never overwritten; one that cannot be written is tried again every
 /// `retryInterval`, said at most once a minute.
 struct LearnedRoomsPersistence {
@@ -117,7 +118,7 @@ struct LearnedRoomsPersistence {
     /// message, so the core is handed over only when it does.
     func isDue(learnedRevision: UInt64, departuresRevision: UInt64, placementsRevision: UInt64, now: Double, stopping: Bool) -> Bool {
         learnedRevision != savedRevision
-            || (departuresRevision != savedDepartures && (stopping || now - savedAt >= Self.departuresSaveInterval))
+            || (departuresRevision != savedDepartures && (stopping || now - savedAt >= max(Self.departuresSaveInterval, placementsWait)))
             || (placementsRevision != savedPlacements && (stopping || now - savedAt >= placementsWait))
     }
 

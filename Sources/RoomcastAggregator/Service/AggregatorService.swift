@@ -38,13 +38,17 @@ public final class AggregatorService<Engine: PresenceEstimator & Sendable>: Send
         self.logger = logger
     }
 
-    /// Every subscription, re-sent by the client after each reconnect.
+    /// Every subscription, re-sent by the client after each reconnect. The retained state comes
+    /// first: the broker sends a subscription's retained messages before anything published
+    /// after it, so a beacon's retained presence is read before its first reading, which would
+    /// otherwise resume it from the state file (`AggregatorCore.pendingPlacements`) however much
+    /// newer the broker's copy. The drain marker's topic comes last.
     var filters: [String] {
-        [topics.allNodeBeacons, topics.allNodeStatus, topics.allNodeHeartbeats, topics.allPresence, topics.aggregatorCalibration, topics.aggregatorLearn,
-         topics.aggregatorLearnState, runtime.leaseTopic, runtime.syncTopic]
+        [topics.allNodeStatus, topics.allPresence, topics.aggregatorCalibration, topics.aggregatorLearnState, runtime.leaseTopic]
             + (runtime.instanceTopic == nil ? [] : [topics.aggregatorInstance("+")])
-            + (discoveryFilter.map { [$0] } ?? []) + runtime.leftoverFilters + extraFilters
+            + (discoveryFilter.map { [$0] } ?? []) + runtime.leftoverFilters
             + (runtime.homeAssistantStatusTopic.map { [$0] } ?? [])
+            + [topics.allNodeBeacons, topics.allNodeHeartbeats, topics.aggregatorLearn] + extraFilters + [runtime.syncTopic]
     }
 
     public func run() async {
