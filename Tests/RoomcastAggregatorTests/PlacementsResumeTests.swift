@@ -64,6 +64,33 @@ import RoomcastLogging
         return out
     }
 
+    /// A first run in which the tag sat in the kitchen, stopped gracefully: its state file, the
+    /// tag's `since` there and its last decision.
+    func kitchenBeforeTheCut() async throws -> (store: LearnedRoomsStore, since: Double, decision: PresenceDecision) {
+        let store = try store()
+        let first = runtime(store)
+        try await connect(first, at: 1000)
+        _ = try await play(first, from: 1000, to: 1030, until: 1032)
+        let decision = try #require(await first.decision(for: Self.tag))
+        await first.persistLearnedAtStop(now: 1032)
+        #expect(try store.load()?.placed.map(\.room) == ["kitchen"])
+        return (store, decision.since, decision)
+    }
+
+    /// After `kitchenBeforeTheCut`, a restart whose broker holds the tag's presence in the office
+    /// since `since`, published at `at`: what the restarted aggregator publishes in its first 5.5 s.
+    func restartWithTheBrokerSayingOffice(since: Double, at: Double, log: InMemoryLogHandler = InMemoryLogHandler()) async throws -> [OutboundMessage] {
+        let (store, _, last) = try await kitchenBeforeTheCut()
+        let second = runtime(store, log: log)
+        try await connect(second, at: 5000)
+        var retained = last
+        retained.room = "office"
+        retained.since = since
+        retained.ts = at
+        _ = await second.handle(topic: topics.presence(Self.tag), payload: try retained.wireJSON(), now: 5000.5, retained: true)
+        return await ticks(second, from: 5000.5, until: 5006)
+    }
+
     func presence(_ out: [OutboundMessage]) -> [PresenceDecision] {
         out.filter { $0.topic == topics.presence(Self.tag) && !$0.payload.isEmpty }
             .compactMap { try? WireFormat.decode(PresenceDecision.self, from: $0.payload) }
@@ -122,36 +149,17 @@ import RoomcastLogging
     /// last): that wins over the state file's kitchen.
     @Test func theBrokersRetainedPresenceWinsOverTheStateFile() async throws {
         let log = InMemoryLogHandler()
-        let store = try store()
-        let first = runtime(store)
-        try await connect(first, at: 1000)
-        _ = try await play(first, from: 1000, to: 1030, until: 1032)
-        await first.persistLearnedAtStop(now: 1032)
-        #expect(try store.load()?.placed.map(\.room) == ["kitchen"])
-
-        let second = runtime(store, log: log)
-        try await connect(second, at: 5000)
-        var retained = try #require(await first.decision(for: Self.tag))
-        retained.room = "office"
-        retained.since = 4000
-        retained.ts = 4500
-        _ = await second.handle(topic: topics.presence(Self.tag), payload: try retained.wireJSON(), now: 5000.5, retained: true)
-        let out = await ticks(second, from: 5000.5, until: 5006)
+        let out = try await restartWithTheBrokerSayingOffice(since: 4000, at: 4500, log: log)
         let published = presence(out)
         #expect(!published.isEmpty && published.allSatisfy { $0.room == "office" && $0.since == 4000 }, "\(published)")
         #expect(events(out).isEmpty)
         #expect(!log.records.contains { $0.message.hasPrefix("the broker held no retained presence") }, "it held it")
     }
+
     /// The Pis were up before the aggregator: the tag is heard from the moment it connects,
     /// before the resume window ends. It is resumed first, then heard: no event.
     @Test func aBeaconHeardAtOnceIsResumedBeforeItIsDecided() async throws {
-        let store = try store()
-        let first = runtime(store)
-        try await connect(first, at: 1000)
-        _ = try await play(first, from: 1000, to: 1030, until: 1032)
-        let since = try #require(await first.decision(for: Self.tag)).since
-        await first.persistLearnedAtStop(now: 1032)
-
+        let (store, since, _) = try await kitchenBeforeTheCut()
         let second = runtime(store)
         try await connect(second, at: 5000)
         let out = try await play(second, from: 5000, to: 5015, until: 5016)
@@ -163,20 +171,7 @@ import RoomcastLogging
     /// A broker that saves its retained messages only now and then (mosquitto's autosave) can
     /// come back with a copy older than the state file's: the file's room, newer, wins.
     @Test func aStateFileNewerThanTheBrokersCopyWins() async throws {
-        let store = try store()
-        let first = runtime(store)
-        try await connect(first, at: 1000)
-        _ = try await play(first, from: 1000, to: 1030, until: 1032)
-        await first.persistLearnedAtStop(now: 1032)
-
-        let second = runtime(store)
-        try await connect(second, at: 5000)
-        var old = try #require(await first.decision(for: Self.tag))
-        old.room = "office"
-        old.since = 500
-        old.ts = 600
-        _ = await second.handle(topic: topics.presence(Self.tag), payload: try old.wireJSON(), now: 5000.5, retained: true)
-        let out = await ticks(second, from: 5000.5, until: 5006)
+        let out = try await restartWithTheBrokerSayingOffice(since: 500, at: 600)
         #expect(!presence(out).isEmpty && presence(out).allSatisfy { $0.room == "kitchen" }, "\(presence(out))")
         #expect(events(out).isEmpty)
     }
@@ -206,13 +201,7 @@ import RoomcastLogging
     /// A standby's state file is its own view of the site, kept as the active's is: it resumes
     /// from it too, and publishes those rooms when it takes over.
     @Test func aStandbyResumesTooAndPublishesThemWhenItTakesOver() async throws {
-        let store = try store()
-        let first = runtime(store)
-        try await connect(first, at: 1000)
-        _ = try await play(first, from: 1000, to: 1030, until: 1032)
-        let since = try #require(await first.decision(for: Self.tag)).since
-        await first.persistLearnedAtStop(now: 1032)
-
+        let (store, since, _) = try await kitchenBeforeTheCut()
         let site = AggregatorLearningTests.site
         let core = AggregatorCore(engine: FusionEngine(site: site), site: site, topics: topics, discovery: nil)
         let standby = AggregatorRuntime(core: core, election: LeaseElection(me: "beta", topics: topics, duration: 6),
