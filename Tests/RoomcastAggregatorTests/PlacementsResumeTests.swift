@@ -114,13 +114,6 @@ import RoomcastLogging
         #expect(try store.load()?.placed.map(\.room) == ["kitchen"])
         await first.persistLearnedAtStop(now: 1032)
 
-        // Stopped again inside the start's resume window: what the file held is kept.
-        let brief = runtime(store)
-        try await connect(brief, at: 4000)
-        _ = await ticks(brief, from: 4000, until: 4001)
-        await brief.persistLearnedAtStop(now: 4001)
-        #expect(try store.load()?.placed.map(\.room) == ["kitchen"])
-
         let log = InMemoryLogHandler()
         let second = runtime(store, log: log)
         try await connect(second, at: 5000)
