@@ -507,7 +507,7 @@ extension HearingTests {
         func run(officeUpAt: Double?, officeSaysOffline: Bool = false, until end: Double,
                  log: InMemoryLogHandler = InMemoryLogHandler()) async throws -> [(at: Double, message: OutboundMessage)] {
             let runtime = AggregatorRuntime(core: config.makeCore(), election: nil, refreshInterval: 10, startedAt: 0,
-                                            logger: Logger(label: "test", level: .warning, handler: log))
+                                            logger: Logger(label: "test", level: .notice, handler: log))
             await runtime.brokerConnected(now: 0)
             var out: [(at: Double, message: OutboundMessage)] = []
             if officeSaysOffline {
@@ -564,6 +564,13 @@ extension HearingTests {
         let phoneAway = try #require(decisions(down, phone).first, "never published, with the office's Pi down")
         #expect(phoneAway.decision.reason == "never_heard" && phoneAway.at >= FirstNodeWait.patience + 30, "away at \(phoneAway.at)")
         #expect(unheardSaid(downLog).map { $0.metadata["nodes"] } == ["office-pi"], "\(unheardSaid(downLog))")
+        #expect(!downLog.records.contains { $0.message.hasPrefix("a listed node not heard since the start is heard at last") })
+        // One that comes up later still is said when it does.
+        let lateLog = InMemoryLogHandler()
+        _ = try await run(officeUpAt: FirstNodeWait.patience + 20, until: FirstNodeWait.patience + 30, log: lateLog)
+        #expect(unheardSaid(lateLog).map { $0.metadata["nodes"] } == ["office-pi"])
+        #expect(lateLog.records.filter { $0.message.hasPrefix("a listed node not heard since the start is heard at last") }
+            .map { $0.metadata["node"] } == ["office-pi"], "said once, when it is")
         // One whose status says it is offline (stopped, its Last Will) is not waited for, nor named.
         let stoppedLog = InMemoryLogHandler()
         let stopped = try await run(officeUpAt: nil, officeSaysOffline: true, until: FirstNodeWait.patience + 10, log: stoppedLog)

@@ -55,6 +55,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
     private var firstNode = FirstNodeWait()
     /// The listed nodes not heard within `FirstNodeWait.patience` of the first were named (once a run).
     private var unheardNodesSaid = false
+    /// Of those named, the ones not heard yet: each is said when it is at last.
+    private var unheardNodes: Set<String> = []
     /// `<prefix>/nodes/`: every node's topics.
     private let nodesPrefix: String
     /// Retained output read back within this window after start is resumed from.
@@ -432,6 +434,11 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             election?.observeInstance(name, online: online)
             return []
         }
+        if !unheardNodes.isEmpty, retained != true, topic.hasPrefix(nodesPrefix),
+           let node = topic.dropFirst(nodesPrefix.count).split(separator: "/", maxSplits: 1).first,
+           unheardNodes.remove(String(node)) != nil {
+            logger.notice("a listed node not heard since the start is heard at last", metadata: ["node": "\(node)"])
+        }
         if !firstNode.heard, retained != true, topic.hasPrefix(nodesPrefix)
             || core.acceptsESPresense && (topic.hasPrefix(Topics.Compatibility.espresenseDevicePrefix)
                                           || topic.hasPrefix(Topics.Compatibility.espresenseRoomPrefix)) {
@@ -661,6 +668,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         }
         if !unheardNodesSaid, let unheard = core.nodesNotHeard(now: now) {
             unheardNodesSaid = true
+            unheardNodes = Set(unheard)
             if !unheard.isEmpty {
                 logger.warning("listed nodes not heard since the start: no reading, heartbeat or offline status from them since the first node was; the rooms only they cover are decided without them", metadata: [
                     "nodes": "\(unheard.prefix(20).joined(separator: ","))", "count": "\(unheard.count)",
