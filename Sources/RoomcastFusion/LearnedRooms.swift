@@ -209,7 +209,7 @@ public struct LearnedRooms: Codable, Sendable, Equatable {
 
     /// Whether `name` may be a placement's display name: at most `maximumNameBytes`, no control characters.
     public static func isValidDisplayName(_ name: String) -> Bool {
-        name.utf8.count <= maximumNameBytes && !name.unicodeScalars.contains { $0.properties.generalCategory == .control }
+        name.utf8.count <= maximumNameBytes && !ControlCharacters.contains(name)
     }
     /// The largest state file read (bytes): every bound above at once, with names JSON escapes to
     /// twice their length, pretty-prints to 52.4 MB (`LearnedRoomsTests.theLargestStateItMayWriteReadsBack`),

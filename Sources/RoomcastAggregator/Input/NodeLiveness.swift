@@ -24,6 +24,9 @@ public struct NodeLiveness: Sendable, Equatable {
 
     public init(maximumNodes: Int = 4096) { self.maximumNodes = maximumNodes }
 
+    /// Whether `node` has sent a heartbeat in this run.
+    func hasHeard(_ node: String) -> Bool { lastHeard[node] != nil }
+
     /// A heartbeat from `node` at `now`: it promises one a second from now on. True when it had
     /// gone quiet (it is back).
     mutating func heartbeat(_ node: String, now: Double) -> Bool {

@@ -123,8 +123,8 @@ struct LearnedRoomsPersistence {
     }
 
     /// Writes the learned rooms when a room was taught or forgotten since the last write, the
-    /// departure counts when they changed and `departuresSaveInterval` has passed, and the
-    /// published rooms when they changed and `placementsSaveInterval` has passed (or `stopping`).
+    /// departure counts and the published rooms when they changed and their wait has passed
+    /// (`isDue`), or when `stopping`.
     mutating func persist<Engine>(_ core: AggregatorCore<Engine>, now: Double, stopping: Bool = false) {
         guard isDue(learnedRevision: core.learnedRevision, departuresRevision: core.departuresRevision,
                     placementsRevision: core.placementsRevision, now: now, stopping: stopping)

@@ -434,11 +434,6 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             election?.observeInstance(name, online: online)
             return []
         }
-        if !unheardNodes.isEmpty, retained != true, topic.hasPrefix(nodesPrefix),
-           let node = topic.dropFirst(nodesPrefix.count).split(separator: "/", maxSplits: 1).first,
-           unheardNodes.remove(String(node)) != nil {
-            logger.notice("a listed node not heard since the start is heard at last", metadata: ["node": "\(node)"])
-        }
         if !firstNode.heard, retained != true, topic.hasPrefix(nodesPrefix)
             || core.acceptsESPresense && (topic.hasPrefix(Topics.Compatibility.espresenseDevicePrefix)
                                           || topic.hasPrefix(Topics.Compatibility.espresenseRoomPrefix)) {
@@ -674,6 +669,15 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
                     "nodes": "\(unheard.prefix(20).joined(separator: ","))", "count": "\(unheard.count)",
                     "waited_s": "\(Int(FirstNodeWait.patience))",
                     "hint": "check that each one's edge-agent runs on this broker, and that its node.name is the name under nodes: here (another name's readings are refused as unknown_node); an ESPresense node says nothing while it hears nothing"])
+            }
+        }
+        // Looked up once a tick, not at every message: a Pi that stays down would cost each
+        // reading a lookup for good.
+        if !unheardNodes.isEmpty {
+            let heard = unheardNodes.filter { core.nodeActivity.nodes[$0] != nil || core.liveness.hasHeard($0) }
+            for node in heard.sorted() {
+                unheardNodes.remove(node)
+                logger.notice("a listed node not heard since the start is heard at last", metadata: ["node": "\(node)"])
             }
         }
     }
