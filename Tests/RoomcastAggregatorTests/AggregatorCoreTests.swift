@@ -1159,7 +1159,7 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         _ = try core.advance(to: 2)
         #expect(core.engine.decision(for: cat)?.room == "kitchen")
         // The broker is gone for 40 s (longer than the 10 s the fake engine waits before "away").
-        core.lostHearing()
+        core.lostHearing(at: 2)
         #expect(try core.advance(to: 42).isEmpty)
         // Back at 42 with a 3 s grace: the node's first fresh reading arrives at 43.
         core.regainedHearing(at: 42, grace: 3)
@@ -1288,7 +1288,7 @@ func makeCore(discovery: Bool = true) -> AggregatorCore<StrongestLatest> {
         }
         for t in stride(from: 1.0, to: 20, by: 1) { #expect(try feed(captured: t - 0.1, now: t) == nil) }
         // The aggregator was stopped from 20 to 60: it reads 40 s of readings at once on waking.
-        core.lostHearing()
+        core.lostHearing(at: 20)
         for t in stride(from: 20.0, to: 60, by: 1) { #expect(try feed(captured: t, now: 60) == nil) }
         core.regainedHearing(at: 60, grace: 3)
         for t in stride(from: 60.0, to: 90, by: 1) { let note = try feed(captured: t - 0.1, now: t); #expect(note == nil, "\(t): \(String(describing: note))") }

@@ -504,7 +504,7 @@ extension HearingTests {
         config.beacons += [.init(id: phone, name: "Alice's phone"), .init(id: keys, name: "Keys", sleepsWhenStill: true),
                            .init(id: owl, name: "Owl")]
         config.people = [.init(name: "Alice", beacons: [phone])]
-        func run(officeUpAt: Double?, officeSaysOffline: Bool = false, until end: Double,
+        func run(officeUpAt: Double?, officeSaysOffline: Bool = false, brokerDown: Range<Double>? = nil, until end: Double,
                  log: InMemoryLogHandler = InMemoryLogHandler()) async throws -> [(at: Double, message: OutboundMessage)] {
             let runtime = AggregatorRuntime(core: config.makeCore(), election: nil, refreshInterval: 10, startedAt: 0,
                                             logger: Logger(label: "test", level: .notice, handler: log))
@@ -517,7 +517,11 @@ extension HearingTests {
             var seq: UInt64 = 0
             for step in 1...Int(end * 2) {
                 let now = Double(step) * 0.5
-                if step % 2 == 0 {
+                if let down = brokerDown {
+                    if now == down.lowerBound { await runtime.brokerDisconnected() }
+                    if now == down.upperBound { await runtime.brokerConnected(now: now) }
+                }
+                if brokerDown?.contains(now) != true, step % 2 == 0 {
                     seq += 1
                     var heard: [(BeaconID, String, Double)] = [(cat, "kitchen-pi", -58)]
                     if let up = officeUpAt, now >= up { heard += [(cat, "office-pi", -75), (phone, "office-pi", -57)] }
@@ -577,6 +581,23 @@ extension HearingTests {
         #expect(unheardSaid(stoppedLog).isEmpty)
         let phoneGone = try #require(decisions(stopped, phone).first, "never published, with the office's Pi offline")
         #expect(phoneGone.decision.reason == "never_heard" && phoneGone.at < 40, "away at \(phoneGone.at)")
+        // The patience counts listening time: a broker outage that outlasts it, after the first
+        // node was heard, does not get the office's Pi (up a few seconds after the broker) named
+        // as down, nor its beacons published away.
+        let outageLog = InMemoryLogHandler()
+        let outage = try await run(officeUpAt: FirstNodeWait.patience + 45, brokerDown: 10..<(FirstNodeWait.patience + 40),
+                                   until: FirstNodeWait.patience + 80, log: outageLog)
+        #expect(unheardSaid(outageLog).isEmpty, "\(unheardSaid(outageLog))")
+        #expect(!decisions(outage, phone).contains { $0.decision.room == nil }, "\(decisions(outage, phone))")
+        #expect(decisions(outage, phone).last?.decision.room == "office")
+        // A Pi still down is named once the patience of listening is over: 9 s before a 30-s
+        // outage, the rest after it.
+        let earlyLog = InMemoryLogHandler()
+        _ = try await run(officeUpAt: nil, brokerDown: 10..<40, until: FirstNodeWait.patience + 25, log: earlyLog)
+        #expect(unheardSaid(earlyLog).isEmpty, "named before the patience of listening was over")
+        let stillDownLog = InMemoryLogHandler()
+        _ = try await run(officeUpAt: nil, brokerDown: 10..<40, until: FirstNodeWait.patience + 40, log: stillDownLog)
+        #expect(unheardSaid(stillDownLog).map { $0.metadata["nodes"] } == ["office-pi"], "\(unheardSaid(stillDownLog))")
     }
 
     /// A site that lists people and no beacons (every beacon heard is tracked; these are Alice's):

@@ -133,7 +133,7 @@ import Testing
         var s = Site()
         _ = try s.core.start(now: 100)
         try s.run(from: 100, to: 130, heartbeats: true, catHeard: true)
-        s.core.lostHearing()
+        s.core.lostHearing(at: 130)
         _ = try s.core.advance(to: 160)
         s.core.regainedHearing(at: 160, grace: 3)
         try s.run(from: 160, to: 175, heartbeats: true, catHeard: true)

@@ -102,6 +102,9 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// When a node was first heard listening in this run (a reading, or a heartbeat): a retained
     /// `online` is no sign of it (it outlives a power cut on a broker that keeps it).
     private(set) var firstNodeHeardAt: Double?
+    /// Listening time since the first node was heard: the listed nodes are waited for during
+    /// `FirstNodeWait.patience` of it, not of wall time, which a broker outage would use up.
+    private var nodeWait: ListeningClock?
     /// The listed nodes heard listening in this run, or said offline, until every one has been
     /// (`everyNodeHeardFromAt`).
     private var nodesHeardFrom: Set<String> = []
@@ -482,7 +485,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
 
     /// The aggregator stops hearing the nodes (its broker connection is gone, or it finds it was
     /// paused): no decisions until `regainedHearing`, since missing readings are our silence.
-    public mutating func lostHearing() {
+    public mutating func lostHearing(at now: Double) {
+        nodeWait?.stop(at: now)
         decisionsHeldUntil = .infinity
         hearingBackAt = nil
         clocks.restartWindows()
@@ -494,6 +498,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     public mutating func regainedHearing(at now: Double, grace: Double) {
         decisionsHeldUntil = now + max(0, grace)
         hearingBackAt = now
+        nodeWait?.resume(at: now)
         listening(since: now)
     }
 
@@ -644,6 +649,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         presenceStats.clockSteppedBack(by: seconds)
         deferredClears.clockSteppedBack(by: seconds)
         if let heard = firstNodeHeardAt { firstNodeHeardAt = heard - seconds }
+        nodeWait?.clockSteppedBack(by: seconds)
         if let every = everyNodeHeardFromAt { everyNodeHeardFromAt = every - seconds }
         sharedIDs.clockSteppedBack(by: seconds)
     }
@@ -841,27 +847,32 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// its nodes, from when the last of them was heard listening (or said it is offline), since
     /// after a power cut the Pis come up one by one (a bedroom's, a minute after the hall's, has
     /// not yet heard whoever sleeps there); a listed node not heard from within
-    /// `FirstNodeWait.patience` of the first (a Pi that is down) is waited for no longer.
+    /// `FirstNodeWait.patience` of listening after the first (a Pi that is down) is waited for no
+    /// longer.
     public var neverHeardDue: Double? {
         guard let first = firstNodeHeardAt else { return nil }
-        let listening = site.nodes.isEmpty ? first : min(everyNodeHeardFromAt ?? .infinity, first + FirstNodeWait.patience)
+        let patienceOver = nodeWait?.reaches(FirstNodeWait.patience) ?? first + FirstNodeWait.patience
+        let listening = site.nodes.isEmpty ? first : min(everyNodeHeardFromAt ?? .infinity, patienceOver)
         return max(decisionsHeldUntil, listening) + awayTimeout
     }
 
     /// The listed nodes not heard from (listening, or saying they are offline) within
-    /// `FirstNodeWait.patience` of the first node heard: a Pi that is down, or whose agent goes by
-    /// another name than the config's. Nil until the patience is over, and where every listed
-    /// node was heard from.
+    /// `FirstNodeWait.patience` of listening after the first node heard: a Pi that is down, or
+    /// whose agent goes by another name than the config's. Nil until the patience is over, and
+    /// where every listed node was heard from.
     public func nodesNotHeard(now: Double) -> [String]? {
-        guard everyNodeHeardFromAt == nil, !site.nodes.isEmpty, let first = firstNodeHeardAt,
-              now - first > FirstNodeWait.patience else { return nil }
+        guard everyNodeHeardFromAt == nil, !site.nodes.isEmpty, let wait = nodeWait,
+              wait.listened(at: now) > FirstNodeWait.patience else { return nil }
         return site.nodes.map(\.name).filter { !nodesHeardFrom.contains($0) }.sorted()
     }
 
     /// A node heard listening (a reading, a heartbeat): the first of this run, and one the never
     /// heard wait for no more.
     private mutating func heardListening(_ node: String, now: Double) {
-        if firstNodeHeardAt == nil { firstNodeHeardAt = now }
+        if firstNodeHeardAt == nil {
+            firstNodeHeardAt = now
+            nodeWait = ListeningClock(from: now, listening: true)
+        }
         heardFrom(node, now: now)
     }
 
@@ -870,7 +881,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     private mutating func heardFrom(_ node: String, now: Double) {
         // Checked first: this runs at every reading, and past the patience nothing waits any more.
         guard everyNodeHeardFromAt == nil, !site.nodes.isEmpty,
-              firstNodeHeardAt.map({ now - $0 <= FirstNodeWait.patience }) ?? true,
+              nodeWait.map({ $0.listened(at: now) <= FirstNodeWait.patience }) ?? true,
               !nodesHeardFrom.contains(node), site.nodes.contains(where: { $0.name == node }) else { return }
         nodesHeardFrom.insert(node)
         if nodesHeardFrom.count == site.nodes.count { everyNodeHeardFromAt = now }

@@ -124,7 +124,7 @@ public enum ReplayRunner {
                inputs[index...].prefix(while: { $0.ts <= line.ts + Self.reconnectWindow }).contains(where: { $0.retain == true }) {
                 // Ticks due in the gap are taken while deaf: no decision, and the engine counts no
                 // silence from before `line.ts`.
-                core.lostHearing()
+                core.lostHearing(at: previous)
                 out(try core.advance(to: line.ts), at: line.ts)
                 core.regainedHearing(at: line.ts, grace: DeafTime.reconnectGrace)
                 report.deafGapCount += 1

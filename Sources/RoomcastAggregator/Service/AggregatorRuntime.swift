@@ -149,7 +149,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         self.leftovers = RetainedLeftovers(site: core.wholeSite, topics: core.topics)
         self.leftoverFilters = leftovers.filters
         self.homeAssistantStatusTopic = core.homeAssistantStatusTopic
-        self.core.lostHearing()
+        self.core.lostHearing(at: startedAt)
         self.learned = LearnedRoomsPersistence(store: learnedStore, core: &self.core, log: learnLog, logger: logger)
         self.election = election
         self.peerPresence = PeerPresence(limit: core.engine.capacityUse?.limit ?? 100_000)
@@ -241,7 +241,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             metadata["lease"] = "expired while paused: standing by until the backlog is read"
         }
         logger.warning("this process did not run for a while: reading the broker's backlog before deciding", metadata: metadata)
-        startDraining(now: now)
+        startDraining(now: now, deafSince: lastActivity)
     }
 
     /// After a time this instance could not renew its lease (a pause, a broker outage): when
@@ -260,9 +260,10 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         if hearing == .hearing { guardWhenHearingLost = wantsStatusGuard }
     }
 
-    /// Every caller notes the guard first (`noteGuardAsHearingIsLost`).
-    private func startDraining(now: Double) {
-        core.lostHearing()
+    /// Every caller notes the guard first (`noteGuardAsHearingIsLost`). `deafSince`: when this
+    /// instance stopped hearing, where that was before `now` (a pause, a stalled link).
+    private func startDraining(now: Double, deafSince: Double? = nil) {
+        core.lostHearing(at: min(now, deafSince ?? now))
         heartbeat = nil
         hearing = .draining(marker: newMarker(), since: now, sentAt: -.infinity)
     }
@@ -327,7 +328,7 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
             logger.warning("the broker stopped answering (a stalled link or a frozen broker): holding decisions until it does",
                            metadata: metadata)
             stalledSince = outstanding.sentAt
-            startDraining(now: now)
+            startDraining(now: now, deafSince: outstanding.sentAt)
             return drainStep(now: now)
         }
         guard now - lastHeartbeatAt >= heartbeatInterval else { return [] }
@@ -935,7 +936,8 @@ public actor AggregatorRuntime<Engine: PresenceEstimator & Sendable> {
         hearing = .deaf
         heartbeat = nil
         stalledSince = nil
-        core.lostHearing()
+        // Deaf since the last thing this process handled: the connection went within a tick of it.
+        core.lostHearing(at: lastActivity.isFinite ? lastActivity : startedAt)
         peersOnline = []
     }
 
