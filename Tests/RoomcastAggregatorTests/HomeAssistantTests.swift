@@ -265,6 +265,12 @@ struct HomeAssistantTests {
                 && s["sensor.kitchen_count"]?.state == "1"
         }
         #expect(try await ha.render("{{ state_attr('device_tracker.alice', 'in_zones') | length }}") == "0")
+        // The cat leaves too: its tracker says where it was last, by the room's display name and id.
+        for n in Self.nodes { feeder.set(Home.cat, node: n, rssi: nil) }
+        try await ha.waitFor("the cat away, last in the kitchen") { s in
+            s["device_tracker.cat"]?.state == "not_home" && s["device_tracker.cat"]?.attributes["last_room"] == .string("Kitchen")
+                && s["device_tracker.cat"]?.attributes["last_room_id"] == .string("kitchen")
+        }
 
         // A graceful stop publishes `offline` on the availability topic: every entity is unavailable.
         aggregator.send(SIGTERM)

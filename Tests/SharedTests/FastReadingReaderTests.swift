@@ -320,6 +320,7 @@ import TestSupport
                                      evidence: evidence, ts: Self.randomDouble(&rng))
             if rng.next() % 2 == 0 { d.reason = names[Int(rng.next() % UInt64(names.count))] }
             if rng.next() % 2 == 0 { d.runnerUp = names[Int(rng.next() % UInt64(names.count))] }
+            if rng.next() % 2 == 0 { d.lastRoom = names[Int(rng.next() % UInt64(names.count))] }
             if rng.next() % 2 == 0 { d.margin = Self.randomDouble(&rng) }
             if rng.next() % 2 == 0 { d.position = (0..<Int(rng.next() % 4)).map { _ in Self.randomDouble(&rng) } }
             let expected = Result { try WireFormat.encode(d) }
@@ -341,7 +342,7 @@ import TestSupport
                                  node: "kitchen-pi", since: 1764441200.125, lastSeen: 1764441234.5, evidence: [
                                     NodeEvidence(node: "kitchen-pi", room: "kitchen", rssi: -61.25, distance: 1.83, ts: 1764441234.5),
                                     NodeEvidence(node: "hall-pi", room: nil, rssi: -80, distance: nil, ts: 1764441233)], ts: 1764441235)
-        d.margin = 0.4; d.reason = "strongest"; d.runnerUp = "hall"; d.position = [1.5, 2, 0]
+        d.margin = 0.4; d.reason = "strongest"; d.runnerUp = "hall"; d.position = [1.5, 2, 0]; d.lastRoom = "kitchen"
         for candidate in [d, PresenceDecision(id: id, name: nil, room: nil, floor: nil, distance: nil, confidence: 0, node: nil,
                                               since: 1764441200, lastSeen: nil, evidence: [], ts: 1764441235)] {
             let fast = try #require(candidate.fastWireJSON())

@@ -315,6 +315,7 @@ enum DashboardAssets {
         const row = (k, v) => { if (v !== undefined && v !== null) dl.append(el("dt", {}, k), el("dd", {}, String(v))); };
         row("id", b.id);
         row("room", b.room ? roomTitle(b.room) : "away");
+        row("last room", !b.room && b.last_room ? roomTitle(b.last_room) : null);
         row("confidence", Math.round(b.confidence * 100) + " %");
         row("since", ago(b.since));
         row("reason", b.reason);

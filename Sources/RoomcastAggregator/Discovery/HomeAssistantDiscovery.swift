@@ -91,11 +91,14 @@ public struct HomeAssistantDiscovery: Sendable {
         return DeviceConfig(id: "roomcast_beacon_\(slug)", device: device, availability: availability, components: [
             tracker(component: "roomcast_\(slug)", uniqueID: "roomcast_\(slug)_tracker", deviceName: display,
                     stateTopic: presence, state: "{{ 'home' if value_json.room else 'not_home' }}",
-                    attributes: "{{ {'room': \(roomTitle("value_json.room")), 'room_id': value_json.room, "
+                    attributes: withRoomTitles { title in
+                        "{{ {'room': \(title("value_json.room")), 'room_id': value_json.room, "
+                        + "'last_room': \(title("value_json.get('last_room')")), 'last_room_id': value_json.get('last_room'), "
                         + "'floor': value_json.get('floor'), 'distance': value_json.get('distance'), "
                         + "'confidence': value_json.get('confidence'), 'node': value_json.get('node'), "
                         + "'reason': value_json.get('reason'), 'last_seen': \(Self.isoTime("value_json.get('last_seen')")), "
-                        + "'in_zones': \(Self.homeZone(when: "value_json.room"))} | tojson }}"),
+                        + "'in_zones': \(Self.homeZone(when: "value_json.room"))} | tojson }}"
+                    }),
             roomSensor(component: "roomcast_\(slug)_room", uniqueID: "roomcast_\(slug)_room", deviceName: display,
                        stateTopic: presence,
                        attributes: Self.attributesTemplate(["confidence", "node", "distance", "runner_up", "reason"])),
@@ -438,6 +441,13 @@ public struct HomeAssistantDiscovery: Sendable {
     private func roomTitle(_ expression: String) -> String {
         guard !siteRooms.isEmpty, roomNaming == .titled else { return expression }
         return "{\(roomTitles.byRoom)}.get(\(expression), \(expression))"
+    }
+
+    /// The template `body` builds with room ids shown by their display names (`roomTitle`), the
+    /// id → name map set once however many ids it shows.
+    private func withRoomTitles(_ body: (_ title: (String) -> String) -> String) -> String {
+        guard !siteRooms.isEmpty, roomNaming == .titled else { return body { $0 } }
+        return "{% set titles = {\(roomTitles.byRoom)} %}" + body { "titles.get(\($0), \($0))" }
     }
 
     /// The aggregator's status, and the presence held without evidence (the nodes that heard it

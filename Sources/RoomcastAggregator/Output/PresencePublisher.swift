@@ -13,6 +13,12 @@ public struct PresencePublisher: Sendable {
 
     /// The room each beacon was last published in (nil = away).
     private var roomOf: [BeaconID: String?] = [:]
+    /// The room each beacon was last placed in (`PresenceDecision.lastRoom`): kept while it is
+    /// away, and for a listed beacon or a person's, whose away presence is refreshed for good,
+    /// after it is forgotten too.
+    private var lastRoomOf: [BeaconID: String] = [:]
+    /// The listed beacons and the people's: their last room outlives their being forgotten.
+    private let listedBeacons: Set<BeaconID>
     /// Members per room, as last published.
     private var members: [String: Set<BeaconID>] = [:]
     /// Moves whenever a beacon's published room changes, or whether it rests there: the state
@@ -36,6 +42,7 @@ public struct PresencePublisher: Sendable {
         self.floorOf = floors
         self.listedRooms = Set(site.rooms.map(\.name))
         self.people = PeopleTracker(site: site)
+        self.listedBeacons = Set(site.beacons.map(\.id) + site.people.flatMap(\.beacons))
     }
 
     /// Seeds the publisher with decisions already on the broker (retained
@@ -47,6 +54,7 @@ public struct PresencePublisher: Sendable {
         let fresh = decisions.filter { roomOf[$0.id] == nil }
         for d in fresh {
             roomOf[d.id] = .some(d.room)
+            if let last = d.room ?? d.lastRoom { lastRoomOf[d.id] = last }
             if let room = d.room { members[room, default: []].insert(d.id) }
             people.observe(d)
         }
@@ -76,6 +84,7 @@ public struct PresencePublisher: Sendable {
     public mutating func forget(_ id: BeaconID) -> Bool {
         if roomOf[id] != .some(nil) { people.forget(id) }
         resting.remove(id)
+        if !listedBeacons.contains(id) { lastRoomOf[id] = nil }
         guard let room = roomOf.removeValue(forKey: id) else { return false }
         if let room { members[room]?.remove(id) }
         return true
@@ -96,6 +105,13 @@ public struct PresencePublisher: Sendable {
     /// The room a beacon is published in; `.none` when never published.
     public func publishedRoom(of id: BeaconID) -> String?? { roomOf[id] }
 
+    /// `d` as its presence topic carries it: with the room the beacon was last placed in.
+    public func withLastRoom(_ d: PresenceDecision) -> PresenceDecision {
+        var d = d
+        d.lastRoom = d.room ?? lastRoomOf[d.id] ?? d.lastRoom
+        return d
+    }
+
     /// Every beacon published (or resumed) in a room, with that room.
     public var placedBeacons: [(id: BeaconID, room: String)] {
         roomOf.compactMap { id, room in room.map { (id, $0) } }
@@ -110,6 +126,8 @@ public struct PresencePublisher: Sendable {
         var touchedRooms: Set<String> = []
         for d in decisions {
             let handed = handedOver.contains(d.id)
+            if !handed, let room = d.room { lastRoomOf[d.id] = room }
+            let d = withLastRoom(d)
             if !handed { out.append(OutboundMessage(topic: topics.presence(d.id), payload: try d.wireJSON(), retain: true, qos: 1)) }
             let previous: String? = roomOf[d.id] ?? nil
             let known = roomOf[d.id] != nil
@@ -226,7 +244,7 @@ public struct PresencePublisher: Sendable {
 
     /// A decision's retained messages: its presence and its plain-text room.
     public func retained(_ d: PresenceDecision) throws -> [OutboundMessage] {
-        [OutboundMessage(topic: topics.presence(d.id), payload: try d.wireJSON(), retain: true, qos: 1), roomText(d)]
+        [OutboundMessage(topic: topics.presence(d.id), payload: try withLastRoom(d).wireJSON(), retain: true, qos: 1), roomText(d)]
     }
 
     /// The plain-text room topic: the room name, or `not_home` (Home Assistant's word) when away.

@@ -30,7 +30,7 @@ extension AggregatorRuntime {
                                                                  doorways: $0.doorways, title: $0.title) }
         // Rooms fusion made of nodes the site does not list (`auto_nodes`): the page shows a
         // beacon in its room's card, and without the room it showed the beacon nowhere.
-        let beacons = core.currentDecisions()
+        let beacons = core.currentDecisions().map(core.publisher.withLastRoom)
         let configured = Set(rooms.map(\.name))
         var made: [String: Int] = [:]
         for d in beacons { if let room = d.room, !configured.contains(room), made[room] == nil { made[room] = d.floor ?? 0 } }

@@ -36,8 +36,9 @@ extension PresenceDecision {
         w.closeArray()
         guard w.key("floor") else { return false }
         if let floor { w.int(floor) } else { w.null() }
-        guard w.key("id"), w.string(id.rawValue),
-              w.key("last_seen"), w.optionalNumber(lastSeen) else { return false }
+        guard w.key("id"), w.string(id.rawValue) else { return false }
+        if let lastRoom { guard w.key("last_room"), w.string(lastRoom) else { return false } }
+        guard w.key("last_seen"), w.optionalNumber(lastSeen) else { return false }
         if let margin { guard w.key("margin"), w.number(margin) else { return false } }
         guard w.key("name"), w.optionalString(name), w.key("node"), w.optionalString(node) else { return false }
         if let position {

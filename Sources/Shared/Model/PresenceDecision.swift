@@ -15,6 +15,10 @@ public struct PresenceDecision: Codable, Sendable, Equatable {
     /// When the beacon entered `room` (or went away).
     public var since: Double
     public var lastSeen: Double?
+    /// The room the beacon was last placed in: `room` while it is in one, the room it left while
+    /// away (where the keys were last). Nil when it has been placed nowhere that the aggregator
+    /// knows of. Filled in by the publisher, which remembers it.
+    public var lastRoom: String?
     public var reason: String?
     public var runnerUp: String?
     public var margin: Double?
@@ -44,6 +48,7 @@ public struct PresenceDecision: Codable, Sendable, Equatable {
         case v, id, name, room, floor, distance, confidence, node, since, reason, margin
         case position, evidence, ts
         case lastSeen = "last_seen"
+        case lastRoom = "last_room"
         case runnerUp = "runner_up"
     }
 
@@ -59,6 +64,7 @@ public struct PresenceDecision: Codable, Sendable, Equatable {
         try c.encode(node, forKey: .node)
         try c.encode(since, forKey: .since)
         try c.encode(lastSeen, forKey: .lastSeen)
+        try c.encodeIfPresent(lastRoom, forKey: .lastRoom)
         try c.encodeIfPresent(reason, forKey: .reason)
         try c.encodeIfPresent(runnerUp, forKey: .runnerUp)
         try c.encodeIfPresent(margin, forKey: .margin)

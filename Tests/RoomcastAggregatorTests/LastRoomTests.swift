@@ -1,0 +1,71 @@
+import Foundation
+import RoomcastFusion
+import Shared
+import Testing
+@testable import RoomcastAggregator
+
+/// A beacon's `last_room`: where the keys were last, while they are away. Bermuda's "area last
+/// seen" gives a Home Assistant user the same; without it, an away tag said only `not_home`.
+@Suite struct LastRoomTests {
+    static let topics = Topics()
+
+    func presence(_ out: [OutboundMessage], _ id: BeaconID = cat) -> [PresenceDecision] {
+        out.filter { $0.topic == Self.topics.presence(id) }.compactMap { try? WireFormat.decode(PresenceDecision.self, from: $0.payload) }
+    }
+
+    /// Through the real fusion engine: in the kitchen, `last_room` is the kitchen; gone, it stays
+    /// the kitchen through every refresh and a restart that resumes from the broker's retained
+    /// presence; heard in the office, it is the office.
+    @Test func anAwayBeaconSaysWhereItWasLast() throws {
+        var s = NodeLivenessTests.Site()
+        _ = try s.core.start(now: 100)
+        try s.run(from: 100, to: 130, heartbeats: true, catHeard: true)
+        let placed = try #require(s.published.last?.decision)
+        #expect(placed.room == "kitchen" && placed.lastRoom == "kitchen")
+        try s.run(from: 130, to: 170, heartbeats: true, catHeard: false)
+        let away = try #require(s.published.last)
+        #expect(away.decision.room == nil && away.decision.reason == "timeout" && away.decision.lastRoom == "kitchen",
+                "\(away.decision)")
+        let refreshed = try #require(presence(try s.core.refresh(now: 171)).first)
+        #expect(refreshed.room == nil && refreshed.lastRoom == "kitchen")
+        #expect(try s.core.currentDecisions().map(s.core.publisher.withLastRoom).first?.lastRoom == "kitchen")
+
+        // Restarted: the broker's retained presence is all there is of the cat.
+        var restarted = NodeLivenessTests.Site()
+        _ = try restarted.core.start(now: 200)
+        _ = try restarted.core.handle(topic: Self.topics.presence(cat), payload: WireFormat.encode(away.decision), now: 200.2)
+        try restarted.run(from: 201, to: 210, heartbeats: true, catHeard: false)
+        let resumed = try #require(presence(try restarted.core.refresh(now: 211)).first)
+        #expect(resumed.room == nil && resumed.lastRoom == "kitchen", "\(resumed)")
+
+        // Heard in the office: the office.
+        for t in stride(from: 211.0, to: 230, by: 1) {
+            restarted.seq += 1
+            let r = reading("office-pi", rssi: -55, ts: t, seq: restarted.seq)
+            restarted.published += presence(try restarted.core.handle(topic: Self.topics.nodeBeacon("office-pi", cat),
+                                                                       payload: WireFormat.encode(r), now: t).messages
+                                             + restarted.core.advance(to: t + 0.5)).map { (t, $0) }
+        }
+        let back = try #require(restarted.published.last?.decision)
+        #expect(back.room == "office" && back.lastRoom == "office", "\(back)")
+    }
+
+    /// The table is bounded by what is tracked: a stranger forgotten loses its last room with the
+    /// rest; a listed beacon (or a person's), whose away presence is refreshed for good, keeps it.
+    @Test func aForgottenStrangerLosesItsLastRoomAListedBeaconKeepsIt() throws {
+        let stranger = BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-7-7")!
+        var p = PresencePublisher(topics: Self.topics, site: site)
+        func decision(_ id: BeaconID, _ room: String?) -> PresenceDecision {
+            PresenceDecision(id: id, name: nil, room: room, floor: nil, distance: nil, confidence: 0.9, node: nil,
+                             since: 100, lastSeen: 100, evidence: [], ts: 100)
+        }
+        _ = try p.publish([decision(cat, "office"), decision(stranger, "kitchen")], now: 100)
+        _ = try p.publish([decision(cat, nil), decision(stranger, nil)], now: 110)
+        #expect(p.withLastRoom(decision(cat, nil)).lastRoom == "office")
+        #expect(p.withLastRoom(decision(stranger, nil)).lastRoom == "kitchen")
+        _ = p.forget(cat)
+        _ = p.forget(stranger)
+        #expect(presence(try p.refresh([decision(cat, nil)], now: 200)).first?.lastRoom == "office")
+        #expect(presence(try p.refresh([decision(stranger, nil)], now: 200), stranger).first.map { $0.lastRoom == nil } == true)
+    }
+}
