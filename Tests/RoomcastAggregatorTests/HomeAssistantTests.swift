@@ -265,6 +265,8 @@ struct HomeAssistantTests {
                 && s["sensor.kitchen_count"]?.state == "1"
         }
         #expect(try await ha.render("{{ state_attr('device_tracker.alice', 'in_zones') | length }}") == "0")
+        #expect(try await ha.render("{{ state_attr('device_tracker.alice', 'last_room') }}|{{ state_attr('device_tracker.alice', 'last_room_id') }}")
+                == "Kitchen|kitchen")
         // The cat leaves too: its tracker says where it was last, by the room's display name and id.
         for n in Self.nodes { feeder.set(Home.cat, node: n, rssi: nil) }
         try await ha.waitFor("the cat away, last in the kitchen") { s in

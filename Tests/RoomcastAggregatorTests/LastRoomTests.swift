@@ -69,3 +69,43 @@ import Testing
         #expect(presence(try p.refresh([decision(stranger, nil)], now: 200), stranger).first.map { $0.lastRoom == nil } == true)
     }
 }
+
+/// A person's `last_room` (and its display name): the room they were last worked out in.
+@Suite struct PersonLastRoomTests {
+    static let site = PeopleTrackerTests.site
+
+    func decision(_ id: BeaconID, _ room: String?, ts: Double, reason: String? = nil) -> PresenceDecision {
+        var d = PresenceDecision(id: id, name: nil, room: room, floor: nil, distance: nil, confidence: room == nil ? 0 : 0.9,
+                                 node: nil, since: ts, lastSeen: ts, evidence: [], ts: ts)
+        d.reason = reason
+        return d
+    }
+
+    func alice(_ out: [OutboundMessage]) throws -> PersonPresence? {
+        try out.last { $0.topic == "roomcast/people/alice" }.map { try WireFormat.decode(PersonPresence.self, from: $0.payload) }
+    }
+
+    /// In the study, then out with both beacons: her presence says she was last in the study,
+    /// through a refresh and a restart that reads her presence back from the broker.
+    @Test func aPersonAwaySaysWhereTheyWereLast() throws {
+        var p = PresencePublisher(topics: Topics(), site: Self.site)
+        let home = try #require(try alice(p.publish([decision(PeopleTrackerTests.tag, "office", ts: 10),
+                                                     decision(PeopleTrackerTests.phone, "office", ts: 10)], now: 10)))
+        #expect(home.lastRoom == "office" && home.lastRoomName == "Study")
+        let gone = try #require(try alice(p.publish([decision(PeopleTrackerTests.tag, nil, ts: 50, reason: "timeout"),
+                                                     decision(PeopleTrackerTests.phone, nil, ts: 50, reason: "timeout")], now: 50)))
+        #expect(gone.state == .notHome && gone.lastRoom == "office" && gone.lastRoomName == "Study", "\(gone)")
+        #expect(try alice(p.refresh([], now: 60))?.lastRoom == "office")
+
+        // Restarted: her beacons' and her own retained presence are read back.
+        var restarted = PresencePublisher(topics: Topics(), site: Self.site)
+        restarted.resume(from: [decision(PeopleTrackerTests.tag, nil, ts: 50, reason: "timeout"),
+                                decision(PeopleTrackerTests.phone, nil, ts: 50, reason: "timeout")])
+        restarted.resumeRetained(gone, now: 100)
+        let resumed = try #require(try alice(restarted.refresh([], now: 110)))
+        #expect(resumed.state == .notHome && resumed.lastRoom == "office" && resumed.lastRoomName == "Study", "\(resumed)")
+        // Back in the kitchen: the kitchen.
+        let back = try #require(try alice(restarted.publish([decision(PeopleTrackerTests.phone, "kitchen", ts: 120)], now: 120)))
+        #expect(back.room == "kitchen" && back.lastRoom == "kitchen" && back.lastRoomName == "Kitchen")
+    }
+}

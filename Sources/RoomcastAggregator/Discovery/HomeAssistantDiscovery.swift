@@ -119,7 +119,8 @@ public struct HomeAssistantDiscovery: Sendable {
         return DeviceConfig(id: "roomcast_person_\(slug)", device: device, availability: availability, components: [
             tracker(component: "roomcast_person_\(slug)", uniqueID: "roomcast_person_\(slug)_tracker", deviceName: person.name,
                     stateTopic: state, state: "{{ value_json.state }}",
-                    attributes: "{{ {'room': value_json.room_name, 'room_id': value_json.room, 'floor': value_json.floor, "
+                    attributes: "{{ {'room': value_json.room_name, 'room_id': value_json.room, "
+                        + "'last_room': value_json.get('last_room_name'), 'last_room_id': value_json.get('last_room'), 'floor': value_json.floor, "
                         + "'confidence': value_json.confidence, 'beacon': value_json.beacon, 'reason': value_json.reason, "
                         + "'last_seen': \(Self.isoTime("value_json.last_seen")), "
                         + "'in_zones': \(Self.homeZone(when: "value_json.state == 'home'"))} | tojson }}"),

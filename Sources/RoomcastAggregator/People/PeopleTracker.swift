@@ -72,6 +72,10 @@ public struct PeopleTracker: Sendable {
         retained[p.id] = p
         if var cur = current[p.id], cur.state == p.state, cur.room == p.room, p.ts >= cur.since {
             cur.since = p.since
+            if cur.lastRoom == nil, let last = p.lastRoom {
+                cur.lastRoom = last
+                cur.lastRoomName = rooms[last]?.title ?? DisplayName.title(for: last)
+            }
             current[p.id] = cur
         }
     }
@@ -163,8 +167,15 @@ public struct PeopleTracker: Sendable {
                 ?? retainedSince(person.id, .notHome, nil, stayBegan: away.map(\.since).max() ?? now)
                 ?? min(away.map(\.since).max() ?? now, now)
             let reason = away.max { ($0.since, $1.id.rawValue) < ($1.since, $0.id.rawValue) }?.reason ?? "timeout"
-            return PersonPresence(id: person.id, name: person.name, state: .notHome, room: nil, roomName: nil, floor: nil,
-                                  confidence: 0, beacon: nil, reason: reason, since: since, lastSeen: lastSeen, ts: now)
+            var p = PersonPresence(id: person.id, name: person.name, state: .notHome, room: nil, roomName: nil, floor: nil,
+                                   confidence: 0, beacon: nil, reason: reason, since: since, lastSeen: lastSeen, ts: now)
+            // Where they were last: the room they were worked out in before, else (after a
+            // restart) the one their presence on the broker says.
+            if let last = previous?.room ?? previous?.lastRoom ?? retained[person.id].flatMap({ $0.room ?? $0.lastRoom }) {
+                p.lastRoom = last
+                p.lastRoomName = rooms[last]?.title ?? DisplayName.title(for: last)
+            }
+            return p
         }
         let recent = placed.filter { seen($0) >= newest - Self.recentWindow }
         // Most confident; then most recently heard; then the smaller id, so the choice is deterministic.
@@ -179,9 +190,12 @@ public struct PeopleTracker: Sendable {
         // Worked out afresh: in the room since its deciding beacon is.
         let since = previous.map { $0.room == room ? $0.since : now } ?? retainedSince(person.id, .home, room, stayBegan: best.since)
             ?? min(best.since, now)
-        return PersonPresence(id: person.id, name: person.name, state: .home, room: room,
-                              roomName: rooms[room]?.title ?? DisplayName.title(for: room),
-                              floor: best.floor ?? rooms[room]?.floor, confidence: best.confidence, beacon: best.id,
-                              reason: best.reason, since: since, lastSeen: lastSeen, ts: now)
+        let roomName = rooms[room]?.title ?? DisplayName.title(for: room)
+        var p = PersonPresence(id: person.id, name: person.name, state: .home, room: room, roomName: roomName,
+                               floor: best.floor ?? rooms[room]?.floor, confidence: best.confidence, beacon: best.id,
+                               reason: best.reason, since: since, lastSeen: lastSeen, ts: now)
+        p.lastRoom = room
+        p.lastRoomName = roomName
+        return p
     }
 }

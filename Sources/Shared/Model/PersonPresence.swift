@@ -23,6 +23,10 @@ public struct PersonPresence: Codable, Sendable, Equatable {
     public var since: Double
     /// Newest capture time of any of their beacons.
     public var lastSeen: Double?
+    /// The room the person was last placed in, and its display name: `room` while home, the room
+    /// they left while away. Nil where the aggregator knows of none.
+    public var lastRoom: String?
+    public var lastRoomName: String?
     /// Decision time.
     public var ts: Double
 
@@ -46,6 +50,8 @@ public struct PersonPresence: Codable, Sendable, Equatable {
         case v, id, name, state, room, floor, confidence, beacon, reason, since, ts
         case roomName = "room_name"
         case lastSeen = "last_seen"
+        case lastRoom = "last_room"
+        case lastRoomName = "last_room_name"
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -63,6 +69,8 @@ public struct PersonPresence: Codable, Sendable, Equatable {
         try c.encode(reason, forKey: .reason)
         try c.encode(since, forKey: .since)
         try c.encode(lastSeen, forKey: .lastSeen)
+        try c.encodeIfPresent(lastRoom, forKey: .lastRoom)
+        try c.encodeIfPresent(lastRoomName, forKey: .lastRoomName)
         try c.encode(ts, forKey: .ts)
     }
 }
