@@ -23,8 +23,34 @@ import Testing
               advertise               Transmit as an iBeacon (non-connectable) until
                                       stopped.
               irks                    Identity resolving keys of phones and watches.
+              check                   Check the config file as run reads it, without the
+                                      radio or the broker; print what it describes.
 
               See 'edge-agent <subcommand> --help' for detailed help.
+
+            """)
+    }
+
+    @Test func checkHelp() {
+        #expect(EdgeAgentCLI.spec.helpText(path: ["check"]) == """
+            OVERVIEW: Check the config file as run reads it, without the radio or the
+            broker; print what it describes.
+
+            Every problem is printed with its path, and the exit code is 78, as run's would
+            be. The package runs this before it restarts a running agent on an upgrade, and
+            leaves the service running as it was when the config does not pass.
+
+            USAGE: edge-agent check [--config <file>] [--broker <url>] [--node <name>]
+                   [--source <src>]
+
+            OPTIONS:
+              -c, --config <file>     Config file (YAML or JSON).
+              --broker <url>          MQTT broker, mqtt[s]://[user@]host[:port]; overrides
+                                      mqtt.broker.
+              --node <name>           This node's name; overrides node.
+              --source <src>          BLE source: hci, hci:<dev>, h4:<tty> or
+                                      btsnoop:<file>; overrides source.
+              -h, --help              Show help information.
 
             """)
     }

@@ -25,8 +25,32 @@ import Testing
                                       it.
               learn                   Teach the aggregator a room: what every node hears of
                                       a beacon carried there.
+              check                   Check the config file as run reads it, without
+                                      connecting; print what it describes.
 
               See 'aggregator <subcommand> --help' for detailed help.
+
+            """)
+    }
+
+    @Test func checkHelp() {
+        #expect(AggregatorCLI.spec.helpText(path: ["check"]) == """
+            OVERVIEW: Check the config file as run reads it, without connecting; print what
+            it describes.
+
+            Every problem is printed with its path, and the exit code is 78, as run's would
+            be. The package runs this before it restarts a running aggregator on an upgrade,
+            and leaves the service running as it was when the config does not pass. The
+            broker, its password's environment variable and TLS files are checked by run
+            when it starts.
+
+            USAGE: aggregator check [--config <file>] [--broker <url>]
+
+            OPTIONS:
+              -c, --config <file>     Config file (YAML or JSON).
+              --broker <url>          MQTT broker, mqtt[s]://[user@]host[:port]; overrides
+                                      mqtt.broker.
+              -h, --help              Show help information.
 
             """)
     }

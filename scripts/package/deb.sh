@@ -63,7 +63,7 @@ service() {
   install -D -m 0644 "deploy/$(basename "$conffile")" "$root$conffile"
   echo "$conffile" > "$root/DEBIAN/conffiles"
   for script in postinst prerm postrm; do
-    sed -e "s|@PACKAGE@|$pkg|g" -e "s|@UNIT@|$unit|g" -e "s|@CONFFILE@|$conffile|g" -e "s|@OTHER@|$other|g" \
+    sed -e "s|@PACKAGE@|$pkg|g" -e "s|@PROGRAM@|${pkg#roomcast-}|g" -e "s|@UNIT@|$unit|g" -e "s|@CONFFILE@|$conffile|g" -e "s|@OTHER@|$other|g" \
       "$debian/service.$script" > "$root/DEBIAN/$script"
     chmod 0755 "$root/DEBIAN/$script"
   done

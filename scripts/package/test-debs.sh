@@ -143,6 +143,22 @@ in_root sh -c "dpkg -i /tmp/debs/*.deb" > "$root/../dpkg-reinstall.log" 2>&1 || 
 [ "$(in_root stat -c "%U:%G %a" /etc/roomcast/agent.yaml)" = "root:roomcast 640" ] || fail "reinstalling changed agent.yaml'"'"'s mode"
 ok "installing again keeps the user and the conffiles'"'"' mode"
 
+# An upgrade over a config the new version refuses (a key renamed since it was written): dpkg
+# succeeds, the problem is said with its path, and the running service is not restarted into it.
+in_root cp /etc/roomcast/aggregator.yaml /tmp/aggregator.yaml.good
+in_root sh -c "printf \"presence_timeout_s: 30\\n\" >> /etc/roomcast/aggregator.yaml"
+in_root sh -c "dpkg -i /tmp/debs/roomcast-aggregator_*.deb" > "$root/../dpkg-upgrade.log" 2>&1 \
+  || { cat "$root/../dpkg-upgrade.log" >&2; fail "dpkg -i over a config the package refuses failed"; }
+grep -q "/etc/roomcast/aggregator.yaml does not pass this version" "$root/../dpkg-upgrade.log" \
+  || { cat "$root/../dpkg-upgrade.log" >&2; fail "the upgrade did not say the config does not pass"; }
+grep -q "presence_timeout_s" "$root/../dpkg-upgrade.log" || { cat "$root/../dpkg-upgrade.log" >&2; fail "the upgrade did not name the key it refuses"; }
+in_root cp /tmp/aggregator.yaml.good /etc/roomcast/aggregator.yaml
+in_root rm /tmp/aggregator.yaml.good
+in_root sh -c "dpkg -i /tmp/debs/roomcast-aggregator_*.deb" > "$root/../dpkg-upgrade.log" 2>&1 \
+  || { cat "$root/../dpkg-upgrade.log" >&2; fail "dpkg -i over the shipped config failed"; }
+! grep -q "does not pass" "$root/../dpkg-upgrade.log" || { cat "$root/../dpkg-upgrade.log" >&2; fail "the shipped config did not pass the upgrade check"; }
+ok "an upgrade over a refused config says its problems and leaves the service as it was"
+
 # As an admin would once the configs are edited; purge must take the symlinks away.
 in_root systemctl enable roomcast-edge-agent.service roomcast-aggregator.service > /dev/null 2>&1
 [ -L "$root/etc/systemd/system/multi-user.target.wants/roomcast-aggregator.service" ] || fail "systemctl enable made no symlink"

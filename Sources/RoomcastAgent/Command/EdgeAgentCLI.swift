@@ -57,6 +57,7 @@ public enum EdgeAgentCLI {
                                         discussion: "Pair the phone first (bluetoothctl; docs/fingerprints.md). BlueZ's pairing store is readable by root only: run with sudo. With --write the keys not yet in the --config file are added to its irks list; the old file is kept as <file>.bak.",
                                         options: [bluetoothDir, StandardOptions.config, write]) { command, _ in importIRKs(command) },
                         ]),
+            checkSpec,
         ],
         defaultSubcommand: "run")
 

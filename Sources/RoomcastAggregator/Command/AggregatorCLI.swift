@@ -77,6 +77,7 @@ public enum AggregatorCLI {
                                   LearnOptions.forget, LearnOptions.show, LearnOptions.file]) { command, _ in
                 await withConfig(command) { await learn(command, config: $0, logger: $1) }
             },
+            checkSpec,
         ],
         defaultSubcommand: "run")
 
