@@ -138,6 +138,76 @@ import RoomcastLogging
         #expect(try store.load()?.placed.map(\.room) == ["office"])
     }
 
+    /// The file written within the start's resume window, before its rooms were resumed (here
+    /// a taught room forgotten at once, written straight away), and the aggregator stopped
+    /// there: the file keeps the rooms, and the run after resumes the tag in the kitchen.
+    /// Written from what was published alone, it lost every room.
+    @Test func aWriteWithinTheResumeWindowKeepsTheFilesRooms() async throws {
+        let (store, since, _) = try await kitchenBeforeTheCut()
+        var file = try #require(try store.load())
+        file.rooms = [LearnedRooms.Room(name: "office", seconds: 5, nodes: [
+            LearnedRooms.NodeLevel(node: "office-pi", seconds: 5, mean: -60, spread: 3, room: "office")])]
+        _ = try store.save(file)
+        let brief = runtime(store)
+        try await connect(brief, at: 2000)
+        let forget = LearnCommand(.forget(room: "office"), request: "f")
+        let answer = await brief.handle(topic: topics.aggregatorLearn, payload: try forget.encoded(), now: 2000.2)
+        #expect(answer.contains { $0.topic == topics.aggregatorLearnResult })
+        _ = await ticks(brief, from: 2000.5, until: 2001)
+        #expect(await brief.decision(for: Self.tag) == nil, "resumed before the window was over")
+        let written = try #require(try store.load())
+        #expect(written.rooms.isEmpty, "the forget was not written within the window")
+        #expect(written.placed.map(\.room) == ["kitchen"])
+        await brief.persistLearnedAtStop(now: 2001)
+        #expect(try store.load()?.placed.map(\.room) == ["kitchen"])
+
+        let next = runtime(store)
+        try await connect(next, at: 3000)
+        let resumed = presence(await ticks(next, from: 3000, until: 3006))
+        #expect(!resumed.isEmpty && resumed.allSatisfy { $0.room == "kitchen" && $0.since == since }, "\(resumed)")
+    }
+
+    /// A home's file of a few kB is written a minute after a room changes; a site's of many
+    /// beacons, past `placementsWriteBudget`, as much longer as it is bigger: the disk takes
+    /// that budget a minute on average.
+    @Test func aBigStateFileIsWrittenLessOften() throws {
+        let site = SiteModel(rooms: AggregatorLearningTests.site.rooms, nodes: AggregatorLearningTests.site.nodes)
+        var core = AggregatorCore(engine: FusionEngine(site: site), site: site, topics: topics, discovery: nil)
+        _ = try core.start(now: 0)
+        let store = try store()
+        var persistence = LearnedRoomsPersistence(store: store, core: &core, log: RateLimitedLog(), logger: .silent)
+        /// `ids` heard in the kitchen over `from..<from + 10`, then placed.
+        func place(_ ids: [BeaconID], from: Double) throws {
+            var seq: UInt64 = 0
+            for t in stride(from: from, to: from + 10, by: 1) {
+                seq += 1
+                for id in ids {
+                    let r = BeaconReading(id: id, node: "kitchen-pi", ts: t, seq: seq, rssi: -55, rssiFiltered: -55, power: -59,
+                                          distance: 1, proximity: .near, kind: .iBeacon, mac: "aa:bb:cc:dd:ee:ff")
+                    _ = try core.handle(topic: topics.nodeBeacon("kitchen-pi", id), payload: WireFormat.encode(r), now: t)
+                }
+                _ = try core.advance(to: t + 0.5)
+            }
+        }
+        let many = (1...600).map { BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-9-\($0)")! }
+        try place(many, from: 10)
+        persistence.persist(core, now: 20)
+        let bytes = try #require(try FileManager.default.attributesOfItem(atPath: store.path)[.size] as? Int)
+        #expect(try store.load()?.placed.count == 600)
+        #expect(bytes > 2 * LearnedRoomsPersistence.placementsWriteBudget, "\(bytes) bytes")
+        let wait = LearnedRoomsPersistence.placementsSaveInterval * Double(bytes) / Double(LearnedRoomsPersistence.placementsWriteBudget)
+        try place([BeaconID("ibeacon:e06f95e4-fcfc-42c6-b4f8-f6bae87ea1a0-9-9999")!], from: 20)
+        func due(at now: Double) -> Bool {
+            persistence.isDue(learnedRevision: core.learnedRevision, departuresRevision: core.departuresRevision,
+                              placementsRevision: core.placementsRevision, now: now, stopping: false)
+        }
+        #expect(!due(at: 20 + LearnedRoomsPersistence.placementsSaveInterval + 1), "written a minute after, at \(bytes) bytes")
+        #expect(!due(at: 20 + wait - 1))
+        #expect(due(at: 20 + wait + 1))
+        #expect(persistence.isDue(learnedRevision: core.learnedRevision, departuresRevision: core.departuresRevision,
+                                  placementsRevision: core.placementsRevision, now: 21, stopping: true), "a stop writes at once")
+    }
+
     /// The broker kept the tag's presence (in the office, where another instance published it
     /// last): that wins over the state file's kitchen.
     @Test func theBrokersRetainedPresenceWinsOverTheStateFile() async throws {
