@@ -41,8 +41,8 @@ import Testing
             Every problem is printed with its path, and the exit code is 78, as run's would
             be. The package runs this before it restarts a running aggregator on an upgrade,
             and leaves the service running as it was when the config does not pass. The
-            broker, its password's environment variable and TLS files are checked by run
-            when it starts.
+            broker, the environment variables of its password and HTTP token, and TLS files
+            are checked by run when it starts.
 
             USAGE: aggregator check [--config <file>] [--broker <url>]
 

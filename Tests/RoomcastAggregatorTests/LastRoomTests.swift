@@ -109,3 +109,50 @@ import Testing
         #expect(back.room == "kitchen" && back.lastRoom == "kitchen" && back.lastRoomName == "Kitchen")
     }
 }
+
+/// Under `partition:` both partitions publish a beacon's away once neither has heard it since the
+/// other's last word: they say the same `last_room`, the room it was placed in last (there, not
+/// here).
+@Suite struct PartitionLastRoomTests {
+    @Test func bothPartitionsSayTheRoomItLeftFrom() throws {
+        let topics = Topics()
+        var downstairs = try AggregatorCoreTests.partitionThatHeardTheCat(floor: 0, at: "kitchen-pi")
+        let upstairs = PresenceDecision(id: cat, name: "Cat", room: "bedroom", floor: 1, distance: 1, confidence: 0.9,
+                                        node: "bedroom-pi", since: 112, lastSeen: 115, evidence: [], ts: 115.5)
+        _ = try downstairs.otherPartitionsPresence(WireFormat.encode(upstairs), id: cat, now: 116)
+        _ = try downstairs.advance(to: 145)
+        var gone = PresenceDecision(id: cat, name: "Cat", room: nil, floor: nil, distance: nil, confidence: 0, node: nil,
+                                    since: 148, lastSeen: 118, evidence: [], ts: 148)
+        gone.reason = "timeout"
+        gone.lastRoom = "bedroom"
+        _ = try downstairs.otherPartitionsPresence(WireFormat.encode(gone), id: cat, now: 148.5)
+        let refreshed = try downstairs.refresh(now: 150)
+        let presence = try #require(refreshed.first { $0.topic == topics.presence(cat) }.map { try WireFormat.decode(PresenceDecision.self, from: $0.payload) },
+                                    "downstairs publishes the away too")
+        #expect(presence.room == nil && presence.lastRoom == "bedroom", "\(presence)")
+        // Alice is upstairs' to publish: the cat was handed over, and nothing placed her here since.
+        #expect(!refreshed.contains { $0.topic == topics.person("alice") })
+    }
+
+    /// A `last_room` read back from the broker that the site does not have (a room taken out of
+    /// the config, or anything written on the topic) is dropped, not shown for good.
+    @Test func aLastRoomTheSiteLacksIsDropped() throws {
+        let topics = Topics()
+        var core = AggregatorConfig(site: site, discovery: .init(enabled: false)).makeCore()
+        _ = try core.start(now: 100)
+        var retained = PresenceDecision(id: cat, name: "Cat", room: nil, floor: nil, distance: nil, confidence: 0, node: nil,
+                                        since: 90, lastSeen: 80, evidence: [], ts: 90)
+        retained.reason = "timeout"
+        retained.lastRoom = "conservatory"
+        _ = try core.handle(topic: topics.presence(cat), payload: WireFormat.encode(retained), now: 100.2)
+        let refreshed = try core.refresh(now: 104)
+        let presence = try #require(refreshed.first { $0.topic == topics.presence(cat) }.map { try WireFormat.decode(PresenceDecision.self, from: $0.payload) })
+        #expect(presence.room == nil && presence.lastRoom == nil, "\(presence)")
+        retained.lastRoom = "office"
+        var again = AggregatorConfig(site: site, discovery: .init(enabled: false)).makeCore()
+        _ = try again.start(now: 100)
+        _ = try again.handle(topic: topics.presence(cat), payload: WireFormat.encode(retained), now: 100.2)
+        #expect(try again.refresh(now: 104).first { $0.topic == topics.presence(cat) }
+            .map { try WireFormat.decode(PresenceDecision.self, from: $0.payload).lastRoom } == "office")
+    }
+}

@@ -145,6 +145,13 @@ ok "installing again keeps the user and the conffiles'"'"' mode"
 
 # An upgrade over a config the new version refuses (a key renamed since it was written): dpkg
 # succeeds, the problem is said with its path, and the running service is not restarted into it.
+# systemd is taken as running (/run/systemd/system), with stand-ins for systemctl and
+# deb-systemd-invoke first on the PATH that note what they are asked: a try-restart is asked only
+# over a config that passes.
+in_root mkdir -p /run/systemd/system
+for stub in systemctl deb-systemd-invoke; do
+  in_root sh -c "printf \"#!/bin/sh\\necho $stub \\\"\\\$*\\\" >> /tmp/invoked.log\\n\" > /usr/sbin/$stub && chmod 0755 /usr/sbin/$stub"
+done
 in_root cp /etc/roomcast/aggregator.yaml /tmp/aggregator.yaml.good
 in_root sh -c "printf \"presence_timeout_s: 30\\n\" >> /etc/roomcast/aggregator.yaml"
 in_root sh -c "dpkg -i /tmp/debs/roomcast-aggregator_*.deb" > "$root/../dpkg-upgrade.log" 2>&1 \
@@ -152,12 +159,18 @@ in_root sh -c "dpkg -i /tmp/debs/roomcast-aggregator_*.deb" > "$root/../dpkg-upg
 grep -q "/etc/roomcast/aggregator.yaml does not pass this version" "$root/../dpkg-upgrade.log" \
   || { cat "$root/../dpkg-upgrade.log" >&2; fail "the upgrade did not say the config does not pass"; }
 grep -q "presence_timeout_s" "$root/../dpkg-upgrade.log" || { cat "$root/../dpkg-upgrade.log" >&2; fail "the upgrade did not name the key it refuses"; }
+grep -q "daemon-reload" "$root/tmp/invoked.log" || fail "the stand-ins were not used: $(cat "$root/tmp/invoked.log")"
+! grep -q "try-restart" "$root/tmp/invoked.log" || fail "a try-restart was asked over a refused config: $(cat "$root/tmp/invoked.log")"
 in_root cp /tmp/aggregator.yaml.good /etc/roomcast/aggregator.yaml
-in_root rm /tmp/aggregator.yaml.good
+in_root rm /tmp/aggregator.yaml.good /tmp/invoked.log
 in_root sh -c "dpkg -i /tmp/debs/roomcast-aggregator_*.deb" > "$root/../dpkg-upgrade.log" 2>&1 \
   || { cat "$root/../dpkg-upgrade.log" >&2; fail "dpkg -i over the shipped config failed"; }
 ! grep -q "does not pass" "$root/../dpkg-upgrade.log" || { cat "$root/../dpkg-upgrade.log" >&2; fail "the shipped config did not pass the upgrade check"; }
-ok "an upgrade over a refused config says its problems and leaves the service as it was"
+grep -q "deb-systemd-invoke try-restart roomcast-aggregator.service" "$root/tmp/invoked.log" \
+  || fail "no try-restart over the shipped config: $(cat "$root/tmp/invoked.log")"
+in_root rm /usr/sbin/systemctl /usr/sbin/deb-systemd-invoke /tmp/invoked.log
+in_root rmdir /run/systemd/system
+ok "an upgrade over a refused config says its problems and asks no restart; over a good one it asks one"
 
 # As an admin would once the configs are edited; purge must take the symlinks away.
 in_root systemctl enable roomcast-edge-agent.service roomcast-aggregator.service > /dev/null 2>&1

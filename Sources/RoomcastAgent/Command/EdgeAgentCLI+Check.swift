@@ -4,8 +4,8 @@ import Shared
 
 extension EdgeAgentCLI {
     /// `edge-agent check`: the config read and checked as `run` reads it (the node required, the
-    /// advertising decoder built from it), nothing opened. The radio, the broker, its password's
-    /// environment variable and TLS files are `run`'s to check at its start.
+    /// advertising decoder built from it), nothing opened. The radio, the broker, the environment
+    /// variables of its password and HTTP token, and TLS files are `run`'s to check at its start.
     static let checkSpec = CommandSpec(
         "check", abstract: "Check the config file as run reads it, without the radio or the broker; print what it describes.",
         discussion: """

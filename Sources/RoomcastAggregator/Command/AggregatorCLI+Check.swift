@@ -3,15 +3,16 @@ import Shared
 
 extension AggregatorCLI {
     /// `aggregator check`: the config read and checked as `run` reads it, nothing connected. What
-    /// lies outside the file (the password's environment variable, TLS files, the broker) is
-    /// `run`'s to check at its start: a package upgrade runs this without the service's environment.
+    /// lies outside the file (the environment variables of the password and the HTTP token, TLS
+    /// files, the broker) is `run`'s to check at its start: a package upgrade runs this without
+    /// the service's environment.
     static let checkSpec = CommandSpec(
         "check", abstract: "Check the config file as run reads it, without connecting; print what it describes.",
         discussion: """
             Every problem is printed with its path, and the exit code is 78, as run's would be. \
             The package runs this before it restarts a running aggregator on an upgrade, and leaves \
-            the service running as it was when the config does not pass. The broker, its password's \
-            environment variable and TLS files are checked by run when it starts.
+            the service running as it was when the config does not pass. The broker, the environment \
+            variables of its password and HTTP token, and TLS files are checked by run when it starts.
             """,
         options: [StandardOptions.config, StandardOptions.broker]) { command, _ in
             await withConfig(command) { config, _ in

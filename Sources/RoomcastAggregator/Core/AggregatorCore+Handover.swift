@@ -31,6 +31,11 @@ extension AggregatorCore {
     /// Bounded by the beacons the engine tracks. For people, also where any beacon of theirs is
     /// placed elsewhere, and another partition's away that ends such a placement.
     mutating func noteClaim(_ d: PresenceDecision, now: Double) {
+        // Where it was last, by a word as new as this partition's: both then say the same.
+        if let last = d.room ?? d.lastRoom, isSiteRoom(last),
+           (d.lastSeen ?? -.infinity) >= (engine.decision(for: d.id)?.lastSeen ?? -.infinity) {
+            publisher.placedLastElsewhere(d.id, room: last)
+        }
         guard let room = d.room else {
             // Another partition's away: its placement, heard no later, no longer holds. This
             // partition's own away, echoed, says nothing of another's.

@@ -283,7 +283,22 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
 
     /// Resumes from our own retained presence read back at start-up.
     public mutating func resume(from decisions: [PresenceDecision]) {
-        publisher.resume(from: decisions)
+        publisher.resume(from: decisions.map(withSiteLastRoom))
+    }
+
+    /// Whether `room` is one of the whole site's (any room a node could be named after, on a
+    /// site that lists none): a `last_room` read back from the broker names one, or is dropped.
+    func isSiteRoom(_ room: String) -> Bool {
+        wholeSite.rooms.isEmpty ? TopicName.isValid(room) : wholeSite.rooms.contains { $0.name == room }
+    }
+
+    /// `d` with its `last_room` only where that is a room of the site's: one taken out of the
+    /// config, or anything written on the topic, is not shown for good.
+    func withSiteLastRoom(_ d: PresenceDecision) -> PresenceDecision {
+        guard let last = d.lastRoom, !isSiteRoom(last) else { return d }
+        var d = d
+        d.lastRoom = nil
+        return d
     }
 
     /// One inbound message at `now`; returns what to publish because of it
@@ -405,6 +420,7 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// Resumes a decision published before a restart (retained presence, or the state file's
     /// placement): the beacon is in force where it was, with no event and its `since`.
     mutating func resumeRetained(_ d: PresenceDecision, now: Double) throws -> [OutboundMessage] {
+        let d = withSiteLastRoom(d)
         var out: [OutboundMessage] = []
         // Only a decision this aggregator could have published is resumed: of a beacon it
         // follows, and where the engine takes it, in a room the engine has. Another
@@ -697,7 +713,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// when `topic` is a person's (taken or not: a payload of another person, or none, is nobody's).
     public mutating func resumeRetainedPerson(topic: String, payload: [UInt8], now: Double) -> Bool {
         guard case .person(let id) = topics.parse(topic) else { return false }
-        if let person = try? WireFormat.decode(PersonPresence.self, from: payload), person.id == id {
+        if var person = try? WireFormat.decode(PersonPresence.self, from: payload), person.id == id {
+            if let last = person.lastRoom, !isSiteRoom(last) { person.lastRoom = nil }
             publisher.resumeRetained(person, now: now)
         }
         return true
@@ -871,7 +888,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     private mutating func heardListening(_ node: String, now: Double) {
         if firstNodeHeardAt == nil {
             firstNodeHeardAt = now
-            nodeWait = ListeningClock(from: now, listening: true)
+            // Heard in the backlog read after a reconnect: the wait starts once hearing is back.
+            nodeWait = ListeningClock(from: now, listening: decisionsHeldUntil.isFinite)
         }
         heardFrom(node, now: now)
     }

@@ -105,6 +105,14 @@ public struct PresencePublisher: Sendable {
     /// The room a beacon is published in; `.none` when never published.
     public func publishedRoom(of id: BeaconID) -> String?? { roomOf[id] }
 
+    /// Another partition's word on `id`, as new as this one's or newer: `room` is where the beacon
+    /// was last placed (there, or here as that partition heard it). Kept only for a beacon this
+    /// publisher follows, or a listed one: the partitions then say the same `last_room`.
+    public mutating func placedLastElsewhere(_ id: BeaconID, room: String) {
+        guard roomOf[id] != nil || listedBeacons.contains(id) else { return }
+        lastRoomOf[id] = room
+    }
+
     /// `d` as its presence topic carries it: with the room the beacon was last placed in.
     public func withLastRoom(_ d: PresenceDecision) -> PresenceDecision {
         var d = d
@@ -181,7 +189,7 @@ public struct PresencePublisher: Sendable {
     /// not change: who decides a person's room weighs how recently and how surely each of their
     /// beacons was placed, and the engine reports a decision only when its room changes.
     public mutating func observeOwned(_ d: PresenceDecision, handedOver: Bool) {
-        if handedOver { people.forget(d.id) } else { people.observe(d) }
+        if handedOver { people.forget(d.id) } else { people.observe(withLastRoom(d)) }
     }
 
     /// Works the people out again at `now`: the messages of those whose place changed, and the

@@ -170,8 +170,10 @@ public struct PeopleTracker: Sendable {
             var p = PersonPresence(id: person.id, name: person.name, state: .notHome, room: nil, roomName: nil, floor: nil,
                                    confidence: 0, beacon: nil, reason: reason, since: since, lastSeen: lastSeen, ts: now)
             // Where they were last: the room they were worked out in before, else (after a
-            // restart) the one their presence on the broker says.
-            if let last = previous?.room ?? previous?.lastRoom ?? retained[person.id].flatMap({ $0.room ?? $0.lastRoom }) {
+            // restart) the one their presence on the broker says, else (placed by another
+            // partition until they left) the last room of the beacon of theirs heard last.
+            if let last = previous?.room ?? previous?.lastRoom ?? retained[person.id].flatMap({ $0.room ?? $0.lastRoom })
+                ?? decisions.filter({ $0.lastRoom != nil }).max(by: { seen($0) < seen($1) })?.lastRoom {
                 p.lastRoom = last
                 p.lastRoomName = rooms[last]?.title ?? DisplayName.title(for: last)
             }
