@@ -20,11 +20,22 @@ maintainer="Roomcast developers <roomcast@users.noreply.github.com>"
 homepage=https://github.com/roomcast/roomcast
 grep -q "^roomcast ($version)" "$debian/changelog" \
   || { echo "deb: $debian/changelog has no entry for $version (Sources/Shared/Model/RoomcastVersion.swift)" >&2; exit 1; }
-# Reproducible: every file and archive member dated by the changelog's last entry.
-export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(date -d "$(sed -n 's/^ -- .*>  //p' "$debian/changelog" | head -1)" +%s)}
+# The packages' version: $version for a release, else a snapshot of it (scripts/package/version.sh).
+{ read -r debversion; read -r dated; } < <(bash scripts/package/version.sh --date)
+# Reproducible: every file and archive member dated by the release's changelog entry, or the
+# snapshot's commit.
+export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$dated}
 
 rm -rf "$stage" && mkdir -p "$stage" "$out"
-rm -f "$out"/roomcast-*_"$version"_"$arch".deb
+# Earlier builds' packages go: with two versions of a package there, `apt install ./build/deb/x_*.deb` fails.
+rm -f "$out"/roomcast-*_"$arch".deb
+# A snapshot's changelog says what it is, above the release entries.
+changelog=$stage/changelog
+if [ "$debversion" != "$version" ]; then
+  printf 'roomcast (%s) bookworm; urgency=medium\n\n  * Snapshot of %s under way: commit %s.\n\n -- %s  %s\n\n' \
+    "$debversion" "$version" "${debversion##*.}" "$maintainer" "$(date -u -R -d "@$SOURCE_DATE_EPOCH")" > "$changelog"
+fi
+cat "$debian/changelog" >> "$changelog"
 
 # man page from the program's --help and its subcommands' (what a user reads there, kept true by the
 # CLI's golden help tests).
@@ -49,7 +60,7 @@ stage() {
   install -d "$root/DEBIAN" "$root/usr/bin" "$root/usr/share/doc/$pkg" "$root/usr/share/man/man1"
   install -m 0755 "$dist/bin/$p" "$root/usr/bin/$p"
   install -m 0644 "$debian/copyright" "$root/usr/share/doc/$pkg/copyright"
-  gzip -9nc "$debian/changelog" > "$root/usr/share/doc/$pkg/changelog.gz"
+  gzip -9nc "$changelog" > "$root/usr/share/doc/$pkg/changelog.gz"
   manpage "$p" "$summary" > "$root/usr/share/man/man1/$p.1.gz"
   if [ -f "$debian/$pkg.lintian-overrides" ]; then
     install -D -m 0644 "$debian/$pkg.lintian-overrides" "$root/usr/share/lintian/overrides/$pkg"
@@ -83,7 +94,7 @@ control() {
   local pkg=$1 depends=$2 section=$3 synopsis=$4 root=$stage/$1
   shift 4
   {
-    printf 'Package: %s\nSource: roomcast\nVersion: %s\nArchitecture: %s\nMaintainer: %s\n' "$pkg" "$version" "$arch" "$maintainer"
+    printf 'Package: %s\nSource: roomcast\nVersion: %s\nArchitecture: %s\nMaintainer: %s\n' "$pkg" "$debversion" "$arch" "$maintainer"
     printf 'Installed-Size: %s\n' "$(du -sk --exclude=DEBIAN "$root" | cut -f1)"
     printf 'Depends: %s\n' "$depends"
     [ -n "${RECOMMENDS:-}" ] && printf 'Recommends: %s\n' "$RECOMMENDS"
@@ -98,7 +109,7 @@ build() {
   local pkg=$1 root=$stage/$1
   (cd "$root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | LC_ALL=C sort -z | xargs -0r md5sum) > "$root/DEBIAN/md5sums"
   find "$root" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
-  dpkg-deb --root-owner-group -Zxz --build "$root" "$out/${pkg}_${version}_${arch}.deb" > /dev/null
+  dpkg-deb --root-owner-group -Zxz --build "$root" "$out/${pkg}_${debversion}_${arch}.deb" > /dev/null
 }
 
 # dbgsym <package> <program>: the .debug file where gdb and Swift's backtracer look it up by build id.
@@ -108,7 +119,7 @@ dbgsym() {
   install -D -m 0644 "$dist/debug/$p.debug" "$root/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug"
   install -d "$root/DEBIAN" "$root/usr/share/doc"
   ln -s "$pkg" "$root/usr/share/doc/$pkg-dbgsym"
-  control "$pkg-dbgsym" "$pkg (= $version)" debug "debug symbols for $pkg"
+  control "$pkg-dbgsym" "$pkg (= $debversion)" debug "debug symbols for $pkg"
   printf 'Auto-Built-Package: debug-symbols\nBuild-Ids: %s\n' "$id" >> "$root/DEBIAN/control"
   build "$pkg-dbgsym"
 }
@@ -150,12 +161,12 @@ dbgsym roomcast-edge-agent edge-agent
 dbgsym roomcast-aggregator aggregator
 dbgsym roomcast-sim roomcast-sim
 
-for f in "$out"/roomcast-*_"$version"_"$arch".deb; do
+for f in "$out"/roomcast-*_"$debversion"_"$arch".deb; do
   printf 'deb: %-48s %3d MB (installed %3d MB)\n' "$(basename "$f")" $(( $(stat -c %s "$f") >> 20 )) \
     $(( $(dpkg-deb -f "$f" Installed-Size) >> 10 )) >&2
 done
 if [ "${LINTIAN:-1}" != 0 ]; then
   # An error or a warning fails the build; info tags are shown (the known ones are overridden above).
-  lintian --fail-on error,warning --display-info "$out"/roomcast-*_"$version"_"$arch".deb
+  lintian --fail-on error,warning --display-info "$out"/roomcast-*_"$debversion"_"$arch".deb
   echo "deb: lintian clean" >&2
 fi

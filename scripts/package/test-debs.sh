@@ -14,6 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${DEB_OUT:-build/deb}
 version=$(sed -n 's/.*static let current = "\(.*\)".*/\1/p' Sources/Shared/Model/RoomcastVersion.swift)
+debversion=$(bash scripts/package/version.sh)
 arch=$(dpkg --print-architecture)
 suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
@@ -24,7 +25,7 @@ ok() { echo "test-debs: ok: $*" >&2; }
 command -v debootstrap > /dev/null || fail "debootstrap is not installed: apt install debootstrap, or scripts/setup.sh"
 debs=()
 for p in "${packages[@]}"; do
-  for f in "$out/${p}_${version}_${arch}.deb" "$out/${p}-dbgsym_${version}_${arch}.deb"; do
+  for f in "$out/${p}_${debversion}_${arch}.deb" "$out/${p}-dbgsym_${debversion}_${arch}.deb"; do
     [ -f "$f" ] || fail "$f is missing: run make deb"
     debs+=("$f")
   done
@@ -34,7 +35,7 @@ done
 # libraries already (debootstrap's --include), so installing there could not tell.
 for pair in roomcast-edge-agent:edge-agent roomcast-aggregator:aggregator roomcast-sim:roomcast-sim; do
   pkg=${pair%%:*} program=${pair#*:}
-  deb="$out/${pkg}_${version}_${arch}.deb"
+  deb="$out/${pkg}_${debversion}_${arch}.deb"
   depends=" $(dpkg-deb -f "$deb" Depends | tr ',|' '  ') "
   unpacked=$(mktemp -d)
   dpkg-deb -x "$deb" "$unpacked"
@@ -75,7 +76,13 @@ cp scripts/package/smoke.sh "$root/tmp/smoke.sh"
 
 # Everything below runs in a private mount namespace: /proc, mounted for the programs, goes away
 # with it whatever happens.
-export version root
+# A snapshot sorts before the release it leads to (apt upgrades it to that release).
+if [ "$debversion" != "$version" ]; then
+  dpkg --compare-versions "$debversion" lt "$version" || fail "snapshot $debversion does not sort before $version"
+  dpkg --compare-versions "$debversion" gt "$version~git20000101.000000.0000000" || fail "snapshot $debversion sorts before an older one"
+fi
+
+export version debversion root
 unshare --mount --propagation private bash -euo pipefail -c '
 fail() { echo "test-debs: FAIL: $*" >&2; exit 1; }
 ok() { echo "test-debs: ok: $*" >&2; }
@@ -87,6 +94,8 @@ files > "$root/../before.txt"
 
 in_root sh -c "dpkg -i /tmp/debs/*.deb" > "$root/../dpkg-install.log" 2>&1 || { cat "$root/../dpkg-install.log" >&2; fail "dpkg -i failed"; }
 ok "dpkg -i of $(ls "$root/tmp/debs" | wc -l) packages"
+[ "$(in_root dpkg-query -W -f "\${Version}" roomcast-aggregator)" = "$debversion" ] || fail "roomcast-aggregator is installed as another version than $debversion"
+in_root sh -c "zcat /usr/share/doc/roomcast-aggregator/changelog.gz | head -1" | grep -F "roomcast ($debversion)" > /dev/null || fail "the changelog does not begin with $debversion"
 
 entry=$(in_root getent passwd roomcast) || fail "no roomcast user after installation"
 uid=$(cut -d: -f3 <<< "$entry")
