@@ -134,6 +134,49 @@ import Testing
         #expect(!refreshed.contains { $0.topic == topics.person("alice") })
     }
 
+    /// Another partition's word stamped in the future (a Pi without a clock after a power cut, a
+    /// forged message) is taken as of its arrival: a later word of that partition still counts.
+    @Test func aWordFromTheFutureDoesNotHoldTheLastRoomForGood() throws {
+        let topics = Topics()
+        var downstairs = try AggregatorCoreTests.partitionThatHeardTheCat(floor: 0, at: "kitchen-pi")
+        _ = try downstairs.advance(to: 145)
+        func away(lastSeen: Double, lastRoom: String) throws -> [UInt8] {
+            var d = PresenceDecision(id: cat, name: "Cat", room: nil, floor: nil, distance: nil, confidence: 0, node: nil,
+                                     since: 140, lastSeen: lastSeen, evidence: [], ts: 140)
+            d.reason = "timeout"
+            d.lastRoom = lastRoom
+            return try WireFormat.encode(d)
+        }
+        func lastRoom(at now: Double) throws -> String? {
+            try downstairs.refresh(now: now).first { $0.topic == topics.presence(cat) }
+                .map { try WireFormat.decode(PresenceDecision.self, from: $0.payload).lastRoom } ?? nil
+        }
+        #expect(try lastRoom(at: 146) == "kitchen")
+        _ = try downstairs.otherPartitionsPresence(away(lastSeen: 2e9, lastRoom: "bedroom"), id: cat, now: 150)
+        #expect(try lastRoom(at: 151) == "bedroom")
+        _ = try downstairs.otherPartitionsPresence(away(lastSeen: 180, lastRoom: "kitchen"), id: cat, now: 185)
+        #expect(try lastRoom(at: 186) == "kitchen", "the word from the future held")
+    }
+
+    /// On a site that lists no nodes (rooms made of the nodes heard), any room a node could be
+    /// named after is one, but not the away word.
+    @Test func aSiteOfMadeRoomsKeepsTheirLastRooms() throws {
+        let topics = Topics()
+        func resumed(_ lastRoom: String) throws -> String? {
+            var core = AggregatorConfig(site: SiteModel(beacons: [.init(id: cat, name: "Cat")]), discovery: .init(enabled: false)).makeCore()
+            _ = try core.start(now: 100)
+            var retained = PresenceDecision(id: cat, name: "Cat", room: nil, floor: nil, distance: nil, confidence: 0, node: nil,
+                                            since: 90, lastSeen: 80, evidence: [], ts: 90)
+            retained.reason = "timeout"
+            retained.lastRoom = lastRoom
+            _ = try core.handle(topic: topics.presence(cat), payload: WireFormat.encode(retained), now: 100.2)
+            return try core.refresh(now: 104).first { $0.topic == topics.presence(cat) }
+                .map { try WireFormat.decode(PresenceDecision.self, from: $0.payload).lastRoom } ?? nil
+        }
+        #expect(try resumed("den-pi") == "den-pi")
+        #expect(try resumed("not_home") == nil)
+    }
+
     /// A `last_room` read back from the broker that the site does not have (a room taken out of
     /// the config, or anything written on the topic) is dropped, not shown for good.
     @Test func aLastRoomTheSiteLacksIsDropped() throws {

@@ -27,8 +27,9 @@ grep -q "^roomcast ($version)" "$debian/changelog" \
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$dated}
 
 rm -rf "$stage" && mkdir -p "$stage" "$out"
-# Earlier builds' packages go: with two versions of a package there, `apt install ./build/deb/x_*.deb` fails.
-rm -f "$out"/roomcast-*_"$arch".deb
+# Earlier builds' packages go from build/deb/: with two versions of a package there, `apt install
+# ./build/deb/x_*.deb` fails. A DEB_OUT of one's own (an apt repository, say) keeps them.
+if [ -z "${DEB_OUT:-}" ]; then rm -f "$out"/roomcast-*_"$arch".deb; else rm -f "$out"/roomcast-*_"$debversion"_"$arch".deb; fi
 # A snapshot's changelog says what it is, above the release entries.
 changelog=$stage/changelog
 if [ "$debversion" != "$version" ]; then

@@ -14,8 +14,11 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${DEB_OUT:-build/deb}
 version=$(sed -n 's/.*static let current = "\(.*\)".*/\1/p' Sources/Shared/Model/RoomcastVersion.swift)
-debversion=$(bash scripts/package/version.sh)
 arch=$(dpkg --print-architecture)
+# The packages' version as make deb wrote it (one build is there: make deb removes earlier ones).
+built=("$out"/roomcast-aggregator_*_"$arch".deb)
+[ -f "${built[0]}" ] && [ ${#built[@]} -eq 1 ] || { echo "test-debs: FAIL: not one roomcast-aggregator package in $out: run make deb" >&2; exit 1; }
+debversion=$(dpkg-deb -f "${built[0]}" Version)
 suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 packages=(roomcast-edge-agent roomcast-aggregator roomcast-sim)
@@ -76,11 +79,16 @@ cp scripts/package/smoke.sh "$root/tmp/smoke.sh"
 
 # Everything below runs in a private mount namespace: /proc, mounted for the programs, goes away
 # with it whatever happens.
-# A snapshot sorts before the release it leads to (apt upgrades it to that release).
-if [ "$debversion" != "$version" ]; then
-  dpkg --compare-versions "$debversion" lt "$version" || fail "snapshot $debversion does not sort before $version"
-  dpkg --compare-versions "$debversion" gt "$version~git20000101.000000.0000000" || fail "snapshot $debversion sorts before an older one"
-fi
+# A snapshot on the way to a release sorts before it (apt upgrades it to that release), one after
+# it after it; either after an older snapshot of its kind.
+case "$debversion" in
+  "$version~git"*) dpkg --compare-versions "$debversion" lt "$version" || fail "snapshot $debversion does not sort before $version"
+                   dpkg --compare-versions "$debversion" gt "$version~git20000101.000000.0000000" || fail "snapshot $debversion sorts before an older one" ;;
+  "$version+git"*) dpkg --compare-versions "$debversion" gt "$version" || fail "snapshot $debversion does not sort after $version"
+                   dpkg --compare-versions "$debversion" gt "$version+git20000101.000000.0000000" || fail "snapshot $debversion sorts before an older one" ;;
+  "$version") ;;
+  *) fail "the packages are $debversion, neither $version nor a snapshot of it" ;;
+esac
 
 export version debversion root
 unshare --mount --propagation private bash -euo pipefail -c '

@@ -31,10 +31,11 @@ extension AggregatorCore {
     /// Bounded by the beacons the engine tracks. For people, also where any beacon of theirs is
     /// placed elsewhere, and another partition's away that ends such a placement.
     mutating func noteClaim(_ d: PresenceDecision, now: Double) {
-        // Where it was last, by a word as new as this partition's: both then say the same.
-        if let last = d.room ?? d.lastRoom, isSiteRoom(last),
-           (d.lastSeen ?? -.infinity) >= (engine.decision(for: d.id)?.lastSeen ?? -.infinity) {
-            publisher.placedLastElsewhere(d.id, room: last)
+        // Where it was last, by a word as new as this partition's: both then say the same. Its
+        // stamp is taken as at most `now`, as a claim's: one from the future would hold for good.
+        if let last = d.room ?? d.lastRoom, isSiteRoom(last), let heard = d.lastSeen, heard.isFinite,
+           min(heard, now) >= (engine.decision(for: d.id)?.lastSeen ?? -.infinity) {
+            publisher.placedLastElsewhere(d.id, room: last, seen: min(heard, now))
         }
         guard let room = d.room else {
             // Another partition's away: its placement, heard no later, no longer holds. This

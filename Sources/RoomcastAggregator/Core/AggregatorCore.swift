@@ -286,10 +286,12 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         publisher.resume(from: decisions.map(withSiteLastRoom))
     }
 
-    /// Whether `room` is one of the whole site's (any room a node could be named after, on a
-    /// site that lists none): a `last_room` read back from the broker names one, or is dropped.
+    /// Whether `room` is one of the whole site's: listed, or on a site that lists no nodes (whose
+    /// rooms are made of the nodes heard) any a node could be named after. A `last_room` read back
+    /// from the broker names one, or is dropped.
     func isSiteRoom(_ room: String) -> Bool {
-        wholeSite.rooms.isEmpty ? TopicName.isValid(room) : wholeSite.rooms.contains { $0.name == room }
+        if wholeSite.rooms.contains(where: { $0.name == room }) { return true }
+        return wholeSite.nodes.isEmpty && TopicName.isValid(room) && room != PresencePublisher.awayText
     }
 
     /// `d` with its `last_room` only where that is a room of the site's: one taken out of the
@@ -715,6 +717,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         guard case .person(let id) = topics.parse(topic) else { return false }
         if var person = try? WireFormat.decode(PersonPresence.self, from: payload), person.id == id {
             if let last = person.lastRoom, !isSiteRoom(last) { person.lastRoom = nil }
+            // A room taken out of the config is nowhere they could be now, nor where they were last.
+            if let room = person.room, !isSiteRoom(room) { person.room = nil }
             publisher.resumeRetained(person, now: now)
         }
         return true

@@ -13,10 +13,10 @@ public struct PresencePublisher: Sendable {
 
     /// The room each beacon was last published in (nil = away).
     private var roomOf: [BeaconID: String?] = [:]
-    /// The room each beacon was last placed in (`PresenceDecision.lastRoom`): kept while it is
-    /// away, and for a listed beacon or a person's, whose away presence is refreshed for good,
-    /// after it is forgotten too.
-    private var lastRoomOf: [BeaconID: String] = [:]
+    /// The room each beacon was last placed in (`PresenceDecision.lastRoom`), and when it was
+    /// last heard by the word that said so: kept while it is away, and for a listed beacon or a
+    /// person's, whose away presence is refreshed for good, after it is forgotten too.
+    private var lastRoomOf: [BeaconID: (room: String, seen: Double)] = [:]
     /// The listed beacons and the people's: their last room outlives their being forgotten.
     private let listedBeacons: Set<BeaconID>
     /// Members per room, as last published.
@@ -54,7 +54,7 @@ public struct PresencePublisher: Sendable {
         let fresh = decisions.filter { roomOf[$0.id] == nil }
         for d in fresh {
             roomOf[d.id] = .some(d.room)
-            if let last = d.room ?? d.lastRoom { lastRoomOf[d.id] = last }
+            if let last = d.room ?? d.lastRoom { lastRoomOf[d.id] = (last, d.lastSeen ?? -.infinity) }
             if let room = d.room { members[room, default: []].insert(d.id) }
             people.observe(d)
         }
@@ -105,18 +105,19 @@ public struct PresencePublisher: Sendable {
     /// The room a beacon is published in; `.none` when never published.
     public func publishedRoom(of id: BeaconID) -> String?? { roomOf[id] }
 
-    /// Another partition's word on `id`, as new as this one's or newer: `room` is where the beacon
-    /// was last placed (there, or here as that partition heard it). Kept only for a beacon this
-    /// publisher follows, or a listed one: the partitions then say the same `last_room`.
-    public mutating func placedLastElsewhere(_ id: BeaconID, room: String) {
-        guard roomOf[id] != nil || listedBeacons.contains(id) else { return }
-        lastRoomOf[id] = room
+    /// Another partition's word on `id`, the beacon last heard at `seen`: `room` is where it was
+    /// last placed (there, or here as that partition heard it). Taken when no older than the
+    /// word held, and only for a beacon this publisher follows, or a listed one: the partitions
+    /// then say the same `last_room`.
+    public mutating func placedLastElsewhere(_ id: BeaconID, room: String, seen: Double) {
+        guard roomOf[id] != nil || listedBeacons.contains(id), seen >= lastRoomOf[id]?.seen ?? -.infinity else { return }
+        lastRoomOf[id] = (room, seen)
     }
 
     /// `d` as its presence topic carries it: with the room the beacon was last placed in.
     public func withLastRoom(_ d: PresenceDecision) -> PresenceDecision {
         var d = d
-        d.lastRoom = d.room ?? lastRoomOf[d.id] ?? d.lastRoom
+        d.lastRoom = d.room ?? lastRoomOf[d.id]?.room ?? d.lastRoom
         return d
     }
 
@@ -134,7 +135,7 @@ public struct PresencePublisher: Sendable {
         var touchedRooms: Set<String> = []
         for d in decisions {
             let handed = handedOver.contains(d.id)
-            if !handed, let room = d.room { lastRoomOf[d.id] = room }
+            if !handed, let room = d.room { lastRoomOf[d.id] = (room, d.lastSeen ?? -.infinity) }
             let d = withLastRoom(d)
             if !handed { out.append(OutboundMessage(topic: topics.presence(d.id), payload: try d.wireJSON(), retain: true, qos: 1)) }
             let previous: String? = roomOf[d.id] ?? nil
