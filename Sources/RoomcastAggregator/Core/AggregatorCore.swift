@@ -286,11 +286,12 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
         publisher.resume(from: decisions.map(withSiteLastRoom))
     }
 
-    /// Whether `room` is one of the whole site's: listed, or on a site that lists no nodes (whose
-    /// rooms are made of the nodes heard) any a node could be named after. A `last_room` read back
+    /// Whether `room` is one of the whole site's: this partition's (those made of nodes among
+    /// them) or another's, or on a site that lists no nodes (whose rooms are made of the nodes
+    /// heard) any a node could be named after. A `last_room` read back
     /// from the broker names one, or is dropped.
     func isSiteRoom(_ room: String) -> Bool {
-        if wholeSite.rooms.contains(where: { $0.name == room }) { return true }
+        if publisher.listedRooms.contains(room) || otherPartitionsRooms.contains(room) { return true }
         return wholeSite.nodes.isEmpty && TopicName.isValid(room) && room != PresencePublisher.awayText
     }
 
@@ -871,9 +872,8 @@ public struct AggregatorCore<Engine: PresenceEstimator>: Sendable where Engine: 
     /// `FirstNodeWait.patience` of listening after the first (a Pi that is down) is waited for no
     /// longer.
     public var neverHeardDue: Double? {
-        guard let first = firstNodeHeardAt else { return nil }
-        let patienceOver = nodeWait?.reaches(FirstNodeWait.patience) ?? first + FirstNodeWait.patience
-        let listening = site.nodes.isEmpty ? first : min(everyNodeHeardFromAt ?? .infinity, patienceOver)
+        guard let first = firstNodeHeardAt, let wait = nodeWait else { return nil }
+        let listening = site.nodes.isEmpty ? first : min(everyNodeHeardFromAt ?? .infinity, wait.reaches(FirstNodeWait.patience))
         return max(decisionsHeldUntil, listening) + awayTimeout
     }
 

@@ -74,7 +74,7 @@ public struct PeopleTracker: Sendable {
             cur.since = p.since
             if cur.lastRoom == nil, let last = p.lastRoom {
                 cur.lastRoom = last
-                cur.lastRoomName = rooms[last]?.title ?? DisplayName.title(for: last)
+                cur.lastRoomName = title(of: last)
             }
             current[p.id] = cur
         }
@@ -147,6 +147,9 @@ public struct PeopleTracker: Sendable {
         return elsewhere.contains { there in latest[there.beacon].map { ($0.lastSeen ?? -.infinity) <= there.seen } ?? true }
     }
 
+    /// A room's display name: the config's, or made from its id.
+    private func title(of room: String) -> String { rooms[room]?.title ?? DisplayName.title(for: room) }
+
     func place(_ person: SiteModel.Person, previous: PersonPresence?, now: Double) -> PersonPresence? {
         let decisions = person.beacons.compactMap { latest[$0] }
         guard !decisions.isEmpty else { return nil }
@@ -175,7 +178,7 @@ public struct PeopleTracker: Sendable {
             if let last = previous?.room ?? previous?.lastRoom ?? retained[person.id].flatMap({ $0.room ?? $0.lastRoom })
                 ?? decisions.filter({ $0.lastRoom != nil }).max(by: { seen($0) < seen($1) })?.lastRoom {
                 p.lastRoom = last
-                p.lastRoomName = rooms[last]?.title ?? DisplayName.title(for: last)
+                p.lastRoomName = title(of: last)
             }
             return p
         }
@@ -192,7 +195,7 @@ public struct PeopleTracker: Sendable {
         // Worked out afresh: in the room since its deciding beacon is.
         let since = previous.map { $0.room == room ? $0.since : now } ?? retainedSince(person.id, .home, room, stayBegan: best.since)
             ?? min(best.since, now)
-        let roomName = rooms[room]?.title ?? DisplayName.title(for: room)
+        let roomName = title(of: room)
         var p = PersonPresence(id: person.id, name: person.name, state: .home, room: room, roomName: roomName,
                                floor: best.floor ?? rooms[room]?.floor, confidence: best.confidence, beacon: best.id,
                                reason: best.reason, since: since, lastSeen: lastSeen, ts: now)
